@@ -1,0 +1,3 @@
+from gpuadvisor.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,283 @@
+"""The GPU catalog: YAML files of datasheet figures, loaded into validated, typed cards.
+
+Every field is required (null where a figure is unpublished) so that a forgotten field is an
+error rather than a silent gap. Errors name the file, the card and the field, on one line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gpuadvisor.errors import UserError
+from gpuadvisor.fileio import load_yaml
+from gpuadvisor.paths import shipped_catalog_dir
+
+CATALOG_ENV = "GPUADVISOR_CATALOG"
+TENSOR_DTYPES = ("fp16", "bf16", "tf32", "fp8", "fp4", "int8")
+
+Vendor = Literal["nvidia", "amd"]
+Family = Literal["geforce", "professional", "datacenter", "jetson", "instinct", "radeon"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TensorTflops(_Strict):
+    """Dense (not 2:4 sparse) matrix-unit peaks; int8 in TOPS. None: absent or unpublished."""
+
+    fp16: float | None
+    bf16: float | None
+    tf32: float | None
+    fp8: float | None
+    fp4: float | None
+    int8: float | None
+
+    def get(self, dtype: str) -> float | None:
+        return getattr(self, dtype, None)
+
+
+class Card(_Strict):
+    name: str = Field(min_length=1)
+    aliases: list[str] = Field(default_factory=list)
+    vendor: Vendor
+    family: Family
+    architecture: str
+    release_year: int = Field(ge=2000, le=2100)
+    memory_gib: float | None = Field(gt=0)
+    memory_type: str | None
+    memory_bandwidth_gbs: float | None = Field(gt=0)
+    memory_bus_width_bits: int | None = Field(gt=0)
+    compute_units: int | None = Field(gt=0)
+    compute_capability: str | None
+    boost_clock_mhz: int | None = Field(gt=0)
+    fp32_tflops: float | None = Field(gt=0)
+    fp64_tflops: float | None = Field(gt=0)
+    tensor_dense_tflops: TensorTflops
+    tdp_w: float | None = Field(gt=0)
+    interface: str | None
+    interconnect_gbs: float | None = Field(ge=0)
+    form_factor: str | None
+    launch_price_usd: float | None = Field(gt=0)
+    source: str
+    sources: dict[str, str] = Field(default_factory=dict)
+    notes: str | None = None
+
+    @field_validator("compute_capability")
+    @classmethod
+    def _cc_format(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"\d+\.\d+", v):
+            raise ValueError("must look like '9.0'")
+        return v
+
+    @field_validator("source")
+    @classmethod
+    def _source_is_url(cls, v: str) -> str:
+        if not re.match(r"https?://\S+$", v):
+            raise ValueError("must be an http(s) URL")
+        return v
+
+    @field_validator("sources")
+    @classmethod
+    def _sources_are_urls(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, url in v.items():
+            if key not in Card.model_fields:
+                raise ValueError(f"names unknown field {key!r}")
+            if not re.match(r"https?://\S+$", url):
+                raise ValueError(f"{key}: must be an http(s) URL")
+        return v
+
+    def tensor_tflops(self, dtype: str) -> float | None:
+        return self.tensor_dense_tflops.get(dtype)
+
+    @property
+    def memory_bytes(self) -> float | None:
+        return None if self.memory_gib is None else self.memory_gib * 2**30
+
+
+class CatalogFile(_Strict):
+    cards: list[Card]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    cards: tuple[Card, ...]
+    origin: dict[str, Path]  # card name -> file it came from
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.cards]
+
+    def get(self, name: str) -> Card:
+        """Exact name or alias (case-insensitive), else the best fuzzy match, else UserError."""
+        matches = find(self, name)
+        if not matches:
+            hint = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.4)
+            extra = f"; did you mean {', '.join(hint)}?" if hint else ""
+            raise UserError(f"no card in the catalog matches {name!r}{extra}")
+        return matches[0]
+
+    def filter(
+        self,
+        vendor: str | None = None,
+        family: str | None = None,
+        min_memory_gib: float | None = None,
+    ) -> list[Card]:
+        out = []
+        for c in self.cards:
+            if vendor and c.vendor != vendor.lower():
+                continue
+            if family and c.family != family.lower():
+                continue
+            if min_memory_gib is not None and (c.memory_gib is None or c.memory_gib < min_memory_gib):
+                continue
+            out.append(c)
+        return out
+
+
+def _format_error(path: Path, data: object, err: ValidationError) -> str:
+    e = err.errors()[0]
+    loc = list(e["loc"])
+    card = ""
+    if len(loc) >= 2 and loc[0] == "cards" and isinstance(loc[1], int):
+        idx = loc[1]
+        raw = data.get("cards", [])[idx] if isinstance(data, dict) else None
+        label = raw.get("name") if isinstance(raw, dict) and raw.get("name") else f"#{idx + 1}"
+        card = f" card {label!r}:"
+        loc = loc[2:]
+    field = ".".join(str(x) for x in loc) or "(top level)"
+    msg = e["msg"]
+    if e["type"] == "missing":
+        msg = "missing (write null if the figure is unpublished)"
+    elif e["type"] == "extra_forbidden":
+        msg = "unknown field"
+    more = f" (and {len(err.errors()) - 1} more problems)" if len(err.errors()) > 1 else ""
+    return f"{path}:{card} field {field!r}: {msg}{more}"
+
+
+def load_file(path: Path) -> list[Card]:
+    data = load_yaml(path, "catalog file")
+    if not isinstance(data, dict) or "cards" not in data:
+        raise UserError(f"{path}: a catalog file must be a mapping with a 'cards' list")
+    try:
+        return list(CatalogFile.model_validate(data).cards)
+    except ValidationError as err:
+        raise UserError(_format_error(path, data, err)) from None
+
+
+def _yaml_files(directory: Path) -> list[Path]:
+    if not directory.exists():
+        raise UserError(f"catalog directory not found: {directory}")
+    if not directory.is_dir():
+        raise UserError(f"catalog path is not a directory: {directory}")
+    return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def _extra_dirs_from_env() -> list[Path]:
+    raw = os.environ.get(CATALOG_ENV, "")
+    return [Path(p) for p in raw.split(os.pathsep) if p.strip()]
+
+
+def load_catalog(extra_dirs: Sequence[str | os.PathLike[str]] = (), *, use_env: bool = True) -> Catalog:
+    """Load the shipped catalog, then each extra directory; a later card replaces a same-named one."""
+    dirs = [shipped_catalog_dir()]
+    if use_env:
+        dirs += _extra_dirs_from_env()
+    dirs += [Path(d) for d in extra_dirs]
+    by_name: dict[str, Card] = {}
+    origin: dict[str, Path] = {}
+    for layer, directory in enumerate(dirs):
+        seen_here: dict[str, Path] = {}
+        for path in _yaml_files(directory):
+            for card in load_file(path):
+                key = card.name.casefold()
+                if key in seen_here:
+                    raise UserError(
+                        f"{path}: card {card.name!r}: duplicate name (also in {seen_here[key]})"
+                    )
+                seen_here[key] = path
+                if layer > 0:
+                    by_name.pop(key, None)
+                by_name[key] = card
+                origin[card.name] = path
+    cards = tuple(by_name.values())
+    _check_aliases_unique(cards, origin)
+    return Catalog(cards=cards, origin=origin)
+
+
+def _check_aliases_unique(cards: Iterable[Card], origin: dict[str, Path]) -> None:
+    owner: dict[str, str] = {}
+    for card in cards:
+        for label in [card.name, *card.aliases]:
+            key = normalize(label)
+            other = owner.get(key)
+            if other is not None and other != card.name:
+                raise UserError(
+                    f"{origin.get(card.name)}: card {card.name!r}: name or alias {label!r} "
+                    f"is also used by {other!r}"
+                )
+            owner[key] = card.name
+
+
+_NOISE = {"nvidia", "amd", "geforce", "radeon", "tesla", "quadro", "the", "gpu", "graphics"}
+
+
+def normalize(text: str) -> str:
+    return " ".join(_tokens(text))
+
+
+def _tokens(text: str) -> list[str]:
+    t = text.lower().replace("-", " ").replace("_", " ").replace("(", " ").replace(")", " ")
+    return [w for w in t.split() if w not in _NOISE]
+
+
+def find(catalog: Catalog, query: str) -> list[Card]:
+    """Cards matching a typed name, best first.
+
+    Exact name or alias wins; otherwise every query token must be a prefix of some token of a
+    card's name or aliases ("h100 sxm" -> "H100 SXM5 80GB"), ranked by how few other tokens the
+    card's label has, so "4090" prefers "RTX 4090" over "RTX 4090 D".
+    """
+    q = normalize(query)
+    if not q:
+        return []
+    exact = [c for c in catalog.cards if q in {normalize(x) for x in (c.name, *c.aliases)}]
+    if exact:
+        return exact
+    q_tokens = q.split()
+    scored: list[tuple[int, int, str, Card]] = []
+    for i, card in enumerate(catalog.cards):
+        best = None
+        for label in (card.name, *card.aliases):
+            tokens = _tokens(label)
+            if all(any(t.startswith(qt) for t in tokens) for qt in q_tokens):
+                extra = len(tokens) - len(q_tokens)
+                best = extra if best is None else min(best, extra)
+        if best is not None:
+            scored.append((best, i, card.name, card))
+    scored.sort(key=lambda s: (s[0], s[1]))
+    return [s[3] for s in scored]
+
+
+def match_device(catalog: Catalog, device_name: str, memory_gib: float | None = None) -> Card | None:
+    """The catalog entry for a probed device, from the name the driver reports.
+
+    The driver's name is often an alias verbatim; where several cards share a prefix the one
+    whose memory size is closest to the device's wins.
+    """
+    matches = find(catalog, device_name)
+    if not matches:
+        return None
+    if memory_gib is None or len(matches) == 1:
+        return matches[0]
+    return min(matches, key=lambda c: abs((c.memory_gib or 0) - memory_gib))

@@ -1,0 +1,68 @@
+"""The command line: parses, calls the core, prints. Each command lives in its own module.
+
+Every command module exposes `register(subparsers)`, which adds its parser and sets
+`func=run`. Heavy imports (CuPy, Textual, Plotly) happen inside `run`, never at import time,
+so `gpuadvisor --help` and `gpuadvisor recommend` stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from gpuadvisor import __version__
+from gpuadvisor.errors import UserError
+
+COMMANDS = ("run", "probe", "catalog", "estimate", "recommend", "report", "check", "tui")
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line (the usage text stays behind --help)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(f"{message} (see '{self.prog} --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="gpuadvisor",
+        description="Measure the GPU you have; pick the GPU you need.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpuadvisor {__version__}")
+    parser.add_argument(
+        "--catalog",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="extra catalog folder of YAML cards (repeatable; overrides shipped cards of the same name)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        module = importlib.import_module(f"gpuadvisor.cli.{name}_cmd")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
+        return int(args.func(args) or 0)
+    except UserError as e:
+        print(f"gpuadvisor: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("gpuadvisor: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # a bug: still one line, but say it is ours
+        print(f"gpuadvisor: internal error: {type(e).__name__}: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_INTERNAL

@@ -1,0 +1,16 @@
+"""`gpuadvisor report` (placeholder until its issue lands)."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpuadvisor.errors import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="(not yet built)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    raise UserError("'report' is not built yet")

@@ -1,0 +1,16 @@
+"""`gpuadvisor run` (placeholder until its issue lands)."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpuadvisor.errors import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="(not yet built)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    raise UserError("'run' is not built yet")
