@@ -7,6 +7,7 @@ one unless the caller passes force=True.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -44,7 +45,7 @@ def _one_line(text: str) -> str:
 def load_yaml(path: str | os.PathLike[str], what: str = "YAML file") -> Any:
     text = read_text(path, what)
     try:
-        return yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a safe loader
+        return yaml.load(text, Loader=_SafeLoader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
@@ -90,10 +91,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, force: bool = 
             os.fsync(f.fileno())
         os.replace(tmp, p)
     except BaseException as e:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         if isinstance(e, OSError):
             raise UserError(f"cannot write {p}: {e.strerror or e}") from None
         raise

@@ -1,0 +1,232 @@
+"""Catalog loading, validation errors, lookup and the `catalog` command."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.catalog import TENSOR_DTYPES, Card, find, load_catalog, match_device
+from gpuadvisor.cli import main
+from gpuadvisor.errors import UserError
+from gpuadvisor.paths import shipped_catalog_dir
+
+GOOD_CARD = """\
+cards:
+  - name: Test Card 24GB
+    aliases: [testcard, NVIDIA Test Card]
+    vendor: nvidia
+    family: geforce
+    architecture: Ada Lovelace
+    release_year: 2023
+    memory_gib: 24
+    memory_type: GDDR6X
+    memory_bandwidth_gbs: 1008
+    memory_bus_width_bits: 384
+    compute_units: 128
+    compute_capability: "8.9"
+    boost_clock_mhz: 2520
+    fp32_tflops: 82.6
+    fp64_tflops: 1.3
+    tensor_dense_tflops: {fp16: 165.2, bf16: 165.2, tf32: 82.6, fp8: 330.3, fp4: null, int8: 660.6}
+    tdp_w: 450
+    interface: PCIe 4.0 x16
+    interconnect_gbs: null
+    form_factor: PCIe triple-slot
+    launch_price_usd: 1599
+    source: https://example.com/datasheet
+"""
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_catalog(use_env=False)
+
+
+def write(tmp_path: Path, text: str, name: str = "user.yaml") -> Path:
+    d = tmp_path / "cat"
+    d.mkdir(exist_ok=True)
+    (d / name).write_text(textwrap.dedent(text))
+    return d
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- the shipped catalog -------------------------------------------------------------------------
+
+
+def test_shipped_catalog_is_large_and_sourced(shipped):
+    assert len(shipped) >= 80
+    assert all(c.source.startswith("http") for c in shipped.cards)
+    families = {c.family for c in shipped.cards}
+    assert families == {"geforce", "professional", "datacenter", "jetson", "instinct", "radeon"}
+
+
+@pytest.mark.parametrize(
+    "required",
+    ["K80", "P100", "V100", "T4", "A10", "A30", "A40", "A100 40GB", "A100 80GB", "L4", "L40S",
+     "H100 PCIe", "H100 SXM", "H200", "B200", "MI50", "MI300X", "RTX 4090", "GTX 1080", "RTX 5090",
+     "RX 7900 XTX", "W7900"],
+)
+def test_shipped_catalog_covers_the_cards_users_ask_for(shipped, required):
+    assert find(shipped, required), f"no card for {required!r}"
+
+
+def test_tensor_figures_follow_the_hardware(shipped):
+    for card in shipped.cards:
+        t = card.tensor_dense_tflops
+        if card.vendor == "nvidia" and card.compute_capability:
+            cc = tuple(int(x) for x in card.compute_capability.split("."))
+            if cc < (8, 0):
+                assert t.bf16 is None and t.tf32 is None, card.name
+            if cc < (8, 9):
+                assert t.fp8 is None, card.name
+        # Dense figures: fp8 is at most twice fp16, never the 4x a sparse number would show.
+        if t.fp8 and t.fp16:
+            assert t.fp8 <= 2.05 * t.fp16, card.name
+
+
+def test_driver_names_match_their_cards(shipped):
+    assert match_device(shipped, "NVIDIA H100 80GB HBM3").name == "H100 SXM5 80GB"
+    h200 = match_device(shipped, "NVIDIA H200", 140.4)
+    assert h200 is not None and "H200" in h200.name
+
+
+def test_fuzzy_lookup(shipped):
+    assert "4090" in shipped.get("4090").name
+    assert "H100" in shipped.get("h100 sxm").name and "SXM" in shipped.get("h100 sxm").name
+    with pytest.raises(UserError, match="no card in the catalog matches"):
+        shipped.get("definitely not a gpu")
+
+
+# --- validation errors: one line naming file, card and field --------------------------------------
+
+
+def test_user_catalog_adds_cards(tmp_path):
+    cat = load_catalog([write(tmp_path, GOOD_CARD)], use_env=False)
+    card = cat.get("testcard")
+    assert isinstance(card, Card) and card.memory_gib == 24
+    assert card.tensor_tflops("fp8") == 330.3
+
+
+def test_user_catalog_overrides_a_shipped_card(tmp_path, shipped):
+    base = shipped.get("H100 SXM5 80GB")
+    data = base.model_dump()
+    data["tdp_w"] = 123
+    import yaml
+
+    d = tmp_path / "over"
+    d.mkdir()
+    (d / "h100.yaml").write_text(yaml.safe_dump({"cards": [data]}))
+    cat = load_catalog([d], use_env=False)
+    assert cat.get("H100 SXM5 80GB").tdp_w == 123
+    assert len(cat) == len(shipped)
+
+
+def test_env_var_adds_a_catalog(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUADVISOR_CATALOG", str(write(tmp_path, GOOD_CARD)))
+    assert load_catalog().get("testcard").name == "Test Card 24GB"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda t: t.replace("    memory_bandwidth_gbs: 1008\n", ""),
+         r"user\.yaml: card 'Test Card 24GB': field 'memory_bandwidth_gbs': missing"),
+        (lambda t: t.replace("memory_gib: 24", "memory_gib: lots"),
+         r"card 'Test Card 24GB': field 'memory_gib': Input should be a valid number"),
+        (lambda t: t.replace("fp16: 165.2,", "fp16: fast,"),
+         r"field 'tensor_dense_tflops\.fp16'"),
+        (lambda t: t.replace("vendor: nvidia", "vendor: intel"), r"field 'vendor'"),
+        (lambda t: t.replace('compute_capability: "8.9"', "compute_capability: ninety"),
+         r"field 'compute_capability': Value error, must look like '9\.0'"),
+        (lambda t: t.replace("source: https://example.com/datasheet", "source: my memory"),
+         r"field 'source'.*URL"),
+        (lambda t: t.replace("tdp_w: 450", "tdp_w: 450\n    colour: green"), r"field 'colour': unknown field"),
+        (lambda t: t + t.replace("cards:\n", ""), r"duplicate name"),
+        (lambda t: t.replace("aliases: [testcard", "aliases: [testcard, [oops"), r"YAML syntax error"),
+        (lambda t: "- just\n- a list\n", r"mapping with a 'cards' list"),
+    ],
+    ids=["missing-field", "wrong-type", "nested-wrong-type", "bad-enum", "bad-cc", "bad-source",
+         "unknown-field", "duplicate-name", "yaml-syntax", "wrong-shape"],
+)
+def test_malformed_catalog_gives_one_line_error_and_exit_2(tmp_path, capsys, mutate, expected):
+    d = write(tmp_path, mutate(GOOD_CARD))
+    with pytest.raises(UserError, match=expected):
+        load_catalog([d], use_env=False)
+    code, out, err = run_cli(capsys, "--catalog", str(d), "catalog", "validate")
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("gpuadvisor: error: ")
+    assert "Traceback" not in err
+
+
+def test_alias_clash_with_shipped_card_is_an_error(tmp_path):
+    clash = GOOD_CARD.replace("aliases: [testcard", "aliases: [NVIDIA H100 80GB HBM3")
+    with pytest.raises(UserError, match="also used by"):
+        load_catalog([write(tmp_path, clash)], use_env=False)
+
+
+def test_missing_catalog_dir_is_a_user_error(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "--catalog", str(tmp_path / "nope"), "catalog", "list")
+    assert code == 2 and "catalog directory not found" in err
+
+
+# --- the command -----------------------------------------------------------------------------------
+
+
+def test_validate_passes_on_shipped_catalog(capsys):
+    code, out, _ = run_cli(capsys, "catalog", "validate", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["valid"] is True and data["cards"] >= 80
+
+
+def test_list_json_filters(capsys, shipped):
+    code, out, _ = run_cli(capsys, "catalog", "list", "--vendor", "amd", "--min-memory", "128", "--json")
+    cards = json.loads(out)
+    assert code == 0 and cards
+    assert all(c["vendor"] == "amd" and c["memory_gib"] >= 128 for c in cards)
+    expected = {c.name for c in shipped.filter(vendor="amd", min_memory_gib=128)}
+    assert {c["name"] for c in cards} == expected
+
+
+def test_list_by_family_and_match(capsys):
+    code, out, _ = run_cli(capsys, "catalog", "list", "--family", "datacenter", "--match", "h100", "--json")
+    names = [c["name"] for c in json.loads(out)]
+    assert code == 0 and names and all("H100" in n for n in names)
+
+
+def test_show_json_round_trips_to_a_card(capsys):
+    code, out, _ = run_cli(capsys, "catalog", "show", "h100 sxm", "--json")
+    card = Card.model_validate(json.loads(out))
+    assert code == 0 and card.compute_capability == "9.0" and card.compute_units == 132
+
+
+def test_show_text_lists_figures(capsys):
+    code, out, _ = run_cli(capsys, "catalog", "show", "H100 SXM5 80GB")
+    assert code == 0 and "memory_bandwidth_gbs" in out and "3350" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["catalog"], ["catalog", "show"], ["catalog", "list", "--vendor", "intel"],
+     ["catalog", "list", "--min-memory", "-3"], ["catalog", "show", "zzz-no-such-card"], ["nonsense"]],
+)
+def test_bad_usage_is_one_line_exit_2(capsys, argv):
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_every_tensor_key_is_known():
+    assert set(TENSOR_DTYPES) == set(Card.model_fields["tensor_dense_tflops"].annotation.model_fields)
+
+
+def test_shipped_dir_exists():
+    assert (shipped_catalog_dir() / "nvidia-datacenter.yaml").is_file()

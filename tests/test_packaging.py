@@ -1,0 +1,54 @@
+"""A non-editable install from a built wheel must find the catalog and the probes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (whl,) = out.glob("gpuadvisor-*.whl")
+    return whl
+
+
+@pytest.mark.slow
+def test_wheel_carries_catalog_and_probes(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "gpuadvisor/_catalog/nvidia-datacenter.yaml" in names
+    assert any(n.startswith("probes/") and n.endswith(".py") for n in names)
+    assert not any(n.startswith("tests/") for n in names)
+
+
+@pytest.mark.slow
+def test_installed_wheel_runs_from_elsewhere(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, system_site_packages=True, with_pip=True)
+    py = env_dir / "bin" / "python"
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GPUADVISOR_CATALOG")}
+    run = subprocess.run(
+        [env_dir / "bin" / "gpuadvisor", "catalog", "validate", "--json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "_catalog" in run.stdout and str(ROOT / "catalog") not in run.stdout
+    probe = subprocess.run(
+        [py, "-c", "import probes, gpuadvisor; print(probes.__file__)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )
+    assert probe.returncode == 0 and "site-packages" in probe.stdout, probe.stderr
