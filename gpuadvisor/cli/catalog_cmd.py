@@ -58,9 +58,12 @@ def run_list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{len(cards)} cards", show_lines=False)
-    for col in ("card", "family", "arch", "memory", "GB/s", "FP32 TF", "BF16 TF (dense)", "TDP W"):
-        table.add_column(col, justify="left" if col in ("card", "family", "arch") else "right")
+    table = Table(title=f"{len(cards)} cards", show_lines=False, pad_edge=False)
+    table.add_column("card", no_wrap=True)
+    table.add_column("family", no_wrap=True)
+    table.add_column("arch", overflow="ellipsis", max_width=12, no_wrap=True)
+    for col in ("memory", "GB/s", "FP32 TF", "BF16 TF", "TDP W"):
+        table.add_column(col, justify="right", no_wrap=True)
     for c in cards:
         table.add_row(
             c.name,
