@@ -60,16 +60,14 @@ def run_list(args: argparse.Namespace) -> int:
 
     table = Table(title=f"{len(cards)} cards", show_lines=False, pad_edge=False)
     table.add_column("card", no_wrap=True)
-    table.add_column("family", no_wrap=True)
     table.add_column("arch", overflow="ellipsis", max_width=12, no_wrap=True)
-    for col in ("memory", "GB/s", "FP32 TF", "BF16 TF", "TDP W"):
+    for col in ("GiB", "GB/s", "FP32 TF", "BF16 TF", "TDP W"):
         table.add_column(col, justify="right", no_wrap=True)
     for c in cards:
         table.add_row(
             c.name,
-            c.family,
             c.architecture,
-            fmt(c.memory_gib, 0, "GiB"),
+            fmt(c.memory_gib, 0),
             fmt(c.memory_bandwidth_gbs, 0),
             fmt(c.fp32_tflops, 1),
             fmt(c.tensor_tflops("bf16"), 0),
