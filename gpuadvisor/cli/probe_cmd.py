@@ -125,6 +125,8 @@ def print_summary(result: RunResult) -> None:
     from rich.table import Table
 
     console = Console(highlight=False)
+    if not console.is_terminal:  # piped or captured: no terminal width to honour, keep rows on one line
+        console = Console(highlight=False, width=140)
     h = result.host
     console.print(f"gpuadvisor probe ({result.mode}) on {h.hostname}: {h.cpu}; driver {h.driver_version or '-'}, "
                   f"CUDA {h.cuda_runtime_version or '-'}, CuPy {h.cupy_version or '-'}, torch {h.torch_version or '-'}",

@@ -1,0 +1,197 @@
+"""Shared timing: CUDA events, warm-up, repeats, median and relative spread, deadlines.
+
+Everything here is importable without CuPy; the GPU timers take the CuPy module as an argument.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ProbeTimeout(Exception):
+    """The probe ran past its time limit (raised cooperatively, between repeats)."""
+
+
+class ProbeSkipped(Exception):
+    """The probe does not apply here (no GPU, compute capability too old, library missing)."""
+
+
+@dataclass
+class Deadline:
+    """A cooperative time limit: probes call check() between repeats and sizes."""
+
+    limit_s: float | None
+    start: float = field(default_factory=time.perf_counter)
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    @property
+    def remaining(self) -> float:
+        return float("inf") if self.limit_s is None else self.limit_s - self.elapsed
+
+    def check(self, what: str = "") -> None:
+        if self.limit_s is not None and self.elapsed > self.limit_s:
+            where = f" during {what}" if what else ""
+            raise ProbeTimeout(f"time limit of {self.limit_s:g} s reached{where}")
+
+
+@dataclass
+class Timing:
+    """Times in milliseconds of the timed repeats (warm-ups excluded)."""
+
+    times_ms: list[float]
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms)
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.times_ms)
+
+    @property
+    def spread(self) -> float:
+        """Relative spread (max - min) / median."""
+        med = self.median_ms
+        return (max(self.times_ms) - min(self.times_ms)) / med if med > 0 else 0.0
+
+    def rate(self, amount: float, scale: float = 1.0) -> float:
+        """amount per second of the median time, divided by scale (e.g. 1e9 for GB/s)."""
+        return amount / (self.median_ms / 1e3) / scale
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"median_ms": self.median_ms, "min_ms": self.min_ms, "spread": self.spread, "n": len(self.times_ms)}
+
+
+def time_gpu(
+    cp: Any,
+    fn: Callable[[], Any],
+    *,
+    warmup: int = 2,
+    repeats: int = 10,
+    deadline: Deadline | None = None,
+    what: str = "",
+    min_repeats: int = 3,
+) -> Timing:
+    """Time fn (which enqueues work on the current stream) with CUDA events, one pair per repeat.
+
+    Stops early (keeping the repeats done) once the deadline is near, as long as min_repeats
+    were timed; raises ProbeTimeout if it is already past.
+    """
+    for _ in range(warmup):
+        fn()
+    cp.cuda.get_current_stream().synchronize()
+    if deadline is not None:
+        deadline.check(what)
+    times: list[float] = []
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    for i in range(repeats):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+        if deadline is not None and i + 1 >= min_repeats and deadline.remaining < 0.5:
+            break
+        if deadline is not None:
+            deadline.check(what)
+    return Timing(times)
+
+
+def time_torch(
+    torch: Any,
+    fn: Callable[[], Any],
+    *,
+    warmup: int = 2,
+    repeats: int = 10,
+    deadline: Deadline | None = None,
+    what: str = "",
+    min_repeats: int = 3,
+) -> Timing:
+    """Like time_gpu, with PyTorch's events on PyTorch's current stream."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    if deadline is not None:
+        deadline.check(what)
+    times: list[float] = []
+    for i in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+        if deadline is not None and i + 1 >= min_repeats and deadline.remaining < 0.5:
+            break
+        if deadline is not None:
+            deadline.check(what)
+    return Timing(times)
+
+
+def time_host(
+    fn: Callable[[], Any],
+    *,
+    warmup: int = 1,
+    repeats: int = 5,
+    deadline: Deadline | None = None,
+    what: str = "",
+    min_repeats: int = 1,
+    sync: Callable[[], Any] | None = None,
+) -> Timing:
+    """Wall-clock timing with perf_counter; sync (if given) runs after fn, inside the timed region."""
+    for _ in range(warmup):
+        fn()
+        if sync:
+            sync()
+    times: list[float] = []
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        if sync:
+            sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+        if deadline is not None and i + 1 >= min_repeats and deadline.remaining < 0.5:
+            break
+        if deadline is not None:
+            deadline.check(what)
+    return Timing(times)
+
+
+def is_oom(exc: BaseException) -> bool:
+    """CUDA out-of-memory from CuPy, PyTorch or a raw runtime call."""
+    name = type(exc).__name__
+    text = str(exc).lower()
+    return name == "OutOfMemoryError" or "out of memory" in text or "cudaerrormemoryallocation" in text
+
+
+def retry_smaller(
+    alloc: Callable[[int], Any],
+    nbytes: int,
+    *,
+    min_bytes: int = 64 << 20,
+    free_pools: Callable[[], Any] | None = None,
+    tries: int = 4,
+) -> tuple[Any, int]:
+    """Call alloc(nbytes); on out-of-memory free pools, halve and retry. Returns (result, nbytes used)."""
+    last: BaseException | None = None
+    for _ in range(tries):
+        try:
+            return alloc(nbytes), nbytes
+        except Exception as e:
+            if not is_oom(e):
+                raise
+            last = e
+            if free_pools:
+                free_pools()
+            if nbytes // 2 < min_bytes:
+                break
+            nbytes //= 2
+    raise MemoryError(f"CUDA out of memory even at {nbytes / 2**20:.0f} MiB: {last}")
