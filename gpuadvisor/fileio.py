@@ -63,6 +63,26 @@ def load_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
         raise UserError(f"{path}: invalid JSON: nested too deeply") from None
 
 
+def ensure_writable(path: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Fail before a long job, not after it: the output must be creatable and not clobber a file."""
+    p = Path(path)
+    if p.is_dir():
+        raise UserError(f"output path is a directory: {p}")
+    if p.exists() and not force:
+        raise UserError(f"{p} exists; pass --force to overwrite it")
+    parent = p.parent if str(p.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".check", dir=parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except PermissionError:
+        raise UserError(f"cannot write to {parent}: permission denied") from None
+    except OSError as e:
+        raise UserError(f"cannot write to {parent}: {e.strerror or e}") from None
+    return p
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, force: bool = False) -> Path:
     """Write text to path atomically; refuse to replace a different existing file without force."""
     p = Path(path)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from gpuadvisor.cli.common import fmt
-from gpuadvisor.errors import UserError
+from gpuadvisor.cli.common import catalog_from, fmt
+from gpuadvisor.fileio import ensure_writable
 from gpuadvisor.results import Measurement, ProbeResult, RunResult, save
 from probes import ALL_PROBES
 
@@ -42,10 +41,9 @@ def run(args: argparse.Namespace) -> int:
         use_torch=not args.no_torch,
         catalog_dirs=getattr(args, "catalog", []) or [],
     )
-    if args.out and Path(args.out).exists() and not args.force:
-        if Path(args.out).is_dir():
-            raise UserError(f"output path is a directory: {args.out}")
-        raise UserError(f"{args.out} exists; pass --force to overwrite it")
+    if args.out:
+        ensure_writable(args.out, force=args.force)
+    catalog_from(args)  # a broken --catalog is an error now, not a note in the results
     progress = Progress()
     try:
         result = run_probes(opts, on_event=progress)

@@ -1,16 +1,143 @@
-"""`gpuadvisor run` (placeholder until its issue lands)."""
+"""`gpuadvisor run`: the main job. Measure what is here, compare, recommend, write a report.
+
+It composes the other commands' pieces rather than re-implementing them: the probe runner and
+its summary, the recommender, and the report builder. Without a GPU it still measures the host
+and recommends from the catalog, and says plainly that no GPU was found.
+"""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import re
+import sys
+from pathlib import Path
+from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.cli.estimate_cmd import add_workload_args, efficiency_from, workload_from
+
+DEFAULT_MODEL = "llama-3-8b"
+DEFAULT_DIR = Path("reports")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="(not yet built)")
+    p = sub.add_parser(
+        "run",
+        help="the main job: probe this machine, compare with the datasheet, recommend, write a report",
+        description="Probe this machine (GPUs and host), compare each figure with the datasheet, recommend "
+        f"cards for a model (default {DEFAULT_MODEL}, bf16 inference) and write an HTML report.",
+    )
+    add_workload_args(p)
+    p.set_defaults(model=None)
+    p.add_argument("--full", action="store_true", help="the longer probe run (~30-90 s on a GPU)")
+    p.add_argument("--out-dir", default=str(DEFAULT_DIR), metavar="DIR", help="where results and report go")
+    p.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    p.add_argument("--top", type=int, default=8, help="recommendations to show (default 8)")
     p.set_defaults(func=run)
 
 
+def _stamp(result: Any) -> str:
+    return re.sub(r"[^0-9T]", "", result.created_at)[:15] or dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+
+
+def _unique(path: Path) -> Path:
+    """Never overwrite an earlier run's files: add a counter when the name is taken."""
+    if not path.exists():
+        return path
+    for i in range(2, 1000):
+        candidate = path.with_name(f"{path.stem}-{i}{path.suffix}")
+        if not candidate.exists():
+            return candidate
+    return path
+
+
 def run(args: argparse.Namespace) -> int:
-    raise UserError("'run' is not built yet")
+    from gpuadvisor import results
+    from gpuadvisor.cli.common import catalog_from, print_json
+    from gpuadvisor.cli.probe_cmd import Progress, print_summary
+    from gpuadvisor.errors import UserError
+    from gpuadvisor.fileio import ensure_writable
+    from gpuadvisor.probe_runner import RunOptions, run_probes
+    from gpuadvisor.recommend import recommend, why_not
+
+    if not (args.model or args.model_opt):
+        args.model = DEFAULT_MODEL
+    workload = workload_from(args)  # validate the workload before spending time on probes
+    efficiency = efficiency_from(args)
+    if args.top < 1:
+        raise UserError(f"--top must be >= 1, got {args.top}")
+    catalog = catalog_from(args)
+    out_dir = Path(args.out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"--out-dir is not a directory: {out_dir}")
+    ensure_writable(out_dir / "probe.json", force=True)  # fail now, not after the probes
+
+    progress = Progress()
+    try:
+        result = run_probes(
+            RunOptions(mode="full" if args.full else "quick", device="all", catalog_dirs=args.catalog or []),
+            on_event=progress,
+        )
+    finally:
+        progress.close()
+
+    stamp = _stamp(result)
+    probe_path = results.save(result, _unique(out_dir / f"probe-{stamp}.json"))
+    options = recommend(workload, catalog, measured=result if result.gpu_found else None, efficiency=efficiency)
+    report_path = None
+    if not args.no_report:
+        from gpuadvisor.fileio import atomic_write_text
+        from gpuadvisor.report import build_report
+
+        html = build_report(result, workload, catalog)
+        report_path = atomic_write_text(_unique(out_dir / f"gpuadvisor-{stamp}.html"), html)
+
+    fitting = [o for o in options if o.fits]
+    if args.json:
+        print_json({
+            "gpu_found": result.gpu_found,
+            "message": result.message,
+            "complete": result.complete,
+            "probe_file": str(probe_path),
+            "report_file": str(report_path) if report_path else None,
+            "workload": workload.to_dict(),
+            "recommendations": [o.to_dict() for o in fitting[: args.top]],
+            "not_fitting": why_not(options),
+        })
+        return 0 if result.complete else 130
+
+    if not result.gpu_found:
+        print(f"No GPU was found on this machine ({result.message}).")
+        print("Measured the host CPU only; the recommendations below come from the catalog's datasheets.\n")
+    print_summary(result)
+    _print_recommendations(workload, options, fitting, args.top, result)
+    print(f"\nProbe results: {probe_path}")
+    if report_path:
+        print(f"Report:        {report_path}")
+    if not result.complete:
+        print("Interrupted: the results above are partial.", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any], top: int, result: Any) -> None:
+    from gpuadvisor.cli.estimate_cmd import describe_workload, fmt_time
+
+    print(f"\nRecommendations for {describe_workload(workload)} (estimates; ranked by time):")
+    seen: set[str] = set()
+    shown = 0
+    for o in fitting:
+        if o.card in seen:
+            continue  # the fewest GPUs that fit, per card
+        seen.add(o.card)
+        note = " (measured here)" if o.uses_measured else ""
+        print(f"  {o.num_gpus} x {o.card:<28} needs {o.needed_gib:6.1f} GiB/GPU  {fmt_time(o.time_s)}{note}")
+        shown += 1
+        if shown >= top:
+            break
+    if not fitting:
+        print("  no card in the catalog fits this workload, even with 8 GPUs")
+    for dev in result.devices:
+        mine = [o for o in options if o.card == dev.catalog_name]
+        if mine and not any(o.fits for o in mine):
+            print(f"  Your {dev.name}: does not fit ({mine[0].reason})")
