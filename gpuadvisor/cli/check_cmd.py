@@ -10,7 +10,6 @@ import sys
 from typing import Any
 
 from gpuadvisor.cli.common import print_json
-from gpuadvisor.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

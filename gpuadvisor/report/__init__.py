@@ -1,0 +1,270 @@
+"""The HTML report: one self-contained file (Plotly JS inlined once, no network) from probe
+results and/or a workload. Numbers come from the core (results, checks, estimate, recommend);
+this package only arranges them, builds the Plotly figures and renders one Jinja2 template with
+autoescape on, so user text (model names, device names) is always shown as text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor import __version__
+from gpuadvisor.checks import (
+    FigureRow,
+    device_memory_gib,
+    ecc_errors,
+    figure_rows,
+    match_card,
+    other_processes,
+    pcie_link,
+)
+from gpuadvisor.results import DeviceResult, GpuState, RunResult
+
+TEMPLATE = "report.html.j2"
+
+
+def build_report(
+    run: RunResult | None,
+    workload: Any | None,
+    catalog: Any,
+    *,
+    title: str | None = None,
+    price_per_hour: float | None = None,
+    gpu_counts: tuple[int, ...] | None = None,
+) -> str:
+    """Render the report as one HTML string.
+
+    With a workload, its memory breakdown and ranking come from the core (estimate, recommend);
+    probe results, when given, replace the local card's datasheet figures in the ranking.
+    """
+    import jinja2
+    import plotly.offline
+
+    from gpuadvisor.report import figures
+
+    charts: dict[str, Any] = {}
+
+    def add(fig: Any) -> str | None:
+        if fig is None:
+            return None
+        cid = f"chart-{len(charts) + 1}"
+        charts[cid] = json.loads(fig.to_json())
+        return cid
+
+    run_view = _run_view(run, catalog, add, figures) if run is not None else None
+    crossover_charts: list[str] = []
+    crossover_source = ""
+    if run is not None:
+        probe, crossover_source = _crossover_probe(run)
+        crossover_charts = [c for c in (add(f) for f in figures.crossover(probe)) if c]
+    wl_view = None
+    if workload is not None:
+        kw: dict[str, Any] = {"measured": run, "price_per_hour": price_per_hour}
+        if gpu_counts:
+            kw["gpu_counts"] = gpu_counts
+        wl_view = workload_view(workload, catalog, **kw)
+        wl_view["chart_memory"] = add(
+            figures.memory_breakdown(
+                wl_view.get("memory_parts", []), wl_view.get("capacity_gib"), wl_view["memory_title"]
+            )
+        )
+        wl_view["chart_ranking"] = add(figures.ranking(wl_view.get("points", []), "Options: estimated time vs cost"))
+    if title is None:
+        parts = []
+        if wl_view:
+            parts.append(str(wl_view["name"]))
+        if run is not None and run.devices:
+            parts.append(run.devices[0].name)
+        title = "gpuadvisor report" + (f": {' on '.join(parts)}" if parts else "")
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
+        autoescape=True,  # the template is .j2, so select_autoescape would not apply: force it on
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    return env.get_template(TEMPLATE).render(
+        title=title,
+        tool_version=__version__,
+        run=run_view,
+        workload=wl_view,
+        crossover_charts=crossover_charts,
+        crossover_source=crossover_source,
+        charts=charts,
+        plotly_js=plotly.offline.get_plotlyjs() if charts else "",
+    )
+
+
+# --------------------------------------------------------------------------- probe results
+
+
+def _n(v: float | None, digits: int = 1, unit: str = "") -> str:
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        text = f"{v:,.0f}"
+    elif abs(v) >= 10:
+        text = f"{v:,.{min(digits, 1)}f}"
+    else:
+        text = f"{v:,.{max(digits, 2)}f}".rstrip("0").rstrip(".") if v else "0"
+    return f"{text} {unit}".rstrip()
+
+
+def _figure_view(f: FigureRow) -> dict[str, str]:
+    pct = f.pct
+    ref = ""
+    if f.reference:
+        ratio = f" ({f.value / f.reference:.2f}×)" if f.value else ""
+        ref = f"{f.reference_label or 'reference'}: {_n(f.reference, 1, f.unit)}{ratio}"
+    return {
+        "key": f.key,
+        "label": f.label,
+        "value": _n(f.value, 1, f.unit) if f.value is not None else "no value",
+        "spread": f"±{100 * f.spread / 2:.1f}%" if f.spread is not None else "",
+        "datasheet": _n(f.datasheet, 1, f.unit) if f.datasheet else "",
+        "pct": f"{pct:.1f}%" if pct is not None else "",
+        "pct_class": "" if pct is None else "ok" if pct >= 85 else "warn" if pct >= 60 else "bad",
+        "reference": ref,
+        "source": f.datasheet_source or "",
+    }
+
+
+def _state_rows(before: GpuState | None, after: GpuState | None) -> list[tuple[str, str, str]]:
+    def get(s: GpuState | None, attr: str, unit: str = "") -> str:
+        if s is None:
+            return "-"
+        v = getattr(s, attr)
+        if v is None:
+            return "-"
+        if isinstance(v, list):
+            if attr == "other_processes":
+                return ", ".join(f"{p.get('name') or 'pid'} ({p.get('pid')})" for p in v) or "none"
+            return ", ".join(v) or "none"
+        return _n(float(v), 0, unit)
+
+    return [
+        ("SM clock", get(before, "sm_clock_mhz", "MHz"), get(after, "sm_clock_mhz", "MHz")),
+        ("memory clock", get(before, "mem_clock_mhz", "MHz"), get(after, "mem_clock_mhz", "MHz")),
+        ("temperature", get(before, "temperature_c", "°C"), get(after, "temperature_c", "°C")),
+        ("power", get(before, "power_w", "W"), get(after, "power_w", "W")),
+        ("power limit", get(before, "power_limit_w", "W"), get(after, "power_limit_w", "W")),
+        ("PCIe", _link(before), _link(after)),
+        ("clock events", get(before, "throttle_reasons"), get(after, "throttle_reasons")),
+        ("other processes", get(before, "other_processes"), get(after, "other_processes")),
+    ]
+
+
+def _link(s: GpuState | None) -> str:
+    if s is None or s.pcie_gen is None:
+        return "-"
+    return f"gen{s.pcie_gen} x{s.pcie_width or '?'}"
+
+
+def _device_view(dev: DeviceResult, catalog: Any, add: Any, figures: Any) -> dict[str, Any]:
+    card = match_card(dev, catalog)
+    p = dev.properties
+    gen, width, max_gen, max_width = pcie_link(dev)
+    mem = device_memory_gib(dev)
+    pcie = "-" if gen is None else f"gen{gen} x{width}" + (f" (max gen{max_gen} x{max_width})" if max_gen else "")
+    ecc_on = p.get("ecc_enabled")
+    unc = ecc_errors(dev, "uncorrected")
+    rows = [
+        ("catalog card", card.name if card else "not in the catalog"),
+        ("memory", _n(mem, 1, "GiB")),
+        ("compute capability", str(p.get("compute_capability") or "-")),
+        ("SMs", str(p.get("multiprocessor_count") or p.get("sm_count") or "-")),
+        ("max SM clock", _n(p.get("sm_clock_max_mhz"), 0, "MHz")),
+        ("memory bus", f"{p['memory_bus_width_bits']}-bit" if p.get("memory_bus_width_bits") else "-"),
+        ("PCIe link", pcie),
+        (
+            "ECC",
+            "-"
+            if ecc_on is None
+            else ("on" if ecc_on else "off") + (f", {unc} uncorrected errors" if unc is not None else ""),
+        ),
+        ("UUID", dev.uuid or "-"),
+    ]
+    problems = list(dev.flags)
+    for proc in other_processes(dev):
+        text = f"other process: {proc.get('name') or 'pid'} ({proc.get('pid')})"
+        if not any(str(proc.get("pid")) in f for f in problems):
+            problems.append(text)
+    frows = figure_rows(dev, card, prefixes=("memory.", "transfer.", "fp32.", "fp64.", "tensor."))
+    others = [f for f in figure_rows(dev, card) if f not in frows and not f.key.startswith("crossover.")]
+    probe_notes = [
+        f"{pr.probe} probe {pr.status}" + (f": {pr.reason}" if pr.reason else "")
+        for pr in dev.probes
+        if pr.status != "ok"
+    ]
+    return {
+        "index": dev.index,
+        "name": dev.name,
+        "card_name": card.name if card else None,
+        "memory": _n(mem, 1, "GiB"),
+        "pcie": pcie,
+        "flags": problems,
+        "problems": problems,
+        "rows": rows,
+        "state_rows": _state_rows(dev.state_before, dev.state_after),
+        "figures": [_figure_view(f) for f in frows + others],
+        "probe_notes": probe_notes,
+        "chart_bars": add(figures.measured_vs_datasheet(frows, "Measured as % of datasheet")),
+        "chart_roofline": add(figures.roofline(dev, card.memory_bandwidth_gbs if card else None)),
+        "chart_transfer": add(figures.transfer_sweep(dev.probe("transfer"))),
+    }
+
+
+def _run_view(run: RunResult, catalog: Any, add: Any, figures: Any) -> dict[str, Any]:
+    h = run.host
+    host_rows = [
+        ("host", h.hostname),
+        ("OS", h.os),
+        ("CPU", f"{h.cpu}" + (f" ({h.cpu_count} threads)" if h.cpu_count else "")),
+        ("memory", _n(h.memory_gib, 1, "GiB")),
+        ("Python / NumPy", f"{h.python} / {h.numpy or '-'}"),
+        (
+            "driver / CUDA",
+            f"{h.driver_version or '-'} / driver {h.cuda_driver_version or '-'}, "
+            f"runtime {h.cuda_runtime_version or '-'}",
+        ),
+        ("CuPy / PyTorch", f"{h.cupy_version or '-'} / {h.torch_version or '-'}"),
+    ]
+    host_figures = [
+        {"label": m.label, "value": _n(m.value, 1, m.unit) if m.value is not None else "no value"}
+        for p in run.host_probes
+        for m in p.measurements
+        if not m.key.startswith("crossover.")
+    ]
+    return {
+        "created_at": run.created_at,
+        "host": h.hostname,
+        "mode": run.mode,
+        "complete": run.complete,
+        "message": run.message,
+        "host_rows": host_rows,
+        "host_figures": host_figures,
+        "devices": [_device_view(d, catalog, add, figures) for d in run.devices],
+    }
+
+
+def _crossover_probe(run: RunResult) -> tuple[Any, str]:
+    for dev in run.devices:
+        p = dev.probe("crossover")
+        if p is not None and p.data:
+            return p, f"GPU {dev.index} ({dev.name})"
+    p = run.host_probe("crossover")
+    if p is not None and p.data:
+        return p, "host only"
+    return None, ""
+
+
+# --------------------------------------------------------------------------- workload
+
+
+def workload_view(workload: Any, catalog: Any, **recommend_kw: Any) -> dict[str, Any]:
+    """What the template and the charts need about a workload, computed through the core."""
+    from gpuadvisor.report import advice
+
+    return advice.workload_view(workload, catalog, **recommend_kw)

@@ -1,0 +1,207 @@
+"""The HTML report: self-contained, escaped, charts built from the saved results; and, where a
+Chromium binary exists, that it opens headless with no console errors and renders its charts."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("plotly")
+pytest.importorskip("jinja2")
+
+from gpuadvisor import results
+from gpuadvisor.catalog import load_catalog
+from gpuadvisor.cli import main
+from gpuadvisor.report import build_report
+from gpuadvisor.workload import ModelSpec, make_workload
+
+DATA = Path(__file__).parent / "data"
+FAKE = DATA / "fake-probe.json"
+REAL = DATA / "h100-probe.json"
+XSS = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+@pytest.fixture(scope="module")
+def run():
+    return results.load(FAKE)
+
+
+@pytest.fixture(scope="module")
+def workload():
+    return make_workload("llama-3-8b", mode="training", batch=8, train_tokens=1e9)
+
+
+@pytest.fixture(scope="module")
+def html(run, workload, catalog) -> str:
+    return build_report(run, workload, catalog, price_per_hour=2.5)
+
+
+def figures_of(html: str) -> dict:
+    m = re.search(r'<script id="gpuadvisor-figures" type="application/json">(.*?)</script>', html, re.S)
+    assert m, "figure data block missing"
+    return json.loads(m.group(1))
+
+
+def test_plotly_inlined_once_and_nothing_fetched(html):
+    import plotly.offline
+
+    js = plotly.offline.get_plotlyjs()
+    assert html.count(js[:200]) == 1  # the bundle, once
+    outside = html.replace(js, "")
+    assert not re.search(r'<(script|link|img|iframe)[^>]+(src|href)=["\']?(https?:)?//', outside)
+    assert "cdn.plot.ly" not in outside
+    assert "Content-Security-Policy" in outside and "default-src 'none'" in outside
+
+
+def test_sections_and_charts(html, run):
+    figs = figures_of(html)
+    titles = [f["layout"]["title"]["text"] for f in figs.values()]
+    assert titles.count("Measured as % of datasheet") == len(run.devices)
+    assert titles.count("Roofline from measured ceilings") == len(run.devices)
+    assert "Vector add: CPU vs GPU" in titles and "Matmul: CPU vs GPU" in titles
+    assert any(t.startswith("Memory") for t in titles)
+    assert "Options: estimated time vs cost" in titles
+    for cid in figs:
+        assert f'id="{cid}"' in html
+    for text in (
+        "GPU 0: NVIDIA H100 80GB HBM3",
+        "memory.triad",
+        "86.2%",
+        "throttled: sw_thermal_slowdown",
+        "Workload: llama-3-8b",
+        "Ranking",
+        "optimizer states",
+    ):
+        assert text in html
+
+
+def test_roofline_uses_measured_ceilings(html):
+    roof = next(f for f in figures_of(html).values() if f["layout"]["title"]["text"].startswith("Roofline"))
+    names = [t["name"] for t in roof["data"]]
+    assert any(n.startswith("memory: 2,990 GB/s") for n in names)  # the best of copy/triad/d2d
+    bf16 = next(t for t in roof["data"] if t["name"].startswith("BF16 tensor"))
+    assert bf16["y"] == [762.0, 762.0]
+    assert bf16["x"][0] == pytest.approx(762.0 / 2.99)  # ridge = peak / bandwidth (TB/s)
+
+
+def test_user_text_is_escaped(run, catalog):
+    evil_model = ModelSpec.from_params(7e9, name=XSS)
+    w = make_workload(evil_model)
+    evil_run = run.model_copy(deep=True)
+    evil_run.devices[0].name = XSS
+    evil_run.devices[0].flags = [f"busy: {XSS}"]
+    html = build_report(evil_run, w, catalog, title=f"title {XSS}")
+    js_free = html.split('<script id="gpuadvisor-figures"')[0]
+    assert XSS not in js_free
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    # inside the JSON figure block "<" is escaped too, so "</script>" cannot close the block
+    block = html.split('<script id="gpuadvisor-figures" type="application/json">')[1].split("</script>")[0]
+    assert "<" not in block
+
+
+def test_probe_only_and_workload_only(run, workload, catalog):
+    probe_only = build_report(run, None, catalog)
+    assert "Roofline" in probe_only and "Workload:" not in probe_only
+    wl_only = build_report(None, workload, catalog)
+    assert "Workload: llama-3-8b" in wl_only and "Roofline" not in wl_only
+
+
+def test_no_gpu_result(run, catalog):
+    host_only = run.model_copy(update={"devices": [], "gpu_found": False, "message": "no NVIDIA GPU found"})
+    html = build_report(host_only, None, catalog)
+    assert "no NVIDIA GPU found" in html and "NumPy triad" in html
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="no saved real-GPU result yet")
+def test_real_result_renders(catalog):
+    html = build_report(results.load(REAL), None, catalog)
+    assert "Roofline from measured ceilings" in html
+
+
+def test_cli_writes_and_refuses_to_overwrite(tmp_path, capsys):
+    out = tmp_path / "r.html"
+    args = ["report", "--probe", str(FAKE), "--model", "7b", "-o", str(out)]
+    assert main(args) == 0
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    out.write_text("other", encoding="utf-8")
+    assert main(args) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main([*args, "--force"]) == 0
+
+
+def test_cli_default_output_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--probe", str(FAKE)]) == 0
+    assert (tmp_path / "reports" / "nvidia-h100-80gb-hbm3.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["report"], "nothing to report"),
+        (["report", "--model", "no-such-model-zz"], "unknown model"),
+        (["report", "--model", "7b", "--gpus", "x"], "--gpus"),
+        (["report", "--probe", "/nonexistent.json"], "not found"),
+        (["report", "--model", "7b", "-o", "out.txt"], "must end in .html"),
+    ],
+)
+def test_cli_usage_errors(args, expect, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert expect in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------ headless Chromium
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.mark.slow
+def test_opens_in_headless_chromium_without_console_errors(html, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no chromium binary found (apt-get install chromium)")
+    page = tmp_path / "report.html"
+    page.write_text(html, encoding="utf-8")
+    proc = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=10000",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+    assert not console, "\n".join(console)
+    dom = proc.stdout
+    n_charts = len(figures_of(html))
+    m = re.search(r'data-charts-rendered="(\d+)"', dom)
+    assert m and int(m.group(1)) == n_charts
+    assert dom.count('class="main-svg"') >= n_charts  # plotly drew an SVG for every chart
