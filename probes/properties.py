@@ -111,6 +111,14 @@ def collect(cp: Any, nvml: Any, handle: Any, index: int) -> dict[str, Any]:
             p["ecc_enabled_nvml"] = bool(ecc[0])
             if p.get("ecc_enabled") is None:
                 p["ecc_enabled"] = bool(ecc[0])
+        if p.get("ecc_enabled"):
+            # Volatile counts (since the driver loaded) say whether this node is healthy now;
+            # aggregate (lifetime) counts are kept for the record.
+            get = nvml.nvmlDeviceGetTotalEccErrors
+            for kind, etype in (("uncorrected", nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED),
+                                ("corrected", nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED)):
+                p[f"ecc_errors_{kind}"] = _try(get, handle, etype, nvml.NVML_VOLATILE_ECC)
+                p[f"ecc_errors_{kind}_lifetime"] = _try(get, handle, etype, nvml.NVML_AGGREGATE_ECC)
         p["pcie_gen_current"] = _try(nvml.nvmlDeviceGetCurrPcieLinkGeneration, handle)
         p["pcie_width_current"] = _try(nvml.nvmlDeviceGetCurrPcieLinkWidth, handle)
         p["pcie_gen_max"] = _try(nvml.nvmlDeviceGetMaxPcieLinkGeneration, handle)
