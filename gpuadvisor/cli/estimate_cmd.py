@@ -1,16 +1,243 @@
-"""`gpuadvisor estimate` (placeholder until its issue lands)."""
+"""`gpuadvisor estimate MODEL`: memory breakdown and time estimate of one workload on one card."""
 
 from __future__ import annotations
 
 import argparse
+import math
+from typing import Any
 
 from gpuadvisor.errors import UserError
 
+GiB = 2**30
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return v
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (v > 0) or math.isinf(v):
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return v
+
+
+def fraction(text: str) -> float:
+    v = positive_float(text)
+    if v > 1:
+        if v <= 100:
+            return v / 100.0  # "40" means 40%
+        raise argparse.ArgumentTypeError(f"must be a fraction in (0, 1] or a percentage: {text!r}")
+    return v
+
+
+def token_count(text: str) -> float:
+    from gpuadvisor.workload import parse_param_count
+
+    n = parse_param_count(text)
+    if n is None:
+        try:
+            n = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a token count: {text!r} (e.g. 2e9, 300b)") from None
+    if not (n > 0) or math.isinf(n):
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return n
+
+
+def add_workload_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", nargs="?", help="preset name (llama-2-7b), parameter count (7b, 350m) or config.json path")
+    p.add_argument("--model", dest="model_opt", metavar="MODEL", help="same as the positional MODEL")
+    p.add_argument("--list-models", action="store_true", help="list the model presets and exit")
+    g = p.add_argument_group("workload")
+    g.add_argument("--mode", default="inference", help="inference | training | lora | qlora")
+    g.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 | fp8 | int8 | int4 (default bf16)")
+    g.add_argument("--batch", type=positive_int, default=1, help="global batch, sequences (default 1)")
+    g.add_argument("--seq", type=non_negative_int, default=0, metavar="TOKENS",
+                   help="sequence / prompt length (default: 2048, or the ViT patch count)")
+    g.add_argument("--gen", type=non_negative_int, default=128, metavar="TOKENS",
+                   help="inference: tokens generated after the prompt (default 128)")
+    g.add_argument("--optimizer", default="adamw", help="adamw | adamw8bit | sgd")
+    g.add_argument("--pure", action="store_true",
+                   help="training: weights, grads and optimizer states in --dtype (default: fp32 weights + autocast)")
+    g.add_argument("--checkpointing", action="store_true", help="activation checkpointing")
+    g.add_argument("--gpus", type=positive_int, default=1, help="number of GPUs (estimate; recommend tries 1/2/4/8)")
+    g.add_argument("--sharding", default="none", help="none | zero1 | zero2 | zero3 | fsdp")
+    g.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel degree")
+    g.add_argument("--lora-rank", type=positive_int, default=16)
+    g.add_argument("--lora-targets", default="all", choices=["all", "attn"])
+    g.add_argument("--tokens", type=token_count, default=0.0, help="training token budget, e.g. 2e9 or 300b")
+    e = p.add_argument_group("efficiency (the estimate's assumptions)")
+    e.add_argument("--mfu", type=fraction, help="matmul efficiency vs datasheet peak (default calibrated, 0.62)")
+    e.add_argument("--bw-eff", type=fraction, help="bandwidth efficiency vs datasheet (default calibrated, 0.80)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def workload_from(args: argparse.Namespace) -> Any:
+    from gpuadvisor.workload import make_workload
+
+    model = args.model_opt or args.model
+    if args.model_opt and args.model and args.model_opt != args.model:
+        raise UserError("give the model once (positional or --model)")
+    if not model:
+        raise UserError("no model given: e.g. 'llama-2-7b', '7b' or path/to/config.json (see --list-models)")
+    dtype = args.dtype or "bf16"
+    return make_workload(
+        model, mode=args.mode, dtype=dtype, batch=args.batch, seq_len=args.seq, gen_tokens=args.gen,
+        optimizer=args.optimizer, mixed_precision=not args.pure, checkpointing=args.checkpointing,
+        num_gpus=args.gpus, sharding=args.sharding, tensor_parallel=args.tp, lora_rank=args.lora_rank,
+        lora_targets=args.lora_targets, train_tokens=args.tokens,
+    )
+
+
+def efficiency_from(args: argparse.Namespace) -> Any:
+    from gpuadvisor.estimate import Efficiency
+
+    d = Efficiency()
+    kw = {}
+    if args.mfu:
+        kw.update(mfu=args.mfu, mfu_vs_measured=min(1.0, args.mfu / d.mfu * d.mfu_vs_measured))
+    if args.bw_eff:
+        kw.update(bandwidth=args.bw_eff,
+                  bandwidth_vs_measured=min(1.0, args.bw_eff / d.bandwidth * d.bandwidth_vs_measured))
+    return Efficiency(**{**d.__dict__, **kw}).validate()
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("estimate", help="(not yet built)")
+    p = sub.add_parser("estimate", help="memory breakdown and time estimate of a workload on one card")
+    add_workload_args(p)
+    p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
+    p.add_argument("--probe", metavar="RESULTS.json", help="use measured figures from a probe result for this card")
     p.set_defaults(func=run)
 
 
+def print_presets(as_json: bool) -> int:
+    from gpuadvisor.cli.common import print_json
+    from gpuadvisor.workload import list_presets
+
+    specs = list_presets()
+    if as_json:
+        print_json([s.to_dict() for s in specs])
+        return 0
+    for s in specs:
+        print(f"{s.name:20} {s.num_params / 1e9:8.2f}B  {s.kind}")
+    return 0
+
+
+def gib(v: float) -> str:
+    return f"{v / GiB:,.2f}"
+
+
+def fmt_time(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    if s < 120:
+        return f"{s:.1f} s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    if s < 172800:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} days"
+
+
+def describe_workload(w: Any) -> str:
+    m = w.model
+    parts = [f"{m.name} ({m.num_params / 1e9:.2f}B params)", w.mode]
+    if w.mode == "training":
+        parts.append(f"{w.dtype} {'mixed precision (fp32 weights)' if w.weight_dtype == 'fp32' else 'pure'}")
+        parts.append(w.optimizer)
+    else:
+        parts.append(w.weight_dtype)
+    parts.append(f"batch {w.batch} x {w.seq} tokens")
+    if w.num_gpus > 1:
+        parts.append(f"{w.num_gpus} GPUs (TP {w.tensor_parallel}, {w.sharding})")
+    if w.checkpointing:
+        parts.append("checkpointing")
+    return ", ".join(parts)
+
+
 def run(args: argparse.Namespace) -> int:
-    raise UserError("'estimate' is not built yet")
+    if args.list_models:
+        return print_presets(args.json)
+    from gpuadvisor.cli.common import catalog_from, print_json
+    from gpuadvisor.estimate import HardwareFigures, apply_measured, estimate_compute, estimate_memory
+
+    w = workload_from(args)
+    eff = efficiency_from(args)
+    catalog = catalog_from(args)
+    card = catalog.get(args.gpu)
+    hw = HardwareFigures.from_card(card)
+    if args.probe:
+        from gpuadvisor import results
+        from gpuadvisor.recommend import _measured_for
+
+        figs = _measured_for(results.load(args.probe), catalog).get(card.name)
+        if not figs:
+            raise UserError(f"{args.probe}: no measured figures for {card.name}")
+        hw = apply_measured(hw, figs)
+    mem = estimate_memory(w)
+    comp = estimate_compute(w, hw, eff)
+    if args.json:
+        print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "card": card.name,
+                    "hardware_source": hw.source, "memory": mem.to_dict(), "compute": comp.to_dict(),
+                    "fits": card.memory_gib is not None and mem.total / GiB <= card.memory_gib})
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    con.print(f"[bold]{describe_workload(w)}[/bold]")
+    t = Table(title=f"memory per GPU (peak: {mem.phase})", show_header=True)
+    t.add_column("item")
+    t.add_column("GiB", justify="right")
+    for k, v in mem.items:
+        if v:
+            t.add_row(k, gib(v))
+    t.add_row("[bold]total[/bold]", f"[bold]{gib(mem.total)}[/bold]")
+    con.print(t)
+    fits = card.memory_gib is not None and mem.total / GiB <= card.memory_gib
+    verdict = "fits" if fits else "does NOT fit"
+    con.print(f"{card.name}: {verdict} ({mem.total / GiB:.1f} GiB needed per GPU, {card.memory_gib:g} GiB on the card)")
+    for n in mem.notes:
+        con.print(f"  note: {n}")
+    src = "measured (probe)" if hw.source == "measured" else "datasheet"
+    con.print(f"[bold]time on {w.num_gpus} x {card.name}[/bold] (estimate; {src} figures, "
+              f"MFU {comp.mfu:.0%}, bandwidth efficiency {comp.bandwidth_efficiency:.0%})")
+    if comp.time_s is None:
+        con.print("  no throughput figures for this card")
+    elif w.mode == "inference":
+        con.print(f"  prefill: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
+                  f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
+        if comp.decode_tokens_per_s:
+            con.print(f"  decode: {comp.decode_tokens_per_s:,.0f} tokens/s over the batch, "
+                      f"{fmt_time(comp.decode_step_s)} per step ({comp.decode_bound} bound)")
+        con.print(f"  total for prompt + {w.gen_tokens} tokens: {fmt_time(comp.time_s)}")
+    else:
+        con.print(f"  step: {fmt_time(comp.step_time_s)} ({comp.tokens_per_s:,.0f} tokens/s, {comp.bound} bound)")
+        if w.train_tokens:
+            con.print(f"  {w.train_tokens:.3g} tokens: {fmt_time(comp.time_s)}")
+        if w.num_gpus > 1:
+            con.print(f"  scaling efficiency {comp.scaling_efficiency:.0%} "
+                      f"(communication {fmt_time(comp.comm_time_s)}/step)")
+    return 0

@@ -1,0 +1,110 @@
+"""A ModelSpec from a local Hugging Face config.json (no download, no transformers import).
+
+Reads the common keys of llama/mistral/mixtral/qwen2/gemma/gemma2/phi3/falcon/gpt2/bert/vit
+configs (and the many configs that copy their names); anything else is a one-line UserError.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.errors import UserError
+from gpuadvisor.fileio import load_json
+from gpuadvisor.workload import ModelSpec
+
+_ALIASES = {
+    "num_layers": ("num_hidden_layers", "n_layer", "num_layers", "n_layers"),
+    "hidden_size": ("hidden_size", "n_embd", "d_model", "dim"),
+    "num_heads": ("num_attention_heads", "n_head", "num_heads", "n_heads"),
+    "num_kv_heads": ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"),
+    "intermediate_size": ("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"),
+    "vocab_size": ("vocab_size", "padded_vocab_size"),
+}
+
+
+def _first(cfg: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        if cfg.get(k) is not None:
+            return cfg[k]
+    return None
+
+
+def spec_from_config(cfg: Any, name: str = "config", origin: str = "config.json") -> ModelSpec:
+    if not isinstance(cfg, dict):
+        raise UserError(f"{origin}: not a model config (expected a JSON object)")
+    if "text_config" in cfg and isinstance(cfg["text_config"], dict) and "num_hidden_layers" not in cfg:
+        cfg = {**cfg["text_config"], "model_type": cfg["text_config"].get("model_type", cfg.get("model_type"))}
+    mt = str(cfg.get("model_type", "")).lower()
+    f = {k: _first(cfg, v) for k, v in _ALIASES.items()}
+    missing = [k for k in ("num_layers", "hidden_size", "num_heads") if f[k] is None]
+    if missing:
+        raise UserError(
+            f"{origin}: not a transformer model config (missing {', '.join(missing)}; "
+            f"model_type {mt or 'unknown'!r})"
+        )
+    for k, v in f.items():
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
+            raise UserError(f"{origin}: {k} must be a positive integer, got {v!r}")
+    h = f["hidden_size"]
+    kw: dict[str, Any] = {
+        "num_layers": f["num_layers"],
+        "hidden_size": h,
+        "num_heads": f["num_heads"],
+        "num_kv_heads": f["num_kv_heads"] or f["num_heads"],
+        "vocab_size": f["vocab_size"] or 0,
+        "tied_embeddings": bool(cfg.get("tie_word_embeddings", mt in ("gpt2", "bert", "gemma", "gemma2"))),
+        "source": origin,
+    }
+    if cfg.get("head_dim"):
+        kw["head_dim"] = int(cfg["head_dim"])
+    if mt == "falcon":
+        if not cfg.get("new_decoder_architecture") and cfg.get("multi_query", True):
+            kw["num_kv_heads"] = f["num_kv_heads"] or 1
+        kw.update(norm="layernorm", mlp_act="gelu", fused_qkv=True, attn_bias=bool(cfg.get("bias")))
+        kw["intermediate_size"] = f["intermediate_size"] or 4 * h
+        kw["tied_embeddings"] = bool(cfg.get("tie_word_embeddings", False))
+    elif mt in ("gpt2", "gpt_neo", "gptj", "gpt_neox", "opt"):
+        kw.update(norm="layernorm", mlp_act="gelu_tanh" if mt == "gpt2" else "gelu", attn_bias=True,
+                  mlp_bias=True, fused_qkv=mt in ("gpt2", "gpt_neox"))
+        kw["intermediate_size"] = f["intermediate_size"] or 4 * h
+        kw["max_positions"] = int(_first(cfg, ("n_positions", "max_position_embeddings")) or 0) if mt in (
+            "gpt2", "opt", "gpt_neo") else 0
+    elif mt in ("bert", "roberta", "distilbert", "deberta", "electra"):
+        kw.update(kind="encoder", norm="layernorm", mlp_act="gelu", attn_bias=True, mlp_bias=True)
+        kw["intermediate_size"] = f["intermediate_size"] or 4 * h
+        kw["max_positions"] = int(cfg.get("max_position_embeddings") or 512) + int(cfg.get("type_vocab_size") or 0)
+        kw["tied_embeddings"] = True
+    elif mt in ("vit", "deit", "beit", "dinov2"):
+        kw.update(kind="vision", norm="layernorm", mlp_act="gelu", attn_bias=True, mlp_bias=True, vocab_size=0,
+                  tied_embeddings=True)
+        kw["intermediate_size"] = f["intermediate_size"] or 4 * h
+        kw["image_size"] = int(cfg.get("image_size") or 224)
+        kw["patch_size"] = int(cfg.get("patch_size") or 16)
+        kw["max_positions"] = (kw["image_size"] // kw["patch_size"]) ** 2 + 1
+    else:  # llama-like: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gemma2, phi3, ...
+        if f["intermediate_size"] is None:
+            raise UserError(f"{origin}: not a model config this tool reads (no intermediate_size; model_type {mt!r})")
+        kw["intermediate_size"] = f["intermediate_size"]
+        act = str(cfg.get("hidden_act") or cfg.get("hidden_activation") or "silu")
+        kw["mlp_act"] = "geglu" if "gelu" in act else "swiglu"
+        kw["attn_bias"] = bool(cfg.get("attention_bias", mt in ("qwen2", "qwen2_moe")))
+        kw["fused_qkv"] = mt in ("phi3",)
+        experts = _first(cfg, ("num_local_experts", "num_experts", "n_routed_experts"))
+        if experts and int(experts) > 1:
+            kw["num_experts"] = int(experts)
+            kw["experts_per_token"] = int(_first(cfg, ("num_experts_per_tok", "top_k", "moe_topk")) or 2)
+            if cfg.get("moe_intermediate_size"):
+                kw["intermediate_size"] = int(cfg["moe_intermediate_size"])
+    try:
+        return ModelSpec.from_architecture(name, **kw)
+    except TypeError as e:
+        raise UserError(f"{origin}: {e}") from None
+
+
+def spec_from_config_file(path: str | os.PathLike[str]) -> ModelSpec:
+    p = Path(path)
+    cfg = load_json(p, "model config")
+    name = p.parent.name if p.name == "config.json" and p.parent.name else p.stem
+    return spec_from_config(cfg, name=name or "config", origin=str(p))

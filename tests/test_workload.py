@@ -1,0 +1,158 @@
+"""Workloads: presets, parameter counts, config.json parsing and validation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuadvisor.errors import UserError
+from gpuadvisor.hfconfig import spec_from_config
+from gpuadvisor.workload import ModelSpec, list_presets, make_workload, parse_param_count, resolve_model
+
+# published parameter counts (model cards / config arithmetic)
+KNOWN = {
+    "gpt2": 124.4e6, "llama-2-7b": 6.738e9, "llama-2-70b": 68.98e9, "llama-3-8b": 8.03e9, "mistral-7b": 7.24e9,
+    "mixtral-8x7b": 46.7e9, "qwen2.5-0.5b": 0.494e9, "qwen2.5-7b": 7.62e9, "gemma-2-2b": 2.61e9,
+    "phi-3-mini": 3.82e9, "falcon-7b": 7.22e9, "bert-base": 109.5e6, "vit-base-16": 86.6e6, "resnet-50": 25.6e6,
+}
+
+
+def test_at_least_30_presets_with_sources():
+    specs = list_presets()
+    assert len(specs) >= 30
+    for s in specs:
+        assert s.source.startswith("https://"), s.name
+        assert s.num_params > 0
+
+
+@pytest.mark.parametrize(("name", "params"), sorted(KNOWN.items()))
+def test_preset_parameter_counts(name, params):
+    assert resolve_model(name).num_params == pytest.approx(params, rel=0.01)
+
+
+def test_llama2_7b_exact_count():
+    assert resolve_model("llama-2-7b").num_params == 6_738_415_616
+
+
+def test_mixtral_active_params():
+    m = resolve_model("mixtral-8x7b")
+    assert m.active_params == pytest.approx(12.9e9, rel=0.01)
+
+
+def test_aliases_and_case():
+    assert resolve_model("Llama-2-7B").name == "llama-2-7b"
+    assert resolve_model("meta-llama/Llama-2-7b-hf").name == "llama-2-7b"
+
+
+@pytest.mark.parametrize(("text", "n"), [("7b", 7e9), ("350m", 350e6), ("1.5B", 1.5e9), ("70B", 70e9), ("x", None)])
+def test_param_counts(text, n):
+    assert parse_param_count(text) == n
+
+
+def test_param_count_model_keeps_the_count():
+    m = resolve_model("7b")
+    assert m.num_params == 7e9
+    assert m.num_layers > 0 and m.hidden_size % 128 == 0
+
+
+def test_unknown_preset_suggests():
+    with pytest.raises(UserError, match="did you mean llama-2-7b"):
+        resolve_model("llama-2-7bb")
+
+
+@pytest.mark.parametrize("text", ["-7b", "0b", "", "   "])
+def test_bad_counts(text):
+    with pytest.raises(UserError):
+        resolve_model(text)
+
+
+def test_config_json_llama(tmp_path):
+    cfg = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+           "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000, "tie_word_embeddings": False}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    assert resolve_model(str(p)).num_params == resolve_model("llama-2-7b").num_params
+    assert resolve_model(str(tmp_path)).num_params == 6_738_415_616  # a folder with config.json
+
+
+@pytest.mark.parametrize(
+    ("cfg", "expect"),
+    [
+        ({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024},
+         124.4e6),
+        ({"model_type": "mixtral", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+          "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
+          "num_experts_per_tok": 2}, 46.7e9),
+        ({"model_type": "qwen2", "num_hidden_layers": 24, "hidden_size": 896, "num_attention_heads": 14,
+          "num_key_value_heads": 2, "intermediate_size": 4864, "vocab_size": 151936, "tie_word_embeddings": True},
+         0.494e9),
+        ({"model_type": "gemma2", "num_hidden_layers": 26, "hidden_size": 2304, "num_attention_heads": 8,
+          "num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 9216, "vocab_size": 256000,
+          "hidden_activation": "gelu_pytorch_tanh"}, 2.61e9),
+        ({"model_type": "phi3", "num_hidden_layers": 32, "hidden_size": 3072, "num_attention_heads": 32,
+          "intermediate_size": 8192, "vocab_size": 32064}, 3.82e9),
+        ({"model_type": "falcon", "num_hidden_layers": 32, "hidden_size": 4544, "num_attention_heads": 71,
+          "vocab_size": 65024, "multi_query": True}, 7.22e9),
+        ({"model_type": "bert", "num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12,
+          "intermediate_size": 3072, "vocab_size": 30522, "max_position_embeddings": 512, "type_vocab_size": 2},
+         109.5e6),
+        ({"model_type": "vit", "num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12,
+          "intermediate_size": 3072, "image_size": 224, "patch_size": 16}, 86.6e6),
+    ],
+)
+def test_config_families(cfg, expect):
+    assert spec_from_config(cfg).num_params == pytest.approx(expect, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{not json", "[1, 2]", '{"model_type": "resnet", "depths": [3, 4]}', '{"num_hidden_layers": -3, "hidden_size": 8, '
+     '"num_attention_heads": 2, "intermediate_size": 8}', '{"num_hidden_layers": 2, "hidden_size": 8, '
+     '"num_attention_heads": 3, "num_key_value_heads": 2, "intermediate_size": 8}'],
+)
+def test_bad_config_json(tmp_path, text):
+    p = tmp_path / "config.json"
+    p.write_text(text)
+    with pytest.raises(UserError):
+        resolve_model(str(p))
+
+
+@pytest.mark.parametrize(
+    ("kw", "msg"),
+    [
+        ({"mode": "qlora", "dtype": "fp32"}, "QLoRA"),
+        ({"mode": "training", "dtype": "int4"}, "integer weights"),
+        ({"dtype": "fp4"}, "unknown dtype"),
+        ({"mode": "pretrain"}, "unknown mode"),
+        ({"optimizer": "lion"}, "unknown optimizer"),
+        ({"num_gpus": 3, "tensor_parallel": 2}, "cannot be split"),
+        ({"batch": 0}, "batch"),
+        ({"seq_len": -1}, "seq"),
+        ({"mode": "inference", "sharding": "zero3"}, "sharding"),
+    ],
+)
+def test_nonsense_workloads(kw, msg):
+    with pytest.raises(UserError, match=msg):
+        make_workload("llama-2-7b", **kw)
+
+
+def test_aliases_normalised():
+    w = make_workload("llama-2-7b", mode="train", dtype="bfloat16", optimizer="adam8bit", sharding="ZeRO-3",
+                      num_gpus=2)
+    assert (w.mode, w.dtype, w.optimizer, w.sharding) == ("training", "bf16", "adamw8bit", "zero3")
+
+
+def test_from_architecture_validates():
+    with pytest.raises(UserError):
+        ModelSpec.from_architecture("x", num_layers=0, hidden_size=64, num_heads=4, intermediate_size=128)
+    m = ModelSpec.from_architecture("x", num_layers=2, hidden_size=64, num_heads=4, intermediate_size=128,
+                                    vocab_size=100)
+    assert m.head_dim == 16 and m.num_kv_heads == 4
+
+
+def test_learned_positions_limit_sequence():
+    with pytest.raises(UserError, match="1024 tokens"):
+        make_workload("gpt2", mode="training", seq_len=2048)
+    assert make_workload("gpt2").seq == 1024 - 128  # inference default leaves room to generate
+    assert make_workload("bert-base", mode="training").seq == 512
