@@ -63,6 +63,14 @@ def load_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
         raise UserError(f"{path}: invalid JSON: nested too deeply") from None
 
 
+def _file_mode(path: Path) -> int:
+    if path.exists():
+        return path.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def ensure_writable(path: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Fail before a long job, not after it: the output must be creatable and not clobber a file."""
     p = Path(path)
@@ -109,6 +117,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, force: bool = 
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        # mkstemp makes 0600 files: give the output the mode a plain open() would have
+        os.chmod(tmp, _file_mode(p))
         os.replace(tmp, p)
     except BaseException as e:
         with contextlib.suppress(OSError):

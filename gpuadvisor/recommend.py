@@ -218,6 +218,19 @@ def recommend(
     return options
 
 
+def fewest_gpus_per_card(options: list[Option]) -> list[Option]:
+    """The fitting options, keeping only each card's smallest GPU count, in rank order.
+
+    More GPUs are almost always faster, so a ranking by time would otherwise fill its top rows
+    with 8-GPU setups; what a buyer first asks is the least hardware each card needs.
+    """
+    fitting = [o for o in options if o.fits]
+    fewest: dict[str, int] = {}
+    for o in fitting:
+        fewest[o.card] = min(fewest.get(o.card, o.num_gpus), o.num_gpus)
+    return [o for o in fitting if o.num_gpus == fewest[o.card]]
+
+
 def why_not(options: list[Option]) -> dict[str, str]:
     """For each card with no fitting configuration: the reason at its largest GPU count."""
     fitting = {o.card for o in options if o.fits}
@@ -228,4 +241,4 @@ def why_not(options: list[Option]) -> dict[str, str]:
     return out
 
 
-__all__ = ["SORT_KEYS", "Option", "evaluate", "layout", "recommend", "why_not"]
+__all__ = ["SORT_KEYS", "Option", "evaluate", "fewest_gpus_per_card", "layout", "recommend", "why_not"]

@@ -332,3 +332,14 @@ def test_report_escapes_user_text(capsys, tmp_path):
     html = out.read_text()
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(2)&gt;" in html
     assert "<script>alert(1)</script>" not in html
+
+
+def test_outputs_get_ordinary_file_permissions(tmp_path):
+    from gpuadvisor.fileio import atomic_write_text
+
+    umask = os.umask(0o022)
+    try:
+        p = atomic_write_text(tmp_path / "out.json", "{}")
+    finally:
+        os.umask(umask)
+    assert p.stat().st_mode & 0o777 == 0o644

@@ -150,7 +150,7 @@ def test_cli_default_output_folder(tmp_path, monkeypatch, capsys):
     [
         (["report"], "nothing to report"),
         (["report", "--model", "no-such-model-zz"], "unknown model"),
-        (["report", "--model", "7b", "--gpus", "x"], "--gpus"),
+        (["report", "--model", "7b", "--gpu-counts", "x"], "--gpu-counts"),
         (["report", "--probe", "/nonexistent.json"], "not found"),
         (["report", "--model", "7b", "-o", "out.txt"], "must end in .html"),
     ],

@@ -64,7 +64,7 @@ def token_count(text: str) -> float:
     return n
 
 
-def add_workload_args(p: argparse.ArgumentParser) -> None:
+def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     p.add_argument("model", nargs="?", help="preset name (llama-2-7b), parameter count (7b, 350m) or config.json path")
     p.add_argument("--model", dest="model_opt", metavar="MODEL", help="same as the positional MODEL")
     p.add_argument("--list-models", action="store_true", help="list the model presets and exit")
@@ -89,7 +89,8 @@ def add_workload_args(p: argparse.ArgumentParser) -> None:
     e = p.add_argument_group("efficiency (the estimate's assumptions)")
     e.add_argument("--mfu", type=fraction, help="matmul efficiency vs datasheet peak (default calibrated, 0.62)")
     e.add_argument("--bw-eff", type=fraction, help="bandwidth efficiency vs datasheet (default calibrated, 0.80)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def workload_from(args: argparse.Namespace) -> Any:

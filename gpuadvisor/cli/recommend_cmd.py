@@ -15,7 +15,7 @@ from gpuadvisor.cli.estimate_cmd import (
 from gpuadvisor.errors import UserError
 
 
-def _counts(text: str) -> list[int]:
+def gpu_counts_arg(text: str) -> list[int]:
     try:
         out = sorted({int(x) for x in text.split(",") if x.strip()})
     except ValueError:
@@ -25,7 +25,7 @@ def _counts(text: str) -> list[int]:
     return out
 
 
-def _price(text: str) -> float:
+def price_arg(text: str) -> float:
     try:
         v = float(text)
     except ValueError:
@@ -38,8 +38,8 @@ def _price(text: str) -> float:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recommend", help="rank GPUs and 1/2/4/8-GPU setups for a workload")
     add_workload_args(p)
-    p.add_argument("--gpu-counts", type=_counts, default=[1, 2, 4, 8], metavar="N,N", help="default 1,2,4,8")
-    p.add_argument("--price-per-hour", type=_price, metavar="USD",
+    p.add_argument("--gpu-counts", type=gpu_counts_arg, default=[1, 2, 4, 8], metavar="N,N", help="default 1,2,4,8")
+    p.add_argument("--price-per-hour", type=price_arg, metavar="USD",
                    help="rental price per GPU-hour (cost = price x GPUs x time); default: launch price x GPUs")
     p.add_argument("--sort", default="time", choices=["time", "cost", "energy", "memory"])
     p.add_argument("--probe", metavar="RESULTS.json", help="probe result: measured figures replace the local card's")
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
     from gpuadvisor.cli.common import catalog_from, print_json
-    from gpuadvisor.recommend import recommend, why_not
+    from gpuadvisor.recommend import fewest_gpus_per_card, recommend, why_not
 
     w = workload_from(args)
     eff = efficiency_from(args)
@@ -79,12 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
     con = Console()
     con.print(f"[bold]{describe_workload(w)}[/bold]")
-    fitting = [o for o in options if o.fits]
-    if not args.all:  # per card, the fewest GPUs that fit; kept in rank order
-        fewest: dict[str, int] = {}
-        for o in fitting:
-            fewest[o.card] = min(fewest.get(o.card, o.num_gpus), o.num_gpus)
-        fitting = [o for o in fitting if o.num_gpus == fewest[o.card]]
+    fitting = [o for o in options if o.fits] if args.all else fewest_gpus_per_card(options)
     if fitting:
         cost_head = "cost $" if args.price_per_hour is not None else "price $ (launch)"
         what = "configurations" if args.all else "fewest GPUs per card"

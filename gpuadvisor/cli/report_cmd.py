@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.cli.common import catalog_from
+from gpuadvisor.cli.estimate_cmd import add_workload_args, print_presets, workload_from
+from gpuadvisor.cli.recommend_cmd import gpu_counts_arg, price_arg
 from gpuadvisor.errors import UserError
 
 DEFAULT_DIR = "reports"
@@ -21,63 +23,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "CPU-vs-GPU crossover from --probe; memory breakdown and ranking from --model.",
     )
     p.add_argument("--probe", metavar="RESULTS.json", help="saved probe results")
-    add_workload_args(p)
+    add_workload_args(p, json_flag=False)
+    p.add_argument("--gpu-counts", type=gpu_counts_arg, default=[1, 2, 4, 8], metavar="N,N", help="default 1,2,4,8")
+    p.add_argument("--price-per-hour", type=price_arg, metavar="USD", help="rental price per GPU-hour for the cost")
     p.add_argument("-o", "--output", metavar="FILE.html", help=f"output file (default: {DEFAULT_DIR}/NAME.html)")
     p.add_argument("--title", help="report title")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.set_defaults(func=run)
-
-
-def add_workload_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("workload")
-    g.add_argument("--model", metavar="PRESET", help="preset name, parameter count ('7b') or a config.json path")
-    g.add_argument("--mode", default="inference", help="inference, training, lora, qlora (default: inference)")
-    g.add_argument("--dtype", default="bf16", help="fp32, bf16, fp16, fp8, int8, int4 (default: bf16)")
-    g.add_argument("--batch", type=int, default=1, help="global batch, sequences per step (default: 1)")
-    g.add_argument("--seq-len", type=int, default=0, metavar="TOKENS", help="tokens per sequence (default: model's)")
-    g.add_argument(
-        "--gpus", default="1,2,4,8", metavar="N[,N...]", help="GPU counts to consider per card (default: 1,2,4,8)"
-    )
-    g.add_argument("--price", type=float, metavar="USD", help="price per GPU-hour for the cost estimate")
-    g.add_argument(
-        "--tokens",
-        type=float,
-        default=0.0,
-        metavar="N",
-        help="training token budget for the time and cost estimate (default: one step)",
-    )
-    g.add_argument("--checkpointing", action="store_true", help="activation checkpointing (training)")
-    g.add_argument("--optimizer", default="adamw", help="adamw, adamw8bit, sgd (training)")
-    g.add_argument("--sharding", default="none", help="none, zero1, zero2, zero3, fsdp (training, several GPUs)")
-
-
-def workload_from(args: argparse.Namespace) -> Any:
-    if not args.model:
-        return None
-    from gpuadvisor.workload import make_workload
-
-    return make_workload(
-        args.model,
-        mode=args.mode,
-        dtype=args.dtype,
-        batch=args.batch,
-        seq_len=args.seq_len,
-        num_gpus=min(gpu_counts(args.gpus)),
-        checkpointing=args.checkpointing,
-        optimizer=args.optimizer,
-        sharding=args.sharding,
-        train_tokens=args.tokens,
-    )
-
-
-def gpu_counts(text: str) -> tuple[int, ...]:
-    try:
-        counts = tuple(sorted({int(t) for t in str(text).split(",") if t.strip()}))
-    except ValueError:
-        raise UserError(f"--gpus: a count or a list of counts like 1,2,4,8, got {text!r}") from None
-    if not counts or min(counts) < 1:
-        raise UserError(f"--gpus: counts must be >= 1, got {text!r}")
-    return counts
 
 
 def default_output(run: Any, workload: Any) -> Path:
@@ -93,10 +45,13 @@ def default_output(run: Any, workload: Any) -> Path:
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor import results
 
-    if not args.probe and not args.model:
+    if args.list_models:
+        return print_presets(False)
+    has_model = bool(args.model or args.model_opt)
+    if not args.probe and not has_model:
         raise UserError("nothing to report: give --probe RESULTS.json, --model PRESET, or both")
     run_result = results.load(args.probe) if args.probe else None
-    workload = workload_from(args)
+    workload = workload_from(args) if has_model else None
     catalog = catalog_from(args)
     out = Path(args.output) if args.output else default_output(run_result, workload)
     if out.suffix.lower() not in (".html", ".htm"):
@@ -105,15 +60,13 @@ def run(args: argparse.Namespace) -> int:
     from gpuadvisor.fileio import atomic_write_text
     from gpuadvisor.report import build_report
 
-    if args.price is not None and not args.price >= 0:
-        raise UserError(f"--price must be >= 0, got {args.price}")
     html = build_report(
         run_result,
         workload,
         catalog,
         title=args.title,
-        price_per_hour=args.price,
-        gpu_counts=gpu_counts(args.gpus) if workload is not None else None,
+        price_per_hour=args.price_per_hour,
+        gpu_counts=tuple(args.gpu_counts) if workload is not None else None,
     )
     path = atomic_write_text(out, html, force=args.force)
     print(f"wrote {path} ({len(html) / 1e6:.1f} MB, self-contained: open it in any browser, offline)")

@@ -122,19 +122,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any], top: int, result: Any) -> None:
     from gpuadvisor.cli.estimate_cmd import describe_workload, fmt_time
+    from gpuadvisor.recommend import fewest_gpus_per_card
 
-    print(f"\nRecommendations for {describe_workload(workload)} (estimates; ranked by time):")
-    seen: set[str] = set()
-    shown = 0
-    for o in fitting:
-        if o.card in seen:
-            continue  # the fewest GPUs that fit, per card
-        seen.add(o.card)
+    print(f"\nRecommendations for {describe_workload(workload)}")
+    print("(estimates; the fewest GPUs of each card that fit, fastest first):")
+    for o in fewest_gpus_per_card(options)[:top]:
         note = " (measured here)" if o.uses_measured else ""
-        print(f"  {o.num_gpus} x {o.card:<28} needs {o.needed_gib:6.1f} GiB/GPU  {fmt_time(o.time_s)}{note}")
-        shown += 1
-        if shown >= top:
-            break
+        rate = o.compute.decode_tokens_per_s if workload.mode == "inference" else o.compute.tokens_per_s
+        what = "decode" if workload.mode == "inference" else "training"
+        speed = f"{rate:,.0f} tok/s {what}" if rate else "-"
+        print(f"  {o.num_gpus} x {o.card:<26} needs {o.needed_gib:6.1f} GiB/GPU  "
+              f"{fmt_time(o.time_s):>9} per {'request' if workload.mode == 'inference' else 'step'}  {speed}{note}")
     if not fitting:
         print("  no card in the catalog fits this workload, even with 8 GPUs")
     for dev in result.devices:

@@ -1,0 +1,55 @@
+"""The main job, `gpuadvisor run`, on a machine without a GPU (as in CI)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import gpuadvisor.probe_runner as pr
+from gpuadvisor import devices, results
+from gpuadvisor.cli import main
+from gpuadvisor.probe_runner import RunOptions
+
+SMALL = {"host": {"vec_bytes": 1 << 20, "mat_n": 64, "repeats": 2},
+         "crossover": {"vector_sizes": [1 << 10, 1 << 12], "matmul_sizes": [16, 32], "repeats": 2}}
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    real = pr.run_probes
+    monkeypatch.setattr(devices, "discover", lambda: devices.Discovery(reason="NVML: Driver Not Loaded"))
+    monkeypatch.setattr(pr, "run_probes", lambda opts, **kw: real(
+        RunOptions(mode=opts.mode, device=opts.device, probe_options=SMALL), **kw))
+
+
+def test_run_without_gpu_measures_host_recommends_and_reports(no_gpu, tmp_path, capsys):
+    code = main(["run", "--out-dir", str(tmp_path), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert data["gpu_found"] is False and data["message"].startswith("no NVIDIA GPU found: NVML: Driver Not Loaded")
+    saved = results.load(data["probe_file"])
+    assert [p.status for p in saved.host_probes] == ["ok", "ok"]
+    recs = data["recommendations"]
+    assert recs and all(r["fits"] for r in recs)
+    assert len({r["card"] for r in recs}) == len(recs)  # one row per card: its fewest GPUs that fit
+    assert all(r["uses_measured"] is False for r in recs)
+    html = (tmp_path / data["report_file"].split("/")[-1]).read_text()
+    assert html.startswith("<!DOCTYPE html>") and "llama-3-8b" in html
+
+
+def test_run_text_says_plainly_no_gpu_was_found(no_gpu, tmp_path, capsys):
+    assert main(["run", "--out-dir", str(tmp_path), "--no-report", "--model", "mistral-7b"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("No GPU was found on this machine")
+    assert "Recommendations for mistral-7b" in out
+    # a second run never overwrites the first one's files
+    assert main(["run", "--out-dir", str(tmp_path), "--no-report"]) == 0
+    assert len(list(tmp_path.glob("probe-*.json"))) == 2
+
+
+def test_run_rejects_bad_workload_before_probing(capsys, tmp_path):
+    assert main(["run", "--out-dir", str(tmp_path), "--model", "not-a-model"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not-a-model" in err
+    assert not list(tmp_path.iterdir())
