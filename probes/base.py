@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.results import Measurement
-from probes.timing import Deadline
+from probes.timing import Deadline, ProbeSkipped
 
 _PRELOAD: dict[str, threading.Thread] = {}
 
@@ -59,6 +59,12 @@ class ProbeContext:
     options: dict[str, Any] = field(default_factory=dict)  # per-probe overrides (tests, sizes)
     _torch: Any = None
     _torch_reason: str | None = None
+
+    def gpu(self) -> Any:
+        """The cupy module, or ProbeSkipped: a GPU probe on a machine without one is skipped, not failed."""
+        if self.cp is None:
+            raise ProbeSkipped("no usable GPU")
+        return self.cp
 
     @property
     def quick(self) -> bool:

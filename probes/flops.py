@@ -10,7 +10,7 @@ import numpy as np
 
 from gpuadvisor.results import ProbeResult
 from probes.base import ProbeContext, compiled, datasheet_for, measurement
-from probes.timing import ProbeSkipped, time_gpu
+from probes.timing import time_gpu
 
 NAME = "flops"
 
@@ -84,9 +84,7 @@ def prepare(ctx: ProbeContext) -> dict[str, Any]:
 
 
 def run(ctx: ProbeContext) -> ProbeResult:
-    cp = ctx.cp
-    if cp is None:
-        raise ProbeSkipped("no usable GPU")
+    cp = ctx.gpu()
     t0 = time.perf_counter()
     props = ctx.props
     sms = int(props.get("multiprocessor_count") or 1)

@@ -11,7 +11,7 @@ import numpy as np
 
 from gpuadvisor.results import ProbeResult
 from probes.base import ProbeContext, compiled, datasheet_for, measurement
-from probes.timing import ProbeSkipped, retry_smaller, time_gpu
+from probes.timing import retry_smaller, time_gpu
 
 NAME = "memory_bandwidth"
 
@@ -78,9 +78,7 @@ def prepare(ctx: ProbeContext) -> dict[str, Any]:
 
 
 def run(ctx: ProbeContext) -> ProbeResult:
-    cp = ctx.cp
-    if cp is None:
-        raise ProbeSkipped("no usable GPU")
+    cp = ctx.gpu()
     t0 = time.perf_counter()
     props = ctx.props
     sms = int(props.get("multiprocessor_count") or 1)

@@ -260,9 +260,7 @@ def prepare(ctx: ProbeContext) -> dict[str, Any]:
 
 
 def run(ctx: ProbeContext) -> ProbeResult:
-    cp = ctx.cp
-    if cp is None:
-        raise ProbeSkipped("no usable GPU")
+    cp = ctx.gpu()
     t0 = time.perf_counter()
     props = ctx.props
     cc = float(props.get("compute_capability") or 0)

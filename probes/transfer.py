@@ -13,7 +13,7 @@ import numpy as np
 
 from gpuadvisor.results import ProbeResult
 from probes.base import ProbeContext, measurement
-from probes.timing import ProbeSkipped, retry_smaller, time_gpu, time_host, time_torch
+from probes.timing import retry_smaller, time_gpu, time_host, time_torch
 
 NAME = "transfer"
 H2D, D2H = 1, 2  # cudaMemcpyKind
@@ -33,9 +33,7 @@ def sizes(quick: bool, free_bytes: int) -> list[int]:
 
 
 def run(ctx: ProbeContext) -> ProbeResult:
-    cp = ctx.cp
-    if cp is None:
-        raise ProbeSkipped("no usable GPU")
+    cp = ctx.gpu()
     t0 = time.perf_counter()
     props = ctx.props
     free = int(props.get("memory_free_bytes") or cp.cuda.runtime.memGetInfo()[0])

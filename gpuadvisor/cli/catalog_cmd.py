@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gpuadvisor.catalog import Card, find, load_catalog
-from gpuadvisor.cli.common import catalog_from, fmt, print_json
+from gpuadvisor.cli.common import catalog_from, fmt, non_negative_float, print_json
 from gpuadvisor.errors import UserError
 
 
@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument(
         "--family", choices=["geforce", "professional", "datacenter", "jetson", "instinct", "radeon"]
     )
-    ls.add_argument("--min-memory", type=_non_negative, metavar="GIB", help="at least this much memory")
+    ls.add_argument("--min-memory", type=non_negative_float, metavar="GIB", help="at least this much memory")
     ls.add_argument("--match", metavar="TEXT", help="fuzzy name filter, e.g. '4090' or 'h100 sxm'")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
     ls.set_defaults(func=run_list)
@@ -31,16 +31,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     val = csub.add_parser("validate", help="check every catalog file (shipped and --catalog DIR)")
     val.add_argument("--json", action="store_true")
     val.set_defaults(func=run_validate)
-
-
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0 or value != value:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
-    return value
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -24,3 +25,54 @@ def fmt(value: float | None, digits: int = 1, unit: str = "") -> str:
         return "-"
     text = f"{value:,.{digits}f}"
     return f"{text} {unit}".rstrip()
+
+
+# argparse `type=` callables: a bad value becomes a one-line usage error naming the flag.
+
+
+def _number(text: str, conv: type, kind: str) -> float:
+    try:
+        v = conv(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+    if isinstance(v, float) and not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    v = int(_number(text, int, "an integer"))
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return v
+
+
+def non_negative_int(text: str) -> int:
+    v = int(_number(text, int, "an integer"))
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    v = _number(text, float, "a number")
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return v
+
+
+def non_negative_float(text: str) -> float:
+    v = _number(text, float, "a number")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+    return v
+
+
+def gpu_counts_arg(text: str) -> list[int]:
+    try:
+        out = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of GPU counts: {text!r} (e.g. 1,2,4,8)") from None
+    if not out or out[0] < 1 or out[-1] > 1024:
+        raise argparse.ArgumentTypeError(f"GPU counts must be between 1 and 1024: {text!r}")
+    return out

@@ -6,39 +6,11 @@ import argparse
 import math
 from typing import Any
 
+from gpuadvisor.cli.common import non_negative_int, positive_float, positive_int
 from gpuadvisor.errors import UserError
+from gpuadvisor.units import duration
 
 GiB = 2**30
-
-
-def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
-    return v
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
-    return v
-
-
-def positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (v > 0) or math.isinf(v):
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
-    return v
 
 
 def fraction(text: str) -> float:
@@ -148,18 +120,7 @@ def gib(v: float) -> str:
     return f"{v / GiB:,.2f}"
 
 
-def fmt_time(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    if s < 120:
-        return f"{s:.1f} s"
-    if s < 7200:
-        return f"{s / 60:.1f} min"
-    if s < 172800:
-        return f"{s / 3600:.1f} h"
-    return f"{s / 86400:.1f} days"
+fmt_time = duration  # the CLI's name for the shared formatter
 
 
 def describe_workload(w: Any) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpuadvisor.cli.common import gpu_counts_arg, non_negative_float
 from gpuadvisor.cli.estimate_cmd import (
     add_workload_args,
     describe_workload,
@@ -15,31 +16,11 @@ from gpuadvisor.cli.estimate_cmd import (
 from gpuadvisor.errors import UserError
 
 
-def gpu_counts_arg(text: str) -> list[int]:
-    try:
-        out = sorted({int(x) for x in text.split(",") if x.strip()})
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of GPU counts: {text!r} (e.g. 1,2,4,8)") from None
-    if not out or out[0] < 1 or out[-1] > 1024:
-        raise argparse.ArgumentTypeError(f"GPU counts must be between 1 and 1024: {text!r}")
-    return out
-
-
-def price_arg(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a price: {text!r}") from None
-    if not (v >= 0) or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"price must be >= 0: {text!r}")
-    return v
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recommend", help="rank GPUs and 1/2/4/8-GPU setups for a workload")
     add_workload_args(p)
     p.add_argument("--gpu-counts", type=gpu_counts_arg, default=[1, 2, 4, 8], metavar="N,N", help="default 1,2,4,8")
-    p.add_argument("--price-per-hour", type=price_arg, metavar="USD",
+    p.add_argument("--price-per-hour", type=non_negative_float, metavar="USD",
                    help="rental price per GPU-hour (cost = price x GPUs x time); default: launch price x GPUs")
     p.add_argument("--sort", default="time", choices=["time", "cost", "energy", "memory"])
     p.add_argument("--probe", metavar="RESULTS.json", help="probe result: measured figures replace the local card's")

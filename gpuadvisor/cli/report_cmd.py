@@ -7,9 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.cli.common import catalog_from
+from gpuadvisor.cli.common import catalog_from, gpu_counts_arg, non_negative_float
 from gpuadvisor.cli.estimate_cmd import add_workload_args, print_presets, workload_from
-from gpuadvisor.cli.recommend_cmd import gpu_counts_arg, price_arg
 from gpuadvisor.errors import UserError
 
 DEFAULT_DIR = "reports"
@@ -25,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--probe", metavar="RESULTS.json", help="saved probe results")
     add_workload_args(p, json_flag=False)
     p.add_argument("--gpu-counts", type=gpu_counts_arg, default=[1, 2, 4, 8], metavar="N,N", help="default 1,2,4,8")
-    p.add_argument("--price-per-hour", type=price_arg, metavar="USD", help="rental price per GPU-hour for the cost")
+    p.add_argument("--price-per-hour", type=non_negative_float, metavar="USD",
+                   help="rental price per GPU-hour for the cost")
     p.add_argument("-o", "--output", metavar="FILE.html", help=f"output file (default: {DEFAULT_DIR}/NAME.html)")
     p.add_argument("--title", help="report title")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")

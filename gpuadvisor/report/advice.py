@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuadvisor.units import duration
+
 GiB = 2**30
 
 
@@ -103,7 +105,7 @@ def workload_view(workload: Any, catalog: Any, *, top: int = 12, **recommend_kw:
                 o["label"],
                 f"{o['memory_gib']:,.1f} GiB" if o["memory_gib"] is not None else "-",
                 "yes" if o["fits"] else "no",
-                _duration(o["time_s"]),
+                duration(o["time_s"]),
                 money(o["cost"], o["cost_basis"]),
             ]
         )
@@ -134,15 +136,3 @@ def _params(n: float) -> str:
     return f"{n:.0f}"
 
 
-def _duration(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 1:
-        return f"{s * 1000:.3g} ms"
-    if s < 120:
-        return f"{s:.3g} s"
-    if s < 7200:
-        return f"{s / 60:.3g} min"
-    if s < 48 * 3600:
-        return f"{s / 3600:.3g} h"
-    return f"{s / 86400:.3g} days"

@@ -290,7 +290,7 @@ class GpuAdvisorApp(App[None]):
             )
         )
         table.clear()
-        from gpuadvisor.report.advice import _duration
+        from gpuadvisor.units import duration
 
         for i, o in enumerate(options, start=1):
             cost = advice.money(o["cost"], o["cost_basis"])
@@ -299,7 +299,7 @@ class GpuAdvisorApp(App[None]):
                 o["label"],
                 num(o["memory_gib"]),
                 Text("yes", style="green") if o["fits"] else Text("no", style="red"),
-                _duration(o["time_s"]),
+                duration(o["time_s"]),
                 cost,
                 key=o["label"],
             )
