@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuadvisor.results import load  # noqa: E402
+from gpuadvisor.results import load
 
 # Sweep points and crossover sizes are not figures of merit; host figures depend on the host load.
 SKIP_PREFIXES = ("crossover.",)
@@ -35,7 +35,7 @@ def main() -> int:
                         values.setdefault(f"GPU{dev.index} {m.key}", []).append(m.value)
                         units[f"GPU{dev.index} {m.key}"] = m.unit
     worst = 0.0
-    print(f"| figure | runs | median | min | max | max dev from median |\n| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| figure | runs | median | min | max | max dev from median |\n| --- | ---: | ---: | ---: | ---: | ---: |")
     for key, vals in values.items():
         med = statistics.median(vals)
         dev = max(abs(v - med) for v in vals) / med * 100 if med else 0.0
