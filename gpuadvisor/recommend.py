@@ -209,6 +209,8 @@ def recommend(
         if card.name in meas:
             hw = apply_measured(hw, meas[card.name])
         for n in counts:
+            if n > 1 and card.family in SINGLE_DEVICE_FAMILIES:
+                continue  # an edge module is one GPU: there is no tensor parallelism across modules
             try:
                 options.append(evaluate(workload, hw, n, price_per_hour=price_per_hour,
                                         launch_price_usd=card.launch_price_usd, efficiency=efficiency))
@@ -216,6 +218,9 @@ def recommend(
                 continue  # this layout is impossible (e.g. heads not divisible): skip the count
     options.sort(key=lambda o: _key(o, sort_by))
     return options
+
+
+SINGLE_DEVICE_FAMILIES = frozenset({"jetson"})
 
 
 def fewest_gpus_per_card(options: list[Option]) -> list[Option]:
@@ -231,6 +236,18 @@ def fewest_gpus_per_card(options: list[Option]) -> list[Option]:
     return [o for o in fitting if o.num_gpus == fewest[o.card]]
 
 
+def one_per_card(options: list[Option]) -> list[Option]:
+    """One row per card, in rank order: its fewest GPUs that fit; cards that never fit follow,
+    each at its largest GPU count tried, whose `reason` says why."""
+    fitting = fewest_gpus_per_card(options)
+    fits = {o.card for o in fitting}
+    largest: dict[str, Option] = {}
+    for o in options:
+        if o.card not in fits and (o.card not in largest or o.num_gpus > largest[o.card].num_gpus):
+            largest[o.card] = o
+    return fitting + [o for o in options if largest.get(o.card) is o]
+
+
 def why_not(options: list[Option]) -> dict[str, str]:
     """For each card with no fitting configuration: the reason at its largest GPU count."""
     fitting = {o.card for o in options if o.fits}
@@ -241,4 +258,4 @@ def why_not(options: list[Option]) -> dict[str, str]:
     return out
 
 
-__all__ = ["SORT_KEYS", "Option", "evaluate", "fewest_gpus_per_card", "layout", "recommend", "why_not"]
+__all__ = ["SORT_KEYS", "Option", "evaluate", "fewest_gpus_per_card", "layout", "one_per_card", "recommend", "why_not"]

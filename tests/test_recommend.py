@@ -93,3 +93,33 @@ def test_ranking_is_deterministic(catalog, model, mode, batch, sort_by, seed):
     key = [(o.card, o.num_gpus, o.fits) for o in a]
     assert key == [(o.card, o.num_gpus, o.fits) for o in b]
     assert json.dumps([o.to_dict() for o in a], default=str) == json.dumps([o.to_dict() for o in b], default=str)
+
+
+def test_one_per_card_keeps_fewest_fitting_then_the_rest_with_reasons():
+    from gpuadvisor.catalog import load_catalog
+    from gpuadvisor.recommend import one_per_card, recommend
+    from gpuadvisor.workload import make_workload
+
+    catalog = load_catalog(use_env=False)
+    options = recommend(make_workload("llama-2-70b", mode="inference", dtype="bf16"), catalog)
+    rows = one_per_card(options)
+    assert len(rows) == len({o.card for o in options}) == len(catalog)
+    fit = [o for o in rows if o.fits]
+    assert fit and rows[: len(fit)] == fit  # fitting cards first, in rank order
+    for o in fit:
+        assert o.num_gpus == min(x.num_gpus for x in options if x.card == o.card and x.fits)
+    for o in rows[len(fit):]:
+        assert not o.fits and "needs" in o.reason
+        assert o.num_gpus == max(x.num_gpus for x in options if x.card == o.card)
+
+
+def test_edge_modules_are_never_combined():
+    from gpuadvisor.catalog import load_catalog
+    from gpuadvisor.recommend import recommend
+    from gpuadvisor.workload import make_workload
+
+    catalog = load_catalog(use_env=False)
+    options = recommend(make_workload("llama-3-8b"), catalog)
+    jetsons = {c.name for c in catalog.cards if c.family == "jetson"}
+    assert jetsons and all(o.num_gpus == 1 for o in options if o.card in jetsons)
+    assert not any(o.fits for o in options if o.card == "Jetson Nano")

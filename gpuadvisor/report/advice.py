@@ -40,11 +40,11 @@ def memory_parts(breakdown: Any) -> list[tuple[str, float]]:
 
 
 def rank(workload: Any, catalog: Any, **kw: Any) -> list[Any]:
-    """recommend.recommend's ranked options (keyword arguments pass through: gpu_counts,
-    price_per_hour, measured, sort_by)."""
-    from gpuadvisor.recommend import recommend
+    """One option per card, as `gpuadvisor recommend` shows them (keyword arguments pass through
+    to recommend.recommend: gpu_counts, price_per_hour, measured, sort_by)."""
+    from gpuadvisor.recommend import one_per_card, recommend
 
-    return list(recommend(workload, catalog, **kw))
+    return one_per_card(recommend(workload, catalog, **kw))
 
 
 def option_fields(opt: Any, catalog: Any = None) -> dict[str, Any]:

@@ -286,7 +286,7 @@ class GpuAdvisorApp(App[None]):
             Text.assemble(
                 ("✓ ", "green"),
                 f"{w.model.name}: {breakdown.total / GiB:,.1f} GiB{per} ({breakdown.phase} peak); "
-                f"{fits} of {len(options)} options fit",
+                f"{fits} of {len(options)} cards fit",
             )
         )
         table.clear()
