@@ -53,3 +53,17 @@ def test_run_rejects_bad_workload_before_probing(capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not-a-model" in err
     assert not list(tmp_path.iterdir())
+
+
+def test_run_on_a_gpu_machine_says_how_your_card_does(monkeypatch, tmp_path, capsys):
+    """With a (saved) H100 result standing in for the probe run, the text names the local card."""
+    from pathlib import Path
+
+    h100 = results.load(Path(__file__).parent / "data" / "h100-probe.json")
+    monkeypatch.setattr(pr, "run_probes", lambda opts, **kw: h100)
+    assert main(["run", "--out-dir", str(tmp_path), "--no-report", "--model", "llama-2-13b"]) == 0
+    out = capsys.readouterr().out
+    assert "No GPU was found" not in out
+    assert "Your GPU 0, NVIDIA H100 80GB HBM3: fits on 1," in out
+    assert main(["run", "--out-dir", str(tmp_path), "--no-report", "--model", "llama-2-70b"]) == 0
+    assert "Your GPU 0, NVIDIA H100 80GB HBM3: fits on 2," in capsys.readouterr().out

@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any], top: int, result: Any) -> None:
     from gpuadvisor.cli.estimate_cmd import describe_workload, fmt_time
-    from gpuadvisor.recommend import fewest_gpus_per_card
+    from gpuadvisor.recommend import fewest_gpus_per_card, one_per_card
 
     print(f"\nRecommendations for {describe_workload(workload)}")
     print("(estimates; the fewest GPUs of each card that fit, fastest first):")
@@ -135,7 +135,13 @@ def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any]
               f"{fmt_time(o.time_s):>9} per {'request' if workload.mode == 'inference' else 'step'}  {speed}{note}")
     if not fitting:
         print("  no card in the catalog fits this workload, even with 8 GPUs")
+    rows = {o.card: o for o in reversed(one_per_card(options))}
     for dev in result.devices:
-        mine = [o for o in options if o.card == dev.catalog_name]
-        if mine and not any(o.fits for o in mine):
-            print(f"  Your {dev.name}: does not fit ({mine[0].reason})")
+        o = rows.get(dev.catalog_name or "")
+        if o is None:
+            print(f"  Your GPU {dev.index}, {dev.name}: not in the catalog, so not ranked")
+        elif o.fits:
+            print(f"  Your GPU {dev.index}, {dev.name}: fits on {o.num_gpus}, {fmt_time(o.time_s)} per "
+                  f"{'request' if workload.mode == 'inference' else 'step'} (from the figures measured here)")
+        else:
+            print(f"  Your GPU {dev.index}, {dev.name}: does not fit ({o.reason})")
