@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gpuadvisor.catalog import Card, find, load_catalog
-from gpuadvisor.cli.common import catalog_from, fmt, non_negative_float, print_json
+from gpuadvisor.cli.common import catalog_from, console, fmt, non_negative_float, print_json
 from gpuadvisor.errors import UserError
 
 
@@ -45,7 +45,6 @@ def run_list(args: argparse.Namespace) -> int:
     if not cards:
         print("no cards match")
         return 0
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{len(cards)} cards", show_lines=False, pad_edge=False)
@@ -63,7 +62,7 @@ def run_list(args: argparse.Namespace) -> int:
             fmt(c.tensor_tflops("bf16"), 0),
             fmt(c.tdp_w, 0),
         )
-    Console().print(table)
+    console().print(table)
     return 0
 
 

@@ -9,6 +9,7 @@ import argparse
 import sys
 from typing import Any
 
+from gpuadvisor.cli.common import console as make_console
 from gpuadvisor.cli.common import print_json
 
 
@@ -53,10 +54,9 @@ def _probe_now(args: argparse.Namespace) -> Any:
 
 
 def _print(report: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = make_console()
     if report.devices and report.devices[0].index is None:
         console.print(f"[red]FAIL[/]: {_esc(report.devices[0].name)}; all {len(report.devices[0].outcomes)} rules fail")
         return

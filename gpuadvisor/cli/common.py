@@ -15,6 +15,15 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
     return load_catalog(getattr(args, "catalog", []) or [])
 
 
+def console() -> Any:
+    """A rich console for stdout; piped or captured output gets a wide page, not 80 columns,
+    so that table rows stay on one line for grep and for logs."""
+    from rich.console import Console
+
+    c = Console(highlight=False)
+    return c if c.is_terminal else Console(highlight=False, width=160)
+
+
 def print_json(obj: Any) -> None:
     json.dump(obj, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")

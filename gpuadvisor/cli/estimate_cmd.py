@@ -142,7 +142,7 @@ def describe_workload(w: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
-    from gpuadvisor.cli.common import catalog_from, print_json
+    from gpuadvisor.cli.common import catalog_from, console, print_json
     from gpuadvisor.estimate import HardwareFigures, apply_measured, estimate_compute, estimate_memory
 
     w = workload_from(args)
@@ -165,10 +165,9 @@ def run(args: argparse.Namespace) -> int:
                     "hardware_source": hw.source, "memory": mem.to_dict(), "compute": comp.to_dict(),
                     "fits": card.memory_gib is not None and mem.total / GiB <= card.memory_gib})
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    con = console()
     con.print(f"[bold]{describe_workload(w)}[/bold]")
     t = Table(title=f"memory per GPU (peak: {mem.phase})", show_header=True)
     t.add_column("item")

@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from gpuadvisor.cli.common import catalog_from, fmt
+from gpuadvisor.cli.common import console as make_console
 from gpuadvisor.fileio import ensure_writable
 from gpuadvisor.results import Measurement, ProbeResult, RunResult, save
 from probes import ALL_PROBES
@@ -119,12 +120,9 @@ def measurement_rows(probes: list[ProbeResult]) -> list[tuple[str, str, str, str
 
 
 def print_summary(result: RunResult) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
-    if not console.is_terminal:  # piped or captured: no terminal width to honour, keep rows on one line
-        console = Console(highlight=False, width=140)
+    console = make_console()
     h = result.host
     console.print(f"gpuadvisor probe ({result.mode}) on {h.hostname}: {h.cpu}; driver {h.driver_version or '-'}, "
                   f"CUDA {h.cuda_runtime_version or '-'}, CuPy {h.cupy_version or '-'}, torch {h.torch_version or '-'}",

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
-    from gpuadvisor.cli.common import catalog_from, print_json
+    from gpuadvisor.cli.common import catalog_from, console, print_json
     from gpuadvisor.recommend import fewest_gpus_per_card, recommend, why_not
 
     w = workload_from(args)
@@ -55,10 +55,9 @@ def run(args: argparse.Namespace) -> int:
                     "options": [o.to_dict() for o in options], "not_fitting": fails,
                     "estimate": True})
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    con = console()
     con.print(f"[bold]{describe_workload(w)}[/bold]")
     fitting = [o for o in options if o.fits] if args.all else fewest_gpus_per_card(options)
     if fitting:
