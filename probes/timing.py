@@ -69,6 +69,37 @@ class Timing:
         return {"median_ms": self.median_ms, "min_ms": self.min_ms, "spread": self.spread, "n": len(self.times_ms)}
 
 
+def _time_with_events(
+    fn: Callable[[], Any],
+    sync: Callable[[], Any],
+    elapsed_ms: Callable[[Callable[[], Any]], float],
+    *,
+    warmup: int,
+    repeats: int,
+    deadline: Deadline | None,
+    what: str,
+    min_repeats: int,
+) -> Timing:
+    """Warm up, then time each repeat with one pair of device events.
+
+    Stops early (keeping the repeats done) once the deadline is near, as long as min_repeats
+    were timed; raises ProbeTimeout if it is already past.
+    """
+    for _ in range(warmup):
+        fn()
+    sync()
+    if deadline is not None:
+        deadline.check(what)
+    times: list[float] = []
+    for i in range(repeats):
+        times.append(elapsed_ms(fn))
+        if deadline is not None and i + 1 >= min_repeats and deadline.remaining < 0.5:
+            break
+        if deadline is not None:
+            deadline.check(what)
+    return Timing(times)
+
+
 def time_gpu(
     cp: Any,
     fn: Callable[[], Any],
@@ -79,29 +110,18 @@ def time_gpu(
     what: str = "",
     min_repeats: int = 3,
 ) -> Timing:
-    """Time fn (which enqueues work on the current stream) with CUDA events, one pair per repeat.
-
-    Stops early (keeping the repeats done) once the deadline is near, as long as min_repeats
-    were timed; raises ProbeTimeout if it is already past.
-    """
-    for _ in range(warmup):
-        fn()
-    cp.cuda.get_current_stream().synchronize()
-    if deadline is not None:
-        deadline.check(what)
-    times: list[float] = []
+    """Time fn (which enqueues work on CuPy's current stream) with CUDA events."""
     start, stop = cp.cuda.Event(), cp.cuda.Event()
-    for i in range(repeats):
+
+    def elapsed_ms(f: Callable[[], Any]) -> float:
         start.record()
-        fn()
+        f()
         stop.record()
         stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-        if deadline is not None and i + 1 >= min_repeats and deadline.remaining < 0.5:
-            break
-        if deadline is not None:
-            deadline.check(what)
-    return Timing(times)
+        return cp.cuda.get_elapsed_time(start, stop)
+
+    return _time_with_events(fn, cp.cuda.get_current_stream().synchronize, elapsed_ms, warmup=warmup,
+                             repeats=repeats, deadline=deadline, what=what, min_repeats=min_repeats)
 
 
 def time_torch(
@@ -115,25 +135,18 @@ def time_torch(
     min_repeats: int = 3,
 ) -> Timing:
     """Like time_gpu, with PyTorch's events on PyTorch's current stream."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    if deadline is not None:
-        deadline.check(what)
-    times: list[float] = []
-    for i in range(repeats):
+
+    def elapsed_ms(f: Callable[[], Any]) -> float:
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        f()
         stop.record()
         stop.synchronize()
-        times.append(start.elapsed_time(stop))
-        if deadline is not None and i + 1 >= min_repeats and deadline.remaining < 0.5:
-            break
-        if deadline is not None:
-            deadline.check(what)
-    return Timing(times)
+        return start.elapsed_time(stop)
+
+    return _time_with_events(fn, torch.cuda.synchronize, elapsed_ms, warmup=warmup, repeats=repeats,
+                             deadline=deadline, what=what, min_repeats=min_repeats)
 
 
 def time_host(
