@@ -343,3 +343,15 @@ def test_outputs_get_ordinary_file_permissions(tmp_path):
     finally:
         os.umask(umask)
     assert p.stat().st_mode & 0o777 == 0o644
+
+
+def test_check_refuses_an_existing_junit_before_probing(monkeypatch, capsys, tmp_path):
+    def must_not_probe(*a, **kw):
+        raise AssertionError("probed before checking --junit")
+
+    monkeypatch.setattr(pr, "run_probes", must_not_probe)
+    junit = tmp_path / "checks.xml"
+    junit.write_text("keep me")
+    code, _, err = cli(capsys, "check", "--rules", str(ROOT / "rules" / "training-node.yaml"), "--junit", str(junit))
+    assert_one_line_usage_error(code, err, "--force")
+    assert junit.read_text() == "keep me"

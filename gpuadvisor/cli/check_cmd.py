@@ -32,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
     from gpuadvisor import checks, results
 
     rules = checks.load_rules(args.rules)  # bad rules: UserError, exit 2, before any probing
+    if args.junit:
+        from gpuadvisor.fileio import ensure_writable
+
+        ensure_writable(args.junit, force=args.force)  # a bad --junit fails now, not after a probe run
     run_result = results.load(args.probe) if args.probe else _probe_now(args)
     report = checks.evaluate(rules, run_result)
     if args.junit:
