@@ -1,0 +1,40 @@
+"""Memory, time and serving estimates of a workload on a GPU: pure functions, no torch, no UI.
+
+`memory` counts the peak bytes per GPU tensor by tensor, `compute` turns FLOPs and bytes into
+time with explicit efficiencies, `serving` derives what users of a deployment see (TTFT, TPOT,
+tok/s, KV capacity) per engine profile, and `hardware` holds the figures of one GPU (datasheet or
+measured). This package re-exports the public names so callers import from `gpuadvisor.estimate`.
+"""
+
+from gpuadvisor.estimate.compute import (
+    ComputeEstimate,
+    estimate_compute,
+    forward_flops_per_token,
+    training_flops_per_token,
+)
+from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures, apply_measured, measured_figures
+from gpuadvisor.estimate.memory import (
+    ITEMS,
+    GiB,
+    MemoryBreakdown,
+    estimate_memory,
+    kv_cache_bytes,
+    layer_activation_bytes,
+    lora_params,
+)
+from gpuadvisor.estimate.serving import (
+    DEFAULT_ENGINE,
+    ENGINES,
+    EngineProfile,
+    ServingEstimate,
+    decode_step_time,
+    engine_profile,
+    estimate_serving,
+)
+
+__all__ = [
+    "DEFAULT_ENGINE", "ENGINES", "ITEMS", "ComputeEstimate", "Efficiency", "EngineProfile", "GiB", "HardwareFigures",
+    "MemoryBreakdown", "ServingEstimate", "apply_measured", "decode_step_time", "engine_profile", "estimate_compute",
+    "estimate_memory", "estimate_serving", "forward_flops_per_token", "kv_cache_bytes", "layer_activation_bytes",
+    "lora_params", "measured_figures", "training_flops_per_token",
+]

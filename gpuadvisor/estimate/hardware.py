@@ -1,0 +1,124 @@
+"""The figures an estimate needs about one GPU (datasheet or measured) and the efficiencies
+that turn peaks into achievable rates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+GiB = 2**30
+DEFAULT_INTERCONNECT_GBS = 25.0  # PCIe 4.0 x16, achievable, when the catalog has no figure
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """What fraction of the peak a real step reaches. Defaults: calibrated on an H100 against the
+    datasheet (BENCHMARKS.md, "Estimator validation"). With measured figures (`--probe`), the
+    `*_vs_measured` fractions apply instead, since the probe already measured what is reachable."""
+
+    mfu: float = 0.62  # matmul FLOP/s as a fraction of datasheet dense tensor peak
+    bandwidth: float = 0.80  # achieved memory bandwidth as a fraction of the datasheet
+    mfu_vs_measured: float = 0.78  # ... of a measured matmul peak (H100: 787 of 989 TFLOP/s measured)
+    bandwidth_vs_measured: float = 0.89  # ... of a measured copy bandwidth (H100: 3.0 of 3.35 TB/s)
+    interconnect: float = 0.7  # achieved fraction of the interconnect figure
+
+    def validate(self) -> Efficiency:
+        from gpuadvisor.errors import UserError
+
+        for k in ("mfu", "bandwidth", "mfu_vs_measured", "bandwidth_vs_measured", "interconnect"):
+            v = getattr(self, k)
+            if not (0 < v <= 1):
+                raise UserError(f"efficiency {k} must be in (0, 1], got {v!r}")
+        return self
+
+    def for_source(self, source: str) -> tuple[float, float]:
+        if source == "measured":
+            return self.mfu_vs_measured, self.bandwidth_vs_measured
+        return self.mfu, self.bandwidth
+
+
+@dataclass(frozen=True)
+class HardwareFigures:
+    """The figures the estimate needs about one GPU; from the catalog or from a probe run."""
+
+    name: str
+    memory_gib: float | None
+    bandwidth_gbs: float | None
+    tflops: dict[str, float] = field(default_factory=dict)  # dense TFLOP/s per dtype ("fp32" = FMA rate)
+    tdp_w: float | None = None
+    interconnect_gbs: float | None = None
+    source: str = "datasheet"  # "datasheet" | "measured"
+    measured_keys: tuple[str, ...] = ()  # which figures came from the probe
+
+    @classmethod
+    def from_card(cls, card: Any) -> HardwareFigures:
+        tf = {}
+        for dt in ("fp16", "bf16", "tf32", "fp8", "int8"):
+            v = card.tensor_tflops(dt)
+            if v:
+                tf[dt] = float(v)
+        if card.fp32_tflops:
+            tf["fp32"] = float(card.fp32_tflops)
+        return cls(
+            name=card.name,
+            memory_gib=card.memory_gib,
+            bandwidth_gbs=card.memory_bandwidth_gbs,
+            tflops=tf,
+            tdp_w=card.tdp_w,
+            interconnect_gbs=card.interconnect_gbs,
+        )
+
+    def peak_tflops(self, dtype: str) -> float | None:
+        """Matmul peak for a compute dtype; fp32 uses TF32 tensor cores where the card has them
+        (PyTorch's default for matmul is still strict fp32, so fp32 is taken as the FMA rate)."""
+        if dtype == "fp32":
+            return self.tflops.get("fp32")
+        if dtype == "fp8":
+            return self.tflops.get("fp8") or self.tflops.get("bf16") or self.tflops.get("fp16")
+        return self.tflops.get(dtype) or self.tflops.get("fp16") or self.tflops.get("bf16") or self.tflops.get("fp32")
+
+    @property
+    def memory_bytes(self) -> float | None:
+        return None if self.memory_gib is None else self.memory_gib * GiB
+
+
+def measured_figures(device: Any) -> dict[str, float]:
+    """Map a probe DeviceResult's measurements onto estimate figures (the one place that knows
+    the probe keys): bandwidth_gbs from memory.triad (else memory.copy), tflops per dtype from
+    tensor.<dtype>, fp32 from fp32.fma."""
+    out: dict[str, float] = {}
+
+    def val(key: str) -> float | None:
+        m = device.measurement(key)
+        v = getattr(m, "value", None) if m is not None else None
+        return float(v) if v is not None and v > 0 else None
+
+    bw = val("memory.triad") or val("memory.copy")
+    if bw:
+        out["bandwidth_gbs"] = bw
+    for dt in ("fp16", "bf16", "tf32", "fp8", "int8"):
+        v = val(f"tensor.{dt}")
+        if v:
+            out[f"tflops.{dt}"] = v
+    v = val("fp32.fma")
+    if v:
+        out["tflops.fp32"] = v
+    return out
+
+
+def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFigures:
+    """The same card with measured figures replacing datasheet ones (memory size and TDP stay)."""
+    if not figures:
+        return hw
+    tf = dict(hw.tflops)
+    for k, v in figures.items():
+        if k.startswith("tflops."):
+            tf[k.split(".", 1)[1]] = v
+    return replace(
+        hw,
+        bandwidth_gbs=figures.get("bandwidth_gbs", hw.bandwidth_gbs),
+        tflops=tf,
+        source="measured",
+        measured_keys=tuple(sorted(figures)),
+    )
+
