@@ -120,6 +120,9 @@ def advise(
     workload = workload.validate()
     targets_in = targets
     targets = (targets or Targets()).for_workload(workload)
+    if workload.mode == "inference" and workload.model.kind == "decoder":
+        # the serving figures use the targets' context: say so in the workload too
+        workload = workload.with_(seq_len=targets.prompt_tokens, gen_tokens=targets.output_tokens)
     opts = build_options(workload, catalog, targets, offers=offers, spot=spot, region=region, buy=buy, rent=rent,
                          engine=engine, efficiency=efficiency, measured=measured, local_cards=local_cards,
                          only=only)

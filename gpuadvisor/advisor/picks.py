@@ -126,8 +126,9 @@ def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
     add("cheapest", _cheapest(meets))
     add("cheapest_rental", _cheapest([o for o in meets if o.hardware.kind == "rent"]))
     add("cheapest_purchase", _cheapest([o for o in meets if o.hardware.kind == "buy"]))
-    fastest = min(meets, key=lambda o: (o.time_s if o.time_s is not None else math.inf, o.cost is None,
-                                        o.cost or 0.0, o.label), default=None)
+    priced = [o for o in meets if o.cost is not None] or meets  # a budget cannot vouch for an unknown price
+    fastest = min(priced, key=lambda o: (o.time_s if o.time_s is not None else math.inf, o.cost is None,
+                                         o.cost or 0.0, o.label), default=None)
     has_budget = targets.usd_per_hour or targets.budget_usd
     add("fastest_within_budget", fastest, "" if has_budget else " (no budget set: --budget or --budget-per-hour)")
     front = [o for o in frontier(options) if o.meets]
