@@ -89,7 +89,9 @@ class Option:
     tpot_s: float | None = None
     max_users: int | None = None
     request_s: float | None = None  # non-decoder models: one request (batch) end to end
-    usd_per_mtok: float | None = None
+    usd_per_mtok: float | None = None  # at the targets' load
+    capacity_tokens_per_s: float | None = None  # aggregate with as many users as fit (<= 256 per replica)
+    usd_per_mtok_at_capacity: float | None = None
     usd_per_1k_requests: float | None = None  # models that do not decode
     # training
     wall_s: float | None = None
@@ -158,10 +160,12 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
             job = hardware.purchase_usd + elec * wall_h
         elif hardware.kind == "local":
             job = elec * wall_h
-    per_mtok = per_kreq = None
+    per_mtok = per_kreq = per_mtok_cap = None
     if serving and usd_h is not None:
         if f.aggregate:
             per_mtok = usd_h / (f.aggregate * 3600.0) * 1e6
+        if f.capacity:
+            per_mtok_cap = usd_h / (f.capacity * 3600.0) * 1e6
         elif f.tokens_per_s:  # requests per second
             per_kreq = usd_h / (f.tokens_per_s * 3600.0) * 1e3
     energy = kw_h * (t.hours_per_month if serving else (wall_h or 0.0)) if hw.tdp_w else None
@@ -173,6 +177,7 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
         binds_note=f.binds_note, meets=not misses, misses=tuple(misses), per_user_tokens_per_s=f.per_user,
         aggregate_tokens_per_s=f.aggregate, ttft_s=f.ttft, tpot_s=f.tpot, max_users=f.max_users,
         request_s=f.request_s, usd_per_mtok=per_mtok, usd_per_1k_requests=per_kreq,
+        capacity_tokens_per_s=f.capacity, usd_per_mtok_at_capacity=per_mtok_cap,
         wall_s=f.wall_s, tokens_per_s=f.tokens_per_s, job_usd=job,
         uses_measured=hw.source == "measured", shortfall=shortfall,
     )

@@ -81,8 +81,14 @@ def frontier(options: list[Option]) -> list[Option]:
 
 
 def _cheapest(opts: list[Option]) -> Option | None:
-    """Lowest cost, then fastest; options with no known price come last."""
-    return min(opts, key=lambda o: (o.cost is None, o.cost or 0.0, o.time_s or math.inf, o.label), default=None)
+    """Lowest cost, then fastest. Options with no known price come last, the least hardware
+    (memory x GPUs) first among them: the best guess at cheapest without a price."""
+    def key(o: Option) -> tuple:
+        if o.cost is None:
+            return (1, (o.memory_gib_per_gpu or math.inf) * o.hardware.gpus, o.time_s or math.inf, o.label)
+        return (0, o.cost, o.time_s or math.inf, o.label)
+
+    return min(opts, key=key, default=None)
 
 
 def describe(o: Option) -> str:
@@ -102,6 +108,8 @@ def describe(o: Option) -> str:
             speed = (f"{o.per_user_tokens_per_s:,.0f} tok/s per user, first token {duration(o.ttft_s)}, "
                      f"{o.layout}")
             cost = f"${o.usd_per_mtok:,.2f} per 1M tokens" if o.usd_per_mtok is not None else ""
+            if cost and o.usd_per_mtok_at_capacity is not None:
+                cost += f" (${o.usd_per_mtok_at_capacity:,.2f} at full load)"
         else:
             speed = f"{duration(o.request_s)} per request, {o.layout}"
             cost = f"${o.usd_per_1k_requests:,.3f} per 1k requests" if o.usd_per_1k_requests is not None else ""
