@@ -64,8 +64,9 @@ class Advice:
             else:
                 mine = (f"does this at {lo.per_user_tokens_per_s:,.0f} tok/s per user" if lo.fits
                         else f"cannot run this ({lo.binds_note})")
-            other = (f"; {ref.option.hardware.card} rents for ${ref.option.usd_per_mtok:,.2f} per million tokens "
-                     f"({ref.option.label})" if ref and ref.option.usd_per_mtok is not None else "")
+            known = ref is not None and ref.option.usd_per_mtok is not None
+            other = (f"; the cheapest rental that meets the targets, {ref.option.label}, costs "
+                     f"${ref.option.usd_per_mtok:,.2f} per million tokens" if known else "")
         else:
             mine = (f"does this in {(lo.wall_s or 0) / 3600:,.1f} h" if lo.fits and lo.wall_s
                     else ("fits" if lo.fits else f"cannot run this ({lo.binds_note})"))

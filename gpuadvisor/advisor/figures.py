@@ -25,6 +25,7 @@ from gpuadvisor.estimate import (
     estimate_compute,
     estimate_memory,
     estimate_serving,
+    training_flops_per_token,
 )
 from gpuadvisor.estimate.memory import CUDA_CONTEXT_BYTES
 from gpuadvisor.workload import Workload
@@ -201,8 +202,11 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
                                f"interconnect: {comp.comm_time_s / comp.step_time_s:.0%} of each step "
                                "is communication over PCIe", fits=True)
         b = comp.bound or "unknown"
-        note = (f"compute: {comp.mfu:.0%} MFU of {hw.peak_tflops(wl.compute_dtype) or 0:,.0f} TFLOP/s per GPU"
-                if b == "compute" else "bandwidth: activations and optimizer traffic dominate the step")
+        peak = hw.peak_tflops(wl.compute_dtype) or 0.0
+        model_mfu = (training_flops_per_token(wl) * (comp.tokens_per_s or 0.0) / (peak * 1e12 * gpus)) if peak else 0
+        note = (f"compute: matmuls at {comp.mfu:.0%} of {peak:,.0f} TFLOP/s per GPU; {model_mfu:.0%} model-FLOPs "
+                "utilisation over the whole step" if b == "compute"
+                else "bandwidth: activations and optimizer traffic dominate the step")
         return _with_binds(last, "bandwidth" if b == "memory" else b, note, fits=True)
     return last  # type: ignore[return-value]
 
