@@ -143,7 +143,11 @@ def advise(
         notes.append(f"no token budget given (--tokens): costs are for {targets.tokens:.3g} tokens")
     if rent and not any(o.hardware.kind == "rent" for o in opts):
         notes.append("no rental offers were evaluated (no price snapshot, or the filters left none)")
+    if workload.mode == "inference" and engine == "graphs":
+        notes.append("NVIDIA cards older than Volta (compute capability < 7.0) are left out: vLLM-class engines "
+                     "do not run on them (--engine eager includes them)")
     if buy:
+        notes.append("purchase prices are for the GPUs alone, not the host or server around them")
         notes.append(f"bought hardware: purchase amortised over {targets.amortise_months:g} months at "
                      f"{targets.hours_per_month:g} h/month, plus electricity at ${targets.usd_per_kwh:g}/kWh x "
                      f"{targets.utilisation:.0%} of TDP (GPUs only)")

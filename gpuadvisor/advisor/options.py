@@ -14,7 +14,7 @@ purchase plus the job's electricity, and the hardware remains. The local card co
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuadvisor.advisor.figures import Figures, figures
@@ -27,6 +27,8 @@ from gpuadvisor.workload import Workload
 # NVLink, few x16 slots), a workstation up to four professional cards, a server eight.
 BUY_COUNTS = {"geforce": (1,), "radeon": (1,), "jetson": (1,), "professional": (1, 2, 4)}
 SERVER_COUNTS = (1, 2, 4, 8)
+MIN_ENGINE_CC = (7, 0)  # vLLM, TensorRT-LLM and SGLang support Volta and newer
+JETSON_SYSTEM_GIB = 1.5  # a Jetson's memory is shared with its OS and CPU: this much is not the model's
 
 
 @dataclass(frozen=True)
@@ -229,6 +231,15 @@ def purchase_of(card: Any) -> tuple[float | None, str | None, str | None]:
     return None, None, None
 
 
+def _runs_serving_engine(card: Any) -> bool:
+    """vLLM-class engines need an NVIDIA compute capability of 7.0 or newer (Volta on); AMD cards
+    and cards with no figure are kept."""
+    cc = getattr(card, "compute_capability", None)
+    if getattr(card, "vendor", "nvidia") != "nvidia" or not cc:
+        return True
+    return tuple(int(x) for x in cc.split(".")) >= MIN_ENGINE_CC
+
+
 def _wanted(card: Any, only: tuple[str, ...]) -> bool:
     if not only:
         return True
@@ -269,6 +280,8 @@ def build_options(
     cards = {c.name: c for c in catalog.cards if _wanted(c, only)}
     if only and not cards:
         raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
+    if workload.mode == "inference" and engine == "graphs":
+        cards = {n: c for n, c in cards.items() if _runs_serving_engine(c)}
     hws: dict[str, HardwareFigures] = {}
     cache: dict[tuple[str, int], Figures | None] = {}
     measured = measured or {}
@@ -276,6 +289,8 @@ def build_options(
     def hw_of(name: str) -> HardwareFigures:
         if name not in hws:
             hw = HardwareFigures.from_card(cards[name])
+            if cards[name].family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
+                hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - JETSON_SYSTEM_GIB))
             hws[name] = apply_measured(hw, measured[name]) if name in measured else hw
         return hws[name]
 

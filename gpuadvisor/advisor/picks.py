@@ -5,7 +5,8 @@ and what it would take, and buy versus rent. Pure functions over `options.Option
   hardware amortised; training: $ of the job). Also named per kind: cheapest rental, cheapest
   purchase.
 * fastest within budget: the shortest time (serving: time per output token; training: wall
-  time) among the options that meet every target, budgets included.
+  time) among the priced options that meet every target, budgets included; with no budget set,
+  among rentals (buying the fastest card there is is not advice).
 * best value: among the frontier options that meet every target, the lowest cost x time.
 * buy versus rent: break-even hours = purchase price / (rental $/h - electricity $/h); when
   the rental is another card, its $/h is scaled to the purchased card's speed for training
@@ -135,9 +136,11 @@ def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
     add("cheapest_rental", _cheapest([o for o in meets if o.hardware.kind == "rent"]))
     add("cheapest_purchase", _cheapest([o for o in meets if o.hardware.kind == "buy"]))
     priced = [o for o in meets if o.cost is not None] or meets  # a budget cannot vouch for an unknown price
+    has_budget = targets.usd_per_hour or targets.budget_usd
+    if not has_budget:  # with no budget, "fastest" is what one can rent: buying the fastest card is no advice
+        priced = [o for o in priced if o.hardware.kind == "rent"] or priced
     fastest = min(priced, key=lambda o: (o.time_s if o.time_s is not None else math.inf, o.cost is None,
                                          o.cost or 0.0, o.label), default=None)
-    has_budget = targets.usd_per_hour or targets.budget_usd
     add("fastest_within_budget", fastest, "" if has_budget else " (no budget set: --budget or --budget-per-hour)")
     front = [o for o in frontier(options) if o.meets]
     add("best_value", min(front, key=lambda o: (o.cost * o.time_s, o.label), default=None))  # type: ignore[operator]
