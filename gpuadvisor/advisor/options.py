@@ -181,8 +181,15 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
         request_s=f.request_s, usd_per_mtok=per_mtok, usd_per_1k_requests=per_kreq,
         capacity_tokens_per_s=f.capacity, usd_per_mtok_at_capacity=per_mtok_cap,
         wall_s=f.wall_s, tokens_per_s=f.tokens_per_s, job_usd=job,
-        uses_measured=hw.source == "measured", shortfall=shortfall,
+        uses_measured=hw.source == "measured", shortfall=shortfall, notes=_hw_notes(hw, workload),
     )
+
+
+def _hw_notes(hw: HardwareFigures, workload: Workload) -> tuple[str, ...]:
+    """What the figures quietly assume about this card."""
+    if workload.compute_dtype == "bf16" and hw.tflops and "bf16" not in hw.tflops:
+        return (f"{hw.name} has no bf16: it would run in fp16 (same memory and speed estimate)",)
+    return ()
 
 
 def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly: float | None,

@@ -120,7 +120,8 @@ def describe(o: Option) -> str:
         if hw.kind == "buy":
             cost += " (the hardware remains)"
     parts = [o.label + ":", price + ";", speed + (";" if cost else "."), (cost + "." if cost else "")]
-    return " ".join(p for p in parts if p) + f" Binds: {o.binds_note or o.binds}."
+    extra = "".join(f" Note: {n}." for n in o.notes)
+    return " ".join(p for p in parts if p) + f" Binds: {o.binds_note or o.binds}." + extra
 
 
 def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
