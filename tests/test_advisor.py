@@ -191,3 +191,21 @@ def test_hardware_labels():
     assert Hardware("rent", "L4", 1, 0.8, provider="aws", instance_type="g6.xlarge", region="us-east-1").label == \
         "L4 (aws g6.xlarge in us-east-1)"
     assert Hardware("buy", "GeForce RTX 4090", 2).label == "buy 2x GeForce RTX 4090"
+
+
+def test_a_multi_gpu_cheapest_rental_comes_with_the_cheapest_single_gpu(catalog):
+    offers = (FakeOffer("hyper", "2x_A4000", "RTX A4000", 2, 0.30), FakeOffer("runpod", "1x_L40S", "L40S", 1, 0.86))
+    a = advise(make_workload("llama-3.1-8b"), catalog, Targets(tokens_per_s=30), offers=offers, buy=False)
+    assert a.picks["cheapest_rental"].option.hardware.gpus == 2
+    assert a.picks["cheapest_single_gpu"].option.hardware.card == "L40S"
+    a = advise(make_workload("llama-3.1-8b"), catalog, Targets(tokens_per_s=30), offers=offers[1:], buy=False)
+    assert "cheapest_single_gpu" not in a.picks
+
+
+def test_training_buy_versus_rent_prices_the_same_work(catalog):
+    w = make_workload("llama-3-8b", mode="qlora", batch=4, seq_len=2048, checkpointing=True)
+    a = advise(w, catalog, Targets(tokens=50e6, hours_per_month=180), offers=OFFERS)
+    be = a.buy_vs_rent
+    assert be is not None and be.rental is a.picks["cheapest_rental"].option
+    assert be.rental_usd_h == pytest.approx(be.rental.job_usd / (be.purchase.wall_s / 3600))
+    assert be.hours == pytest.approx(be.purchase.hardware.purchase_usd / (be.rental_usd_h - be.electricity_usd_h))
