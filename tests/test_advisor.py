@@ -149,12 +149,15 @@ def test_buy_versus_rent_break_even_formula(catalog):
     assert be.verdict == ("buy" if be.months <= 36 else "rent")
 
 
-def test_consumer_cards_are_bought_one_at_a_time_and_jetson_alone(catalog):
+def test_purchases_come_in_the_counts_people_buy(catalog):
     opts = build_options(make_workload("llama-3.1-70b"), catalog, Targets(), rent=False)
     for o in opts:
         fam = next(c.family for c in catalog.cards if c.name == o.hardware.card)
+        form = next(c.form_factor for c in catalog.cards if c.name == o.hardware.card) or ""
         if fam in ("geforce", "radeon", "jetson"):
             assert o.hardware.gpus == 1
+        if "SXM" in form or "OAM" in form:
+            assert o.hardware.gpus in (4, 8)  # sold on baseboards, not one by one
 
 
 def test_only_filters_cards_and_local_card_sits_beside_the_picks(catalog):
