@@ -146,7 +146,7 @@ def test_buy_versus_rent_break_even_formula(catalog):
     assert be.electricity_usd_h == pytest.approx(elec)
     assert be.hours == pytest.approx(price / (0.69 - elec))
     assert be.months == pytest.approx(be.hours / 180)
-    assert be.verdict == ("buy" if be.months <= 36 else "rent")
+    assert be.verdict == ("buy" if be.months <= 18 else "close" if be.months <= 36 else "rent")
 
 
 def test_purchases_come_in_the_counts_people_buy(catalog):

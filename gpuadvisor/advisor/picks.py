@@ -58,7 +58,7 @@ class BreakEven:
     electricity_usd_h: float
     hours: float | None  # None: renting is never dearer than the electricity of owning
     months: float | None  # at the targets' hours of use per month
-    verdict: str  # "buy" | "rent"
+    verdict: str  # "buy" (pays back within half the hardware's life) | "close" (within its life) | "rent"
     line: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -223,8 +223,11 @@ def buy_vs_rent(options: list[Option], targets: Targets) -> BreakEven | None:
     else:
         hours = price / (rent_h - elec)
         months = hours / targets.hours_per_month
-        verdict = "buy" if months <= targets.amortise_months else "rent"
-        line = (f"{verdict}: {buy.label} (${price:,.0f}) breaks even with renting {rent.label} after {hours:,.0f} h "
+        # pays back within half its life: buy; never within its life: rent; in between: a close call
+        life = targets.amortise_months
+        verdict = "buy" if months <= life / 2 else ("rent" if months > life else "close")
+        word = {"buy": "buy", "rent": "rent", "close": "close call, buying pays back late in the hardware's life"}
+        line = (f"{word[verdict]}: {buy.label} (${price:,.0f}) breaks even with renting {rent.label} after {hours:,.0f} h "
                 f"of use, {months:,.1f} months at {targets.hours_per_month:g} h/month (${price:,.0f} / "
                 f"(${rent_h:,.2f}/h rent - ${elec:,.2f}/h electricity)){scaled}; hardware life taken as "
                 f"{targets.amortise_months:g} months")
