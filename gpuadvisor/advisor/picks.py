@@ -227,8 +227,8 @@ def buy_vs_rent(options: list[Option], targets: Targets) -> BreakEven | None:
         life = targets.amortise_months
         verdict = "buy" if months <= life / 2 else ("rent" if months > life else "close")
         word = {"buy": "buy", "rent": "rent", "close": "close call, buying pays back late in the hardware's life"}
-        line = (f"{word[verdict]}: {buy.label} (${price:,.0f}) breaks even with renting {rent.label} after {hours:,.0f} h "
-                f"of use, {months:,.1f} months at {targets.hours_per_month:g} h/month (${price:,.0f} / "
+        line = (f"{word[verdict]}: {buy.label} (${price:,.0f}) breaks even with renting {rent.label} after "
+                f"{hours:,.0f} h of use, {months:,.1f} months at {targets.hours_per_month:g} h/month (${price:,.0f} / "
                 f"(${rent_h:,.2f}/h rent - ${elec:,.2f}/h electricity)){scaled}; hardware life taken as "
                 f"{targets.amortise_months:g} months")
     return BreakEven(buy, rent, rent_h, elec, hours, months, verdict, line)
