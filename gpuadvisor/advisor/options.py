@@ -302,7 +302,7 @@ def build_options(
     cards = {c.name: c for c in catalog.cards if _wanted(c, only)}
     if only and not cards:
         raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
-    if workload.mode == "inference" and engine == "graphs":
+    if workload.mode == "inference" and workload.model.kind == "decoder" and engine == "graphs":
         cards = {n: c for n, c in cards.items() if _runs_serving_engine(c)}
     hws: dict[str, HardwareFigures] = {}
     cache: dict[tuple[str, int], Figures | None] = {}
