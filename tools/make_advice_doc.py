@@ -109,6 +109,34 @@ def _summary(d: dict) -> list[str]:
     return lines
 
 
+def one_line(title: str, d: dict) -> str:
+    """The answer in one line, from the --json of the question's command."""
+    picks = d["picks"]
+    if not picks:
+        c = d.get("closest")
+        return f"No: nothing evaluated meets every target; closest is {c['option']['label']}" if c else "No option"
+    rent = picks.get("cheapest_single_gpu") or picks.get("cheapest_rental")
+    buy = picks.get("cheapest_purchase")
+    parts = []
+    if title.startswith("Can "):
+        o = buy["option"] if buy else rent["option"]
+        n = sum(1 for x in d["frontier"] if x["meets"])
+        return (f"Yes: {o['hardware']['card']} ({_cost(o)}); binds: {o['binds']}"
+                + (f"; {n} option(s) on the frontier meet it" if n else ""))
+    if rent:
+        parts.append(f"rent {rent['option']['label']} ({_cost(rent['option'])})")
+    if buy:
+        parts.append(f"or buy {buy['option']['label'][4:]} ({_cost(buy['option'])})")
+    line = "; ".join(parts)
+    o = (rent or buy)["option"]
+    line += f"; binds: {o['binds']}"
+    be = d.get("buy_vs_rent")
+    if be and title.startswith("Buy or rent"):
+        months = f"{be['break_even_months']:.0f} months" if be["break_even_months"] is not None else "never"
+        line = f"{be['verdict']}: buying pays back after {months} of 6 h/day; " + line
+    return line[0].upper() + line[1:]
+
+
 def _cost(o: dict) -> str:
     hw = o["hardware"]
     price = f"${o['usd_per_hour']:,.2f}/h" if hw["kind"] == "rent" else (
@@ -123,6 +151,7 @@ def _cost(o: dict) -> str:
 
 def main() -> int:
     parts = [INTRO]
+    answers: list[str] = []
     for i, (title, args, sanity) in enumerate(QUESTIONS, 1):
         argv = [*shlex.split(args), "--top", "8"]
         text = _run(argv)
@@ -130,9 +159,13 @@ def main() -> int:
         parts.append(f"## {i}. {title}\n")
         parts.append(f"```\ngpuadvisor recommend {args} --top 8\n```\n")
         parts.append("```\n" + text.rstrip() + "\n```\n")
-        parts.append("**Answer** (from `--json`):\n")
+        answer = one_line(title, data)
+        answers.append(f"{i}. {title}: {answer}.")
+        parts.append(f"**Answer**: {answer}.\n")
+        parts.append("Picks (from `--json`):\n")
         parts.extend(_summary(data))
         parts.append(f"\n**Sanity check**: {sanity}\n")
+    parts.insert(1, "## The answers in one line\n\n" + "\n".join(answers) + "\n")
     path = ROOT / "docs" / "advice.md"
     path.write_text("\n".join(parts))
     print(f"wrote {path.relative_to(ROOT)} ({len(QUESTIONS)} answers)")
