@@ -120,9 +120,7 @@ def one_line(title: str, d: dict) -> str:
     parts = []
     if title.startswith("Can "):
         o = buy["option"] if buy else rent["option"]
-        n = sum(1 for x in d["frontier"] if x["meets"])
-        return (f"Yes: {o['hardware']['card']} ({_cost(o)}); binds: {o['binds']}"
-                + (f"; {n} option(s) on the frontier meet it" if n else ""))
+        return f"Yes: the cheapest that does is the {o['hardware']['card']} ({_cost(o)}); binds: {o['binds']}"
     if rent:
         parts.append(f"rent {rent['option']['label']} ({_cost(rent['option'])})")
     if buy:
@@ -133,7 +131,8 @@ def one_line(title: str, d: dict) -> str:
     be = d.get("buy_vs_rent")
     if be and title.startswith("Buy or rent"):
         months = f"{be['break_even_months']:.0f} months" if be["break_even_months"] is not None else "never"
-        line = f"{be['verdict']}: buying pays back after {months} of 6 h/day; " + line
+        word = {"close": "close call", "buy": "buy", "rent": "rent"}[be["verdict"]]
+        line = f"{word}: buying pays back after {months} of 6 h/day; " + line
     return line[0].upper() + line[1:]
 
 
@@ -142,7 +141,9 @@ def _cost(o: dict) -> str:
     price = f"${o['usd_per_hour']:,.2f}/h" if hw["kind"] == "rent" else (
         f"${hw['purchase_usd']:,.0f} to buy" if hw["purchase_usd"] else "no price in the catalog")
     if o["mode"] != "inference":
-        return f"{price}, {o['wall_s'] / 3600:,.1f} h, ${o['job_usd']:,.2f} for the job"
+        h = o["wall_s"] / 3600
+        wall = f"{h / 24:,.1f} days" if h >= 48 else f"{h:,.1f} h"
+        return f"{price}, {wall}, ${o['job_usd']:,.2f} for the job"
     if o["per_user_tokens_per_s"] is not None:
         mt = f", ${o['usd_per_mtok']:,.2f} per 1M tokens" if o["usd_per_mtok"] is not None else ""
         return f"{price}, {o['per_user_tokens_per_s']:,.0f} tok/s per user{mt}"

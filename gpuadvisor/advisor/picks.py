@@ -139,7 +139,7 @@ def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
     add("cheapest_rental", _cheapest([o for o in meets if o.hardware.kind == "rent"]))
     add("cheapest_purchase", _cheapest([o for o in meets if o.hardware.kind == "buy"]))
     rent = picks.get("cheapest_rental")
-    if rent is not None and rent.option.hardware.gpus > 1:  # one GPU is simpler to run: name the cheapest
+    if rent is not None and rent.option.serving and rent.option.hardware.gpus > 1:  # one GPU is simpler to serve on
         add("cheapest_single_gpu", _cheapest([o for o in meets if o.hardware.kind == "rent" and o.hardware.gpus == 1]))
     priced = [o for o in meets if o.cost is not None] or meets  # a budget cannot vouch for an unknown price
     has_budget = targets.usd_per_hour or targets.budget_usd
