@@ -36,6 +36,7 @@ cards:
     interconnect_gbs: null
     form_factor: PCIe triple-slot
     launch_price_usd: 1599
+    purchase: {usd: 1499, kind: street, date: "2025-06-01", source: https://example.com/p, note: "a test, with a comma"}
     source: https://example.com/datasheet
 """
 
@@ -150,11 +151,20 @@ def test_env_var_adds_a_catalog(tmp_path, monkeypatch):
          r"field 'source'.*URL"),
         (lambda t: t.replace("tdp_w: 450", "tdp_w: 450\n    colour: green"), r"field 'colour': unknown field"),
         (lambda t: t + t.replace("cards:\n", ""), r"duplicate name"),
+        (lambda t: t.replace("    purchase: {", "    bought: {"), r"field 'purchase': missing"),
+        (lambda t: t.replace("kind: street", "kind: cheap"), r"card 'Test Card 24GB': field 'purchase\.kind'"),
+        (lambda t: t.replace("usd: 1499", "usd: -5"), r"field 'purchase\.usd': Input should be greater than 0"),
+        (lambda t: t.replace("source: https://example.com/p,", "source: a shop,"),
+         r"field 'purchase\.source'.*URL"),
+        (lambda t: t.replace('date: "2025-06-01"', 'date: "June 2025"'), r"field 'purchase\.date'.*YYYY-MM"),
+        (lambda t: t.replace('date: "2025-06-01"', 'date: "2025-02-30"'), r"field 'purchase\.date'.*calendar"),
+        (lambda t: t.replace("usd: 1499,", "usd: 1499, shop: x,"), r"field 'purchase\.shop': unknown field"),
         (lambda t: t.replace("aliases: [testcard", "aliases: [testcard, [oops"), r"YAML syntax error"),
         (lambda t: "- just\n- a list\n", r"mapping with a 'cards' list"),
     ],
     ids=["missing-field", "wrong-type", "nested-wrong-type", "bad-enum", "bad-cc", "bad-source",
-         "unknown-field", "duplicate-name", "yaml-syntax", "wrong-shape"],
+         "unknown-field", "duplicate-name", "purchase-missing", "purchase-kind", "purchase-negative",
+         "purchase-source", "purchase-date", "purchase-day", "purchase-extra", "yaml-syntax", "wrong-shape"],
 )
 def test_malformed_catalog_gives_one_line_error_and_exit_2(tmp_path, capsys, mutate, expected):
     d = write(tmp_path, mutate(GOOD_CARD))
@@ -165,6 +175,18 @@ def test_malformed_catalog_gives_one_line_error_and_exit_2(tmp_path, capsys, mut
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("gpuadvisor: error: ")
     assert "Traceback" not in err
+
+
+def test_purchase_may_be_null_and_dates_may_be_unquoted(tmp_path):
+    card = load_catalog([write(tmp_path, GOOD_CARD)], use_env=False).get("testcard")
+    assert card.purchase is not None and card.purchase.usd == 1499 and card.purchase.kind == "street"
+    assert card.purchase.note == "a test, with a comma" and card.purchase.date == "2025-06-01"
+    unquoted = GOOD_CARD.replace('date: "2025-06-01"', "date: 2025-06-01")
+    assert load_catalog([write(tmp_path, unquoted)], use_env=False).get("testcard").purchase.date == "2025-06-01"
+    month = GOOD_CARD.replace('date: "2025-06-01"', "date: 2025-06")
+    assert load_catalog([write(tmp_path, month)], use_env=False).get("testcard").purchase.date == "2025-06"
+    bare = GOOD_CARD.replace(GOOD_CARD.split("    purchase: ")[1].split("\n")[0], "null")
+    assert load_catalog([write(tmp_path, bare)], use_env=False).get("testcard").purchase is None
 
 
 def test_alias_clash_with_shipped_card_is_an_error(tmp_path):
