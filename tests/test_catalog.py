@@ -252,3 +252,78 @@ def test_every_tensor_key_is_known():
 
 def test_shipped_dir_exists():
     assert (shipped_catalog_dir() / "nvidia-datacenter.yaml").is_file()
+
+
+# --- purchase prices and the cards clouds rent ------------------------------------------------------
+
+# Cards with no purchase price on purpose: never sold at retail, or no dated public price was found.
+UNPRICED_CONSUMER_AND_PRO = {
+    "Radeon PRO V520": "cloud-only (AWS g4ad), never sold",
+    "Quadro P4000": "no dated public price found",
+    "Quadro P5000": "no dated public price found",
+    "Quadro GP100": "no dated public price found",
+}
+
+
+def test_every_geforce_radeon_and_professional_card_has_a_purchase_price(shipped):
+    missing = [c.name for c in shipped.cards
+               if c.family in ("geforce", "radeon", "professional") and c.purchase is None
+               and c.name not in UNPRICED_CONSUMER_AND_PRO]
+    assert missing == []
+    for name in UNPRICED_CONSUMER_AND_PRO:  # the exemptions name real cards and stay unpriced until sourced
+        assert shipped.get(name).name == name
+
+
+def test_purchase_kinds_follow_the_family(shipped):
+    priced = [c for c in shipped.cards if c.purchase is not None]
+    assert len(priced) >= 75
+    for card in priced:
+        if card.family in ("datacenter", "instinct"):
+            assert card.purchase.kind == "estimate", card.name  # sold through OEMs: no list price
+        else:
+            assert card.purchase.kind in ("list", "street"), card.name
+        assert card.purchase.source.startswith("https://"), card.name
+    jetson = [c for c in priced if c.family == "jetson"]
+    assert jetson and all(c.purchase.kind == "list" for c in jetson)
+
+
+def test_purchase_prices_are_plausible(shipped):
+    """Catches a dropped digit or a price typed against the wrong card."""
+    def usd(name: str) -> float:
+        return shipped.get(name).purchase.usd
+
+    assert 1000 < usd("GeForce RTX 4090") < 4000
+    assert usd("GeForce RTX 4060") < usd("GeForce RTX 4090")
+    assert usd("Tesla T4") < usd("L4") < usd("L40S") < usd("H100 PCIe 80GB") < usd("H100 SXM5 80GB")
+    assert 50 < usd("Jetson Nano") < 200
+
+
+@pytest.mark.parametrize(
+    ("driver_name", "memory_gib", "card"),
+    [
+        ("NVIDIA A10G", 22.5, "A10G"),
+        ("NVIDIA A10", 22.5, "A10"),
+        ("NVIDIA GH200 480GB", 95.6, "GH200 96GB"),
+        ("NVIDIA GH200 144G HBM3e", 143.4, "GH200 144GB"),
+        ("NVIDIA H20", 95.0, "H20"),
+        ("Tesla P40", 22.4, "Tesla P40"),
+        ("Tesla P4", 7.4, "Tesla P4"),
+        ("Tesla M60", 7.9, "Tesla M60"),
+        ("NVIDIA T4G", 14.6, "T4G"),
+        ("Tesla T4", 14.6, "Tesla T4"),
+        ("Radeon Pro V520", 8.0, "Radeon PRO V520"),
+    ],
+)
+def test_cards_clouds_rent_match_their_driver_names(shipped, driver_name, memory_gib, card):
+    found = match_device(shipped, driver_name, memory_gib)
+    assert found is not None and found.name == card
+    assert found.source.startswith("http") and found.memory_gib and found.memory_bandwidth_gbs
+
+
+def test_new_datacenter_cards_have_dense_tensor_figures(shipped):
+    h100 = shipped.get("H100 SXM5 80GB").tensor_dense_tflops
+    for name in ("GH200 96GB", "GH200 144GB"):  # the superchip's GPU is the H100 die
+        assert shipped.get(name).tensor_dense_tflops.bf16 == pytest.approx(h100.bf16, rel=0.01)
+    a10g, a10 = shipped.get("A10G"), shipped.get("A10")
+    assert a10g.compute_units == 80 and a10g.tensor_dense_tflops.bf16 < a10.tensor_dense_tflops.bf16
+    assert shipped.get("H20").tensor_dense_tflops.bf16 < 0.2 * h100.bf16

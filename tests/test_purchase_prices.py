@@ -23,13 +23,15 @@ HEADER = "card,usd,kind,source,date,note\n"
 
 @pytest.fixture
 def workspace(tmp_path):
-    """A copy of two shipped catalog files and an empty price table."""
+    """A copy of two shipped catalog files with every price cleared, and an empty price table."""
     cat = tmp_path / "catalog"
     cat.mkdir()
     for name in ("nvidia-jetson.yaml", "amd-radeon.yaml"):
         shutil.copy(ROOT / "catalog" / name, cat / name)
     csv = tmp_path / "prices.csv"
     csv.write_text(HEADER)
+    assert pp.main(["--csv", str(csv), "--catalog", str(cat)]) == 0
+    assert all(c.purchase is None for p in cat.iterdir() for c in load_file(p))
     return cat, csv
 
 
