@@ -22,7 +22,7 @@ HEADER = "card,usd,kind,source,date,note\n"
 
 
 @pytest.fixture
-def workspace(tmp_path):
+def workspace(tmp_path, capsys):
     """A copy of two shipped catalog files with every price cleared, and an empty price table."""
     cat = tmp_path / "catalog"
     cat.mkdir()
@@ -32,6 +32,7 @@ def workspace(tmp_path):
     csv.write_text(HEADER)
     assert pp.main(["--csv", str(csv), "--catalog", str(cat)]) == 0
     assert all(c.purchase is None for p in cat.iterdir() for c in load_file(p))
+    capsys.readouterr()
     return cat, csv
 
 
