@@ -312,6 +312,12 @@ def test_purchase_prices_are_plausible(shipped):
         ("NVIDIA T4G", 14.6, "T4G"),
         ("Tesla T4", 14.6, "Tesla T4"),
         ("Radeon Pro V520", 8.0, "Radeon PRO V520"),
+        ("Tesla V100-SXM2-16GB", 15.8, "Tesla V100 SXM2 16GB"),
+        ("Tesla V100-PCIE-16GB", 15.8, "Tesla V100 PCIe 16GB"),
+        ("Tesla V100-SXM2-32GB", 31.7, "Tesla V100 SXM2 32GB"),
+        ("NVIDIA A800 80GB PCIe", 79.2, "A800 PCIe 80GB"),
+        ("NVIDIA B300 SXM6 AC", 268.0, "B300"),
+        ("Radeon Instinct MI25", 16.0, "Radeon Instinct MI25"),
     ],
 )
 def test_cards_clouds_rent_match_their_driver_names(shipped, driver_name, memory_gib, card):
