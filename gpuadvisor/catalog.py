@@ -69,6 +69,12 @@ class Purchase(_Strict):
             raise ValueError("must be an http(s) URL")
         return v
 
+    def describe(self) -> str:
+        """One line for people: '$1,599 list price, 2022-09-20 (announced launch price)'."""
+        usd = f"${self.usd:,.0f}" if self.usd >= 100 else f"${self.usd:,.2f}"
+        note = f" ({self.note})" if self.note else ""
+        return f"{usd} {self.kind} price, {self.date}{note}"
+
     @field_validator("date", mode="before")
     @classmethod
     def _date_format(cls, v: object) -> object:

@@ -333,3 +333,12 @@ def test_new_datacenter_cards_have_dense_tensor_figures(shipped):
     a10g, a10 = shipped.get("A10G"), shipped.get("A10")
     assert a10g.compute_units == 80 and a10g.tensor_dense_tflops.bf16 < a10.tensor_dense_tflops.bf16
     assert shipped.get("H20").tensor_dense_tflops.bf16 < 0.2 * h100.bf16
+
+
+def test_show_text_gives_the_purchase_price_and_its_source(capsys, shipped):
+    code, out, _ = run_cli(capsys, "catalog", "show", "GeForce RTX 4090")
+    card = shipped.get("GeForce RTX 4090")
+    assert code == 0 and f"${card.purchase.usd:,.0f} {card.purchase.kind} price, {card.purchase.date}" in out
+    assert f"source for purchase: {card.purchase.source}" in out
+    code, out, _ = run_cli(capsys, "catalog", "show", "Tesla K80", "--json")
+    assert code == 0 and json.loads(out)["purchase"] is None
