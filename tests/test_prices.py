@@ -157,7 +157,10 @@ def test_filters_and_their_errors(fixture_snapshot):
     assert snap.providers() == ["aws", "gcp", "lambda", "runpod"]
     only = snap.filter(providers=["AWS"])
     assert {o.provider for o in only} == {"aws"} and len(only) == 1 and only.source == snap.source
-    assert [o.instance_type for o in snap.filter(region="us-west-1")] == ["gpu_1x_a100", "gpu_8x_a100"]
+    west = snap.filter(region="us-east-1", providers=["lambda"])
+    assert [(o.instance_type, o.region, o.price_usd_h()) for o in west] == [
+        ("gpu_1x_a100", "us-east-1", 1.29), ("gpu_8x_a100", "us-east-1", 15.92)]  # priced in that region
+    assert west.offers[0].median_on_demand_usd_h == 1.29 and len(west.offers[0].regions) == 3
     assert {o.card for o in snap.filter(cards=["L4", "Tesla T4"])} == {"L4", "Tesla T4"}
     with pytest.raises(UserError, match=r"unknown provider 'oracle'; the price snapshot has: aws, gcp, lambda"):
         snap.filter(providers=["oracle"])

@@ -92,20 +92,28 @@ def run_list(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     where = f" in {args.region}" if args.region else ""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{len(offers)} offers{where}, {cur}/hour")
+    plural = "" if len(offers) == 1 else "s"
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{len(offers)} offer{plural}{where}, {cur}/hour")
     table.add_column("provider", no_wrap=True, max_width=10, overflow="ellipsis")
     table.add_column("instance", no_wrap=True, max_width=24, overflow="ellipsis")
     table.add_column("card", no_wrap=True, max_width=22, overflow="ellipsis")
     table.add_column("GPUs", justify="right", no_wrap=True)
     table.add_column("on-dem.", justify="right", no_wrap=True)
     table.add_column("spot", justify="right", no_wrap=True)
-    table.add_column("region", no_wrap=True, max_width=14, overflow="ellipsis")
+    table.add_column("spot region" if args.spot and not args.region else "region", no_wrap=True, max_width=14,
+                     overflow="ellipsis")
     for o in offers:
         od, spot = o.price_usd_h(False, args.region), o.price_usd_h(True, args.region)
         table.add_row(o.provider, o.instance_type, o.card, str(o.gpu_count), fmt(_mul(od, rate), 2),
-                      fmt(_mul(spot, rate), 2), args.region or o.region)
+                      fmt(_mul(spot, rate), 2), args.region or (_spot_region(o) if args.spot else o.region))
     console().print(table)
     return 0
+
+
+def _spot_region(o: Any) -> str:
+    """Where the cheapest spot price is (the offer's `region` is the cheapest on-demand one)."""
+    spots = {r: p[1] for r, p in o.regions.items() if p[1] is not None}
+    return min(sorted(spots), key=lambda r: spots[r]) if spots else o.region
 
 
 def _mul(x: float | None, rate: float) -> float | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,6 +51,11 @@ class Offer:
         if pair is None:
             return None
         return pair[1] if spot else pair[0]
+
+    def in_region(self, region: str) -> Offer:
+        """This offer as rented in `region`: `region` and the two prices become that region's."""
+        od, spot = self.regions[region]
+        return replace(self, region=region, on_demand_usd_h=od, spot_usd_h=spot)
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in _OFFER_FIELDS}
@@ -133,8 +137,10 @@ class PriceSnapshot:
     ) -> PriceSnapshot:
         """The offers of these providers, offered in `region`, for these cards (exact names).
 
-        Returns a snapshot (iterable over its offers) so the source stays attached. UserError on
-        a provider or region the snapshot does not know, naming the known ones."""
+        With a region, each offer is priced there (`Offer.in_region`), so `price_usd_h()` answers
+        for that region. Returns a snapshot (iterable over its offers) so the source stays
+        attached. UserError on a provider or region the snapshot does not know, naming the known
+        ones."""
         offers = self.offers
         if providers:
             known = self.providers()
@@ -146,7 +152,7 @@ class PriceSnapshot:
         if region:
             if region not in {r for o in self.offers for r in o.regions}:
                 raise UserError(f"unknown region {region!r}; {_region_hint(self.offers, offers)}")
-            offers = tuple(o for o in offers if region in o.regions)
+            offers = tuple(o.in_region(region) for o in offers if region in o.regions)
         if cards is not None:
             names = set(cards)
             offers = tuple(o for o in offers if o.card in names)
@@ -176,6 +182,8 @@ def _region_hint(all_offers: Sequence[Offer], offers: Sequence[Offer]) -> str:
 
 
 def median_or_none(values: Iterable[float | None]) -> float | None:
+    import statistics  # only the build needs it; loading stays lean
+
     xs = [v for v in values if v is not None]
     return float(statistics.median(xs)) if xs else None
 
