@@ -51,7 +51,8 @@ QUESTIONS = [
      "for 3B q4 models on the Orin Nano, so 10 tok/s is comfortably met on every Orin. Prefill is slow: a "
      "1,024-token prompt takes seconds."),
     ("Buy or rent for 6 hours a day of 8B fine-tuning",
-     "llama-3-8b --mode lora --batch 4 --seq 2048 --checkpointing --tokens 100m --hours-per-day 6",
+     "llama-3-8b --mode lora --batch 4 --seq 2048 --checkpointing --tokens 20m --deadline 6h --hours-per-day 6",
+     "The job: a 20M-token LoRA run that must fit into the day's 6 hours, so about 1,000 tokens/s or more. "
      "6 h/day is about 180 h/month. A card that does the job costs a few hundred to two thousand dollars; "
      "renting comparable work costs about $0.3-1 per hour. Break-even is purchase / (rent - electricity) hours: "
      "at 180 h/month buying pays back in one to three years, so the answer turns on the rental price one can "
@@ -130,9 +131,12 @@ def one_line(title: str, d: dict) -> str:
     line += f"; binds: {o['binds']}"
     be = d.get("buy_vs_rent")
     if be and title.startswith("Buy or rent"):
-        months = f"{be['break_even_months']:.0f} months" if be["break_even_months"] is not None else "never"
         word = {"close": "close call", "buy": "buy", "rent": "rent"}[be["verdict"]]
-        line = f"{word}: buying pays back after {months} of 6 h/day; " + line
+        if be["break_even_months"] is None:
+            line = f"{word}: buying never pays back; " + line
+        else:
+            line = (f"{word}: buying {be['purchase'][4:]} pays back after {be['break_even_months']:.0f} months "
+                    f"of 6 h/day; " + line)
     return line[0].upper() + line[1:]
 
 
