@@ -202,7 +202,7 @@ def _rank(args: argparse.Namespace, w: Any, eff: Any, catalog: Any, measured: An
     con.print(f"[bold]{describe_workload(w)}[/bold]")
     fitting = [o for o in options if o.fits] if args.all else fewest_gpus_per_card(options)
     if fitting:
-        cost_head = "cost $" if args.price_per_hour is not None else "price $ (launch)"
+        cost_head = "cost $" if args.price_per_hour is not None else "price $ (to buy)"
         what = "configurations" if args.all else "fewest GPUs per card"
         t = Table(title=f"{what} that fit, by {args.sort} (estimates)")
         for col in ("#", "card", "GPUs", "GiB/GPU", "time", cost_head, "energy Wh", "bound"):
