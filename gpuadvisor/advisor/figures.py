@@ -54,6 +54,7 @@ class Figures:
     tpot: float | None = None
     max_users: int | None = None
     request_s: float | None = None
+    requests_per_s: float | None = None  # models that do not decode: requests served per second
     wall_s: float | None = None
     tokens_per_s: float | None = None
     why_not: str = ""
@@ -159,7 +160,7 @@ def _request_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets,
     lay = "1 GPU" + (f" x {gpus} replicas" if gpus > 1 else "")
     base = Figures(fits=hw.memory_gib is not None and need <= hw.memory_gib, layout=lay, tp=1, replicas=gpus,
                     needed_gib=need, binds="memory", binds_note="", request_s=comp.time_s,
-                    tokens_per_s=None if not comp.time_s else per_replica * gpus / comp.time_s)
+                    requests_per_s=None if not comp.time_s else per_replica * gpus / comp.time_s)
     if hw.memory_gib is None or need > hw.memory_gib:
         return _with_binds(base, "memory", f"needs {need:.1f} GiB, {hw.name} has {hw.memory_gib or 0:g}", fits=False)
     b = comp.bound or "unknown"
