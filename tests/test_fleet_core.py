@@ -325,6 +325,16 @@ def test_fleet_report_is_self_contained_and_names_problems(tmp_path):
     assert main(["fleet", "report", str(folder), "-o", str(out)]) == 2  # never clobbers without --force
 
 
+def test_fleet_report_without_plotly_keeps_the_tables(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    monkeypatch.setitem(sys.modules, "plotly.offline", None)
+    folder = fleet_folder(tmp_path, straggler=True)
+    assert main(["fleet", "report", str(folder)]) == 0
+    html = (folder / "fleet-report.html").read_text()
+    assert "no chart: Plotly is not importable" in html and "15.0% below the fleet median" in html
+    assert "Plotly.newPlot" not in html
+
+
 def test_fleet_report_of_a_fleet_without_any_result(tmp_path):
     folder = store.prepare_folder(tmp_path / "f")
     store.write_summary(folder, FleetSummary(timeout_s=5, nodes=[NodeEntry(node_id="x", name="x", status="timeout",

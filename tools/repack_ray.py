@@ -21,7 +21,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-DROP = ("jars", "rllib", "data", "tune", "train", "serve", "llm", "workflow", "widgets", "dashboard/client")
+DROP = ("jars", "rllib", "data", "tune", "train", "serve", "llm", "workflow", "dashboard/client")
 BINARIES = ("_raylet.so", "core/src/ray/raylet/raylet", "core/src/ray/gcs/gcs_server")
 
 

@@ -88,7 +88,8 @@ class RayBackend:
             if address:
                 ray.init(address=address, **kw)
             else:
-                ray.init(object_store_memory=LOCAL_OBJECT_STORE_BYTES, **kw)
+                # a local runtime needs no outside address: loopback works on machines without a network
+                ray.init(object_store_memory=LOCAL_OBJECT_STORE_BYTES, _node_ip_address="127.0.0.1", **kw)
         except Exception as e:
             where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
             raise UserError(f"cannot start or reach {where}: {type(e).__name__}: {_one_line(e)}") from None

@@ -116,16 +116,23 @@ def _heatmap(fleet: Fleet, stats: dict[tuple[str, str], FigureStat]) -> Any:
 
 
 def build_fleet_report(fleet: Fleet, verdict: FleetVerdict, *, title: str | None = None) -> str:
+    """The report as one HTML string; without Plotly importable, the same tables and no chart."""
     import jinja2
-    import plotly.offline
 
     stats_list = figure_stats(fleet.results)
     stats = {(s.hardware, s.key): s for s in stats_list}
     columns, rows, links = _rows(fleet, verdict, stats)
     charts: dict[str, Any] = {}
-    fig = _heatmap(fleet, stats)
-    if fig is not None:
-        charts["chart-heatmap"] = json.loads(fig.to_json())
+    plotly_js, chart_note = "", ""
+    try:
+        import plotly.offline
+    except ImportError as e:
+        chart_note = f"no chart: Plotly is not importable here ({e})"
+    else:
+        fig = _heatmap(fleet, stats)
+        if fig is not None:
+            charts["chart-heatmap"] = json.loads(fig.to_json())
+            plotly_js = plotly.offline.get_plotlyjs()
     s = fleet.summary
     counts = s.counts()
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent)), autoescape=True,
@@ -144,5 +151,6 @@ def build_fleet_report(fleet: Fleet, verdict: FleetVerdict, *, title: str | None
         stats=[{"hardware": st.hardware, "label": st.label, "unit": st.unit, "median": _n(st.median),
                 "range": f"{_n(st.lowest)} - {_n(st.highest)}", "count": st.count} for st in stats_list],
         charts=charts,
-        plotly_js=plotly.offline.get_plotlyjs() if charts else "",
+        chart_note=chart_note,
+        plotly_js=plotly_js,
     )
