@@ -378,3 +378,25 @@ def test_fleet_model_counts():
                                                NodeEntry(node_id="b", name="b", status="lost")]))
     assert f.summary.counts() == {"ok": 1, "lost": 1, "timeout": 0, "failed": 0}
     assert f.ok_nodes() == []
+
+
+@pytest.mark.skipif("node_probes" not in RunResult.model_fields,
+                    reason="this gpuadvisor's results have no node_probes (the interconnect probe is not merged)")
+def test_interconnect_figures_are_compared_between_like_nodes_and_reported(tmp_path):
+    folder = store.prepare_folder(tmp_path / "fleet")
+    summary = FleetSummary(timeout_s=60, finished=True)
+    for i, busbw in ((1, 330.0), (2, 335.0), (3, 150.0)):
+        run = make_run(f"h{i}", [{}, {}])
+        m = Measurement(key="interconnect.allreduce_busbw_1g", label="NCCL all-reduce bus bandwidth, 1 GiB",
+                        value=busbw, unit="GB/s")
+        run.node_probes.append(ProbeResult(probe="interconnect", status="ok", measurements=[m]))
+        entry = NodeEntry(node_id=f"id{i}", name=f"node{i}", gpus=2, status="ok")
+        entry.file = store.write_node(folder, entry, run)
+        summary.nodes.append(entry)
+    store.write_summary(folder, summary)
+    out = find_outliers(store.load(folder).results)
+    assert [(o.node, o.device, o.key, o.hardware) for o in out] == [
+        ("node3", None, "interconnect.allreduce_busbw_1g", "node: 2 x NVIDIA H200")]
+    assert main(["fleet", "report", str(folder)]) == 0
+    html = (folder / "fleet-report.html").read_text()
+    assert "NCCL all-reduce bus bandwidth, 1 GiB" in html and "150 GB/s" in html

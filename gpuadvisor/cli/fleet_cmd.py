@@ -139,7 +139,7 @@ class LiveNodes:
             status = o.status if o.finished else ("probing" if o.started else "waiting")
             c = colors.get(status)
             secs = o.duration_s if o.duration_s is not None else time.monotonic() - self.t0
-            now = o.reason or "" if o.finished else (o.current or "")
+            now = (o.reason or "") if o.finished else (o.current or "")
             t.add_row(o.node.name, str(o.node.gpus), f"[{c}]{status}[/]" if c else status, _esc(now),
                       str(o.done_probes), f"{secs:.0f} s")
         return t

@@ -85,7 +85,19 @@ def _samples(results: Mapping[str, RunResult]) -> dict[tuple[str, str], list[_Sa
                 if m.value is not None and m.value > 0 and comparable(m.unit):
                     groups.setdefault((f"host: {run.host.cpu}", m.key), []).append(
                         _Sample(node, None, m.value, m.label, m.unit))
+        # probes of a node as a whole (interconnect: P2P, NCCL), compared between like nodes only
+        like = node_kind(run)
+        for p in getattr(run, "node_probes", None) or []:
+            for m in p.measurements:
+                if m.value is not None and m.value > 0 and comparable(m.unit):
+                    groups.setdefault((like, m.key), []).append(_Sample(node, None, m.value, m.label, m.unit))
     return groups
+
+
+def node_kind(run: RunResult) -> str:
+    """"node: 8 x NVIDIA H100 80GB HBM3": nodes are alike when they hold the same GPUs."""
+    names = sorted({d.name for d in run.devices})
+    return f"node: {len(run.devices)} x {' + '.join(names) or 'no GPU'}"
 
 
 def figure_stats(results: Mapping[str, RunResult]) -> list[FigureStat]:

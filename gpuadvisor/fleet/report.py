@@ -67,7 +67,7 @@ def _rows(fleet: Fleet, verdict: FleetVerdict, stats: dict[tuple[str, str], Figu
                         if m.key.startswith(INTERCONNECT_PREFIXES) or p.probe == "interconnect":
                             links.append({"node": entry.name, "gpu": f"GPU {idx}", "label": m.label,
                                           "value": _n(m.value, m.unit)})
-        for p in run.host_probes:
+        for p in [*run.host_probes, *(getattr(run, "node_probes", None) or [])]:
             for m in p.measurements:
                 if m.key.startswith(INTERCONNECT_PREFIXES) or p.probe == "interconnect":
                     links.append({"node": entry.name, "gpu": "node", "label": m.label, "value": _n(m.value, m.unit)})
