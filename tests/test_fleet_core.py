@@ -331,7 +331,7 @@ def test_fleet_report_without_plotly_keeps_the_tables(tmp_path, monkeypatch):
     folder = fleet_folder(tmp_path, straggler=True)
     assert main(["fleet", "report", str(folder)]) == 0
     html = (folder / "fleet-report.html").read_text()
-    assert "no chart: Plotly is not importable" in html and "15.0% below the fleet median" in html
+    assert "no chart: Plotly is not usable here (ModuleNotFoundError" in html and "15.0% below the fleet median" in html
     assert "Plotly.newPlot" not in html
 
 
@@ -364,6 +364,24 @@ def test_fleet_probe_without_ray_says_how_to_install_it(monkeypatch, tmp_path, c
     assert main(["fleet", "probe", "--out", str(tmp_path / "f")]) == 2
     assert capsys.readouterr().err.strip() == f"gpuadvisor: error: {RAY_MISSING}"
     assert not (tmp_path / "f").exists()  # nothing is created before the extra is found
+
+
+def test_ray_with_a_missing_dependency_names_it(monkeypatch):
+    import builtins
+
+    from gpuadvisor.fleet import import_ray
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *a, **kw):
+        if name == "ray":
+            raise ModuleNotFoundError("No module named 'msgpack'", name="msgpack")
+        return real_import(name, *a, **kw)
+
+    monkeypatch.delitem(sys.modules, "ray", raising=False)
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    with pytest.raises(UserError, match=r"Ray is installed but cannot be imported: .*msgpack"):
+        import_ray()
 
 
 def test_fleet_check_and_report_need_no_ray(monkeypatch, tmp_path):

@@ -28,7 +28,7 @@ mkdir -p "$dest/.whl"
 tar -C "$src" --exclude=./.git --exclude=./reports --exclude=./.whl --exclude=__pycache__ --exclude=.hypothesis \
   --exclude=.ruff_cache --exclude=.pytest_cache -cf - . | tar -C "$dest" -xf -
 cp "$tarball" "$dest/.whl/"
-for w in jsonschema-[0-9] jsonschema_specifications referencing rpds_py plotly; do cp "$cache"/"$w"*.whl "$dest/.whl/"; done
+for w in jsonschema-[0-9] jsonschema_specifications referencing rpds_py plotly; do cp "$cache"/$w*.whl "$dest/.whl/"; done
 if [ "$tag" = cp312 ] && [ -d /work/coord/whl ]; then cp /work/coord/whl/*.whl "$dest/.whl/"; else cp "$cache"/pydantic/*.whl "$dest/.whl/"; fi
 echo "bundle $dest: $(du -sh "$dest" | cut -f1) ($(du -sb "$dest" | awk '{printf "%.1f MiB", $1/1048576}')); .whl:"
 ls -la "$dest/.whl" | awk 'NR>1 {printf "  %8.1f MiB  %s\n", $5/1048576, $9}'

@@ -19,6 +19,9 @@ def import_ray() -> Any:
     """Ray, or the one-line UserError saying how to install it."""
     try:
         import ray
-    except ImportError:
-        raise UserError(RAY_MISSING) from None
+    except ImportError as e:
+        if getattr(e, "name", None) in ("ray", None) or str(e.name).startswith("ray."):
+            raise UserError(RAY_MISSING) from None
+        # Ray is there but one of its own dependencies is not: say which, not "install the extra"
+        raise UserError(f"Ray is installed but cannot be imported: {type(e).__name__}: {e}") from None
     return ray

@@ -1,8 +1,8 @@
 """The Ray side of a fleet run: connect, list nodes, pin one task per node, classify failures.
 
 The only module that imports Ray, and only when a fleet command runs. Each task is pinned to
-its node with NodeAffinitySchedulingStrategy(soft=False) and asks for all of that node's GPUs,
-so Ray sets CUDA_VISIBLE_DEVICES to all of them and nothing else can share them meanwhile.
+its node with NodeAffinitySchedulingStrategy(soft=False) and asks for all of that node's GPUs
+and CPUs, so Ray sets CUDA_VISIBLE_DEVICES to all of them and nothing else shares the node meanwhile.
 Progress travels through a small actor pinned to the driver's node (so losing a probed node
 never loses the board); results travel as the tasks' return values.
 """
@@ -102,7 +102,9 @@ class RayBackend:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         ref = self._fn.options(
-            num_cpus=1 if node.cpus >= 1 else 0,
+            # the whole node: its CPUs too, so nothing shares it while it is measured and BLAS is
+            # not held to one thread (Ray sets OMP_NUM_THREADS to a task's CPU count)
+            num_cpus=max(1, int(node.cpus)) if node.cpus >= 1 else 0,
             num_gpus=node.gpus,
             max_retries=0,  # a probe repeated elsewhere would measure the wrong node
             scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),

@@ -126,13 +126,14 @@ def build_fleet_report(fleet: Fleet, verdict: FleetVerdict, *, title: str | None
     plotly_js, chart_note = "", ""
     try:
         import plotly.offline
-    except ImportError as e:
-        chart_note = f"no chart: Plotly is not importable here ({e})"
-    else:
+
         fig = _heatmap(fleet, stats)
         if fig is not None:
             charts["chart-heatmap"] = json.loads(fig.to_json())
             plotly_js = plotly.offline.get_plotlyjs()
+    except Exception as e:  # missing, or broken by a mismatched dependency: the tables still count
+        charts, plotly_js = {}, ""
+        chart_note = f"no chart: Plotly is not usable here ({type(e).__name__}: {e})"
     s = fleet.summary
     counts = s.counts()
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent)), autoescape=True,
