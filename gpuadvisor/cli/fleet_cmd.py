@@ -125,7 +125,8 @@ class LiveNodes:
         if self.console.is_terminal:
             from rich.live import Live
 
-            self.live = Live(self._table(), console=self.console, refresh_per_second=4, transient=False)
+            # a callable renderable: the elapsed times tick between events too
+            self.live = Live(console=self.console, refresh_per_second=2, transient=False, get_renderable=self._table)
             self.live.start()
 
     def _table(self) -> Any:
@@ -150,7 +151,7 @@ class LiveNodes:
             return
         self.rows[o.node.node_id] = o
         if self.live is not None:
-            self.live.update(self._table())
+            self.live.refresh()
         elif kind == "node_started":
             self.console.print(f"{o.node.name}: probing ({o.node.gpus} GPU(s))", soft_wrap=True)
         elif kind == "node_done":
@@ -159,7 +160,7 @@ class LiveNodes:
 
     def close(self) -> None:
         if self.live is not None:
-            self.live.update(self._table())
+            self.live.refresh()
             self.live.stop()
             self.live = None
 

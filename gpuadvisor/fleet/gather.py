@@ -105,6 +105,8 @@ def gather(
 
     def finish(o: NodeOutcome, status: str, reason: str | None = None, result: RunResult | None = None) -> None:
         o.status, o.reason, o.result = status, reason, result
+        if result is not None:  # progress reports may trail the result: count from the result itself
+            o.done_probes = len(result.host_probes) + sum(len(d.probes) for d in result.devices)
         o.duration_s = round(clock() - o.t_submit, 3)
         _emit(on_event, "node_done", outcome=o)
 
