@@ -297,6 +297,20 @@ def test_fleet_check_applies_rules_to_every_gpu(tmp_path, capsys):
     assert all(len(n["checks"]["devices"]) == 2 and not n["passed"] for n in data["nodes"])
 
 
+def test_a_gpu_node_whose_probe_found_no_gpu_fails(tmp_path, capsys):
+    folder = fleet_folder(tmp_path, straggler=False)
+    entry = NodeEntry(node_id="id9", name="node9", gpus=8, status="ok")
+    run = make_run("h9")
+    run.message = "no NVIDIA GPU found (NVML: driver not loaded)"
+    entry.file = store.write_node(folder, entry, run)
+    fleet = store.load(folder)
+    fleet.summary.nodes.append(entry)
+    store.write_summary(folder, fleet.summary)
+    assert main(["fleet", "check", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL node9: failed: Ray lists 8 GPU(s) but its probe found none: no NVIDIA GPU found" in out
+
+
 @pytest.mark.parametrize("argv, expect", [
     (["fleet", "check", "{missing}"], "not a fleet folder"),
     (["fleet", "check", "{folder}", "--tolerance", "-3"], "must be >= 0"),

@@ -2,7 +2,8 @@
 
 Pure: it reads a Fleet and a RuleSet. A node passes when it answered, every rule passes on each
 of its GPUs, and none of its figures is an outlier. A node that was lost, late or failed fails,
-with its reason. A host-only node (one probed through --include-cpu-nodes) has no GPU to apply
+with its reason, and so does a node that Ray lists with GPUs whose probe found none (no driver,
+no CuPy there). A host-only node (one probed through --include-cpu-nodes) has no GPU to apply
 GPU rules to: it is checked for outliers only, and says so.
 """
 
@@ -82,6 +83,9 @@ def evaluate_fleet(
         run = fleet.results.get(entry.name)
         if entry.status == "ok" and run is None:
             v.status, v.reason = "failed", "its result file is missing"
+        elif run is not None and entry.gpus > 0 and not run.devices:
+            v.status = "failed"
+            v.reason = f"Ray lists {entry.gpus} GPU(s) but its probe found none: {run.message or 'no reason given'}"
         elif run is not None and rules is not None:
             if run.devices or entry.gpus > 0:
                 v.report = evaluate(rules, run)
