@@ -67,6 +67,20 @@ def test_fleet_probe_cli_on_three_simulated_nodes(cluster, tmp_path, capsys):
     assert "3 node(s) probed" in (out / "fleet-report.html").read_text()
 
 
+def test_a_task_that_raises_is_failed_with_its_error(cluster, tmp_path):
+    # any exception in the node task will do: time-limit keys must be probe names (text)
+    opts = FleetOptions(address=cluster.address, only=["host"], include_cpu_nodes=True, resource=SIM,
+                        timeout_s=60, time_limits={1: 2.0})  # type: ignore[dict-item]
+    backend = RayBackend.connect(opts.address, opts.request())
+    try:
+        run = run_fleet(opts, backend, store.prepare_folder(tmp_path / "f"), raw_nodes=backend.raw_nodes())
+    finally:
+        backend.close()
+    assert [n.status for n in run.summary.nodes] == ["failed"] * 3
+    assert all(n.reason.startswith("probe task raised TypeError: ") for n in run.summary.nodes), run.summary.nodes
+    assert all(n.file is None for n in run.summary.nodes)
+
+
 def test_node_killed_mid_run_is_lost_and_the_others_are_kept(cluster, tmp_path):
     victim = cluster.add_node(**NODE, env_vars={TEST_DELAY_ENV: "60"})  # holds its task until killed
     late = cluster.add_node(**NODE, env_vars={TEST_DELAY_ENV: "60"})  # misses the deadline
