@@ -1,0 +1,215 @@
+"""From options to decisions: the cost-versus-time Pareto frontier, named picks, the closest miss
+and what it would take, and buy versus rent. Pure functions over `options.Option`.
+
+* cheapest: the lowest cost that meets every target (serving: $/hour of the deployment, bought
+  hardware amortised; training: $ of the job). Also named per kind: cheapest rental, cheapest
+  purchase.
+* fastest within budget: the shortest time (serving: time per output token; training: wall
+  time) among the options that meet every target, budgets included.
+* best value: among the frontier options that meet every target, the lowest cost x time.
+* buy versus rent: break-even hours = purchase price / (rental $/h - electricity $/h); when
+  the rental is another card, its $/h is scaled to the purchased card's speed for training
+  (the same work), and taken as is for serving (the same users).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gpuadvisor.advisor.options import Option
+from gpuadvisor.advisor.targets import Targets
+from gpuadvisor.units import duration
+
+PICK_TITLES = {
+    "cheapest": "cheapest that meets every target",
+    "cheapest_rental": "cheapest rental",
+    "cheapest_purchase": "cheapest to buy",
+    "fastest_within_budget": "fastest within budget",
+    "best_value": "best value (lowest cost x time on the frontier)",
+    "closest": "closest (nothing meets every target)",
+}
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A named choice and one line on it: what it costs, how fast, what binds."""
+
+    name: str
+    title: str
+    option: Option
+    line: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "line": self.line, "option": self.option.to_dict()}
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """Buy `purchase` versus rent `rental`: hours of use after which buying is cheaper."""
+
+    purchase: Option
+    rental: Option
+    rental_usd_h: float  # the rental's $/h for the purchased hardware's hour of use
+    electricity_usd_h: float
+    hours: float | None  # None: renting is never dearer than the electricity of owning
+    months: float | None  # at the targets' hours of use per month
+    verdict: str  # "buy" | "rent"
+    line: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"purchase": self.purchase.label, "purchase_usd": self.purchase.hardware.purchase_usd,
+                "rental": self.rental.label, "rental_usd_h": self.rental_usd_h,
+                "electricity_usd_h": self.electricity_usd_h, "break_even_hours": self.hours,
+                "break_even_months": self.months, "verdict": self.verdict, "line": self.line}
+
+
+def frontier(options: list[Option]) -> list[Option]:
+    """The Pareto set of fitting options over (cost, time): none is both cheaper and faster.
+    Sorted by cost; ties in both keep the first (options arrive in a stable order)."""
+    pts = [o for o in options if o.fits and o.cost is not None and o.time_s is not None
+           and o.hardware.kind != "local"]
+    pts.sort(key=lambda o: (o.cost, o.time_s, o.label))
+    out: list[Option] = []
+    best_t = math.inf
+    for o in pts:
+        if o.time_s < best_t:  # type: ignore[operator]
+            out.append(o)
+            best_t = o.time_s  # type: ignore[assignment]
+    return out
+
+
+def _cheapest(opts: list[Option]) -> Option | None:
+    """Lowest cost, then fastest; options with no known price come last."""
+    return min(opts, key=lambda o: (o.cost is None, o.cost or 0.0, o.time_s or math.inf, o.label), default=None)
+
+
+def describe(o: Option) -> str:
+    """One line: price, speed, what binds."""
+    hw = o.hardware
+    if hw.kind == "rent":
+        price = f"${o.usd_per_hour:,.2f}/h"
+    elif hw.kind == "buy" and hw.purchase_usd is None:
+        price = "price unknown (none in the catalog)"
+    elif hw.kind == "buy":
+        price = f"${hw.purchase_usd:,.0f} to buy ({hw.purchase_kind} price)" + (
+            f", ~${o.usd_per_hour:,.2f}/h amortised with power" if o.serving and o.usd_per_hour else "")
+    else:
+        price = f"electricity ~${o.usd_per_hour:,.2f}/h" if o.usd_per_hour is not None else "owned"
+    if o.serving:
+        if o.per_user_tokens_per_s is not None:
+            speed = (f"{o.per_user_tokens_per_s:,.0f} tok/s per user, first token {duration(o.ttft_s)}, "
+                     f"{o.layout}")
+            cost = f"${o.usd_per_mtok:,.2f} per 1M tokens" if o.usd_per_mtok is not None else ""
+        else:
+            speed = f"{duration(o.request_s)} per request, {o.layout}"
+            cost = f"${o.usd_per_1k_requests:,.3f} per 1k requests" if o.usd_per_1k_requests is not None else ""
+    else:
+        speed = f"{duration(o.wall_s)} wall time, {o.layout}"
+        cost = f"job ${o.job_usd:,.2f}" if o.job_usd is not None else ""
+        if hw.kind == "buy":
+            cost += " (the hardware remains)"
+    parts = [o.label + ":", price + ";", speed + (";" if cost else "."), (cost + "." if cost else "")]
+    return " ".join(p for p in parts if p) + f" Binds: {o.binds_note or o.binds}."
+
+
+def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
+    """The named picks among the options that meet every target (see the module docstring)."""
+    meets = [o for o in options if o.meets and o.hardware.kind != "local"]
+    picks: dict[str, Pick] = {}
+
+    def add(name: str, o: Option | None, extra: str = "") -> None:
+        if o is not None:
+            picks[name] = Pick(name, PICK_TITLES[name], o, describe(o) + extra)
+
+    add("cheapest", _cheapest(meets))
+    add("cheapest_rental", _cheapest([o for o in meets if o.hardware.kind == "rent"]))
+    add("cheapest_purchase", _cheapest([o for o in meets if o.hardware.kind == "buy"]))
+    fastest = min(meets, key=lambda o: (o.time_s if o.time_s is not None else math.inf, o.cost is None,
+                                        o.cost or 0.0, o.label), default=None)
+    has_budget = targets.usd_per_hour or targets.budget_usd
+    add("fastest_within_budget", fastest, "" if has_budget else " (no budget set: --budget or --budget-per-hour)")
+    front = [o for o in frontier(options) if o.meets]
+    add("best_value", min(front, key=lambda o: (o.cost * o.time_s, o.label), default=None))  # type: ignore[operator]
+    return picks
+
+
+def closest_miss(options: list[Option], targets: Targets) -> tuple[Pick, str] | None:
+    """When nothing meets every target: the option that comes closest, and what it would take."""
+    cands = [o for o in options if o.hardware.kind != "local" and math.isfinite(o.shortfall)]
+    if not cands:
+        cands = [o for o in options if o.hardware.kind != "local"]
+        if not cands:
+            return None
+        o = max(cands, key=lambda o: (o.memory_gib_per_gpu or 0) * o.hardware.gpus)
+    else:
+        o = min(cands, key=lambda o: (o.shortfall, o.cost if o.cost is not None else math.inf, o.label))
+    pick = Pick("closest", PICK_TITLES["closest"], o, describe(o) + " Misses: " + "; ".join(o.misses) + ".")
+    return pick, what_it_would_take(o, targets)
+
+
+def what_it_would_take(o: Option, t: Targets) -> str:
+    """One line on the change that would make the closest option meet the targets."""
+    r = o.shortfall
+    if not o.fits:
+        if not o.serving:
+            return (f"more memory: needs {o.needed_gib_per_gpu:,.1f} GiB per GPU; use activation checkpointing "
+                    "(--checkpointing), a smaller --batch, more GPUs (ZeRO-3), or a card with more memory")
+        if o.max_users:
+            return (f"more KV cache room: {o.hardware.gpus * 2} GPUs of this card, fewer users per replica, "
+                    "a shorter context or an fp8 KV cache")
+        return (f"more memory: needs {o.needed_gib_per_gpu:,.1f} GiB per GPU; use more GPUs (tensor parallel), "
+                "int8/int4 weights, or a card with more memory")
+    m = o.misses[0] if o.misses else ""
+    if "tok/s per user" in m:
+        return (f"{r:.1f}x the per-user speed: a card with {r:.1f}x the memory bandwidth, tensor parallel over more "
+                "GPUs, or int8/int4 weights (fewer bytes per token)")
+    if "first token" in m:
+        return f"{r:.1f}x faster prefill: more compute (TFLOP/s), tensor parallel, or shorter prompts"
+    if "deadline" in m:
+        n = math.ceil(o.hardware.gpus * r)
+        return (f"{r:.1f}x the throughput: about {n} GPUs of this card, a faster card, or a deadline of "
+                f"{(o.wall_s or 0) / 3600:,.0f} h")
+    if "budget" in m:
+        return f"{r:.1f}x the budget, or slower targets"
+    return f"{r:.1f}x better on the missed target"
+
+
+def buy_vs_rent(options: list[Option], targets: Targets) -> BreakEven | None:
+    """Break-even of the cheapest purchase that meets the targets against renting: the same card
+    and count where someone rents it, else the cheapest rental that meets the targets."""
+    meets = [o for o in options if o.meets]
+    buys = [o for o in meets if o.hardware.kind == "buy" and o.hardware.purchase_usd]
+    rents = [o for o in meets if o.hardware.kind == "rent" and o.usd_per_hour]
+    if not buys or not rents:
+        return None
+    buy = _cheapest(buys)
+    assert buy is not None
+    same = [o for o in rents if o.hardware.card == buy.hardware.card and o.hardware.gpus == buy.hardware.gpus]
+    rent = min(same or rents, key=lambda o: (o.usd_per_hour, o.label))
+    rent_h = float(rent.usd_per_hour)  # type: ignore[arg-type]
+    scaled = ""
+    if not buy.serving and not same and buy.tokens_per_s and rent.tokens_per_s:
+        rent_h *= buy.tokens_per_s / rent.tokens_per_s  # the rental's cost of one hour of the purchase's work
+        scaled = f" (the rental's ${rent.usd_per_hour:,.2f}/h scaled to the same work: ${rent_h:,.2f}/h)"
+    elec = buy.electricity_usd_h
+    price = buy.hardware.purchase_usd or 0.0
+    if rent_h <= elec:
+        hours = months = None
+        verdict = "rent"
+        line = (f"rent: {rent.label} costs ${rent_h:,.2f}/h for this work, less than the "
+                f"${elec:,.2f}/h of electricity to run {buy.label[4:]}{scaled}")
+    else:
+        hours = price / (rent_h - elec)
+        months = hours / targets.hours_per_month
+        verdict = "buy" if months <= targets.amortise_months else "rent"
+        line = (f"{verdict}: {buy.label} (${price:,.0f}) breaks even with {rent.label} after {hours:,.0f} h of use, "
+                f"{months:,.1f} months at {targets.hours_per_month:g} h/month (${price:,.0f} / "
+                f"(${rent_h:,.2f}/h rent - ${elec:,.2f}/h electricity)){scaled}; hardware life taken as "
+                f"{targets.amortise_months:g} months")
+    return BreakEven(buy, rent, rent_h, elec, hours, months, verdict, line)
+
+
+__all__ = ["PICK_TITLES", "BreakEven", "Pick", "buy_vs_rent", "closest_miss", "describe", "frontier", "make_picks",
+           "what_it_would_take"]
