@@ -162,7 +162,7 @@ def test_only_filters_cards_and_local_card_sits_beside_the_picks(catalog):
                rent=False)
     assert a.options and all("Jetson" in o.hardware.card for o in a.options)
     with pytest.raises(UserError, match="no catalog card matches"):
-        advise(make_workload("gpt2"), catalog, only=("nonexistent-xyz",))
+        advise(make_workload("llama-3.2-1b"), catalog, only=("nonexistent-xyz",))
     a = advise(make_workload("llama-3.1-8b"), catalog, Targets(tokens_per_s=30), offers=OFFERS,
                local_cards=("GeForce RTX 4090",))
     assert [o.hardware.kind for o in a.local] == ["local"]

@@ -64,8 +64,9 @@ class Advice:
             else:
                 mine = (f"does this at {lo.per_user_tokens_per_s:,.0f} tok/s per user" if lo.fits
                         else f"cannot run this ({lo.binds_note})")
-            other = (f"; {ref.option.hardware.card} rents for ${ref.option.usd_per_mtok:,.2f} per million tokens "
-                     f"({ref.option.label})" if ref and ref.option.usd_per_mtok is not None else "")
+            known = ref is not None and ref.option.usd_per_mtok is not None
+            other = (f"; the cheapest rental that meets the targets, {ref.option.label}, costs "
+                     f"${ref.option.usd_per_mtok:,.2f} per million tokens" if known else "")
         else:
             mine = (f"does this in {(lo.wall_s or 0) / 3600:,.1f} h" if lo.fits and lo.wall_s
                     else ("fits" if lo.fits else f"cannot run this ({lo.binds_note})"))
@@ -120,6 +121,9 @@ def advise(
     workload = workload.validate()
     targets_in = targets
     targets = (targets or Targets()).for_workload(workload)
+    if workload.mode == "inference" and workload.model.kind == "decoder":
+        # the serving figures use the targets' context: say so in the workload too
+        workload = workload.with_(seq_len=targets.prompt_tokens, gen_tokens=targets.output_tokens)
     opts = build_options(workload, catalog, targets, offers=offers, spot=spot, region=region, buy=buy, rent=rent,
                          engine=engine, efficiency=efficiency, measured=measured, local_cards=local_cards,
                          only=only)
@@ -139,7 +143,11 @@ def advise(
         notes.append(f"no token budget given (--tokens): costs are for {targets.tokens:.3g} tokens")
     if rent and not any(o.hardware.kind == "rent" for o in opts):
         notes.append("no rental offers were evaluated (no price snapshot, or the filters left none)")
+    if workload.mode == "inference" and engine == "graphs":
+        notes.append("NVIDIA cards older than Volta (compute capability < 7.0) are left out: vLLM-class engines "
+                     "do not run on them (--engine eager includes them)")
     if buy:
+        notes.append("purchase prices are for the GPUs alone, not the host or server around them")
         notes.append(f"bought hardware: purchase amortised over {targets.amortise_months:g} months at "
                      f"{targets.hours_per_month:g} h/month, plus electricity at ${targets.usd_per_kwh:g}/kWh x "
                      f"{targets.utilisation:.0%} of TDP (GPUs only)")

@@ -25,6 +25,7 @@ from gpuadvisor.estimate import (
     estimate_compute,
     estimate_memory,
     estimate_serving,
+    training_flops_per_token,
 )
 from gpuadvisor.estimate.memory import CUDA_CONTEXT_BYTES
 from gpuadvisor.workload import Workload
@@ -33,6 +34,7 @@ INTERCONNECT_BINDS = 0.3  # communication above this share of a step: the interc
 # Latency of one small all-reduce (a decode step's activations) between tensor-parallel GPUs;
 # a decode step does two per layer. NVLink-class links (>= 100 GB/s in the catalog) vs PCIe.
 ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "pcie": 30e-6}
+MAX_BATCH = 256  # sequences in flight an engine schedules at most (vLLM's default max_num_seqs)
 
 @dataclass(frozen=True)
 class Figures:
@@ -47,6 +49,7 @@ class Figures:
     binds_note: str
     per_user: float | None = None
     aggregate: float | None = None
+    capacity: float | None = None  # aggregate tok/s with as many users as the KV cache holds (<= MAX_BATCH)
     ttft: float | None = None
     tpot: float | None = None
     max_users: int | None = None
@@ -91,7 +94,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
         tpot = None if s.tpot_s is None else s.tpot_s + comm
         last = Figures(fits=s.fits, layout=lay, tp=tp, replicas=replicas, needed_gib=need, binds="memory",
                        binds_note="", per_user=None if tpot is None else 1.0 / tpot,
-                       aggregate=None if tpot is None else per_replica * replicas / tpot,
+                       aggregate=None if tpot is None else t.users / tpot,
                        ttft=s.ttft_s, tpot=tpot, max_users=users)
         if cap is None:
             return _with_binds(last, "unknown", f"{hw.name}: no memory figure in the catalog", fits=False)
@@ -104,11 +107,22 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
             continue
         if s.tpot_s is None:
             return _with_binds(last, "unknown", f"{hw.name}: no throughput figures in the catalog", fits=True)
+        last = replace(last, capacity=_capacity_tokens_per_s(wt, hw, s, t, engine, eff, comm) * replicas)
         if tpot and comm > INTERCONNECT_BINDS * tpot:
             return _with_binds(last, "interconnect", f"interconnect: tensor-parallel all-reduces take "
                                f"{comm / tpot:.0%} of each decode step", fits=True)
         return _with_binds(last, *_serving_binds(s, w, hw, t, users, tp, eff), fits=True)
     return last  # type: ignore[return-value]
+
+
+def _capacity_tokens_per_s(wt: Workload, hw: HardwareFigures, s: Any, t: Targets, engine: str,
+                           eff: Efficiency | None, comm: float) -> float:
+    """One replica's aggregate tok/s at full load: as many sequences as fit, at most MAX_BATCH."""
+    n = max(1, min(s.max_concurrent_seqs, MAX_BATCH))
+    full = s if n == s.concurrency else estimate_serving(
+        wt, hw, concurrency=n, prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens, engine=engine,
+        efficiency=eff)
+    return n / (full.tpot_s + comm) if full.tpot_s else 0.0
 
 
 def _tp_latency_s(w: Workload, hw: HardwareFigures, tp: int) -> float:
@@ -188,8 +202,11 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
                                f"interconnect: {comp.comm_time_s / comp.step_time_s:.0%} of each step "
                                "is communication over PCIe", fits=True)
         b = comp.bound or "unknown"
-        note = (f"compute: {comp.mfu:.0%} MFU of {hw.peak_tflops(wl.compute_dtype) or 0:,.0f} TFLOP/s per GPU"
-                if b == "compute" else "bandwidth: activations and optimizer traffic dominate the step")
+        peak = hw.peak_tflops(wl.compute_dtype) or 0.0
+        model_mfu = (training_flops_per_token(wl) * (comp.tokens_per_s or 0.0) / (peak * 1e12 * gpus)) if peak else 0
+        note = (f"compute: matmuls at {comp.mfu:.0%} of {peak:,.0f} TFLOP/s per GPU; {model_mfu:.0%} model-FLOPs "
+                "utilisation over the whole step" if b == "compute"
+                else "bandwidth: activations and optimizer traffic dominate the step")
         return _with_binds(last, "bandwidth" if b == "memory" else b, note, fits=True)
     return last  # type: ignore[return-value]
 

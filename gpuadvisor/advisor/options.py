@@ -14,7 +14,7 @@ purchase plus the job's electricity, and the hardware remains. The local card co
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuadvisor.advisor.figures import Figures, figures
@@ -27,6 +27,8 @@ from gpuadvisor.workload import Workload
 # NVLink, few x16 slots), a workstation up to four professional cards, a server eight.
 BUY_COUNTS = {"geforce": (1,), "radeon": (1,), "jetson": (1,), "professional": (1, 2, 4)}
 SERVER_COUNTS = (1, 2, 4, 8)
+MIN_ENGINE_CC = (7, 0)  # vLLM, TensorRT-LLM and SGLang support Volta and newer
+JETSON_SYSTEM_GIB = 1.5  # a Jetson's memory is shared with its OS and CPU: this much is not the model's
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,9 @@ class Option:
     tpot_s: float | None = None
     max_users: int | None = None
     request_s: float | None = None  # non-decoder models: one request (batch) end to end
-    usd_per_mtok: float | None = None
+    usd_per_mtok: float | None = None  # at the targets' load
+    capacity_tokens_per_s: float | None = None  # aggregate with as many users as fit (<= 256 per replica)
+    usd_per_mtok_at_capacity: float | None = None
     usd_per_1k_requests: float | None = None  # models that do not decode
     # training
     wall_s: float | None = None
@@ -158,10 +162,12 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
             job = hardware.purchase_usd + elec * wall_h
         elif hardware.kind == "local":
             job = elec * wall_h
-    per_mtok = per_kreq = None
+    per_mtok = per_kreq = per_mtok_cap = None
     if serving and usd_h is not None:
         if f.aggregate:
             per_mtok = usd_h / (f.aggregate * 3600.0) * 1e6
+        if f.capacity:
+            per_mtok_cap = usd_h / (f.capacity * 3600.0) * 1e6
         elif f.tokens_per_s:  # requests per second
             per_kreq = usd_h / (f.tokens_per_s * 3600.0) * 1e3
     energy = kw_h * (t.hours_per_month if serving else (wall_h or 0.0)) if hw.tdp_w else None
@@ -173,9 +179,17 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
         binds_note=f.binds_note, meets=not misses, misses=tuple(misses), per_user_tokens_per_s=f.per_user,
         aggregate_tokens_per_s=f.aggregate, ttft_s=f.ttft, tpot_s=f.tpot, max_users=f.max_users,
         request_s=f.request_s, usd_per_mtok=per_mtok, usd_per_1k_requests=per_kreq,
+        capacity_tokens_per_s=f.capacity, usd_per_mtok_at_capacity=per_mtok_cap,
         wall_s=f.wall_s, tokens_per_s=f.tokens_per_s, job_usd=job,
-        uses_measured=hw.source == "measured", shortfall=shortfall,
+        uses_measured=hw.source == "measured", shortfall=shortfall, notes=_hw_notes(hw, workload),
     )
+
+
+def _hw_notes(hw: HardwareFigures, workload: Workload) -> tuple[str, ...]:
+    """What the figures quietly assume about this card."""
+    if workload.compute_dtype == "bf16" and hw.tflops and "bf16" not in hw.tflops:
+        return (f"{hw.name} has no bf16: it would run in fp16 (same memory and speed estimate)",)
+    return ()
 
 
 def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly: float | None,
@@ -224,6 +238,15 @@ def purchase_of(card: Any) -> tuple[float | None, str | None, str | None]:
     return None, None, None
 
 
+def _runs_serving_engine(card: Any) -> bool:
+    """vLLM-class engines need an NVIDIA compute capability of 7.0 or newer (Volta on); AMD cards
+    and cards with no figure are kept."""
+    cc = getattr(card, "compute_capability", None)
+    if getattr(card, "vendor", "nvidia") != "nvidia" or not cc:
+        return True
+    return tuple(int(x) for x in cc.split(".")) >= MIN_ENGINE_CC
+
+
 def _wanted(card: Any, only: tuple[str, ...]) -> bool:
     if not only:
         return True
@@ -264,6 +287,8 @@ def build_options(
     cards = {c.name: c for c in catalog.cards if _wanted(c, only)}
     if only and not cards:
         raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
+    if workload.mode == "inference" and engine == "graphs":
+        cards = {n: c for n, c in cards.items() if _runs_serving_engine(c)}
     hws: dict[str, HardwareFigures] = {}
     cache: dict[tuple[str, int], Figures | None] = {}
     measured = measured or {}
@@ -271,6 +296,8 @@ def build_options(
     def hw_of(name: str) -> HardwareFigures:
         if name not in hws:
             hw = HardwareFigures.from_card(cards[name])
+            if cards[name].family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
+                hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - JETSON_SYSTEM_GIB))
             hws[name] = apply_measured(hw, measured[name]) if name in measured else hw
         return hws[name]
 

@@ -5,7 +5,8 @@ and what it would take, and buy versus rent. Pure functions over `options.Option
   hardware amortised; training: $ of the job). Also named per kind: cheapest rental, cheapest
   purchase.
 * fastest within budget: the shortest time (serving: time per output token; training: wall
-  time) among the options that meet every target, budgets included.
+  time) among the priced options that meet every target, budgets included; with no budget set,
+  among rentals (buying the fastest card there is is not advice).
 * best value: among the frontier options that meet every target, the lowest cost x time.
 * buy versus rent: break-even hours = purchase price / (rental $/h - electricity $/h); when
   the rental is another card, its $/h is scaled to the purchased card's speed for training
@@ -81,8 +82,14 @@ def frontier(options: list[Option]) -> list[Option]:
 
 
 def _cheapest(opts: list[Option]) -> Option | None:
-    """Lowest cost, then fastest; options with no known price come last."""
-    return min(opts, key=lambda o: (o.cost is None, o.cost or 0.0, o.time_s or math.inf, o.label), default=None)
+    """Lowest cost, then fastest. Options with no known price come last, the least hardware
+    (memory x GPUs) first among them: the best guess at cheapest without a price."""
+    def key(o: Option) -> tuple:
+        if o.cost is None:
+            return (1, (o.memory_gib_per_gpu or math.inf) * o.hardware.gpus, o.time_s or math.inf, o.label)
+        return (0, o.cost, o.time_s or math.inf, o.label)
+
+    return min(opts, key=key, default=None)
 
 
 def describe(o: Option) -> str:
@@ -102,6 +109,8 @@ def describe(o: Option) -> str:
             speed = (f"{o.per_user_tokens_per_s:,.0f} tok/s per user, first token {duration(o.ttft_s)}, "
                      f"{o.layout}")
             cost = f"${o.usd_per_mtok:,.2f} per 1M tokens" if o.usd_per_mtok is not None else ""
+            if cost and o.usd_per_mtok_at_capacity is not None:
+                cost += f" (${o.usd_per_mtok_at_capacity:,.2f} at full load)"
         else:
             speed = f"{duration(o.request_s)} per request, {o.layout}"
             cost = f"${o.usd_per_1k_requests:,.3f} per 1k requests" if o.usd_per_1k_requests is not None else ""
@@ -111,7 +120,8 @@ def describe(o: Option) -> str:
         if hw.kind == "buy":
             cost += " (the hardware remains)"
     parts = [o.label + ":", price + ";", speed + (";" if cost else "."), (cost + "." if cost else "")]
-    return " ".join(p for p in parts if p) + f" Binds: {o.binds_note or o.binds}."
+    extra = "".join(f" Note: {n}." for n in o.notes)
+    return " ".join(p for p in parts if p) + f" Binds: {o.binds_note or o.binds}." + extra
 
 
 def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
@@ -126,9 +136,12 @@ def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
     add("cheapest", _cheapest(meets))
     add("cheapest_rental", _cheapest([o for o in meets if o.hardware.kind == "rent"]))
     add("cheapest_purchase", _cheapest([o for o in meets if o.hardware.kind == "buy"]))
-    fastest = min(meets, key=lambda o: (o.time_s if o.time_s is not None else math.inf, o.cost is None,
-                                        o.cost or 0.0, o.label), default=None)
+    priced = [o for o in meets if o.cost is not None] or meets  # a budget cannot vouch for an unknown price
     has_budget = targets.usd_per_hour or targets.budget_usd
+    if not has_budget:  # with no budget, "fastest" is what one can rent: buying the fastest card is no advice
+        priced = [o for o in priced if o.hardware.kind == "rent"] or priced
+    fastest = min(priced, key=lambda o: (o.time_s if o.time_s is not None else math.inf, o.cost is None,
+                                         o.cost or 0.0, o.label), default=None)
     add("fastest_within_budget", fastest, "" if has_budget else " (no budget set: --budget or --budget-per-hour)")
     front = [o for o in frontier(options) if o.meets]
     add("best_value", min(front, key=lambda o: (o.cost * o.time_s, o.label), default=None))  # type: ignore[operator]

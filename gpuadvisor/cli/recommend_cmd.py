@@ -157,9 +157,10 @@ def _table(con: Any, rows: list[Any], w: Any, currency: str, rate: float, *, tit
     decoder = w.model.kind == "decoder"
     tab = Table(title=title, title_justify="left")
     if serving and decoder:
-        cols = ["option", "$/h", "$/1M tok", "tok/s/user", "first token", "users fit", "layout", "binds", "meets"]
+        cols = ["option", "$/h", "$/month", "$/1M tok", "tok/s/user", "first token", "users fit", "layout", "binds",
+                "meets"]
     elif serving:
-        cols = ["option", "$/h", "$/1k req", "per request", "layout", "binds", "meets"]
+        cols = ["option", "$/h", "$/month", "$/1k req", "per request", "layout", "binds", "meets"]
     else:
         cols = ["option", "$/h", "job $", "wall time", "tok/s", "layout", "binds", "meets"]
     for c in cols:
@@ -168,11 +169,12 @@ def _table(con: Any, rows: list[Any], w: Any, currency: str, rate: float, *, tit
         per_h = money(o.usd_per_hour, currency, rate)
         meets = "yes" if o.meets else "no: " + "; ".join(o.misses)[:60]
         if serving and decoder:
-            cells = [per_h, money(o.usd_per_mtok, currency, rate),
+            cells = [per_h, money(o.monthly_usd, currency, rate), money(o.usd_per_mtok, currency, rate),
                      "-" if o.per_user_tokens_per_s is None else f"{o.per_user_tokens_per_s:,.0f}",
                      fmt_time(o.ttft_s), "-" if o.max_users is None else f"{o.max_users:,}"]
         elif serving:
-            cells = [per_h, money(o.usd_per_1k_requests, currency, rate, 3), fmt_time(o.request_s)]
+            cells = [per_h, money(o.monthly_usd, currency, rate), money(o.usd_per_1k_requests, currency, rate, 3),
+                     fmt_time(o.request_s)]
         else:
             cells = [per_h, money(o.job_usd, currency, rate), fmt_time(o.wall_s),
                      "-" if o.tokens_per_s is None else f"{o.tokens_per_s:,.0f}"]

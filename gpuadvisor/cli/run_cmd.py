@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--full", action="store_true", help="the longer probe run (~30-90 s on a GPU)")
     p.add_argument("--out-dir", default=str(DEFAULT_DIR), metavar="DIR", help="where results and report go")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
-    p.add_argument("--top", type=int, default=8, help="recommendations to show (default 8)")
+    p.add_argument("--top", type=int, default=8, help="rows of the speed ranking in --json (default 8)")
     p.set_defaults(func=run)
 
 
@@ -116,8 +116,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"No GPU was found on this machine ({result.message}).")
         print("Measured the host CPU only; the recommendations below come from the catalog's datasheets.\n")
     print_summary(result)
-    _print_recommendations(workload, options, fitting, args.top, result)
-    _print_advice(advice)
+    _print_recommendations(workload, options, fitting, args.top, result, advice)
     print(f"\nProbe results: {probe_path}")
     if report_path:
         print(f"Report:        {report_path}")
@@ -127,19 +126,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any], top: int, result: Any) -> None:
-    from gpuadvisor.advisor.ranking import fewest_gpus_per_card, one_per_card
+def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any], top: int, result: Any,
+                           advice: Any) -> None:
+    """The decision (picks, buy or rent), then how this machine's card does."""
+    from gpuadvisor.advisor.ranking import one_per_card
     from gpuadvisor.cli.estimate_cmd import describe_workload, fmt_time
 
-    print(f"\nRecommendations for {describe_workload(workload)}")
-    print("(estimates; the fewest GPUs of each card that fit, fastest first):")
-    for o in fewest_gpus_per_card(options)[:top]:
-        note = " (measured here)" if o.uses_measured else ""
-        rate = o.compute.decode_tokens_per_s if workload.mode == "inference" else o.compute.tokens_per_s
-        what = "decode" if workload.mode == "inference" else "training"
-        speed = f"{rate:,.0f} tok/s {what}" if rate else "-"
-        print(f"  {o.num_gpus} x {o.card:<26} needs {o.needed_gib:6.1f} GiB/GPU  "
-              f"{fmt_time(o.time_s):>9} per {'request' if workload.mode == 'inference' else 'step'}  {speed}{note}")
+    print(f"\nRecommendations for {describe_workload(workload)} (estimates)")
+    print(f"  targets: {advice.targets.describe(workload.mode, workload.model.kind == 'decoder')}")
+    for name in ("cheapest_rental", "cheapest_purchase", "best_value"):
+        pk = advice.picks.get(name)
+        if pk:
+            print(f"  {pk.title}: {pk.line}")
+    if advice.buy_vs_rent:
+        print(f"  buy or rent: {advice.buy_vs_rent.line}")
+    if not advice.picks:
+        print("  nothing evaluated meets every target")
+        if advice.closest:
+            print(f"  closest: {advice.closest.line}\n  it would take: {advice.what_it_would_take}")
     if not fitting:
         print("  no card in the catalog fits this workload, even with 8 GPUs")
     rows = {o.card: o for o in reversed(one_per_card(options))}
@@ -152,6 +156,10 @@ def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any]
                   f"{'request' if workload.mode == 'inference' else 'step'} (from the figures measured here)")
         else:
             print(f"  Your GPU {dev.index}, {dev.name}: does not fit ({o.reason})")
+    line = advice.local_line()
+    if line:
+        print(f"  {line[0].upper()}{line[1:]}")
+    print("  (`gpuadvisor recommend` with the same model and targets shows the frontier and every flag)")
 
 
 def _advice(args: argparse.Namespace, workload: Any, catalog: Any, efficiency: Any, result: Any) -> Any:
@@ -162,23 +170,3 @@ def _advice(args: argparse.Namespace, workload: Any, catalog: Any, efficiency: A
     measured = _measured_for(result, catalog) if result.gpu_found else None
     local = tuple(dict.fromkeys(d.catalog_name for d in result.devices if getattr(d, "catalog_name", None)))
     return advice_from(args, workload, catalog, efficiency=efficiency, measured=measured, local_cards=local)
-
-
-def _print_advice(advice: Any) -> None:
-    """The picks in a few lines (the full table is `gpuadvisor recommend`)."""
-    print(f"\nDecision for {advice.targets.describe(advice.workload.mode, advice.workload.model.kind == 'decoder')}"
-          " (estimates):")
-    for name in ("cheapest_rental", "cheapest_purchase", "best_value"):
-        pk = advice.picks.get(name)
-        if pk:
-            print(f"  {pk.title}: {pk.line}")
-    if advice.buy_vs_rent:
-        print(f"  buy or rent: {advice.buy_vs_rent.line}")
-    if not advice.picks:
-        print("  nothing evaluated meets every target")
-        if advice.closest:
-            print(f"  closest: {advice.closest.line}\n  it would take: {advice.what_it_would_take}")
-    line = advice.local_line()
-    if line:
-        print(f"  {line[0].upper()}{line[1:]}")
-    print("  (gpuadvisor recommend with the same model and targets shows the frontier and every flag)")
