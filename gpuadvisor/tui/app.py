@@ -148,13 +148,12 @@ class GpuAdvisorApp(App[None]):
         run = self.run_result
         if run is None:
             return {}, ()
-        from gpuadvisor.catalog import match_card
+        from gpuadvisor.compare import device_card
         from gpuadvisor.estimate import measured_figures
-        from gpuadvisor.readings import device_memory_gib
 
         measured: dict[str, dict[str, float]] = {}
         for dev in run.devices:
-            card = match_card(self.catalog, dev.name, device_memory_gib(dev), dev.catalog_name)
+            card = device_card(dev, self.catalog)
             if card is not None:
                 measured.setdefault(card.name, measured_figures(dev))
         return {k: v for k, v in measured.items() if v}, tuple(measured)
