@@ -146,15 +146,18 @@ def test_buy_versus_rent_break_even_formula(catalog):
     assert be.electricity_usd_h == pytest.approx(elec)
     assert be.hours == pytest.approx(price / (0.69 - elec))
     assert be.months == pytest.approx(be.hours / 180)
-    assert be.verdict == ("buy" if be.months <= 36 else "rent")
+    assert be.verdict == ("buy" if be.months <= 18 else "close" if be.months <= 36 else "rent")
 
 
-def test_consumer_cards_are_bought_one_at_a_time_and_jetson_alone(catalog):
+def test_purchases_come_in_the_counts_people_buy(catalog):
     opts = build_options(make_workload("llama-3.1-70b"), catalog, Targets(), rent=False)
     for o in opts:
         fam = next(c.family for c in catalog.cards if c.name == o.hardware.card)
+        form = next(c.form_factor for c in catalog.cards if c.name == o.hardware.card) or ""
         if fam in ("geforce", "radeon", "jetson"):
             assert o.hardware.gpus == 1
+        if "SXM" in form or "OAM" in form:
+            assert o.hardware.gpus in (4, 8)  # sold on baseboards, not one by one
 
 
 def test_only_filters_cards_and_local_card_sits_beside_the_picks(catalog):
@@ -191,3 +194,21 @@ def test_hardware_labels():
     assert Hardware("rent", "L4", 1, 0.8, provider="aws", instance_type="g6.xlarge", region="us-east-1").label == \
         "L4 (aws g6.xlarge in us-east-1)"
     assert Hardware("buy", "GeForce RTX 4090", 2).label == "buy 2x GeForce RTX 4090"
+
+
+def test_a_multi_gpu_cheapest_rental_comes_with_the_cheapest_single_gpu(catalog):
+    offers = (FakeOffer("hyper", "2x_A4000", "RTX A4000", 2, 0.30), FakeOffer("runpod", "1x_L40S", "L40S", 1, 0.86))
+    a = advise(make_workload("llama-3.1-8b"), catalog, Targets(tokens_per_s=30), offers=offers, buy=False)
+    assert a.picks["cheapest_rental"].option.hardware.gpus == 2
+    assert a.picks["cheapest_single_gpu"].option.hardware.card == "L40S"
+    a = advise(make_workload("llama-3.1-8b"), catalog, Targets(tokens_per_s=30), offers=offers[1:], buy=False)
+    assert "cheapest_single_gpu" not in a.picks
+
+
+def test_training_buy_versus_rent_prices_the_same_work(catalog):
+    w = make_workload("llama-3-8b", mode="qlora", batch=4, seq_len=2048, checkpointing=True)
+    a = advise(w, catalog, Targets(tokens=50e6, hours_per_month=180), offers=OFFERS)
+    be = a.buy_vs_rent
+    assert be is not None and be.rental is a.picks["cheapest_rental"].option
+    assert be.rental_usd_h == pytest.approx(be.rental.job_usd / (be.purchase.wall_s / 3600))
+    assert be.hours == pytest.approx(be.purchase.hardware.purchase_usd / (be.rental_usd_h - be.electricity_usd_h))

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -165,15 +164,15 @@ def test_bad_config_json_exit_2(capsys, tmp_path, text):
     assert rc == 2 and err.count("\n") == 1
 
 
-def test_recommend_cold_start_under_half_a_second():
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
-    cmd = [sys.executable, "-m", "gpuadvisor", "recommend", "--model", "llama-2-7b"]
-    subprocess.run(cmd, capture_output=True, env=env, check=True)  # warm the bytecode cache
-    best = min(_timed(cmd, env) for _ in range(3))
-    assert best < 0.5 * (3 if os.environ.get("CI") else 1), best
-
-
-def _timed(cmd, env):
-    t = time.perf_counter()
-    subprocess.run(cmd, capture_output=True, env=env, check=True)
-    return time.perf_counter() - t
+def test_recommend_stays_light():
+    """`recommend` answers without the heavy libraries (its cold-start time is a benchmark in
+    BENCHMARKS.md, not a timed test): a subprocess, so that other tests' imports do not count."""
+    code = ("import sys, io, contextlib\n"
+            "from gpuadvisor.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['recommend', 'llama-2-7b']) == 0\n"
+            "print(','.join(m for m in ('textual', 'plotly', 'cupy', 'torch', 'numpy', 'jinja2') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": str(
+                             Path(__file__).resolve().parents[1])})
+    assert out.stdout.strip() == ""

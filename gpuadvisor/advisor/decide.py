@@ -81,7 +81,8 @@ class Advice:
             "workload": self.workload.to_dict(),
             "model": self.workload.model.to_dict(),
             "targets": self.targets.to_dict(),
-            "engine": self.engine if self.workload.mode == "inference" else None,
+            "engine": self.engine if self.workload.mode == "inference" and self.workload.model.kind == "decoder"
+            else None,
             "prices": self.prices.to_dict() if self.prices else None,
             "met": self.met,
             "picks": {k: p.to_dict() for k, p in self.picks.items()},
@@ -136,14 +137,15 @@ def advise(
         if miss:
             closest, take = miss
     notes = ["estimates from datasheet figures and calibrated efficiencies (BENCHMARKS.md), not measurements"]
-    if workload.mode == "inference":
+    decoder = workload.mode == "inference" and workload.model.kind == "decoder"
+    if decoder:
         notes.append(f"serving engine: {engine} (vLLM-class continuous batching with CUDA graphs)"
                      if engine == "graphs" else f"serving engine: {engine}")
     if workload.mode != "inference" and not workload.train_tokens and (targets_in is None or not targets_in.tokens):
         notes.append(f"no token budget given (--tokens): costs are for {targets.tokens:.3g} tokens")
     if rent and not any(o.hardware.kind == "rent" for o in opts):
         notes.append("no rental offers were evaluated (no price snapshot, or the filters left none)")
-    if workload.mode == "inference" and engine == "graphs":
+    if decoder and engine == "graphs":
         notes.append("NVIDIA cards older than Volta (compute capability < 7.0) are left out: vLLM-class engines "
                      "do not run on them (--engine eager includes them)")
     if buy:

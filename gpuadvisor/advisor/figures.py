@@ -164,7 +164,7 @@ def _request_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets,
         return _with_binds(base, "memory", f"needs {need:.1f} GiB, {hw.name} has {hw.memory_gib or 0:g}", fits=False)
     b = comp.bound or "unknown"
     return _with_binds(base, "bandwidth" if b == "memory" else b,
-                       f"{'bandwidth' if b == 'memory' else b}: a batch of {per_replica} is {b} bound", fits=True)
+                       f"{'bandwidth' if b == 'memory' else b}: a batch of {wt.batch} is {b} bound", fits=True)
 
 
 def _with_binds(f: Figures, binds: str, note: str, *, fits: bool) -> Figures:

@@ -27,6 +27,8 @@ from gpuadvisor.workload import Workload
 # NVLink, few x16 slots), a workstation up to four professional cards, a server eight.
 BUY_COUNTS = {"geforce": (1,), "radeon": (1,), "jetson": (1,), "professional": (1, 2, 4)}
 SERVER_COUNTS = (1, 2, 4, 8)
+BASEBOARD_FORMS = ("SXM", "OAM")  # modules that come on a 4- or 8-GPU baseboard (HGX, UBB), not one by one
+BASEBOARD_COUNTS = (4, 8)
 MIN_ENGINE_CC = (7, 0)  # vLLM, TensorRT-LLM and SGLang support Volta and newer
 JETSON_SYSTEM_GIB = 1.5  # a Jetson's memory is shared with its OS and CPU: this much is not the model's
 
@@ -138,7 +140,7 @@ class Option:
 
 
 def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: Workload,
-                 targets: Targets) -> Option:
+                 targets: Targets, notes: tuple[str, ...] = ()) -> Option:
     """Attach the hardware's costs to its figures and check every target."""
     t = targets
     g = hardware.gpus
@@ -181,14 +183,17 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
         request_s=f.request_s, usd_per_mtok=per_mtok, usd_per_1k_requests=per_kreq,
         capacity_tokens_per_s=f.capacity, usd_per_mtok_at_capacity=per_mtok_cap,
         wall_s=f.wall_s, tokens_per_s=f.tokens_per_s, job_usd=job,
-        uses_measured=hw.source == "measured", shortfall=shortfall, notes=_hw_notes(hw, workload),
+        uses_measured=hw.source == "measured", shortfall=shortfall, notes=notes,
     )
 
 
-def _hw_notes(hw: HardwareFigures, workload: Workload) -> tuple[str, ...]:
-    """What the figures quietly assume about this card."""
-    if workload.compute_dtype == "bf16" and hw.tflops and "bf16" not in hw.tflops:
-        return (f"{hw.name} has no bf16: it would run in fp16 (same memory and speed estimate)",)
+def hw_notes(card: Any, workload: Workload) -> tuple[str, ...]:
+    """What the figures quietly assume about this card: NVIDIA cards before Ampere (compute
+    capability 8.0) have no bf16 and would run a bf16 model in fp16."""
+    cc = getattr(card, "compute_capability", None)
+    if workload.compute_dtype == "bf16" and getattr(card, "vendor", "") == "nvidia" and cc and \
+            tuple(int(x) for x in cc.split(".")) < (8, 0):
+        return (f"{card.name} has no bf16: it would run in fp16 (same memory and speed estimate)",)
     return ()
 
 
@@ -236,6 +241,16 @@ def purchase_of(card: Any) -> tuple[float | None, str | None, str | None]:
     if getattr(card, "launch_price_usd", None):
         return float(card.launch_price_usd), "list", getattr(card, "source", None)
     return None, None, None
+
+
+def _buy_counts(card: Any, override: dict[str, tuple[int, ...]] | None) -> tuple[int, ...]:
+    """GPU counts one would buy of this card: by family, and SXM/OAM modules only on the 4- or
+    8-GPU baseboards they are sold on."""
+    if override and card.family in override:
+        return override[card.family]
+    if any(k in (getattr(card, "form_factor", None) or "") for k in BASEBOARD_FORMS):
+        return BASEBOARD_COUNTS
+    return BUY_COUNTS.get(card.family, SERVER_COUNTS)
 
 
 def _runs_serving_engine(card: Any) -> bool:
@@ -287,7 +302,7 @@ def build_options(
     cards = {c.name: c for c in catalog.cards if _wanted(c, only)}
     if only and not cards:
         raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
-    if workload.mode == "inference" and engine == "graphs":
+    if workload.mode == "inference" and workload.model.kind == "decoder" and engine == "graphs":
         cards = {n: c for n, c in cards.items() if _runs_serving_engine(c)}
     hws: dict[str, HardwareFigures] = {}
     cache: dict[tuple[str, int], Figures | None] = {}
@@ -325,17 +340,18 @@ def build_options(
             reg = region or getattr(o, "region", None)
             hwd = Hardware("rent", name, g, usd_per_hour=float(price), provider=o.provider,
                            instance_type=o.instance_type, region=reg, spot=spot)
-            out.append(price_option(f, hwd, hw_of(name), workload, targets))
+            out.append(price_option(f, hwd, hw_of(name), workload, targets, hw_notes(cards[name], workload)))
     if buy:
         for card in cards.values():
             unit, kind, source = purchase_of(card)
-            for g in (buy_counts or BUY_COUNTS).get(card.family, SERVER_COUNTS):
+            for g in _buy_counts(card, buy_counts):
                 f = figs(card.name, g)
                 if f is None:
                     continue
                 hwd = Hardware("buy", card.name, g, purchase_usd=None if unit is None else unit * g,
                                purchase_kind=kind, purchase_source=source)
-                opt = price_option(f, hwd, hw_of(card.name), workload, targets)
+                opt = price_option(f, hwd, hw_of(card.name), workload, targets,
+                                   hw_notes(card, workload))
                 out.append(opt)
                 if opt.meets:
                     break  # more cards than the fewest that meet every target is not a purchase to suggest
@@ -343,7 +359,8 @@ def build_options(
         if name in cards:
             f = figs(name, 1)
             if f is not None:
-                out.append(price_option(f, Hardware("local", name, 1), hw_of(name), workload, targets))
+                out.append(price_option(f, Hardware("local", name, 1), hw_of(name), workload, targets,
+                                        hw_notes(cards[name], workload)))
     return out
 
 

@@ -8,9 +8,10 @@ and what it would take, and buy versus rent. Pure functions over `options.Option
   time) among the priced options that meet every target, budgets included; with no budget set,
   among rentals (buying the fastest card there is is not advice).
 * best value: among the frontier options that meet every target, the lowest cost x time.
-* buy versus rent: break-even hours = purchase price / (rental $/h - electricity $/h); when
-  the rental is another card, its $/h is scaled to the purchased card's speed for training
-  (the same work), and taken as is for serving (the same users).
+* cheapest single GPU: named too when the cheapest rental spreads the model over several GPUs.
+* buy versus rent: break-even hours = purchase price / (rental $/h - electricity $/h), the
+  cheapest purchase against the cheapest rental that meet every target; for training the
+  rental's $/h is the cost of renting one hour of the purchased hardware's work.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ PICK_TITLES = {
     "cheapest": "cheapest that meets every target",
     "cheapest_rental": "cheapest rental",
     "cheapest_purchase": "cheapest to buy",
+    "cheapest_single_gpu": "cheapest rental on one GPU",
     "fastest_within_budget": "fastest within budget",
     "best_value": "best value (lowest cost x time on the frontier)",
     "closest": "closest (nothing meets every target)",
@@ -56,7 +58,7 @@ class BreakEven:
     electricity_usd_h: float
     hours: float | None  # None: renting is never dearer than the electricity of owning
     months: float | None  # at the targets' hours of use per month
-    verdict: str  # "buy" | "rent"
+    verdict: str  # "buy" (pays back within half the hardware's life) | "close" (within its life) | "rent"
     line: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,6 +138,9 @@ def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
     add("cheapest", _cheapest(meets))
     add("cheapest_rental", _cheapest([o for o in meets if o.hardware.kind == "rent"]))
     add("cheapest_purchase", _cheapest([o for o in meets if o.hardware.kind == "buy"]))
+    rent = picks.get("cheapest_rental")
+    if rent is not None and rent.option.serving and rent.option.hardware.gpus > 1:  # one GPU is simpler to serve on
+        add("cheapest_single_gpu", _cheapest([o for o in meets if o.hardware.kind == "rent" and o.hardware.gpus == 1]))
     priced = [o for o in meets if o.cost is not None] or meets  # a budget cannot vouch for an unknown price
     has_budget = targets.usd_per_hour or targets.budget_usd
     if not has_budget:  # with no budget, "fastest" is what one can rent: buying the fastest card is no advice
@@ -190,22 +195,24 @@ def what_it_would_take(o: Option, t: Targets) -> str:
 
 
 def buy_vs_rent(options: list[Option], targets: Targets) -> BreakEven | None:
-    """Break-even of the cheapest purchase that meets the targets against renting: the same card
-    and count where someone rents it, else the cheapest rental that meets the targets."""
+    """Break-even of the cheapest purchase that meets the targets against the cheapest rental
+    that meets them. Serving: both serve the same users, so the rental's $/h is taken as is.
+    Training: the rental's $/h is its job cost over the purchase's wall time, the cost of renting
+    one hour of the purchased hardware's work."""
     meets = [o for o in options if o.meets]
     buys = [o for o in meets if o.hardware.kind == "buy" and o.hardware.purchase_usd]
     rents = [o for o in meets if o.hardware.kind == "rent" and o.usd_per_hour]
     if not buys or not rents:
         return None
     buy = _cheapest(buys)
-    assert buy is not None
-    same = [o for o in rents if o.hardware.card == buy.hardware.card and o.hardware.gpus == buy.hardware.gpus]
-    rent = min(same or rents, key=lambda o: (o.usd_per_hour, o.label))
+    rent = _cheapest(rents)
+    assert buy is not None and rent is not None
     rent_h = float(rent.usd_per_hour)  # type: ignore[arg-type]
     scaled = ""
-    if not buy.serving and not same and buy.tokens_per_s and rent.tokens_per_s:
-        rent_h *= buy.tokens_per_s / rent.tokens_per_s  # the rental's cost of one hour of the purchase's work
-        scaled = f" (the rental's ${rent.usd_per_hour:,.2f}/h scaled to the same work: ${rent_h:,.2f}/h)"
+    if not buy.serving and buy.wall_s and rent.job_usd is not None:
+        rent_h = rent.job_usd / (buy.wall_s / 3600.0)
+        scaled = (f" (renting does the job for ${rent.job_usd:,.2f}; {buy.label[4:]} takes "
+                  f"{duration(buy.wall_s)}, so its hour of work rents for ${rent_h:,.2f})")
     elec = buy.electricity_usd_h
     price = buy.hardware.purchase_usd or 0.0
     if rent_h <= elec:
@@ -216,9 +223,12 @@ def buy_vs_rent(options: list[Option], targets: Targets) -> BreakEven | None:
     else:
         hours = price / (rent_h - elec)
         months = hours / targets.hours_per_month
-        verdict = "buy" if months <= targets.amortise_months else "rent"
-        line = (f"{verdict}: {buy.label} (${price:,.0f}) breaks even with {rent.label} after {hours:,.0f} h of use, "
-                f"{months:,.1f} months at {targets.hours_per_month:g} h/month (${price:,.0f} / "
+        # pays back within half its life: buy; never within its life: rent; in between: a close call
+        life = targets.amortise_months
+        verdict = "buy" if months <= life / 2 else ("rent" if months > life else "close")
+        word = {"buy": "buy", "rent": "rent", "close": "close call, buying pays back late in the hardware's life"}
+        line = (f"{word[verdict]}: {buy.label} (${price:,.0f}) breaks even with renting {rent.label} after "
+                f"{hours:,.0f} h of use, {months:,.1f} months at {targets.hours_per_month:g} h/month (${price:,.0f} / "
                 f"(${rent_h:,.2f}/h rent - ${elec:,.2f}/h electricity)){scaled}; hardware life taken as "
                 f"{targets.amortise_months:g} months")
     return BreakEven(buy, rent, rent_h, elec, hours, months, verdict, line)

@@ -22,7 +22,7 @@ from gpuadvisor.cli.estimate_cmd import (
 )
 from gpuadvisor.errors import UserError
 
-PICK_ORDER = ("cheapest_rental", "cheapest_purchase", "fastest_within_budget", "best_value")
+PICK_ORDER = ("cheapest_rental", "cheapest_single_gpu", "cheapest_purchase", "fastest_within_budget", "best_value")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -134,7 +134,7 @@ def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any]
 
     print(f"\nRecommendations for {describe_workload(workload)} (estimates)")
     print(f"  targets: {advice.targets.describe(workload.mode, workload.model.kind == 'decoder')}")
-    for name in ("cheapest_rental", "cheapest_purchase", "best_value"):
+    for name in ("cheapest_rental", "cheapest_single_gpu", "cheapest_purchase", "best_value"):
         pk = advice.picks.get(name)
         if pk:
             print(f"  {pk.title}: {pk.line}")
