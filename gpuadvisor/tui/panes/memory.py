@@ -37,7 +37,7 @@ class MemoryPane(TabPane):
             state = ("fits", "green") if option.fits else ("does NOT fit", "bold red")
             head.append_text(
                 Text.assemble(
-                    f"on {option.label} ({option.layout}): {option.needed_gib_per_gpu:,.1f} of {num(cap)} GiB "
+                    f"on {option.label}, {option.layout}: {option.needed_gib_per_gpu:,.1f} of {num(cap)} GiB "
                     "per GPU — ",
                     state,
                     "\n",
