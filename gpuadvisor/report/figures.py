@@ -304,20 +304,22 @@ def frontier(advice: Any) -> go.Figure | None:
                 hoverinfo="skip",
             )
         )
-    for o in pres.shown_options(advice):
-        if id(o) not in names or o.cost is None or o.time_s is None or not o.fits:
-            continue
+    # label each pick once, the labels fanned out around their points so that neighbours stay legible
+    offsets = ((50, -45), (-70, 45), (70, 40), (-60, -55), (0, 60))
+    labelled = [o for o in pres.shown_options(advice) if id(o) in names and o.fits and o.cost and o.time_s]
+    for i, o in enumerate(sorted(labelled, key=lambda o: o.time_s)):
+        dx, dy = offsets[i % len(offsets)]
         fig.add_annotation(
             x=math.log10(o.time_s * ax.time_scale),
             y=math.log10(o.cost),
-            text=f"<b>{' · '.join(names[id(o)])}</b><br>{escape(o.label)}",
+            text=f"<b>{' · '.join(names[id(o)])}</b><br>{escape(pres.short_label(o))}",
             showarrow=True,
             arrowhead=2,
-            ax=40,
-            ay=-36,
+            ax=dx,
+            ay=dy,
             font={"size": 11},
             align="left",
-            bgcolor="rgba(255,255,255,0.85)",
+            bgcolor="rgba(255,255,255,0.9)",
             bordercolor="#9ca3af",
         )
     _layout(fig, "Cost versus time: every option, the frontier and the picks", height=520)
