@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuadvisor.cli import main
 from gpuadvisor.errors import UserError
@@ -16,7 +18,7 @@ from gpuadvisor.prices import convert_usd, load_prices, shipped_path
 from gpuadvisor.prices.model import dump_snapshot, snapshot_from_dict
 from gpuadvisor.prices.reduce import catalog_card_names, load_map, reduce_rows
 from gpuadvisor.prices.refresh import build_snapshot
-from gpuadvisor.prices.skypilot import find_sources, read_csv
+from gpuadvisor.prices.skypilot import find_sources, parse_csv, read_csv
 
 DATA = Path(__file__).parent / "data" / "prices"
 GOOD, BAD = DATA / "good", DATA / "bad"
@@ -316,3 +318,24 @@ def test_loading_does_not_import_the_parser():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     n, parser, pydantic = out.split()
     assert int(n) >= 300 and parser == "False" and pydantic == "False"
+
+
+# --- fuzz -----------------------------------------------------------------------------------------
+
+_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,SpotPrice\n"
+_CELL = st.one_of(st.sampled_from(["", "1.0", "-2", "nan", "inf", "1e309", "A100", "us-east-1", '"a,b"', "\x00"]),
+                  st.text(max_size=6))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_CELL, min_size=0, max_size=10), max_size=6), st.booleans())
+def test_any_csv_reads_or_fails_with_one_user_error(rows, with_header):
+    text = (_HEADER if with_header else "") + "\n".join(",".join(r) for r in rows)
+    try:
+        parsed = parse_csv(text, "fuzz.csv", "aws")
+    except UserError as e:
+        assert str(e).startswith("fuzz.csv") and "\n" not in str(e)
+        return
+    for r in parsed:
+        assert r.region and (r.instance_type or r.accelerator)
+        assert all(p is None or p > 0 for p in (r.price, r.spot))
