@@ -255,3 +255,25 @@ def test_opens_in_headless_chromium_without_console_errors(html, tmp_path):
     m = re.search(r'data-charts-rendered="(\d+)"', dom)
     assert m and int(m.group(1)) == n_charts
     assert dom.count('class="main-svg"') >= n_charts  # plotly drew an SVG for every chart
+
+
+def test_presentation_shared_by_tui_and_report(workload, catalog):
+    """Labels, pick names and columns the TUI and the report share (gpuadvisor.presentation)."""
+    from gpuadvisor import presentation as pres
+    from gpuadvisor.report.figures import _log_ticks
+
+    advice = decide(workload, catalog, Targets(deadline_h=48))
+    assert pres.money(None) == "-" and pres.money(0.004) == "<$0.01" and pres.money(1234.5) == "$1,234"
+    rent = next(o for o in advice.options if o.hardware.kind == "rent" and o.hardware.gpus == 4)
+    assert pres.short_label(rent) == f"4x {rent.hardware.card} · {rent.hardware.provider}"
+    shown = pres.shown_options(advice)
+    assert {id(o) for o in advice.frontier} <= {id(o) for o in shown}
+    assert all(id(p.option) in {id(o) for o in shown} for p in advice.picks.values())
+    costs = [o.cost for o in shown if o.cost is not None]
+    assert costs == sorted(costs)
+    for compact in (False, True):
+        cols = pres.columns(advice, compact=compact)
+        assert all(len(pres.option_cells(advice, o, compact=compact)) == len(cols) for o in shown)
+    ticks = _log_ticks(3.2, 480, "$")
+    assert ticks["tickvals"][0] <= 3.2 and ticks["tickvals"][-1] >= 480
+    assert "$5" in ticks["ticktext"] and "$200" in ticks["ticktext"] and "$0.5" not in ticks["ticktext"]
