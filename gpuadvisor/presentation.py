@@ -122,7 +122,7 @@ def columns(advice: Any, *, compact: bool = False) -> list[str]:
         return ["pick", "option", "$/h", "$/1M tok", "tok/s/user", "first token", "binds", "meets"]
     if w.mode == "inference":
         if compact:
-            return ["pick", "option", "$/h", "$/1k req", "request", "binds"]
+            return ["pick", "option", "$/h", "$/1k", "request", "binds"]
         return ["pick", "option", "$/h", "$/1k req", "per request", "binds", "meets"]
     if compact:
         return ["pick", "option", "job $", "wall time", "binds"]

@@ -25,7 +25,7 @@ WORKLOAD_INPUTS = ("model", "batch", "seq")
 TARGET_INPUTS = ("budget", "tok_s", "users", "ttft", "context", "tokens", "deadline")
 FORM_INPUTS = WORKLOAD_INPUTS + TARGET_INPUTS
 FORM_SELECTS = ("mode", "dtype")
-COLUMN_WIDTHS = {"pick": 10, "option": 28}  # longer text is cut: the detail line has it in full
+COLUMN_WIDTHS = {"pick": 10, "option": 26}  # longer text is cut: the detail line has it in full
 DEFAULTS = {
     "model": "llama-3-8b",
     "mode": "inference",
