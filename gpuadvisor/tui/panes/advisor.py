@@ -183,11 +183,15 @@ class AdvisorPane(TabPane):
         for c in pres.columns(advice, compact=True):  # first token, meets: in the detail line
             table.add_column(c, key=c, width=COLUMN_WIDTHS.get(c))
         picks = pres.pick_names(advice, compact=True)
-        self._shown = pres.shown_options(advice)
+        by_label = {}  # the row key: two offers with one label (same instance and region) show once
+        for o in pres.shown_options(advice):
+            by_label.setdefault(o.label, o)
+        self._shown = list(by_label.values())
         for o in self._shown:
             cells = pres.option_cells(advice, o, picks, compact=True)
             style = "" if o.meets else "grey50"
-            row = [Text(c, style="bold green" if i == 0 and c else style) for i, c in enumerate(cells)]
+            pick_style = "bold green" if o.meets else "bold yellow"
+            row = [Text(c, style=pick_style if i == 0 and c else style) for i, c in enumerate(cells)]
             row[1] = Text(cells[1], style="bold" if picks.get(id(o)) else style)
             table.add_row(*row, key=o.label, height=max(1, len(cells[0].splitlines())))
         labels = [o.label for o in self._shown]
