@@ -331,11 +331,13 @@ def frontier(advice: Any) -> go.Figure | None:
 
 
 def _log_ticks(lo: float, hi: float, prefix: str = "") -> dict[str, Any]:
-    """Ticks at 1, 2 and 5 times a power of ten, labelled in full (plotly's log axis labels the
-    minor ticks with a bare digit, which reads as nonsense: "5 6 7 8 9 10 2 3")."""
+    """Ticks at 1, 2 and 5 times a power of ten (denser when the data spans less than a decade and
+    a half), labelled in full: plotly's log axis labels minor ticks with a bare digit, which reads
+    as nonsense ("5 6 7 8 9 10 2 3")."""
     if not (lo > 0 and hi > 0):
         return {}
+    mantissas = (1, 2, 5) if hi / lo > 30 else (1, 1.5, 2, 3, 5, 7)
     vals = [m * 10.0**e for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
-            for m in (1, 2, 5)]
+            for m in mantissas]
     vals = [v for v in vals if lo / 2.5 <= v <= hi * 2.5]
     return {"tickvals": vals, "ticktext": [f"{prefix}{v:,.10g}" for v in vals]}
