@@ -27,8 +27,9 @@ QUESTIONS = [
     ("Serve Llama-3.1-70B to 32 concurrent users at 8k context",
      "llama-3.1-70b --users 32 --context 8192",
      "70B in bf16 is 141 GB of weights, so at least 2 x 80 GB; the KV cache of 32 users x 8k tokens is another "
-     "2 x 80 layers x 1,024 x 2 bytes = 320 KiB per token, about 84 GB, so 2 x 80 GB cannot hold it: the answer "
-     "needs 4 x 80 GB (or 8 x 48 GB) with tensor parallelism. Decode stays bandwidth-bound at this load."),
+     "2 x 80 layers x 1,024 x 2 bytes = 320 KiB per token, 80 GiB for 262k tokens, so 2 x 80 GB cannot hold "
+     "it: the answer needs 4 x 80 GB (or 8 x 48 GB) with tensor parallelism. Decode stays bandwidth-bound at "
+     "this load."),
     ("QLoRA-tune a 7B model for 200M tokens within 24 h",
      "mistral-7b --mode qlora --batch 4 --seq 2048 --checkpointing --tokens 200m --deadline 24h",
      "QLoRA keeps the 7B base in 4 bits (about 4 GB) and trains adapters; with activation checkpointing one "
@@ -37,8 +38,9 @@ QUESTIONS = [
     ("Pre-train a 1B model on 100B tokens within 14 days",
      "llama-3.2-1b --mode training --batch 8 --seq 2048 --tokens 100b --deadline 14d",
      "6 x 1.24B params x 100B tokens = 7.4e20 FLOPs. One H100 at 40% MFU does 4e14 FLOP/s, so about 520 "
-     "H100-hours; at the 20% model-FLOPs utilisation the estimate finds for this small-vocabulary-heavy model "
-     "it is about 1,000 H100-hours: 4 H100s for about 11 days or 8 for about 6, a few thousand dollars."),
+     "H100-hours; at the 20% model-FLOPs utilisation the estimate finds for this model (its 128k-token "
+     "vocabulary makes the output layer and the logits a large share of the work) it is about 1,000 "
+     "H100-hours: 4 H100s for about 11 days or 8 for about 6, a few thousand dollars."),
     ("Mixtral-8x7B inference with int4 weights",
      "mixtral-8x7b --dtype int4",
      "Mixtral has 46.7B parameters (all experts stay in memory) but only about 13B active per token: int4 weights "
@@ -51,7 +53,8 @@ QUESTIONS = [
      "for 3B q4 models on the Orin Nano, so 10 tok/s is comfortably met on every Orin. Prefill is slow: a "
      "1,024-token prompt takes seconds."),
     ("Buy or rent for 6 hours a day of 8B fine-tuning",
-     "llama-3-8b --mode lora --batch 4 --seq 2048 --checkpointing --tokens 100m --hours-per-day 6",
+     "llama-3-8b --mode lora --batch 4 --seq 2048 --checkpointing --tokens 20m --deadline 6h --hours-per-day 6",
+     "The job: a 20M-token LoRA run that must fit into the day's 6 hours, so about 1,000 tokens/s or more. "
      "6 h/day is about 180 h/month. A card that does the job costs a few hundred to two thousand dollars; "
      "renting comparable work costs about $0.3-1 per hour. Break-even is purchase / (rent - electricity) hours: "
      "at 180 h/month buying pays back in one to three years, so the answer turns on the rental price one can "
@@ -60,7 +63,9 @@ QUESTIONS = [
      "sdxl --batch 2 --ttft 0.5",
      "SDXL's UNet has 2.6B parameters (5.1 GB in bf16); with its text encoders and VAE a card needs 8 GB at the "
      "least and 12 GB to be comfortable. One image at batch 1 runs the UNet at batch 2 (classifier-free guidance) "
-     "for 20-50 steps; the target here is 0.5 s per step, about 15 s per 30-step image."),
+     "for 20-50 steps; the target here is 0.5 s per step, about 15 s per 30-step image. An 8 GB card such as "
+     "the RTX 4060 is the floor (SDXL users keep the text encoders off the GPU on it); the preset counts UNet "
+     "FLOPs only, so the time per step is on the optimistic side, but the ranking of cards holds."),
 ]
 
 INTRO = """# What the advisor answers: eight practitioner questions
@@ -130,9 +135,12 @@ def one_line(title: str, d: dict) -> str:
     line += f"; binds: {o['binds']}"
     be = d.get("buy_vs_rent")
     if be and title.startswith("Buy or rent"):
-        months = f"{be['break_even_months']:.0f} months" if be["break_even_months"] is not None else "never"
         word = {"close": "close call", "buy": "buy", "rent": "rent"}[be["verdict"]]
-        line = f"{word}: buying pays back after {months} of 6 h/day; " + line
+        if be["break_even_months"] is None:
+            line = f"{word}: buying never pays back; " + line
+        else:
+            line = (f"{word}: buying {be['purchase'][4:]} pays back after {be['break_even_months']:.0f} months "
+                    f"of 6 h/day; " + line)
     return line[0].upper() + line[1:]
 
 

@@ -54,6 +54,7 @@ class Figures:
     tpot: float | None = None
     max_users: int | None = None
     request_s: float | None = None
+    requests_per_s: float | None = None  # models that do not decode: requests served per second
     wall_s: float | None = None
     tokens_per_s: float | None = None
     why_not: str = ""
@@ -158,8 +159,8 @@ def _request_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets,
     comp = estimate_compute(wt, hw, eff)
     lay = "1 GPU" + (f" x {gpus} replicas" if gpus > 1 else "")
     base = Figures(fits=hw.memory_gib is not None and need <= hw.memory_gib, layout=lay, tp=1, replicas=gpus,
-                    needed_gib=need, binds="memory", binds_note="", request_s=comp.time_s,
-                    tokens_per_s=None if not comp.time_s else per_replica * gpus / comp.time_s)
+                   needed_gib=need, binds="memory", binds_note="", request_s=comp.time_s,
+                   requests_per_s=None if not comp.time_s else per_replica * gpus / comp.time_s)
     if hw.memory_gib is None or need > hw.memory_gib:
         return _with_binds(base, "memory", f"needs {need:.1f} GiB, {hw.name} has {hw.memory_gib or 0:g}", fits=False)
     b = comp.bound or "unknown"
@@ -187,10 +188,11 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
         if tp > 1:
             parts.append(f"TP{tp}")
         if dp > 1:
-            parts.append("ZeRO-3" if sh in ("zero3", "fsdp") else (sh.upper() if sh != "none" else "DDP") + f" x {dp}")
+            name = {"none": "DDP", "zero3": "ZeRO-3", "fsdp": "FSDP"}.get(sh, sh.upper().replace("ZERO", "ZeRO-"))
+            parts.append(f"{name} x {dp}")
         lay = " + ".join(parts) or "1 GPU"
         last = Figures(fits=False, layout=lay, tp=tp, replicas=dp, needed_gib=need, binds="memory", binds_note="",
-                        wall_s=comp.time_s if t.tokens or w.train_tokens else None, tokens_per_s=comp.tokens_per_s)
+                       wall_s=comp.time_s if t.tokens or w.train_tokens else None, tokens_per_s=comp.tokens_per_s)
         if hw.memory_gib is None or need > hw.memory_gib:
             last = _with_binds(last, "memory", f"needs {need:.1f} GiB per GPU ({lay}), {hw.name} has "
                                f"{hw.memory_gib or 0:g}", fits=False)
@@ -217,7 +219,6 @@ def figures(workload: Workload, hw: HardwareFigures, gpus: int, targets: Targets
     if workload.mode == "inference":
         return _serving_figures(workload, hw, gpus, targets, engine, efficiency)
     return _training_figures(workload, hw, gpus, targets, efficiency)
-
 
 
 __all__ = ["Figures", "figures"]

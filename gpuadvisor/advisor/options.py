@@ -93,6 +93,7 @@ class Option:
     tpot_s: float | None = None
     max_users: int | None = None
     request_s: float | None = None  # non-decoder models: one request (batch) end to end
+    requests_per_s: float | None = None
     usd_per_mtok: float | None = None  # at the targets' load
     capacity_tokens_per_s: float | None = None  # aggregate with as many users as fit (<= 256 per replica)
     usd_per_mtok_at_capacity: float | None = None
@@ -138,7 +139,6 @@ class Option:
         return d
 
 
-
 def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: Workload,
                  targets: Targets, notes: tuple[str, ...] = ()) -> Option:
     """Attach the hardware's costs to its figures and check every target."""
@@ -170,8 +170,8 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
             per_mtok = usd_h / (f.aggregate * 3600.0) * 1e6
         if f.capacity:
             per_mtok_cap = usd_h / (f.capacity * 3600.0) * 1e6
-        elif f.tokens_per_s:  # requests per second
-            per_kreq = usd_h / (f.tokens_per_s * 3600.0) * 1e3
+        if f.requests_per_s:
+            per_kreq = usd_h / (f.requests_per_s * 3600.0) * 1e3
     energy = kw_h * (t.hours_per_month if serving else (wall_h or 0.0)) if hw.tdp_w else None
     misses, shortfall = _misses(f, t, serving, usd_h, monthly, job, wall_h)
     return Option(
@@ -180,7 +180,7 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
         usd_per_hour=usd_h, electricity_usd_h=elec, monthly_usd=monthly, energy_kwh=energy, binds=f.binds,
         binds_note=f.binds_note, meets=not misses, misses=tuple(misses), per_user_tokens_per_s=f.per_user,
         aggregate_tokens_per_s=f.aggregate, ttft_s=f.ttft, tpot_s=f.tpot, max_users=f.max_users,
-        request_s=f.request_s, usd_per_mtok=per_mtok, usd_per_1k_requests=per_kreq,
+        request_s=f.request_s, requests_per_s=f.requests_per_s, usd_per_mtok=per_mtok, usd_per_1k_requests=per_kreq,
         capacity_tokens_per_s=f.capacity, usd_per_mtok_at_capacity=per_mtok_cap,
         wall_s=f.wall_s, tokens_per_s=f.tokens_per_s, job_usd=job,
         uses_measured=hw.source == "measured", shortfall=shortfall, notes=notes,

@@ -5,13 +5,13 @@ and what it would take, and buy versus rent. Pure functions over `options.Option
   hardware amortised; training: $ of the job). Also named per kind: cheapest rental, cheapest
   purchase.
 * fastest within budget: the shortest time (serving: time per output token; training: wall
-  time) among the priced options that meet every target, budgets included; with no budget set,
-  among rentals (buying the fastest card there is is not advice).
+  time) among the priced options that meet every target, budgets included; named only when a
+  budget is set (without one it would name the fastest flagship there is, a ranking by speed).
 * best value: among the frontier options that meet every target, the lowest cost x time.
 * cheapest single GPU: named too when the cheapest rental spreads the model over several GPUs.
-* buy versus rent: break-even hours = purchase price / (rental $/h - electricity $/h), the
-  cheapest purchase against the cheapest rental that meet every target; for training the
-  rental's $/h is the cost of renting one hour of the purchased hardware's work.
+* buy versus rent: break-even hours = purchase price / (rental $/h - electricity $/h) against
+  the cheapest rental that meets every target, for the purchase that pays back soonest; for
+  training the rental's $/h is the cost of renting one hour of the purchased hardware's work.
 """
 
 from __future__ import annotations
@@ -141,13 +141,12 @@ def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
     rent = picks.get("cheapest_rental")
     if rent is not None and rent.option.serving and rent.option.hardware.gpus > 1:  # one GPU is simpler to serve on
         add("cheapest_single_gpu", _cheapest([o for o in meets if o.hardware.kind == "rent" and o.hardware.gpus == 1]))
-    priced = [o for o in meets if o.cost is not None] or meets  # a budget cannot vouch for an unknown price
-    has_budget = targets.usd_per_hour or targets.budget_usd
-    if not has_budget:  # with no budget, "fastest" is what one can rent: buying the fastest card is no advice
-        priced = [o for o in priced if o.hardware.kind == "rent"] or priced
-    fastest = min(priced, key=lambda o: (o.time_s if o.time_s is not None else math.inf, o.cost is None,
-                                         o.cost or 0.0, o.label), default=None)
-    add("fastest_within_budget", fastest, "" if has_budget else " (no budget set: --budget or --budget-per-hour)")
+    # "fastest within budget" needs a budget: without one, the fastest option is whatever flagship
+    # server there is, which is a ranking by speed, not advice (the frontier still shows it).
+    if targets.usd_per_hour or targets.budget_usd:
+        priced = [o for o in meets if o.cost is not None]  # a budget cannot vouch for an unknown price
+        add("fastest_within_budget", min(priced, key=lambda o: (o.time_s if o.time_s is not None else math.inf,
+                                                                o.cost or 0.0, o.label), default=None))
     front = [o for o in frontier(options) if o.meets]
     add("best_value", min(front, key=lambda o: (o.cost * o.time_s, o.label), default=None))  # type: ignore[operator]
     return picks
@@ -195,18 +194,22 @@ def what_it_would_take(o: Option, t: Targets) -> str:
 
 
 def buy_vs_rent(options: list[Option], targets: Targets) -> BreakEven | None:
-    """Break-even of the cheapest purchase that meets the targets against the cheapest rental
-    that meets them. Serving: both serve the same users, so the rental's $/h is taken as is.
-    Training: the rental's $/h is its job cost over the purchase's wall time, the cost of renting
-    one hour of the purchased hardware's work."""
+    """Break-even against the cheapest rental that meets every target, for the purchase (among
+    those that meet every target) that pays back soonest. Serving: both serve the same users, so
+    the rental's $/h is taken as is and the cheapest purchase pays back soonest. Training: the
+    rental's $/h is its job cost over the purchase's wall time, the cost of renting one hour of
+    the purchased hardware's work, so a faster card can pay back sooner than a cheaper one."""
     meets = [o for o in options if o.meets]
     buys = [o for o in meets if o.hardware.kind == "buy" and o.hardware.purchase_usd]
-    rents = [o for o in meets if o.hardware.kind == "rent" and o.usd_per_hour]
-    if not buys or not rents:
+    rent = _cheapest([o for o in meets if o.hardware.kind == "rent" and o.usd_per_hour])
+    if not buys or rent is None:
         return None
-    buy = _cheapest(buys)
-    rent = _cheapest(rents)
-    assert buy is not None and rent is not None
+    evens = [_break_even(b, rent, targets) for b in buys]
+    return min(evens, key=lambda e: (e.hours is None, e.hours or 0.0, e.purchase.hardware.purchase_usd or 0.0,
+                                     e.purchase.label))
+
+
+def _break_even(buy: Option, rent: Option, targets: Targets) -> BreakEven:
     rent_h = float(rent.usd_per_hour)  # type: ignore[arg-type]
     scaled = ""
     if not buy.serving and buy.wall_s and rent.job_usd is not None:

@@ -48,7 +48,7 @@ class Option:
     memory_gib_per_gpu: float | None  # the card's memory
     compute: ComputeEstimate
     workload: Workload
-    cost_usd: float | None  # price_per_hour x GPUs x hours, else launch price x GPUs (purchase)
+    cost_usd: float | None  # price_per_hour x GPUs x hours, else purchase price x GPUs
     cost_basis: str  # "per hour" | "purchase" | "unknown"
     energy_wh: float | None  # TDP x GPUs x time
     uses_measured: bool
@@ -204,6 +204,8 @@ def recommend(
     workload = workload.validate()
     meas = _measured_for(measured, catalog)
     wanted = {c.casefold() for c in cards} if cards else None
+    from gpuadvisor.advisor.options import purchase_of
+
     options: list[Option] = []
     for card in catalog.cards:
         if wanted is not None and card.name.casefold() not in wanted:
@@ -216,7 +218,7 @@ def recommend(
                 continue  # an edge module is one GPU: there is no tensor parallelism across modules
             try:
                 options.append(evaluate(workload, hw, n, price_per_hour=price_per_hour,
-                                        launch_price_usd=card.launch_price_usd, efficiency=efficiency))
+                                        launch_price_usd=purchase_of(card)[0], efficiency=efficiency))
             except UserError:
                 continue  # this layout is impossible (e.g. heads not divisible): skip the count
     options.sort(key=lambda o: _key(o, sort_by))

@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recommend", help="the cheapest way to meet your targets: rent or buy, with what binds",
                        description="Evaluate every rentable instance (price snapshot) and every card x count to "
                        "buy for a workload; print the named picks, buy versus rent and the cost-versus-time "
-                       "frontier. All figures are estimates.")
+                       "frontier. All figures are estimates. Serving uses --context and --output-tokens (not --seq "
+                       "and --gen); training reads --batch as sequences per GPU and --tokens as the token budget.")
     add_workload_args(p)
     add_target_args(p)
     p.add_argument("--probe", metavar="RESULTS.json", help="probe result: measured figures replace the local card's")
@@ -202,7 +203,7 @@ def _rank(args: argparse.Namespace, w: Any, eff: Any, catalog: Any, measured: An
     con.print(f"[bold]{describe_workload(w)}[/bold]")
     fitting = [o for o in options if o.fits] if args.all else fewest_gpus_per_card(options)
     if fitting:
-        cost_head = "cost $" if args.price_per_hour is not None else "price $ (launch)"
+        cost_head = "cost $" if args.price_per_hour is not None else "price $ (to buy)"
         what = "configurations" if args.all else "fewest GPUs per card"
         t = Table(title=f"{what} that fit, by {args.sort} (estimates)")
         for col in ("#", "card", "GPUs", "GiB/GPU", "time", cost_head, "energy Wh", "bound"):
