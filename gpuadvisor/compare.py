@@ -81,3 +81,17 @@ def local_cards(run: Any, catalog: Any) -> tuple[str, ...]:
         if card is not None and card.name not in names:
             names.append(card.name)
     return tuple(names)
+
+
+def measured_by_card(run: Any, catalog: Any) -> dict[str, dict[str, float]]:
+    """Card name -> the estimate figures measured on it (first device of each card), from a probe
+    result: what replaces the datasheet figures for the local card."""
+    from gpuadvisor.estimate import measured_figures
+
+    out: dict[str, dict[str, float]] = {}
+    for dev in run.devices if run is not None else []:
+        card = device_card(dev, catalog)
+        figs = measured_figures(dev) if card is not None else {}
+        if figs and card.name not in out:
+            out[card.name] = figs
+    return out
