@@ -15,19 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpuadvisor.estimate import kernels
 from gpuadvisor.estimate.hardware import DEFAULT_INTERCONNECT_GBS, Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory import (
     MemoryBreakdown,
     _act_bytes,
     _regime,
     estimate_memory,
-    kv_cache_bytes,
     layer_activation_bytes,
     lora_params,
 )
 from gpuadvisor.workload import BYTES_PER_DTYPE, Workload
 
 DP_OVERLAP = 0.5  # fraction of the data-parallel gradient all-reduce hidden behind backward
+SMALL_MODEL_PARAMS = 1e9  # under this, time estimates are flagged low-confidence (docs/validation-time.md)
 
 
 
@@ -58,6 +59,10 @@ class ComputeEstimate:
     mfu: float = 0.0
     bandwidth_efficiency: float = 0.0
     hardware_source: str = "datasheet"
+    achieved_mfu: float | None = None  # model FLOPs / (time x datasheet or measured peak): an outcome
+    host_time_s: float | None = None  # host dispatch time of one step (eager PyTorch); 0 for graphs
+    confidence: str = "normal"  # "normal" | "low" (notes say why)
+    engine: str | None = None  # inference: "eager" | "graphs"; training: "eager"
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,10 +96,10 @@ def forward_flops_per_token(w: Workload, context: int | None = None) -> float:
     return 2.0 * m.matmul_params + 4.0 * m.num_layers * ctx * m.q_dim * causal
 
 
-# Time-model constants, calibrated on an H100 with PyTorch 2.11 eager + transformers 5.17
-# (tools/validate_estimates.py; BENCHMARKS.md "Estimator validation"). Byte multipliers count
-# how many times a kernel sweep touches each saved byte; they are divided by bandwidth x efficiency.
-ATTENTION_EFFICIENCY = 1 / 12  # SDPA attention FLOPs run at this fraction of the matmul rate
+# Bytes that elementwise kernels move, in passes over what memory.py counts (saved activations,
+# fp32 logits, optimizer bytes): these sweeps are what a model's matmuls and attention leave out
+# (norms, activations functions, residual adds, casts, softmax over the vocabulary, AdamW).
+# Calibrated on an H100 against the cases of tools/validate_estimates.py that are not held out.
 K_ACT_TRAIN = 3.3  # passes over the saved activations (forward write, backward reads/writes)
 K_ACT_PREFILL = 1.5  # passes over the same activations in a no-grad forward
 K_LOGITS = 46.0  # passes over the fp32 logits (log-softmax, loss and their backward, casts)
@@ -102,139 +107,217 @@ K_OPT = 2.2  # passes over the optimizer step's bytes (weights, grads, states; A
 K_MIXED = 85.0  # AMP: passes over the fp32 residual stream (upcasts, casts, fp32 norms)
 K_LORA = 27.6  # LoRA: passes over each adapted layer's fp32 input copies and adapter outputs
 
+# Host ops PyTorch eager dispatches per layer (x kernels.HOST_OP_S each): the GPU waits for the host
+# when these take longer than the kernels they launch (small models, small batches).
+HOST_OPS_FORWARD = 60.0  # no-grad forward (prefill)
+HOST_OPS_TRAIN = 200.0  # training step: forward, autograd backward, per-parameter optimizer work
+HOST_OPS_FIXED_TRAIN = 400.0  # loss, embedding, LM head, optimizer launch, zero_grad
+
 
 def _pure(w: Workload) -> Workload:
     return w if _regime(w) != "mixed" else replace(w, mixed_precision=False)
 
 
-def _attention_flops_fwd(w: Workload, tokens: float) -> float:
+def _layer_gemms(m: Any, tp: int) -> list[tuple[float, float, float, float]]:
+    """Matrix products of one layer as (token share, n, k, count), per tensor-parallel rank:
+    column-parallel projections split n, row-parallel ones split k; MoE experts see top-k/E of the tokens."""
+    d, q, kv, inter = m.hidden_size, m.q_dim, m.kv_dim, m.intermediate_size
+    g: list[tuple[float, float, float, float]] = []
+    if m.fused_qkv:
+        g.append((1.0, (q + 2 * kv) / tp, d, 1))
+    else:
+        g += [(1.0, q / tp, d, 1), (1.0, kv / tp, d, 2)]
+    g.append((1.0, d, q / tp, 1))
+    share, count = 1.0, 1.0
+    if m.num_experts > 1:
+        share, count = m.experts_per_token / m.num_experts, float(m.num_experts)
+        g.append((1.0, m.num_experts, d, 1))  # router
+    g.append((share, inter / tp, d, count * (2 if m.gated else 1)))
+    g.append((share, d, inter / tp, count))
+    return g
+
+
+def _gemm_times(w: Workload, hw: HardwareFigures, rate: float, bw: float, tokens: float,
+                head_rows: float, *, train: bool) -> tuple[float, float]:
+    """(forward, backward) seconds of all matrix products of one step on one GPU."""
     m = w.model
-    causal = 0.5 if m.kind == "decoder" else 1.0
-    return 4.0 * m.num_layers * w.seq * m.q_dim * causal * tokens
+    tp = w.tensor_parallel
+    sms = hw.compute_units
+    eb = _act_bytes(w)
+    frozen = w.mode in ("lora", "qlora")
+
+    def gt(mm, n, k):
+        return kernels.gemm_time(mm, n, k, rate=rate, bandwidth=bw, sms=sms, elem_bytes=eb)
+
+    fwd = bwd = 0.0
+    for share, n, k, count in _layer_gemms(m, tp):
+        t = share * tokens
+        fwd += count * gt(t, n, k)
+        if train:
+            bwd += count * (gt(t, k, n) + (0.0 if frozen else gt(n, k, t)))
+    fwd *= m.num_layers
+    bwd *= m.num_layers
+    if m.kind == "decoder" and m.vocab_size:
+        v = m.vocab_size / tp
+        fwd += gt(head_rows, v, m.hidden_size)
+        if train:
+            bwd += gt(head_rows, m.hidden_size, v) + (0.0 if frozen else gt(v, m.hidden_size, head_rows))
+    return fwd, bwd
 
 
-def _train_step_parts(w: Workload, mem: MemoryBreakdown) -> tuple[float, float]:
-    """(FLOPs at matmul-equivalent rate, bytes moved) for one step on one GPU."""
+def _moved_train(w: Workload, mem: MemoryBreakdown) -> float:
+    """Bytes the elementwise kernels and the optimizer of one training step move on one GPU."""
     m = w.model
     tp = w.tensor_parallel
     tokens = float(w.micro_batch * w.seq)
-    lora = w.mode in ("lora", "qlora")
     if not m.is_transformer:
-        f = training_flops_per_token(w) * w.micro_batch
-        return f / tp, K_ACT_TRAIN * mem.get("activations") + K_OPT * (2 * mem.get("weights") + mem.get(
-            "gradients") + 2 * mem.get("optimizer states"))
-    head = m.vocab_size * m.hidden_size if m.kind == "decoder" else 0
-    mult = 1.0 if lora else 3.0
-    if w.checkpointing:
-        mult += 1.0
-    flops = mult * 2.0 * (m.matmul_params - head) * tokens + 6.0 * head * tokens
-    flops += _attention_flops_fwd(w, tokens) * (4.5 if w.checkpointing else 3.5) / ATTENTION_EFFICIENCY
+        return K_ACT_TRAIN * mem.get("activations") + K_OPT * (
+            2 * mem.get("weights") + mem.get("gradients") + 2 * mem.get("optimizer states"))
     split, rest = layer_activation_bytes(_pure(w))
     act = (split / tp + rest) * m.num_layers * tokens * (1.33 if w.checkpointing else 1.0)
     moved = K_ACT_TRAIN * act + K_LOGITS * tokens * m.vocab_size * 4.0 / tp * (m.kind == "decoder")
-    wbytes = mem.get("weights")
-    if lora:
+    if w.mode in ("lora", "qlora"):
         adapted = m.num_layers * tokens * (4 * m.hidden_size + m.intermediate_size) * 4.0 / tp
-        moved += K_OPT * 3.0 * wbytes + K_LORA * adapted
-    else:
-        p = m.num_params / tp
-        opt = 2 * p * BYTES_PER_DTYPE[w.weight_dtype] + p * BYTES_PER_DTYPE[w.weight_dtype]
-        opt += 2 * p * {"adamw": 2 * BYTES_PER_DTYPE[w.weight_dtype], "adamw8bit": 2.0,
-                        "sgd": BYTES_PER_DTYPE[w.weight_dtype]}[w.optimizer]
-        if _regime(w) == "mixed":
-            opt += 6.0 * p  # autocast re-casts every weight each step
-            moved += K_MIXED * m.num_layers * tokens * m.hidden_size * 4.0
-        moved += K_OPT * opt
-    return flops / tp, moved
+        return moved + K_OPT * 3.0 * mem.get("weights") + K_LORA * adapted
+    p = m.num_params / tp
+    wb = BYTES_PER_DTYPE[w.weight_dtype]
+    opt = 3 * p * wb + 2 * p * {"adamw": 2 * wb, "adamw8bit": 2.0, "sgd": wb}[w.optimizer]
+    if _regime(w) == "mixed":
+        opt += 6.0 * p  # autocast re-casts every weight each step
+        moved += K_MIXED * m.num_layers * tokens * m.hidden_size * 4.0
+    return moved + K_OPT * opt
 
 
-def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None) -> ComputeEstimate:
-    """Roofline time estimate of the workload on `w.num_gpus` GPUs described by `hw`."""
+def _host_train_s(w: Workload) -> float:
+    layers = w.model.num_layers if w.model.is_transformer else 1
+    return (HOST_OPS_FIXED_TRAIN + HOST_OPS_TRAIN * layers) * kernels.HOST_OP_S
+
+
+def _confidence(w: Workload, host_share: float) -> tuple[str, list[str]]:
+    """'low' where the validation says the time is less certain: models under 1B parameters and
+    steps whose time is mostly host dispatch (both depend on the host CPU and the framework version)."""
+    notes = []
+    if w.model.num_params < SMALL_MODEL_PARAMS:
+        notes.append("low confidence: models under 1B parameters are launch-bound and run far below the "
+                     "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
+    elif host_share > 0.5:
+        notes.append("low confidence: this step is mostly host-side kernel dispatch (eager PyTorch), which "
+                     "depends on the host CPU")
+    return ("low" if notes else "normal"), notes
+
+
+def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None, *,
+                     engine: str = "eager") -> ComputeEstimate:
+    """Time of the workload on `w.num_gpus` GPUs described by `hw` (module docstring).
+
+    `engine` is how inference runs: "eager" (PyTorch / Hugging Face eager, the host dispatches every
+    op) or "graphs" (CUDA graphs / a compiled engine); training is always eager PyTorch."""
+    from gpuadvisor.estimate.engines import decode_step, engine_profile, prefill_host_s
+
     w = w.validate()
+    engine_profile(engine)
     eff = (efficiency or Efficiency()).validate()
     mfu, bw_eff = eff.for_source(hw.source)
     peak = hw.peak_tflops(w.compute_dtype)
-    notes = [f"estimate: MFU {mfu:.0%} of {hw.source} matmul peak, {bw_eff:.0%} of {hw.source} bandwidth"]
+    notes = [f"estimate: large matmuls at {mfu:.0%} of {hw.source} peak, {bw_eff:.0%} of {hw.source} bandwidth; "
+             "smaller ones lose to wave quantization and launch costs"]
     if not peak or not hw.bandwidth_gbs:
         return ComputeEstimate(mode=w.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
                                hardware_source=hw.source, notes=(f"{hw.name}: no throughput figures in the catalog",))
-    flops_rate = peak * 1e12 * mfu  # per GPU
+    rate = peak * 1e12 * mfu  # large-GEMM FLOP/s per GPU
     bw = hw.bandwidth_gbs * 1e9 * bw_eff
     link = (hw.interconnect_gbs or DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
     m = w.model
     tp, dp = w.tensor_parallel, w.data_parallel
     a = _act_bytes(w)
     mem = estimate_memory(w)
+    causal = m.kind == "decoder"
+    hd = m.head_dim or 64
 
     if w.mode != "inference":
         tokens_gpu = w.micro_batch * w.seq  # per data-parallel rank
-        flops, moved = _train_step_parts(w, mem)
-        t_compute = flops / flops_rate
-        t_mem = moved / bw
+        if m.is_transformer:
+            fwd, bwd = _gemm_times(w, hw, rate, bw, tokens_gpu, tokens_gpu, train=True)
+            attn = kernels.attention_time(tokens_gpu, w.seq, m.q_dim // tp, hd, m.num_layers, causal=causal,
+                                          rate=rate, backward=True)
+            if w.checkpointing:
+                fwd *= 2
+                attn += kernels.attention_time(tokens_gpu, w.seq, m.q_dim // tp, hd, m.num_layers,
+                                               causal=causal, rate=rate)
+            t_compute = fwd + bwd + attn
+        else:
+            t_compute = training_flops_per_token(w) * w.micro_batch / tp / rate
+        t_mem = _moved_train(w, mem) / bw
+        device = t_compute + t_mem
+        host = _host_train_s(w)
         comm = 0.0
         if dp > 1:
             grad_bytes = m.num_params / tp * (2.0 if w.compute_dtype != "fp32" else 4.0)
             if w.mode in ("lora", "qlora"):
                 grad_bytes = lora_params(w) / tp * 4.0
             ring = 2.0 * (dp - 1) / dp
-            comm += (1 - DP_OVERLAP) * ring * grad_bytes / link
+            ar_link = (hw.allreduce_busbw_gbs * 1e9) if hw.allreduce_busbw_gbs else link
+            comm += (1 - DP_OVERLAP) * ring * grad_bytes / ar_link
             if w.sharding in ("zero3", "fsdp") and w.mode == "training":
                 comm += 2.0 * (dp - 1) / dp * m.num_params / tp * a / link  # gathers fwd + bwd
         if tp > 1 and m.is_transformer:
             comm += 4 * m.num_layers * tokens_gpu * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
-        step = t_compute + t_mem + comm
-        ideal = (t_compute + t_mem)
+        step = max(device, host) + comm
+        ideal = max(device, host)
         global_tokens = w.batch * w.seq
         steps = max(1.0, w.train_tokens / global_tokens) if w.train_tokens else 1.0
         if w.train_tokens:
             notes.append(f"{w.train_tokens:.3g} tokens = {steps:,.0f} steps of {global_tokens:,} tokens")
+        conf, cnotes = _confidence(w, host / step if step else 0.0)
+        flops_step = training_flops_per_token(w) * global_tokens
+        bound = "host" if host > device else ("compute" if t_compute >= t_mem + comm else "memory")
         return ComputeEstimate(
             mode=w.mode, time_s=step * steps, step_time_s=step, tokens_per_s=global_tokens / step,
-            steps=steps, flops_per_step=training_flops_per_token(w) * global_tokens,
-            bound="compute" if t_compute >= t_mem + comm else "memory", comm_time_s=comm,
+            steps=steps, flops_per_step=flops_step, bound=bound, comm_time_s=comm,
             scaling_efficiency=ideal / step if step else 1.0, mfu=mfu, bandwidth_efficiency=bw_eff,
-            hardware_source=hw.source, notes=tuple(notes),
+            achieved_mfu=flops_step / w.num_gpus / step / (peak * 1e12), host_time_s=host,
+            hardware_source=hw.source, confidence=conf, engine="eager", notes=(*notes, *cnotes),
         )
 
     # inference: prefill of the prompts (last-position logits only), then decode
     b = w.micro_batch
     tokens = b * w.seq
-    wbytes = mem.get("weights")
-    head = m.vocab_size * m.hidden_size if m.kind == "decoder" else 0
     if m.is_transformer:
-        pf_flops = (2.0 * (m.matmul_params - head) * tokens + 2.0 * head * b
-                    + _attention_flops_fwd(w, tokens) / ATTENTION_EFFICIENCY) / tp
+        fwd, _ = _gemm_times(w, hw, rate, bw, tokens, b, train=False)
+        attn = kernels.attention_time(tokens, w.seq, m.q_dim // tp, hd, m.num_layers, causal=causal, rate=rate)
+        pf_compute = fwd + attn
         split, rest = layer_activation_bytes(replace(w, mode="training", mixed_precision=False))
-        pf_bytes = wbytes + K_ACT_PREFILL * (split / tp + rest) * m.num_layers * tokens
+        pf_bytes = K_ACT_PREFILL * (split / tp + rest) * m.num_layers * tokens
     else:
-        pf_flops = forward_flops_per_token(w) * b / tp
-        pf_bytes = wbytes + mem.get("activations")
-    pf_compute = pf_flops / flops_rate
+        pf_compute = forward_flops_per_token(w) * b / tp / rate
+        pf_bytes = mem.get("weights") + mem.get("activations")
     pf_mem = pf_bytes / bw
+    pf_host = prefill_host_s(w, engine)
     tp_comm = (2 * m.num_layers * tokens * m.hidden_size * a * 2.0 * (tp - 1) / tp / link) if tp > 1 else 0.0
-    prefill = pf_compute + pf_mem + tp_comm
-    pf_bound = "compute" if pf_compute >= pf_mem else "memory"
-    decode_step = None
-    decode_tps = None
-    decode_bound = None
+    pf_device = pf_compute + pf_mem
+    prefill = max(pf_device, pf_host) + tp_comm
+    pf_bound = "host" if pf_host > pf_device else ("compute" if pf_compute >= pf_mem else "memory")
+    decode_step_s = decode_tps = decode_bound = None
     total = prefill
+    host_share = pf_host / prefill if prefill else 0.0
     if m.kind == "decoder" and w.gen_tokens:
         ctx = w.seq + w.gen_tokens // 2  # mean context while generating
-        kv_read = kv_cache_bytes(w, context=ctx)
-        active_w = wbytes * (m.active_params / m.num_params if m.num_params else 1.0)
-        d_mem = (active_w + kv_read) / bw
-        d_compute = forward_flops_per_token(w, context=ctx) * b / tp / flops_rate
-        d_comm = (2 * m.num_layers * b * m.hidden_size * a * 2.0 * (tp - 1) / tp / link) if tp > 1 else 0.0
-        decode_step = max(d_mem, d_compute) + d_comm
-        decode_bound = "memory" if d_mem >= d_compute else "compute"
-        decode_tps = b * dp / decode_step
-        total = prefill + w.gen_tokens * decode_step
-    notes.append("decode reads every active weight and the KV cache once per generated token")
+        d = decode_step(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
+        if d is not None:
+            decode_step_s, decode_bound = d.time_s, d.bound
+            decode_tps = b * dp / d.time_s
+            total = prefill + w.gen_tokens * d.time_s
+            host_share = max(host_share, d.host_s / d.time_s)
+        notes.append(f"decode ({engine}): reads every active weight and the KV cache once per generated token, "
+                     "plus per-kernel and host overheads of the engine")
+    conf, cnotes = _confidence(w, host_share)
+    flops = forward_flops_per_token(w) * w.batch * w.seq
     return ComputeEstimate(
         mode=w.mode, time_s=total, prefill_time_s=prefill, prefill_tokens_per_s=tokens * dp / prefill,
-        prefill_bound=pf_bound, decode_step_s=decode_step, decode_tokens_per_s=decode_tps,
+        prefill_bound=pf_bound, decode_step_s=decode_step_s, decode_tokens_per_s=decode_tps,
         decode_bound=decode_bound, bound=decode_bound or pf_bound, comm_time_s=tp_comm,
         scaling_efficiency=1.0 if tp == 1 else (prefill - tp_comm) / prefill,
-        mfu=mfu, bandwidth_efficiency=bw_eff, hardware_source=hw.source, notes=tuple(notes),
-        flops_per_step=forward_flops_per_token(w) * w.batch * w.seq,
+        mfu=mfu, bandwidth_efficiency=bw_eff, achieved_mfu=flops / w.num_gpus / prefill / (peak * 1e12),
+        host_time_s=pf_host, hardware_source=hw.source, confidence=conf, engine=engine,
+        notes=(*notes, *cnotes), flops_per_step=flops,
     )
