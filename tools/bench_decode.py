@@ -207,7 +207,8 @@ def gemm_sweep(device: str) -> list[dict]:
     return out
 
 
-def attention_sweep(device: str) -> list[dict]:
+def attention_sweep(device: str, shapes=((64, 32), (128, 32), (64, 14)),
+                    seqs=(128, 256, 512, 1024, 2048, 4096, 8192)) -> list[dict]:
     """Causal SDPA TFLOP/s (counted as 4*S*S*H*hd*B/2 fwd, 2.5x that fwd+bwd) against sequence length."""
     import torch
     import torch.nn.functional as F
@@ -215,8 +216,8 @@ def attention_sweep(device: str) -> list[dict]:
     if device != "cuda":
         return []
     out = []
-    for hd, heads in ((64, 32), (128, 32), (64, 14)):
-        for s in (128, 256, 512, 1024, 2048, 4096, 8192):
+    for hd, heads in shapes:
+        for s in seqs:
             try:
                 b = max(1, 32768 // s)
                 q = torch.randn(b, heads, s, hd, device=device, dtype=torch.bfloat16, requires_grad=True)
@@ -649,6 +650,11 @@ def main() -> int:
     if args.host:
         out_path = out_path.with_name("decode-h100-host.json")
         result["host_sweep"] = host_sweep(args.device, layers=(2, 4) if args.tiny else (2, 8, 24))
+        save()
+        try:
+            result["attention"] = attention_sweep(args.device, shapes=((96, 32), (80, 32)), seqs=(512, 1024, 2048))
+        except Exception as e:
+            result["attention"] = [{"error": repr(e)}]
         save()
     if args.tiny:
         models, batches, prompt, gen = TINY, [1, 4], 16, 4

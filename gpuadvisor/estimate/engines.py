@@ -9,11 +9,13 @@ The engine decides the rest:
   launch, its attention reads the KV cache once, and a layer is about 17 kernels. Calibrated with a
   CUDA-graph decode loop over a static KV cache (tools/bench_decode.py, "graphs_own").
 * `eager`: Hugging Face transformers `generate()` in eager PyTorch: the host dispatches every op of
-  every layer every step, and the GPU waits for it: step = max(host time, GPU time). Host time is a
-  fixed part (generate's per-step bookkeeping) plus a per-layer part, measured on the H100 machine's
-  host CPU (an Intel Xeon; a faster host is proportionally faster). Its GPU work has about 43 kernels
-  a layer, and its attention moves the KV cache 3 + 2g times (g = query heads per KV head): the
-  dynamic cache is concatenated each step and repeat_kv expands K and V to every query head.
+  every layer every step (0.84 ms a layer, ~85 ops at ~10 us each, the same on two H100 hosts), the
+  GPU runs behind it, and generate() then synchronizes and does its per-step bookkeeping on the
+  host: step = fixed + max(layers x per-layer host time, GPU time). The fixed part is the least
+  certain figure here: 46 ms a step on the calibration host (matching the 12-20 tok/s reported for
+  a 3B model), 1-2 ms on a second H100 host of the same kind (docs/validation-time.md). Its GPU work
+  has about 43 kernels a layer, and its attention moves the KV cache 3 + 2g times (g = query heads
+  per KV head): the dynamic cache is concatenated each step and repeat_kv expands K and V.
 """
 
 from __future__ import annotations
@@ -64,9 +66,9 @@ class EngineProfile:
 
 ENGINES: dict[str, EngineProfile] = {
     "eager": EngineProfile(
-        "eager", "Hugging Face transformers eager generate()", host_fixed_s=41e-3, host_per_layer_s=1.1e-3,
+        "eager", "Hugging Face transformers eager generate()", host_fixed_s=46e-3, host_per_layer_s=0.84e-3,
         kernels_per_layer=43, kernels_fixed=20, kv_passes=3.0, kv_passes_per_group=2.0,
-        prefill_host_ops_per_layer=60.0,
+        prefill_host_ops_per_layer=95.0,
         calibration="H100 SXM + Xeon host, PyTorch 2.11, transformers 5.17: generate() of 0.5B-8B models, batch 1-64",
     ),
     "graphs": EngineProfile(
@@ -145,8 +147,9 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
         a = 2.0 if w.compute_dtype != "fp32" else 4.0
         comm = 2 * layers * (LINK_LATENCY_S + batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link)
     device = max(t_mem, t_comp) + floor + comm
+    launch = prof.host_per_layer_s * layers
     host = prof.host_step_s(layers)
-    step = max(device, host)
+    step = prof.host_fixed_s + max(device, launch)
     if host >= device:
         bound = "host"
     elif floor > max(t_mem, t_comp):
@@ -166,7 +169,16 @@ def decode_step_time(
     return None if d is None else (d.time_s, d.bound)
 
 
+PREFILL_HOST_OPS_FIXED = 300  # embedding, mask, rotary tables, final norm, LM head, output
+PREFILL_HOST_OPS_EXPERT = 12  # HF eager MoE: per expert per layer (token select, 3 linears, combine)
+
+
 def prefill_host_s(w: Workload, engine: str) -> float:
     """Host time to dispatch one prefill forward (eager: every op of every layer; graphs: ~0)."""
-    layers = w.model.num_layers if w.model.is_transformer else 1
-    return engine_profile(engine).prefill_host_ops_per_layer * layers * HOST_OP_S
+    prof = engine_profile(engine)
+    if not prof.prefill_host_ops_per_layer:
+        return 0.0
+    m = w.model
+    layers = m.num_layers if m.is_transformer else 1
+    per_layer = prof.prefill_host_ops_per_layer + (PREFILL_HOST_OPS_EXPERT * m.num_experts if m.num_experts > 1 else 0)
+    return (per_layer * layers + PREFILL_HOST_OPS_FIXED) * HOST_OP_S

@@ -14,7 +14,7 @@ an H100 by tools/bench_decode.py (tools/data/decode-h100.json) and are named whe
 * decode: every kernel of a step also costs a floor of KERNEL_FLOOR_S on the GPU (launch latency,
   ramp and tail of a kernel that moves little data), even inside a CUDA graph.
 * host: PyTorch eager dispatches every operation from Python; each costs HOST_OP_S of host CPU time
-  (measured: 9.5 us for a small op on the H100 machine's Xeon host), and the GPU waits for the host
+  (measured: 9.5-10 us for a small op on two H100 machines' Xeon hosts), and the GPU waits for the host
   when the host is slower than the kernels it launches.
 """
 
@@ -28,7 +28,7 @@ ATTN_HEAD_RAMP = 34  # head_dim at which the flash kernel's softmax/rescale work
 ATTN_SEQ_RAMP_FWD = 400  # sequence length at which the forward reaches half its asymptotic rate
 ATTN_SEQ_RAMP_FWDBWD = 1300  # the same for forward + backward (the backward recomputes and reduces)
 KERNEL_FLOOR_S = 3.4e-6  # GPU time of a small kernel inside a CUDA graph (H100: 58 us / 17 kernels a layer)
-HOST_OP_S = 9.5e-6  # host CPU time to dispatch one PyTorch eager op (H100 machine's host, PyTorch 2.11)
+HOST_OP_S = 10e-6  # host CPU time to dispatch one PyTorch eager op (H100 machines' hosts, PyTorch 2.11)
 
 
 def wave_efficiency(m: float, n: float, sms: int | None) -> float:
