@@ -150,12 +150,12 @@ def ceilings(device: str) -> dict:
     b = torch.randn(8192, 8192, device=device, dtype=torch.bfloat16)
     for _ in range(3):
         a @ b
-    t = statistics.median(tm.wall(lambda: [a @ b for _ in range(10)], reps=5)) / 10
+    t = statistics.median(tm.wall(lambda a=a, b=b: [a @ b for _ in range(10)], reps=5)) / 10
     out = {"bf16_matmul_tflops": 2 * 8192**3 / t / 1e12}
     src = torch.randn(2**28, device=device)  # 1 GiB fp32
     dst = torch.empty_like(src)
     dst.copy_(src)
-    t = statistics.median(tm.wall(lambda: [dst.copy_(src) for _ in range(10)], reps=5)) / 10
+    t = statistics.median(tm.wall(lambda d=dst, s=src: [d.copy_(s) for _ in range(10)], reps=5)) / 10
     out["copy_gbs"] = 2 * src.numel() * 4 / t / 1e9
     del a, b, src, dst
     torch.cuda.empty_cache()
@@ -195,12 +195,12 @@ def gemm_sweep(device: str) -> list[dict]:
             try:
                 x = torch.randn(m, k, device=device, dtype=torch.bfloat16)
                 reps = 20 if m * n * k > 2**36 else 50
-                t = _event_time(lambda: x @ w.t(), reps)
+                t = _event_time(lambda x=x, w=w: x @ w.t(), reps)
                 fl = 2.0 * m * n * k
                 by = 2.0 * (m * k + n * k + m * n)
                 out.append({"shape": name, "m": m, "n": n, "k": k, "s": t, "tflops": fl / t / 1e12,
                             "gbs": by / t / 1e9})
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 out.append({"shape": name, "m": m, "error": repr(e)})
         del w
     torch.cuda.empty_cache()
@@ -225,10 +225,10 @@ def attention_sweep(device: str, shapes=((64, 32), (128, 32), (64, 14)),
                 v = torch.randn_like(q, requires_grad=True)
                 fl = 4.0 * b * heads * s * s * hd / 2
                 with torch.no_grad():
-                    tf = _event_time(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), 20)
+                    tf = _event_time(lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v, is_causal=True), 20)
                 go = torch.randn_like(q)
 
-                def fb():
+                def fb(q=q, k=k, v=v, go=go):
                     o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
                     o.backward(go)
 
@@ -236,7 +236,7 @@ def attention_sweep(device: str, shapes=((64, 32), (128, 32), (64, 14)),
                 out.append({"head_dim": hd, "heads": heads, "seq": s, "batch": b, "fwd_s": tf,
                             "fwd_tflops": fl / tf / 1e12, "fwdbwd_s": tfb, "fwdbwd_tflops": 3.5 * fl / tfb / 1e12})
                 del q, k, v, go
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 out.append({"head_dim": hd, "seq": s, "error": repr(e)})
     torch.cuda.empty_cache()
     return out
@@ -254,9 +254,9 @@ def elementwise_sweep(device: str) -> list[dict]:
             n = int(mib * 2**20 / 2)
             x = torch.randn(n, device=device, dtype=torch.bfloat16)
             y = torch.empty_like(x)
-            t = _event_time(lambda: torch.add(x, x, alpha=0.5, out=y), 30)
+            t = _event_time(lambda x=x, y=y: torch.add(x, x, alpha=0.5, out=y), 30)
             out.append({"mib": mib, "s": t, "gbs": 3 * n * 2 / t / 1e9})
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             out.append({"mib": mib, "error": repr(e)})
     return out
 
@@ -400,7 +400,6 @@ class OwnDecoder:
         return torch.nn.functional.rms_norm(x, (x.shape[-1],), w, 1e-6)
 
     def step(self):
-        import torch
         import torch.nn.functional as F
 
         b, h, kv, hd = self.batch, self.h, self.kv, self.hd
@@ -486,21 +485,22 @@ def run_decode(models: dict, batches: list[int], device: str, prompt: int, gen: 
             model, hf = build_hf(cfg, device)
             nparams = sum(p.numel() for p in model.parameters())
             log(f"{name}: built ({nparams / 1e9:.2f}B) in {time.time() - t0:.1f}s")
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             recs.append({"model": name, "error": f"build: {e!r}"})
             log(f"{name}: build failed: {e!r}")
             continue
         for b in batches:
             rec = {"model": name, "config": cfg, "params": nparams, "batch": b, "prompt": prompt, "gen": gen}
-            for key, fn in (("prefill", lambda: {"s": prefill_time(model, hf, device, b, prompt)}),
-                            ("eager", lambda: eager_decode(model, hf, device, b, prompt, gen, reps)),
-                            ("graphs_hf", lambda: hf_graph_decode(model, hf, device, b, prompt, gen))):
+            cases = (("prefill", lambda m=model, h=hf, b=b: {"s": prefill_time(m, h, device, b, prompt)}),
+                     ("eager", lambda m=model, h=hf, b=b: eager_decode(m, h, device, b, prompt, gen, reps)),
+                     ("graphs_hf", lambda m=model, h=hf, b=b: hf_graph_decode(m, h, device, b, prompt, gen)))
+            for key, fn in cases:
                 if time.time() > deadline:
                     rec[key] = {"error": "skipped: deadline"}
                     continue
                 try:
                     rec[key] = fn()
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:
                     rec[key] = {"error": repr(e)[:400], "trace": traceback.format_exc()[-1500:]}
                 if device == "cuda":
                     torch.cuda.empty_cache()
@@ -515,7 +515,7 @@ def run_decode(models: dict, batches: list[int], device: str, prompt: int, gen: 
                 continue
             try:
                 rec["graphs_own"] = own_graph_decode(cfg, device, rec["batch"], prompt, gen, eager=True)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 rec["graphs_own"] = {"error": repr(e)[:400], "trace": traceback.format_exc()[-1500:]}
             if device == "cuda":
                 torch.cuda.empty_cache()
@@ -630,7 +630,7 @@ def main() -> int:
             env["driver"] = pynvml.nvmlSystemGetDriverVersion()
             env["sm_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(hnd, pynvml.NVML_CLOCK_SM)
             env["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(hnd, pynvml.NVML_CLOCK_SM)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             env["nvml_error"] = repr(e)
     result: dict = {"env": env, "prompt": PROMPT, "gen": GEN}
 
@@ -643,7 +643,7 @@ def main() -> int:
     for key, fn in (("ceilings", lambda: ceilings(args.device)), ("launch", lambda: launch_costs(args.device))):
         try:
             result[key] = fn()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             result[key] = {"error": repr(e)}
         log(key, result[key])
     save()
@@ -675,13 +675,14 @@ def main() -> int:
                 continue
             try:
                 result[key] = fn(args.device)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 result[key] = [{"error": repr(e)}]
             save()
             log(f"{key}: {len(result[key])} points")
     save()
     log(f"\nwrote {out_path} in {time.time() - t_start:.0f}s")
-    log(f"{'model':14} {'B':>3} {'prefill':>9} {'eager':>9} {'graphs_hf':>9} {'own':>9} {'own-eager':>9}  tok/s eager/graphs")
+    log(f"{'model':14} {'B':>3} {'prefill':>9} {'eager':>9} {'graphs_hf':>9} {'own':>9} {'own-eager':>9}  "
+        "tok/s eager/graphs")
     for r in result["decode"]:
         if "batch" not in r:
             log(f"{r.get('model')}: {r.get('error')}")

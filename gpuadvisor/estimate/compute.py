@@ -230,14 +230,15 @@ def _confidence(w: Workload, host_share: float) -> tuple[str, list[str]]:
 
 
 def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None, *,
-                     engine: str = "eager") -> ComputeEstimate:
+                     engine: str | None = None) -> ComputeEstimate:
     """Time of the workload on `w.num_gpus` GPUs described by `hw` (module docstring).
 
     `engine` is how inference runs: "eager" (PyTorch / Hugging Face eager, the host dispatches every
-    op) or "graphs" (CUDA graphs / a compiled engine); training is always eager PyTorch."""
-    from gpuadvisor.estimate.engines import decode_step, engine_profile, prefill_host_s
+    op) or "graphs" (CUDA graphs / a compiled engine, the default); training is always eager PyTorch."""
+    from gpuadvisor.estimate.engines import DEFAULT_ENGINE, decode_step, engine_profile, prefill_host_s
 
     w = w.validate()
+    engine = engine or DEFAULT_ENGINE
     engine_profile(engine)
     eff = (efficiency or Efficiency()).validate()
     mfu, bw_eff = eff.for_source(hw.source)

@@ -112,6 +112,7 @@ class DecodeStep:
     kernel_floor_s: float
     host_s: float
     comm_s: float
+    kv_multiplier: float = 1.0  # times the engine moves the KV cache per step
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -131,10 +132,10 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
     tp = w.tensor_parallel
     bw = hw.bandwidth_gbs * 1e9 * bw_eff
     weights = _touched_weight_bytes(w, batch)  # already per GPU (memory shards weights by TP)
-    kv = 0.0
+    kv, kv_mult = 0.0, 1.0
     if m.kind == "decoder" and m.is_transformer:
-        kv = kv_cache_bytes(w.with_(batch=batch * w.data_parallel), context=context)
-        kv *= prof.kv_multiplier(m.num_heads, m.num_kv_heads)
+        kv_mult = prof.kv_multiplier(m.num_heads, m.num_kv_heads)
+        kv = kv_cache_bytes(w.with_(batch=batch * w.data_parallel), context=context) * kv_mult
     t_mem = (weights + kv) / bw
     from gpuadvisor.estimate.compute import forward_flops_per_token
 
@@ -156,7 +157,7 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
         bound = "overhead"
     else:
         bound = "memory" if t_mem >= t_comp else "compute"
-    return DecodeStep(step, bound, t_mem, t_comp, floor, host, comm)
+    return DecodeStep(step, bound, t_mem, t_comp, floor, host, comm, kv_mult)
 
 
 def decode_step_time(
