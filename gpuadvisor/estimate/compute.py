@@ -235,7 +235,13 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
 
     `engine` is how inference runs: "eager" (PyTorch / Hugging Face eager, the host dispatches every
     op) or "graphs" (CUDA graphs / a compiled engine, the default); training is always eager PyTorch."""
-    from gpuadvisor.estimate.engines import DEFAULT_ENGINE, decode_step, engine_profile, prefill_host_s
+    from gpuadvisor.estimate.engines import (
+        DEFAULT_ENGINE,
+        decode_step,
+        engine_profile,
+        host_range_note,
+        prefill_host_s,
+    )
 
     w = w.validate()
     engine = engine or DEFAULT_ENGINE
@@ -332,6 +338,9 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     if m.kind == "decoder" and w.gen_tokens and not scoring:
         ctx = w.seq + w.gen_tokens // 2  # mean context while generating
         d = decode_step(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
+        rng = host_range_note(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
+        if rng:
+            notes.append(rng)
         if d is not None:
             decode_step_s, decode_bound = d.time_s, d.bound
             decode_tps = b * dp / d.time_s
@@ -340,6 +349,8 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
         notes.append(f"decode ({engine}): reads every active weight and the KV cache once per generated token, "
                      "plus per-kernel and host overheads of the engine")
     conf, cnotes = _confidence(w, host_share)
+    if any(n.startswith("low confidence") for n in notes):
+        conf = "low"
     flops = forward_flops_per_token(w) * w.batch * w.seq
     return ComputeEstimate(
         mode=w.mode, time_s=total, prefill_time_s=prefill, prefill_tokens_per_s=tokens * dp / prefill,

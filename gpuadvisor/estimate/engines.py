@@ -48,6 +48,7 @@ class EngineProfile:
     kv_passes_per_group: float
     prefill_host_ops_per_layer: float  # host-dispatched ops per layer in a prefill forward (0: graphs)
     calibration: str
+    host_fixed_seen_s: tuple[float, float] = (0.0, 0.0)  # lowest and highest fixed host cost measured
 
     @property
     def host_bound_possible(self) -> bool:
@@ -70,6 +71,7 @@ ENGINES: dict[str, EngineProfile] = {
         kernels_per_layer=43, kernels_fixed=20, kv_passes=3.0, kv_passes_per_group=2.0,
         prefill_host_ops_per_layer=95.0,
         calibration="H100 SXM + Xeon host, PyTorch 2.11, transformers 5.17: generate() of 0.5B-8B models, batch 1-64",
+        host_fixed_seen_s=(1.5e-3, 46e-3),
     ),
     "graphs": EngineProfile(
         "graphs", "CUDA graphs / compiled engine (vLLM, TensorRT-LLM, SGLang)", host_fixed_s=0.0,
@@ -158,6 +160,22 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
     else:
         bound = "memory" if t_mem >= t_comp else "compute"
     return DecodeStep(step, bound, t_mem, t_comp, floor, host, comm, kv_mult)
+
+
+def host_range_note(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
+                    efficiency: Efficiency | None = None) -> str | None:
+    """For an engine whose fixed host cost varied between hosts: the step time at the lowest one."""
+    prof = engine_profile(engine)
+    lo, hi = prof.host_fixed_seen_s
+    if not hi or hi <= lo:
+        return None
+    d = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency)
+    if d is None:
+        return None
+    fast = d.time_s - prof.host_fixed_s + lo
+    return (f"low confidence: {prof.name}'s fixed host cost per step measured {lo * 1e3:.1f}-{hi * 1e3:.0f} ms on two "
+            f"H100 hosts of one kind; on a quiet host a step may take {fast * 1e3:.1f} ms instead of "
+            f"{d.time_s * 1e3:.1f} ms ({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s)")
 
 
 def decode_step_time(

@@ -28,6 +28,7 @@ from gpuadvisor.estimate.engines import (
     decode_step,
     decode_step_time,
     engine_profile,
+    host_range_note,
 )
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory import CUDA_CONTEXT_BYTES, estimate_memory, kv_cache_bytes
@@ -134,7 +135,10 @@ def estimate_serving(
                           "aggregate_tokens_per_s": c * w.data_parallel * output_tokens / cy, "fits": c <= seqs})
         c *= 2
     conf_notes = [n for n in one.notes if n.startswith("low confidence")]
-    if step.host_s >= step.time_s * 0.5 and not conf_notes:
+    rng = host_range_note(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
+    if rng:
+        conf_notes.append(rng)
+    elif step.host_s >= step.time_s * 0.5 and not conf_notes:
         conf_notes.append("low confidence: decode is host-bound (eager dispatch); it depends on the host CPU")
     return ServingEstimate(
         engine=engine, concurrency=concurrency, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
