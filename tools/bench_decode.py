@@ -596,12 +596,79 @@ def host_sweep(device: str, layers=(2, 8, 24)) -> list[dict]:
     return out
 
 
+def diag(device: str) -> dict:
+    """Where eager decode's fixed per-step cost goes on this host: sync latency, allocator calls,
+    and a 1B model's eager step with a dynamic cache, a static cache and generate()."""
+    import torch
+    import transformers
+
+    tm = Timer(device)
+    out: dict = {}
+    x = torch.randn(16, device=device)
+    t0 = time.perf_counter()
+    for _ in range(300):
+        x.add_(1e-6)
+        tm.sync()
+    out["launch_sync_us"] = (time.perf_counter() - t0) / 300 * 1e6
+    t0 = time.perf_counter()
+    for _ in range(300):
+        x.sum().item()
+    out["item_us"] = (time.perf_counter() - t0) / 300 * 1e6
+    if device == "cuda":
+        ts = []
+        for _ in range(20):
+            torch.cuda.empty_cache()
+            t0 = time.perf_counter()
+            y = torch.empty(64 * 2**20, dtype=torch.uint8, device=device)
+            y.fill_(1)
+            tm.sync()
+            ts.append(time.perf_counter() - t0)
+            del y
+        out["malloc_64mb_us"] = statistics.median(ts) * 1e6
+    cfg = MODELS["llama-3.2-1b"] if device != "cpu" else TINY["tiny-llama"]
+    model, hf = build_hf(cfg, device)
+    for b, prompt in ((1, 512), (8, 2048)):
+        xs = torch.randint(3, hf.vocab_size, (b, prompt), device=device)
+        rec: dict = {"batch": b, "prompt": prompt}
+        with torch.no_grad():
+            for name in ("dynamic", "static"):
+                try:
+                    if name == "static":
+                        cache = transformers.StaticCache(config=hf, max_cache_len=prompt + 40)
+                        o = model(input_ids=xs, past_key_values=cache, use_cache=True, logits_to_keep=1,
+                                  cache_position=torch.arange(prompt, device=device))
+                    else:
+                        o = model(input_ids=xs, use_cache=True, logits_to_keep=1)
+                    cache = o.past_key_values
+                    nxt = o.logits[:, -1:].argmax(-1)
+                    ts = []
+                    for i in range(20):
+                        tm.sync()
+                        t0 = time.perf_counter()
+                        kw = {"cache_position": torch.tensor([prompt + i], device=device)} if name == "static" else {}
+                        o = model(input_ids=nxt, past_key_values=cache, use_cache=True, logits_to_keep=1, **kw)
+                        nxt = o.logits[:, -1:].argmax(-1)
+                        tm.sync()
+                        ts.append(time.perf_counter() - t0)
+                    rec[f"{name}_step_s"] = statistics.median(ts[4:])
+                except Exception as e:
+                    rec[f"{name}_error"] = repr(e)[:300]
+            try:
+                rec["generate_step_s"] = eager_decode(model, hf, device, b, prompt, 16, reps=3)["step_s"]
+            except Exception as e:
+                rec["generate_error"] = repr(e)[:300]
+        out.setdefault("steps", []).append(rec)
+        log("diag", rec)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--tiny", action="store_true", help="tiny configs (CPU shake-out)")
     ap.add_argument("--quick", action="store_true", help="one small model, batches 1 and 8, no sweeps")
     ap.add_argument("--host", action="store_true", help="only the host-overhead sweep and a decode re-check")
+    ap.add_argument("--diag", action="store_true", help="only where eager decode's per-step host cost goes")
     ap.add_argument("--budget-s", type=float, default=500.0, help="stop starting new cases after this")
     ap.add_argument("--out", default=None, help="output file (default $OUT/decode-h100.json)")
     args = ap.parse_args()
@@ -647,6 +714,15 @@ def main() -> int:
             result[key] = {"error": repr(e)}
         log(key, result[key])
     save()
+    if args.diag:
+        out_path = out_path.with_name("decode-h100-diag.json")
+        try:
+            result["diag"] = diag(args.device)
+        except Exception as e:
+            result["diag"] = {"error": repr(e), "trace": traceback.format_exc()[-1500:]}
+        save()
+        log("diag:", {k: v for k, v in result["diag"].items() if k != "steps"})
+        return 0
     if args.host:
         out_path = out_path.with_name("decode-h100-host.json")
         result["host_sweep"] = host_sweep(args.device, layers=(2, 4) if args.tiny else (2, 8, 24))

@@ -216,10 +216,20 @@ def _host_train_s(w: Workload) -> float:
     return (HOST_OPS_FIXED_TRAIN + per_layer * m.num_layers) * kernels.HOST_OP_S
 
 
-def _confidence(w: Workload, host_share: float) -> tuple[str, list[str]]:
-    """'low' where the validation says the time is less certain: models under 1B parameters and
-    steps whose time is mostly host dispatch (both depend on the host CPU and the framework version)."""
+BNB_FORMATS = ("int8", "nf4", "nf4-dq", "fp4")  # run through bitsandbytes kernels in eager PyTorch
+
+
+def _confidence(w: Workload, host_share: float, *, eager: bool = True) -> tuple[str, list[str]]:
+    """'low' where the validation says the time is less certain: models under 1B parameters, steps
+    whose time is mostly host dispatch (both depend on the host CPU and the framework version),
+    MoE layers in eager PyTorch and bitsandbytes-quantized weights (docs/validation-time.md)."""
     notes = []
+    if eager and w.model.num_experts > 1:
+        notes.append("low confidence: eager MoE layers loop over experts with a host sync each; measured up to "
+                     "2x slower than counted (fused-MoE engines are not)")
+    if eager and w.mode in ("inference", "scoring") and getattr(w, "quant_format", "none") in BNB_FORMATS:
+        notes.append("low confidence: bitsandbytes int8/4-bit kernels measured up to 2x slower than the counted "
+                     "bytes and FLOPs")
     if w.model.num_params < SMALL_MODEL_PARAMS:
         notes.append("low confidence: models under 1B parameters are launch-bound and run far below the "
                      "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
@@ -348,7 +358,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             host_share = max(host_share, d.host_s / d.time_s)
         notes.append(f"decode ({engine}): reads every active weight and the KV cache once per generated token, "
                      "plus per-kernel and host overheads of the engine")
-    conf, cnotes = _confidence(w, host_share)
+    conf, cnotes = _confidence(w, host_share, eager=engine == "eager")
     if any(n.startswith("low confidence") for n in notes):
         conf = "low"
     flops = forward_flops_per_token(w) * w.batch * w.seq
