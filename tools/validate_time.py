@@ -77,7 +77,7 @@ def _workload_v1(rec: dict):
     if mode == "infer":
         return make_workload(spec, mode="inference", dtype="bf16", batch=b, seq_len=s, gen_tokens=0)
     if mode == "lora":
-        return make_workload(spec, mode="lora", dtype="bf16", batch=b, seq_len=s, lora_rank=16)
+        return make_workload(spec, mode="lora", dtype="bf16", batch=b, seq_len=s, lora_rank=16, mixed_precision=False)
     return make_workload(spec, mode="training", dtype="bf16", batch=b, seq_len=s,
                          mixed_precision=mode.startswith("mixed"), checkpointing=mode.endswith("ckpt"))
 
@@ -105,7 +105,7 @@ def phase_rows(path: Path, hw: HardwareFigures, source: str) -> tuple[list[dict]
         phase = "prefill" if w.mode in ("inference", "scoring") else "training step"
         if w.mode == "scoring":
             phase = "scoring"
-        if w.model.kind == "encoder":
+        if w.model.kind == "encoder" and w.mode == "inference":
             phase = "encode"
         est = ce.prefill_time_s if w.mode in ("inference", "scoring") else ce.step_time_s
         meas = (m.get("prefill_ms") or m.get("forward_ms") or m.get("step_ms") or m.get("time_ms") or 0) / 1e3

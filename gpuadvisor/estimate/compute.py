@@ -27,7 +27,7 @@ from gpuadvisor.estimate.memory import (
 from gpuadvisor.workload import BYTES_PER_DTYPE, Workload
 
 DP_OVERLAP = 0.5  # fraction of the data-parallel gradient all-reduce hidden behind backward
-OVERLAP_P = 3  # host/GPU overlap: step = (host^p + device^p)^(1/p); p -> inf is perfect overlap
+OVERLAP_P = 3.0  # host/GPU overlap: step = (host^p + device^p)^(1/p); p -> inf is perfect overlap
 SMALL_MODEL_PARAMS = 1e9  # under this, time estimates are flagged low-confidence (docs/validation-time.md)
 
 
@@ -184,7 +184,8 @@ def _moved_train(w: Workload, mem: MemoryBreakdown) -> float:
     if m.kind == "decoder":
         moved += traffic.LOSS_BYTES_PER_LOGIT * tokens * m.vocab_size / tp
     if w.mode in ("lora", "qlora"):
-        ad = traffic.adapter_bytes_per_token_layer(m, a=_act_bytes(w), targets=w.lora_targets, tp=tp)
+        ad = traffic.adapter_bytes_per_token_layer(m, a=_act_bytes(w), targets=w.lora_targets, tp=tp,
+                                                   amp=w.mixed_precision)
         moved += ad * tokens * m.num_layers * (1 + traffic.BWD_FACTOR + (1 if w.checkpointing else 0))
         return moved + traffic.optimizer_bytes_per_param(4.0, "adamw", False) * lora_params(w) / tp
     p = m.num_params / tp
@@ -206,7 +207,8 @@ def _host_train_s(w: Workload) -> float:
     m = w.model
     if not m.is_transformer:
         return (HOST_OPS_FIXED_TRAIN + HOST_OPS_TRAIN["layernorm"][_regime(w)]) * kernels.HOST_OP_S
-    ops = HOST_OPS_TRAIN["rmsnorm" if m.norm == "rmsnorm" else "layernorm"][_regime(w)]
+    amp = _regime(w) == "mixed" or (w.mode in ("lora", "qlora") and w.mixed_precision)
+    ops = HOST_OPS_TRAIN["rmsnorm" if m.norm == "rmsnorm" else "layernorm"]["mixed" if amp else _regime(w)]
     per_layer = ops + HOST_OPS_EXPERT * (m.num_experts if m.num_experts > 1 else 0)
     if w.mode in ("lora", "qlora"):
         linears = (4 if not m.fused_qkv else 2) + ((3 if m.gated else 2) if w.lora_targets == "all" else 0)

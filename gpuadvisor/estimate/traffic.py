@@ -61,13 +61,16 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
     return b
 
 
-def adapter_bytes_per_token_layer(m: Any, *, a: float, targets: str, tp: int = 1) -> float:
+def adapter_bytes_per_token_layer(m: Any, *, a: float, targets: str, tp: int = 1, amp: bool = False) -> float:
     """LoRA (PEFT): each adapted linear upcasts its input to fp32, and its fp32 adapter output is
-    scaled, added and downcast; forward bytes per token of one layer."""
+    scaled, added and downcast; under autocast the adapters run in bf16 (one cast of the input, a
+    bf16 output scaled and added). Forward bytes per token of one layer."""
     d, q, kv, inter = m.hidden_size, m.q_dim / tp, m.kv_dim / tp, m.intermediate_size / tp
     lin = [(d, q), (d, kv), (d, kv), (q, d)]  # (in, out)
     if targets == "all":
         lin += [(d, inter)] * (2 if m.gated else 1) + [(inter, d)]
+    if amp:
+        return sum(2 * a * k + 6 * a * n for k, n in lin)
     return sum((a + 4) * k + (24 + 2 * a) * n for k, n in lin)
 
 
