@@ -178,6 +178,9 @@ def test_measured_allreduce_bandwidth_drives_data_parallel_time():
     assert slow.allreduce_busbw_gbs == 50.0
     w = make_workload("llama-2-7b", mode="training", batch=8, seq_len=1024, num_gpus=8, sharding="zero2")
     assert estimate_compute(w, slow).comm_time_s > 4 * estimate_compute(w, fast).comm_time_s
+    # an interconnect figure alone does not make the compute rates "measured"
+    only_link = apply_measured(H100, {"allreduce_busbw_gbs": 300.0})
+    assert only_link.source == "datasheet" and only_link.allreduce_busbw_gbs == 300.0
 
 
 def test_cli_engine_flag(capsys):

@@ -122,12 +122,14 @@ def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFi
     for k, v in figures.items():
         if k.startswith("tflops."):
             tf[k.split(".", 1)[1]] = v
+    # efficiencies switch to the *_vs_measured set only when the rates themselves were measured
+    rates = "bandwidth_gbs" in figures or any(k.startswith("tflops.") for k in figures)
     return replace(
         hw,
         bandwidth_gbs=figures.get("bandwidth_gbs", hw.bandwidth_gbs),
         allreduce_busbw_gbs=figures.get("allreduce_busbw_gbs", hw.allreduce_busbw_gbs),
         tflops=tf,
-        source="measured",
+        source="measured" if rates else hw.source,
         measured_keys=tuple(sorted(figures)),
     )
 
