@@ -21,8 +21,7 @@ from gpuadvisor.estimate import (
     kernels,
     measured_figures,
 )
-from gpuadvisor.hfconfig import spec_from_config
-from gpuadvisor.workload import make_workload
+from gpuadvisor.workload import make_workload, spec_from_config
 
 DATA = Path(__file__).resolve().parent.parent / "tools" / "data"
 H100 = HardwareFigures(name="H100", memory_gib=80, bandwidth_gbs=3350, tflops={"bf16": 989.4, "fp16": 989.4,

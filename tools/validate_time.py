@@ -30,8 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from gpuadvisor.estimate import Efficiency, HardwareFigures, decode_step, estimate_compute  # noqa: E402
-from gpuadvisor.hfconfig import spec_from_config  # noqa: E402
-from gpuadvisor.workload import make_workload  # noqa: E402
+from gpuadvisor.workload import make_workload, spec_from_config  # noqa: E402
 
 DATA = ROOT / "tools" / "data"
 ORDER = ["qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b"]

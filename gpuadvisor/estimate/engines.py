@@ -29,8 +29,6 @@ from gpuadvisor.estimate.kernels import HOST_OP_S, KERNEL_FLOOR_S
 from gpuadvisor.estimate.memory import estimate_memory, kv_cache_bytes
 from gpuadvisor.workload import Workload
 
-LINK_LATENCY_S = 8e-6  # one small all-reduce across GPUs of one node (NCCL, NVLink)
-
 
 @dataclass(frozen=True)
 class EngineProfile:
@@ -148,7 +146,8 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
     if tp > 1 and m.is_transformer:
         link = (hw.interconnect_gbs or DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
         a = 2.0 if w.compute_dtype != "fp32" else 4.0
-        comm = 2 * layers * (LINK_LATENCY_S + batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link)
+        # bytes only: the advisor adds the all-reduce latency per layer (advisor/figures.py _tp_latency_s)
+        comm = 2 * layers * batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
     device = max(t_mem, t_comp) + floor + comm
     launch = prof.host_per_layer_s * layers
     host = prof.host_step_s(layers)
