@@ -30,7 +30,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from gpuadvisor.estimate import Efficiency, HardwareFigures, decode_step, estimate_compute  # noqa: E402
-from gpuadvisor.workload import make_workload, spec_from_config  # noqa: E402
+from gpuadvisor.workload import make_workload  # noqa: E402
+
+try:
+    from gpuadvisor.workload import spec_from_config
+except ImportError:  # older trees kept it in hfconfig
+    from gpuadvisor.hfconfig import spec_from_config
 
 DATA = ROOT / "tools" / "data"
 ORDER = ["qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b"]
