@@ -1,13 +1,15 @@
-"""Time of a workload on a GPU: a roofline estimate, pure functions, no torch, no UI.
+"""Time of a workload on a GPU: counted physics, pure functions, no torch, no UI.
 
-Time is a roofline estimate: matmul FLOPs over (peak TFLOP/s x MFU) plus the bytes that
-elementwise kernels and the optimizer move over (bandwidth x bandwidth efficiency). Training
-FLOPs are 6 x params x tokens plus causal attention; prefill is 2 x params per token;
-decode reads all active weights and the KV cache once per generated token, and is memory
-bound unless the batch is large. Multi-GPU: data-parallel gradient all-reduce (ring, half of
-it hidden behind backward), ZeRO-3 parameter gathers, and tensor-parallel activation
-all-reduces over the card's interconnect; the scaling efficiency is ideal time / estimated time.
-Every figure is an estimate; the efficiencies were calibrated on an H100 (see BENCHMARKS.md).
+A step's GPU time is the sum of its kernels: matrix products (kernels.gemm_time: FLOPs at the
+large-GEMM rate, lowered by wave quantization and the K ramp, or bytes for skinny products),
+attention (kernels.attention_time: a rate that grows with sequence length and head dimension) and
+the bytes the elementwise kernels, the loss and the optimizer move (traffic.py) over bandwidth.
+Eager PyTorch also spends host time dispatching every op (kernels.HOST_OP_S each); the step takes
+the larger of host and GPU time where one dominates and more where they are close (_overlap).
+Decode steps come from engines.py (per engine profile). Multi-GPU: data-parallel gradient
+all-reduce (ring, half hidden behind backward; measured all-reduce bus bandwidth where a probe has
+it), ZeRO-3 parameter gathers and tensor-parallel activation all-reduces over the interconnect.
+Every figure is an estimate; docs/validation-time.md compares them with H100 measurements.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from gpuadvisor.workload import BYTES_PER_DTYPE, Workload
 DP_OVERLAP = 0.5  # fraction of the data-parallel gradient all-reduce hidden behind backward
 OVERLAP_P = 3.0  # host/GPU overlap: step = (host^p + device^p)^(1/p); p -> inf is perfect overlap
 SMALL_MODEL_PARAMS = 1e9  # under this, time estimates are flagged low-confidence (docs/validation-time.md)
-
 
 
 @dataclass(frozen=True)
