@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         from gpuadvisor.fileio import atomic_write_text
         from gpuadvisor.report import build_report
 
-        html = build_report(result, workload, catalog)
+        html = build_report(result, workload, catalog, advice=advice)  # the same targets as printed
         report_path = atomic_write_text(_unique(out_dir / f"gpuadvisor-{stamp}.html"), html)
 
     fitting = [o for o in options if o.fits]
