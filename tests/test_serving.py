@@ -150,6 +150,8 @@ def test_wave_quantization_and_k_ramp():
     kw = {"rate": 740e12, "bandwidth": 2.9e12, "sms": 132}
     # same FLOPs, a short inner dimension costs more
     assert kernels.gemm_time(4096, 4096, 512, **kw) * 8 > kernels.gemm_time(4096, 4096, 4096, **kw)
+    # a misaligned vocabulary (GPT-2's 50257) loses the 16-byte tensor-core path
+    assert kernels.gemm_time(8192, 50257, 768, **kw) > 2 * kernels.gemm_time(8192, 50304, 768, **kw)
     # batch-1 products are bound by reading the weights
     assert kernels.gemm_time(1, 4096, 4096, **kw) == pytest.approx(2 * 4096 * 4097 / 2.9e12, rel=0.01)
 

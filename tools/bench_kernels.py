@@ -127,7 +127,8 @@ def gemm_sweep(device: str) -> list[dict]:
         return []
     shapes = {"0.5b-qkv": (1152, 896), "0.5b-up": (9728, 896), "0.5b-down": (896, 4864),
               "3b-qkv": (5120, 3072), "3b-up": (16384, 3072), "3b-down": (3072, 8192),
-              "8b-qkv": (6144, 4096), "8b-up": (28672, 4096), "8b-down": (4096, 14336), "8b-head": (128256, 4096)}
+              "8b-qkv": (6144, 4096), "8b-up": (28672, 4096), "8b-down": (4096, 14336), "8b-head": (128256, 4096),
+              "gpt2-head": (50257, 768), "gpt2-head-padded": (50304, 768)}  # misaligned vs padded vocabulary
     out = []
     for name, (n, k) in shapes.items():
         w = torch.randn(n, k, device=device, dtype=torch.bfloat16)

@@ -28,6 +28,9 @@ ATTN_HEAD_RAMP = 34  # head_dim at which the flash kernel's softmax/rescale work
 ATTN_SEQ_RAMP_FWD = 400  # sequence length at which the forward reaches half its asymptotic rate
 ATTN_SEQ_RAMP_FWDBWD = 1300  # the same for forward + backward (the backward recomputes and reduces)
 KERNEL_FLOOR_S = 3.4e-6  # GPU time of a small kernel inside a CUDA graph (H100: 58 us / 17 kernels a layer)
+ALIGN_ELEMS = 8  # tensor-core GEMM paths need every dimension a multiple of 16 bytes (8 bf16 elements)
+MISALIGNED_SLOWDOWN = 3.0  # rate divisor for a GEMM with a misaligned dimension (GPT-2's 50257 vocabulary); an
+# assumption, not yet measured here: bench_kernels' GEMM sweep now times that shape for the next device run
 HOST_OP_S = 10e-6  # host CPU time to dispatch one PyTorch eager op (H100 machines' hosts, PyTorch 2.11)
 
 
@@ -45,6 +48,8 @@ def gemm_time(m: float, n: float, k: float, *, rate: float, bandwidth: float, sm
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
     eff = wave_efficiency(m, n, sms) * k / (k + K_RAMP)
+    if n % ALIGN_ELEMS or k % ALIGN_ELEMS:  # m is the token count: any value keeps the rows aligned
+        eff /= MISALIGNED_SLOWDOWN
     t_compute = 2.0 * m * n * k / (rate * eff)
     t_memory = elem_bytes * (m * k + n * k + m * n) / bandwidth
     return max(t_compute, t_memory)
