@@ -25,7 +25,7 @@ tarball="$cache/ray-core-$ray_version-$tag.tar.xz"
 
 case "$dest" in */.stage/*|/tmp/*) rm -rf "$dest" ;; *) echo "refusing to replace $dest (not under .stage/ or /tmp/)"; exit 2 ;; esac
 mkdir -p "$dest/.whl"
-tar -C "$src" --exclude=./.git --exclude=./reports --exclude=./.whl --exclude=__pycache__ --exclude=.hypothesis \
+tar -C "$src" --exclude=./.git --exclude=./.stage --exclude=./reports --exclude=./.whl --exclude=__pycache__ --exclude=.hypothesis \
   --exclude=.ruff_cache --exclude=.pytest_cache -cf - . | tar -C "$dest" -xf -
 cp "$tarball" "$dest/.whl/"
 for w in jsonschema-[0-9] jsonschema_specifications referencing rpds_py plotly; do cp "$cache"/$w*.whl "$dest/.whl/"; done

@@ -5,6 +5,7 @@
 #   2. `gpuadvisor fleet probe --quick` on a local Ray runtime over both GPUs (tools/device/fleet.sh local)
 #   3. the multi-GPU estimate validation (tools/validate_multigpu.py: DDP, FSDP, tensor parallel 2)
 # Run from a bundle made by tools/stage_fleet_bundle.sh (it carries pydantic, Ray, Plotly as wheels).
+# TOTAL (seconds, default 560) bounds the whole run; the multi-GPU cases get what is left.
 # Everything lands in $OUT/final.tar.gz (the device returns 8 files at most); a summary prints last.
 set -u
 cd "$(dirname "$0")/../.."
@@ -24,7 +25,7 @@ timeout -k 10 150 python3 -m gpuadvisor run --quick --out-dir "$W/run" > "$W/run
 echo "run: rc=$? $((SECONDS - s)) s"; grep -iE "your|local|this machine|GPU 0|GPU 1" "$W/run/run.txt" | head -8
 
 s=$SECONDS
-left=$((560 - SECONDS + t0)); [ $left -gt 330 ] && left=330
+left=$(( ${TOTAL:-560} - (SECONDS - t0) - 25 ))  # TOTAL: the seconds this call may take in all
 OUT=$W/multigpu timeout -k 10 $left python3 tools/validate_multigpu.py > "$W/multigpu/log.txt" 2>&1
 echo "multigpu: rc=$? $((SECONDS - s)) s (limit $left s)"; tail -n 15 "$W/multigpu/log.txt"
 
