@@ -126,5 +126,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
                 reference_label=ref_labels[name] if hname == "pinned" else None,
                 at_bytes=best["bytes"], **link,
             ))
+            # pageable copies are staged by the driver through a CPU memcpy: they measure the host
+            ms[-1].host_bound = hname == "pageable"
     return ProbeResult(probe=NAME, status="ok", duration_s=time.perf_counter() - t0, measurements=ms,
                        data={"sweep": rows, "reference_bytes": top})
