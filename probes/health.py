@@ -112,12 +112,12 @@ def nvlink_errors(nvml: Any, handle: Any, links: list[int] | None = None) -> dic
 
 def _address(handle: Any) -> Any:
     """What a pynvml handle (a ctypes pointer) points at, so that two handles of one GPU compare equal."""
-    try:
-        import ctypes
+    import ctypes
 
-        return ctypes.cast(handle, ctypes.c_void_p).value
-    except Exception:
-        return handle
+    if isinstance(handle, (ctypes._Pointer, ctypes.c_void_p)):
+        with contextlib.suppress(Exception):
+            return ctypes.cast(handle, ctypes.c_void_p).value
+    return handle
 
 
 class XidWatcher:
