@@ -281,3 +281,17 @@ def match_device(catalog: Catalog, device_name: str, memory_gib: float | None = 
     if memory_gib is None or len(matches) == 1:
         return matches[0]
     return min(matches, key=lambda c: abs((c.memory_gib or 0) - memory_gib))
+
+
+def match_card(
+    catalog: Catalog | None, device_name: str, memory_gib: float | None = None, catalog_name: str | None = None
+) -> Card | None:
+    """The catalog card for a probed device: the catalog name the probe recorded, else a match
+    on the driver's name (and memory size). Callers pass `readings.device_memory_gib(dev)`."""
+    if catalog is None:
+        return None
+    if catalog_name:
+        hits = find(catalog, catalog_name)
+        if hits:
+            return hits[0]
+    return match_device(catalog, device_name, memory_gib)

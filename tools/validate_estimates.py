@@ -28,8 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gpuadvisor.estimate import Efficiency, HardwareFigures, estimate_compute, estimate_memory
-from gpuadvisor.hfconfig import spec_from_config
-from gpuadvisor.workload import make_workload
+from gpuadvisor.workload import make_workload, spec_from_config
 
 GiB = 2**30
 

@@ -1,7 +1,7 @@
 """The terminal UI: workload form with a live ranking, memory breakdown, device results against
 the catalog, a catalog browser, and probe runs in a background thread.
 
-Numbers come from the core (workload, estimate, recommend, checks); this module only lays
+Numbers come from the core (workload, estimate, recommend, readings, compare); this module only lays
 them out. Works in an 80x24 terminal; every key binding is shown in the footer.
 """
 
@@ -348,7 +348,9 @@ class GpuAdvisorApp(App[None]):
 
     # ------------------------------------------------------------------ device
     def refresh_device(self) -> None:
-        from gpuadvisor.checks import device_memory_gib, figure_rows, match_card, pcie_link
+        from gpuadvisor.catalog import match_card
+        from gpuadvisor.compare import figure_rows
+        from gpuadvisor.readings import device_memory_gib, pcie_link
 
         msg = self.query_one("#device-msg", Static)
         table = self.query_one("#figures", DataTable)
@@ -379,7 +381,7 @@ class GpuAdvisorApp(App[None]):
         select.display = len(options) > 1
         idx = select.value if select.value is not Select.NULL else run.devices[0].index
         dev = next((d for d in run.devices if d.index == idx), run.devices[0])
-        card = match_card(dev, self.catalog)
+        card = match_card(self.catalog, dev.name, device_memory_gib(dev), dev.catalog_name)
         gen, width, max_gen, max_width = pcie_link(dev)
         pcie = f"PCIe gen{gen} x{width}" + (f" (max gen{max_gen} x{max_width})" if max_gen else "") if gen else ""
         head = Text.assemble(
