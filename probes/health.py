@@ -275,6 +275,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
     opts = ctx.options.get(NAME, {})
     watcher = opts.get("xid_watcher")
     data["xid_events"] = watcher.for_device(ctx.device_index) if watcher is not None else []
+    data["xid_watched"] = watcher is not None and not watcher.reason
     data["xid_note"] = (watcher.reason if watcher is not None and watcher.reason else
                         "XIDs seen while this run listened (NVML keeps no history)" if watcher is not None else
                         "XIDs not watched")
