@@ -165,7 +165,7 @@ class NcclBusbw(_LinkThresholds):
 
     check: Literal["nccl_busbw"]
     collective: Literal["all_reduce", "all_gather", "reduce_scatter"] = "all_reduce"
-    size: int | str = "1g"
+    size: int | str = Field(default="1g", validate_default=True)
 
     @field_validator("size", mode="before")
     @classmethod
