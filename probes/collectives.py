@@ -319,9 +319,26 @@ def worker(cfg: dict[str, Any], rank: int) -> dict[str, Any]:
     return res
 
 
+def _watchdog(limit_s: float) -> None:
+    """Exit hard when the probe that started this worker is gone, or well past the time limit:
+    a rank blocked in a collective whose peer died would otherwise hold its GPU for ever."""
+    import threading
+
+    parent, t_end = os.getppid(), time.monotonic() + limit_s + 60
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent or time.monotonic() > t_end:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="gpuadvisor-nccl-watchdog", daemon=True).start()
+
+
 def main(argv: list[str]) -> int:
     cfg = json.loads(Path(argv[0]).read_text())
     rank = int(argv[1])
+    _watchdog(float(cfg.get("time_limit_s", 300)))
     try:
         worker(cfg, rank)
     except Exception:

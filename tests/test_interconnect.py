@@ -181,3 +181,28 @@ def test_old_result_files_still_load():
     assert r.node_probes == [] and r.node_probe("interconnect") is None
     fake = load(Path(__file__).parent / "data" / "fake-probe.json")
     assert fake.node_probe("interconnect").get("interconnect.allreduce_busbw_1g").value == 330.0
+
+
+@pytest.mark.gpu
+def test_interconnect_on_real_gpus():
+    """Small sizes on a machine with two or more GPUs: every part runs and the sums are right."""
+    devices.reset_cache()
+    d = devices.discover()
+    if len(d.devices) < 2:
+        pytest.skip(f"needs two GPUs, found {len(d.devices)}")
+    opts = {"interconnect": {"sizes": [1 << 20, 64 << 20], "p2p_bytes": 64 << 20, "nccl_time_limit_s": 120}}
+    res = run_probes(RunOptions(only=["interconnect"], probe_options=opts), discovery=d)
+    p = res.node_probe("interconnect")
+    assert p.status == "ok", p.reason
+    assert p.get("interconnect.p2p_0_1").value > 1 and p.get("interconnect.p2p_1_0").value > 1
+    primary = p.data["nccl_primary"]
+    assert [r["bytes"] for r in p.data["nccl"][f"{primary}.all_reduce"]] == [1 << 20, 64 << 20]
+    assert all(r["busbw_gbs"] > 0 for r in p.data["nccl"][f"{primary}.reduce_scatter"])
+    assert len(p.data["topology"]["pairs"]) == len(d.devices) * (len(d.devices) - 1) // 2
+
+
+def test_collective_workers_start_agree_and_finish_without_backends():
+    """The process side: one worker per GPU starts, writes its file, agrees on (no) backends, exits."""
+    out = ic.run_collectives([0, 1], [1 << 20], [], time_limit_s=30)
+    assert out["errors"] == [] and out["sweep"] == {}
+    assert [(r["rank"], r["done"], r["ready"]) for r in out["ranks"]] == [(0, True, []), (1, True, [])]
