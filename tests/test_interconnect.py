@@ -206,3 +206,14 @@ def test_collective_workers_start_agree_and_finish_without_backends():
     out = ic.run_collectives([0, 1], [1 << 20], [], time_limit_s=30)
     assert out["errors"] == [] and out["sweep"] == {}
     assert [(r["rank"], r["done"], r["ready"]) for r in out["ranks"]] == [(0, True, []), (1, True, [])]
+
+
+def test_link_lines_for_the_tui_and_cli():
+    from gpuadvisor.links import link_lines
+
+    run = load(Path(__file__).parent / "data" / "fake-probe.json")
+    assert link_lines(run, 0) == [
+        "GPU 0 ↔ GPU 1: NV18 (NVLink 4 × 18 via nvswitch, 450 GB/s per direction); P2P 392 / 391 GB/s",
+        "NCCL all-reduce 4 GiB: 346 GB/s bus bandwidth (1.00× torch.distributed)",
+    ]
+    assert link_lines(run, 5)[:-1] == [] and link_lines(load(Path(__file__).parent / "data" / "h100-probe.json")) == []

@@ -151,6 +151,10 @@ def print_summary(result: RunResult) -> None:
         for flag in dev.flags:
             console.print(f"  [yellow]flag[/]: {flag}", soft_wrap=True)
     table("Node: between the GPUs", result.node_probes)
+    from gpuadvisor.links import link_lines
+
+    for line in link_lines(result):
+        console.print(f"  {line}", soft_wrap=True)
     table("Host", result.host_probes)
     if not result.complete:
         console.print("[red]incomplete: interrupted[/]")
