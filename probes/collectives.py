@@ -99,13 +99,36 @@ def combine(ranks: list[dict[str, Any]], world: int) -> dict[str, list[dict[str,
 # --------------------------------------------------------------------------- the worker
 
 
+def load_cupy_nccl() -> Any:
+    """CuPy's NCCL binding. Where CuPy finds no libnccl of its own, the one of the nvidia-nccl wheel
+    (which PyTorch brings) is loaded first and the binding imported again."""
+    import importlib
+
+    from cupy.cuda import nccl
+
+    if getattr(nccl, "available", True):
+        return nccl
+    import ctypes
+
+    for base in sys.path:
+        for lib in sorted(Path(base or ".").glob("nvidia/nccl/lib/libnccl.so*")):
+            try:
+                ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
+            except OSError:
+                continue
+            nccl = importlib.reload(nccl)
+            if getattr(nccl, "available", True):
+                return nccl
+    raise ImportError("CuPy's NCCL binding found no libnccl (install nvidia-nccl-cu12/13 or NCCL itself)")
+
+
 class _CupyNccl:
     name = "cupy"
 
     def __init__(self, cfg: dict[str, Any], rank: int, device: int) -> None:
         import cupy as cp
-        from cupy.cuda import nccl
 
+        nccl = load_cupy_nccl()
         self.cp, self.nccl = cp, nccl
         cp.cuda.Device(device).use()
         self.stream = cp.cuda.Stream(non_blocking=True)
@@ -146,6 +169,7 @@ class _CupyNccl:
         n = MIB // 4
         a = cp.full(n, rank + 1, dtype=cp.float32)
         b = cp.full(n, -1, dtype=cp.float32)
+        cp.cuda.Device().synchronize()  # filled on the default stream; ours does not wait for it
         self.comm.allReduce(a.data.ptr, b.data.ptr, n, self.nccl.NCCL_FLOAT32, self.nccl.NCCL_SUM, self.stream.ptr)
         self.stream.synchronize()
         return float(cp.abs(b - world * (world + 1) / 2).max())

@@ -81,11 +81,9 @@ def nccl_backends(ctx: ProbeContext) -> tuple[list[str], dict[str, str]]:
     """Which of cupy / torch can run NCCL here, and why not for the others."""
     have, why = [], {}
     try:
-        from cupy.cuda import nccl
+        from probes.collectives import load_cupy_nccl
 
-        if not getattr(nccl, "available", True):
-            raise ImportError("CuPy was built without NCCL")
-        nccl.get_version()
+        load_cupy_nccl().get_version()
         have.append("cupy")
     except Exception as e:
         why["cupy"] = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
@@ -126,9 +124,9 @@ def run_collectives(
     cfg: dict[str, Any] = {"world": len(devices), "devices": devices, "sizes": sizes, "ops": list(ops),
                            "rounds": rounds, "backends": backends, "time_limit_s": max(10.0, time_limit_s - 15)}
     if "cupy" in backends:
-        from cupy.cuda import nccl
+        from probes.collectives import load_cupy_nccl
 
-        cfg["uid"] = list(nccl.get_unique_id())
+        cfg["uid"] = list(load_cupy_nccl().get_unique_id())
     if "torch" in backends:
         cfg["torch_init"] = f"tcp://127.0.0.1:{_free_port()}"
     root = str(Path(__file__).resolve().parents[1])
