@@ -216,8 +216,11 @@ def run_probes(
                  on_event, xids)
     for dev in result.devices:  # XIDs that came after a GPU's own health probe ran
         h = dev.probe("health")
-        if h is not None and h.status == "ok":
+        if h is not None and h.status == "ok" and len(xids.for_device(dev.index)) > len(h.data["xid_events"]):
             h.data["xid_events"] = xids.for_device(dev.index)
+            h.data["problems"] = [x for x in h.data["problems"] if not x.startswith("XID ")]
+            h.data["problems"].append("XID " + ", ".join(str(e["xid"]) for e in h.data["xid_events"]))
+            h.reason = "; ".join(h.data["problems"])
     return result
 
 
