@@ -17,11 +17,23 @@ class NVMLError(Exception):
     pass
 
 
+class Permissive(types.SimpleNamespace):
+    """A fake pynvml: a call it does not define fails as NVML does for an unsupported query."""
+
+    def __getattr__(self, name):
+        if name.startswith("nvml"):
+            def unsupported(*a):
+                raise NVMLError(f"{name}: Not Supported")
+
+            return unsupported
+        raise AttributeError(name)
+
+
 def nvml(*, remap=(0, 0, 0, 0), links=2, nvlink_errors=None, retired=None):
     def unsupported(*a):
         raise NVMLError("Not Supported")
 
-    m = types.SimpleNamespace(NVML_NVLINK_MAX_LINKS=4)
+    m = Permissive(NVML_NVLINK_MAX_LINKS=4)
     m.nvmlDeviceGetHandleByIndex = lambda i: ("h", i)
     m.nvmlDeviceGetRemappedRows = lambda h: remap
     m.nvmlDeviceGetRetiredPages = (lambda h, c: retired[c]) if retired else unsupported
@@ -119,3 +131,35 @@ def test_interleaved_bursts_alternate_and_drop_a_failing_optional_runner():
     assert errors["torch"] == "RuntimeError: reference broke"
     with pytest.raises(RuntimeError):
         interleaved_bursts({"ours": runner("ours", 1.0, fail_after=0)}, bursts=2, gap_s=0)
+
+
+def test_runner_samples_clocks_during_load_probes_for_the_health_probe():
+    import contextlib
+
+    from gpuadvisor import devices
+    from gpuadvisor.probe_runner import RunOptions, run_probes
+    from gpuadvisor.results import ProbeResult
+
+    m = nvml()
+    m.NVML_CLOCK_SM, m.NVML_CLOCK_MEM, m.NVML_TEMPERATURE_GPU = 0, 2, 0
+    m.nvmlDeviceGetClockInfo = lambda h, kind: 1755 if kind == 0 else 2619
+    m.nvmlDeviceGetCurrentClocksEventReasons = lambda h: 0x4  # sw_power_cap
+    m.nvmlDeviceGetPowerUsage = lambda h: 699_000
+    m.nvmlDeviceGetUtilizationRates = lambda h: types.SimpleNamespace(gpu=100, memory=50)
+    m.nvmlDeviceGetTemperature = lambda h, kind: 60
+    m.nvmlSystemGetDriverVersion = lambda: "580.159.04"
+    runtime = types.SimpleNamespace(runtimeGetVersion=lambda: 13000, driverGetVersion=lambda: 13000)
+    cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=lambda i: contextlib.nullcontext(), runtime=runtime))
+    d = devices.Discovery(devices=[devices.DeviceInfo(index=0, name="NVIDIA H200")], nvml=m, cupy=cupy)
+
+    def busy(ctx):
+        time.sleep(0.35)
+        return ProbeResult(probe="tensor", status="ok")
+
+    res = run_probes(RunOptions(only=["health", "tensor"], use_torch=False), discovery=d,
+                     probe_fns={"tensor": busy, "properties": lambda ctx: ProbeResult(probe="properties", status="ok")})
+    dev = res.devices[0]
+    assert [p.probe for p in dev.probes] == ["tensor", "health"]  # health runs last whatever the order asked
+    h = dev.probe("health").data
+    assert h["load"]["tensor"]["busy_samples"] >= 2 and h["load"]["tensor"]["sm_clock_busy_max_mhz"] == 1755
+    assert h["clocks"]["throttle_reasons_under_load"] == ["sw_power_cap"]
