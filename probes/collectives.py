@@ -278,9 +278,16 @@ def worker(cfg: dict[str, Any], rank: int) -> dict[str, Any]:
         tmp.write_text(json.dumps(res))
         os.replace(tmp, out_path)
 
+    if "torch" in cfg["backends"]:
+        # PyTorch first: its libnccl (from the nvidia-nccl wheel it was built against) is then the one
+        # loaded, and CuPy's binding resolves to it too, so both backends run one and the same NCCL
+        try:
+            import torch  # noqa: F401
+        except Exception as e:
+            res["errors"]["torch"] = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
     backends: list[Any] = []
     for name, cls in (("cupy", _CupyNccl), ("torch", _TorchDist)):
-        if name not in cfg["backends"]:
+        if name not in cfg["backends"] or name in res["errors"]:
             continue
         try:
             b = cls(cfg, rank, device)
