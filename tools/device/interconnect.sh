@@ -11,6 +11,7 @@ OUT=${OUT:-./out}; mkdir -p "$OUT"; W=$(mktemp -d)
 # never use NVLink multicast on shared hosts (see the device notes); keep it off for every child
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 t() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME-$1}"; }
+T0=$EPOCHREALTIME
 {
   date -u
   nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,clocks.sm,power.limit,temperature.gpu --format=csv
@@ -32,15 +33,19 @@ s=$EPOCHREALTIME
 timeout -s INT -k 20 330 python3 -m gpuadvisor probe --full --device all --out "$W/full.json" >"$W/full.txt" 2>"$W/full.err"
 echo "full rc=$? wall=$(t $s) s"; cp "$W/full.json" "$OUT/full.json" 2>/dev/null
 grep -E "failed|timeout" "$W/full.err" | head -n 8
+# repeatability: the GPU probes and the interconnect (the host and crossover probes measure the CPU)
+GPU_ONLY=properties,memory_bandwidth,transfer,flops,tensor,health,interconnect
 for i in 1 2 3 4 5; do
+  if [ "$(t $T0 | cut -d. -f1)" -gt "${BUDGET_S:-500}" ]; then echo "quick #$i skipped: past ${BUDGET_S:-500} s"; continue; fi
   s=$EPOCHREALTIME
-  timeout -s INT -k 20 100 python3 -m gpuadvisor probe --quick --device all --out "$W/quick$i.json" >/dev/null 2>"$W/quick$i.err"
+  timeout -s INT -k 20 100 python3 -m gpuadvisor probe --quick --device all --only $GPU_ONLY --out "$W/quick$i.json" \
+    >/dev/null 2>"$W/quick$i.err"
   echo "quick #$i rc=$? wall=$(t $s) s"
 done
 python3 -m gpuadvisor check --rules rules/training-node.yaml --probe "$W/full.json" >"$W/check.txt" 2>&1
 echo "check rc=$?"; grep -iE "fail|✗" "$W/check.txt" | head -n 12
 python3 tools/repeatability.py "$W"/quick*.json --json "$W/repeat.json" >"$W/repeat.txt" 2>&1
-tar czf "$OUT/quick.tar.gz" -C "$W" quick1.json quick2.json quick3.json quick4.json quick5.json 2>/dev/null
+(cd "$W" && tar czf "$OUT/quick.tar.gz" quick*.json)
 tar czf "$OUT/logs.tar.gz" -C "$W" --exclude='quick*.json' --exclude=full.json .
 { python3 tools/interconnect_table.py "$W/full.json"; echo; grep -E "tensor|busbw_1g|busbw_4g|p2p_|worst" "$W/repeat.txt"; } \
   >"$OUT/summary.txt" 2>&1
