@@ -1,4 +1,7 @@
-"""Rank catalog cards and 1/2/4/8-GPU configurations for a workload: pure functions, no UI.
+"""Rank catalog cards and 1/2/4/8-GPU configurations for a workload by speed: pure functions, no UI.
+
+The plain ranking behind `recommend --all`, the report and the TUI; decisions (targets, prices,
+picks) build on it in `options` and `picks`.
 
 For each card and GPU count the workload is laid out over the GPUs (inference: tensor
 parallel over all of them when heads allow; training: the workload's sharding, else ZeRO-3
@@ -16,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gpuadvisor.compare import measured_by_card
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import (
     ComputeEstimate,
@@ -26,7 +30,6 @@ from gpuadvisor.estimate import (
     apply_measured,
     estimate_compute,
     estimate_memory,
-    measured_figures,
 )
 from gpuadvisor.workload import Workload
 
@@ -45,7 +48,7 @@ class Option:
     memory_gib_per_gpu: float | None  # the card's memory
     compute: ComputeEstimate
     workload: Workload
-    cost_usd: float | None  # price_per_hour x GPUs x hours, else launch price x GPUs (purchase)
+    cost_usd: float | None  # price_per_hour x GPUs x hours, else purchase price x GPUs
     cost_basis: str  # "per hour" | "purchase" | "unknown"
     energy_wh: float | None  # TDP x GPUs x time
     uses_measured: bool
@@ -101,28 +104,6 @@ def layout(workload: Workload, num_gpus: int) -> Workload:
     if num_gpus > 1 and sharding == "none":
         sharding = "zero3"
     return w.with_(num_gpus=num_gpus, tensor_parallel=tp, sharding=sharding)
-
-
-def _measured_for(measured: Any, catalog: Any) -> dict[str, dict[str, float]]:
-    """card name -> measured figures, from a RunResult (devices matched to catalog cards)."""
-    if measured is None:
-        return {}
-    from gpuadvisor.catalog import match_device
-
-    out: dict[str, dict[str, float]] = {}
-    for dev in getattr(measured, "devices", []) or []:
-        card = None
-        if getattr(dev, "catalog_name", None):
-            card = next((c for c in catalog.cards if c.name == dev.catalog_name), None)
-        if card is None:
-            mem = (dev.properties or {}).get("memory_gib") if isinstance(dev.properties, dict) else None
-            card = match_device(catalog, dev.name, mem)
-        if card is None:
-            continue
-        figs = measured_figures(dev)
-        if figs and card.name not in out:
-            out[card.name] = figs
-    return out
 
 
 def evaluate(
@@ -199,8 +180,10 @@ def recommend(
     if price_per_hour is not None and not (price_per_hour >= 0):
         raise UserError(f"price per hour must be >= 0, got {price_per_hour!r}")
     workload = workload.validate()
-    meas = _measured_for(measured, catalog)
+    meas = measured_by_card(measured, catalog)
     wanted = {c.casefold() for c in cards} if cards else None
+    from gpuadvisor.advisor.options import purchase_of
+
     options: list[Option] = []
     for card in catalog.cards:
         if wanted is not None and card.name.casefold() not in wanted:
@@ -213,7 +196,7 @@ def recommend(
                 continue  # an edge module is one GPU: there is no tensor parallelism across modules
             try:
                 options.append(evaluate(workload, hw, n, price_per_hour=price_per_hour,
-                                        launch_price_usd=card.launch_price_usd, efficiency=efficiency))
+                                        launch_price_usd=purchase_of(card)[0], efficiency=efficiency))
             except UserError:
                 continue  # this layout is impossible (e.g. heads not divisible): skip the count
     options.sort(key=lambda o: _key(o, sort_by))
