@@ -18,7 +18,7 @@ from gpuadvisor import devices as devmod
 from gpuadvisor import provenance
 from gpuadvisor.errors import UserError
 from gpuadvisor.results import DeviceResult, ProbeResult, RunResult
-from probes import ALL_PROBES, GPU_PROBES, HOST_PROBES
+from probes import ALL_PROBES, GPU_PROBES, HOST_PROBES, LOAD_PROBES, NODE_PROBES
 from probes.base import ProbeContext
 from probes.timing import Deadline, ProbeSkipped, ProbeTimeout, is_oom
 
@@ -27,9 +27,9 @@ EventFn = Callable[..., None]
 
 TIME_LIMITS: dict[str, dict[str, float]] = {
     "quick": {"properties": 10, "memory_bandwidth": 15, "transfer": 15, "flops": 15, "tensor": 30, "host": 15,
-              "crossover": 15},
+              "crossover": 15, "health": 10, "interconnect": 120},
     "full": {"properties": 30, "memory_bandwidth": 60, "transfer": 60, "flops": 60, "tensor": 120, "host": 60,
-             "crossover": 90},
+             "crossover": 90, "health": 20, "interconnect": 420},
 }
 
 
@@ -179,14 +179,15 @@ def run_probes(
     torch_holder = ProbeContext(mode=opts.mode, use_torch=opts.use_torch)
 
     def new_ctx(**kw: Any) -> ProbeContext:
-        ctx = ProbeContext(mode=opts.mode, use_torch=opts.use_torch, options=opts.probe_options, **kw)
+        kw.setdefault("options", opts.probe_options)
+        ctx = ProbeContext(mode=opts.mode, use_torch=opts.use_torch, nvml=d.nvml, devices=list(indices), **kw)
         ctx._torch, ctx._torch_reason = torch_holder._torch, torch_holder._torch_reason
         return ctx
 
     def keep_torch(ctx: ProbeContext) -> None:
         torch_holder._torch, torch_holder._torch_reason = ctx._torch, ctx._torch_reason
 
-    if opts.use_torch and d.usable and {"transfer", "tensor"} & set(selected):
+    if opts.use_torch and d.usable and {"transfer", "tensor", "interconnect"} & set(selected):
         # PyTorch takes seconds to import: load it while kernels compile, and wait for it
         # before anything is timed, so that the import never disturbs a measurement
         from probes.base import preload_torch
@@ -207,6 +208,28 @@ def run_probes(
     except KeyboardInterrupt:
         result.complete = False
         return result
+    from probes.health import XidWatcher
+
+    xids = XidWatcher(d.nvml, {i: devmod.nvml_handle(d.nvml, i) for i in indices} if "health" in selected else {})
+    with xids:
+        _measure(result, opts, d, selected, indices, limits, catalog, catalog_note, new_ctx, keep_torch, fn_for,
+                 on_event, xids)
+    for dev in result.devices:  # XIDs that came after a GPU's own health probe ran
+        h = dev.probe("health")
+        if h is not None and h.status == "ok" and len(xids.for_device(dev.index)) > len(h.data["xid_events"]):
+            h.data["xid_events"] = xids.for_device(dev.index)
+            h.data["problems"] = [x for x in h.data["problems"] if not x.startswith("XID ")]
+            h.data["problems"].append("XID " + ", ".join(str(e["xid"]) for e in h.data["xid_events"]))
+            h.reason = "; ".join(h.data["problems"])
+    return result
+
+
+def _measure(result: RunResult, opts: RunOptions, d: devmod.Discovery, selected: list[str], indices: list[int],
+             limits: dict[str, float], catalog: Any, catalog_note: str | None, new_ctx: Callable[..., ProbeContext],
+             keep_torch: Callable[[ProbeContext], None], fn_for: Callable[[str], ProbeFn],
+             on_event: EventFn | None, xids: Any) -> None:
+    """Host probes, then every GPU's probes, then the node probes; Ctrl-C marks the result incomplete."""
+    first_card = None
     try:
         # host probes: always on the host, GPU or not
         for name in [p for p in selected if p in HOST_PROBES]:
@@ -243,12 +266,14 @@ def run_probes(
                     with contextlib.suppress(Exception):
                         card = match_device(catalog, info.name, info.memory_gib)
                 dev.catalog_name = card.name if card is not None else None
+                first_card = first_card or card
+                load: dict[str, Any] = {}
                 if catalog_note:
                     dev.flags.append(catalog_note)
                 sampler = provenance.StateSampler(d.nvml, handle)
                 try:
                     with sampler:
-                        for name in [p for p in selected if p in GPU_PROBES]:
+                        for name in sorted([p for p in selected if p in GPU_PROBES], key=lambda n: n == "health"):
                             _emit(on_event, "probe_start", device=idx, probe=name)
                             if name == "properties" and props_error:
                                 res = ProbeResult(probe=name, status="failed", reason=props_error)
@@ -259,11 +284,23 @@ def run_probes(
                                     res = ProbeResult(probe=name, status="ok", data=dict(dev.properties),
                                                       reason="NVML only: " + (d.cupy_reason or ""))
                             else:
-                                ctx = new_ctx(cp=cp, device_index=idx, props=dev.properties, card=card)
+                                popts = opts.probe_options
+                                if name == "health":
+                                    popts = {**popts, "health": {**popts.get("health", {}), "load": load,
+                                                                 "xid_watcher": xids}}
+                                ctx = new_ctx(cp=cp, device_index=idx, props=dev.properties, card=card, options=popts)
+                                watch = None
+                                if name in LOAD_PROBES:
+                                    from probes.health import LoadWatch
+
+                                    watch = LoadWatch(d.nvml, handle)
                                 try:
-                                    res = _run_into(dev.probes, name, fn_for(name), ctx, limits.get(name))
+                                    with watch if watch is not None else contextlib.nullcontext():
+                                        res = _run_into(dev.probes, name, fn_for(name), ctx, limits.get(name))
                                 finally:
                                     keep_torch(ctx)
+                                    if watch is not None:
+                                        load[name] = watch.summary()
                                 _emit(on_event, "probe_end", device=idx, probe=name, result=res)
                                 continue
                             dev.probes.append(res)
@@ -273,11 +310,25 @@ def run_probes(
                     dev.flags.extend(flags_for(dev.state_before, dev.state_after, sampler))
                     if sampler.samples:
                         dev.properties["during_run"] = sampler.summary()
+        # node probes: once, over every selected GPU
+        for name in [p for p in selected if p in NODE_PROBES]:
+            _emit(on_event, "probe_start", device="node", probe=name)
+            if not d.usable:
+                res = ProbeResult(probe=name, status="skipped", reason=d.message or d.cupy_reason or "no usable GPU")
+                result.node_probes.append(res)
+            else:
+                ctx = new_ctx(cp=d.cupy, card=first_card)
+                try:
+                    res = _run_into(result.node_probes, name, fn_for(name), ctx, limits.get(name))
+                finally:
+                    keep_torch(ctx)
+            _emit(on_event, "probe_end", device="node", probe=name, result=res)
     except Interrupted as e:
         result.complete = False
         res = e.args[0]
-        where = next((dv.index for dv in result.devices if res in dv.probes), None)
+        where: Any = next((dv.index for dv in result.devices if res in dv.probes), None)
+        if res in result.node_probes:
+            where = "node"
         _emit(on_event, "probe_end", device=where, probe=res.probe, result=res)
     except KeyboardInterrupt:
         result.complete = False
-    return result

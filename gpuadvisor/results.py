@@ -33,7 +33,8 @@ class Measurement(_Model):
     label: str
     value: float | None
     unit: str  # "GB/s", "TFLOP/s", "TOPS", "ms"
-    spread: float | None = None  # relative (max-min)/median over repeats
+    spread: float | None = None  # relative (max-min)/median over repeats (or bursts, or rounds)
+    host_bound: bool = False  # limited by the host (pageable copies go through a CPU memcpy), not the GPU
     datasheet: float | None = None
     datasheet_source: str | None = None  # "catalog" or "theoretical: SMs x lanes x clock"
     reference: float | None = None
@@ -129,6 +130,11 @@ class RunResult(_Model):
     host: HostInfo
     host_probes: list[ProbeResult] = Field(default_factory=list)
     devices: list[DeviceResult] = Field(default_factory=list)
+    # probes of the node as a whole, over every GPU in the run (interconnect: topology, P2P, NCCL)
+    node_probes: list[ProbeResult] = Field(default_factory=list)
+
+    def node_probe(self, name: str) -> ProbeResult | None:
+        return next((p for p in self.node_probes if p.probe == name), None)
 
     def host_probe(self, name: str) -> ProbeResult | None:
         return next((p for p in self.host_probes if p.probe == name), None)

@@ -57,6 +57,8 @@ class ProbeContext:
     log: Callable[[str], None] = lambda msg: None
     use_torch: bool = True
     options: dict[str, Any] = field(default_factory=dict)  # per-probe overrides (tests, sizes)
+    devices: list[int] = field(default_factory=list)  # node probes: every GPU index in the run
+    nvml: Any = None  # the pynvml module where NVML works (node and health probes)
     _torch: Any = None
     _torch_reason: str | None = None
 

@@ -1,7 +1,8 @@
 """Tensor-core matrix products: fp16, bf16 and tf32 through cublasGemmEx (CuPy's cuBLAS handle),
 fp8 (e4m3) and int8 through cuBLASLt (TN layout), square sizes, hash-random inputs.
 
-Each figure is the best over the sizes tried; the datasheet is the catalog's dense peak and the
+Each figure is the best over the sizes tried of the best of N short bursts (the median burst is
+kept beside it, and the bursts' spread is the figure's spread); the datasheet is the catalog's dense peak and the
 same-run reference is PyTorch (torch.matmul, _scaled_mm, _int_mm) at the same sizes."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from gpuadvisor.results import ProbeResult
 from probes import cublaslt as L
 from probes.base import ProbeContext, compiled, measurement
-from probes.timing import ProbeSkipped, ProbeTimeout, time_gpu, time_torch
+from probes.timing import ProbeSkipped, ProbeTimeout, gpu_burst, interleaved_bursts, time_gpu, torch_burst
 
 NAME = "tensor"
 
@@ -253,6 +254,20 @@ def torch_on_buffers(torch: Any, g: Gemm) -> Any:
     return lambda: torch._int_mm(a, b)
 
 
+def _with_tf32(torch: Any, allow: bool, fn: Any) -> Any:
+    """fn with PyTorch's tf32 switch set for it (on only for the tf32 reference), restored after."""
+
+    def call() -> float:
+        before = torch.backends.cuda.matmul.allow_tf32
+        try:
+            torch.backends.cuda.matmul.allow_tf32 = allow
+            return fn()  # type: ignore[no-any-return]
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = before
+
+    return call
+
+
 def prepare(ctx: ProbeContext) -> dict[str, Any]:
     """Compile the fill kernels and create the cuBLAS handle early."""
     ctx.cp.cuda.device.get_cublas_handle()
@@ -265,7 +280,9 @@ def run(ctx: ProbeContext) -> ProbeResult:
     props = ctx.props
     cc = float(props.get("compute_capability") or 0)
     sizes = [8192] if ctx.quick else [8192, 16384]
-    reps = 5 if ctx.quick else 10
+    # GEMMs per burst and bursts per figure: short bursts with pauses (see probes.timing.Bursts)
+    per_burst = int(ctx.options.get(NAME, {}).get("per_burst", 5))
+    n_bursts = int(ctx.options.get(NAME, {}).get("bursts", 8 if ctx.quick else 15))
     free = int(cp.cuda.runtime.memGetInfo()[0])
     fill = prepare(ctx)
     lt = lt_reason = None
@@ -306,36 +323,30 @@ def run(ctx: ProbeContext) -> ProbeResult:
                     raise RuntimeError(f"no {dt} algorithm ran at n={n}")
                 g.algo = best[0]
                 row = {"n": n, "algo": best[0], "algos_offered": g.n_algos}
-                # ours and PyTorch's on the same input buffers, alternating, so that both see the
-                # same data (power draw depends on it) and the same thermal and power-cap state
+                # ours and PyTorch's on the same input buffers, burst for burst, so that both see
+                # the same data (power draw depends on it) and the same thermal and power-cap state
                 tfn = None
                 if torch is not None and ref_note is None:
                     try:
                         tfn = torch_on_buffers(torch, g)
                     except Exception as e:
                         ref_note = f"PyTorch {dt} failed: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
-                ours: list[Any] = []
-                theirs: list[Any] = []
-                for _round in range(1 if ctx.quick else 2):
-                    ours.append(time_gpu(cp, g, warmup=2, repeats=reps, deadline=ctx.deadline, what=f"{dt} n={n}"))
-                    if tfn is not None:
-                        allow = torch.backends.cuda.matmul.allow_tf32
-                        try:
-                            torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
-                            theirs.append(time_torch(torch, tfn, warmup=2, repeats=reps, deadline=ctx.deadline,
-                                                     what=f"PyTorch {dt}"))
-                        except ProbeTimeout:
-                            raise
-                        except Exception as e:
-                            ref_note = f"PyTorch {dt} failed: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
-                            tfn = None
-                        finally:
-                            torch.backends.cuda.matmul.allow_tf32 = allow
-                t = min(ours, key=lambda x: x.median_ms)
-                row.update(tflops=t.rate(2.0 * n**3, 1e12), spread=t.spread, median_ms=t.median_ms)
-                if theirs:
-                    tt = min(theirs, key=lambda x: x.median_ms)
-                    row.update(torch_tflops=tt.rate(2.0 * n**3, 1e12), torch_spread=tt.spread)
+                runners = {"ours": gpu_burst(cp, g, per_burst)}
+                if tfn is not None:
+                    runners["torch"] = _with_tf32(torch, dt == "tf32", torch_burst(torch, tfn, per_burst))
+                errors: dict[str, str] = {}
+                res = interleaved_bursts(runners, bursts=n_bursts, gap_s=0.02, warmup=1, deadline=ctx.deadline,
+                                         what=f"{dt} n={n}", optional=("torch",), errors=errors)
+                if "torch" in errors:
+                    ref_note = f"PyTorch {dt} failed: {errors['torch']}"
+                t = res["ours"]
+                flop = 2.0 * n**3
+                row.update(tflops=t.rate(flop, 1e12), median_tflops=t.rate(flop, 1e12, "median"), spread=t.spread,
+                           median_ms=t.median_ms, best_ms=t.best_ms, bursts=len(t.ms_per_op), per_burst=per_burst)
+                if "torch" in res:
+                    tt = res["torch"]
+                    row.update(torch_tflops=tt.rate(flop, 1e12), torch_median_tflops=tt.rate(flop, 1e12, "median"),
+                               torch_spread=tt.spread)
                 per_size.append(row)
                 del tfn
                 if torch is not None:
@@ -357,6 +368,8 @@ def run(ctx: ProbeContext) -> ProbeResult:
                 reference=max(refs) if refs else None,
                 reference_label={"fp8": "torch._scaled_mm", "int8": "torch._int_mm"}.get(dt, "torch.matmul"),
                 n=top["n"], rel_error_n512=err, sizes=per_size, reference_note=ref_note if not refs else None,
+                median=top["median_tflops"], bursts=top["bursts"], per_burst=top["per_burst"],
+                how="best of short bursts (median beside it); spread = (max - min) / median over the bursts",
                 library_path=g.variant["name"], configurations_failed=g.tried or None,
             ))
             data[dt] = per_size

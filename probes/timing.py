@@ -178,6 +178,118 @@ def time_host(
     return Timing(times)
 
 
+@dataclass
+class Bursts:
+    """Milliseconds per operation in each of N short bursts: the best, the median and their spread.
+
+    A power-capped GPU's clock moves while it works, so one long timing samples wherever the
+    clock happens to be. Short bursts with a pause between them show both the rate the GPU
+    reaches (the best burst) and the rate it holds (the median), and the spread says how far
+    apart its bursts were.
+    """
+
+    ms_per_op: list[float]
+
+    @property
+    def best_ms(self) -> float:
+        return min(self.ms_per_op)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.ms_per_op)
+
+    @property
+    def spread(self) -> float:
+        med = self.median_ms
+        return (max(self.ms_per_op) - min(self.ms_per_op)) / med if med > 0 else 0.0
+
+    def rate(self, amount: float, scale: float = 1.0, which: str = "best") -> float:
+        ms = self.best_ms if which == "best" else self.median_ms
+        return amount / (ms / 1e3) / scale
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"best_ms": self.best_ms, "median_ms": self.median_ms, "spread": self.spread,
+                "bursts": len(self.ms_per_op)}
+
+
+def gpu_burst(cp: Any, fn: Callable[[], Any], per_burst: int) -> Callable[[], float]:
+    """A callable that runs fn per_burst times between one pair of CuPy events; returns ms per call."""
+
+    def burst() -> float:
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        for _ in range(per_burst):
+            fn()
+        stop.record()
+        stop.synchronize()
+        return float(cp.cuda.get_elapsed_time(start, stop)) / per_burst
+
+    return burst
+
+
+def torch_burst(torch: Any, fn: Callable[[], Any], per_burst: int) -> Callable[[], float]:
+    """Like gpu_burst, with PyTorch's events on its current stream."""
+
+    def burst() -> float:
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(per_burst):
+            fn()
+        stop.record()
+        stop.synchronize()
+        return float(start.elapsed_time(stop)) / per_burst
+
+    return burst
+
+
+def interleaved_bursts(
+    runners: dict[str, Callable[[], float]],
+    *,
+    bursts: int = 8,
+    gap_s: float = 0.02,
+    warmup: int = 1,
+    deadline: Deadline | None = None,
+    what: str = "",
+    min_bursts: int = 3,
+    optional: tuple[str, ...] = (),
+    errors: dict[str, str] | None = None,
+) -> dict[str, Bursts]:
+    """N bursts of each runner, alternating between them (so that every runner sees the same clock
+    and power state), with a short pause after each round. A runner named in `optional` that
+    raises is dropped (its error goes into `errors`); any other runner's error propagates."""
+    times: dict[str, list[float]] = {k: [] for k in runners}
+    live = dict(runners)
+
+    def call(name: str, r: Callable[[], float]) -> float | None:
+        try:
+            return r()
+        except Exception as e:
+            if name not in optional or isinstance(e, ProbeTimeout):
+                raise
+            if errors is not None:
+                errors[name] = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
+            live.pop(name, None)
+            times[name] = []
+            return None
+
+    for _ in range(warmup):
+        for name, r in list(live.items()):
+            call(name, r)
+    for b in range(bursts):
+        for name, r in list(live.items()):
+            ms = call(name, r)
+            if ms is not None:
+                times[name].append(ms)
+        if deadline is not None:
+            if b + 1 >= min_bursts and deadline.remaining < 0.5:
+                break
+            deadline.check(what)
+        if gap_s > 0:
+            time.sleep(gap_s)
+    return {k: Bursts(v) for k, v in times.items() if v}
+
+
 def is_oom(exc: BaseException) -> bool:
     """CUDA out-of-memory from CuPy, PyTorch or a raw runtime call."""
     name = type(exc).__name__

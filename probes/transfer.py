@@ -120,11 +120,14 @@ def run(ctx: ProbeContext) -> ProbeResult:
             col = f"{name}_{hname}_gbs"
             best = max(rows, key=lambda r, c=col: r[c])
             ms.append(measurement(
-                f"transfer.{name}_{hname}", f"{label}, {hname}", best[col], "GB/s",
+                f"transfer.{name}_{hname}", f"{label}, {hname}" + (" (host-bound)" if hname == "pageable" else ""),
+                best[col], "GB/s",
                 spread=best[f"{name}_{hname}_spread"], datasheet=ds,
                 reference=ref if hname == "pinned" else None,
                 reference_label=ref_labels[name] if hname == "pinned" else None,
                 at_bytes=best["bytes"], **link,
             ))
+            # pageable copies are staged by the driver through a CPU memcpy: they measure the host
+            ms[-1].host_bound = hname == "pageable"
     return ProbeResult(probe=NAME, status="ok", duration_s=time.perf_counter() - t0, measurements=ms,
                        data={"sweep": rows, "reference_bytes": top})

@@ -111,7 +111,8 @@ def test_every_device_is_checked(fake):
     assert not report.devices[1].passed
     assert report.exit_code == 1
     failed = {o.check for o in report.devices[1].outcomes if not o.passed}
-    assert failed == {"pct_of_datasheet", "no_throttling", "ecc_errors", "no_other_processes"}
+    # GPU 1's triad is also 9% below the node's median: a straggler against its peer
+    assert failed == {"pct_of_datasheet", "no_throttling", "ecc_errors", "no_other_processes", "peer_consistency"}
 
 
 def test_outcomes_carry_measured_value_and_threshold(fake, tmp_path):
@@ -275,7 +276,7 @@ def test_junit_one_suite_per_device_written_atomically(tmp_path, capsys):
     assert len(suites) == 2
     n = len(checks.load_rules(SHIPPED_RULES).rules)
     assert [len(s.findall("testcase")) for s in suites] == [n, n]
-    assert suites[0].get("failures") == "0" and suites[1].get("failures") == "4"
+    assert suites[0].get("failures") == "0" and suites[1].get("failures") == "5"
     fail = suites[1].find("testcase/failure")
     assert fail is not None and "measured" in fail.get("message") and "required" in fail.get("message")
     assert not list(tmp_path.glob("junit/.*.tmp"))

@@ -4,6 +4,7 @@ A rules file is a mapping with a `rules:` list (or just the list). Each rule nam
 and its thresholds; rules/README.md documents every check. Layout:
   rules.py         base Rule model, the registry (`@register`), parse_rules / load_rules
   device_rules.py  the built-in per-GPU rule types, each model with its evaluation beside it
+  node_rules.py    rules over the node: peer consistency, NCCL and P2P bandwidth, row remaps, XIDs
   evaluate.py      evaluate(): every rule on every device -> CheckReport; exit codes
   junit.py         JUnit XML
 A module of new rule types is imported below so that its `@register` runs.
@@ -11,7 +12,10 @@ A module of new rule types is imported below so that its `@register` runs.
 
 from __future__ import annotations
 
-from gpuadvisor.checks import device_rules  # noqa: F401  (registers the built-in rule types)
+from gpuadvisor.checks import (
+    device_rules,  # noqa: F401  (registers the built-in rule types)
+    node_rules,  # noqa: F401  (GPUs against each other, links, health)
+)
 from gpuadvisor.checks.evaluate import (
     EXIT_FAIL,
     EXIT_PASS,

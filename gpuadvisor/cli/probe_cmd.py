@@ -78,7 +78,8 @@ class Progress:
             self.status.start()
 
     def __call__(self, kind: str, **kw: Any) -> None:
-        where = "host" if kw.get("device") is None else f"GPU {kw['device']}"
+        dev = kw.get("device")
+        where = "host" if dev is None else "node" if dev == "node" else f"GPU {dev}"
         if kind == "device_start":
             self.console.print(f"[bold]GPU {kw['device']}[/]: {kw.get('name')}")
         elif kind == "probe_start" and self.status is not None:
@@ -149,6 +150,11 @@ def print_summary(result: RunResult) -> None:
         table(f"GPU {dev.index}: {dev.name}{card}", dev.probes)
         for flag in dev.flags:
             console.print(f"  [yellow]flag[/]: {flag}", soft_wrap=True)
+    table("Node: between the GPUs", result.node_probes)
+    from gpuadvisor.links import link_lines
+
+    for line in link_lines(result):
+        console.print(f"  {line}", soft_wrap=True)
     table("Host", result.host_probes)
     if not result.complete:
         console.print("[red]incomplete: interrupted[/]")

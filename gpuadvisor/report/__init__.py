@@ -48,6 +48,9 @@ def build_report(
         return cid
 
     run_view = _run_view(run, catalog, add, figures) if run is not None else None
+    from gpuadvisor.report.interconnect import node_view
+
+    node = node_view(run, add) if run is not None else None
     crossover_charts: list[str] = []
     crossover_source = ""
     if run is not None:
@@ -81,6 +84,7 @@ def build_report(
         tool_version=__version__,
         run=run_view,
         workload=wl_view,
+        node=node,
         crossover_charts=crossover_charts,
         crossover_source=crossover_source,
         charts=charts,

@@ -81,6 +81,10 @@ class DevicePane(TabPane):
             ("catalog: ", "grey62"),
             card.name if card else Text("not in the catalog", style="yellow"),
         )
+        from gpuadvisor.links import link_lines
+
+        for line in link_lines(run, dev.index):
+            head.append(f"\n⇄ {line}", style="cyan")
         for f in dev.flags:
             head.append(f"\n⚠ {f}", style="bold red")
         if not run.complete:
@@ -114,7 +118,8 @@ class DevicePane(TabPane):
         elif kind == "message":
             msg.update(str(kw.get("text", "")))
         elif kind == "probe_start":
-            where = "host" if kw.get("device") is None else f"GPU {kw.get('device')}"
+            dev = kw.get("device")
+            where = "host" if dev is None else "the node" if dev == "node" else f"GPU {dev}"
             msg.update(f"Running {kw.get('probe')} on {where}…")
         elif kind == "probe_end":
             progress.advance(1)
