@@ -122,6 +122,13 @@ def load_cupy_nccl() -> Any:
     raise ImportError("CuPy's NCCL binding found no libnccl (install nvidia-nccl-cu12/13 or NCCL itself)")
 
 
+def nccl_unique_id(cfg: dict[str, Any]) -> bytes | tuple[int, ...]:
+    """The NCCL unique id as the CuPy in hand takes it: bytes (CuPy 14) or a tuple of ints (older);
+    it crosses to the workers as a JSON list either way."""
+    uid = cfg["uid"]
+    return bytes(v & 0xFF for v in uid) if cfg.get("uid_bytes") else tuple(uid)
+
+
 class _CupyNccl:
     name = "cupy"
 
@@ -132,7 +139,7 @@ class _CupyNccl:
         self.cp, self.nccl = cp, nccl
         cp.cuda.Device(device).use()
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self.comm = nccl.NcclCommunicator(cfg["world"], tuple(cfg["uid"]), rank)
+        self.comm = nccl.NcclCommunicator(cfg["world"], nccl_unique_id(cfg), rank)
         self.version = nccl.get_version()
 
     def alloc(self, nbytes: int) -> None:

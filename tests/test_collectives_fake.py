@@ -72,12 +72,14 @@ FAKE_CUPY = {
         def get_version():
             return 22703
 
-        def get_unique_id():
-            return tuple(range(128))
+        def get_unique_id():  # CuPy 14 returns bytes, and NcclCommunicator takes nothing else
+            return bytes(range(128))
 
         class NcclCommunicator:
             def __init__(self, n, uid, rank):
-                assert len(uid) == 128
+                if not isinstance(uid, bytes):
+                    raise TypeError(f"Argument 'commId' has incorrect type (expected bytes, got {type(uid).__name__})")
+                assert uid == bytes(range(128))
                 self.n = n
             def _fill(self, ptr, count):  # what an all-reduce of (rank + 1) gives
                 arr = np.ctypeslib.as_array((ctypes.c_float * count).from_address(ptr))
