@@ -340,5 +340,5 @@ def test_show_text_gives_the_purchase_price_and_its_source(capsys, shipped):
     card = shipped.get("GeForce RTX 4090")
     assert code == 0 and f"${card.purchase.usd:,.0f} {card.purchase.kind} price, {card.purchase.date}" in out
     assert f"source for purchase: {card.purchase.source}" in out
-    code, out, _ = run_cli(capsys, "catalog", "show", "Tesla K80", "--json")
+    code, out, _ = run_cli(capsys, "catalog", "show", "A16", "--json")
     assert code == 0 and json.loads(out)["purchase"] is None
