@@ -74,13 +74,10 @@ def device_card(dev: DeviceResult, catalog: Any) -> Any:
 
 
 def local_cards(run: Any, catalog: Any) -> tuple[str, ...]:
-    """Catalog names of the cards in a probe result, once each, in device order."""
-    names: list[str] = []
-    for dev in run.devices if run is not None else []:
-        card = device_card(dev, catalog)
-        if card is not None and card.name not in names:
-            names.append(card.name)
-    return tuple(names)
+    """Catalog names of the cards in a probe result, one entry per GPU, in device order (two
+    H200s are two entries: the advisor lays a workload out over the GPUs this machine has)."""
+    cards = (device_card(dev, catalog) for dev in (run.devices if run is not None else []))
+    return tuple(card.name for card in cards if card is not None)
 
 
 def measured_by_card(run: Any, catalog: Any) -> dict[str, dict[str, float]]:

@@ -182,6 +182,16 @@ def test_only_filters_cards_and_local_card_sits_beside_the_picks(catalog):
     assert all(p.option.hardware.kind != "local" for p in a.picks.values())
 
 
+def test_local_machine_counts_every_gpu_and_uses_the_fewest_that_fit(catalog):
+    """A 70B model does not fit one H200 but fits the two this machine has; an 8B fits one of them."""
+    two = ("H200 SXM 141GB", "H200 SXM 141GB")
+    big = advise(make_workload("llama-3.1-70b"), catalog, Targets(tokens_per_s=10), offers=OFFERS, local_cards=two)
+    assert [(o.hardware.gpus, o.fits) for o in big.local] == [(2, True)]
+    assert big.local_line().startswith("your 2x H200 SXM 141GB does this at ")
+    small = advise(make_workload("llama-3.1-8b"), catalog, Targets(tokens_per_s=10), offers=OFFERS, local_cards=two)
+    assert [(o.hardware.gpus, o.fits) for o in small.local] == [(1, True)]
+
+
 def test_options_are_deterministic_and_unknown_cards_in_offers_are_skipped(catalog):
     w = make_workload("mistral-7b")
     one = [o.to_dict() for o in build_options(w, catalog, Targets(), offers=OFFERS)]

@@ -73,7 +73,9 @@ class Advice:
             other = (f"; {ref.option.label} does it in {(ref.option.wall_s or 0) / 3600:,.1f} h for "
                      f"${ref.option.job_usd:,.2f}" if ref and ref.option.job_usd is not None else "")
         meas = " (measured figures)" if lo.uses_measured else ""
-        return f"your {lo.hardware.card}{meas} {mine}{other}"
+        hw = lo.hardware
+        mine_hw = f"{hw.gpus}x {hw.card}" if hw.gpus > 1 else hw.card
+        return f"your {mine_hw}{meas} {mine}{other}"
 
     def to_dict(self, *, all_options: bool = False) -> dict[str, Any]:
         return {

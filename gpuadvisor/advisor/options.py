@@ -14,6 +14,7 @@ purchase plus the job's electricity, and the hardware remains. The local card co
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -290,7 +291,8 @@ def build_options(
 
     `offers`: prices.Offer objects (already filtered by provider/region); `measured`: card name ->
     measured figures (they replace that card's datasheet figures); `local_cards`: catalog names of
-    the cards in this machine, each added once as a "local" option at its own GPU count of 1;
+    the cards in this machine, one entry per GPU, each card added as a "local" option on the fewest
+    of its GPUs that fit (all of them when none fits);
     `only`: keep cards whose name contains one of these (case-insensitive) or whose family is one;
     `buy_counts`: family -> GPU counts to consider buying (default BUY_COUNTS, else 1/2/4/8).
     """
@@ -355,12 +357,15 @@ def build_options(
                 out.append(opt)
                 if opt.meets:
                     break  # more cards than the fewest that meet every target is not a purchase to suggest
-    for name in local_cards:
-        if name in cards:
-            f = figs(name, 1)
-            if f is not None:
-                out.append(price_option(f, Hardware("local", name, 1), hw_of(name), workload, targets,
-                                        hw_notes(cards[name], workload)))
+    for name, have in Counter(local_cards).items():  # one entry per local GPU
+        if name not in cards:
+            continue
+        tried = [(g, f) for g in range(1, have + 1) if (f := figs(name, g)) is not None]
+        chosen = next(((g, f) for g, f in tried if f.fits), tried[-1] if tried else None)  # fewest that fit
+        if chosen is not None:
+            g, f = chosen
+            out.append(price_option(f, Hardware("local", name, g), hw_of(name), workload, targets,
+                                    hw_notes(cards[name], workload)))
     return out
 
 

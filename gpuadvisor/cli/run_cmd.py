@@ -165,8 +165,8 @@ def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any]
 def _advice(args: argparse.Namespace, workload: Any, catalog: Any, efficiency: Any, result: Any) -> Any:
     """The decision for the workload, with this machine's cards (and measured figures) beside it."""
     from gpuadvisor.cli.advisor_args import advice_from
-    from gpuadvisor.compare import measured_by_card
+    from gpuadvisor.compare import local_cards, measured_by_card
 
     measured = measured_by_card(result, catalog) if result.gpu_found else None
-    local = tuple(dict.fromkeys(d.catalog_name for d in result.devices if getattr(d, "catalog_name", None)))
+    local = local_cards(result, catalog)
     return advice_from(args, workload, catalog, efficiency=efficiency, measured=measured, local_cards=local)

@@ -138,6 +138,7 @@ def gather(
                 except Exception as e:
                     finish(o, "failed", f"{type(e).__name__}: {_one_line(e)}")
                     continue
+                o.started = True  # it returned, so it ran, even if its start report never reached us
                 try:
                     finish(o, "ok", None, RunResult.model_validate_json(payload))
                 except (ValidationError, ValueError, TypeError) as e:

@@ -148,15 +148,9 @@ class GpuAdvisorApp(App[None]):
         run = self.run_result
         if run is None:
             return {}, ()
-        from gpuadvisor.compare import device_card
-        from gpuadvisor.estimate import measured_figures
+        from gpuadvisor.compare import local_cards, measured_by_card
 
-        measured: dict[str, dict[str, float]] = {}
-        for dev in run.devices:
-            card = device_card(dev, self.catalog)
-            if card is not None:
-                measured.setdefault(card.name, measured_figures(dev))
-        return {k: v for k, v in measured.items() if v}, tuple(measured)
+        return measured_by_card(run, self.catalog), local_cards(run, self.catalog)
 
     def refresh_memory(self) -> None:
         options = self.advice.options if self.advice is not None else []
