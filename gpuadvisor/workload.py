@@ -1,4 +1,4 @@
-"""Workloads: which model, and what is done with it (inference, training, LoRA, QLoRA).
+"""Workloads: which model, and what is done with it (inference, scoring, training, LoRA, QLoRA).
 
 A model is given by a preset name ("llama-2-7b"), a parameter count ("7b", "350m"), a path
 to a Hugging Face config.json, or an explicit architecture (`ModelSpec.from_architecture`).
@@ -17,9 +17,31 @@ from typing import Any
 
 from gpuadvisor.errors import UserError
 
-MODES = ("inference", "training", "lora", "qlora")
+MODES = ("inference", "scoring", "training", "lora", "qlora")
 DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
-OPTIMIZERS = ("adamw", "adamw8bit", "sgd")
+#: AdamW variants: fused (one kernel, no temporaries; Hugging Face Trainer's default since torch 2.8,
+#: so the default here), foreach (torch.optim.AdamW's own default: one state-sized temporary in the
+#: step), 8-bit (bitsandbytes: 1-byte states + block scales); SGD with momentum.
+OPTIMIZERS = ("adamw-fused", "adamw-foreach", "adamw8bit", "sgd")
+DEFAULT_OPTIMIZER = "adamw-fused"
+
+#: Weight formats by their real bits per weight (block scales and zeros included). `scope` says
+#: what is stored that way: "linear" = the matmul weights inside the blocks (embeddings, LM head
+#: and norms stay 16-bit, as bitsandbytes, AWQ/GPTQ and fp8 checkpoints do); "all" = every tensor
+#: (GGUF files quantize the embeddings and the head too; the figure is llama.cpp's file average).
+QUANT_FORMATS: dict[str, tuple[float, str, str]] = {
+    # name: (bits per weight, scope, what it is)
+    "none": (0.0, "none", "weights in --dtype"),
+    "q4_k_m": (4.85, "all", "GGUF Q4_K_M (llama.cpp), file average"),
+    "q5_k_m": (5.69, "all", "GGUF Q5_K_M (llama.cpp), file average"),
+    "q8_0": (8.5, "all", "GGUF Q8_0: 8 bits + fp16 scale per 32"),
+    "awq": (4.25, "linear", "AWQ int4, group 128: 4 bits + fp16 scale and zero per 128"),
+    "gptq": (4.25, "linear", "GPTQ int4, group 128: 4 bits + fp16 scale and zero per 128"),
+    "nf4": (4.5, "linear", "bitsandbytes NF4: 4 bits + fp32 absmax per 64"),
+    "nf4-dq": (4.127, "linear", "bitsandbytes NF4, double quant: 8-bit absmax per 64 + fp32 per 256 blocks"),
+    "int8": (8.0, "linear", "bitsandbytes LLM.int8: int8 + fp32 scale per row"),
+    "fp8": (8.0, "linear", "fp8 e4m3, per-tensor scale (vLLM/TensorRT-LLM 'fp8')"),
+}
 SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
 KINDS = ("decoder", "encoder", "vision", "opaque")
 NORMS = ("rmsnorm", "layernorm")
@@ -33,9 +55,15 @@ _ALIASES_DTYPE = {
     "float32": "fp32", "f32": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "f16": "fp16",
     "float8": "fp8", "e4m3": "fp8", "fp8_e4m3": "fp8", "nf4": "int4", "4bit": "int4", "8bit": "int8",
 }
-_ALIASES_MODE = {"infer": "inference", "train": "training", "full": "training", "finetune": "training"}
-_ALIASES_OPT = {"adam": "adamw", "adam8bit": "adamw8bit", "8bit-adam": "adamw8bit", "adamw-8bit": "adamw8bit",
-                "8bit": "adamw8bit", "bnb": "adamw8bit"}
+_ALIASES_MODE = {"infer": "inference", "train": "training", "full": "training", "finetune": "training",
+                 "eval": "scoring", "evaluation": "scoring", "perplexity": "scoring", "score": "scoring"}
+_ALIASES_OPT = {"adam": DEFAULT_OPTIMIZER, "adamw": DEFAULT_OPTIMIZER, "fused": "adamw-fused",
+                "adamwfused": "adamw-fused", "adamw-torch-fused": "adamw-fused", "foreach": "adamw-foreach",
+                "adamwforeach": "adamw-foreach", "adamw-torch": "adamw-foreach", "adam8bit": "adamw8bit",
+                "8bit-adam": "adamw8bit", "adamw-8bit": "adamw8bit", "8bit": "adamw8bit", "bnb": "adamw8bit"}
+_ALIASES_QUANT = {"q4km": "q4_k_m", "q4-k-m": "q4_k_m", "q5km": "q5_k_m", "q5-k-m": "q5_k_m", "q8": "q8_0",
+                  "q8-0": "q8_0", "awq-int4": "awq", "gptq-int4": "gptq", "bnb-nf4": "nf4", "nf4dq": "nf4-dq",
+                  "nf4-double": "nf4-dq", "llm-int8": "int8", "bnb-int8": "int8", "fp8-e4m3": "fp8", "off": "none"}
 _ALIASES_SHARD = {"zero-1": "zero1", "zero-2": "zero2", "zero-3": "zero3", "ddp": "none", "off": "none"}
 
 
@@ -274,7 +302,7 @@ class Workload:
     batch: int = 1
     seq_len: int = 0
     gen_tokens: int = 128  # inference: tokens decoded after the prompt (KV cache holds prompt+these)
-    optimizer: str = "adamw"
+    optimizer: str = DEFAULT_OPTIMIZER
     mixed_precision: bool = True
     checkpointing: bool = False
     num_gpus: int = 1
@@ -283,6 +311,9 @@ class Workload:
     lora_rank: int = 16
     lora_targets: str = "all"  # "all" linear layers or "attn" (q,k,v,o)
     train_tokens: float = 0.0  # training: token budget for the time estimate (0: one step)
+    quant: str = "none"  # weight format (QUANT_FORMATS); inference, scoring and QLoRA
+    quant_bits: float = 0.0  # quant "custom": bits per weight of every tensor (e.g. a GGUF file's average)
+    offload: bool = False  # inference: layers that do not fit stay in host memory (llama.cpp -ngl)
 
     @property
     def seq(self) -> int:
@@ -295,7 +326,26 @@ class Workload:
 
     @property
     def is_training(self) -> bool:
-        return self.mode != "inference"
+        return self.mode in ("training", "lora", "qlora")
+
+    @property
+    def quant_format(self) -> str:
+        """The weight format in effect: QLoRA's base is NF4 unless a format is given."""
+        if self.mode == "qlora" and self.quant == "none":
+            return "nf4"
+        return self.quant
+
+    @property
+    def quant_bits_per_weight(self) -> float:
+        """Bits per stored weight of the quantized tensors (0: not quantized)."""
+        q = self.quant_format
+        return self.quant_bits if q == "custom" else QUANT_FORMATS[q][0]
+
+    @property
+    def quant_scope(self) -> str:
+        """'linear' (block matmul weights only), 'all' (every tensor) or 'none'."""
+        q = self.quant_format
+        return "all" if q == "custom" else QUANT_FORMATS[q][1]
 
     @property
     def data_parallel(self) -> int:
@@ -309,6 +359,10 @@ class Workload:
     @property
     def weight_dtype(self) -> str:
         if self.mode == "qlora":
+            return "int4"
+        if self.quant_format in ("int8", "fp8", "q8_0"):
+            return "int8" if self.quant_format != "fp8" else "fp8"
+        if self.quant_format != "none":
             return "int4"
         if self.mode == "training" and self.mixed_precision and self.dtype in ("bf16", "fp16"):
             return "fp32"
@@ -351,6 +405,24 @@ class Workload:
             raise UserError(
                 f"tensor parallel {self.tensor_parallel} does not divide the {self.model.num_heads} attention heads"
             )
+        if self.quant not in QUANT_FORMATS and self.quant != "custom":
+            raise UserError(f"unknown quantization format {self.quant!r}"
+                            f"{_did_you_mean(self.quant, tuple(QUANT_FORMATS) + ('custom',))}")
+        if self.quant == "custom" and not (1.0 <= self.quant_bits <= 16.0):
+            raise UserError(f"bits per weight must be between 1 and 16, got {self.quant_bits!r}")
+        if self.quant != "custom" and self.quant_bits:
+            raise UserError("bits per weight are given with quantization format 'custom' only")
+        if self.quant != "none":
+            if self.mode in ("training", "lora"):
+                raise UserError(f"{self.mode} updates the weights, so they cannot be stored as {self.quant}; "
+                                "use --mode qlora for a quantized frozen base")
+            if self.mode == "qlora" and self.quant not in ("nf4", "nf4-dq"):
+                raise UserError(f"QLoRA keeps its base in NF4 (nf4 or nf4-dq), not {self.quant}")
+            if self.dtype in ("int8", "int4", "fp8"):
+                raise UserError(f"give the weight format once: --quant {self.quant} computes in bf16/fp16, "
+                                f"not --dtype {self.dtype}")
+        if self.offload and self.mode != "inference":
+            raise UserError("CPU offload (--offload) applies to inference only")
         if self.mode == "qlora" and self.dtype in ("fp32", "fp8"):
             raise UserError(f"QLoRA quantizes the base model to 4 bits and computes in bf16/fp16, not {self.dtype}")
         if self.mode in ("training", "lora") and self.dtype in ("int8", "int4"):
@@ -367,7 +439,7 @@ class Workload:
                 )
             if self.lora_targets not in ("all", "attn"):
                 raise UserError(f"LoRA targets must be 'all' or 'attn', got {self.lora_targets!r}")
-        if self.mode == "inference" and self.sharding != "none":
+        if self.mode in ("inference", "scoring") and self.sharding != "none":
             raise UserError("ZeRO/FSDP sharding applies to training; for inference use tensor parallel")
         m = self.model
         if m.kind in ("decoder", "encoder") and m.max_positions and self.seq + (
@@ -388,6 +460,8 @@ class Workload:
         d["micro_batch"] = self.micro_batch
         d["weight_dtype"] = self.weight_dtype
         d["compute_dtype"] = self.compute_dtype
+        d["quant"] = self.quant_format
+        d["quant_bits_per_weight"] = self.quant_bits_per_weight
         return d
 
 
@@ -395,10 +469,23 @@ def make_workload(model: ModelSpec | str, **kw: Any) -> Workload:
     """Workload from loosely typed input (CLI/TUI): names are normalised, aliases accepted."""
     spec = resolve_model(model) if isinstance(model, str) else model
     for key, table in (("mode", _ALIASES_MODE), ("dtype", _ALIASES_DTYPE), ("optimizer", _ALIASES_OPT),
-                       ("sharding", _ALIASES_SHARD)):
+                       ("sharding", _ALIASES_SHARD), ("quant", _ALIASES_QUANT)):
         if key in kw and isinstance(kw[key], str):
-            v = kw[key].strip().lower().replace("_", "-") if key != "dtype" else kw[key].strip().lower()
-            v = v.replace("-", "") if key in ("optimizer",) and v.replace("-", "") in OPTIMIZERS else v
+            v = kw[key].strip().lower()
+            if key == "quant":
+                v = v.replace("-", "_") if v.replace("-", "_") in QUANT_FORMATS else v.replace("_", "-")
+                v = table.get(v, table.get(v.replace("_", "-"), v))
+                if v not in QUANT_FORMATS:  # a number: bits per weight ("4.65", "4.65bpw")
+                    num = v.removesuffix("bpw").strip()
+                    try:
+                        kw["quant_bits"] = float(num)
+                        v = "custom"
+                    except ValueError:
+                        pass
+                kw[key] = v
+                continue
+            if key != "dtype":
+                v = v.replace("_", "-")
             kw[key] = table.get(v, v)
     if kw.get("mode") == "qlora" and "dtype" not in kw:
         kw["dtype"] = "bf16"
@@ -515,6 +602,7 @@ def _fmt_params(n: float) -> str:
 
 
 __all__ = [
-    "BYTES_PER_DTYPE", "DTYPES", "MODES", "OPTIMIZERS", "SHARDINGS", "ModelSpec", "Workload",
+    "BYTES_PER_DTYPE", "DEFAULT_OPTIMIZER", "DTYPES", "MODES", "OPTIMIZERS", "QUANT_FORMATS", "SHARDINGS",
+    "ModelSpec", "Workload",
     "list_presets", "make_workload", "parse_param_count", "resolve_model",
 ]

@@ -24,6 +24,7 @@ from gpuadvisor.estimate.memory import (
     kv_cache_bytes,
     layer_activation_bytes,
     lora_params,
+    optimizer_state_bytes,
 )
 from gpuadvisor.workload import BYTES_PER_DTYPE, Workload
 
@@ -139,8 +140,7 @@ def _train_step_parts(w: Workload, mem: MemoryBreakdown) -> tuple[float, float]:
     else:
         p = m.num_params / tp
         opt = 2 * p * BYTES_PER_DTYPE[w.weight_dtype] + p * BYTES_PER_DTYPE[w.weight_dtype]
-        opt += 2 * p * {"adamw": 2 * BYTES_PER_DTYPE[w.weight_dtype], "adamw8bit": 2.0,
-                        "sgd": BYTES_PER_DTYPE[w.weight_dtype]}[w.optimizer]
+        opt += 2 * p * optimizer_state_bytes(w.optimizer, BYTES_PER_DTYPE[w.weight_dtype])
         if _regime(w) == "mixed":
             opt += 6.0 * p  # autocast re-casts every weight each step
             moved += K_MIXED * m.num_layers * tokens * m.hidden_size * 4.0
@@ -166,7 +166,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     a = _act_bytes(w)
     mem = estimate_memory(w)
 
-    if w.mode != "inference":
+    if w.is_training:
         tokens_gpu = w.micro_batch * w.seq  # per data-parallel rank
         flops, moved = _train_step_parts(w, mem)
         t_compute = flops / flops_rate

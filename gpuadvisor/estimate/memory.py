@@ -196,6 +196,16 @@ def _inference_transient(w: Workload) -> float:
     return tokens * (max(mlp, attn) + resid) + logits
 
 
+def optimizer_state_bytes(optimizer: str, weight_bytes: float) -> float:
+    """Optimizer state bytes per trained parameter: AdamW two moments in the weight dtype, 8-bit
+    AdamW two 1-byte moments (block scales are 0.4% more), SGD one momentum."""
+    if optimizer == "adamw8bit":
+        return 2.0
+    if optimizer == "sgd":
+        return weight_bytes
+    return 2 * weight_bytes
+
+
 def weight_bytes_per_param(dtype: str) -> float:
     return BYTES_PER_DTYPE[dtype] + (INT4_SCALE_BYTES if dtype == "int4" else 0.0)
 
@@ -251,8 +261,8 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
         acts, logits, work = _activations(w)
         if full:
             gbytes = BYTES_PER_DTYPE[wd]
-            sbytes = {"adamw": 2 * BYTES_PER_DTYPE[wd], "adamw8bit": 2.0, "sgd": BYTES_PER_DTYPE[wd]}[w.optimizer]
-            tmp_bytes = BYTES_PER_DTYPE[wd] if w.optimizer == "adamw" else 0.0
+            sbytes = optimizer_state_bytes(w.optimizer, BYTES_PER_DTYPE[wd])
+            tmp_bytes = BYTES_PER_DTYPE[wd] if w.optimizer == "adamw-foreach" else 0.0
             grads = p_gpu * gbytes / (dp if z >= 2 else 1)
             states = p_gpu * sbytes / (dp if z >= 1 else 1)
             temps = p_gpu * tmp_bytes / (dp if z >= 1 else 1)
