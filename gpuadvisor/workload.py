@@ -24,6 +24,8 @@ DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
 #: step), 8-bit (bitsandbytes: 1-byte states + block scales); SGD with momentum.
 OPTIMIZERS = ("adamw-fused", "adamw-foreach", "adamw8bit", "sgd")
 DEFAULT_OPTIMIZER = "adamw-fused"
+#: scoring (evaluation) forwards: what is done with the logits of every position
+SCORING = ("logprobs", "loss")
 
 #: Weight formats by their real bits per weight (block scales and zeros included). `scope` says
 #: what is stored that way: "linear" = the matmul weights inside the blocks (embeddings, LM head
@@ -293,7 +295,10 @@ class Workload:
     `seq_len` the tokens per sequence (prompt length for inference; 0: the model's default).
     `dtype` is the weight/compute precision; for training, `mixed_precision` means fp32 weights
     with bf16/fp16 autocast (PyTorch AMP), False means weights, grads and optimizer states in
-    `dtype`. QLoRA stores the frozen base in int4 and computes in bf16.
+    `dtype`. QLoRA stores the frozen base in int4 and computes in bf16. For LoRA/QLoRA,
+    `mixed_precision` means the step runs under bf16/fp16 autocast (Trainer(bf16=True)); False
+    means a plain loop over a 16-bit model. `scoring` is a no-grad forward over the whole sequence
+    that keeps the logits of every position (evaluation, perplexity, lm-eval loglikelihood).
     """
 
     model: ModelSpec
@@ -314,6 +319,7 @@ class Workload:
     quant: str = "none"  # weight format (QUANT_FORMATS); inference, scoring and QLoRA
     quant_bits: float = 0.0  # quant "custom": bits per weight of every tensor (e.g. a GGUF file's average)
     offload: bool = False  # inference: layers that do not fit stay in host memory (llama.cpp -ngl)
+    scoring: str = "logprobs"  # scoring: "logprobs" (lm-eval: log-softmax of 16-bit logits) or "loss" (fp32 CE)
 
     @property
     def seq(self) -> int:
@@ -421,6 +427,8 @@ class Workload:
             if self.dtype in ("int8", "int4", "fp8"):
                 raise UserError(f"give the weight format once: --quant {self.quant} computes in bf16/fp16, "
                                 f"not --dtype {self.dtype}")
+        if self.scoring not in SCORING:
+            raise UserError(f"unknown scoring {self.scoring!r}{_did_you_mean(self.scoring, SCORING)}")
         if self.offload and self.mode != "inference":
             raise UserError("CPU offload (--offload) applies to inference only")
         if self.mode == "qlora" and self.dtype in ("fp32", "fp8"):

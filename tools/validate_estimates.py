@@ -47,10 +47,12 @@ def workload_for(rec: dict):
     if base == "encode":
         return make_workload(spec, mode="inference", dtype="bf16", batch=b, seq_len=s, gen_tokens=0)
     if base == "scoring":
-        return make_workload(spec, mode="scoring", dtype="bf16", batch=b, seq_len=s, gen_tokens=0)
+        return make_workload(spec, mode="scoring", dtype="bf16", batch=b, seq_len=s, gen_tokens=0,
+                             scoring=o.get("scoring", "loss"))
     if base in ("lora", "qlora"):
         return make_workload(spec, mode=base, dtype="bf16", batch=b, seq_len=s, lora_rank=16, checkpointing=ckpt,
-                             quant=quant if base == "qlora" else "none", optimizer="adamw-foreach")
+                             quant=quant if base == "qlora" else "none", optimizer="adamw-foreach",
+                             mixed_precision=bool(o.get("amp")))
     return make_workload(spec, mode="training", dtype="bf16", batch=b, seq_len=s, mixed_precision=base == "mixed",
                          checkpointing=ckpt, optimizer=OPTIMIZER[o.get("opt", "foreach")])
 

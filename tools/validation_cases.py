@@ -8,7 +8,9 @@ Case kinds: generate (prefill with KV cache + decode steps), encode (encoder for
 scoring (forward over the whole sequence with full logits and the loss, no grad), mixed (fp32
 weights + bf16 autocast), pure (bf16 weights, grads, states), lora, qlora (NF4 base); a `-ckpt`
 suffix means activation checkpointing. Options: opt (foreach | fused | 8bit), quant (nf4 |
-nf4-dq | int8 | fp8) for generate/qlora.
+nf4-dq | int8 | fp8) for generate/qlora, amp (LoRA/QLoRA under bf16 autocast, as Trainer(bf16=True)
+runs them), scoring ("loss": labels and the fp32 cross-entropy, as perplexity and Trainer.evaluate
+do; "logprobs": log-softmax of the bf16 logits, as lm-eval's loglikelihood does).
 """
 
 from __future__ import annotations
@@ -157,6 +159,34 @@ _C = [
     ("llama-2-7b", "scoring", 4, 2048, {}),
     ("gemma-2-2b", "generate", 8, 2048, {}),
     ("gemma-2-2b", "scoring", 4, 2048, {}),
+    # second run: LoRA/QLoRA under bf16 autocast (what Trainer(bf16=True) does), lm-eval-style scoring
+    # (log-softmax of bf16 logits), more MoE training and quantized generation
+    ("llama-3.2-1b", "lora", 8, 1024, {"amp": True}),
+    ("llama-3.2-1b", "lora-ckpt", 16, 2048, {"amp": True}),
+    ("llama-3.2-3b", "lora", 4, 2048, {"amp": True}),
+    ("qwen2.5-0.5b", "lora", 8, 1024, {"amp": True}),
+    ("phi-3-mini", "lora", 4, 1024, {"amp": True}),
+    ("tinyllama-1.1b", "lora", 8, 1024, {"amp": True}),
+    ("llama-3.2-3b", "qlora", 4, 2048, {"quant": "nf4", "amp": True}),
+    ("llama-3-8b", "qlora-ckpt", 4, 2048, {"quant": "nf4", "amp": True}),
+    ("gpt2-medium", "lora", 16, 1024, {"amp": True}),
+    ("gemma-2b", "lora", 4, 2048, {"amp": True}),
+    ("llama-3.2-1b", "scoring", 8, 2048, {"scoring": "logprobs"}),
+    ("llama-3.2-3b", "scoring", 4, 4096, {"scoring": "logprobs"}),
+    ("gemma-2b", "scoring", 4, 2048, {"scoring": "logprobs"}),
+    ("qwen2.5-0.5b", "scoring", 8, 2048, {"scoring": "logprobs"}),
+    ("llama-3-8b", "scoring", 2, 4096, {"scoring": "logprobs"}),
+    ("gpt2", "scoring", 16, 1024, {"scoring": "logprobs"}),
+    ("mixtral-0.7b", "mixed", 4, 2048, {"opt": "fused"}),
+    ("mixtral-0.7b", "pure-ckpt", 16, 2048, {"opt": "foreach"}),
+    ("mixtral-3.5b", "pure", 8, 1024, {"opt": "foreach"}),
+    ("mixtral-3.5b", "mixed-ckpt", 8, 2048, {"opt": "fused"}),
+    ("mixtral-3.5b", "generate", 16, 2048, {}),
+    ("mixtral-0.7b", "lora", 8, 1024, {"amp": True}),
+    ("tinyllama-1.1b", "generate", 16, 2048, {"quant": "nf4-dq"}),
+    ("llama-3.2-3b", "generate", 8, 2048, {"quant": "int8"}),
+    ("mixtral-3.5b", "scoring", 4, 2048, {"scoring": "logprobs"}),
+    ("llama-3.2-1b", "pure", 8, 1024, {"opt": "8bit"}),
 ]
 
 
@@ -175,10 +205,11 @@ TINY_CASES: list[dict] = [
         + [("tiny-llama", "mixed", 2, 32, {"opt": "fused"}), ("tiny-bert", "encode", 2, 32, {}),
            ("tiny-bert", "mixed", 2, 32, {}), ("tiny-bert", "lora", 2, 32, {}),
            ("tiny-mixtral", "generate", 2, 32, {}), ("tiny-mixtral", "mixed", 2, 32, {}),
-           ("tiny-mixtral", "pure-ckpt", 2, 32, {}), ("tiny-mixtral", "lora", 2, 32, {})])
+           ("tiny-mixtral", "pure-ckpt", 2, 32, {}), ("tiny-mixtral", "lora", 2, 32, {}),
+           ("tiny-llama", "lora", 2, 32, {"amp": True}), ("tiny-llama", "scoring", 2, 32, {"scoring": "logprobs"})])
 ]
 
 
 def case_label(c: dict) -> str:
-    extra = ",".join(f"{v}" for v in c.get("opts", {}).values())
+    extra = ",".join(k if v is True else f"{v}" for k, v in c.get("opts", {}).items())
     return f"{c['kind']}{'[' + extra + ']' if extra else ''}"

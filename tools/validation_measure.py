@@ -245,10 +245,16 @@ def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
             sync()
             out["peak_bytes"] = peak()
             del o
-        else:  # scoring: full-sequence logits and the loss, as evaluation / perplexity runs do
-            def fn():
-                with torch.no_grad():
-                    return model(input_ids=x, labels=x)
+        else:
+            if opts.get("scoring") == "logprobs":  # lm-eval loglikelihood: log-softmax of the bf16 logits
+                def fn():
+                    with torch.no_grad():
+                        logp = torch.nn.functional.log_softmax(model(input_ids=x).logits, dim=-1)
+                        return torch.gather(logp[:, :-1], 2, x[:, 1:, None]).sum()
+            else:  # with the loss: full-sequence logits and fp32 cross-entropy (perplexity, evaluate)
+                def fn():
+                    with torch.no_grad():
+                        return model(input_ids=x, labels=x)
 
             o = fn()
             del o
@@ -284,7 +290,7 @@ def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
             opt = torch.optim.AdamW(params, lr=1e-5, fused=True)
         else:
             opt = torch.optim.AdamW(params, lr=1e-5, foreach=True if cuda else None)
-        amp = kind.startswith("mixed")
+        amp = kind.startswith("mixed") or bool(opts.get("amp"))
         labels = torch.randint(0, 2, (batch,), device=device) if encoder else x
         phases: dict = {}
 

@@ -133,7 +133,7 @@ def layer_activation_bytes(w: Workload) -> tuple[float, float]:
     h, q, kv = m.hidden_size, m.q_dim, m.kv_dim
     inter = m.intermediate_size * m.experts_per_token
     attn_in = 1 if m.fused_qkv else 3
-    mlp_in = 2 if m.gated else 1
+    mlp_in = 1 if (m.num_experts > 1 or not m.gated) else 2  # MoE: the router's cast; experts get routed copies
     norms = (_norm_saved(w, attn_in) + _norm_saved(w, mlp_in)) * h
     attn = a * (3 * q + 2 * kv) + 4.0 * m.num_heads  # q, k, v, out, merged heads; fp32 logsumexp
     mlp = a * _mlp_saved_units(m, _regime(w)) * inter
@@ -141,13 +141,23 @@ def layer_activation_bytes(w: Workload) -> tuple[float, float]:
         # frozen base: linears and norms keep no inputs, but each adapted linear keeps an fp32
         # copy of its input (PEFT runs adapters in fp32)
         fused = m.fused_qkv
-        adapted = 4.0 * ((1 if fused else 3) * h + q)
-        if w.lora_targets == "all":
-            adapted += 4.0 * ((1 if (fused or not m.gated) else 2) * h + inter)
+        # PEFT casts each adapter's input to the adapter dtype (fp32); under autocast the matmul then
+        # keeps a 16-bit copy instead
+        ab = 2.0 if w.mixed_precision and w.compute_dtype != "fp32" else 4.0
+        adapted = ab * ((1 if fused else 3) * h + q)
+        if w.lora_targets == "all" and m.num_experts == 1:
+            adapted += ab * ((1 if (fused or not m.gated) else 2) * h + inter)
         saved = a * (h + q + h + inter) + (2 * a * h if m.norm == "rmsnorm" else 0.0)
         mlp += adapted - saved
     if m.num_experts > 1:
-        mlp += 4.0 * m.num_experts + a * h * m.experts_per_token  # router logits, dispatched copies
+        # grouped experts: the routed copies of the tokens (k x h) and the expert outputs that the
+        # routing weights scale (k x h), gate/up output, activation and product (4 x k x I); the
+        # router keeps its logits and fp32 softmax
+        k = m.experts_per_token
+        ae = 4.0 if _regime(w) in ("fp32", "mixed") else a  # grouped GEMMs compute in the weights' dtype
+        mlp = ae * (4.0 * inter + 2.0 * k * h) + (a + 8.0) * m.num_experts
+        if w.mode in ("lora", "qlora"):
+            mlp -= ae * h * k  # frozen experts: the routed copies are not kept for a weight gradient
     return attn + mlp, norms
 
 
@@ -180,8 +190,9 @@ def _activations(w: Workload) -> tuple[float, float, float]:
     return acts, logits, work
 
 
-def _inference_transient(w: Workload) -> float:
-    """Largest set of temporaries alive at once in a no-grad forward of one layer, plus logits."""
+def _inference_transient(w: Workload, last_logits: bool = True) -> float:
+    """Largest set of temporaries alive at once in a no-grad forward of one layer, plus the
+    last position's logits (generation) unless `last_logits` is False."""
     m = w.model
     b, s, tp = w.micro_batch, w.seq, w.tensor_parallel
     if not m.is_transformer:
@@ -190,10 +201,22 @@ def _inference_transient(w: Workload) -> float:
     tokens = b * s
     inter = m.intermediate_size * m.experts_per_token / tp
     mlp = (3 if m.gated else 4 if m.mlp_act == "gelu_tanh" else 2) * inter * a
+    if m.num_experts > 1:  # routed copies of the tokens and their expert outputs
+        mlp += 2 * m.experts_per_token * m.hidden_size * a
     attn = (5 * m.q_dim + 2 * m.kv_dim) / tp * a
-    resid = (2 * a + 8.0) * m.hidden_size  # residual, normed output, fp32 norm temporaries
+    # residual and normed output; HF's Python RMSNorm also keeps fp32 temporaries, LayerNorm does not
+    resid = ((2 * a + 8.0) if m.norm == "rmsnorm" else 3 * a) * m.hidden_size
+    extra = 0.0
+    q = w.quant_format
+    if q == "int8":  # LLM.int8: int32 accumulator and an fp16 copy of the input of the widest linear
+        extra = (4.0 * max(m.intermediate_size, m.q_dim + 2 * m.kv_dim) / tp + 2.0 * m.hidden_size)
+    elif q == "fp8":  # dynamic activation quantization: a scaled 16-bit copy and its fp8 image
+        extra = 3.0 * max(m.intermediate_size / tp, m.hidden_size)
+    layer = tokens * (max(mlp, attn) + resid + extra)
+    if not last_logits:
+        return layer
     logits = b * m.vocab_size * (a + 4.0) if m.kind == "decoder" else 0.0  # last position only
-    return tokens * (max(mlp, attn) + resid) + logits
+    return layer + logits
 
 
 def optimizer_state_bytes(optimizer: str, weight_bytes: float) -> float:
@@ -210,12 +233,46 @@ def weight_bytes_per_param(dtype: str) -> float:
     return BYTES_PER_DTYPE[dtype] + (INT4_SCALE_BYTES if dtype == "int4" else 0.0)
 
 
+def linear_fraction(m: Any) -> float:
+    """Share of the parameters that are matmul weights inside the blocks (what weight-only
+    quantization stores in few bits); embeddings, the LM head and norms are the rest."""
+    if not m.is_transformer:
+        return 1.0
+    router = m.hidden_size * m.num_experts if m.num_experts > 1 else 0
+    lin = m.num_layers * (m.attention_params + m.num_experts * m.expert_params + router)
+    return min(1.0, lin / max(1, m.total_params))
+
+
+def weight_bytes(w: Workload) -> float:
+    """Bytes of the weights on one GPU, quantized formats by their real bits per weight."""
+    m = w.model
+    params = float(m.num_params) / w.tensor_parallel
+    q = w.quant_format
+    if q == "none":
+        return params * weight_bytes_per_param(w.weight_dtype)
+    bits = w.quant_bits_per_weight
+    if w.quant_scope == "all":
+        return params * bits / 8.0
+    frac = linear_fraction(m)
+    rest = 4.0 if w.compute_dtype == "fp32" else 2.0
+    return params * (frac * bits / 8.0 + (1.0 - frac) * rest)
+
+
+def matmul_weight_params(m: Any) -> float:
+    """Parameters whose 16-bit copies autocast makes and keeps for backward (the tied LM head
+    included). MoE experts are not among them: transformers 5 runs them as grouped GEMMs, which
+    autocast does not touch, so under mixed precision they compute in the fp32 of their weights."""
+    experts = m.num_layers * m.experts_per_token * m.expert_params if m.num_experts > 1 else 0
+    return float(m.matmul_params - experts)
+
+
 def lora_params(w: Workload) -> int:
     m = w.model
     r = w.lora_rank
     h, q, kv, i = m.hidden_size, m.q_dim, m.kv_dim, m.intermediate_size
     attn = r * ((h + q) + 2 * (h + kv) + (q + h))
-    mlp = r * (3 if m.gated else 2) * (h + i) * m.num_experts
+    # MoE experts are 3-D tensors in transformers 5, which PEFT's linear targets do not adapt
+    mlp = r * (3 if m.gated else 2) * (h + i) if m.num_experts == 1 else 0
     return m.num_layers * (attn + (mlp if w.lora_targets == "all" else 0))
 
 
@@ -230,6 +287,17 @@ def kv_cache_bytes(w: Workload, context: int | None = None) -> float:
     return 2.0 * m.num_layers * m.kv_dim * ctx * w.micro_batch * kvb / shards
 
 
+def scoring_logits_bytes(w: Workload) -> float:
+    """Logits of every position: 16-bit logits plus either their 16-bit log-softmax (lm-eval) or
+    the fp32 upcast and fp32 log-softmax of the cross-entropy loss (labels given)."""
+    m = w.model
+    if m.kind != "decoder" or not m.vocab_size:
+        return 0.0
+    a = _act_bytes(w)
+    per = 2 * a if w.scoring == "logprobs" else a + 8.0
+    return float(w.micro_batch) * w.seq * m.vocab_size / w.tensor_parallel * per
+
+
 def estimate_memory(w: Workload) -> MemoryBreakdown:
     """Peak memory per GPU for the workload, with its breakdown (see the module docstring)."""
     w = w.validate()
@@ -242,17 +310,34 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
     notes: list[str] = []
     reg = _regime(w)
     z = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}[w.sharding] if dp > 1 else 0
+    if w.quant_format != "none":
+        notes.append(f"weights as {w.quant_format}: {w.quant_bits_per_weight:g} bits per weight"
+                     + (" (matmul weights; embeddings, head and norms 16-bit)" if w.quant_scope == "linear" else ""))
 
     if w.mode == "inference":
-        items["weights"] = p_gpu * weight_bytes_per_param(w.dtype)
+        items["weights"] = weight_bytes(w)
         items["KV cache"] = kv_cache_bytes(w)
         items["activations"] = _inference_transient(w)
         phase = "inference"
+    elif w.mode == "scoring":
+        items["weights"] = weight_bytes(w)
+        items["KV cache"] = kv_cache_bytes(w, context=w.seq)  # use_cache defaults to True in HF models
+        layer = _inference_transient(w, last_logits=False)
+        logits = scoring_logits_bytes(w)
+        if logits >= layer:  # the peak is at the log-softmax; the final hidden states are alive
+            items["logits and loss"] = logits
+            items["activations"] = float(w.micro_batch) * w.seq * m.hidden_size * _act_bytes(w)
+        else:
+            items["activations"] = layer
+        phase = "scoring"
+        notes.append("scoring: logits of every position " + (
+            "and their log-softmax (lm-eval loglikelihood)" if w.scoring == "logprobs"
+            else "with the fp32 cross-entropy of the loss (perplexity, Trainer.evaluate)"))
     else:
         full = w.mode == "training"
         wd = w.weight_dtype
         wbytes = weight_bytes_per_param(wd)
-        weights = p_gpu * wbytes
+        weights = weight_bytes(w)
         layer_w = m.layer_params / tp * wbytes if m.is_transformer else weights
         if z >= 3 and full:
             weights = weights / dp + min(2 * layer_w, weights * (1 - 1 / dp))
@@ -266,7 +351,7 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             grads = p_gpu * gbytes / (dp if z >= 2 else 1)
             states = p_gpu * sbytes / (dp if z >= 1 else 1)
             temps = p_gpu * tmp_bytes / (dp if z >= 1 else 1)
-            copies = (float(m.matmul_params) / tp * 2.0 / (dp if z >= 3 else 1)) if reg == "mixed" else 0.0
+            copies = (matmul_weight_params(m) / tp * 2.0 / (dp if z >= 3 else 1)) if reg == "mixed" else 0.0
             if reg == "mixed" and w.checkpointing:  # recomputed layers re-cast; only the head's copy stays
                 copies = min(copies, m.vocab_size * m.hidden_size * 2.0 / tp)
             head_grad = (m.vocab_size * m.hidden_size / tp * gbytes) if m.kind == "decoder" else 0.0
@@ -282,20 +367,21 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             else:
                 phase = "optimizer step"
                 items.update({"gradients": grads, "optimizer step temporaries": temps})
-                notes.append("peak in the optimizer step: activations already freed")
-        else:  # LoRA / QLoRA: frozen base, fp32 adapters with AdamW
+                notes.append("peak in the optimizer step: activations already freed"
+                             + ("" if temps else f" ({w.optimizer}: no state-sized temporary)"))
+        else:  # LoRA / QLoRA: frozen base, fp32 adapters with their gradients and optimizer states
             lp = lora_params(w) / tp
-            items["LoRA adapters"] = lp * (4 + 4 + 8 + 4)
+            per = 4 + 4 + optimizer_state_bytes(w.optimizer, 4.0) + (4 if w.optimizer == "adamw-foreach" else 0)
+            items["LoRA adapters"] = lp * per
             dq = (layer_w / wbytes * 2.0) if w.mode == "qlora" else 0.0  # one dequantized layer
             items["activations"] = acts + work + dq
             items["logits and loss"] = logits
             phase = "forward/backward"
-            notes.append("LoRA: adapters kept in fp32 with their gradients and AdamW states")
+            notes.append("LoRA: adapters kept in fp32 with their gradients and optimizer states"
+                         + ("; bf16/fp16 autocast" if w.mixed_precision else "; no autocast"))
     if w.checkpointing and w.is_training:
         notes.append("activation checkpointing: layer inputs kept, one layer recomputed at a time")
     tensor_total = sum(items.values())
     items["allocator overhead"] = ALLOCATOR_OVERHEAD * tensor_total
     items["CUDA context"] = float(CUDA_CONTEXT_BYTES)
     return MemoryBreakdown(items=tuple(items.items()), phase=phase, notes=tuple(notes))
-
-
