@@ -413,7 +413,7 @@ class Workload:
             )
         if self.quant not in QUANT_FORMATS and self.quant != "custom":
             raise UserError(f"unknown quantization format {self.quant!r}"
-                            f"{_did_you_mean(self.quant, tuple(QUANT_FORMATS) + ('custom',))}")
+                            f"{_did_you_mean(self.quant, (*QUANT_FORMATS, 'custom'))}")
         if self.quant == "custom" and not (1.0 <= self.quant_bits <= 16.0):
             raise UserError(f"bits per weight must be between 1 and 16, got {self.quant_bits!r}")
         if self.quant != "custom" and self.quant_bits:

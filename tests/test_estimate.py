@@ -54,9 +54,10 @@ def test_adamw_mixed_precision_16_bytes_per_param():
     p = 6_738_415_616
     assert mem.get("weights") == 4 * p
     assert mem.get("optimizer states") == 8 * p
-    full = estimate_memory(w.with_(batch=1, seq_len=1))
+    full = estimate_memory(w.with_(batch=1, seq_len=1, optimizer="adamw-foreach"))
     assert full.phase == "optimizer step"
     assert full.get("gradients") == 4 * p  # weights 4 + grads 4 + states 8 = 16 bytes/param
+    assert full.get("optimizer step temporaries") == 4 * p  # foreach: one state-sized temporary
 
 
 def test_pure_bf16_training_8_bytes_per_param():

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from validation_cases import CASES, MODELS, TINY, TINY_CASES, case_label  # noqa: E402
+from validation_cases import CASES, MODELS, TINY, TINY_CASES, case_label
 
 GiB = 2**30
 OPTIMIZER = {"foreach": "adamw-foreach", "fused": "adamw-fused", "8bit": "adamw8bit"}
@@ -85,7 +85,7 @@ def estimate_row(rec: dict, hw=None) -> dict:
             ce = estimate_compute(w, hw, Efficiency())
             t = ce.prefill_time_s if w.mode in ("inference", "scoring") else ce.step_time_s
             row["est_ms"] = t * 1e3 if t else None
-    except Exception as e:  # noqa: BLE001 - one bad case must not hide the others
+    except Exception as e:  # one bad case must not hide the others
         row["error"] = f"{type(e).__name__}: {e}"
     if row["meas_gib"] and row["est_gib"]:
         row["mem_err_pct"] = 100 * (row["est_gib"] / row["meas_gib"] - 1)
@@ -158,7 +158,6 @@ def hardware(device_name: str | None):
 
 def run_cases(args) -> int:
     import torch
-
     from validation_measure import environment, measure
 
     models = TINY if args.tiny else MODELS
@@ -173,7 +172,7 @@ def run_cases(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     try:
         hw = hardware(env["device_name"] if cuda else None)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         print(f"no hardware figures ({e}); memory only", flush=True)
         hw = None
     records, rows = [], []
@@ -187,7 +186,7 @@ def run_cases(args) -> int:
         t0 = time.perf_counter()
         try:
             rec["measured"] = measure(c, models[c["model"]], args.device, args.reps)
-        except Exception as e:  # noqa: BLE001 - every case on its own
+        except Exception as e:  # every case on its own
             rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"
             if cuda:
                 gc.collect()

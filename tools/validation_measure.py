@@ -325,7 +325,7 @@ def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
         out["times_ms"] = [round(t, 3) for t in times]
         del opt, params
     out["reserved_bytes"] = torch.cuda.max_memory_reserved() if cuda else None
-    del model, x
+    model = x = None  # free them before the next case
     gc.collect()
     if cuda:
         torch.cuda.empty_cache()
@@ -347,7 +347,7 @@ def device_ceilings(device: str) -> dict:
     dst = torch.empty_like(src)
     ms = statistics.median(t(lambda: dst.copy_(src), 20, warm=3))
     gbs = 2 * src.numel() * 4 / (ms / 1e3) / 1e9
-    del a, b, src, dst
+    a = b = src = dst = None
     torch.cuda.empty_cache()
     return {"bf16_matmul_tflops": tflops, "copy_gbs": gbs}
 
@@ -363,7 +363,7 @@ def environment(device: str) -> dict:
     for mod in ("peft", "bitsandbytes"):
         try:
             env[mod] = __import__(mod).__version__
-        except Exception as e:  # noqa: BLE001 - record why it is missing
+        except Exception as e:  # record why it is missing
             env[mod] = f"missing ({type(e).__name__}: {e})"
     try:  # what trainers default to (decides the --optimizer default)
         env["trainer_default_optim"] = str(transformers.TrainingArguments(output_dir="/tmp/ta").optim)
@@ -372,7 +372,7 @@ def environment(device: str) -> dict:
         p = torch.nn.Parameter(torch.zeros(4, device="cuda" if cuda else "cpu"))
         fused, foreach = topt._default_to_fused_or_foreach([p], False, False)
         env["torch_adamw_default"] = {"fused": fused, "foreach": foreach}
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         env["trainer_default_optim"] = f"unknown ({type(e).__name__}: {e})"
     if cuda:
         try:
@@ -380,7 +380,7 @@ def environment(device: str) -> dict:
 
             pynvml.nvmlInit()
             env["driver"] = pynvml.nvmlSystemGetDriverVersion()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             env["driver"] = f"unknown ({e})"
         env.update(device_ceilings(device))
     return env

@@ -107,9 +107,17 @@ def _act_bytes(w: Workload) -> float:
     return 4.0 if w.compute_dtype == "fp32" else 2.0
 
 
+def _autocast16(w: Workload) -> bool:
+    """A 16-bit model stepped under autocast (LoRA/QLoRA with Trainer(bf16=True)): the residual
+    stream stays 16-bit, but autocast's fp32 ops (LayerNorm, pow in GPT-2's GELU) yield fp32."""
+    return w.mode in ("lora", "qlora") and w.mixed_precision and w.compute_dtype != "fp32"
+
+
 def _norm_saved(w: Workload, consumers: int) -> float:
     """Bytes per token per unit hidden a norm keeps for backward, its output included."""
     m, reg = w.model, _regime(w)
+    if m.norm == "layernorm" and _autocast16(w):
+        reg = "mixed"
     if m.norm == "rmsnorm":  # HF python RMSNorm: fp32 upcast kept, normalized kept, output
         return {"fp32": 12.0, "pure": 8.0, "mixed": 6.5 + 2.0 * consumers}[reg]
     return {"fp32": 8.0, "pure": 4.0, "mixed": 4.0 + 2.0 * consumers}[reg]  # native LayerNorm
@@ -136,7 +144,7 @@ def layer_activation_bytes(w: Workload) -> tuple[float, float]:
     mlp_in = 1 if (m.num_experts > 1 or not m.gated) else 2  # MoE: the router's cast; experts get routed copies
     norms = (_norm_saved(w, attn_in) + _norm_saved(w, mlp_in)) * h
     attn = a * (3 * q + 2 * kv) + 4.0 * m.num_heads  # q, k, v, out, merged heads; fp32 logsumexp
-    mlp = a * _mlp_saved_units(m, _regime(w)) * inter
+    mlp = a * _mlp_saved_units(m, "mixed" if _autocast16(w) else _regime(w)) * inter
     if w.mode in ("lora", "qlora"):
         # frozen base: linears and norms keep no inputs, but each adapted linear keeps an fp32
         # copy of its input (PEFT runs adapters in fp32)
@@ -148,6 +156,8 @@ def layer_activation_bytes(w: Workload) -> tuple[float, float]:
         if w.lora_targets == "all" and m.num_experts == 1:
             adapted += ab * ((1 if (fused or not m.gated) else 2) * h + inter)
         saved = a * (h + q + h + inter) + (2 * a * h if m.norm == "rmsnorm" else 0.0)
+        if m.num_experts > 1:  # grouped GEMMs keep their inputs even for frozen experts
+            saved = a * (h + q) + (a * h if m.norm == "rmsnorm" else 0.0)
         mlp += adapted - saved
     if m.num_experts > 1:
         # grouped experts: the routed copies of the tokens (k x h) and the expert outputs that the
@@ -156,8 +166,6 @@ def layer_activation_bytes(w: Workload) -> tuple[float, float]:
         k = m.experts_per_token
         ae = 4.0 if _regime(w) in ("fp32", "mixed") else a  # grouped GEMMs compute in the weights' dtype
         mlp = ae * (4.0 * inter + 2.0 * k * h) + (a + 8.0) * m.num_experts
-        if w.mode in ("lora", "qlora"):
-            mlp -= ae * h * k  # frozen experts: the routed copies are not kept for a weight gradient
     return attn + mlp, norms
 
 
@@ -190,6 +198,15 @@ def _activations(w: Workload) -> tuple[float, float, float]:
     return acts, logits, work
 
 
+def one_layer_activation_bytes(w: Workload) -> float:
+    """Activations of one layer (what backward holds, or recomputes, last)."""
+    m = w.model
+    if not m.is_transformer:
+        return 0.0
+    split, rest = layer_activation_bytes(w)
+    return (split / w.tensor_parallel + rest) * w.micro_batch * w.seq
+
+
 def _inference_transient(w: Workload, last_logits: bool = True) -> float:
     """Largest set of temporaries alive at once in a no-grad forward of one layer, plus the
     last position's logits (generation) unless `last_logits` is False."""
@@ -205,13 +222,13 @@ def _inference_transient(w: Workload, last_logits: bool = True) -> float:
         mlp += 2 * m.experts_per_token * m.hidden_size * a
     attn = (5 * m.q_dim + 2 * m.kv_dim) / tp * a
     # residual and normed output; HF's Python RMSNorm also keeps fp32 temporaries, LayerNorm does not
-    resid = ((2 * a + 8.0) if m.norm == "rmsnorm" else 3 * a) * m.hidden_size
+    resid = ((2 * a + 4.0) if m.norm == "rmsnorm" else 3 * a) * m.hidden_size
     extra = 0.0
     q = w.quant_format
     if q == "int8":  # LLM.int8: int32 accumulator and an fp16 copy of the input of the widest linear
         extra = (4.0 * max(m.intermediate_size, m.q_dim + 2 * m.kv_dim) / tp + 2.0 * m.hidden_size)
-    elif q == "fp8":  # dynamic activation quantization: a scaled 16-bit copy and its fp8 image
-        extra = 3.0 * max(m.intermediate_size / tp, m.hidden_size)
+    elif q == "fp8":  # dynamic activation quantization of the block input: a scaled copy and its fp8 image
+        extra = 3.0 * m.hidden_size
     layer = tokens * (max(mlp, attn) + resid + extra)
     if not last_logits:
         return layer
@@ -271,9 +288,24 @@ def lora_params(w: Workload) -> int:
     r = w.lora_rank
     h, q, kv, i = m.hidden_size, m.q_dim, m.kv_dim, m.intermediate_size
     attn = r * ((h + q) + 2 * (h + kv) + (q + h))
-    # MoE experts are 3-D tensors in transformers 5, which PEFT's linear targets do not adapt
-    mlp = r * (3 if m.gated else 2) * (h + i) if m.num_experts == 1 else 0
+    if m.num_experts == 1:
+        mlp = r * (3 if m.gated else 2) * (h + i)
+    else:  # PEFT adapts the 3-D expert tensors per expert: fused gate/up at rank 2r, down at r; router
+        up = 2 * r * (h + 2 * i) if m.gated else r * (h + i)
+        mlp = m.num_experts * (up + r * (i + h)) + r * (h + m.num_experts)
     return m.num_layers * (attn + (mlp if w.lora_targets == "all" else 0))
+
+
+def moe_lora_merged_bytes(w: Workload) -> float:
+    """LoRA on MoE experts (PEFT's parameter wrapper) adds B @ A to each expert tensor and the
+    grouped GEMM keeps the merged weights of every layer for backward."""
+    m = w.model
+    if m.num_experts == 1 or w.lora_targets != "all" or w.mode not in ("lora", "qlora"):
+        return 0.0
+    if w.checkpointing:  # merged weights live only while one layer is recomputed, after the logits peak
+        return 0.0
+    ab = 2.0 if w.mixed_precision and w.compute_dtype != "fp32" else 4.0
+    return m.num_layers * m.num_experts * m.expert_params * ab / w.tensor_parallel
 
 
 def kv_cache_bytes(w: Workload, context: int | None = None) -> float:
@@ -359,7 +391,14 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             items["optimizer states"] = states
             fb = copies + acts + logits + work + partial_grads
             opt = grads + temps
-            if fb >= opt:
+            # end of backward: every gradient allocated, the first layer's activations (recomputed
+            # with checkpointing) still alive; the peak with a fused optimizer and checkpointing
+            late = grads + one_layer_activation_bytes(w)
+            if late > max(fb, opt):
+                phase = "end of backward"
+                items.update({"gradients": grads, "activations": late - grads})
+                notes.append("peak at the end of backward: all gradients and the first layer's activations")
+            elif fb >= opt:
                 phase = "forward/backward"
                 items.update({"autocast weight copies": copies, "activations": acts + work,
                               "logits and loss": logits, "gradients": partial_grads})
@@ -371,10 +410,10 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
                              + ("" if temps else f" ({w.optimizer}: no state-sized temporary)"))
         else:  # LoRA / QLoRA: frozen base, fp32 adapters with their gradients and optimizer states
             lp = lora_params(w) / tp
-            per = 4 + 4 + optimizer_state_bytes(w.optimizer, 4.0) + (4 if w.optimizer == "adamw-foreach" else 0)
+            per = 4 + 4 + optimizer_state_bytes(w.optimizer, 4.0)  # the step's temporary comes after the peak
             items["LoRA adapters"] = lp * per
             dq = (layer_w / wbytes * 2.0) if w.mode == "qlora" else 0.0  # one dequantized layer
-            items["activations"] = acts + work + dq
+            items["activations"] = acts + work + dq + moe_lora_merged_bytes(w)
             items["logits and loss"] = logits
             phase = "forward/backward"
             notes.append("LoRA: adapters kept in fp32 with their gradients and optimizer states"
