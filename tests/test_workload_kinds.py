@@ -226,3 +226,30 @@ def test_h100_validation_every_kind_within_8_percent():
     assert {"generate", "scoring", "mixed", "pure", "lora", "lora-ckpt", "moe-training", "qlora"} <= set(worst)
     bad = {k: round(v, 1) for k, v in worst.items() if abs(v) > 8.0}
     assert not bad, bad
+
+
+def test_compare_multigpu_maps_each_strategy(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        spec = importlib.util.spec_from_file_location("compare_multigpu", ROOT / "tools" / "compare_multigpu.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    cfg = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+           "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}
+    cases = []
+    for name, strat, mixed in (("ddp", "ddp", False), ("fsdp", "fsdp", False), ("fsdp-mixed", "fsdp", True),
+                               ("tp2", "tp", False)):
+        ranks = [{"strategy": strat, "mixed_precision": mixed, "world_size": 2, "micro_batch": 2, "seq": 2048,
+                  "config": cfg, "rank": r, "optimizer": "adamw-fused", "peak_bytes": 40 * GiB, "step_ms": 500.0}
+                 for r in (0, 1)]
+        cases.append({"case": name, "ranks": ranks})
+    rows = {r["case"]: r for r in mod.rows_from({"env": {"device_name": "H200"}, "cases": cases}, None)}
+    ws = {c["case"]: mod.workload_for(c, c["ranks"]) for c in cases}
+    assert ws["ddp"].sharding == "none" and ws["ddp"].micro_batch == 2 and ws["ddp"].batch == 4
+    assert ws["fsdp"].sharding == "fsdp" and ws["tp2"].tensor_parallel == 2 and ws["tp2"].micro_batch == 2
+    # sharding the weights, gradients and states halves what DDP keeps per GPU
+    assert rows["fsdp"]["est_gib"] < rows["ddp"]["est_gib"]
+    assert rows["tp2"]["est_gib"] < rows["ddp"]["est_gib"]
+    assert all(r["mem_err_pct"] is not None and not r.get("error") for r in rows.values())

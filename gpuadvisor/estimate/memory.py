@@ -98,9 +98,16 @@ def _regime(w: Workload) -> str:
     cd = w.compute_dtype
     if cd == "fp32":
         return "fp32"
-    if w.mode == "training" and w.mixed_precision:
+    if w.mode == "training" and w.mixed_precision and not _sharded_mixed(w):
         return "mixed"
     return "pure"
+
+
+def _sharded_mixed(w: Workload) -> bool:
+    """FSDP/ZeRO-3 with fp32 master weights: the gathered layers are cast to 16 bits (FSDP2's
+    MixedPrecisionPolicy), so the model computes as a pure 16-bit one, with no autocast copies."""
+    return (w.mode == "training" and w.mixed_precision and w.sharding in ("fsdp", "zero3")
+            and w.data_parallel > 1 and w.compute_dtype != "fp32")
 
 
 def _act_bytes(w: Workload) -> float:
@@ -372,7 +379,8 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
         weights = weight_bytes(w)
         layer_w = m.layer_params / tp * wbytes if m.is_transformer else weights
         if z >= 3 and full:
-            weights = weights / dp + min(2 * layer_w, weights * (1 - 1 / dp))
+            gathered = m.layer_params / tp * 2.0 if _sharded_mixed(w) else layer_w
+            weights = weights / dp + min(2 * gathered, weights * (1 - 1 / dp))
             notes.append("ZeRO-3/FSDP: weights sharded, two gathered layers in flight")
         items["weights"] = weights
         acts, logits, work = _activations(w)
@@ -381,6 +389,10 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             sbytes = optimizer_state_bytes(w.optimizer, BYTES_PER_DTYPE[wd])
             tmp_bytes = BYTES_PER_DTYPE[wd] if w.optimizer == "adamw-foreach" else 0.0
             grads = p_gpu * gbytes / (dp if z >= 2 else 1)
+            if dp > 1 and w.sharding == "none":  # DDP all-reduces from flat bucket copies of the gradients
+                grads *= 2
+                notes.append("DDP: gradient buckets hold a second copy of the gradients "
+                             "(gradient_as_bucket_view=False, the default)")
             states = p_gpu * sbytes / (dp if z >= 1 else 1)
             temps = p_gpu * tmp_bytes / (dp if z >= 1 else 1)
             copies = (matmul_weight_params(m) / tp * 2.0 / (dp if z >= 3 else 1)) if reg == "mixed" else 0.0
