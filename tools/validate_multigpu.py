@@ -19,6 +19,7 @@ events after 2 warm-up steps, the slower rank counting.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -216,10 +217,8 @@ def run_case(name: str, tiny: bool, device: str, out_dir: Path) -> int:
     if rank == 0:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / f"case-{name}.json").write_text(json.dumps(recs, indent=1))
-    try:
+    with contextlib.suppress(Exception):
         dist.destroy_process_group()
-    except Exception:
-        pass
     return 0
 
 
