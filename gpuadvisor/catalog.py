@@ -6,6 +6,7 @@ error rather than a silent gap. Errors name the file, the card and the field, on
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import os
 import re
@@ -22,6 +23,9 @@ from gpuadvisor.paths import shipped_catalog_dir
 
 CATALOG_ENV = "GPUADVISOR_CATALOG"
 TENSOR_DTYPES = ("fp16", "bf16", "tf32", "fp8", "fp4", "int8")
+
+_URL = re.compile(r"https?://\S+$")
+_DATE = re.compile(r"\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$")
 
 Vendor = Literal["nvidia", "amd"]
 Family = Literal["geforce", "professional", "datacenter", "jetson", "instinct", "radeon"]
@@ -43,6 +47,48 @@ class TensorTflops(_Strict):
 
     def get(self, dtype: str) -> float | None:
         return getattr(self, dtype, None)
+
+
+class Purchase(_Strict):
+    """What one card costs to buy, with where and when the figure was seen.
+
+    kind: "list" is the vendor's list price or MSRP; "street" a dated retail or used-market
+    price; "estimate" a press or analyst figure for cards sold only through OEMs (data center).
+    """
+
+    usd: float = Field(gt=0)
+    kind: Literal["list", "street", "estimate"]
+    source: str
+    date: str
+    note: str | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _source_is_url(cls, v: str) -> str:
+        if not _URL.match(v):
+            raise ValueError("must be an http(s) URL")
+        return v
+
+    def describe(self) -> str:
+        """One line for people: '$1,599 list price, 2022-09-20 (announced launch price)'."""
+        usd = f"${self.usd:,.0f}" if self.usd >= 100 else f"${self.usd:,.2f}"
+        note = f" ({self.note})" if self.note else ""
+        return f"{usd} {self.kind} price, {self.date}{note}"
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date_format(cls, v: object) -> object:
+        if isinstance(v, dt.date):  # an unquoted YYYY-MM-DD in YAML arrives as a date
+            v = v.isoformat()
+        if isinstance(v, str):
+            if not _DATE.match(v):
+                raise ValueError("must be 'YYYY-MM' or 'YYYY-MM-DD'")
+            if len(v) == 10:
+                try:
+                    dt.date.fromisoformat(v)
+                except ValueError:
+                    raise ValueError(f"{v} is not a calendar date") from None
+        return v
 
 
 class Card(_Strict):
@@ -67,6 +113,7 @@ class Card(_Strict):
     interconnect_gbs: float | None = Field(ge=0)
     form_factor: str | None
     launch_price_usd: float | None = Field(gt=0)
+    purchase: Purchase | None
     source: str
     sources: dict[str, str] = Field(default_factory=dict)
     notes: str | None = None
@@ -81,7 +128,7 @@ class Card(_Strict):
     @field_validator("source")
     @classmethod
     def _source_is_url(cls, v: str) -> str:
-        if not re.match(r"https?://\S+$", v):
+        if not _URL.match(v):
             raise ValueError("must be an http(s) URL")
         return v
 
@@ -91,7 +138,7 @@ class Card(_Strict):
         for key, url in v.items():
             if key not in Card.model_fields:
                 raise ValueError(f"names unknown field {key!r}")
-            if not re.match(r"https?://\S+$", url):
+            if not _URL.match(url):
                 raise ValueError(f"{key}: must be an http(s) URL")
         return v
 
@@ -281,3 +328,17 @@ def match_device(catalog: Catalog, device_name: str, memory_gib: float | None = 
     if memory_gib is None or len(matches) == 1:
         return matches[0]
     return min(matches, key=lambda c: abs((c.memory_gib or 0) - memory_gib))
+
+
+def match_card(
+    catalog: Catalog | None, device_name: str, memory_gib: float | None = None, catalog_name: str | None = None
+) -> Card | None:
+    """The catalog card for a probed device: the catalog name the probe recorded, else a match
+    on the driver's name (and memory size). Callers pass `readings.device_memory_gib(dev)`."""
+    if catalog is None:
+        return None
+    if catalog_name:
+        hits = find(catalog, catalog_name)
+        if hits:
+            return hits[0]
+    return match_device(catalog, device_name, memory_gib)

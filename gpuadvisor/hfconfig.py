@@ -1,7 +1,10 @@
-"""A ModelSpec from a local Hugging Face config.json (no download, no transformers import).
+"""Read a local Hugging Face config.json (no download, no transformers import) into the keyword
+arguments of `ModelSpec.from_architecture`.
 
 Reads the common keys of llama/mistral/mixtral/qwen2/gemma/gemma2/phi3/falcon/gpt2/bert/vit
 configs (and the many configs that copy their names); anything else is a one-line UserError.
+This module only knows the file format; workload.py builds the ModelSpec (`spec_from_config`),
+so the dependency runs one way: workload -> hfconfig.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from typing import Any
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.fileio import load_json
-from gpuadvisor.workload import ModelSpec
 
 _ALIASES = {
     "num_layers": ("num_hidden_layers", "n_layer", "num_layers", "n_layers"),
@@ -31,7 +33,8 @@ def _first(cfg: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
-def spec_from_config(cfg: Any, name: str = "config", origin: str = "config.json") -> ModelSpec:
+def architecture_from_config(cfg: Any, origin: str = "config.json") -> dict[str, Any]:
+    """The architecture keywords for ModelSpec.from_architecture, from a parsed config.json."""
     if not isinstance(cfg, dict):
         raise UserError(f"{origin}: not a model config (expected a JSON object)")
     if "text_config" in cfg and isinstance(cfg["text_config"], dict) and "num_hidden_layers" not in cfg:
@@ -97,14 +100,12 @@ def spec_from_config(cfg: Any, name: str = "config", origin: str = "config.json"
             kw["experts_per_token"] = int(_first(cfg, ("num_experts_per_tok", "top_k", "moe_topk")) or 2)
             if cfg.get("moe_intermediate_size"):
                 kw["intermediate_size"] = int(cfg["moe_intermediate_size"])
-    try:
-        return ModelSpec.from_architecture(name, **kw)
-    except TypeError as e:
-        raise UserError(f"{origin}: {e}") from None
+    return kw
 
 
-def spec_from_config_file(path: str | os.PathLike[str]) -> ModelSpec:
+def load_config_file(path: str | os.PathLike[str]) -> tuple[str, Any]:
+    """(model name, parsed JSON) of a config file; the name is its folder's for a config.json."""
     p = Path(path)
     cfg = load_json(p, "model config")
     name = p.parent.name if p.name == "config.json" and p.parent.name else p.stem
-    return spec_from_config(cfg, name=name or "config", origin=str(p))
+    return name or "config", cfg

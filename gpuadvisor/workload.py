@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.errors import UserError
+from gpuadvisor.hfconfig import architecture_from_config, load_config_file
 
 MODES = ("inference", "scoring", "training", "lora", "qlora")
 DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
@@ -529,8 +531,6 @@ def resolve_model(text: str) -> ModelSpec:
         raise UserError(f"parameter count must be > 0, got {t!r}")
     p = Path(t)
     if t.endswith(".json") or p.is_file() or (p.is_dir() and (p / "config.json").is_file()):
-        from gpuadvisor.hfconfig import spec_from_config_file
-
         return spec_from_config_file(p / "config.json" if p.is_dir() else p)
     presets = _presets()
     key = _norm_name(t)
@@ -542,6 +542,19 @@ def resolve_model(text: str) -> ModelSpec:
         hint = [nm for nm in names if key and key in _norm_name(nm)][:3]
     extra = f"; did you mean {', '.join(hint)}?" if hint else " (see 'gpuadvisor estimate --list-models')"
     raise UserError(f"unknown model {t!r}: not a preset, a parameter count like '7b', or a config.json{extra}")
+
+
+def spec_from_config(cfg: Any, name: str = "config", origin: str = "config.json") -> ModelSpec:
+    """A ModelSpec from a parsed Hugging Face config.json (hfconfig reads the format)."""
+    try:
+        return ModelSpec.from_architecture(name, **architecture_from_config(cfg, origin))
+    except TypeError as e:
+        raise UserError(f"{origin}: {e}") from None
+
+
+def spec_from_config_file(path: str | os.PathLike[str]) -> ModelSpec:
+    name, cfg = load_config_file(path)
+    return spec_from_config(cfg, name=name, origin=str(path))
 
 
 def list_presets() -> list[ModelSpec]:
@@ -611,6 +624,6 @@ def _fmt_params(n: float) -> str:
 
 __all__ = [
     "BYTES_PER_DTYPE", "DEFAULT_OPTIMIZER", "DTYPES", "MODES", "OPTIMIZERS", "QUANT_FORMATS", "SHARDINGS",
-    "ModelSpec", "Workload",
-    "list_presets", "make_workload", "parse_param_count", "resolve_model",
+    "ModelSpec", "Workload", "list_presets", "make_workload", "parse_param_count", "resolve_model",
+    "spec_from_config", "spec_from_config_file",
 ]

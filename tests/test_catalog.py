@@ -36,6 +36,7 @@ cards:
     interconnect_gbs: null
     form_factor: PCIe triple-slot
     launch_price_usd: 1599
+    purchase: {usd: 1499, kind: street, date: "2025-06-01", source: https://example.com/p, note: "a test, with a comma"}
     source: https://example.com/datasheet
 """
 
@@ -150,11 +151,20 @@ def test_env_var_adds_a_catalog(tmp_path, monkeypatch):
          r"field 'source'.*URL"),
         (lambda t: t.replace("tdp_w: 450", "tdp_w: 450\n    colour: green"), r"field 'colour': unknown field"),
         (lambda t: t + t.replace("cards:\n", ""), r"duplicate name"),
+        (lambda t: t.replace("    purchase: {", "    bought: {"), r"field 'purchase': missing"),
+        (lambda t: t.replace("kind: street", "kind: cheap"), r"card 'Test Card 24GB': field 'purchase\.kind'"),
+        (lambda t: t.replace("usd: 1499", "usd: -5"), r"field 'purchase\.usd': Input should be greater than 0"),
+        (lambda t: t.replace("source: https://example.com/p,", "source: a shop,"),
+         r"field 'purchase\.source'.*URL"),
+        (lambda t: t.replace('date: "2025-06-01"', 'date: "June 2025"'), r"field 'purchase\.date'.*YYYY-MM"),
+        (lambda t: t.replace('date: "2025-06-01"', 'date: "2025-02-30"'), r"field 'purchase\.date'.*calendar"),
+        (lambda t: t.replace("usd: 1499,", "usd: 1499, shop: x,"), r"field 'purchase\.shop': unknown field"),
         (lambda t: t.replace("aliases: [testcard", "aliases: [testcard, [oops"), r"YAML syntax error"),
         (lambda t: "- just\n- a list\n", r"mapping with a 'cards' list"),
     ],
     ids=["missing-field", "wrong-type", "nested-wrong-type", "bad-enum", "bad-cc", "bad-source",
-         "unknown-field", "duplicate-name", "yaml-syntax", "wrong-shape"],
+         "unknown-field", "duplicate-name", "purchase-missing", "purchase-kind", "purchase-negative",
+         "purchase-source", "purchase-date", "purchase-day", "purchase-extra", "yaml-syntax", "wrong-shape"],
 )
 def test_malformed_catalog_gives_one_line_error_and_exit_2(tmp_path, capsys, mutate, expected):
     d = write(tmp_path, mutate(GOOD_CARD))
@@ -165,6 +175,18 @@ def test_malformed_catalog_gives_one_line_error_and_exit_2(tmp_path, capsys, mut
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("gpuadvisor: error: ")
     assert "Traceback" not in err
+
+
+def test_purchase_may_be_null_and_dates_may_be_unquoted(tmp_path):
+    card = load_catalog([write(tmp_path, GOOD_CARD)], use_env=False).get("testcard")
+    assert card.purchase is not None and card.purchase.usd == 1499 and card.purchase.kind == "street"
+    assert card.purchase.note == "a test, with a comma" and card.purchase.date == "2025-06-01"
+    unquoted = GOOD_CARD.replace('date: "2025-06-01"', "date: 2025-06-01")
+    assert load_catalog([write(tmp_path, unquoted)], use_env=False).get("testcard").purchase.date == "2025-06-01"
+    month = GOOD_CARD.replace('date: "2025-06-01"', "date: 2025-06")
+    assert load_catalog([write(tmp_path, month)], use_env=False).get("testcard").purchase.date == "2025-06"
+    bare = GOOD_CARD.replace(GOOD_CARD.split("    purchase: ")[1].split("\n")[0], "null")
+    assert load_catalog([write(tmp_path, bare)], use_env=False).get("testcard").purchase is None
 
 
 def test_alias_clash_with_shipped_card_is_an_error(tmp_path):
@@ -230,3 +252,93 @@ def test_every_tensor_key_is_known():
 
 def test_shipped_dir_exists():
     assert (shipped_catalog_dir() / "nvidia-datacenter.yaml").is_file()
+
+
+# --- purchase prices and the cards clouds rent ------------------------------------------------------
+
+# Cards with no purchase price on purpose: never sold at retail, or no dated public price was found.
+UNPRICED_CONSUMER_AND_PRO = {
+    "Radeon PRO V520": "cloud-only (AWS g4ad), never sold",
+    "Quadro P4000": "no dated public price found",
+    "Quadro P5000": "no dated public price found",
+    "Quadro GP100": "no dated public price found",
+}
+
+
+def test_every_geforce_radeon_and_professional_card_has_a_purchase_price(shipped):
+    missing = [c.name for c in shipped.cards
+               if c.family in ("geforce", "radeon", "professional") and c.purchase is None
+               and c.name not in UNPRICED_CONSUMER_AND_PRO]
+    assert missing == []
+    for name in UNPRICED_CONSUMER_AND_PRO:  # the exemptions name real cards and stay unpriced until sourced
+        assert shipped.get(name).name == name
+
+
+def test_purchase_kinds_follow_the_family(shipped):
+    priced = [c for c in shipped.cards if c.purchase is not None]
+    assert len(priced) >= 75
+    for card in priced:
+        if card.family in ("datacenter", "instinct"):
+            assert card.purchase.kind == "estimate", card.name  # sold through OEMs: no list price
+        else:
+            assert card.purchase.kind in ("list", "street"), card.name
+        assert card.purchase.source.startswith("https://"), card.name
+    jetson = [c for c in priced if c.family == "jetson"]
+    assert jetson and all(c.purchase.kind == "list" for c in jetson)
+
+
+def test_purchase_prices_are_plausible(shipped):
+    """Catches a dropped digit or a price typed against the wrong card."""
+    def usd(name: str) -> float:
+        return shipped.get(name).purchase.usd
+
+    assert 1000 < usd("GeForce RTX 4090") < 4000
+    assert usd("GeForce RTX 4060") < usd("GeForce RTX 4090")
+    assert usd("Tesla T4") < usd("L4") < usd("L40S") < usd("H100 PCIe 80GB") < usd("H100 SXM5 80GB")
+    assert 50 < usd("Jetson Nano") < 200
+
+
+@pytest.mark.parametrize(
+    ("driver_name", "memory_gib", "card"),
+    [
+        ("NVIDIA A10G", 22.5, "A10G"),
+        ("NVIDIA A10", 22.5, "A10"),
+        ("NVIDIA GH200 480GB", 95.6, "GH200 96GB"),
+        ("NVIDIA GH200 144G HBM3e", 143.4, "GH200 144GB"),
+        ("NVIDIA H20", 95.0, "H20"),
+        ("Tesla P40", 22.4, "Tesla P40"),
+        ("Tesla P4", 7.4, "Tesla P4"),
+        ("Tesla M60", 7.9, "Tesla M60"),
+        ("NVIDIA T4G", 14.6, "T4G"),
+        ("Tesla T4", 14.6, "Tesla T4"),
+        ("Radeon Pro V520", 8.0, "Radeon PRO V520"),
+        ("Tesla V100-SXM2-16GB", 15.8, "Tesla V100 SXM2 16GB"),
+        ("Tesla V100-PCIE-16GB", 15.8, "Tesla V100 PCIe 16GB"),
+        ("Tesla V100-SXM2-32GB", 31.7, "Tesla V100 SXM2 32GB"),
+        ("NVIDIA A800 80GB PCIe", 79.2, "A800 PCIe 80GB"),
+        ("NVIDIA B300 SXM6 AC", 268.0, "B300"),
+        ("Radeon Instinct MI25", 16.0, "Radeon Instinct MI25"),
+    ],
+)
+def test_cards_clouds_rent_match_their_driver_names(shipped, driver_name, memory_gib, card):
+    found = match_device(shipped, driver_name, memory_gib)
+    assert found is not None and found.name == card
+    assert found.source.startswith("http") and found.memory_gib and found.memory_bandwidth_gbs
+
+
+def test_new_datacenter_cards_have_dense_tensor_figures(shipped):
+    h100 = shipped.get("H100 SXM5 80GB").tensor_dense_tflops
+    for name in ("GH200 96GB", "GH200 144GB"):  # the superchip's GPU is the H100 die
+        assert shipped.get(name).tensor_dense_tflops.bf16 == pytest.approx(h100.bf16, rel=0.01)
+    a10g, a10 = shipped.get("A10G"), shipped.get("A10")
+    assert a10g.compute_units == 80 and a10g.tensor_dense_tflops.bf16 < a10.tensor_dense_tflops.bf16
+    assert shipped.get("H20").tensor_dense_tflops.bf16 < 0.2 * h100.bf16
+
+
+def test_show_text_gives_the_purchase_price_and_its_source(capsys, shipped):
+    code, out, _ = run_cli(capsys, "catalog", "show", "GeForce RTX 4090")
+    card = shipped.get("GeForce RTX 4090")
+    assert code == 0 and f"${card.purchase.usd:,.0f} {card.purchase.kind} price, {card.purchase.date}" in out
+    assert f"source for purchase: {card.purchase.source}" in out
+    code, out, _ = run_cli(capsys, "catalog", "show", "Tesla K80", "--json")
+    assert code == 0 and json.loads(out)["purchase"] is None

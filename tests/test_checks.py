@@ -293,3 +293,46 @@ def test_junit_escapes_odd_text(fake, tmp_path):
     xml = checks.junit_xml(checks.evaluate(rs, fake))
     root = ET.fromstring(xml)
     assert root.find("testsuite/testcase").get("name").startswith('a <b> & "c"')
+
+
+# ------------------------------------------------------------------ registry
+
+
+def test_a_new_rule_type_is_one_registered_class(fake, tmp_path, monkeypatch):
+    """Adding a rule is local: one model with its evaluate(), registered; it sees the whole node."""
+    from typing import Literal
+
+    monkeypatch.setattr(checks.rules, "RULE_TYPES", dict(checks.RULE_TYPES))
+
+    @checks.register
+    class GpuCount(checks.MinMaxRule):
+        check: Literal["gpu_count"]
+
+        def describe(self) -> str:
+            return f"GPUs in the node {self.bounds()}"
+
+        def evaluate(self, dev, run):
+            return self.outcome(self.within(len(run.devices)), str(len(run.devices)), value=len(run.devices))
+
+    rs = checks.load_rules(write(tmp_path, "- check: gpu_count\n  min: 4\n- check: memory_gib\n  min: 1\n"))
+    report = checks.evaluate(rs, fake)
+    assert [o.passed for o in report.devices[0].outcomes] == [False, True]
+    assert report.devices[0].outcomes[0].measured == "2"
+    with pytest.raises(UserError, match=r"rule #1 \(gpu_count\): min \(4\) is greater than max"):
+        checks.load_rules(write(tmp_path, "- check: gpu_count\n  min: 4\n  max: 1\n"))
+    with pytest.raises(TypeError, match="already registered"):
+
+        @checks.register
+        class Clash(checks.Rule):
+            check: Literal["memory_gib"]
+
+
+def test_match_card_prefers_the_recorded_catalog_name():
+    from gpuadvisor.catalog import load_catalog, match_card
+
+    cat = load_catalog(use_env=False)
+    assert match_card(None, "NVIDIA H100 80GB HBM3") is None
+    by_name = match_card(cat, "NVIDIA H100 80GB HBM3", 79.6)
+    assert by_name is not None and "H100" in by_name.name
+    recorded = match_card(cat, "NVIDIA H100 80GB HBM3", 79.6, catalog_name="A100 SXM4 80GB")
+    assert recorded is not None and "A100" in recorded.name

@@ -193,7 +193,8 @@ def test_more_gpus_with_sharding_never_more_per_gpu(spec, b, s, sharding, mode, 
     for n in (1, 2, 4, 8):
         w = _w(spec, mode, batch=b, seq_len=s, num_gpus=n, sharding=sharding, checkpointing=ckpt)
         total = estimate_memory(w).total
-        if prev is not None:
+        # DDP (no sharding) adds its gradient buckets when it starts to all-reduce: compare from 2 GPUs on
+        if prev is not None and not (sharding == "none" and mode == "training" and n == 2):
             assert total <= prev * (1 + 1e-12)
         prev = total
 

@@ -30,6 +30,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_carries_catalog_and_probes(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "gpuadvisor/_catalog/nvidia-datacenter.yaml" in names
+    assert {"gpuadvisor/_catalog/prices/rental.json", "gpuadvisor/_catalog/prices/accelerators.yaml"} <= set(names)
     assert any(n.startswith("probes/") and n.endswith(".py") for n in names)
     assert not any(n.startswith("tests/") for n in names)
 

@@ -67,3 +67,32 @@ def test_run_on_a_gpu_machine_says_how_your_card_does(monkeypatch, tmp_path, cap
     assert "Your GPU 0, NVIDIA H100 80GB HBM3: fits on 1," in out
     assert main(["run", "--out-dir", str(tmp_path), "--no-report", "--model", "llama-2-70b"]) == 0
     assert "Your GPU 0, NVIDIA H100 80GB HBM3: fits on 2," in capsys.readouterr().out
+
+
+def test_run_places_the_local_card_next_to_the_picks(monkeypatch, tmp_path, capsys):
+    """`run` with a GPU: the decision and a line on how this machine's card does the same job."""
+    from pathlib import Path
+
+    from fake_prices import SNAPSHOT
+
+    from gpuadvisor.advisor import market
+
+    h100 = results.load(Path(__file__).parent / "data" / "h100-probe.json")
+    monkeypatch.setattr(pr, "run_probes", lambda opts, **kw: h100)
+    monkeypatch.setattr(market, "load_snapshot", lambda: SNAPSHOT)
+    assert main(["run", "--out-dir", str(tmp_path), "--no-report", "--model", "llama-3.1-8b", "--tok-s", "30",
+                 "--json"]) == 0
+    adv = json.loads(capsys.readouterr().out)["advice"]
+    assert [o["hardware"]["kind"] for o in adv["local"]] == ["local"]
+    assert adv["local"][0]["uses_measured"] and adv["local"][0]["meets"]
+    assert adv["local_line"].startswith("your H100 SXM5 80GB (measured figures) does this at ")
+    assert "per million tokens" in adv["local_line"] and adv["picks"]["cheapest_rental"]
+    assert main(["run", "--out-dir", str(tmp_path), "--no-report", "--model", "llama-3.1-8b", "--tok-s", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "targets: >= 30 tok/s per user" in out and "Your H100 SXM5 80GB (measured figures) does this" in out
+
+
+def test_run_rejects_bad_targets_before_probing(capsys, tmp_path):
+    assert main(["run", "--out-dir", str(tmp_path), "--context", "10"]) == 2
+    assert "must exceed the output tokens" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

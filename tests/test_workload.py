@@ -7,8 +7,14 @@ import json
 import pytest
 
 from gpuadvisor.errors import UserError
-from gpuadvisor.hfconfig import spec_from_config
-from gpuadvisor.workload import ModelSpec, list_presets, make_workload, parse_param_count, resolve_model
+from gpuadvisor.workload import (
+    ModelSpec,
+    list_presets,
+    make_workload,
+    parse_param_count,
+    resolve_model,
+    spec_from_config,
+)
 
 # published parameter counts (model cards / config arithmetic)
 KNOWN = {

@@ -15,8 +15,7 @@ from gpuadvisor.cli import main
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import GiB, estimate_memory, lora_params
 from gpuadvisor.estimate.offload import DEFAULT_HOST_BANDWIDTH_GBS, host_bandwidth_from, plan_offload
-from gpuadvisor.hfconfig import spec_from_config
-from gpuadvisor.workload import DEFAULT_OPTIMIZER, make_workload
+from gpuadvisor.workload import DEFAULT_OPTIMIZER, make_workload, spec_from_config
 
 ROOT = Path(__file__).resolve().parent.parent
 MIXTRAL_07B = {"model_type": "mixtral", "num_hidden_layers": 12, "hidden_size": 1024, "num_attention_heads": 16,

@@ -22,8 +22,7 @@ GiB = 2**30
 
 
 def workload_for(case: dict, ranks: list[dict]):
-    from gpuadvisor.hfconfig import spec_from_config
-    from gpuadvisor.workload import make_workload
+    from gpuadvisor.workload import make_workload, spec_from_config
 
     r = ranks[0]
     spec = spec_from_config(r["config"], name="llama-2-7b-random", origin="validate_multigpu")

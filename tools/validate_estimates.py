@@ -33,8 +33,7 @@ OPTIMIZER = {"foreach": "adamw-foreach", "fused": "adamw-fused", "8bit": "adamw8
 
 def workload_for(rec: dict):
     """The gpuadvisor Workload that describes a measured case."""
-    from gpuadvisor.hfconfig import spec_from_config
-    from gpuadvisor.workload import make_workload
+    from gpuadvisor.workload import make_workload, spec_from_config
 
     spec = spec_from_config(rec["config"], name=rec["model"], origin=f"validate:{rec['model']}")
     kind, b, s, o = rec["kind"], rec["batch"], rec["seq"], rec.get("opts", {})

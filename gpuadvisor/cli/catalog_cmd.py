@@ -84,11 +84,15 @@ def describe(card: Card) -> list[str]:
             continue
         if isinstance(value, list):
             value = ", ".join(value) or "-"
+        if key == "purchase" and card.purchase is not None:
+            value = card.purchase.describe()
         lines.append(f"  {key:<24} {'-' if value is None else value}")
     tensor = ", ".join(f"{k} {v if v is not None else '-'}" for k, v in d["tensor_dense_tflops"].items())
     lines.append(f"  {'tensor_dense_tflops':<24} {tensor}  (int8 in TOPS)")
     for field, url in card.sources.items():
         lines.append(f"  source for {field}: {url}")
+    if card.purchase is not None:
+        lines.append(f"  source for purchase: {card.purchase.source}")
     if card.notes:
         lines.append(f"  notes: {card.notes}")
     return lines

@@ -1,10 +1,17 @@
-"""`gpuadvisor recommend MODEL`: rank catalog cards and 1/2/4/8-GPU configurations."""
+"""`gpuadvisor recommend MODEL`: the cheapest way to meet the user's targets, rent or buy.
+
+Prints the named picks (one line each, with what binds), buy versus rent, and the cost-versus-time
+frontier; `--all` lists every option evaluated, `--rank` the old speed ranking of cards x GPU
+counts. `--json` follows docs/recommend-json.md. The figures come from `gpuadvisor.api.advise`.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from gpuadvisor.cli.common import gpu_counts_arg, non_negative_float
+from gpuadvisor.cli.advisor_args import add_target_args, advice_from
+from gpuadvisor.cli.common import gpu_counts_arg, non_negative_float, positive_int
 from gpuadvisor.cli.estimate_cmd import (
     add_workload_args,
     describe_workload,
@@ -15,36 +22,172 @@ from gpuadvisor.cli.estimate_cmd import (
 )
 from gpuadvisor.errors import UserError
 
+PICK_ORDER = ("cheapest_rental", "cheapest_single_gpu", "cheapest_purchase", "fastest_within_budget", "best_value")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("recommend", help="rank GPUs and 1/2/4/8-GPU setups for a workload")
+    p = sub.add_parser("recommend", help="the cheapest way to meet your targets: rent or buy, with what binds",
+                       description="Evaluate every rentable instance (price snapshot) and every card x count to "
+                       "buy for a workload; print the named picks, buy versus rent and the cost-versus-time "
+                       "frontier. All figures are estimates. Serving uses --context and --output-tokens (not --seq "
+                       "and --gen); training reads --batch as sequences per GPU and --tokens as the token budget.")
     add_workload_args(p)
-    p.add_argument("--gpu-counts", type=gpu_counts_arg, default=[1, 2, 4, 8], metavar="N,N", help="default 1,2,4,8")
-    p.add_argument("--price-per-hour", type=non_negative_float, metavar="USD",
-                   help="rental price per GPU-hour (cost = price x GPUs x time); default: launch price x GPUs")
-    p.add_argument("--sort", default="time", choices=["time", "cost", "energy", "memory"])
+    add_target_args(p)
     p.add_argument("--probe", metavar="RESULTS.json", help="probe result: measured figures replace the local card's")
-    p.add_argument("--top", type=int, default=15, help="rows of fitting options to show (default 15)")
-    p.add_argument("--all", action="store_true", help="show every GPU count that fits, not only the fewest per card")
+    p.add_argument("--top", type=positive_int, default=12, help="rows of the frontier or option table (default 12)")
+    p.add_argument("--all", action="store_true", help="list every option evaluated, cheapest first")
+    r = p.add_argument_group("plain speed ranking (--rank)")
+    r.add_argument("--rank", action="store_true", help="rank cards x 1/2/4/8 GPUs by speed instead (no prices)")
+    r.add_argument("--gpu-counts", type=gpu_counts_arg, default=[1, 2, 4, 8], metavar="N,N", help="default 1,2,4,8")
+    r.add_argument("--price-per-hour", type=non_negative_float, metavar="USD",
+                   help="--rank: rental price per GPU-hour (cost = price x GPUs x time)")
+    r.add_argument("--sort", default="time", choices=["time", "cost", "energy", "memory"], help="--rank order")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
-    from gpuadvisor.cli.common import catalog_from, console, print_json
-    from gpuadvisor.recommend import fewest_gpus_per_card, recommend, why_not
+    from gpuadvisor.cli.common import catalog_from
 
     w = workload_from(args)
     eff = efficiency_from(args)
-    if args.top < 1:
-        raise UserError(f"--top must be >= 1, got {args.top}")
     catalog = catalog_from(args)
     measured = None
     if args.probe:
         from gpuadvisor import results
 
         measured = results.load(args.probe)
+    if args.rank:
+        return _rank(args, w, eff, catalog, measured)
+    from gpuadvisor.advisor.ranking import _measured_for
+
+    meas = _measured_for(measured, catalog) if measured is not None else None
+    if measured is not None and not meas:
+        raise UserError(f"{args.probe}: its GPU matches no card in the catalog")
+    advice = advice_from(args, w, catalog, efficiency=eff, measured=meas)
+    from gpuadvisor.advisor.market import rate_of
+
+    rate = rate_of(args.currency)
+    if args.json:
+        from gpuadvisor.cli.common import print_json
+
+        d = advice.to_dict(all_options=args.all)
+        d["currency"] = {"code": args.currency.upper(), "per_usd": rate}
+        print_json(d)
+        return 0
+    print_advice(advice, top=args.top, all_options=args.all, currency=args.currency.upper(), rate=rate)
+    return 0
+
+
+def money(usd: float | None, currency: str = "USD", rate: float = 1.0, digits: int = 2) -> str:
+    if usd is None:
+        return "-"
+    v = usd * rate
+    sym = "$" if currency == "USD" else ""
+    suffix = "" if currency == "USD" else f" {currency}"
+    text = f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.{digits}f}"
+    return f"{sym}{text}{suffix}"
+
+
+def print_advice(advice: Any, *, top: int = 12, all_options: bool = False, currency: str = "USD",
+                 rate: float = 1.0) -> None:
+    """The decision in text: picks, buy versus rent, the frontier table, notes."""
+    from gpuadvisor.cli.common import console
+
+    con = console()
+    w, t = advice.workload, advice.targets
+    decoder = w.model.kind == "decoder"
+    con.print(f"[bold]{describe_workload(w)}[/bold]")
+    con.print(f"targets: {t.describe(w.mode, decoder)}")
+    if advice.prices:
+        p = advice.prices
+        con.print(f"rental prices: {p.source} ({p.offers} offers, {'spot' if p.spot else 'on-demand'})")
+    if currency != "USD":
+        con.print(f"money in {currency} at {rate:g} per USD")
+    con.print()
+    if advice.picks:
+        con.print("[bold]picks[/bold] (estimates)")
+        shown = set()
+        for name in PICK_ORDER:
+            pk = advice.picks.get(name)
+            if pk is None:
+                continue
+            again = " (the same as above)" if id(pk.option) in shown else ""
+            shown.add(id(pk.option))
+            con.print(f"  [bold]{pk.title}[/bold]{again}: {_conv(pk.line, currency, rate)}", soft_wrap=True)
+        if advice.buy_vs_rent:
+            con.print(f"  [bold]buy or rent[/bold]: {_conv(advice.buy_vs_rent.line, currency, rate)}", soft_wrap=True)
+    else:
+        con.print("[bold red]nothing evaluated meets every target[/bold red]")
+        if advice.closest:
+            con.print(f"  closest: {_conv(advice.closest.line, currency, rate)}", soft_wrap=True)
+            con.print(f"  it would take: {advice.what_it_would_take}", soft_wrap=True)
+    line = advice.local_line()
+    if line:
+        con.print(f"  {_conv(line, currency, rate)}", soft_wrap=True)
+    rows = sorted([o for o in advice.options if o.hardware.kind != "local"],
+                  key=lambda o: (not o.fits, o.cost is None, o.cost or 0.0, o.time_s or 0.0, o.label)) \
+        if all_options else advice.frontier
+    con.print()
+    _table(con, rows[:top], w, currency, rate,
+           title=(f"every option, cheapest first ({len(rows)})" if all_options else
+                  f"cost-versus-time frontier: {len(rows)} of {len(advice.options)} options (none is both cheaper "
+                  "and faster)"))
+    for n in advice.notes:
+        con.print(f"note: {n}", soft_wrap=True)
+
+
+def _conv(text: str, currency: str, rate: float) -> str:
+    """Rewrite $ amounts of a one-line pick into the display currency."""
+    if currency == "USD":
+        return text
+    import re
+
+    def sub(m: re.Match[str]) -> str:
+        v = float(m.group(1).replace(",", "")) * rate
+        return f"{v:,.2f} {currency}" if v < 1000 else f"{v:,.0f} {currency}"
+
+    return re.sub(r"\$([0-9][0-9,]*(?:\.[0-9]+)?)", sub, text)
+
+
+def _table(con: Any, rows: list[Any], w: Any, currency: str, rate: float, *, title: str) -> None:
+    from rich.table import Table
+
+    serving = w.mode == "inference"
+    decoder = w.model.kind == "decoder"
+    tab = Table(title=title, title_justify="left")
+    if serving and decoder:
+        cols = ["option", "$/h", "$/month", "$/1M tok", "tok/s/user", "first token", "users fit", "layout", "binds",
+                "meets"]
+    elif serving:
+        cols = ["option", "$/h", "$/month", "$/1k req", "per request", "layout", "binds", "meets"]
+    else:
+        cols = ["option", "$/h", "job $", "wall time", "tok/s", "layout", "binds", "meets"]
+    for c in cols:
+        tab.add_column(c, justify="left" if c in ("option", "layout", "binds", "meets") else "right")
+    for o in rows:
+        per_h = money(o.usd_per_hour, currency, rate)
+        meets = "yes" if o.meets else "no: " + "; ".join(o.misses)[:60]
+        if serving and decoder:
+            cells = [per_h, money(o.monthly_usd, currency, rate), money(o.usd_per_mtok, currency, rate),
+                     "-" if o.per_user_tokens_per_s is None else f"{o.per_user_tokens_per_s:,.0f}",
+                     fmt_time(o.ttft_s), "-" if o.max_users is None else f"{o.max_users:,}"]
+        elif serving:
+            cells = [per_h, money(o.monthly_usd, currency, rate), money(o.usd_per_1k_requests, currency, rate, 3),
+                     fmt_time(o.request_s)]
+        else:
+            cells = [per_h, money(o.job_usd, currency, rate), fmt_time(o.wall_s),
+                     "-" if o.tokens_per_s is None else f"{o.tokens_per_s:,.0f}"]
+        tab.add_row(o.label, *cells, o.layout, o.binds, meets)
+    con.print(tab)
+
+
+def _rank(args: argparse.Namespace, w: Any, eff: Any, catalog: Any, measured: Any) -> int:
+    """The speed ranking of cards x GPU counts (the behaviour of `recommend` before targets and prices)."""
+    from gpuadvisor.advisor.ranking import fewest_gpus_per_card, recommend, why_not
+    from gpuadvisor.cli.common import console, print_json
+
     options = recommend(w, catalog, gpu_counts=args.gpu_counts, price_per_hour=args.price_per_hour,
                         measured=measured, sort_by=args.sort, efficiency=eff)
     if measured is not None and not any(o.uses_measured for o in options):
@@ -52,8 +195,7 @@ def run(args: argparse.Namespace) -> int:
     fails = why_not(options)
     if args.json:
         print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "sort_by": args.sort,
-                    "options": [o.to_dict() for o in options], "not_fitting": fails,
-                    "estimate": True})
+                    "options": [o.to_dict() for o in options], "not_fitting": fails, "estimate": True})
         return 0
     from rich.table import Table
 
@@ -61,38 +203,21 @@ def run(args: argparse.Namespace) -> int:
     con.print(f"[bold]{describe_workload(w)}[/bold]")
     fitting = [o for o in options if o.fits] if args.all else fewest_gpus_per_card(options)
     if fitting:
-        cost_head = "cost $" if args.price_per_hour is not None else "price $ (launch)"
+        cost_head = "cost $" if args.price_per_hour is not None else "price $ (to buy)"
         what = "configurations" if args.all else "fewest GPUs per card"
         t = Table(title=f"{what} that fit, by {args.sort} (estimates)")
-        for col in ("#", "card", "GPUs", "layout", "GiB/GPU", "time", "throughput", cost_head, "energy Wh", "bound"):
-            t.add_column(col, justify="left" if col in ("card", "layout", "bound") else "right")
+        for col in ("#", "card", "GPUs", "GiB/GPU", "time", cost_head, "energy Wh", "bound"):
+            t.add_column(col, justify="left" if col in ("card", "bound") else "right")
         for i, o in enumerate(fitting[: args.top], 1):
-            ce = o.compute
-            if w.mode == "inference":
-                thr = f"{ce.decode_tokens_per_s:,.0f} tok/s" if ce.decode_tokens_per_s else (
-                    f"{ce.prefill_tokens_per_s:,.0f} tok/s" if ce.prefill_tokens_per_s else "-")
-            else:
-                thr = f"{ce.tokens_per_s:,.0f} tok/s" if ce.tokens_per_s else "-"
-            lay = []
-            if o.workload.tensor_parallel > 1:
-                lay.append(f"TP{o.workload.tensor_parallel}")
-            if o.workload.data_parallel > 1:
-                lay.append(o.workload.sharding if o.workload.sharding != "none" else f"DP{o.workload.data_parallel}")
-            name = o.card + (" *" if o.uses_measured else "")
-            t.add_row(str(i), name, str(o.num_gpus), "+".join(lay) or "-",
-                      f"{o.needed_gib:.1f}/{o.memory_gib_per_gpu:g}",
-                      fmt_time(o.time_s), thr, "-" if o.cost_usd is None else f"{o.cost_usd:,.2f}",
-                      "-" if o.energy_wh is None else f"{o.energy_wh:,.1f}", ce.bound or "-")
+            t.add_row(str(i), o.card + (" *" if o.uses_measured else ""), str(o.num_gpus),
+                      f"{o.needed_gib:.1f}/{o.memory_gib_per_gpu:g}", fmt_time(o.time_s),
+                      "-" if o.cost_usd is None else f"{o.cost_usd:,.2f}",
+                      "-" if o.energy_wh is None else f"{o.energy_wh:,.1f}", o.compute.bound or "-")
         con.print(t)
-        if any(o.uses_measured for o in fitting):
-            con.print("* measured figures from the probe result replace the datasheet for this card")
     else:
         con.print("[bold red]no catalog card fits this workload at the GPU counts tried[/bold red]")
     if fails:
         con.print("[bold]cards that do not fit:[/bold]")
         for card, reason in fails.items():
             con.print(f"  {card}: {reason}")
-    mfu, bw = eff.mfu, eff.bandwidth
-    con.print(f"estimates: MFU {mfu:.0%}, bandwidth efficiency {bw:.0%} of datasheet "
-              "(set --mfu/--bw-eff); times for the workload as given; see BENCHMARKS.md for accuracy")
     return 0

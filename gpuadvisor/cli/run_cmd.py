@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.cli.advisor_args import add_target_args
 from gpuadvisor.cli.estimate_cmd import add_workload_args, efficiency_from, workload_from
 
 DEFAULT_MODEL = "llama-3-8b"
@@ -28,11 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"cards for a model (default {DEFAULT_MODEL}, bf16 inference) and write an HTML report.",
     )
     add_workload_args(p)
+    add_target_args(p)
     p.set_defaults(model=None)
     p.add_argument("--full", action="store_true", help="the longer probe run (~30-90 s on a GPU)")
     p.add_argument("--out-dir", default=str(DEFAULT_DIR), metavar="DIR", help="where results and report go")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
-    p.add_argument("--top", type=int, default=8, help="recommendations to show (default 8)")
+    p.add_argument("--top", type=int, default=8, help="rows of the speed ranking in --json (default 8)")
     p.set_defaults(func=run)
 
 
@@ -53,17 +55,19 @@ def _unique(path: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor import results
+    from gpuadvisor.advisor.ranking import recommend, why_not
+    from gpuadvisor.cli.advisor_args import targets_from
     from gpuadvisor.cli.common import catalog_from, print_json
     from gpuadvisor.cli.probe_cmd import Progress, print_summary
     from gpuadvisor.errors import UserError
     from gpuadvisor.fileio import ensure_writable
     from gpuadvisor.probe_runner import RunOptions, run_probes
-    from gpuadvisor.recommend import recommend, why_not
 
     if not (args.model or args.model_opt):
         args.model = DEFAULT_MODEL
     workload = workload_from(args)  # validate the workload before spending time on probes
     efficiency = efficiency_from(args)
+    targets_from(args)  # bad targets fail before the probes, too
     if args.top < 1:
         raise UserError(f"--top must be >= 1, got {args.top}")
     catalog = catalog_from(args)
@@ -84,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     stamp = _stamp(result)
     probe_path = results.save(result, _unique(out_dir / f"probe-{stamp}.json"))
     options = recommend(workload, catalog, measured=result if result.gpu_found else None, efficiency=efficiency)
+    advice = _advice(args, workload, catalog, efficiency, result)
     report_path = None
     if not args.no_report:
         from gpuadvisor.fileio import atomic_write_text
@@ -103,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
             "workload": workload.to_dict(),
             "recommendations": [o.to_dict() for o in fitting[: args.top]],
             "not_fitting": why_not(options),
+            "advice": advice.to_dict(),
         })
         return 0 if result.complete else 130
 
@@ -110,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"No GPU was found on this machine ({result.message}).")
         print("Measured the host CPU only; the recommendations below come from the catalog's datasheets.\n")
     print_summary(result)
-    _print_recommendations(workload, options, fitting, args.top, result)
+    _print_recommendations(workload, options, fitting, args.top, result, advice)
     print(f"\nProbe results: {probe_path}")
     if report_path:
         print(f"Report:        {report_path}")
@@ -120,19 +126,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any], top: int, result: Any) -> None:
+def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any], top: int, result: Any,
+                           advice: Any) -> None:
+    """The decision (picks, buy or rent), then how this machine's card does."""
+    from gpuadvisor.advisor.ranking import one_per_card
     from gpuadvisor.cli.estimate_cmd import describe_workload, fmt_time
-    from gpuadvisor.recommend import fewest_gpus_per_card, one_per_card
 
-    print(f"\nRecommendations for {describe_workload(workload)}")
-    print("(estimates; the fewest GPUs of each card that fit, fastest first):")
-    for o in fewest_gpus_per_card(options)[:top]:
-        note = " (measured here)" if o.uses_measured else ""
-        rate = o.compute.decode_tokens_per_s if workload.mode == "inference" else o.compute.tokens_per_s
-        what = "decode" if workload.mode == "inference" else "training"
-        speed = f"{rate:,.0f} tok/s {what}" if rate else "-"
-        print(f"  {o.num_gpus} x {o.card:<26} needs {o.needed_gib:6.1f} GiB/GPU  "
-              f"{fmt_time(o.time_s):>9} per {'request' if workload.mode == 'inference' else 'step'}  {speed}{note}")
+    print(f"\nRecommendations for {describe_workload(workload)} (estimates)")
+    print(f"  targets: {advice.targets.describe(workload.mode, workload.model.kind == 'decoder')}")
+    for name in ("cheapest_rental", "cheapest_single_gpu", "cheapest_purchase", "best_value"):
+        pk = advice.picks.get(name)
+        if pk:
+            print(f"  {pk.title}: {pk.line}")
+    if advice.buy_vs_rent:
+        print(f"  buy or rent: {advice.buy_vs_rent.line}")
+    if not advice.picks:
+        print("  nothing evaluated meets every target")
+        if advice.closest:
+            print(f"  closest: {advice.closest.line}\n  it would take: {advice.what_it_would_take}")
     if not fitting:
         print("  no card in the catalog fits this workload, even with 8 GPUs")
     rows = {o.card: o for o in reversed(one_per_card(options))}
@@ -145,3 +156,17 @@ def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any]
                   f"{'request' if workload.mode == 'inference' else 'step'} (from the figures measured here)")
         else:
             print(f"  Your GPU {dev.index}, {dev.name}: does not fit ({o.reason})")
+    line = advice.local_line()
+    if line:
+        print(f"  {line[0].upper()}{line[1:]}")
+    print("  (`gpuadvisor recommend` with the same model and targets shows the frontier and every flag)")
+
+
+def _advice(args: argparse.Namespace, workload: Any, catalog: Any, efficiency: Any, result: Any) -> Any:
+    """The decision for the workload, with this machine's cards (and measured figures) beside it."""
+    from gpuadvisor.advisor.ranking import _measured_for
+    from gpuadvisor.cli.advisor_args import advice_from
+
+    measured = _measured_for(result, catalog) if result.gpu_found else None
+    local = tuple(dict.fromkeys(d.catalog_name for d in result.devices if getattr(d, "catalog_name", None)))
+    return advice_from(args, workload, catalog, efficiency=efficiency, measured=measured, local_cards=local)

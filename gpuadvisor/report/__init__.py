@@ -1,5 +1,5 @@
 """The HTML report: one self-contained file (Plotly JS inlined once, no network) from probe
-results and/or a workload. Numbers come from the core (results, checks, estimate, recommend);
+results and/or a workload. Numbers come from the core (results, readings, compare, estimate, recommend);
 this package only arranges them, builds the Plotly figures and renders one Jinja2 template with
 autoescape on, so user text (model names, device names) is always shown as text.
 """
@@ -11,15 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor import __version__
-from gpuadvisor.checks import (
-    FigureRow,
-    device_memory_gib,
-    ecc_errors,
-    figure_rows,
-    match_card,
-    other_processes,
-    pcie_link,
-)
+from gpuadvisor.catalog import match_card
+from gpuadvisor.compare import FigureRow, figure_rows
+from gpuadvisor.readings import device_memory_gib, ecc_errors, other_processes, pcie_link
 from gpuadvisor.results import DeviceResult, GpuState, RunResult
 
 TEMPLATE = "report.html.j2"
@@ -163,10 +157,10 @@ def _link(s: GpuState | None) -> str:
 
 
 def _device_view(dev: DeviceResult, catalog: Any, add: Any, figures: Any) -> dict[str, Any]:
-    card = match_card(dev, catalog)
+    mem = device_memory_gib(dev)
+    card = match_card(catalog, dev.name, mem, dev.catalog_name)
     p = dev.properties
     gen, width, max_gen, max_width = pcie_link(dev)
-    mem = device_memory_gib(dev)
     pcie = "-" if gen is None else f"gen{gen} x{width}" + (f" (max gen{max_gen} x{max_width})" if max_gen else "")
     ecc_on = p.get("ecc_enabled")
     unc = ecc_errors(dev, "uncorrected")

@@ -41,8 +41,8 @@ def memory_parts(breakdown: Any) -> list[tuple[str, float]]:
 
 def rank(workload: Any, catalog: Any, **kw: Any) -> list[Any]:
     """One option per card, as `gpuadvisor recommend` shows them (keyword arguments pass through
-    to recommend.recommend: gpu_counts, price_per_hour, measured, sort_by)."""
-    from gpuadvisor.recommend import one_per_card, recommend
+    to advisor.ranking.recommend: gpu_counts, price_per_hour, measured, sort_by)."""
+    from gpuadvisor.advisor.ranking import one_per_card, recommend
 
     return one_per_card(recommend(workload, catalog, **kw))
 

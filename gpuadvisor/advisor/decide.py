@@ -1,0 +1,161 @@
+"""One call from a workload, targets and prices to a decision: options, frontier, picks, closest
+miss, buy versus rent, and the local card beside them. Interfaces render `Advice`; they never
+recompute costs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuadvisor.advisor.options import Option, build_options
+from gpuadvisor.advisor.picks import BreakEven, Pick, buy_vs_rent, closest_miss, frontier, make_picks
+from gpuadvisor.advisor.targets import Targets
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate import DEFAULT_ENGINE, Efficiency
+from gpuadvisor.workload import Workload
+
+
+@dataclass(frozen=True)
+class PriceInfo:
+    """Where the rental prices came from (shown next to every decision)."""
+
+    source: str
+    offers: int
+    spot: bool = False
+    providers: tuple[str, ...] = ()
+    region: str | None = None
+    currency: str = "USD"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Advice:
+    """Everything a decision needs; every figure is an estimate."""
+
+    workload: Workload
+    targets: Targets
+    options: list[Option]
+    frontier: list[Option]
+    picks: dict[str, Pick]
+    buy_vs_rent: BreakEven | None
+    closest: Pick | None
+    what_it_would_take: str | None
+    local: list[Option]
+    prices: PriceInfo | None
+    engine: str
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def met(self) -> bool:
+        return bool(self.picks)
+
+    def local_line(self) -> str | None:
+        """'your RTX 4090 does this at X tok/s; an L40S rents for $Y per million tokens'."""
+        if not self.local:
+            return None
+        lo = self.local[0]
+        ref = self.picks.get("cheapest_rental")
+        if lo.serving:
+            if lo.per_user_tokens_per_s is None:
+                mine = (f"takes {lo.request_s or 0:.3g} s per request" if lo.fits
+                        else f"cannot run this ({lo.binds_note})")
+            else:
+                mine = (f"does this at {lo.per_user_tokens_per_s:,.0f} tok/s per user" if lo.fits
+                        else f"cannot run this ({lo.binds_note})")
+            known = ref is not None and ref.option.usd_per_mtok is not None
+            other = (f"; the cheapest rental that meets the targets, {ref.option.label}, costs "
+                     f"${ref.option.usd_per_mtok:,.2f} per million tokens" if known else "")
+        else:
+            mine = (f"does this in {(lo.wall_s or 0) / 3600:,.1f} h" if lo.fits and lo.wall_s
+                    else ("fits" if lo.fits else f"cannot run this ({lo.binds_note})"))
+            other = (f"; {ref.option.label} does it in {(ref.option.wall_s or 0) / 3600:,.1f} h for "
+                     f"${ref.option.job_usd:,.2f}" if ref and ref.option.job_usd is not None else "")
+        meas = " (measured figures)" if lo.uses_measured else ""
+        return f"your {lo.hardware.card}{meas} {mine}{other}"
+
+    def to_dict(self, *, all_options: bool = False) -> dict[str, Any]:
+        return {
+            "schema": "gpuadvisor.advice/1",
+            "workload": self.workload.to_dict(),
+            "model": self.workload.model.to_dict(),
+            "targets": self.targets.to_dict(),
+            "engine": self.engine if self.workload.mode == "inference" and self.workload.model.kind == "decoder"
+            else None,
+            "prices": self.prices.to_dict() if self.prices else None,
+            "met": self.met,
+            "picks": {k: p.to_dict() for k, p in self.picks.items()},
+            "frontier": [o.to_dict() for o in self.frontier],
+            "buy_vs_rent": self.buy_vs_rent.to_dict() if self.buy_vs_rent else None,
+            "closest": self.closest.to_dict() if self.closest else None,
+            "what_it_would_take": self.what_it_would_take,
+            "local": [o.to_dict() for o in self.local],
+            "local_line": self.local_line(),
+            "options_evaluated": len(self.options),
+            "options": [o.to_dict() for o in self.options] if all_options else None,
+            "notes": list(self.notes),
+            "estimate": True,
+        }
+
+
+def advise(
+    workload: Workload,
+    catalog: Any,
+    targets: Targets | None = None,
+    *,
+    offers: Any = (),
+    prices: PriceInfo | None = None,
+    spot: bool = False,
+    region: str | None = None,
+    buy: bool = True,
+    rent: bool = True,
+    engine: str = DEFAULT_ENGINE,
+    efficiency: Efficiency | None = None,
+    measured: dict[str, dict[str, float]] | None = None,
+    local_cards: tuple[str, ...] = (),
+    only: tuple[str, ...] = (),
+) -> Advice:
+    """Evaluate every offer and purchasable card x count, then pick (module docstring)."""
+    if not (buy or rent):
+        raise UserError("nothing to evaluate: both renting and buying are excluded")
+    workload = workload.validate()
+    targets_in = targets
+    targets = (targets or Targets()).for_workload(workload)
+    if workload.mode == "inference" and workload.model.kind == "decoder":
+        # the serving figures use the targets' context: say so in the workload too
+        workload = workload.with_(seq_len=targets.prompt_tokens, gen_tokens=targets.output_tokens)
+    opts = build_options(workload, catalog, targets, offers=offers, spot=spot, region=region, buy=buy, rent=rent,
+                         engine=engine, efficiency=efficiency, measured=measured, local_cards=local_cards,
+                         only=only)
+    local = [o for o in opts if o.hardware.kind == "local"]
+    picks = make_picks(opts, targets)
+    closest = None
+    take = None
+    if not picks:
+        miss = closest_miss(opts, targets)
+        if miss:
+            closest, take = miss
+    notes = ["estimates from datasheet figures and calibrated efficiencies (BENCHMARKS.md), not measurements"]
+    decoder = workload.mode == "inference" and workload.model.kind == "decoder"
+    if decoder:
+        notes.append(f"serving engine: {engine} (vLLM-class continuous batching with CUDA graphs)"
+                     if engine == "graphs" else f"serving engine: {engine}")
+    if workload.mode != "inference" and not workload.train_tokens and (targets_in is None or not targets_in.tokens):
+        notes.append(f"no token budget given (--tokens): costs are for {targets.tokens:.3g} tokens")
+    if rent and not any(o.hardware.kind == "rent" for o in opts):
+        notes.append("no rental offers were evaluated (no price snapshot, or the filters left none)")
+    if decoder and engine == "graphs":
+        notes.append("NVIDIA cards older than Volta (compute capability < 7.0) are left out: vLLM-class engines "
+                     "do not run on them (--engine eager includes them)")
+    if buy:
+        notes.append("purchase prices are for the GPUs alone, not the host or server around them")
+        notes.append(f"bought hardware: purchase amortised over {targets.amortise_months:g} months at "
+                     f"{targets.hours_per_month:g} h/month, plus electricity at ${targets.usd_per_kwh:g}/kWh x "
+                     f"{targets.utilisation:.0%} of TDP (GPUs only)")
+    return Advice(workload=workload, targets=targets, options=opts, frontier=frontier(opts), picks=picks,
+                  buy_vs_rent=buy_vs_rent(opts, targets), closest=closest, what_it_would_take=take, local=local,
+                  prices=prices, engine=engine, notes=tuple(notes))
+
+
+__all__ = ["Advice", "PriceInfo", "advise"]

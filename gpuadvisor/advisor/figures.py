@@ -1,0 +1,224 @@
+"""What one card x GPU count does with a workload under the user's targets, before any price:
+memory fit, layout, serving or training figures, and what binds (one line). Pure functions.
+
+Serving (inference): the GPUs are split into replicas of the fewest tensor-parallel GPUs that
+hold the weights and their share of the users' KV cache; figures come from `estimate_serving` at
+the target's concurrency and context, plus the tensor-parallel all-reduce latency of each decode
+step. Models that do not decode (diffusion UNets, encoders, vision) serve one batch of requests
+per step. Training, LoRA, QLoRA: plain data parallel where one GPU holds a replica, else ZeRO-3
+(or the user's sharding); `batch` is sequences per GPU; the wall time is the token budget over
+the estimated throughput.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpuadvisor.advisor.targets import Targets
+from gpuadvisor.estimate import (
+    DEFAULT_ENGINE,
+    Efficiency,
+    GiB,
+    HardwareFigures,
+    engine_profile,
+    estimate_compute,
+    estimate_memory,
+    estimate_serving,
+    training_flops_per_token,
+)
+from gpuadvisor.estimate.memory import CUDA_CONTEXT_BYTES
+from gpuadvisor.workload import Workload
+
+INTERCONNECT_BINDS = 0.3  # communication above this share of a step: the interconnect binds
+# Latency of one small all-reduce (a decode step's activations) between tensor-parallel GPUs;
+# a decode step does two per layer. NVLink-class links (>= 100 GB/s in the catalog) vs PCIe.
+ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "pcie": 30e-6}
+MAX_BATCH = 256  # sequences in flight an engine schedules at most (vLLM's default max_num_seqs)
+
+@dataclass(frozen=True)
+class Figures:
+    """What one card x GPU count does with the workload, before any price is attached."""
+
+    fits: bool
+    layout: str
+    tp: int
+    replicas: int
+    needed_gib: float
+    binds: str
+    binds_note: str
+    per_user: float | None = None
+    aggregate: float | None = None
+    capacity: float | None = None  # aggregate tok/s with as many users as the KV cache holds (<= MAX_BATCH)
+    ttft: float | None = None
+    tpot: float | None = None
+    max_users: int | None = None
+    request_s: float | None = None
+    requests_per_s: float | None = None  # models that do not decode: requests served per second
+    wall_s: float | None = None
+    tokens_per_s: float | None = None
+    why_not: str = ""
+
+
+def _tp_degrees(workload: Workload, gpus: int) -> list[int]:
+    m = workload.model
+    out = []
+    tp = 1
+    while tp <= gpus:
+        if gpus % tp == 0 and (not m.is_transformer or m.num_heads % tp == 0):
+            out.append(tp)
+        tp *= 2
+    return out or [1]
+
+
+def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, engine: str,
+                     eff: Efficiency | None) -> Figures:
+    """Fewest tensor-parallel GPUs per replica that hold the weights and the users' KV cache."""
+    cap = hw.memory_gib
+    if w.model.kind != "decoder":
+        return _request_figures(w, hw, gpus, t, eff)
+    last = None
+    for tp in _tp_degrees(w, gpus):
+        replicas = gpus // tp
+        per_replica = -(-t.users // replicas)
+        wt = w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1)
+        s = estimate_serving(wt, hw, concurrency=per_replica, prompt_tokens=t.prompt_tokens,
+                             output_tokens=t.output_tokens, engine=engine, efficiency=eff)
+        mem = estimate_memory(wt.with_(seq_len=t.prompt_tokens, gen_tokens=t.output_tokens))
+        static = (mem.get("weights") + mem.get("activations") + CUDA_CONTEXT_BYTES) / GiB
+        kv_gib = s.kv_bytes_per_token * (t.prompt_tokens + t.output_tokens) * per_replica / GiB
+        need = static + kv_gib
+        lay = f"TP{tp}" if tp > 1 else "1 GPU"
+        lay += f" x {replicas} replicas" if replicas > 1 else ""
+        users = s.max_concurrent_seqs * replicas
+        comm = _tp_latency_s(w, hw, tp)
+        tpot = None if s.tpot_s is None else s.tpot_s + comm
+        last = Figures(fits=s.fits, layout=lay, tp=tp, replicas=replicas, needed_gib=need, binds="memory",
+                       binds_note="", per_user=None if tpot is None else 1.0 / tpot,
+                       aggregate=None if tpot is None else t.users / tpot,
+                       ttft=s.ttft_s, tpot=tpot, max_users=users)
+        if cap is None:
+            return _with_binds(last, "unknown", f"{hw.name}: no memory figure in the catalog", fits=False)
+        if not s.fits:
+            if static > cap * 0.9:
+                why = f"weights need {static:.1f} GiB per GPU at TP{tp}, {hw.name} has {cap:g}"
+            else:
+                why = f"KV cache room for {users} of {t.users} users at {t.prompt_tokens + t.output_tokens:,} tokens"
+            last = _with_binds(last, "memory", why, fits=False)
+            continue
+        if s.tpot_s is None:
+            return _with_binds(last, "unknown", f"{hw.name}: no throughput figures in the catalog", fits=True)
+        last = replace(last, capacity=_capacity_tokens_per_s(wt, hw, s, t, engine, eff, comm) * replicas)
+        if tpot and comm > INTERCONNECT_BINDS * tpot:
+            return _with_binds(last, "interconnect", f"interconnect: tensor-parallel all-reduces take "
+                               f"{comm / tpot:.0%} of each decode step", fits=True)
+        return _with_binds(last, *_serving_binds(s, w, hw, t, users, tp, eff), fits=True)
+    return last  # type: ignore[return-value]
+
+
+def _capacity_tokens_per_s(wt: Workload, hw: HardwareFigures, s: Any, t: Targets, engine: str,
+                           eff: Efficiency | None, comm: float) -> float:
+    """One replica's aggregate tok/s at full load: as many sequences as fit, at most MAX_BATCH."""
+    n = max(1, min(s.max_concurrent_seqs, MAX_BATCH))
+    full = s if n == s.concurrency else estimate_serving(
+        wt, hw, concurrency=n, prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens, engine=engine,
+        efficiency=eff)
+    return n / (full.tpot_s + comm) if full.tpot_s else 0.0
+
+
+def _tp_latency_s(w: Workload, hw: HardwareFigures, tp: int) -> float:
+    """Two all-reduces per layer per decode step between `tp` GPUs (0 on one GPU)."""
+    if tp <= 1:
+        return 0.0
+    link = "nvlink" if (hw.interconnect_gbs or 0) >= 100 else "pcie"
+    return 2 * w.model.num_layers * ALLREDUCE_LATENCY_S[link]
+
+
+def _serving_binds(s: Any, w: Workload, hw: HardwareFigures, t: Targets, users: int, tp: int,
+                   eff: Efficiency | None) -> tuple[str, str]:
+    if users < 1.25 * t.users:
+        return "memory", f"memory: KV cache room for {users} users, {t.users} asked"
+    if s.bound == "memory":
+        wb = estimate_memory(w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1)).get("weights")
+        active = wb * (w.model.active_params / w.model.num_params) * tp / 1e9
+        bw = (eff or Efficiency()).for_source(hw.source)[1] * (hw.bandwidth_gbs or 0) * tp
+        return "bandwidth", f"bandwidth: each step reads {active:.1f} GB of weights (+KV) at ~{bw:,.0f} GB/s"
+    if s.bound == "compute":
+        return "compute", f"compute: {s.concurrency} sequences per step saturate the matmul units"
+    return "overhead", f"engine overhead per step ({engine_profile(s.engine).label})"
+
+
+def _request_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets,
+                     eff: Efficiency | None) -> Figures:
+    """Models that do not decode (diffusion UNets, encoders, vision): one batch of `users`
+    requests per step, replicated over the GPUs."""
+    per_replica = -(-t.users // gpus)
+    wt = w.with_(num_gpus=1, tensor_parallel=1, sharding="none", batch=per_replica * max(1, w.batch))
+    mem = estimate_memory(wt)
+    need = mem.total / GiB
+    comp = estimate_compute(wt, hw, eff)
+    lay = "1 GPU" + (f" x {gpus} replicas" if gpus > 1 else "")
+    base = Figures(fits=hw.memory_gib is not None and need <= hw.memory_gib, layout=lay, tp=1, replicas=gpus,
+                   needed_gib=need, binds="memory", binds_note="", request_s=comp.time_s,
+                   requests_per_s=None if not comp.time_s else per_replica * gpus / comp.time_s)
+    if hw.memory_gib is None or need > hw.memory_gib:
+        return _with_binds(base, "memory", f"needs {need:.1f} GiB, {hw.name} has {hw.memory_gib or 0:g}", fits=False)
+    b = comp.bound or "unknown"
+    return _with_binds(base, "bandwidth" if b == "memory" else b,
+                       f"{'bandwidth' if b == 'memory' else b}: a batch of {wt.batch} is {b} bound", fits=True)
+
+
+def _with_binds(f: Figures, binds: str, note: str, *, fits: bool) -> Figures:
+    return replace(f, binds=binds, binds_note=note, fits=fits, why_not="" if fits else note)
+
+
+def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, eff: Efficiency | None) -> Figures:
+    """Plain data parallel when a replica fits one GPU, else ZeRO-3 (or the user's sharding)."""
+    shardings = [w.sharding] if (w.sharding != "none" or gpus == 1) else ["none", "zero3"]
+    tp = w.tensor_parallel if gpus % w.tensor_parallel == 0 else 1
+    last = None
+    for sh in shardings:
+        dp = gpus // tp
+        wl = w.with_(num_gpus=gpus, tensor_parallel=tp, sharding=sh if dp > 1 else "none",
+                     batch=w.batch * dp, train_tokens=float(t.tokens or w.train_tokens or 0.0))
+        mem = estimate_memory(wl)
+        need = mem.total / GiB
+        comp = estimate_compute(wl, hw, eff)
+        parts = []
+        if tp > 1:
+            parts.append(f"TP{tp}")
+        if dp > 1:
+            name = {"none": "DDP", "zero3": "ZeRO-3", "fsdp": "FSDP"}.get(sh, sh.upper().replace("ZERO", "ZeRO-"))
+            parts.append(f"{name} x {dp}")
+        lay = " + ".join(parts) or "1 GPU"
+        last = Figures(fits=False, layout=lay, tp=tp, replicas=dp, needed_gib=need, binds="memory", binds_note="",
+                       wall_s=comp.time_s if t.tokens or w.train_tokens else None, tokens_per_s=comp.tokens_per_s)
+        if hw.memory_gib is None or need > hw.memory_gib:
+            last = _with_binds(last, "memory", f"needs {need:.1f} GiB per GPU ({lay}), {hw.name} has "
+                               f"{hw.memory_gib or 0:g}", fits=False)
+            continue
+        if comp.step_time_s and comp.comm_time_s > INTERCONNECT_BINDS * comp.step_time_s:
+            link = hw.interconnect_gbs
+            return _with_binds(last, "interconnect", f"interconnect: {comp.comm_time_s / comp.step_time_s:.0%} of "
+                               f"each step is communication over {link or 'PCIe'} GB/s" if link else
+                               f"interconnect: {comp.comm_time_s / comp.step_time_s:.0%} of each step "
+                               "is communication over PCIe", fits=True)
+        b = comp.bound or "unknown"
+        peak = hw.peak_tflops(wl.compute_dtype) or 0.0
+        model_mfu = (training_flops_per_token(wl) * (comp.tokens_per_s or 0.0) / (peak * 1e12 * gpus)) if peak else 0
+        note = (f"compute: matmuls at {comp.mfu:.0%} of {peak:,.0f} TFLOP/s per GPU; {model_mfu:.0%} model-FLOPs "
+                "utilisation over the whole step" if b == "compute"
+                else "bandwidth: activations and optimizer traffic dominate the step")
+        return _with_binds(last, "bandwidth" if b == "memory" else b, note, fits=True)
+    return last  # type: ignore[return-value]
+
+
+def figures(workload: Workload, hw: HardwareFigures, gpus: int, targets: Targets, *,
+            engine: str = DEFAULT_ENGINE, efficiency: Efficiency | None = None) -> Figures:
+    """The price-free figures of `gpus` x `hw` running `workload` under `targets`."""
+    if workload.mode == "inference":
+        return _serving_figures(workload, hw, gpus, targets, engine, efficiency)
+    return _training_figures(workload, hw, gpus, targets, efficiency)
+
+
+__all__ = ["Figures", "figures"]

@@ -1,0 +1,367 @@
+"""Options and what they cost: hardware (a rental offer, a card x count to buy, or the local card)
+plus the estimate for the workload -> memory fit, time, throughput, $/hour, $/job or $/1M tokens,
+energy, what binds, and whether every target is met. The one owner of these figures: the CLI,
+the TUI and the report all read options from here.
+
+The price-free figures (layout, fit, speed, what binds) come from `advisor.figures`.
+
+Costs: a rental costs its instance price per hour (electricity included). Bought hardware costs
+its purchase price amortised over `Targets.amortise_months` of `hours_per_month` use plus
+electricity (TDP x utilisation x $/kWh) per hour; a training job on bought hardware costs the
+purchase plus the job's electricity, and the hardware remains. The local card costs electricity.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gpuadvisor.advisor.figures import Figures, figures
+from gpuadvisor.advisor.targets import Targets
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate import DEFAULT_ENGINE, Efficiency, HardwareFigures, engine_profile
+from gpuadvisor.workload import Workload
+
+# How many of a card one buyer puts in one machine: a desktop takes one consumer card (no P2P or
+# NVLink, few x16 slots), a workstation up to four professional cards, a server eight.
+BUY_COUNTS = {"geforce": (1,), "radeon": (1,), "jetson": (1,), "professional": (1, 2, 4)}
+SERVER_COUNTS = (1, 2, 4, 8)
+BASEBOARD_FORMS = ("SXM", "OAM")  # modules that come on a 4- or 8-GPU baseboard (HGX, UBB), not one by one
+BASEBOARD_COUNTS = (4, 8)
+MIN_ENGINE_CC = (7, 0)  # vLLM, TensorRT-LLM and SGLang support Volta and newer
+JETSON_SYSTEM_GIB = 1.5  # a Jetson's memory is shared with its OS and CPU: this much is not the model's
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What would run the workload: `kind` "rent" (an instance), "buy" (a card x count) or
+    "local" (the card measured here, already owned)."""
+
+    kind: str
+    card: str
+    gpus: int
+    usd_per_hour: float | None = None  # rent: the instance's price per hour
+    purchase_usd: float | None = None  # buy: the price of all `gpus` cards
+    purchase_kind: str | None = None  # "list" | "street" | "estimate"
+    purchase_source: str | None = None
+    provider: str | None = None
+    instance_type: str | None = None
+    region: str | None = None
+    spot: bool = False
+
+    @property
+    def label(self) -> str:
+        n = f"{self.gpus}x {self.card}" if self.gpus > 1 else self.card
+        if self.kind == "rent":
+            where = f" in {self.region}" if self.region else ""
+            return f"{n} ({self.provider} {self.instance_type}{where}{', spot' if self.spot else ''})"
+        if self.kind == "buy":
+            return f"buy {n}"
+        return f"your {n}"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["label"] = self.label
+        return d
+
+
+@dataclass(frozen=True)
+class Option:
+    """One piece of hardware running the workload, with its figures and costs (all estimates)."""
+
+    hardware: Hardware
+    mode: str
+    fits: bool
+    layout: str
+    tensor_parallel: int
+    replicas: int
+    needed_gib_per_gpu: float
+    memory_gib_per_gpu: float | None
+    usd_per_hour: float | None  # rent: price; buy: amortised purchase + electricity; local: electricity
+    electricity_usd_h: float
+    monthly_usd: float | None
+    energy_kwh: float | None  # serving: per month; training: per job
+    binds: str  # "memory" | "bandwidth" | "compute" | "interconnect" | "overhead" | "unknown"
+    binds_note: str
+    meets: bool
+    misses: tuple[str, ...]
+    # serving
+    per_user_tokens_per_s: float | None = None
+    aggregate_tokens_per_s: float | None = None
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    max_users: int | None = None
+    request_s: float | None = None  # non-decoder models: one request (batch) end to end
+    requests_per_s: float | None = None
+    usd_per_mtok: float | None = None  # at the targets' load
+    capacity_tokens_per_s: float | None = None  # aggregate with as many users as fit (<= 256 per replica)
+    usd_per_mtok_at_capacity: float | None = None
+    usd_per_1k_requests: float | None = None  # models that do not decode
+    # training
+    wall_s: float | None = None
+    tokens_per_s: float | None = None
+    job_usd: float | None = None
+    uses_measured: bool = False
+    shortfall: float = 1.0  # worst ratio of target to achieved (1.0: meets every target)
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def serving(self) -> bool:
+        return self.mode == "inference"
+
+    @property
+    def cost(self) -> float | None:
+        """The cost axis of the frontier: $/hour of the deployment (serving), $ of the job (training)."""
+        return self.usd_per_hour if self.serving else self.job_usd
+
+    @property
+    def time_s(self) -> float | None:
+        """The time axis: seconds per output token per user (serving; per request for models that
+        do not decode), wall time of the job (training)."""
+        if self.serving:
+            return self.tpot_s if self.tpot_s is not None else self.request_s
+        return self.wall_s
+
+    @property
+    def label(self) -> str:
+        return self.hardware.label
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "hardware"}
+        d["hardware"] = self.hardware.to_dict()
+        d["misses"] = list(self.misses)
+        d["notes"] = list(self.notes)
+        d["label"] = self.label
+        d["cost"] = self.cost
+        d["time_s"] = self.time_s
+        d["estimate"] = True
+        return d
+
+
+def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: Workload,
+                 targets: Targets, notes: tuple[str, ...] = ()) -> Option:
+    """Attach the hardware's costs to its figures and check every target."""
+    t = targets
+    g = hardware.gpus
+    elec = t.electricity_usd_h(hw.tdp_w, g)
+    kw_h = (hw.tdp_w or 0.0) * g * t.utilisation / 1000.0
+    if hardware.kind == "rent":
+        usd_h = hardware.usd_per_hour
+    elif hardware.kind == "buy":
+        usd_h = None if hardware.purchase_usd is None else (
+            hardware.purchase_usd / (t.amortise_months * t.hours_per_month) + elec)
+    else:
+        usd_h = elec
+    monthly = None if usd_h is None else usd_h * t.hours_per_month
+    serving = workload.mode == "inference"
+    wall_h = None if f.wall_s is None else f.wall_s / 3600.0
+    job = None
+    if not serving and wall_h is not None:
+        if hardware.kind == "rent" and usd_h is not None:
+            job = usd_h * wall_h
+        elif hardware.kind == "buy" and hardware.purchase_usd is not None:
+            job = hardware.purchase_usd + elec * wall_h
+        elif hardware.kind == "local":
+            job = elec * wall_h
+    per_mtok = per_kreq = per_mtok_cap = None
+    if serving and usd_h is not None:
+        if f.aggregate:
+            per_mtok = usd_h / (f.aggregate * 3600.0) * 1e6
+        if f.capacity:
+            per_mtok_cap = usd_h / (f.capacity * 3600.0) * 1e6
+        if f.requests_per_s:
+            per_kreq = usd_h / (f.requests_per_s * 3600.0) * 1e3
+    energy = kw_h * (t.hours_per_month if serving else (wall_h or 0.0)) if hw.tdp_w else None
+    misses, shortfall = _misses(f, t, serving, usd_h, monthly, job, wall_h)
+    return Option(
+        hardware=hardware, mode=workload.mode, fits=f.fits, layout=f.layout, tensor_parallel=f.tp,
+        replicas=f.replicas, needed_gib_per_gpu=f.needed_gib, memory_gib_per_gpu=hw.memory_gib,
+        usd_per_hour=usd_h, electricity_usd_h=elec, monthly_usd=monthly, energy_kwh=energy, binds=f.binds,
+        binds_note=f.binds_note, meets=not misses, misses=tuple(misses), per_user_tokens_per_s=f.per_user,
+        aggregate_tokens_per_s=f.aggregate, ttft_s=f.ttft, tpot_s=f.tpot, max_users=f.max_users,
+        request_s=f.request_s, requests_per_s=f.requests_per_s, usd_per_mtok=per_mtok, usd_per_1k_requests=per_kreq,
+        capacity_tokens_per_s=f.capacity, usd_per_mtok_at_capacity=per_mtok_cap,
+        wall_s=f.wall_s, tokens_per_s=f.tokens_per_s, job_usd=job,
+        uses_measured=hw.source == "measured", shortfall=shortfall, notes=notes,
+    )
+
+
+def hw_notes(card: Any, workload: Workload) -> tuple[str, ...]:
+    """What the figures quietly assume about this card: NVIDIA cards before Ampere (compute
+    capability 8.0) have no bf16 and would run a bf16 model in fp16."""
+    cc = getattr(card, "compute_capability", None)
+    if workload.compute_dtype == "bf16" and getattr(card, "vendor", "") == "nvidia" and cc and \
+            tuple(int(x) for x in cc.split(".")) < (8, 0):
+        return (f"{card.name} has no bf16: it would run in fp16 (same memory and speed estimate)",)
+    return ()
+
+
+def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly: float | None,
+            job: float | None, wall_h: float | None) -> tuple[list[str], float]:
+    """Each missed target in words, and the worst ratio of target to achieved (for closest misses)."""
+    out: list[str] = []
+    worst = 1.0
+    if not f.fits:
+        out.append(f.why_not or "does not fit")
+        worst = math.inf if not f.max_users else max(worst, t.users / f.max_users)
+    if serving:
+        if t.tokens_per_s and f.per_user is not None and f.per_user < t.tokens_per_s:
+            out.append(f"{f.per_user:.1f} tok/s per user, {t.tokens_per_s:g} asked")
+            worst = max(worst, t.tokens_per_s / f.per_user)
+        lat = f.ttft if f.ttft is not None else f.request_s
+        if t.ttft_s and lat is not None and lat > t.ttft_s:
+            out.append(f"first token after {lat:.2f} s, {t.ttft_s:g} s asked")
+            worst = max(worst, lat / t.ttft_s)
+        if t.budget_usd and monthly is not None and monthly > t.budget_usd:
+            out.append(f"${monthly:,.0f} a month, budget ${t.budget_usd:,.0f}")
+            worst = max(worst, monthly / t.budget_usd)
+    else:
+        if t.deadline_h and wall_h is not None and wall_h > t.deadline_h:
+            out.append(f"takes {wall_h:,.1f} h, deadline {t.deadline_h:g} h")
+            worst = max(worst, wall_h / t.deadline_h)
+        if t.budget_usd and job is not None and job > t.budget_usd:
+            out.append(f"costs ${job:,.0f}, budget ${t.budget_usd:,.0f}")
+            worst = max(worst, job / t.budget_usd)
+    if t.usd_per_hour and usd_h is not None and usd_h > t.usd_per_hour:
+        out.append(f"${usd_h:,.2f}/h, budget ${t.usd_per_hour:g}/h")
+        worst = max(worst, usd_h / t.usd_per_hour)
+    return out, worst
+
+
+def purchase_of(card: Any) -> tuple[float | None, str | None, str | None]:
+    """(unit price in USD, kind, source) of a card: its `purchase` entry where the catalog has one,
+    else its launch (list) price."""
+    p = getattr(card, "purchase", None)
+    if p is not None:
+        get = p.get if isinstance(p, dict) else (lambda k, _p=p: getattr(_p, k, None))
+        usd = get("usd")
+        if usd:
+            return float(usd), get("kind") or "street", get("source")
+    if getattr(card, "launch_price_usd", None):
+        return float(card.launch_price_usd), "list", getattr(card, "source", None)
+    return None, None, None
+
+
+def _buy_counts(card: Any, override: dict[str, tuple[int, ...]] | None) -> tuple[int, ...]:
+    """GPU counts one would buy of this card: by family, and SXM/OAM modules only on the 4- or
+    8-GPU baseboards they are sold on."""
+    if override and card.family in override:
+        return override[card.family]
+    if any(k in (getattr(card, "form_factor", None) or "") for k in BASEBOARD_FORMS):
+        return BASEBOARD_COUNTS
+    return BUY_COUNTS.get(card.family, SERVER_COUNTS)
+
+
+def _runs_serving_engine(card: Any) -> bool:
+    """vLLM-class engines need an NVIDIA compute capability of 7.0 or newer (Volta on); AMD cards
+    and cards with no figure are kept."""
+    cc = getattr(card, "compute_capability", None)
+    if getattr(card, "vendor", "nvidia") != "nvidia" or not cc:
+        return True
+    return tuple(int(x) for x in cc.split(".")) >= MIN_ENGINE_CC
+
+
+def _wanted(card: Any, only: tuple[str, ...]) -> bool:
+    if not only:
+        return True
+    name = card.name.casefold()
+    return any(q.casefold() in name or q.casefold() == card.family for q in only)
+
+
+def build_options(
+    workload: Workload,
+    catalog: Any,
+    targets: Targets,
+    *,
+    offers: Any = (),
+    spot: bool = False,
+    region: str | None = None,
+    buy: bool = True,
+    rent: bool = True,
+    buy_counts: dict[str, tuple[int, ...]] | None = None,
+    engine: str = DEFAULT_ENGINE,
+    efficiency: Efficiency | None = None,
+    measured: dict[str, dict[str, float]] | None = None,
+    local_cards: tuple[str, ...] = (),
+    only: tuple[str, ...] = (),
+) -> list[Option]:
+    """Every rental offer, every purchasable card x count and the local card(s), priced and checked.
+
+    `offers`: prices.Offer objects (already filtered by provider/region); `measured`: card name ->
+    measured figures (they replace that card's datasheet figures); `local_cards`: catalog names of
+    the cards in this machine, each added once as a "local" option at its own GPU count of 1;
+    `only`: keep cards whose name contains one of these (case-insensitive) or whose family is one;
+    `buy_counts`: family -> GPU counts to consider buying (default BUY_COUNTS, else 1/2/4/8).
+    """
+    from gpuadvisor.estimate import apply_measured
+
+    workload = workload.validate()
+    targets = targets.for_workload(workload)
+    engine_profile(engine)
+    cards = {c.name: c for c in catalog.cards if _wanted(c, only)}
+    if only and not cards:
+        raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
+    if workload.mode == "inference" and workload.model.kind == "decoder" and engine == "graphs":
+        cards = {n: c for n, c in cards.items() if _runs_serving_engine(c)}
+    hws: dict[str, HardwareFigures] = {}
+    cache: dict[tuple[str, int], Figures | None] = {}
+    measured = measured or {}
+
+    def hw_of(name: str) -> HardwareFigures:
+        if name not in hws:
+            hw = HardwareFigures.from_card(cards[name])
+            if cards[name].family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
+                hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - JETSON_SYSTEM_GIB))
+            hws[name] = apply_measured(hw, measured[name]) if name in measured else hw
+        return hws[name]
+
+    def figs(name: str, g: int) -> Figures | None:
+        if (name, g) not in cache:
+            try:
+                cache[(name, g)] = figures(workload, hw_of(name), g, targets, engine=engine, efficiency=efficiency)
+            except UserError:
+                cache[(name, g)] = None  # an impossible layout for this count
+        return cache[(name, g)]
+
+    out: list[Option] = []
+    if rent:
+        for o in offers:
+            name = getattr(o, "card", None)
+            g = getattr(o, "gpu_count", None)
+            if name not in cards or not isinstance(g, int) or g < 1:
+                continue
+            price = o.price_usd_h(spot=spot, region=region)
+            if price is None or not price > 0:
+                continue
+            f = figs(name, g)
+            if f is None:
+                continue
+            reg = region or getattr(o, "region", None)
+            hwd = Hardware("rent", name, g, usd_per_hour=float(price), provider=o.provider,
+                           instance_type=o.instance_type, region=reg, spot=spot)
+            out.append(price_option(f, hwd, hw_of(name), workload, targets, hw_notes(cards[name], workload)))
+    if buy:
+        for card in cards.values():
+            unit, kind, source = purchase_of(card)
+            for g in _buy_counts(card, buy_counts):
+                f = figs(card.name, g)
+                if f is None:
+                    continue
+                hwd = Hardware("buy", card.name, g, purchase_usd=None if unit is None else unit * g,
+                               purchase_kind=kind, purchase_source=source)
+                opt = price_option(f, hwd, hw_of(card.name), workload, targets,
+                                   hw_notes(card, workload))
+                out.append(opt)
+                if opt.meets:
+                    break  # more cards than the fewest that meet every target is not a purchase to suggest
+    for name in local_cards:
+        if name in cards:
+            f = figs(name, 1)
+            if f is not None:
+                out.append(price_option(f, Hardware("local", name, 1), hw_of(name), workload, targets,
+                                        hw_notes(cards[name], workload)))
+    return out
+
+
+__all__ = ["BUY_COUNTS", "Hardware", "Option", "build_options", "figures", "price_option", "purchase_of"]

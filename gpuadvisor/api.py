@@ -1,0 +1,150 @@
+"""The advisor as a Python API, for notebooks and scripts: the CLI calls these same functions.
+
+    from gpuadvisor import api
+    w = api.workload("llama-3.1-8b")                      # a preset, "7b", or a config.json path
+    est = api.estimate(w, "L40S")                         # memory, time and serving figures on one card
+    advice = api.advise(w, api.Targets(tokens_per_s=30))  # options, frontier, picks, buy versus rent
+    print(advice.picks["cheapest_rental"].line)
+    result = api.probe()                                  # measure this machine (needs a GPU for GPU figures)
+    report = api.check(result, "rules.yaml")              # evaluate a probe result against rules
+
+Every figure is an estimate unless it comes from `probe`. Bad input raises
+`gpuadvisor.errors.UserError` with a one-line message. See docs/api.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuadvisor.advisor import Advice, Option, Targets
+from gpuadvisor.workload import Workload
+
+
+def workload(model: Any, **kw: Any) -> Workload:
+    """A validated Workload: `model` is a preset name, a parameter count ("7b") or a config.json
+    path; keywords are Workload fields (mode, dtype, batch, seq_len, train_tokens, ...)."""
+    from gpuadvisor.workload import make_workload
+
+    return make_workload(model, **kw).validate()
+
+
+def catalog(extra_dirs: Sequence[str] = ()) -> Any:
+    """The GPU catalog (shipped cards plus any extra YAML folders)."""
+    from gpuadvisor.catalog import load_catalog
+
+    return load_catalog(list(extra_dirs))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Memory breakdown, time estimate and (inference on a decoder) serving figures on one card."""
+
+    card: str
+    memory: Any  # estimate.MemoryBreakdown (per GPU)
+    compute: Any  # estimate.ComputeEstimate
+    serving: Any | None  # estimate.ServingEstimate
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"card": self.card, "memory": self.memory.to_dict(), "compute": self.compute.to_dict(),
+                "serving": self.serving.to_dict() if self.serving else None}
+
+
+def estimate(w: Workload, card: str = "H100 SXM5 80GB", *, users: int = 1, prompt_tokens: int | None = None,
+             output_tokens: int | None = None, engine: str = "graphs", efficiency: Any = None,
+             cat: Any = None) -> Estimate:
+    """Estimate `w` on `card` (a catalog name or alias; fuzzy)."""
+    from gpuadvisor.estimate import HardwareFigures, estimate_compute, estimate_memory, estimate_serving
+
+    c = (cat or catalog()).get(card)
+    hw = HardwareFigures.from_card(c)
+    serving = None
+    if w.mode == "inference" and w.model.kind == "decoder":
+        serving = estimate_serving(w, hw, concurrency=users, prompt_tokens=prompt_tokens or w.seq,
+                                   output_tokens=output_tokens or max(1, w.gen_tokens), engine=engine,
+                                   efficiency=efficiency)
+    return Estimate(c.name, estimate_memory(w), estimate_compute(w, hw, efficiency), serving)
+
+
+def advise(
+    w: Workload,
+    targets: Targets | None = None,
+    *,
+    catalog: Any = None,
+    offers: Sequence[Any] | None = None,
+    providers: Sequence[str] = (),
+    region: str | None = None,
+    spot: bool = False,
+    currency: str = "USD",
+    rent: bool = True,
+    buy: bool = True,
+    only: Sequence[str] = (),
+    engine: str = "graphs",
+    efficiency: Any = None,
+    measured: Any = None,
+    local_cards: Sequence[str] = (),
+) -> Advice:
+    """Options, the cost-versus-time frontier and named picks for `w` under `targets`.
+
+    Rental offers come from the shipped price snapshot (filtered by `providers` and `region`)
+    unless `offers` is given; purchases from the catalog's prices. `measured` is a probe
+    RunResult (its figures replace the matching card's datasheet figures) or a dict
+    card name -> measured figures; `local_cards` names the cards in this machine.
+    """
+    from gpuadvisor.advisor import advise as _advise
+    from gpuadvisor.advisor.decide import PriceInfo
+    from gpuadvisor.advisor.market import currency_code, offers_for
+
+    if catalog is None:
+        from gpuadvisor.catalog import load_catalog
+
+        catalog = load_catalog()
+    cat = catalog
+    if offers is None:
+        offer_list, info = offers_for(providers, region, spot=spot, currency=currency) if rent else ([], None)
+    else:
+        offer_list = list(offers)
+        info = PriceInfo(source="offers given by the caller", offers=len(offer_list), spot=spot,
+                         providers=tuple(providers), region=region, currency=currency_code(currency))
+    meas = measured
+    if measured is not None and not isinstance(measured, dict):
+        from gpuadvisor.advisor.ranking import _measured_for
+
+        meas = _measured_for(measured, cat)
+    return _advise(w, cat, targets, offers=offer_list, prices=info, spot=spot, region=region, buy=buy, rent=rent,
+                   engine=engine, efficiency=efficiency, measured=meas, local_cards=tuple(local_cards),
+                   only=tuple(only))
+
+
+def options(w: Workload, targets: Targets | None = None, **kw: Any) -> list[Option]:
+    """Every evaluated option (rentals, purchases, local), priced and checked; keywords as `advise`."""
+    return advise(w, targets, **kw).options
+
+
+def picks(w: Workload, targets: Targets | None = None, **kw: Any) -> dict[str, Any]:
+    """The named picks (cheapest, cheapest_rental, cheapest_purchase, fastest_within_budget,
+    best_value); empty when nothing meets every target (then see `advise(...).closest`)."""
+    return advise(w, targets, **kw).picks
+
+
+def probe(mode: str = "quick", device: str | int = "all", *, on_event: Any = None) -> Any:
+    """Measure this machine (GPUs and host): a results.RunResult. Without a GPU it measures the host."""
+    from gpuadvisor.probe_runner import RunOptions, run_probes
+
+    return run_probes(RunOptions(mode=mode, device=device), on_event=on_event)
+
+
+def check(result: Any, rules: str | os.PathLike[str] | Any) -> Any:
+    """Evaluate a probe result (a RunResult or a results JSON path) against rules (a RuleSet or a
+    YAML path): a checks.CheckReport with `.passed` and `.exit_code`."""
+    from gpuadvisor import checks, results
+
+    run = results.load(result) if isinstance(result, (str, os.PathLike)) else result
+    ruleset = checks.load_rules(rules) if isinstance(rules, (str, os.PathLike)) else rules
+    return checks.evaluate(ruleset, run)
+
+
+__all__ = ["Advice", "Estimate", "Option", "Targets", "advise", "catalog", "check", "estimate", "options", "picks",
+           "probe", "workload"]

@@ -1,0 +1,104 @@
+"""Target and price flags shared by `recommend` and `run`, and their translation into the
+advisor's typed inputs. Bad values become one-line errors (exit 2) through argparse or UserError."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gpuadvisor.cli.common import positive_float, positive_int
+
+
+def _duration(text: str) -> float:
+    from gpuadvisor.advisor.targets import parse_duration_h
+    from gpuadvisor.errors import UserError
+
+    try:
+        return parse_duration_h(text)
+    except UserError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _kwh(text: str) -> float:
+    from gpuadvisor.cli.common import non_negative_float
+
+    return non_negative_float(text)
+
+
+def _list(text: str) -> list[str]:
+    out = [x.strip() for x in text.split(",") if x.strip()]
+    if not out:
+        raise argparse.ArgumentTypeError(f"an empty list: {text!r}")
+    return out
+
+
+def add_target_args(p: argparse.ArgumentParser) -> None:
+    t = p.add_argument_group("targets (serving: inference; training: training, lora, qlora)")
+    t.add_argument("--tok-s", type=positive_float, metavar="N",
+                   help="serving: tokens/s per user (default 20 when no TTFT target is set)")
+    t.add_argument("--users", type=positive_int, default=1, metavar="N", help="serving: concurrent users (default 1)")
+    t.add_argument("--ttft", type=positive_float, metavar="SECONDS",
+                   help="serving: time to first token at most (models that do not decode: time per request)")
+    t.add_argument("--context", type=positive_int, metavar="TOKENS",
+                   help="serving: prompt + answer tokens per user (default 1024 + --output-tokens)")
+    t.add_argument("--output-tokens", type=positive_int, default=256, metavar="TOKENS",
+                   help="serving: answer tokens per request (default 256)")
+    t.add_argument("--deadline", type=_duration, metavar="DURATION",
+                   help="training: finish the --tokens budget within this (24h, 14d, 90m)")
+    b = p.add_argument_group("budget, ownership and electricity")
+    b.add_argument("--budget-per-hour", type=positive_float, metavar="USD",
+                   help="the hardware may cost at most this per hour")
+    b.add_argument("--budget", type=positive_float, metavar="USD",
+                   help="total: the training job, or a month of serving")
+    own = b.add_mutually_exclusive_group()
+    own.add_argument("--hours-per-month", type=positive_float, metavar="H",
+                     help="hours of use per month, for monthly cost and buy versus rent (default 730: always on)")
+    own.add_argument("--hours-per-day", type=positive_float, metavar="H", help="the same per day (x 730/24)")
+    b.add_argument("--usd-per-kwh", type=_kwh, default=0.15, metavar="USD", help="electricity price (default 0.15)")
+    b.add_argument("--utilisation", type=positive_float, default=0.8, metavar="F",
+                   help="fraction of TDP drawn while working (default 0.8)")
+    b.add_argument("--amortise-months", type=positive_float, default=36, metavar="N",
+                   help="bought hardware is written off over this many months (default 36)")
+    pr = p.add_argument_group("prices and hardware")
+    pr.add_argument("--provider", type=_list, action="extend", default=[], metavar="NAME[,NAME]",
+                    help="only these cloud providers (see `gpuadvisor prices list`)")
+    pr.add_argument("--region", metavar="REGION", help="only offers in this region")
+    pr.add_argument("--spot", action="store_true", help="spot / preemptible prices instead of on-demand")
+    pr.add_argument("--currency", default="USD", metavar="CODE", help="show money in this currency (default USD)")
+    src = pr.add_mutually_exclusive_group()
+    src.add_argument("--rent-only", action="store_true", help="only rental offers")
+    src.add_argument("--buy-only", action="store_true", help="only cards to buy")
+    pr.add_argument("--only", type=_list, action="extend", default=[], metavar="CARD[,CARD]",
+                    help="only cards whose name contains this, or of this family (jetson, geforce, ...)")
+    pr.add_argument("--engine", default="graphs", choices=["graphs", "eager"],
+                    help="serving engine: graphs = vLLM-class, CUDA graphs (default); eager = HF generate()")
+
+
+def targets_from(args: argparse.Namespace) -> Any:
+    """The advisor's Targets from the flags above (validated: UserError on nonsense)."""
+    from gpuadvisor.advisor.targets import HOURS_PER_MONTH, Targets
+
+    hpm = args.hours_per_month
+    if args.hours_per_day is not None:
+        if args.hours_per_day > 24:
+            from gpuadvisor.errors import UserError
+
+            raise UserError(f"--hours-per-day must be at most 24, got {args.hours_per_day:g}")
+        hpm = args.hours_per_day * HOURS_PER_MONTH / 24
+    return Targets(
+        tokens_per_s=args.tok_s, users=args.users, ttft_s=args.ttft, context=args.context,
+        output_tokens=args.output_tokens, deadline_h=args.deadline, usd_per_hour=args.budget_per_hour,
+        budget_usd=args.budget, hours_per_month=hpm or HOURS_PER_MONTH, usd_per_kwh=args.usd_per_kwh,
+        utilisation=args.utilisation, amortise_months=args.amortise_months,
+    ).validate()
+
+
+def advice_from(args: argparse.Namespace, workload: Any, catalog: Any, *, efficiency: Any = None,
+                measured: Any = None, local_cards: tuple[str, ...] = ()) -> Any:
+    """Run the advisor with the flags: prices loaded and filtered, targets checked."""
+    from gpuadvisor import api
+
+    return api.advise(workload, targets_from(args), catalog=catalog, providers=args.provider, region=args.region,
+                      spot=args.spot, currency=args.currency, rent=not args.buy_only, buy=not args.rent_only,
+                      only=tuple(args.only), engine=args.engine, efficiency=efficiency, measured=measured,
+                      local_cards=local_cards)

@@ -1,0 +1,65 @@
+"""A probed device's figures next to its datasheet: the probe's own value, else the catalog's.
+
+Not a check (nothing passes or fails here): the report's measured-vs-datasheet charts and the
+TUI's device screen read these rows; the `pct_of_datasheet` rule reads the measurement itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuadvisor.results import DeviceResult
+
+
+@dataclass
+class FigureRow:
+    """One measured figure next to its datasheet value, for the report and the TUI."""
+
+    key: str
+    label: str
+    value: float | None
+    unit: str
+    datasheet: float | None
+    datasheet_source: str | None
+    reference: float | None = None
+    reference_label: str | None = None
+    spread: float | None = None
+
+    @property
+    def pct(self) -> float | None:
+        if self.value is None or not self.datasheet:
+            return None
+        return 100.0 * self.value / self.datasheet
+
+
+def catalog_figure(card: Any, key: str) -> float | None:
+    """The catalog's datasheet value for a figure key, where the catalog has one."""
+    if card is None:
+        return None
+    if key.startswith("memory."):
+        return card.memory_bandwidth_gbs
+    if key == "fp32.fma":
+        return card.fp32_tflops
+    if key == "fp64.fma":
+        return card.fp64_tflops
+    if key.startswith("tensor."):
+        return card.tensor_tflops(key.split(".", 1)[1])
+    return None
+
+
+def figure_rows(dev: DeviceResult, card: Any = None, prefixes: Sequence[str] = ()) -> list[FigureRow]:
+    """Every measured figure of a device (optionally only keys with these prefixes), with a datasheet
+    value: the probe's own where it recorded one, else the catalog card's."""
+    rows = []
+    for probe in dev.probes:
+        for m in probe.measurements:
+            if prefixes and not m.key.startswith(tuple(prefixes)):
+                continue
+            ds, src = m.datasheet, m.datasheet_source
+            if not ds:
+                ds = catalog_figure(card, m.key)
+                src = f"catalog: {card.name}" if ds else None
+            rows.append(FigureRow(m.key, m.label, m.value, m.unit, ds, src, m.reference, m.reference_label, m.spread))
+    return rows

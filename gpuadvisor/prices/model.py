@@ -1,0 +1,324 @@
+"""The price snapshot as the advisor sees it: frozen offers, their source and date, currencies.
+
+Loading is plain `json` + dataclasses (no pydantic, no YAML) because `gpuadvisor recommend` loads
+the snapshot on every run and must stay fast. The file is validated field by field; a damaged
+file is one UserError naming the file and the offer, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from gpuadvisor.errors import UserError
+
+FORMAT = "gpuadvisor-prices/1"
+SHIPPED_NAME = "rental.json"
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One rentable instance shape. Prices are USD per hour for the whole instance.
+
+    `region` is the region of the cheapest on-demand price (of the cheapest spot price where the
+    shape has no on-demand price); `spot_usd_h` is the cheapest spot price in any region.
+    `regions` maps every region to its (on-demand, spot) pair, None where not offered."""
+
+    provider: str
+    instance_type: str
+    accelerator: str
+    card: str
+    gpu_count: int
+    vcpus: float | None
+    memory_gib: float | None
+    region: str
+    on_demand_usd_h: float | None
+    spot_usd_h: float | None
+    median_on_demand_usd_h: float | None
+    regions: dict[str, tuple[float | None, float | None]] = field(default_factory=dict, hash=False)
+    note: str = ""
+
+    def price_usd_h(self, spot: bool = False, region: str | None = None) -> float | None:
+        """On-demand (or spot) USD/h in `region`, or at the cheapest region; None if not offered."""
+        if region is None:
+            return self.spot_usd_h if spot else self.on_demand_usd_h
+        pair = self.regions.get(region)
+        if pair is None:
+            return None
+        return pair[1] if spot else pair[0]
+
+    def in_region(self, region: str) -> Offer:
+        """This offer as rented in `region`: `region` and the two prices become that region's."""
+        od, spot = self.regions[region]
+        return replace(self, region=region, on_demand_usd_h=od, spot_usd_h=spot)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in _OFFER_FIELDS}
+        d["regions"] = {r: list(p) for r, p in sorted(self.regions.items())}
+        if not self.note:
+            d.pop("note")
+        return d
+
+
+_OFFER_FIELDS = (
+    "provider", "instance_type", "accelerator", "card", "gpu_count", "vcpus", "memory_gib", "region",
+    "on_demand_usd_h", "spot_usd_h", "median_on_demand_usd_h", "regions", "note",
+)
+
+
+class Unmapped(NamedTuple):
+    """An accelerator the snapshot could not turn into offers, and why (reported, never dropped)."""
+
+    provider: str
+    accelerator: str
+    rows: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    repository: str
+    commit: str
+    date: str
+    license: str
+    files: tuple[dict[str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "repository": self.repository, "commit": self.commit, "date": self.date,
+                "license": self.license, "files": [dict(f) for f in self.files]}
+
+
+@dataclass(frozen=True)
+class PriceSnapshot:
+    """Dated, sourced rental offers. Iterating it (or `len`) goes over its offers."""
+
+    source: Source
+    offers: tuple[Offer, ...]
+    unmapped: tuple[Unmapped, ...] = ()
+    currency: str = "USD"
+    built_by: str = "tools/build_prices.py"
+    reduction: str = ""
+    rates: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False)
+    path: str = ""
+
+    def __iter__(self) -> Iterator[Offer]:
+        return iter(self.offers)
+
+    def __len__(self) -> int:
+        return len(self.offers)
+
+    def describe(self) -> str:
+        s = self.source
+        if _is_sha(s.commit):
+            where = f"@{s.commit[:7]}"
+        elif s.files:
+            where = f" ({len(s.files)} files, each at its own commit)"
+        else:
+            where = f" ({s.commit})" if s.commit else ""
+        return f"{s.name} {s.repository}{where}, {s.date}"
+
+    def providers(self) -> list[str]:
+        return sorted({o.provider for o in self.offers})
+
+    def regions(self) -> list[str]:
+        return sorted({r for o in self.offers for r in o.regions})
+
+    def filter(
+        self,
+        providers: Sequence[str] | None = None,
+        region: str | None = None,
+        cards: Iterable[str] | None = None,
+    ) -> PriceSnapshot:
+        """The offers of these providers, offered in `region`, for these cards (exact names).
+
+        With a region, each offer is priced there (`Offer.in_region`), so `price_usd_h()` answers
+        for that region. Returns a snapshot (iterable over its offers) so the source stays
+        attached. UserError on a provider or region the snapshot does not know, naming the known
+        ones."""
+        offers = self.offers
+        if providers:
+            known = self.providers()
+            wanted = [p.strip().lower() for p in providers]
+            for p in wanted:
+                if p not in known:
+                    raise UserError(f"unknown provider {p!r}; the price snapshot has: {', '.join(known)}")
+            offers = tuple(o for o in offers if o.provider in wanted)
+        if region:
+            if region not in {r for o in self.offers for r in o.regions}:
+                raise UserError(f"unknown region {region!r}; {_region_hint(self.offers, offers)}")
+            offers = tuple(o.in_region(region) for o in offers if region in o.regions)
+        if cards is not None:
+            names = set(cards)
+            offers = tuple(o for o in offers if o.card in names)
+        return replace(self, offers=offers)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "source": self.source.to_dict(),
+            "currency": self.currency,
+            "built_by": self.built_by,
+            "reduction": self.reduction,
+            "rates": self.rates,
+            "offers": [o.to_dict() for o in self.offers],
+            "unmapped": [u._asdict() for u in self.unmapped],
+        }
+
+
+def _is_sha(text: str) -> bool:
+    return len(text) >= 7 and all(c in "0123456789abcdef" for c in text.lower())
+
+
+def _region_hint(all_offers: Sequence[Offer], offers: Sequence[Offer]) -> str:
+    pool = sorted({r for o in (offers or all_offers) for r in o.regions})
+    shown = ", ".join(pool[:12]) + (f" and {len(pool) - 12} more" if len(pool) > 12 else "")
+    return f"known regions: {shown}"
+
+
+def median_or_none(values: Iterable[float | None]) -> float | None:
+    import statistics  # only the build needs it; loading stays lean
+
+    xs = [v for v in values if v is not None]
+    return float(statistics.median(xs)) if xs else None
+
+
+# ---- currencies -------------------------------------------------------------------------------
+
+CURRENCIES: dict[str, float] = {"USD": 1.0}
+
+
+def convert_usd(amount: float, currency: str, snapshot: PriceSnapshot | None = None) -> float:
+    """`amount` US dollars in `currency`. USD always; another currency only with a sourced, dated
+    rate in the snapshot's `rates` (units of that currency per USD). UserError otherwise."""
+    code = (currency or "").strip().upper()
+    if code in CURRENCIES:
+        return amount * CURRENCIES[code]
+    snap = snapshot if snapshot is not None else load_prices()
+    rate = snap.rates.get(code)
+    if rate is None:
+        known = sorted({*CURRENCIES, *snap.rates})
+        raise UserError(f"unknown currency {currency!r}; prices convert to: {', '.join(known)}")
+    return amount * float(rate["per_usd"])
+
+
+# ---- files ------------------------------------------------------------------------------------
+
+
+def shipped_path() -> Path:
+    from gpuadvisor.paths import shipped_catalog_dir
+
+    return shipped_catalog_dir() / "prices" / SHIPPED_NAME
+
+
+def user_path() -> Path:
+    """Where `prices update` writes: $GPUADVISOR_PRICES, else the XDG data folder."""
+    env = os.environ.get("GPUADVISOR_PRICES")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "gpuadvisor" / "prices.json"
+
+
+_CACHE: dict[tuple[str, int], PriceSnapshot] = {}
+
+
+def load_prices(path: str | os.PathLike[str] | None = None) -> PriceSnapshot:
+    """The snapshot at `path`; else the user's updated copy if there is one; else the shipped one."""
+    if path is None:
+        user = user_path()
+        p = user if user.is_file() else shipped_path()
+    else:
+        p = Path(path)
+    try:
+        key = (str(p.resolve()), p.stat().st_mtime_ns)
+    except OSError:
+        key = (str(p), -1)
+    if key not in _CACHE:
+        _CACHE[key] = snapshot_from_dict(_read_json(p), p)
+    return _CACHE[key]
+
+
+def _read_json(p: Path) -> Any:
+    from gpuadvisor.fileio import load_json
+
+    return load_json(p, "price snapshot")
+
+
+def snapshot_from_dict(d: Any, where: str | os.PathLike[str] = "price snapshot") -> PriceSnapshot:
+    """Build (and check) a snapshot from its JSON form; UserError naming the file and offer."""
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise UserError(f"{where}: not a gpuadvisor price snapshot (format {FORMAT!r} expected)")
+    try:
+        s = d["source"]
+        source = Source(str(s["name"]), str(s["repository"]), str(s["commit"]), str(s["date"]),
+                        str(s["license"]), tuple(dict(f) for f in s.get("files", ())))
+        offers = tuple(_offer(o) for o in d["offers"])
+        unmapped = tuple(Unmapped(str(u["provider"]), str(u["accelerator"]), int(u["rows"]), str(u["reason"]))
+                         for u in d.get("unmapped", ()))
+        rates = dict(d.get("rates") or {})
+        for code, r in rates.items():
+            if not (isinstance(r, dict) and r.get("source") and r.get("date")):
+                raise ValueError(f"rate {code!r} needs per_usd, source and date")
+            _positive(r["per_usd"], f"rate {code}")
+    except UserError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        n = len(d.get("offers", [])) if isinstance(d.get("offers"), list) else 0
+        raise UserError(f"{where}: damaged price snapshot ({n} offers): {_msg(e)}") from None
+    return PriceSnapshot(source, offers, unmapped, str(d.get("currency", "USD")), str(d.get("built_by", "")),
+                         str(d.get("reduction", "")), rates, str(where))
+
+
+def _msg(e: Exception) -> str:
+    return f"missing field {e}" if isinstance(e, KeyError) else " ".join(str(e).split())
+
+
+def _offer(o: dict[str, Any]) -> Offer:
+    try:
+        regions = {str(r): (_price(p[0]), _price(p[1])) for r, p in o["regions"].items()}
+        offer = Offer(
+            provider=str(o["provider"]), instance_type=str(o["instance_type"]), accelerator=str(o["accelerator"]),
+            card=str(o["card"]), gpu_count=int(o["gpu_count"]), vcpus=_opt(o.get("vcpus")),
+            memory_gib=_opt(o.get("memory_gib")), region=str(o["region"]),
+            on_demand_usd_h=_price(o.get("on_demand_usd_h")), spot_usd_h=_price(o.get("spot_usd_h")),
+            median_on_demand_usd_h=_price(o.get("median_on_demand_usd_h")), regions=regions,
+            note=str(o.get("note", "")),
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        name = o.get("instance_type", "?") if isinstance(o, dict) else "?"
+        raise ValueError(f"offer {name!r}: {_msg(e)}") from None
+    if offer.gpu_count < 1 or (offer.on_demand_usd_h is None and offer.spot_usd_h is None):
+        raise ValueError(f"offer {offer.instance_type!r}: needs a GPU count >= 1 and a price")
+    return offer
+
+
+def _opt(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def _price(v: Any) -> float | None:
+    return None if v is None else _positive(v, "price")
+
+
+def _positive(v: Any, what: str) -> float:
+    x = float(v)
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{what} must be a positive number, not {v!r}")
+    return x
+
+
+def dump_snapshot(snapshot: PriceSnapshot) -> str:
+    """The JSON text of a snapshot: one offer per line keeps diffs of refreshes readable."""
+    d = snapshot.to_dict()
+    offers, unmapped = d.pop("offers"), d.pop("unmapped")
+    head = json.dumps(d, indent=1)[:-2]
+    lines = [json.dumps(o, separators=(",", ":")) for o in offers]
+    um = [json.dumps(u, separators=(",", ":")) for u in unmapped]
+    return (head + ',\n "offers": [\n  ' + ",\n  ".join(lines) + '\n ],\n "unmapped": [\n  '
+            + ",\n  ".join(um) + "\n ]\n}\n")

@@ -1,0 +1,56 @@
+"""The Memory tab: the estimate's memory breakdown for the option highlighted on the Advisor tab."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static, TabPane
+
+from gpuadvisor.tui.widgets import GiB, num
+
+
+class MemoryPane(TabPane):
+    def __init__(self) -> None:
+        super().__init__("Memory", id="memory")
+
+    def compose(self) -> ComposeResult:
+        yield VerticalScroll(Static("", id="memory-view"), id="memory-scroll")
+
+    def show(self, workload: Any, breakdown: Any, option: dict[str, Any] | None) -> None:
+        """The breakdown on the chosen option (its own, sharded one where it has it), as bars."""
+        from rich.console import Group
+        from rich.table import Table
+
+        view = self.query_one("#memory-view", Static)
+        if breakdown is None:
+            view.update("Fill in the workload on the Advisor tab (F1).")
+            return
+        if option and option.get("memory") is not None:
+            breakdown = option["memory"]
+        cap = option["capacity_gib"] if option else None
+        total = breakdown.total / GiB
+        w = workload
+        head = Text.assemble((f"{w.model.name}", "bold"), f" · {w.mode} · {w.dtype} · batch {w.batch} × {w.seq}\n")
+        if option:
+            state = ("fits", "green") if option["fits"] else ("does NOT fit", "bold red")
+            head.append_text(Text.assemble(f"on {option['label']}: {total:,.1f} of {num(cap)} GiB per GPU — ", state))
+        else:
+            head.append(f"{total:,.1f} GiB per GPU")
+        scale = max(total, cap or 0) or 1
+        t = Table(box=None, pad_edge=False, expand=False, show_header=True, header_style="bold")
+        t.add_column("item", no_wrap=True)
+        t.add_column("GiB", justify="right")
+        t.add_column("", no_wrap=True)
+        for k, v in breakdown.items:
+            if v <= 0:
+                continue
+            n = max(1, round(v / GiB / scale * 30))
+            t.add_row(k, f"{v / GiB:,.2f}", Text("█" * n, style="cyan"))
+        t.add_row(Text("total", style="bold"), Text(f"{total:,.2f}", style="bold"), "")
+        if cap:
+            t.add_row("card memory", f"{cap:,.0f}", Text("│" + " " * 28 + "│", style="grey50"))
+        notes = Text("\n".join(f"· {n}" for n in breakdown.notes) + "\n· estimate, not a measurement", style="grey62")
+        view.update(Group(head, t, notes))

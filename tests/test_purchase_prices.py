@@ -1,0 +1,128 @@
+"""tools/purchase_prices.py: the CSV of purchase prices is what the catalog's `purchase` lines say."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.catalog import load_catalog, load_file
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL = ROOT / "tools" / "purchase_prices.py"
+if not TOOL.is_file():  # an sdist carries tests/ but not tools/
+    pytest.skip("tools/purchase_prices.py is not in this source tree", allow_module_level=True)
+_spec = importlib.util.spec_from_file_location("purchase_prices", TOOL)
+pp = importlib.util.module_from_spec(_spec)
+sys.modules["purchase_prices"] = pp
+_spec.loader.exec_module(pp)
+
+HEADER = "card,usd,kind,source,date,note\n"
+
+
+@pytest.fixture
+def workspace(tmp_path, capsys):
+    """A copy of two shipped catalog files with every price cleared, and an empty price table."""
+    cat = tmp_path / "catalog"
+    cat.mkdir()
+    for name in ("nvidia-jetson.yaml", "amd-radeon.yaml"):
+        shutil.copy(ROOT / "catalog" / name, cat / name)
+    csv = tmp_path / "prices.csv"
+    csv.write_text(HEADER)
+    assert pp.main(["--csv", str(csv), "--catalog", str(cat)]) == 0
+    assert all(c.purchase is None for p in cat.iterdir() for c in load_file(p))
+    capsys.readouterr()
+    return cat, csv
+
+
+def run(capsys, *argv):
+    code = pp.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_shipped_catalog_agrees_with_the_csv(capsys):
+    code, out, err = run(capsys, "--check")
+    assert code == 0, err
+    assert "catalog agrees" in out
+
+
+def test_write_touches_only_purchase_lines_and_check_then_passes(capsys, workspace):
+    cat, csv = workspace
+    csv.write_text(HEADER + 'Radeon RX 7600,259.99,street,https://example.com/rx7600,2025-06,"cheapest new, in stock"\n'
+                   "Jetson Nano,99,list,https://example.com/nano,2019-03-18,\n")
+    before = {p.name: p.read_text().splitlines() for p in cat.iterdir()}
+    code, _, err = run(capsys, "--csv", str(csv), "--catalog", str(cat), "--check")
+    assert code == 1 and "2 cards disagree" in err
+    code, out, _ = run(capsys, "--csv", str(csv), "--catalog", str(cat))
+    assert code == 0 and "updated 2 cards" in out
+    for p in cat.iterdir():
+        after = p.read_text().splitlines()
+        assert len(after) == len(before[p.name])
+        diff = [(a, b) for a, b in zip(before[p.name], after, strict=True) if a != b]
+        assert len(diff) == 1 and all("purchase:" in a and "purchase:" in b for a, b in diff)
+    rx = {c.name: c for c in load_file(cat / "amd-radeon.yaml")}["Radeon RX 7600"]
+    assert rx.purchase.usd == 259.99 and rx.purchase.kind == "street" and rx.purchase.note == "cheapest new, in stock"
+    assert {c.name: c for c in load_file(cat / "nvidia-jetson.yaml")}["Jetson Nano"].purchase.date == "2019-03-18"
+    assert run(capsys, "--csv", str(csv), "--catalog", str(cat), "--check")[0] == 0
+    # dropping a row sets the card back to null
+    csv.write_text(HEADER + "Jetson Nano,99,list,https://example.com/nano,2019-03-18,\n")
+    assert run(capsys, "--csv", str(csv), "--catalog", str(cat))[0] == 0
+    assert {c.name: c for c in load_file(cat / "amd-radeon.yaml")}["Radeon RX 7600"].purchase is None
+
+
+def test_missing_purchase_line_is_inserted_after_launch_price(capsys, workspace):
+    cat, csv = workspace
+    path = cat / "nvidia-jetson.yaml"
+    path.write_text("".join(line for line in path.read_text().splitlines(keepends=True) if "purchase:" not in line))
+    assert run(capsys, "--csv", str(csv), "--catalog", str(cat))[0] == 0
+    lines = path.read_text().splitlines()
+    idx = [i for i, line in enumerate(lines) if line.strip() == "purchase: null"]
+    assert idx and all(lines[i - 1].strip().startswith("launch_price_usd:") for i in idx)
+    assert all(c.purchase is None for c in load_file(path))
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ("No Such Card,100,list,https://example.com,2025-01,", r"no catalog card named 'No Such Card'"),
+        ("Jetson Nano,-1,list,https://example.com,2025-01,", r"row 2 \(Jetson Nano\): field 'usd'"),
+        ("Jetson Nano,99,msrp,https://example.com,2025-01,", r"row 2 \(Jetson Nano\): field 'kind'"),
+        ("Jetson Nano,99,list,www.example.com,2025-01,", r"field 'source': Value error, must be an http"),
+        ("Jetson Nano,99,list,https://example.com,01/2025,", r"field 'date'"),
+        ("Jetson Nano,99,list,https://example.com,2025-01\nJetson Nano,98,list,https://example.com,2025-01,",
+         r"row 2 \(Jetson Nano\): expected 6 columns"),
+        ("Jetson Nano,99,list,https://example.com,2025-01,\nJetson Nano,98,list,https://example.com,2025-01,",
+         r"row 3 \(Jetson Nano\): a second row"),
+    ],
+    ids=["unknown-card", "negative", "kind", "source", "date", "short-row", "duplicate"],
+)
+def test_bad_rows_are_one_line_exit_2_and_change_nothing(capsys, workspace, row, expected):
+    cat, csv = workspace
+    csv.write_text(HEADER + row + "\n")
+    before = {p.name: p.read_text() for p in cat.iterdir()}
+    code, out, err = run(capsys, "--csv", str(csv), "--catalog", str(cat))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert re.search(expected, err), err
+    assert {p.name: p.read_text() for p in cat.iterdir()} == before
+
+
+def test_bad_header_is_an_error(capsys, workspace):
+    cat, csv = workspace
+    csv.write_text("name,price\nJetson Nano,99\n")
+    code, _, err = run(capsys, "--csv", str(csv), "--catalog", str(cat))
+    assert code == 2 and "header must be card,usd,kind,source,date,note" in err
+
+
+def test_written_catalog_still_loads(capsys, workspace):
+    cat, csv = workspace
+    row = 'Radeon PRO W7900,3499,street,https://example.com/a?b=1&c=2,2025-05-02,"50% off: ""deal"""'
+    csv.write_text(HEADER + row + "\n")
+    assert run(capsys, "--csv", str(csv), "--catalog", str(cat))[0] == 0
+    card = load_catalog([cat], use_env=False).get("Radeon PRO W7900")
+    assert card.purchase.source == "https://example.com/a?b=1&c=2" and card.purchase.note == '50% off: "deal"'

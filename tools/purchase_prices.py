@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Write the purchase prices in tools/data/purchase-prices.csv into the catalog's `purchase` lines.
+
+The CSV (columns card, usd, kind, source, date, note) is the source of truth: one row per card,
+each price with the page it was read from and when. This script rewrites only the `purchase:`
+line of each card (inserting it after `launch_price_usd:` where it is missing), so the YAML
+keeps its layout and a price change is a one-line diff. A card with no row gets `purchase: null`.
+
+  python3 tools/purchase_prices.py            # rewrite catalog/*.yaml from the CSV
+  python3 tools/purchase_prices.py --check    # exit 1, naming the cards, if YAML and CSV disagree
+
+Bad input (unknown card, duplicate row, bad usd/kind/source/date) is one line naming the row, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pydantic import ValidationError  # noqa: E402
+
+from gpuadvisor.catalog import Purchase  # noqa: E402
+from gpuadvisor.errors import UserError  # noqa: E402
+from gpuadvisor.fileio import atomic_write_text, read_text  # noqa: E402
+
+DEFAULT_CSV = ROOT / "tools" / "data" / "purchase-prices.csv"
+DEFAULT_CATALOG = ROOT / "catalog"
+COLUMNS = ["card", "usd", "kind", "source", "date", "note"]
+
+_CARD_START = re.compile(r"^(?P<indent>\s*)- name:\s*(?P<name>.+?)\s*$")
+
+
+def read_prices(path: Path) -> dict[str, Purchase]:
+    """Card name -> Purchase, validated; every problem is one line naming the row."""
+    text = read_text(path, "purchase price CSV")
+    reader = csv.DictReader(text.splitlines())
+    if reader.fieldnames != COLUMNS:
+        raise UserError(f"{path}: the header must be {','.join(COLUMNS)}")
+    out: dict[str, Purchase] = {}
+    for line, row in enumerate(reader, start=2):
+        card = (row.get("card") or "").strip()
+        where = f"{path}: row {line} ({card or 'no card'})"
+        if not card:
+            raise UserError(f"{where}: the card column is empty")
+        if card in out:
+            raise UserError(f"{where}: a second row for the same card")
+        if None in row or any(v is None for v in row.values()):
+            raise UserError(f"{where}: expected {len(COLUMNS)} columns")
+        data: dict[str, object] = {k: row[k].strip() for k in ("usd", "kind", "source", "date")}
+        note = row["note"].strip()
+        data["note"] = note or None
+        try:
+            out[card] = Purchase.model_validate(data)
+        except ValidationError as err:
+            e = err.errors()[0]
+            field = ".".join(str(x) for x in e["loc"]) or "(row)"
+            raise UserError(f"{where}: field {field!r}: {e['msg']}") from None
+    return out
+
+
+def render(p: Purchase | None) -> str:
+    """One YAML flow mapping; strings JSON-quoted (valid YAML) so URLs and commas stay intact."""
+    if p is None:
+        return "null"
+    usd = int(p.usd) if float(p.usd).is_integer() else p.usd
+    parts = [f"usd: {usd}", f"kind: {p.kind}", f"date: {json.dumps(p.date)}", f"source: {json.dumps(p.source)}"]
+    if p.note:
+        parts.append(f"note: {json.dumps(p.note, ensure_ascii=False)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+@dataclass(frozen=True)
+class FileUpdate:
+    path: Path
+    old: str
+    new: str
+    cards: tuple[str, ...]  # every card in the file
+    changed: tuple[str, ...]  # cards whose purchase line changed
+
+
+def _card_name(raw: str) -> str:
+    value = yaml.safe_load(raw)
+    return str(value)
+
+
+def update_text(text: str, prices: dict[str, Purchase], path: Path) -> tuple[str, list[str], list[str]]:
+    """The file with each card's purchase line set from prices; (new text, cards, changed cards)."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    cards: list[str] = []
+    changed: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _CARD_START.match(lines[i])
+        if not m:
+            out.append(lines[i])
+            i += 1
+            continue
+        name = _card_name(m.group("name"))
+        cards.append(name)
+        field_indent = m.group("indent") + "  "
+        j = i + 1
+        while j < len(lines) and not _CARD_START.match(lines[j]) and (
+            lines[j].startswith(field_indent) or not lines[j].strip()
+        ):
+            j += 1
+        block = _set_purchase(lines[i:j], field_indent, render(prices.get(name)), name, path)
+        if block != lines[i:j]:
+            changed.append(name)
+        out.extend(block)
+        i = j
+    return "".join(out), cards, changed
+
+
+def _set_purchase(block: list[str], indent: str, value: str, name: str, path: Path) -> list[str]:
+    new_line = f"{indent}purchase: {value}\n"
+    key = re.compile(rf"^{re.escape(indent)}(?P<key>[A-Za-z_]+):")
+    for k, line in enumerate(block):
+        m = key.match(line)
+        if m and m.group("key") == "purchase":
+            end = k + 1  # a hand-written block mapping continues on deeper-indented lines
+            while end < len(block) and block[end].startswith(indent + " "):
+                end += 1
+            return [*block[:k], new_line, *block[end:]]
+    for k, line in enumerate(block):
+        m = key.match(line)
+        if m and m.group("key") == "launch_price_usd":
+            return [*block[:k + 1], new_line, *block[k + 1:]]
+    raise UserError(f"{path}: card {name!r}: no launch_price_usd line to put the purchase line after")
+
+
+def plan(csv_path: Path, catalog_dir: Path) -> list[FileUpdate]:
+    prices = read_prices(csv_path)
+    files = sorted(p for p in catalog_dir.glob("*.yaml") if p.is_file())
+    if not files:
+        raise UserError(f"no catalog files in {catalog_dir}")
+    updates = []
+    seen: set[str] = set()
+    for path in files:
+        old = read_text(path, "catalog file")
+        new, cards, changed = update_text(old, prices, path)
+        seen.update(cards)
+        updates.append(FileUpdate(path, old, new, tuple(cards), tuple(changed)))
+    unknown = sorted(set(prices) - seen)
+    if unknown:
+        raise UserError(f"{csv_path}: no catalog card named {unknown[0]!r}" + (
+            f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""))
+    return updates
+
+
+def summary(updates: list[FileUpdate], prices: dict[str, Purchase]) -> str:
+    cards = [c for u in updates for c in u.cards]
+    kinds = Counter(prices[c].kind for c in cards if c in prices)
+    unpriced = sum(1 for c in cards if c not in prices)
+    by_kind = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    return f"{len(cards)} cards: {sum(kinds.values())} priced ({by_kind}), {unpriced} without a purchase price"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--csv", type=Path, default=DEFAULT_CSV, help="the price table (default: %(default)s)")
+    ap.add_argument("--catalog", type=Path, default=DEFAULT_CATALOG, help="catalog folder (default: %(default)s)")
+    ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if the YAML and the CSV disagree")
+    args = ap.parse_args(argv)
+    try:
+        updates = plan(args.csv, args.catalog)
+        prices = read_prices(args.csv)
+        stale = [(u.path.name, c) for u in updates for c in u.changed]
+        if args.check:
+            if stale:
+                names = ", ".join(f"{c} ({f})" for f, c in stale[:5]) + (" ..." if len(stale) > 5 else "")
+                print(f"{len(stale)} cards disagree with {args.csv.name}: {names}; "
+                      f"run tools/purchase_prices.py to rewrite them", file=sys.stderr)
+                return 1
+            print(f"catalog agrees with {args.csv.name}; {summary(updates, prices)}")
+            return 0
+        for u in updates:
+            if u.new != u.old:
+                atomic_write_text(u.path, u.new, force=True)
+        print(f"updated {len(stale)} cards in {sum(1 for u in updates if u.new != u.old)} files; "
+              f"{summary(updates, prices)}")
+        return 0
+    except UserError as e:
+        print(f"purchase_prices: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
