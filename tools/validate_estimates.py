@@ -133,6 +133,16 @@ def summary_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
+def summary_markdown(rows: list[dict]) -> str:
+    out = ["| kind | cases | worst error % (case) | held-out cases | worst held-out error % (case) |",
+           "| --- | ---: | ---: | ---: | ---: |"]
+    for k, d in sorted(worst_by_kind(rows).items()):
+        w = f"{d['worst'][0]:+.1f} (#{d['worst'][1]})" if d["worst"] else "-"
+        wh = f"{d['worst_held'][0]:+.1f} (#{d['worst_held'][1]})" if d["worst_held"] else "-"
+        out.append(f"| {k} | {d['n']} | {w} | {d['n_held']} | {wh} |")
+    return "\n".join(out)
+
+
 def print_table(rows: list[dict]) -> None:
     hdr = f"{'#':>3} {'model':15} {'kind':22} {'B':>3} {'S':>5} {'meas GiB':>8} {'est GiB':>8} {'err%':>6} " \
           f"{'meas ms':>8} {'est ms':>8}"
@@ -222,9 +232,9 @@ def main() -> int:
         hw = hardware(data["env"].get("device_name"))
         rows = [estimate_row(r, hw) for r in data["records"] if "measured" in r and r["measured"].get("peak_bytes")]
         if args.markdown:
-            print(markdown_table(rows))
+            print(summary_markdown(rows))
             print()
-            print("\n".join(summary_lines(rows)))
+            print(markdown_table(rows))
         else:
             print_table(rows)
         return 0

@@ -4,7 +4,8 @@ shard (pure bf16 and fp32-master mixed precision) and tensor parallel 2, for com
 `gpuadvisor estimate ... --gpus 2 --sharding fsdp` etc. (tools/compare_multigpu.py).
 
 Run from the repo root on a machine with 2 GPUs (each case runs in its own torchrun, so one that
-fails or hangs cannot take the others with it; about 3-4 minutes in all on 2 H200s):
+fails or hangs cannot take the others with it; 90 s at most each, about 3 minutes in all on
+2 H200s):
 
   python3 tools/validate_multigpu.py                     # all cases -> $OUT/multigpu.json
   python3 tools/validate_multigpu.py --cases ddp,tp2     # some of them
@@ -42,7 +43,7 @@ CASES = {
     "tp2": ("tp", False),
 }
 MICRO_BATCH, SEQ, WARMUP, STEPS = 2, 2048, 2, 5
-CASE_TIMEOUT_S = 150
+CASE_TIMEOUT_S = 90  # per case; 4 cases stay under 6 minutes even if all hang
 
 
 # ---- one case, inside torchrun -------------------------------------------------------------------
@@ -112,7 +113,7 @@ def run_case(name: str, tiny: bool, device: str, out_dir: Path) -> int:
     local = int(os.environ.get("LOCAL_RANK", rank))
     if cuda:
         torch.cuda.set_device(local)
-    dist.init_process_group("nccl" if cuda else "gloo", timeout=timedelta(seconds=CASE_TIMEOUT_S - 30))
+    dist.init_process_group("nccl" if cuda else "gloo", timeout=timedelta(seconds=CASE_TIMEOUT_S - 25))
     dev = torch.device("cuda", local) if cuda else torch.device("cpu")
     cfg = TINY if tiny else LLAMA2_7B
     mb, seq = (2, 32) if tiny else (MICRO_BATCH, SEQ)
@@ -224,28 +225,26 @@ def run_case(name: str, tiny: bool, device: str, out_dir: Path) -> int:
 
 # ---- the driver: one torchrun per case ----------------------------------------------------------
 def environment(device: str) -> dict:
-    import torch
+    """Versions and the GPUs, read without touching CUDA from this (driver) process."""
+    from importlib import metadata
 
-    env = {"torch": torch.__version__, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "device": device, "gpus": torch.cuda.device_count() if device == "cuda" else 0}
-    try:
-        import transformers
-
-        env["transformers"] = transformers.__version__
-    except ImportError:
-        pass
-    if device == "cuda" and env["gpus"]:
-        env["device_name"] = torch.cuda.get_device_name(0)
+    env = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "device": device}
+    for pkg in ("torch", "transformers"):
+        env[pkg] = _safe(lambda pkg=pkg: metadata.version(pkg))
+    if device == "cuda":
         try:
             import pynvml
 
             pynvml.nvmlInit()
-            env["driver"] = pynvml.nvmlSystemGetDriverVersion()
+            env["gpus"] = pynvml.nvmlDeviceGetCount()
             h = pynvml.nvmlDeviceGetHandleByIndex(0)
+            name = pynvml.nvmlDeviceGetName(h)
+            env["device_name"] = name.decode() if isinstance(name, bytes) else name
+            env["driver"] = pynvml.nvmlSystemGetDriverVersion()
             env["nvlink_active"] = sum(
                 1 for i in range(18) if _safe(lambda i=i: pynvml.nvmlDeviceGetNvLinkState(h, i)) == 1)
         except Exception as e:
-            env["driver"] = f"unknown ({e})"
+            env["nvml"] = f"unavailable ({e})"
     return env
 
 
