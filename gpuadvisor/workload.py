@@ -497,6 +497,8 @@ def make_workload(model: ModelSpec | str, **kw: Any) -> Workload:
             if key != "dtype":
                 v = v.replace("_", "-")
             kw[key] = table.get(v, v)
+    if kw.get("mode") == "scoring":
+        kw["gen_tokens"] = 0  # a scoring forward generates nothing
     if kw.get("mode") == "qlora" and "dtype" not in kw:
         kw["dtype"] = "bf16"
     if "seq_len" in kw and kw["seq_len"] is None:

@@ -252,3 +252,9 @@ def test_compare_multigpu_maps_each_strategy(tmp_path):
     assert rows["fsdp"]["est_gib"] < rows["ddp"]["est_gib"]
     assert rows["tp2"]["est_gib"] < rows["ddp"]["est_gib"]
     assert all(r["mem_err_pct"] is not None and not r.get("error") for r in rows.values())
+
+
+def test_cli_scoring_text_output_names_the_forward(capsys):
+    rc, out, _ = run(capsys, "estimate", "llama-3-8b", "--mode", "scoring", "--batch", "2", "--seq", "1024")
+    assert rc == 0 and "forward:" in out and "scoring" in out
+    assert make_workload("llama-3-8b", mode="scoring", gen_tokens=128).gen_tokens == 0

@@ -235,6 +235,9 @@ def run(args: argparse.Namespace) -> int:
               f"MFU {comp.mfu:.0%}, bandwidth efficiency {comp.bandwidth_efficiency:.0%})")
     if comp.time_s is None:
         con.print("  no throughput figures for this card")
+    elif w.mode == "scoring":
+        con.print(f"  forward: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
+                  f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
     elif w.mode == "inference":
         con.print(f"  prefill: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
                   f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
