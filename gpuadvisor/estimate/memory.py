@@ -389,8 +389,9 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             sbytes = optimizer_state_bytes(w.optimizer, BYTES_PER_DTYPE[wd])
             tmp_bytes = BYTES_PER_DTYPE[wd] if w.optimizer == "adamw-foreach" else 0.0
             grads = p_gpu * gbytes / (dp if z >= 2 else 1)
-            if dp > 1 and w.sharding == "none":  # DDP all-reduces from flat bucket copies of the gradients
-                grads *= 2
+            buckets = 0.0
+            if dp > 1 and w.sharding == "none":  # DDP all-reduces from flat buckets, allocated up front
+                buckets = p_gpu * gbytes
                 notes.append("DDP: gradient buckets hold a second copy of the gradients "
                              "(gradient_as_bucket_view=False, the default)")
             states = p_gpu * sbytes / (dp if z >= 1 else 1)
@@ -399,7 +400,8 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             if reg == "mixed" and w.checkpointing:  # recomputed layers re-cast; only the head's copy stays
                 copies = min(copies, m.vocab_size * m.hidden_size * 2.0 / tp)
             head_grad = (m.vocab_size * m.hidden_size / tp * gbytes) if m.kind == "decoder" else 0.0
-            partial_grads = min(grads, head_grad + layer_w / wbytes * gbytes)
+            partial_grads = min(grads, head_grad + layer_w / wbytes * gbytes) + buckets
+            grads += buckets
             items["optimizer states"] = states
             fb = copies + acts + logits + work + partial_grads
             opt = grads + temps
