@@ -110,9 +110,9 @@ def advise(
                          providers=tuple(providers), region=region, currency=currency_code(currency))
     meas = measured
     if measured is not None and not isinstance(measured, dict):
-        from gpuadvisor.advisor.ranking import _measured_for
+        from gpuadvisor.compare import measured_by_card
 
-        meas = _measured_for(measured, cat)
+        meas = measured_by_card(measured, cat)
     return _advise(w, cat, targets, offers=offer_list, prices=info, spot=spot, region=region, buy=buy, rent=rent,
                    engine=engine, efficiency=efficiency, measured=meas, local_cards=tuple(local_cards),
                    only=tuple(only))

@@ -63,3 +63,35 @@ def figure_rows(dev: DeviceResult, card: Any = None, prefixes: Sequence[str] = (
                 src = f"catalog: {card.name}" if ds else None
             rows.append(FigureRow(m.key, m.label, m.value, m.unit, ds, src, m.reference, m.reference_label, m.spread))
     return rows
+
+
+def device_card(dev: DeviceResult, catalog: Any) -> Any:
+    """The catalog card of a probed device (the probe's recorded name, else its name and memory)."""
+    from gpuadvisor.catalog import match_card
+    from gpuadvisor.readings import device_memory_gib
+
+    return match_card(catalog, dev.name, device_memory_gib(dev), dev.catalog_name)
+
+
+def local_cards(run: Any, catalog: Any) -> tuple[str, ...]:
+    """Catalog names of the cards in a probe result, once each, in device order."""
+    names: list[str] = []
+    for dev in run.devices if run is not None else []:
+        card = device_card(dev, catalog)
+        if card is not None and card.name not in names:
+            names.append(card.name)
+    return tuple(names)
+
+
+def measured_by_card(run: Any, catalog: Any) -> dict[str, dict[str, float]]:
+    """Card name -> the estimate figures measured on it (first device of each card), from a probe
+    result: what replaces the datasheet figures for the local card."""
+    from gpuadvisor.estimate import measured_figures
+
+    out: dict[str, dict[str, float]] = {}
+    for dev in run.devices if run is not None else []:
+        card = device_card(dev, catalog)
+        figs = measured_figures(dev) if card is not None else {}
+        if figs and card.name not in out:
+            out[card.name] = figs
+    return out

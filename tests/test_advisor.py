@@ -135,6 +135,14 @@ def test_budget_per_hour_filters_and_fastest_within_budget_respects_it(catalog):
     assert all(o.usd_per_hour <= 2.0 for o in a.options if o.meets)
 
 
+def test_modest_target_without_budget_names_no_flagship(catalog):
+    """Without a budget there is no "fastest within budget": it would name the biggest server there is."""
+    a = advise(make_workload("llama-3.1-8b"), catalog, Targets(tokens_per_s=30), offers=OFFERS)
+    assert "fastest_within_budget" not in a.picks
+    assert any("no budget set" in n for n in a.notes)
+    assert all(p.option.hardware.gpus == 1 for k, p in a.picks.items() if k.startswith("cheapest_r"))
+
+
 def test_buy_versus_rent_break_even_formula(catalog):
     offers = (FakeOffer("runpod", "1x_RTX4090", "GeForce RTX 4090", 1, 0.69),)
     t = Targets(tokens_per_s=30, hours_per_month=180, usd_per_kwh=0.2)

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuadvisor import results
+from gpuadvisor.advisor.ranking import layout, recommend, why_not
 from gpuadvisor.catalog import Catalog, load_catalog
 from gpuadvisor.errors import UserError
-from gpuadvisor.recommend import layout, recommend, why_not
 from gpuadvisor.workload import make_workload
 
 DATA = Path(__file__).parent / "data"
@@ -96,8 +96,8 @@ def test_ranking_is_deterministic(catalog, model, mode, batch, sort_by, seed):
 
 
 def test_one_per_card_keeps_fewest_fitting_then_the_rest_with_reasons():
+    from gpuadvisor.advisor.ranking import one_per_card, recommend
     from gpuadvisor.catalog import load_catalog
-    from gpuadvisor.recommend import one_per_card, recommend
     from gpuadvisor.workload import make_workload
 
     catalog = load_catalog(use_env=False)
@@ -114,8 +114,8 @@ def test_one_per_card_keeps_fewest_fitting_then_the_rest_with_reasons():
 
 
 def test_edge_modules_are_never_combined():
+    from gpuadvisor.advisor.ranking import recommend
     from gpuadvisor.catalog import load_catalog
-    from gpuadvisor.recommend import recommend
     from gpuadvisor.workload import make_workload
 
     catalog = load_catalog(use_env=False)

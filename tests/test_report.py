@@ -14,7 +14,11 @@ import pytest
 pytest.importorskip("plotly")
 pytest.importorskip("jinja2")
 
+from fake_prices import SNAPSHOT
+
 from gpuadvisor import results
+from gpuadvisor.advisor import Targets, advise
+from gpuadvisor.advisor.market import offers_for
 from gpuadvisor.catalog import load_catalog
 from gpuadvisor.cli import main
 from gpuadvisor.report import build_report
@@ -38,12 +42,18 @@ def run():
 
 @pytest.fixture(scope="module")
 def workload():
-    return make_workload("llama-3-8b", mode="training", batch=8, train_tokens=1e9)
+    return make_workload("llama-3-8b", mode="training", batch=1, train_tokens=1e9)
+
+
+def decide(workload, catalog, targets=None, local=("H100 SXM5 80GB",)):
+    """The advisor's decision with the in-test price snapshot (not the shipped one)."""
+    offers, info = offers_for(snapshot=SNAPSHOT)
+    return advise(workload, catalog, targets, offers=offers, prices=info, local_cards=local)
 
 
 @pytest.fixture(scope="module")
 def html(run, workload, catalog) -> str:
-    return build_report(run, workload, catalog, price_per_hour=2.5)
+    return build_report(run, workload, catalog, advice=decide(workload, catalog, Targets(deadline_h=48)))
 
 
 def figures_of(html: str) -> dict:
@@ -70,7 +80,7 @@ def test_sections_and_charts(html, run):
     assert titles.count("Roofline from measured ceilings") == len(run.devices)
     assert "Vector add: CPU vs GPU" in titles and "Matmul: CPU vs GPU" in titles
     assert any(t.startswith("Memory") for t in titles)
-    assert "Options: estimated time vs cost" in titles
+    assert "Cost versus time: every option, the frontier and the picks" in titles
     for cid in figs:
         assert f'id="{cid}"' in html
     for text in (
@@ -79,10 +89,49 @@ def test_sections_and_charts(html, run):
         "86.2%",
         "throttled: sw_thermal_slowdown",
         "Workload: llama-3-8b",
-        "Ranking",
+        "Decision: rent or buy, and what binds",
         "optimizer states",
     ):
         assert text in html
+
+
+def test_decision_shows_picks_frontier_and_price_source(html, workload, catalog):
+    advice = decide(workload, catalog, Targets(deadline_h=48))
+    assert advice.picks and advice.frontier
+    # the snapshot's source and date, the targets, every pick with its line (what binds)
+    assert "rental prices: fake snapshot for tests, 2026-11-01 (13 offers, on-demand)" in html
+    assert "1e+09 tokens, within 2 days" in html
+    for pick in advice.picks.values():
+        if pick.name != "cheapest":  # always the same option as the cheapest rental or purchase
+            assert f'<td class="pick">{pick.title}</td>' in html
+        assert "Binds:" in pick.line
+    chart = next(f for f in figures_of(html).values() if f["layout"]["title"]["text"].startswith("Cost versus time"))
+    line = next(t for t in chart["data"] if t["name"].startswith("frontier"))
+    want = sorted(advice.frontier, key=lambda o: o.time_s)
+    assert line["x"] == pytest.approx([o.time_s / 3600 for o in want])  # training: hours
+    assert line["y"] == pytest.approx([o.job_usd for o in want])
+    points = sum(len(t["x"]) for t in chart["data"] if t["mode"] == "markers")
+    assert points == sum(1 for o in advice.options if o.fits and o.cost is not None and o.time_s is not None)
+    labels = " ".join(a["text"] for a in chart["layout"]["annotations"])
+    assert "cheapest rent" in labels and "best value" in labels
+    assert chart["layout"]["xaxis"]["type"] == "log" and chart["layout"]["yaxis"]["title"]["text"].startswith("$")
+
+
+def test_nothing_meets_says_what_it_would_take(workload, catalog):
+    advice = decide(workload, catalog, Targets(deadline_h=0.01))
+    assert not advice.met and advice.closest is not None
+    html = build_report(None, workload, catalog, advice=advice)
+    assert "Nothing evaluated meets every target." in html and "It would take" in html
+    assert '<td class="pick">closest</td>' in html
+
+
+def test_serving_frontier_axes(catalog):
+    w = make_workload("llama-3-8b")
+    html = build_report(None, w, catalog, advice=decide(w, catalog, Targets(tokens_per_s=30)))
+    chart = next(f for f in figures_of(html).values() if f["layout"]["title"]["text"].startswith("Cost versus time"))
+    assert chart["layout"]["xaxis"]["title"]["text"].startswith("ms per output token")
+    assert chart["layout"]["yaxis"]["title"]["text"].startswith("$ per hour")
+    assert "$/1M tok" in html and "your H100 SXM5 80GB" in html
 
 
 def test_roofline_uses_measured_ceilings(html):
@@ -150,7 +199,8 @@ def test_cli_default_output_folder(tmp_path, monkeypatch, capsys):
     [
         (["report"], "nothing to report"),
         (["report", "--model", "no-such-model-zz"], "unknown model"),
-        (["report", "--model", "7b", "--gpu-counts", "x"], "--gpu-counts"),
+        (["report", "--model", "7b", "--tok-s", "0"], "--tok-s"),
+        (["report", "--model", "7b", "--deadline", "soon"], "--deadline"),
         (["report", "--probe", "/nonexistent.json"], "not found"),
         (["report", "--model", "7b", "-o", "out.txt"], "must end in .html"),
     ],
@@ -205,3 +255,25 @@ def test_opens_in_headless_chromium_without_console_errors(html, tmp_path):
     m = re.search(r'data-charts-rendered="(\d+)"', dom)
     assert m and int(m.group(1)) == n_charts
     assert dom.count('class="main-svg"') >= n_charts  # plotly drew an SVG for every chart
+
+
+def test_presentation_shared_by_tui_and_report(workload, catalog):
+    """Labels, pick names and columns the TUI and the report share (gpuadvisor.presentation)."""
+    from gpuadvisor import presentation as pres
+    from gpuadvisor.report.figures import _log_ticks
+
+    advice = decide(workload, catalog, Targets(deadline_h=48))
+    assert pres.money(None) == "-" and pres.money(0.004) == "<$0.01" and pres.money(1234.5) == "$1,234"
+    rent = next(o for o in advice.options if o.hardware.kind == "rent" and o.hardware.gpus == 4)
+    assert pres.short_label(rent) == f"4x {rent.hardware.card} · {rent.hardware.provider}"
+    shown = pres.shown_options(advice)
+    assert {id(o) for o in advice.frontier} <= {id(o) for o in shown}
+    assert all(id(p.option) in {id(o) for o in shown} for p in advice.picks.values())
+    costs = [o.cost for o in shown if o.cost is not None]
+    assert costs == sorted(costs)
+    for compact in (False, True):
+        cols = pres.columns(advice, compact=compact)
+        assert all(len(pres.option_cells(advice, o, compact=compact)) == len(cols) for o in shown)
+    ticks = _log_ticks(3.2, 480, "$")
+    assert ticks["tickvals"][0] <= 3.2 and ticks["tickvals"][-1] >= 480
+    assert "$5" in ticks["ticktext"] and "$200" in ticks["ticktext"] and "$0.5" not in ticks["ticktext"]

@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("textual")
 
+from fake_prices import SNAPSHOT
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent
 
 from gpuadvisor import results
@@ -45,12 +46,18 @@ def frozen_catalog() -> Catalog:
 
 def make_app(run=True, **kw) -> GpuAdvisorApp:
     kw.setdefault("debounce_s", 0.05)
+    kw.setdefault("prices", SNAPSHOT)
     return GpuAdvisorApp(results.load(FAKE) if run else None, frozen_catalog(), **kw)
 
 
-def ranking_rows(app: GpuAdvisorApp) -> list[list[str]]:
-    table = app.query_one("#ranking", DataTable)
-    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+def option_rows(app: GpuAdvisorApp) -> dict[str, list[str]]:
+    """Option label (the row key) -> the row's cells as text."""
+    table = app.query_one("#options", DataTable)
+    rows = {}
+    for i in range(table.row_count):
+        key = table.coordinate_to_cell_key((i, 0)).row_key.value
+        rows[str(key)] = [str(c) for c in table.get_row_at(i)]
+    return rows
 
 
 def message(app: GpuAdvisorApp, wid: str = "#form-msg") -> str:
@@ -68,25 +75,31 @@ async def settle(pilot, seconds: float = 0.2) -> None:
 
 
 @sync
-async def test_ranking_updates_as_you_type():
+async def test_decision_updates_as_you_type():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        before = ranking_rows(app)
+        before = option_rows(app)
         assert before and "llama-3-8b" in message(app)
+        # the named picks are marked, and the price snapshot's source and date are shown
+        picks = {k: r[0] for k, r in before.items() if r[0]}
+        assert picks and set(app.advice.picks) >= {"cheapest", "best_value"}
+        assert {p.option.label for p in app.advice.picks.values()} <= set(before)
+        assert "fake snapshot for tests, 2026-11-01" in message(app, "#prices-line")
+        assert "Binds:" in message(app, "#option-detail")
         model = app.query_one("#model", Input)
         assert app.focused is model
         model.value = ""
         await pilot.press(*"llama-3.1-70b")
         await settle(pilot)
-        after = ranking_rows(app)
+        after = option_rows(app)
         assert "llama-3.1-70b" in message(app)
         assert after != before
-        # a 70B model in bf16 needs more memory per GPU than an 8B one on the same option
-        needs_8b = {r[1]: float(r[2]) for r in before}
-        needs_70b = {r[1]: float(r[2]) for r in after}
-        common = set(needs_8b) & set(needs_70b)
-        assert common and all(needs_70b[k] > needs_8b[k] for k in common)
+        # a 70B model decodes slower than an 8B one on the same hardware
+        speed = {k: float(r[4]) for k, r in before.items() if r[4] not in ("-", "")}
+        slower = {k: float(r[4]) for k, r in after.items() if r[4] not in ("-", "")}
+        common = set(speed) & set(slower)
+        assert common and all(slower[k] < speed[k] for k in common)
 
 
 @sync
@@ -116,12 +129,15 @@ async def test_changes_are_debounced():
     [
         ("#batch", "4z", "batch must be a whole number"),
         ("#batch", "0", "batch must be >= 1"),
-        ("#gpus", "two", "GPUs: a count or a list"),
-        ("#gpus", "0", "GPUs: counts from 1"),
-        ("#price", "cheap", "price must be a number"),
         ("#seq", "-5", "sequence must be >= 0"),
         ("#model", "not-a-model-xyz", "unknown model"),
         ("#model", "", "type a model"),
+        ("#budget", "lots", "budget ($ per hour as 5/h"),
+        ("#budget", "-3/h", "budget ($ per hour as 5/h, or $ in all as 500) must be > 0"),
+        ("#tok_s", "fast", "tok/s per user must be a number"),
+        ("#users", "0", "users must be >= 1"),
+        ("#ttft", "0", "time to first token (seconds) must be > 0"),
+        ("#context", "100", "context length 100 must exceed the output tokens"),
     ],
 )
 @sync
@@ -129,27 +145,81 @@ async def test_bad_input_shows_inline_message_and_keeps_running(field, text, exp
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        good = ranking_rows(app)
+        good = option_rows(app)
         app.query_one(field, Input).value = text
         await settle(pilot)
         assert expect in message(app)
         assert app.query_one("#form-msg").has_class("error")
-        assert ranking_rows(app) == good  # the last good ranking stays
-        app.query_one(field, Input).value = {"#model": "llama-3-8b", "#price": "", "#seq": ""}.get(field, "1")
+        assert option_rows(app) == good  # the last good decision stays
+        app.query_one(field, Input).value = {"#model": "llama-3-8b", "#users": "1", "#batch": "1"}.get(field, "")
         await settle(pilot)
         assert not app.query_one("#form-msg").has_class("error")
 
 
 @sync
-async def test_mode_and_price_change_the_ranking():
+async def test_training_targets_replace_serving_ones():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        assert app.query_one("#serve-row").display and not app.query_one("#train-row").display
         app.query_one("#mode", Select).value = "training"
-        app.query_one("#price", Input).value = "2.5"
         await settle(pilot)
-        assert "training" in message(app) or "forward/backward" in message(app) or "optimizer" in message(app)
-        assert any(r[5].startswith(("$", "<$")) for r in ranking_rows(app))
+        assert app.query_one("#train-row").display and not app.query_one("#serve-row").display
+        table = app.query_one("#options", DataTable)
+        assert [str(c.label) for c in table.columns.values()] == ["pick", "option", "job $", "wall time", "binds"]
+        relaxed = sum(o.meets for o in app.advice.options)
+        app.query_one("#deadline", Input).value = "1h"
+        await settle(pilot)
+        assert app.advice.targets.deadline_h == 1
+        assert sum(o.meets for o in app.advice.options) < relaxed
+        app.query_one("#tokens", Input).value = "200M"
+        await settle(pilot)
+        assert app.advice.targets.tokens == 2e8
+        app.query_one("#deadline", Input).value = "soon"
+        await settle(pilot)
+        assert "not a duration" in message(app) and app.query_one("#form-msg").has_class("error")
+
+
+@sync
+async def test_budget_binds_the_picks():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#budget", Input).value = "$1/h"
+        await settle(pilot)
+        assert app.advice.targets.usd_per_hour == 1
+        cheapest = [app.advice.picks[k].option for k in ("cheapest", "cheapest_rental") if k in app.advice.picks]
+        assert cheapest and all(o.usd_per_hour is not None and o.usd_per_hour <= 1 for o in cheapest)
+        assert "$1/h" in app.advice.targets.describe("inference")
+        app.query_one("#budget", Input).value = "500"
+        await settle(pilot)
+        assert app.advice.targets.budget_usd == 500 and app.advice.targets.usd_per_hour is None
+
+
+@sync
+async def test_nothing_meets_the_targets_says_what_it_would_take():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#tok_s", Input).value = "100000"
+        await settle(pilot)
+        text = message(app)
+        assert "nothing meets every target" in text and "it would take" in text
+        assert not app.query_one("#form-msg").has_class("error")  # a verdict, not bad input
+        assert any("closest" in r[0] for r in option_rows(app).values())
+
+
+@sync
+async def test_the_tui_reads_options_from_the_advisor_not_the_report():
+    """The TUI and the report both read the advisor; neither imports the other."""
+    import ast
+
+    root = Path(__file__).parent.parent / "gpuadvisor" / "tui"
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            assert not any(n.startswith("gpuadvisor.report") for n in names), f"{path} imports {names}"
 
 
 @sync
@@ -169,11 +239,12 @@ async def test_memory_tab_follows_the_highlighted_option():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        table = app.query_one("#ranking", DataTable)
+        table = app.query_one("#options", DataTable)
         table.focus()
         await pilot.press("down", "down")
         await pilot.pause()
-        chosen = ranking_rows(app)[table.cursor_row][1]
+        chosen = str(table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value)
+        assert app.chosen == chosen and chosen in message(app, "#option-detail")
         await pilot.press("f2")
         await pilot.pause()
         text = message(app, "#memory-view")
@@ -238,6 +309,8 @@ async def test_probe_run_in_background_never_blocks_the_ui():
         assert app.run_result is saved
         assert seen_threads == [False]
         assert app.query_one("#figures", DataTable).row_count > 0
+        # the measured card joins the decision as "your ..."
+        assert any(k.startswith("your H100") for k in option_rows(app))
 
 
 @sync

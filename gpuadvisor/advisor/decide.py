@@ -143,6 +143,8 @@ def advise(
                      if engine == "graphs" else f"serving engine: {engine}")
     if workload.mode != "inference" and not workload.train_tokens and (targets_in is None or not targets_in.tokens):
         notes.append(f"no token budget given (--tokens): costs are for {targets.tokens:.3g} tokens")
+    if not (targets.usd_per_hour or targets.budget_usd):
+        notes.append("no budget set (--budget-per-hour or --budget): no 'fastest within budget' pick")
     if rent and not any(o.hardware.kind == "rent" for o in opts):
         notes.append("no rental offers were evaluated (no price snapshot, or the filters left none)")
     if decoder and engine == "graphs":

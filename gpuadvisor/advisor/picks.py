@@ -5,8 +5,8 @@ and what it would take, and buy versus rent. Pure functions over `options.Option
   hardware amortised; training: $ of the job). Also named per kind: cheapest rental, cheapest
   purchase.
 * fastest within budget: the shortest time (serving: time per output token; training: wall
-  time) among the priced options that meet every target, budgets included; with no budget set,
-  among rentals (buying the fastest card there is is not advice).
+  time) among the priced options that meet every target, budgets included; named only when a
+  budget is set (without one it would name the fastest flagship there is, a ranking by speed).
 * best value: among the frontier options that meet every target, the lowest cost x time.
 * cheapest single GPU: named too when the cheapest rental spreads the model over several GPUs.
 * buy versus rent: break-even hours = purchase price / (rental $/h - electricity $/h) against
@@ -141,13 +141,12 @@ def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
     rent = picks.get("cheapest_rental")
     if rent is not None and rent.option.serving and rent.option.hardware.gpus > 1:  # one GPU is simpler to serve on
         add("cheapest_single_gpu", _cheapest([o for o in meets if o.hardware.kind == "rent" and o.hardware.gpus == 1]))
-    priced = [o for o in meets if o.cost is not None] or meets  # a budget cannot vouch for an unknown price
-    has_budget = targets.usd_per_hour or targets.budget_usd
-    if not has_budget:  # with no budget, "fastest" is what one can rent: buying the fastest card is no advice
-        priced = [o for o in priced if o.hardware.kind == "rent"] or priced
-    fastest = min(priced, key=lambda o: (o.time_s if o.time_s is not None else math.inf, o.cost is None,
-                                         o.cost or 0.0, o.label), default=None)
-    add("fastest_within_budget", fastest, "" if has_budget else " (no budget set: --budget or --budget-per-hour)")
+    # "fastest within budget" needs a budget: without one, the fastest option is whatever flagship
+    # server there is, which is a ranking by speed, not advice (the frontier still shows it).
+    if targets.usd_per_hour or targets.budget_usd:
+        priced = [o for o in meets if o.cost is not None]  # a budget cannot vouch for an unknown price
+        add("fastest_within_budget", min(priced, key=lambda o: (o.time_s if o.time_s is not None else math.inf,
+                                                                o.cost or 0.0, o.label), default=None))
     front = [o for o in frontier(options) if o.meets]
     add("best_value", min(front, key=lambda o: (o.cost * o.time_s, o.label), default=None))  # type: ignore[operator]
     return picks

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gpuadvisor.compare import measured_by_card
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import (
     ComputeEstimate,
@@ -29,7 +30,6 @@ from gpuadvisor.estimate import (
     apply_measured,
     estimate_compute,
     estimate_memory,
-    measured_figures,
 )
 from gpuadvisor.workload import Workload
 
@@ -106,28 +106,6 @@ def layout(workload: Workload, num_gpus: int) -> Workload:
     return w.with_(num_gpus=num_gpus, tensor_parallel=tp, sharding=sharding)
 
 
-def _measured_for(measured: Any, catalog: Any) -> dict[str, dict[str, float]]:
-    """card name -> measured figures, from a RunResult (devices matched to catalog cards)."""
-    if measured is None:
-        return {}
-    from gpuadvisor.catalog import match_device
-
-    out: dict[str, dict[str, float]] = {}
-    for dev in getattr(measured, "devices", []) or []:
-        card = None
-        if getattr(dev, "catalog_name", None):
-            card = next((c for c in catalog.cards if c.name == dev.catalog_name), None)
-        if card is None:
-            mem = (dev.properties or {}).get("memory_gib") if isinstance(dev.properties, dict) else None
-            card = match_device(catalog, dev.name, mem)
-        if card is None:
-            continue
-        figs = measured_figures(dev)
-        if figs and card.name not in out:
-            out[card.name] = figs
-    return out
-
-
 def evaluate(
     workload: Workload,
     hw: HardwareFigures,
@@ -202,7 +180,7 @@ def recommend(
     if price_per_hour is not None and not (price_per_hour >= 0):
         raise UserError(f"price per hour must be >= 0, got {price_per_hour!r}")
     workload = workload.validate()
-    meas = _measured_for(measured, catalog)
+    meas = measured_by_card(measured, catalog)
     wanted = {c.casefold() for c in cards} if cards else None
     from gpuadvisor.advisor.options import purchase_of
 

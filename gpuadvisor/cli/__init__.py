@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from gpuadvisor import __version__
 from gpuadvisor.errors import UserError
 
-COMMANDS = ("run", "probe", "catalog", "estimate", "recommend", "report", "check", "tui", "prices")
+COMMANDS = ("run", "probe", "catalog", "estimate", "recommend", "report", "check", "fleet", "tui", "prices")
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 

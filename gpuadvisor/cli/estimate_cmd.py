@@ -192,9 +192,9 @@ def run(args: argparse.Namespace) -> int:
     hw = HardwareFigures.from_card(card)
     if args.probe:
         from gpuadvisor import results
-        from gpuadvisor.recommend import _measured_for
+        from gpuadvisor.compare import measured_by_card
 
-        figs = _measured_for(results.load(args.probe), catalog).get(card.name)
+        figs = measured_by_card(results.load(args.probe), catalog).get(card.name)
         if not figs:
             raise UserError(f"{args.probe}: no measured figures for {card.name}")
         hw = apply_measured(hw, figs)

@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
         measured = results.load(args.probe)
     if args.rank:
         return _rank(args, w, eff, catalog, measured)
-    from gpuadvisor.advisor.ranking import _measured_for
+    from gpuadvisor.compare import measured_by_card
 
-    meas = _measured_for(measured, catalog) if measured is not None else None
+    meas = measured_by_card(measured, catalog) if measured is not None else None
     if measured is not None and not meas:
         raise UserError(f"{args.probe}: its GPU matches no card in the catalog")
     advice = advice_from(args, w, catalog, efficiency=eff, measured=meas)

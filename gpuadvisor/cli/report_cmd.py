@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.cli.common import catalog_from, gpu_counts_arg, non_negative_float
+from gpuadvisor.cli.advisor_args import add_target_args
+from gpuadvisor.cli.common import catalog_from
 from gpuadvisor.cli.estimate_cmd import add_workload_args, print_presets, workload_from
 from gpuadvisor.errors import UserError
 
@@ -17,15 +18,14 @@ DEFAULT_DIR = "reports"
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
-        help="write a self-contained HTML report (probe results, roofline, workload ranking)",
+        help="write a self-contained HTML report (probe results, roofline, the decision for a workload)",
         description="Write one HTML file that works offline: device summary, measured vs datasheet, roofline, "
-        "CPU-vs-GPU crossover from --probe; memory breakdown and ranking from --model.",
+        "CPU-vs-GPU crossover from --probe; memory breakdown, picks and the cost-versus-time frontier from "
+        "--model (with the same target and price flags as `recommend`).",
     )
     p.add_argument("--probe", metavar="RESULTS.json", help="saved probe results")
     add_workload_args(p, json_flag=False)
-    p.add_argument("--gpu-counts", type=gpu_counts_arg, default=[1, 2, 4, 8], metavar="N,N", help="default 1,2,4,8")
-    p.add_argument("--price-per-hour", type=non_negative_float, metavar="USD",
-                   help="rental price per GPU-hour for the cost")
+    add_target_args(p)
     p.add_argument("-o", "--output", metavar="FILE.html", help=f"output file (default: {DEFAULT_DIR}/NAME.html)")
     p.add_argument("--title", help="report title")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
@@ -60,14 +60,17 @@ def run(args: argparse.Namespace) -> int:
     from gpuadvisor.fileio import atomic_write_text
     from gpuadvisor.report import build_report
 
-    html = build_report(
-        run_result,
-        workload,
-        catalog,
-        title=args.title,
-        price_per_hour=args.price_per_hour,
-        gpu_counts=tuple(args.gpu_counts) if workload is not None else None,
-    )
+    advice = _advice(args, run_result, workload, catalog) if workload is not None else None
+    html = build_report(run_result, workload, catalog, title=args.title, advice=advice)
     path = atomic_write_text(out, html, force=args.force)
     print(f"wrote {path} ({len(html) / 1e6:.1f} MB, self-contained: open it in any browser, offline)")
     return 0
+
+
+def _advice(args: argparse.Namespace, run_result: Any, workload: Any, catalog: Any) -> Any:
+    """The advisor's decision with the target and price flags; the probed cards beside the picks."""
+    from gpuadvisor.cli.advisor_args import advice_from
+    from gpuadvisor.compare import local_cards
+
+    measured = run_result if run_result is not None and run_result.devices else None
+    return advice_from(args, workload, catalog, measured=measured, local_cards=local_cards(run_result, catalog))

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         from gpuadvisor.fileio import atomic_write_text
         from gpuadvisor.report import build_report
 
-        html = build_report(result, workload, catalog)
+        html = build_report(result, workload, catalog, advice=advice)  # the same targets as printed
         report_path = atomic_write_text(_unique(out_dir / f"gpuadvisor-{stamp}.html"), html)
 
     fitting = [o for o in options if o.fits]
@@ -164,9 +164,9 @@ def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any]
 
 def _advice(args: argparse.Namespace, workload: Any, catalog: Any, efficiency: Any, result: Any) -> Any:
     """The decision for the workload, with this machine's cards (and measured figures) beside it."""
-    from gpuadvisor.advisor.ranking import _measured_for
     from gpuadvisor.cli.advisor_args import advice_from
+    from gpuadvisor.compare import measured_by_card
 
-    measured = _measured_for(result, catalog) if result.gpu_found else None
+    measured = measured_by_card(result, catalog) if result.gpu_found else None
     local = tuple(dict.fromkeys(d.catalog_name for d in result.devices if getattr(d, "catalog_name", None)))
     return advice_from(args, workload, catalog, efficiency=efficiency, measured=measured, local_cards=local)

@@ -1,5 +1,5 @@
 """The HTML report: one self-contained file (Plotly JS inlined once, no network) from probe
-results and/or a workload. Numbers come from the core (results, readings, compare, estimate, recommend);
+results and/or a workload. Numbers come from the core (results, readings, compare, estimate, the advisor);
 this package only arranges them, builds the Plotly figures and renders one Jinja2 template with
 autoescape on, so user text (model names, device names) is always shown as text.
 """
@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor import __version__
-from gpuadvisor.catalog import match_card
-from gpuadvisor.compare import FigureRow, figure_rows
+from gpuadvisor.compare import FigureRow, device_card, figure_rows, local_cards
 from gpuadvisor.readings import device_memory_gib, ecc_errors, other_processes, pcie_link
 from gpuadvisor.results import DeviceResult, GpuState, RunResult
 
@@ -25,13 +24,14 @@ def build_report(
     catalog: Any,
     *,
     title: str | None = None,
-    price_per_hour: float | None = None,
-    gpu_counts: tuple[int, ...] | None = None,
+    advice: Any | None = None,
 ) -> str:
     """Render the report as one HTML string.
 
-    With a workload, its memory breakdown and ranking come from the core (estimate, recommend);
-    probe results, when given, replace the local card's datasheet figures in the ranking.
+    With a workload, the decision comes from the advisor: `advice` (an advisor.Advice, e.g. from
+    `gpuadvisor.api.advise` with the user's targets and price filters), else the advisor's
+    default targets with the shipped price snapshot; probe results, when given, replace the local
+    card's datasheet figures and place that card beside the picks.
     """
     import jinja2
     import plotly.offline
@@ -55,16 +55,13 @@ def build_report(
         crossover_charts = [c for c in (add(f) for f in figures.crossover(probe)) if c]
     wl_view = None
     if workload is not None:
-        kw: dict[str, Any] = {"measured": run, "price_per_hour": price_per_hour}
-        if gpu_counts:
-            kw["gpu_counts"] = gpu_counts
-        wl_view = workload_view(workload, catalog, **kw)
+        if advice is None:
+            advice = _default_advice(run, workload, catalog)
+        wl_view = workload_view(advice)
         wl_view["chart_memory"] = add(
-            figures.memory_breakdown(
-                wl_view.get("memory_parts", []), wl_view.get("capacity_gib"), wl_view["memory_title"]
-            )
+            figures.memory_breakdown(wl_view["memory_parts"], wl_view["capacity_gib"], wl_view["memory_title"])
         )
-        wl_view["chart_ranking"] = add(figures.ranking(wl_view.get("points", []), "Options: estimated time vs cost"))
+        wl_view["chart_frontier"] = add(figures.frontier(advice))
     if title is None:
         parts = []
         if wl_view:
@@ -89,6 +86,14 @@ def build_report(
         charts=charts,
         plotly_js=plotly.offline.get_plotlyjs() if charts else "",
     )
+
+
+def _default_advice(run: RunResult | None, workload: Any, catalog: Any) -> Any:
+    """The advisor's decision with its default targets; this machine's cards beside the picks."""
+    from gpuadvisor import api
+
+    measured = run if run is not None and run.devices else None
+    return api.advise(workload, catalog=catalog, measured=measured, local_cards=local_cards(run, catalog))
 
 
 # --------------------------------------------------------------------------- probe results
@@ -158,7 +163,7 @@ def _link(s: GpuState | None) -> str:
 
 def _device_view(dev: DeviceResult, catalog: Any, add: Any, figures: Any) -> dict[str, Any]:
     mem = device_memory_gib(dev)
-    card = match_card(catalog, dev.name, mem, dev.catalog_name)
+    card = device_card(dev, catalog)
     p = dev.properties
     gen, width, max_gen, max_width = pcie_link(dev)
     pcie = "-" if gen is None else f"gen{gen} x{width}" + (f" (max gen{max_gen} x{max_width})" if max_gen else "")
@@ -257,8 +262,8 @@ def _crossover_probe(run: RunResult) -> tuple[Any, str]:
 # --------------------------------------------------------------------------- workload
 
 
-def workload_view(workload: Any, catalog: Any, **recommend_kw: Any) -> dict[str, Any]:
-    """What the template and the charts need about a workload, computed through the core."""
-    from gpuadvisor.report import advice
+def workload_view(advice: Any) -> dict[str, Any]:
+    """What the template and the charts need about a workload and the advisor's decision for it."""
+    from gpuadvisor.report import advice as view
 
-    return advice.workload_view(workload, catalog, **recommend_kw)
+    return view.workload_view(advice)

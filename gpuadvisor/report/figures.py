@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from html import escape
 from typing import Any
 
 import plotly.graph_objects as go
@@ -252,44 +253,91 @@ def memory_breakdown(parts: Sequence[tuple[str, float]], capacity_gib: float | N
     return fig
 
 
-def ranking(points: Sequence[dict[str, Any]], title: str) -> go.Figure | None:
-    """Time vs cost per option (one marker each); the best is at the bottom left. Labels on the
-    first eight, all in the hover."""
-    pts = [p for p in points if p.get("time_s")]
+def frontier(advice: Any) -> go.Figure | None:
+    """Cost versus time of every option that fits (rentals, purchases, this machine's card), the
+    Pareto frontier as a line, the named picks labelled. Options that miss a target are faint."""
+    from gpuadvisor import presentation as pres
+
+    pts = [o for o in advice.options if o.fits and o.cost is not None and o.time_s is not None]
     if not pts:
         return None
-    t_max = max(p["time_s"] for p in pts)
-    unit, div = next(
-        ((u, d) for u, d in (("days", 86400), ("hours", 3600), ("minutes", 60)) if t_max >= 2 * d), ("seconds", 1)
-    )
-    have_cost = any(p.get("cost") is not None for p in pts)
+    ax = pres.axes(advice)
+    names = pres.pick_names(advice)
+
+    def hover(o: Any) -> str:  # labels may come from a user's catalog: escaped
+        meets = "meets every target" if o.meets else "misses: " + "; ".join(o.misses)
+        figs = f"{pres.money(o.cost)} · {o.time_s * ax.time_scale:.3g}"
+        return f"<b>{escape(o.label)}</b><br>{figs}<br>binds: {escape(o.binds_note or o.binds)}<br>{escape(meets)}"
+
     fig = go.Figure()
-    for fits, color, name in ((True, "#2563eb", "fits"), (False, "#dc2626", "does not fit")):
-        group = [p for p in pts if bool(p.get("fits", True)) == fits]
-        if not group:
-            continue
+    kinds = (
+        ("rent", "rent", "#2563eb", "circle"),
+        ("buy", "buy", "#16a34a", "square"),
+        ("local", "yours", "#9333ea", "star"),
+    )
+    for kind, label, color, symbol in kinds:
+        for meets in (True, False):
+            group = [o for o in pts if o.hardware.kind == kind and o.meets == meets]
+            if not group:
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=[o.time_s * ax.time_scale for o in group],
+                    y=[o.cost for o in group],
+                    mode="markers",
+                    name=f"{label}: {'meets the targets' if meets else 'misses a target'}",
+                    marker={"size": 9 if meets else 7, "color": color, "symbol": symbol,
+                            "opacity": 0.9 if meets else 0.25, "line": {"width": 0.5, "color": "white"}},
+                    customdata=[hover(o) for o in group],
+                    hovertemplate="%{customdata}<extra></extra>",
+                )
+            )
+    front = sorted(advice.frontier, key=lambda o: o.time_s)
+    if front:
         fig.add_trace(
             go.Scatter(
-                x=[p["time_s"] / div for p in group],
-                y=[p["cost"] if have_cost else p["rank"] for p in group],
-                mode="markers+text",
-                text=[p["label"] if p["rank"] <= 8 else "" for p in group],
-                textposition="top center",
-                textfont={"size": 11},
-                marker={"size": 11, "color": color, "line": {"width": 1, "color": "white"}},
-                name=name,
-                customdata=[[p["label"], p.get("detail") or "", p["rank"]] for p in group],
-                hovertemplate="<b>#%{customdata[2]} %{customdata[0]}</b><br>%{x:.3g} "
-                + unit
-                + "<br>"
-                + ("$%{y:,.2f}" if have_cost else "")
-                + "<br>%{customdata[1]}<extra></extra>",
+                x=[o.time_s * ax.time_scale for o in front],
+                y=[o.cost for o in front],
+                mode="lines",
+                line={"color": "#111827", "width": 1.5, "shape": "hv"},
+                name="frontier: none is both cheaper and faster",
+                hoverinfo="skip",
             )
         )
-    _layout(fig, title, height=460)
-    fig.update_xaxes(type="log", title_text=f"estimated time ({unit})")
-    if have_cost:
-        fig.update_yaxes(title_text="estimated cost (USD)", type="log")
-    else:
-        fig.update_yaxes(title_text="rank (no price given)", autorange="reversed")
+    # label each pick once, the labels fanned out around their points so that neighbours stay legible
+    offsets = ((50, -45), (-70, 45), (70, 40), (-60, -55), (0, 60))
+    labelled = [o for o in pres.shown_options(advice) if id(o) in names and o.fits and o.cost and o.time_s]
+    for i, o in enumerate(sorted(labelled, key=lambda o: o.time_s)):
+        dx, dy = offsets[i % len(offsets)]
+        fig.add_annotation(
+            x=math.log10(o.time_s * ax.time_scale),
+            y=math.log10(o.cost),
+            text=f"<b>{' · '.join(names[id(o)])}</b><br>{escape(pres.short_label(o))}",
+            showarrow=True,
+            arrowhead=2,
+            ax=dx,
+            ay=dy,
+            font={"size": 11},
+            align="left",
+            bgcolor="rgba(255,255,255,0.9)",
+            bordercolor="#9ca3af",
+        )
+    _layout(fig, "Cost versus time: every option, the frontier and the picks", height=520)
+    xs = [o.time_s * ax.time_scale for o in pts]
+    ys = [o.cost for o in pts if o.cost > 0]
+    fig.update_xaxes(type="log", title_text=f"{ax.time} (estimate)", **_log_ticks(min(xs), max(xs)))
+    fig.update_yaxes(type="log", title_text=f"{ax.cost} (estimate)", **_log_ticks(min(ys), max(ys), "$"))
     return fig
+
+
+def _log_ticks(lo: float, hi: float, prefix: str = "") -> dict[str, Any]:
+    """Ticks at 1, 2 and 5 times a power of ten (denser when the data spans less than a decade and
+    a half), labelled in full: plotly's log axis labels minor ticks with a bare digit, which reads
+    as nonsense ("5 6 7 8 9 10 2 3")."""
+    if not (lo > 0 and hi > 0):
+        return {}
+    mantissas = (1, 2, 5) if hi / lo > 30 else (1, 1.5, 2, 3, 5, 7)
+    vals = [m * 10.0**e for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+            for m in mantissas]
+    vals = [v for v in vals if lo / 2.5 <= v <= hi * 2.5]
+    return {"tickvals": vals, "ticktext": [f"{prefix}{v:,.10g}" for v in vals]}

@@ -1,9 +1,9 @@
 """The terminal UI's App: tabs, key bindings, shared state, and the wiring between panes.
 
 Each tab is a pane in gpuadvisor/tui/panes/ (advisor, memory, device, catalog); numbers come
-from the core (workload, estimate, recommend, readings, compare) and the panes only lay them
-out. The app owns what several panes share (the workload's options, the probe result) and the
-probe run's worker thread. Works in an 80x24 terminal; every key binding is in the footer.
+from the core (the advisor's options and picks, estimate, readings, compare) and the panes only
+lay them out. The app owns what several panes share (the decision, the probe result, the price
+snapshot) and the probe run's worker thread. Works at 80x24; every key binding is in the footer.
 """
 
 from __future__ import annotations
@@ -49,7 +49,10 @@ class GpuAdvisorApp(App[None]):
         runner: Runner | None = None,
         debounce_s: float = 0.3,
         initial: dict[str, str] | None = None,
+        prices: Any = None,
     ):
+        """`run`: a probe RunResult (its cards' measured figures replace their datasheet ones);
+        `prices`: a price snapshot (default: the shipped one, loaded on first use)."""
         super().__init__()
         from gpuadvisor.catalog import load_catalog
 
@@ -57,21 +60,13 @@ class GpuAdvisorApp(App[None]):
         self.catalog = catalog if catalog is not None else load_catalog()
         self.runner = runner
         self.debounce_s = debounce_s
-        self.initial = {
-            "model": "llama-3-8b",
-            "mode": "inference",
-            "dtype": "bf16",
-            "batch": "1",
-            "seq": "",
-            "gpus": "1,2,4,8",
-            "price": "",
-        }
-        self.initial.update(initial or {})
+        self.initial = dict(initial or {})
+        self.prices = prices
+        self._offers: tuple[list[Any], Any] | None = None  # (offers, PriceInfo), loaded once
         self._timer: Timer | None = None
-        self._options: list[dict[str, Any]] = []
+        self.advice: Any = None  # the last good advisor.Advice
         self._breakdown: Any = None
-        self._workload: Any = None
-        self.chosen: str | None = None  # card name highlighted in the ranking
+        self.chosen: str | None = None  # label of the option highlighted on the Advisor tab
         self.probing = False
 
     def compose(self) -> ComposeResult:
@@ -110,35 +105,64 @@ class GpuAdvisorApp(App[None]):
         self.refresh_memory()
 
     def recompute(self) -> None:
-        """Estimate and rank for the form's workload; a bad field is one line under the form."""
+        """Decide for the form's workload and targets; a bad field is one line under the form."""
         self._timer = None
         pane = self.query_one(AdvisorPane)
         try:
             values = pane.form_values()
+            from gpuadvisor.advisor import advise
             from gpuadvisor.estimate import estimate_memory
-            from gpuadvisor.report import advice
 
-            w = values["workload"]
+            w, targets = values["workload"], values["targets"]
             breakdown = estimate_memory(w)
-            ranked = advice.rank(
-                w, self.catalog, gpu_counts=values["counts"], price_per_hour=values["price"], measured=self.run_result
+            offers, info = self.price_offers()
+            measured, local = self.measured_cards()
+            advice = advise(
+                w, self.catalog, targets, offers=offers, prices=info, measured=measured, local_cards=local
             )
-            options = [advice.option_fields(o) for o in ranked]
         except UserError as e:
             pane.show_error(str(e))
             return
         except Exception as e:  # never crash on input: say what went wrong
             pane.show_error(f"could not estimate: {type(e).__name__}: {e}")
             return
-        self._workload, self._breakdown, self._options = w, breakdown, options
-        pane.show_options(w, breakdown, options)
-        if options and (self.chosen is None or self.chosen not in {o["label"] for o in options}):
-            self.chosen = next((o["label"] for o in options if o["fits"]), options[0]["label"])
+        self.advice, self._breakdown = advice, breakdown
+        from gpuadvisor.presentation import first_choice, shown_options
+
+        if self.chosen not in {o.label for o in shown_options(advice)}:
+            first = first_choice(advice)
+            self.chosen = first.label if first is not None else None
+        pane.show_advice(advice, breakdown, self.chosen)
         self.refresh_memory()
 
+    def price_offers(self) -> tuple[list[Any], Any]:
+        """(rental offers, where they came from), from the snapshot given or the shipped one."""
+        if self._offers is None:
+            from gpuadvisor.advisor.market import offers_for
+
+            self._offers = offers_for(snapshot=self.prices)
+        return self._offers
+
+    def measured_cards(self) -> tuple[dict[str, dict[str, float]], tuple[str, ...]]:
+        """From the probe result: card -> measured figures, and the catalog cards in this machine."""
+        run = self.run_result
+        if run is None:
+            return {}, ()
+        from gpuadvisor.compare import device_card
+        from gpuadvisor.estimate import measured_figures
+
+        measured: dict[str, dict[str, float]] = {}
+        for dev in run.devices:
+            card = device_card(dev, self.catalog)
+            if card is not None:
+                measured.setdefault(card.name, measured_figures(dev))
+        return {k: v for k, v in measured.items() if v}, tuple(measured)
+
     def refresh_memory(self) -> None:
-        option = next((o for o in self._options if o["label"] == self.chosen), None)
-        self.query_one(MemoryPane).show(self._workload, self._breakdown, option)
+        options = self.advice.options if self.advice is not None else []
+        option = next((o for o in options if o.label == self.chosen), None)
+        workload = self.advice.workload if self.advice is not None else None
+        self.query_one(MemoryPane).show(workload, self._breakdown, option)
 
     # ------------------------------------------------------------------ probe run
     def action_run_probes(self) -> None:
@@ -170,6 +194,7 @@ class GpuAdvisorApp(App[None]):
             return
         self.run_result = result
         pane.show(result, self.catalog)
+        self.recompute()  # the measured figures and the local card join the decision
         what = f"{len(result.devices)} GPU(s)" if result.devices else "host only (no GPU)"
         self.notify(f"Probe run finished: {what}")
 

@@ -1,11 +1,14 @@
-"""The Advisor tab: the workload form and the ranking of cards for it.
+"""The Advisor tab: the workload and its targets, then the decision: the cost-versus-time frontier
+with the named picks marked, what binds, and where the prices came from.
 
-The pane parses its form and shows what the app computed; it posts FormChanged (the app
-debounces and recomputes) and OptionHighlighted (the memory tab follows the highlighted row).
+The pane parses its form and shows the `Advice` the app computed (gpuadvisor.advisor); it posts
+FormChanged (the app debounces and recomputes) and OptionHighlighted (the memory tab and the
+detail line follow the highlighted row). Laid out for 80x24.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.text import Text
@@ -16,15 +19,32 @@ from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Input, Label, Select, Static, TabPane
 
 from gpuadvisor.errors import UserError
-from gpuadvisor.tui.widgets import GiB, num
+from gpuadvisor.tui.widgets import GiB
 
-FORM_INPUTS = ("model", "batch", "seq", "gpus", "price")
+WORKLOAD_INPUTS = ("model", "batch", "seq")
+TARGET_INPUTS = ("budget", "tok_s", "users", "ttft", "context", "tokens", "deadline")
+FORM_INPUTS = WORKLOAD_INPUTS + TARGET_INPUTS
 FORM_SELECTS = ("mode", "dtype")
+COLUMN_WIDTHS = {"pick": 10, "option": 26}  # longer text is cut: the detail line has it in full
+DEFAULTS = {
+    "model": "llama-3-8b",
+    "mode": "inference",
+    "dtype": "bf16",
+    "batch": "1",
+    "seq": "",
+    "budget": "",
+    "tok_s": "",
+    "users": "1",
+    "ttft": "",
+    "context": "",
+    "tokens": "",
+    "deadline": "",
+}
 
 
 class AdvisorPane(TabPane):
     class FormChanged(Message):
-        """A field of the workload form changed."""
+        """A field of the workload or target form changed."""
 
     class OptionHighlighted(Message):
         def __init__(self, label: str) -> None:
@@ -33,12 +53,19 @@ class AdvisorPane(TabPane):
 
     def __init__(self, initial: dict[str, str]) -> None:
         super().__init__("Advisor", id="advisor")
-        self.initial = initial
+        self.initial = {**DEFAULTS, **initial}
+        self._shown: list[Any] = []
+        self._advice: Any = None
 
     def compose(self) -> ComposeResult:
         from gpuadvisor.workload import DTYPES, MODES
 
         init = self.initial
+
+        def field(label: str, fid: str, placeholder: str = "", classes: str = "short") -> ComposeResult:
+            yield Label(label, classes="lbl")
+            yield Input(init[fid], placeholder=placeholder, id=fid, compact=True, classes=classes)
+
         with Horizontal(classes="form-row"):
             yield Label("Model", classes="lbl")
             yield Input(
@@ -53,20 +80,25 @@ class AdvisorPane(TabPane):
         with Horizontal(classes="form-row"):
             yield Label("Dtype", classes="lbl")
             yield Select([(d, d) for d in DTYPES], value=init["dtype"], allow_blank=False, id="dtype", compact=True)
-            yield Label("Batch", classes="lbl")
-            yield Input(init["batch"], id="batch", compact=True, classes="short")
-            yield Label("Seq", classes="lbl")
-            yield Input(init["seq"], placeholder="auto", id="seq", compact=True, classes="short")
-        with Horizontal(classes="form-row"):
-            yield Label("GPUs", classes="lbl")
-            yield Input(init["gpus"], id="gpus", compact=True, classes="short")
-            yield Label("$/GPU-h", classes="lbl")
-            yield Input(init["price"], placeholder="none", id="price", compact=True, classes="short")
+            yield from field("Batch", "batch")
+            yield from field("Seq", "seq", "auto")
+            yield from field("Budget", "budget", "$/h or $", classes="")
+        with Horizontal(classes="form-row", id="serve-row"):
+            yield from field("tok/s/user", "tok_s", "20")
+            yield from field("Users", "users")
+            yield from field("TTFT s", "ttft", "any")
+            yield from field("Context", "context", "auto")
+        with Horizontal(classes="form-row", id="train-row"):
+            yield from field("Tokens", "tokens", "1e8", classes="mid")
+            yield from field("Deadline", "deadline", "none", classes="mid")
+            yield Static("e.g. 2e8 or 200M · 24h or 14d", classes="hint")
         yield Static("", id="form-msg")
-        yield DataTable(id="ranking", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="options", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="option-detail")
+        yield Static("", id="prices-line")
 
     def on_mount(self) -> None:
-        self.query_one("#ranking", DataTable).add_columns("#", "option", "GiB/GPU", "fits", "time", "cost")
+        self._show_mode_rows(str(self.initial["mode"]))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id in FORM_INPUTS:
@@ -76,15 +108,25 @@ class AdvisorPane(TabPane):
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id in FORM_SELECTS:
             event.stop()
+            if event.select.id == "mode":
+                self._show_mode_rows(str(event.value))
             self.post_message(self.FormChanged())
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.data_table.id == "ranking" and event.row_key is not None and event.row_key.value:
+        if event.data_table.id == "options" and event.row_key is not None and event.row_key.value:
             event.stop()
+            self._show_detail(str(event.row_key.value))
             self.post_message(self.OptionHighlighted(str(event.row_key.value)))
 
+    def _show_mode_rows(self, mode: str) -> None:
+        serving = mode == "inference"
+        self.query_one("#serve-row").display = serving
+        self.query_one("#train-row").display = not serving
+
+    # ------------------------------------------------------------------ form
     def form_values(self) -> dict[str, Any]:
-        """Parse the form; UserError names the bad field."""
+        """Parse the form into a Workload and Targets; UserError names the bad field."""
+        from gpuadvisor.advisor import Targets
         from gpuadvisor.workload import make_workload
 
         get = {i: self.query_one(f"#{i}", Input).value.strip() for i in FORM_INPUTS}
@@ -93,58 +135,87 @@ class AdvisorPane(TabPane):
             raise UserError("type a model: a preset (llama-3-8b), a parameter count (7b) or a config.json path")
         batch = _int(get["batch"], "batch", 1)
         seq = _int(get["seq"], "sequence", 0) if get["seq"] else 0
-        try:
-            counts = tuple(sorted({int(t) for t in get["gpus"].split(",") if t.strip()}))
-        except ValueError:
-            raise UserError(f"GPUs: a count or a list like 1,2,4,8, got {get['gpus']!r}") from None
-        if not counts or counts[0] < 1 or counts[-1] > 4096:
-            raise UserError(f"GPUs: counts from 1 to 4096, got {get['gpus']!r}")
-        price = None
-        if get["price"]:
-            try:
-                price = float(get["price"].lstrip("$"))
-            except ValueError:
-                raise UserError(f"price must be a number of dollars per GPU-hour, got {get['price']!r}") from None
-            if not price >= 0 or price == float("inf"):
-                raise UserError(f"price must be >= 0, got {get['price']!r}")
-        mode = self.query_one("#mode", Select).value
-        dtype = self.query_one("#dtype", Select).value
-        w = make_workload(model, mode=str(mode), dtype=str(dtype), batch=batch, seq_len=seq, num_gpus=counts[0])
-        return {"workload": w, "price": price, "counts": counts}
+        mode = str(self.query_one("#mode", Select).value)
+        dtype = str(self.query_one("#dtype", Select).value)
+        w = make_workload(model, mode=mode, dtype=dtype, batch=batch, seq_len=seq)
+        per_hour, total = _budget(get["budget"])
+        kw: dict[str, Any] = {"usd_per_hour": per_hour, "budget_usd": total}
+        if mode == "inference":
+            kw.update(
+                tokens_per_s=_float(get["tok_s"], "tok/s per user"),
+                users=_int(get["users"] or "1", "users", 1),
+                ttft_s=_float(get["ttft"], "time to first token (seconds)"),
+                context=_int(get["context"], "context", 1) if get["context"] else None,
+            )
+        else:
+            kw.update(tokens=_tokens(get["tokens"]), deadline_h=_deadline(get["deadline"]))
+        return {"workload": w, "targets": Targets(**kw).validate()}
 
     def show_error(self, text: str) -> None:
-        """Say what is wrong under the form; the last good ranking stays."""
+        """Say what is wrong under the form; the last good decision stays."""
         msg = self.query_one("#form-msg", Static)
         msg.update(Text(f"✗ {text}", style="bold red"))
         msg.set_class(True, "error")
 
-    def show_options(self, workload: Any, breakdown: Any, options: list[dict[str, Any]]) -> None:
-        from gpuadvisor.report import advice
-        from gpuadvisor.units import duration
+    # ------------------------------------------------------------------ decision
+    def show_advice(self, advice: Any, breakdown: Any, chosen: str | None) -> None:
+        """The decision: a one-line verdict, the frontier and picks table, the price source."""
+        from gpuadvisor import presentation as pres
 
+        self._advice = advice
+        w = advice.workload
         msg = self.query_one("#form-msg", Static)
         msg.set_class(False, "error")
-        fits = sum(o["fits"] for o in options)
-        per = " per GPU" if workload.num_gpus > 1 else ""
-        msg.update(
-            Text.assemble(
-                ("✓ ", "green"),
-                f"{workload.model.name}: {breakdown.total / GiB:,.1f} GiB{per} ({breakdown.phase} peak); "
-                f"{fits} of {len(options)} cards fit",
-            )
+        head = Text.assemble(
+            ("✓ " if advice.met else "✗ ", "green" if advice.met else "bold yellow"),
+            (w.model.name, "bold"),
+            f": {breakdown.total / GiB:,.1f} GiB on 1 GPU · {pres.summary_line(advice)}",
         )
-        table = self.query_one("#ranking", DataTable)
-        table.clear()
-        for i, o in enumerate(options, start=1):
-            table.add_row(
-                str(i),
-                o["label"],
-                num(o["memory_gib"]),
-                Text("yes", style="green") if o["fits"] else Text("no", style="red"),
-                duration(o["time_s"]),
-                advice.money(o["cost"], o["cost_basis"]),
-                key=o["label"],
-            )
+        if not advice.met:
+            head.append("\nnothing meets every target: ", style="yellow")
+            head.append(f"it would take {advice.what_it_would_take}" if advice.what_it_would_take else "see below")
+        elif advice.local_line():
+            head.append(f"\n{advice.local_line()}", style="cyan")
+        msg.update(head)
+
+        table = self.query_one("#options", DataTable)
+        table.clear(columns=True)
+        for c in pres.columns(advice, compact=True):  # first token, meets: in the detail line
+            table.add_column(c, key=c, width=COLUMN_WIDTHS.get(c))
+        picks = pres.pick_names(advice, compact=True)
+        by_label = {}  # the row key: two offers with one label (same instance and region) show once
+        for o in pres.shown_options(advice):
+            by_label.setdefault(o.label, o)
+        self._shown = list(by_label.values())
+        for o in self._shown:
+            cells = pres.option_cells(advice, o, picks, compact=True)
+            style = "" if o.meets else "grey50"
+            pick_style = "bold green" if o.meets else "bold yellow"
+            row = [Text(c, style=pick_style if i == 0 and c else style) for i, c in enumerate(cells)]
+            row[1] = Text(cells[1], style="bold" if picks.get(id(o)) else style)
+            table.add_row(*row, key=o.label, height=max(1, len(cells[0].splitlines())))
+        labels = [o.label for o in self._shown]
+        if chosen in labels:
+            table.move_cursor(row=labels.index(chosen))
+        self._show_detail(chosen if chosen in labels else (labels[0] if labels else None))
+        self.query_one("#prices-line", Static).update(Text(pres.prices_line(advice), style="grey62"))
+
+    def _show_detail(self, label: str | None) -> None:
+        """The highlighted option in full: price, speed, cost, what binds, what it misses."""
+        from gpuadvisor.advisor.picks import describe
+
+        detail = self.query_one("#option-detail", Static)
+        o = next((o for o in self._shown if o.label == label), None)
+        if o is None:
+            detail.update("")
+            return
+        text = Text(describe(o))
+        if o.misses:
+            text.append(" Misses: " + "; ".join(o.misses) + ".", style="yellow")
+        detail.update(text)
+
+
+# ------------------------------------------------------------------ field parsers
 
 
 def _int(text: str, what: str, minimum: int) -> int:
@@ -155,6 +226,47 @@ def _int(text: str, what: str, minimum: int) -> int:
     if v < minimum:
         raise UserError(f"{what} must be >= {minimum}, got {v}")
     return v
+
+
+def _float(text: str, what: str) -> float | None:
+    if not text:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise UserError(f"{what} must be a number, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise UserError(f"{what} must be > 0, got {text!r}")
+    return v
+
+
+def _budget(text: str) -> tuple[float | None, float | None]:
+    """'5/h' or '$5/h': per hour; '500' or '$500': in all (the job, or a month of serving)."""
+    if not text:
+        return None, None
+    t = text.replace("$", "").replace(",", "").replace(" ", "").lower()
+    per_hour = t.endswith(("/h", "/hr", "/hour"))
+    v = _float(t.split("/")[0], "budget ($ per hour as 5/h, or $ in all as 500)")
+    return (v, None) if per_hour else (None, v)
+
+
+def _tokens(text: str) -> float | None:
+    from gpuadvisor.workload import parse_param_count
+
+    if not text:
+        return None
+    n = parse_param_count(text)
+    if n is None:
+        n = _float(text, "token budget (2e8 or 200M)")
+    if n is None or n <= 0:
+        raise UserError(f"token budget must be > 0, got {text!r}")
+    return n
+
+
+def _deadline(text: str) -> float | None:
+    from gpuadvisor.advisor import parse_duration_h
+
+    return parse_duration_h(text) if text else None
 
 
 def _preset_names() -> list[str]:

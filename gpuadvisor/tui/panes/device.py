@@ -41,8 +41,7 @@ class DevicePane(TabPane):
         self.refresh_view()
 
     def refresh_view(self) -> None:
-        from gpuadvisor.catalog import match_card
-        from gpuadvisor.compare import figure_rows
+        from gpuadvisor.compare import device_card, figure_rows
         from gpuadvisor.readings import device_memory_gib, pcie_link
 
         msg = self.query_one("#device-msg", Static)
@@ -73,7 +72,7 @@ class DevicePane(TabPane):
         select.display = len(options) > 1
         idx = select.value if select.value is not Select.NULL else run.devices[0].index
         dev = next((d for d in run.devices if d.index == idx), run.devices[0])
-        card = match_card(self.catalog, dev.name, device_memory_gib(dev), dev.catalog_name)
+        card = device_card(dev, self.catalog)
         gen, width, max_gen, max_width = pcie_link(dev)
         pcie = f"PCIe gen{gen} x{width}" + (f" (max gen{max_gen} x{max_width})" if max_gen else "") if gen else ""
         head = Text.assemble(

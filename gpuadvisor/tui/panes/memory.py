@@ -19,8 +19,9 @@ class MemoryPane(TabPane):
     def compose(self) -> ComposeResult:
         yield VerticalScroll(Static("", id="memory-view"), id="memory-scroll")
 
-    def show(self, workload: Any, breakdown: Any, option: dict[str, Any] | None) -> None:
-        """The breakdown on the chosen option (its own, sharded one where it has it), as bars."""
+    def show(self, workload: Any, breakdown: Any, option: Any | None) -> None:
+        """The workload's memory breakdown on one GPU as bars, and what the highlighted option
+        (an advisor Option, laid out over its GPUs) needs per GPU against what it has."""
         from rich.console import Group
         from rich.table import Table
 
@@ -28,17 +29,21 @@ class MemoryPane(TabPane):
         if breakdown is None:
             view.update("Fill in the workload on the Advisor tab (F1).")
             return
-        if option and option.get("memory") is not None:
-            breakdown = option["memory"]
-        cap = option["capacity_gib"] if option else None
         total = breakdown.total / GiB
         w = workload
         head = Text.assemble((f"{w.model.name}", "bold"), f" · {w.mode} · {w.dtype} · batch {w.batch} × {w.seq}\n")
-        if option:
-            state = ("fits", "green") if option["fits"] else ("does NOT fit", "bold red")
-            head.append_text(Text.assemble(f"on {option['label']}: {total:,.1f} of {num(cap)} GiB per GPU — ", state))
-        else:
-            head.append(f"{total:,.1f} GiB per GPU")
+        cap = option.memory_gib_per_gpu if option is not None else None
+        if option is not None:
+            state = ("fits", "green") if option.fits else ("does NOT fit", "bold red")
+            head.append_text(
+                Text.assemble(
+                    f"on {option.label}, {option.layout}: {option.needed_gib_per_gpu:,.1f} of {num(cap)} GiB "
+                    "per GPU — ",
+                    state,
+                    "\n",
+                )
+            )
+        head.append(f"on one GPU: {total:,.1f} GiB ({breakdown.phase} peak)")
         scale = max(total, cap or 0) or 1
         t = Table(box=None, pad_edge=False, expand=False, show_header=True, header_style="bold")
         t.add_column("item", no_wrap=True)

@@ -1,0 +1,190 @@
+"""Gathering one result per node under one deadline, keeping whatever arrives.
+
+Pure orchestration over a Backend (Ray in production, fakes in tests): submit a task per node,
+wait for any to finish, poll progress and node liveness, and at the deadline record the late
+nodes and cancel their tasks. A node that dies is `lost`, one whose task raised is `failed`,
+one that did not answer in time is `timeout`; none of them stops the others. Ctrl-C ends the
+wait early: what arrived is kept and the rest are recorded as failed, "interrupted".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from gpuadvisor.fleet.nodes import NodeInfo
+from gpuadvisor.results import RunResult
+
+EventFn = Callable[..., None]
+
+
+class NodeLost(Exception):
+    """The node died, left the cluster, or its worker was killed; the message says which."""
+
+
+class TaskFailed(Exception):
+    """The probe task itself raised on a live node; the message is the error, on one line."""
+
+
+class Backend(Protocol):
+    def submit(self, node: NodeInfo) -> Hashable: ...
+
+    def wait(self, handles: Sequence[Hashable], timeout_s: float) -> list[Hashable]:
+        """The handles that are finished (successfully or not), waiting at most timeout_s."""
+        ...
+
+    def fetch(self, handle: Hashable) -> str:
+        """The finished task's RunResult as JSON; raises NodeLost or TaskFailed."""
+        ...
+
+    def alive_nodes(self) -> set[str] | None:
+        """Ids of the nodes alive now, or None where the backend cannot tell."""
+        ...
+
+    def progress(self) -> dict[str, list[dict[str, Any]]]:
+        """Events each node's task reported since the last call: {"kind": "start"|"probe", ...}."""
+        ...
+
+    def cancel(self, handle: Hashable) -> None: ...
+
+
+@dataclass
+class NodeOutcome:
+    node: NodeInfo
+    status: str = "pending"  # pending, then ok / lost / timeout / failed
+    reason: str | None = None
+    result: RunResult | None = None
+    started: bool = False
+    current: str | None = None  # the probe it is running, from its progress reports
+    done_probes: int = 0
+    t_submit: float = 0.0
+    duration_s: float | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status != "pending"
+
+
+@dataclass
+class Gathered:
+    outcomes: list[NodeOutcome] = field(default_factory=list)
+    interrupted: bool = False
+    duration_s: float = 0.0
+
+
+def _one_line(e: BaseException | str) -> str:
+    return " ".join(str(e).split())[:500]
+
+
+def _emit(on_event: EventFn | None, kind: str, **kw: Any) -> None:
+    if on_event is not None:
+        with contextlib.suppress(Exception):
+            on_event(kind, **kw)
+
+
+def gather(
+    nodes: Sequence[NodeInfo],
+    backend: Backend,
+    *,
+    timeout_s: float,
+    on_event: EventFn | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    poll_s: float = 0.5,
+) -> Gathered:
+    """Run one task per node and collect every outcome; never raises for a node's trouble."""
+    t0 = clock()
+    deadline = t0 + timeout_s
+    out = Gathered([NodeOutcome(n) for n in nodes])
+    by_id = {o.node.node_id: o for o in out.outcomes}
+    pending: dict[Hashable, NodeOutcome] = {}
+
+    def finish(o: NodeOutcome, status: str, reason: str | None = None, result: RunResult | None = None) -> None:
+        o.status, o.reason, o.result = status, reason, result
+        if result is not None:  # progress reports may trail the result: count from the result itself
+            o.done_probes = len(result.host_probes) + sum(len(d.probes) for d in result.devices)
+        o.duration_s = round(clock() - o.t_submit, 3)
+        _emit(on_event, "node_done", outcome=o)
+
+    try:
+        for o in out.outcomes:
+            o.t_submit = clock()
+            try:
+                pending[backend.submit(o.node)] = o
+            except NodeLost as e:
+                finish(o, "lost", _one_line(e))
+            except Exception as e:
+                finish(o, "failed", f"could not schedule: {type(e).__name__}: {_one_line(e)}")
+            else:
+                _emit(on_event, "node_submitted", outcome=o)
+        while pending:
+            now = clock()
+            if now >= deadline:
+                break
+            for h in backend.wait(list(pending), min(poll_s, deadline - now)):
+                o = pending.pop(h)
+                try:
+                    payload = backend.fetch(h)
+                except NodeLost as e:
+                    finish(o, "lost", _one_line(e))
+                    continue
+                except TaskFailed as e:
+                    finish(o, "failed", _one_line(e))
+                    continue
+                except Exception as e:
+                    finish(o, "failed", f"{type(e).__name__}: {_one_line(e)}")
+                    continue
+                try:
+                    finish(o, "ok", None, RunResult.model_validate_json(payload))
+                except (ValidationError, ValueError, TypeError) as e:
+                    finish(o, "failed", f"its result is not a probe result: {_one_line(e)}")
+            _apply_progress(backend, by_id, on_event)
+            alive = backend.alive_nodes() if pending else None
+            if alive is not None:
+                for h, o in list(pending.items()):
+                    if o.node.node_id not in alive:
+                        del pending[h]
+                        with contextlib.suppress(Exception):
+                            backend.cancel(h)
+                        when = "while probing" if o.started else "before its task started"
+                        finish(o, "lost", f"node died or left the cluster {when}")
+    except KeyboardInterrupt:
+        out.interrupted = True
+    for h, o in pending.items():
+        with contextlib.suppress(Exception):
+            backend.cancel(h)
+        if out.interrupted:
+            finish(o, "failed", "not finished: the driver was interrupted (Ctrl-C)")
+        elif o.started:
+            where = f" (running {o.current})" if o.current else ""
+            finish(o, "timeout", f"no result within {timeout_s:g} s{where}")
+        else:
+            finish(o, "timeout", f"not started within {timeout_s:g} s: the task waits for all "
+                                 f"{o.node.gpus} GPU(s) of the node; are they busy?")
+    out.duration_s = round(clock() - t0, 3)
+    return out
+
+
+def _apply_progress(backend: Backend, by_id: dict[str, NodeOutcome], on_event: EventFn | None) -> None:
+    try:
+        reports = backend.progress()
+    except Exception:
+        return  # progress is a nicety; the results are what count
+    for node_id, events in reports.items():
+        o = by_id.get(node_id)
+        if o is None or o.finished:
+            continue
+        for ev in events:
+            if ev.get("kind") == "start":
+                o.started = True
+                _emit(on_event, "node_started", outcome=o)
+            elif ev.get("kind") == "probe_start":
+                o.started, o.current = True, ev.get("where", "") + ev.get("probe", "")
+                _emit(on_event, "node_progress", outcome=o)
+            elif ev.get("kind") == "probe_end":
+                o.done_probes += 1
+                _emit(on_event, "node_progress", outcome=o)
