@@ -1,26 +1,31 @@
 """Peak memory per GPU of a workload: pure functions, no torch, no UI.
 
-Memory (bytes per GPU) is the peak of a PyTorch eager step, counted tensor by tensor:
+Memory (bytes per GPU) is the peak of a PyTorch eager step, counted tensor by tensor
+(validated on an H100 in docs/validation.md):
 
-* weights: params x bytes of the weight dtype (int4 adds one fp32 scale per 64 weights);
-  mixed-precision training (PyTorch AMP) keeps fp32 weights, which are the master copy, plus
-  the bf16/fp16 copies autocast makes of every matmul weight and keeps for backward.
-* gradients in the weight dtype; AdamW keeps two moments in the weight dtype (fp32 under AMP:
-  4 + 4 + 8 = 16 bytes/param), 8-bit Adam 2 bytes/param, SGD one momentum; the foreach AdamW
-  step allocates one more state-sized temporary.
-* activations saved for backward, per layer and per token, as PyTorch eager with SDPA/flash
-  attention keeps them (norm inputs in fp32, q/k/v/out, MLP intermediates, the casts autocast
-  makes), plus the logits and the fp32 log-softmax of the loss (about 12 bytes per logit at
-  the peak of the loss backward). Activation checkpointing keeps each layer's input and
-  recomputes one layer at a time.
+* weights: params x bytes of the weight dtype, or of the quantization format by its real bits
+  per weight (block linears only for bitsandbytes/AWQ/GPTQ/fp8, every tensor for GGUF); this
+  `weights` item is also what decode reads per step. Mixed-precision training (PyTorch AMP)
+  keeps fp32 master weights plus the 16-bit copies autocast makes of every matmul weight
+  (not of MoE experts: grouped GEMMs run in the weights' dtype).
+* gradients in the weight dtype (DDP adds its all-reduce buckets, a second copy); AdamW keeps
+  two moments in the weight dtype (fp32 under AMP: 4 + 4 + 8 = 16 bytes/param), 8-bit AdamW 2
+  bytes/param, SGD one momentum; only foreach AdamW allocates a state-sized temporary in the step
+  (fused, the default, allocates none).
+* activations saved for backward (`activations.py`), plus the logits and the fp32 log-softmax of
+  the loss (about 12 bytes per logit at the peak of the loss backward). Checkpointing keeps each
+  layer's input and recomputes one layer at a time. LoRA keeps adapter inputs (16-bit under
+  autocast, fp32 without); LoRA on MoE keeps each layer's merged expert weights.
 * inference: weights, KV cache (2 x layers x kv_heads x head_dim x tokens x batch x bytes) and
-  the largest transient of one layer (prefill), logits for the last position only.
-* a training step peaks either early in backward (activations, partial gradients) or in the
-  optimizer step (all gradients, states and the step's temporary); the breakdown lists the
-  tensors alive at whichever peak is larger (`phase` names it).
+  the largest transient of one layer (prefill), logits for the last position only. Scoring:
+  the KV cache of the sequence and the logits of every position (with their log-softmax or loss).
+* a training step peaks early in backward (activations, partial gradients), at the end of
+  backward (all gradients, the first layer's activations) or in the optimizer step (all
+  gradients, states and the step's temporary); the breakdown lists the tensors alive at the
+  largest (`phase` names it).
 * sharding: ZeRO-1 splits optimizer states, ZeRO-2 also gradients, ZeRO-3/FSDP also weights
-  (plus two gathered layers in flight); tensor parallel splits attention/MLP weights, their
-  activations and the KV cache (KV heads at most).
+  (plus two gathered layers in flight, 16-bit under a mixed-precision policy); tensor parallel
+  splits attention/MLP weights, their activations and the KV cache (KV heads at most).
 * plus the CUDA context and allocator fragmentation, which `torch.cuda.max_memory_allocated`
   does not see (`MemoryBreakdown.tensors` excludes them).
 """
