@@ -65,7 +65,7 @@ def estimate(w: Workload, card: str = "H100 SXM5 80GB", *, users: int = 1, promp
         serving = estimate_serving(w, hw, concurrency=users, prompt_tokens=prompt_tokens or w.seq,
                                    output_tokens=output_tokens or max(1, w.gen_tokens), engine=engine,
                                    efficiency=efficiency)
-    return Estimate(c.name, estimate_memory(w), estimate_compute(w, hw, efficiency), serving)
+    return Estimate(c.name, estimate_memory(w), estimate_compute(w, hw, efficiency, engine=engine), serving)
 
 
 def advise(

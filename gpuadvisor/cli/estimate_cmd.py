@@ -70,8 +70,10 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
     g.add_argument("--lora-targets", default="all", choices=["all", "attn"])
     g.add_argument("--tokens", type=token_count, default=0.0, help="training token budget, e.g. 2e9 or 300b")
     e = p.add_argument_group("efficiency (the estimate's assumptions)")
-    e.add_argument("--mfu", type=fraction, help="matmul efficiency vs datasheet peak (default calibrated, 0.62)")
-    e.add_argument("--bw-eff", type=fraction, help="bandwidth efficiency vs datasheet (default calibrated, 0.80)")
+    e.add_argument("--mfu", type=fraction,
+                   help="large-matmul efficiency vs datasheet peak (default 0.75, measured on an H100)")
+    e.add_argument("--bw-eff", type=fraction,
+                   help="bandwidth efficiency vs datasheet (default 0.86, measured on an H100)")
     if json_flag:
         p.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -108,9 +110,20 @@ def efficiency_from(args: argparse.Namespace) -> Any:
     return Efficiency(**{**d.__dict__, **kw}).validate()
 
 
+def engine_name(text: str) -> str:
+    from gpuadvisor.estimate.engines import ENGINES
+
+    if text not in ENGINES:
+        raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join(ENGINES)})")
+    return text
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("estimate", help="memory breakdown and time estimate of a workload on one card")
     add_workload_args(p)
+    p.add_argument("--engine", type=engine_name, default="graphs",
+                   help="inference engine: graphs (CUDA graphs / vLLM, TensorRT-LLM, SGLang; default) or eager "
+                        "(Hugging Face generate())")
     p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
     p.add_argument("--probe", metavar="RESULTS.json", help="use measured figures from a probe result for this card")
     p.add_argument("--offload", action="store_true",
@@ -183,7 +196,13 @@ def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
     from gpuadvisor.cli.common import catalog_from, console, print_json
-    from gpuadvisor.estimate import HardwareFigures, apply_measured, estimate_compute, estimate_memory
+    from gpuadvisor.estimate import (
+        HardwareFigures,
+        apply_measured,
+        estimate_compute,
+        estimate_memory,
+        estimate_serving,
+    )
 
     w = workload_from(args)
     eff = efficiency_from(args)
@@ -199,11 +218,17 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{args.probe}: no measured figures for {card.name}")
         hw = apply_measured(hw, figs)
     mem = estimate_memory(w)
-    comp = estimate_compute(w, hw, eff)
+    comp = estimate_compute(w, hw, eff, engine=args.engine)
     plan = offload_plan(args, w, card, hw, eff) if args.offload else None
+    serving = None
+    if w.mode == "inference" and w.model.kind == "decoder" and w.gen_tokens and w.seq:
+        serving = estimate_serving(w, hw, concurrency=w.micro_batch,
+                                   prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=args.engine,
+                                   efficiency=eff)
     if args.json:
         print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "card": card.name,
                     "hardware_source": hw.source, "memory": mem.to_dict(), "compute": comp.to_dict(),
+                    "engine": args.engine, "serving": serving.to_dict() if serving else None,
                     "fits": card.memory_gib is not None and mem.total / GiB <= card.memory_gib,
                     **({"offload": plan.to_dict()} if plan else {})})
         return 0
@@ -231,8 +256,9 @@ def run(args: argparse.Namespace) -> int:
         for n in plan.notes:
             con.print(f"  note: {n}")
     src = "measured (probe)" if hw.source == "measured" else "datasheet"
-    con.print(f"[bold]time on {w.num_gpus} x {card.name}[/bold] (estimate; {src} figures, "
-              f"MFU {comp.mfu:.0%}, bandwidth efficiency {comp.bandwidth_efficiency:.0%})")
+    eng = f", engine {comp.engine}" if w.mode in ("inference", "scoring") else ", eager PyTorch"
+    con.print(f"[bold]time on {w.num_gpus} x {card.name}[/bold] (estimate; {src} figures{eng}, "
+              f"large matmuls at {comp.mfu:.0%} of peak, bandwidth efficiency {comp.bandwidth_efficiency:.0%})")
     if comp.time_s is None:
         con.print("  no throughput figures for this card")
     elif w.mode == "scoring":
@@ -245,6 +271,8 @@ def run(args: argparse.Namespace) -> int:
             con.print(f"  decode: {comp.decode_tokens_per_s:,.0f} tokens/s over the batch, "
                       f"{fmt_time(comp.decode_step_s)} per step ({comp.decode_bound} bound)")
         con.print(f"  total for prompt + {w.gen_tokens} tokens: {fmt_time(comp.time_s)}")
+        if serving:
+            print_serving(con, serving)
     else:
         con.print(f"  step: {fmt_time(comp.step_time_s)} ({comp.tokens_per_s:,.0f} tokens/s, {comp.bound} bound)")
         if w.train_tokens:
@@ -252,4 +280,32 @@ def run(args: argparse.Namespace) -> int:
         if w.num_gpus > 1:
             con.print(f"  scaling efficiency {comp.scaling_efficiency:.0%} "
                       f"(communication {fmt_time(comp.comm_time_s)}/step)")
+    if comp.achieved_mfu:
+        con.print(f"  achieved MFU {comp.achieved_mfu:.0%}; confidence: {comp.confidence}")
+    low = [n for n in (*comp.notes, *(serving.notes if serving else ())) if n.startswith("low confidence")]
+    for n in dict.fromkeys(low):
+        con.print(f"  note: {n}")
     return 0
+
+
+def print_serving(con: Any, s: Any) -> None:
+    """The serving lines of `estimate`: engine, TTFT, TPOT, tok/s under continuous batching, KV capacity."""
+    a = s.assumptions or {}
+    eng = a.get("engine", {})
+    con.print(f"[bold]serving ({s.engine}: {eng.get('label', s.engine)})[/bold]")
+    if s.tpot_s is None:
+        con.print("  no throughput figures for this card")
+        return
+    step = a.get("decode_step", {})
+    con.print(f"  {s.concurrency} concurrent x ({s.prompt_tokens} prompt + {s.output_tokens} output tokens): "
+              f"TTFT {fmt_time(s.ttft_s)}, TPOT {fmt_time(s.tpot_s)} ({s.bound} bound)")
+    con.print(f"  {s.per_user_tokens_per_s:,.1f} tok/s per user, {s.aggregate_tokens_per_s:,.0f} tok/s aggregate "
+              "(continuous batching, prefills included)")
+    con.print(f"  KV cache {s.kv_bytes_per_token / 1024:,.0f} KiB/token: {s.kv_capacity_tokens:,} tokens fit, "
+              f"{s.max_concurrent_seqs:,} sequences of {s.prompt_tokens + s.output_tokens} tokens "
+              f"(16-token blocks){'' if s.fits else ' -- fewer than asked'}")
+    con.print(f"  engine assumptions: host {eng.get('host_fixed_s', 0) * 1e3:.1f} ms/step + "
+              f"{eng.get('host_per_layer_s', 0) * 1e3:.2f} ms/layer, "
+              f"{eng.get('kernels_per_layer', 0):g} kernels/layer, "
+              f"KV read x{step.get('kv_multiplier', 1):.0f}; step = memory {fmt_time(step.get('memory_s'))}, "
+              f"kernel floors {fmt_time(step.get('kernel_floor_s'))}, host {fmt_time(step.get('host_s'))}")

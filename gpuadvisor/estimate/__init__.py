@@ -1,7 +1,8 @@
 """Memory, time and serving estimates of a workload on a GPU: pure functions, no torch, no UI.
 
 `memory` counts the peak bytes per GPU tensor by tensor, `compute` turns FLOPs and bytes into
-time with explicit efficiencies, `serving` derives what users of a deployment see (TTFT, TPOT,
+time through `kernels` (GEMM, attention, launch physics), `engines` times a decode step per engine,
+ `serving` derives what users of a deployment see (TTFT, TPOT,
 tok/s, KV capacity) per engine profile, and `hardware` holds the figures of one GPU (datasheet or
 measured). This package re-exports the public names so callers import from `gpuadvisor.estimate`.
 """
@@ -12,6 +13,7 @@ from gpuadvisor.estimate.compute import (
     forward_flops_per_token,
     training_flops_per_token,
 )
+from gpuadvisor.estimate.engines import DecodeStep, decode_step
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures, apply_measured, measured_figures
 from gpuadvisor.estimate.memory import (
     ITEMS,
@@ -30,11 +32,13 @@ from gpuadvisor.estimate.serving import (
     decode_step_time,
     engine_profile,
     estimate_serving,
+    kv_capacity,
 )
 
 __all__ = [
-    "DEFAULT_ENGINE", "ENGINES", "ITEMS", "ComputeEstimate", "Efficiency", "EngineProfile", "GiB", "HardwareFigures",
-    "MemoryBreakdown", "ServingEstimate", "apply_measured", "decode_step_time", "engine_profile", "estimate_compute",
-    "estimate_memory", "estimate_serving", "forward_flops_per_token", "kv_cache_bytes", "layer_activation_bytes",
-    "lora_params", "measured_figures", "training_flops_per_token",
+    "DEFAULT_ENGINE", "ENGINES", "ITEMS", "ComputeEstimate", "DecodeStep", "Efficiency", "EngineProfile", "GiB",
+    "HardwareFigures", "MemoryBreakdown", "ServingEstimate", "apply_measured", "decode_step", "decode_step_time",
+    "engine_profile", "estimate_compute", "estimate_memory", "estimate_serving", "forward_flops_per_token",
+    "kv_cache_bytes", "kv_capacity", "layer_activation_bytes", "lora_params", "measured_figures",
+    "training_flops_per_token",
 ]

@@ -1,13 +1,15 @@
-"""Time of a workload on a GPU: a roofline estimate, pure functions, no torch, no UI.
+"""Time of a workload on a GPU: counted physics, pure functions, no torch, no UI.
 
-Time is a roofline estimate: matmul FLOPs over (peak TFLOP/s x MFU) plus the bytes that
-elementwise kernels and the optimizer move over (bandwidth x bandwidth efficiency). Training
-FLOPs are 6 x params x tokens plus causal attention; prefill is 2 x params per token;
-decode reads all active weights and the KV cache once per generated token, and is memory
-bound unless the batch is large. Multi-GPU: data-parallel gradient all-reduce (ring, half of
-it hidden behind backward), ZeRO-3 parameter gathers, and tensor-parallel activation
-all-reduces over the card's interconnect; the scaling efficiency is ideal time / estimated time.
-Every figure is an estimate; the efficiencies were calibrated on an H100 (see BENCHMARKS.md).
+A step's GPU time is the sum of its kernels: matrix products (kernels.gemm_time: FLOPs at the
+large-GEMM rate, lowered by wave quantization and the K ramp, or bytes for skinny products),
+attention (kernels.attention_time: a rate that grows with sequence length and head dimension) and
+the bytes the elementwise kernels, the loss and the optimizer move (traffic.py) over bandwidth.
+Eager PyTorch also spends host time dispatching every op (kernels.HOST_OP_S each); the step takes
+the larger of host and GPU time where one dominates and more where they are close (_overlap).
+Decode steps come from engines.py (per engine profile). Multi-GPU: data-parallel gradient
+all-reduce (ring, half hidden behind backward; measured all-reduce bus bandwidth where a probe has
+it), ZeRO-3 parameter gathers and tensor-parallel activation all-reduces over the interconnect.
+Every figure is an estimate; docs/validation-time.md compares them with H100 measurements.
 """
 
 from __future__ import annotations
@@ -15,21 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpuadvisor.estimate import kernels, traffic
 from gpuadvisor.estimate.hardware import DEFAULT_INTERCONNECT_GBS, Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory import (
     MemoryBreakdown,
     _act_bytes,
     _regime,
     estimate_memory,
-    kv_cache_bytes,
-    layer_activation_bytes,
     lora_params,
-    optimizer_state_bytes,
 )
 from gpuadvisor.workload import BYTES_PER_DTYPE, Workload
 
 DP_OVERLAP = 0.5  # fraction of the data-parallel gradient all-reduce hidden behind backward
-
+OVERLAP_P = 3.0  # host/GPU overlap: step = (host^p + device^p)^(1/p); p -> inf is perfect overlap
+SMALL_MODEL_PARAMS = 1e9  # under this, time estimates are flagged low-confidence (docs/validation-time.md)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,10 @@ class ComputeEstimate:
     mfu: float = 0.0
     bandwidth_efficiency: float = 0.0
     hardware_source: str = "datasheet"
+    achieved_mfu: float | None = None  # model FLOPs / (time x datasheet or measured peak): an outcome
+    host_time_s: float | None = None  # host dispatch time of one step (eager PyTorch); 0 for graphs
+    confidence: str = "normal"  # "normal" | "low" (notes say why)
+    engine: str | None = None  # inference: "eager" | "graphs"; training: "eager"
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,149 +97,280 @@ def forward_flops_per_token(w: Workload, context: int | None = None) -> float:
     return 2.0 * m.matmul_params + 4.0 * m.num_layers * ctx * m.q_dim * causal
 
 
-# Time-model constants, calibrated on an H100 with PyTorch 2.11 eager + transformers 5.17
-# (tools/validate_estimates.py; BENCHMARKS.md "Estimator validation"). Byte multipliers count
-# how many times a kernel sweep touches each saved byte; they are divided by bandwidth x efficiency.
-ATTENTION_EFFICIENCY = 1 / 12  # SDPA attention FLOPs run at this fraction of the matmul rate
-K_ACT_TRAIN = 3.3  # passes over the saved activations (forward write, backward reads/writes)
-K_ACT_PREFILL = 1.5  # passes over the same activations in a no-grad forward
-K_LOGITS = 46.0  # passes over the fp32 logits (log-softmax, loss and their backward, casts)
-K_OPT = 2.2  # passes over the optimizer step's bytes (weights, grads, states; AMP casts)
-K_MIXED = 85.0  # AMP: passes over the fp32 residual stream (upcasts, casts, fp32 norms)
-K_LORA = 27.6  # LoRA: passes over each adapted layer's fp32 input copies and adapter outputs
+# Host ops PyTorch eager dispatches per layer of a training step (x kernels.HOST_OP_S each: forward,
+# autograd backward, optimizer): the GPU waits for the host when these take longer than the kernels
+# they launch (small models, small batches). Measured with tiny-width models of 2-24 layers
+# (tools/bench_decode.py --host): Llama/Qwen2 (RMSNorm in Python, rotary) 4.0-4.2 ms a layer pure
+# bf16 and 4.5-4.6 under autocast; GPT-2 (fused LayerNorm, learned positions) 1.9 and 3.0.
+HOST_OPS_TRAIN = {"rmsnorm": {"pure": 410.0, "mixed": 455.0, "fp32": 410.0},
+                  "layernorm": {"pure": 190.0, "mixed": 300.0, "fp32": 190.0}}
+HOST_OPS_FIXED_TRAIN = 160.0  # loss, embedding, LM head, optimizer launch, zero_grad
+HOST_OPS_ADAPTER = 24.0  # LoRA: per adapted linear (lora_A, lora_B, scaling, add, casts; x3 for backward)
+HOST_OPS_DEQUANT = 20.0  # QLoRA (bitsandbytes): per quantized linear, dequantize in forward and backward
+HOST_OPS_EXPERT = 36.0  # HF eager MoE: per expert per layer (token select, 3 linears, combine; x3)
 
 
 def _pure(w: Workload) -> Workload:
     return w if _regime(w) != "mixed" else replace(w, mixed_precision=False)
 
 
-def _attention_flops_fwd(w: Workload, tokens: float) -> float:
+def _layer_gemms(m: Any, tp: int) -> list[tuple[float, float, float, float]]:
+    """Matrix products of one layer as (token share, n, k, count), per tensor-parallel rank:
+    column-parallel projections split n, row-parallel ones split k; MoE experts see top-k/E of the tokens."""
+    d, q, kv, inter = m.hidden_size, m.q_dim, m.kv_dim, m.intermediate_size
+    g: list[tuple[float, float, float, float]] = []
+    if m.fused_qkv:
+        g.append((1.0, (q + 2 * kv) / tp, d, 1))
+    else:
+        g += [(1.0, q / tp, d, 1), (1.0, kv / tp, d, 2)]
+    g.append((1.0, d, q / tp, 1))
+    share, count = 1.0, 1.0
+    if m.num_experts > 1:
+        share, count = m.experts_per_token / m.num_experts, float(m.num_experts)
+        g.append((1.0, m.num_experts, d, 1))  # router
+    g.append((share, inter / tp, d, count * (2 if m.gated else 1)))
+    g.append((share, d, inter / tp, count))
+    return g
+
+
+def _gemm_times(w: Workload, hw: HardwareFigures, rate: float, bw: float, tokens: float,
+                head_rows: float, *, train: bool) -> tuple[float, float]:
+    """(forward, backward) seconds of all matrix products of one step on one GPU."""
     m = w.model
-    causal = 0.5 if m.kind == "decoder" else 1.0
-    return 4.0 * m.num_layers * w.seq * m.q_dim * causal * tokens
+    tp = w.tensor_parallel
+    sms = hw.compute_units
+    eb = _act_bytes(w)
+    frozen = w.mode in ("lora", "qlora")
+
+    def gt(mm, n, k):
+        return kernels.gemm_time(mm, n, k, rate=rate, bandwidth=bw, sms=sms, elem_bytes=eb)
+
+    fwd = bwd = 0.0
+    for share, n, k, count in _layer_gemms(m, tp):
+        t = share * tokens
+        fwd += count * gt(t, n, k)
+        if train:
+            bwd += count * (gt(t, k, n) + (0.0 if frozen else gt(n, k, t)))
+    fwd *= m.num_layers
+    bwd *= m.num_layers
+    if m.kind == "decoder" and m.vocab_size:
+        v = m.vocab_size / tp
+        fwd += gt(head_rows, v, m.hidden_size)
+        if train:
+            bwd += gt(head_rows, m.hidden_size, v) + (0.0 if frozen else gt(v, m.hidden_size, head_rows))
+    return fwd, bwd
 
 
-def _train_step_parts(w: Workload, mem: MemoryBreakdown) -> tuple[float, float]:
-    """(FLOPs at matmul-equivalent rate, bytes moved) for one step on one GPU."""
+def _elementwise_fwd(w: Workload, tokens: float) -> float:
+    """Bytes the elementwise kernels of one forward move on one GPU (traffic.py)."""
+    m = w.model
+    a = _act_bytes(w)
+    mixed = _regime(w) == "mixed"
+    per = traffic.forward_bytes_per_token_layer(m, a=a, mixed=mixed, tp=w.tensor_parallel)
+    norm_final = 2 * (4.0 if mixed else a) * m.hidden_size * 4
+    return tokens * (m.num_layers * per + norm_final)
+
+
+def _moved_train(w: Workload, mem: MemoryBreakdown) -> float:
+    """Bytes the elementwise kernels, the loss and the optimizer of one training step move on one GPU."""
     m = w.model
     tp = w.tensor_parallel
     tokens = float(w.micro_batch * w.seq)
-    lora = w.mode in ("lora", "qlora")
+    mixed = _regime(w) == "mixed"
     if not m.is_transformer:
-        f = training_flops_per_token(w) * w.micro_batch
-        return f / tp, K_ACT_TRAIN * mem.get("activations") + K_OPT * (2 * mem.get("weights") + mem.get(
-            "gradients") + 2 * mem.get("optimizer states"))
-    head = m.vocab_size * m.hidden_size if m.kind == "decoder" else 0
-    mult = 1.0 if lora else 3.0
-    if w.checkpointing:
-        mult += 1.0
-    flops = mult * 2.0 * (m.matmul_params - head) * tokens + 6.0 * head * tokens
-    flops += _attention_flops_fwd(w, tokens) * (4.5 if w.checkpointing else 3.5) / ATTENTION_EFFICIENCY
-    split, rest = layer_activation_bytes(_pure(w))
-    act = (split / tp + rest) * m.num_layers * tokens * (1.33 if w.checkpointing else 1.0)
-    moved = K_ACT_TRAIN * act + K_LOGITS * tokens * m.vocab_size * 4.0 / tp * (m.kind == "decoder")
-    wbytes = mem.get("weights")
-    if lora:
-        adapted = m.num_layers * tokens * (4 * m.hidden_size + m.intermediate_size) * 4.0 / tp
-        moved += K_OPT * 3.0 * wbytes + K_LORA * adapted
-    else:
-        p = m.num_params / tp
-        opt = 2 * p * BYTES_PER_DTYPE[w.weight_dtype] + p * BYTES_PER_DTYPE[w.weight_dtype]
-        opt += 2 * p * optimizer_state_bytes(w.optimizer, BYTES_PER_DTYPE[w.weight_dtype])
-        if _regime(w) == "mixed":
-            opt += 6.0 * p  # autocast re-casts every weight each step
-            moved += K_MIXED * m.num_layers * tokens * m.hidden_size * 4.0
-        moved += K_OPT * opt
-    return flops / tp, moved
+        return (1 + traffic.BWD_FACTOR) * 2 * mem.get("activations") + traffic.optimizer_bytes_per_param(
+            BYTES_PER_DTYPE[w.weight_dtype], w.optimizer, mixed) * m.num_params
+    fwd = _elementwise_fwd(w, tokens)
+    moved = fwd * (1 + traffic.BWD_FACTOR + (1 if w.checkpointing else 0))
+    if m.kind == "decoder":
+        moved += traffic.LOSS_BYTES_PER_LOGIT * tokens * m.vocab_size / tp
+    if w.mode in ("lora", "qlora"):
+        ad = traffic.adapter_bytes_per_token_layer(m, a=_act_bytes(w), targets=w.lora_targets, tp=tp,
+                                                   amp=w.mixed_precision)
+        moved += ad * tokens * m.num_layers * (1 + traffic.BWD_FACTOR + (1 if w.checkpointing else 0))
+        return moved + traffic.optimizer_bytes_per_param(4.0, "adamw", False) * lora_params(w) / tp
+    p = m.num_params / tp
+    if m.num_experts > 1:
+        moved += m.num_layers * traffic.moe_grad_bytes_per_layer(m, BYTES_PER_DTYPE[w.weight_dtype]) / tp
+    return moved + traffic.optimizer_bytes_per_param(BYTES_PER_DTYPE[w.weight_dtype], w.optimizer, mixed) * p
 
 
-def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None) -> ComputeEstimate:
-    """Roofline time estimate of the workload on `w.num_gpus` GPUs described by `hw`."""
+def _overlap(host: float, device: float) -> float:
+    """Step time when the host dispatches kernels the GPU runs behind it: the larger of the two where
+    one dominates, more than either where they are close (the GPU starves whenever the host falls
+    behind, and the host stalls on the allocator and on syncs)."""
+    if host <= 0 or device <= 0:
+        return max(host, device)
+    return (host**OVERLAP_P + device**OVERLAP_P) ** (1 / OVERLAP_P)
+
+
+def _host_train_s(w: Workload) -> float:
+    m = w.model
+    if not m.is_transformer:
+        return (HOST_OPS_FIXED_TRAIN + HOST_OPS_TRAIN["layernorm"][_regime(w)]) * kernels.HOST_OP_S
+    amp = _regime(w) == "mixed" or (w.mode in ("lora", "qlora") and w.mixed_precision)
+    ops = HOST_OPS_TRAIN["rmsnorm" if m.norm == "rmsnorm" else "layernorm"]["mixed" if amp else _regime(w)]
+    per_layer = ops + HOST_OPS_EXPERT * (m.num_experts if m.num_experts > 1 else 0)
+    if w.mode in ("lora", "qlora"):
+        linears = (4 if not m.fused_qkv else 2) + ((3 if m.gated else 2) if w.lora_targets == "all" else 0)
+        per_layer += HOST_OPS_ADAPTER * linears
+        if w.mode == "qlora":
+            per_layer += HOST_OPS_DEQUANT * ((4 if not m.fused_qkv else 2) + (3 if m.gated else 2))
+    return (HOST_OPS_FIXED_TRAIN + per_layer * m.num_layers) * kernels.HOST_OP_S
+
+
+BNB_FORMATS = ("int8", "nf4", "nf4-dq", "fp4")  # run through bitsandbytes kernels in eager PyTorch
+
+
+def _confidence(w: Workload, host_share: float, *, eager: bool = True) -> tuple[str, list[str]]:
+    """'low' where the validation says the time is less certain: models under 1B parameters, steps
+    whose time is mostly host dispatch (both depend on the host CPU and the framework version),
+    MoE layers in eager PyTorch and bitsandbytes-quantized weights (docs/validation-time.md)."""
+    notes = []
+    if eager and w.model.num_experts > 1:
+        notes.append("low confidence: eager MoE layers loop over experts with a host sync each; measured up to "
+                     "2x slower than counted (fused-MoE engines are not)")
+    if eager and w.mode in ("inference", "scoring") and getattr(w, "quant_format", "none") in BNB_FORMATS:
+        notes.append("low confidence: bitsandbytes int8/4-bit kernels measured up to 2x slower than the counted "
+                     "bytes and FLOPs")
+    if w.model.num_params < SMALL_MODEL_PARAMS:
+        notes.append("low confidence: models under 1B parameters are launch-bound and run far below the "
+                     "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
+    elif host_share > 0.5:
+        notes.append("low confidence: this step is mostly host-side kernel dispatch (eager PyTorch), which "
+                     "depends on the host CPU")
+    return ("low" if notes else "normal"), notes
+
+
+def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None, *,
+                     engine: str | None = None) -> ComputeEstimate:
+    """Time of the workload on `w.num_gpus` GPUs described by `hw` (module docstring).
+
+    `engine` is how inference runs: "eager" (PyTorch / Hugging Face eager, the host dispatches every
+    op) or "graphs" (CUDA graphs / a compiled engine, the default); training is always eager PyTorch."""
+    from gpuadvisor.estimate.engines import (
+        DEFAULT_ENGINE,
+        decode_step,
+        engine_profile,
+        host_range_note,
+        prefill_host_s,
+    )
+
     w = w.validate()
+    engine = engine or DEFAULT_ENGINE
+    engine_profile(engine)
     eff = (efficiency or Efficiency()).validate()
     mfu, bw_eff = eff.for_source(hw.source)
     peak = hw.peak_tflops(w.compute_dtype)
-    notes = [f"estimate: MFU {mfu:.0%} of {hw.source} matmul peak, {bw_eff:.0%} of {hw.source} bandwidth"]
+    notes = [f"estimate: large matmuls at {mfu:.0%} of {hw.source} peak, {bw_eff:.0%} of {hw.source} bandwidth; "
+             "smaller ones lose to wave quantization and launch costs"]
     if not peak or not hw.bandwidth_gbs:
         return ComputeEstimate(mode=w.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
                                hardware_source=hw.source, notes=(f"{hw.name}: no throughput figures in the catalog",))
-    flops_rate = peak * 1e12 * mfu  # per GPU
+    rate = peak * 1e12 * mfu  # large-GEMM FLOP/s per GPU
     bw = hw.bandwidth_gbs * 1e9 * bw_eff
     link = (hw.interconnect_gbs or DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
     m = w.model
     tp, dp = w.tensor_parallel, w.data_parallel
     a = _act_bytes(w)
     mem = estimate_memory(w)
+    causal = m.kind == "decoder"
+    hd = m.head_dim or 64
 
-    if w.is_training:
+    if w.mode not in ("inference", "scoring"):
         tokens_gpu = w.micro_batch * w.seq  # per data-parallel rank
-        flops, moved = _train_step_parts(w, mem)
-        t_compute = flops / flops_rate
-        t_mem = moved / bw
+        if m.is_transformer:
+            fwd, bwd = _gemm_times(w, hw, rate, bw, tokens_gpu, tokens_gpu, train=True)
+            attn = kernels.attention_time(tokens_gpu, w.seq, m.q_dim // tp, hd, m.num_layers, causal=causal,
+                                          rate=rate, backward=True)
+            if w.checkpointing:
+                fwd *= 2
+                attn += kernels.attention_time(tokens_gpu, w.seq, m.q_dim // tp, hd, m.num_layers,
+                                               causal=causal, rate=rate)
+            t_compute = fwd + bwd + attn
+        else:
+            t_compute = training_flops_per_token(w) * w.micro_batch / tp / rate
+        t_mem = _moved_train(w, mem) / bw
+        device = t_compute + t_mem
+        host = _host_train_s(w)
         comm = 0.0
         if dp > 1:
             grad_bytes = m.num_params / tp * (2.0 if w.compute_dtype != "fp32" else 4.0)
             if w.mode in ("lora", "qlora"):
                 grad_bytes = lora_params(w) / tp * 4.0
             ring = 2.0 * (dp - 1) / dp
-            comm += (1 - DP_OVERLAP) * ring * grad_bytes / link
+            ar_link = (hw.allreduce_busbw_gbs * 1e9) if hw.allreduce_busbw_gbs else link
+            comm += (1 - DP_OVERLAP) * ring * grad_bytes / ar_link
             if w.sharding in ("zero3", "fsdp") and w.mode == "training":
                 comm += 2.0 * (dp - 1) / dp * m.num_params / tp * a / link  # gathers fwd + bwd
         if tp > 1 and m.is_transformer:
             comm += 4 * m.num_layers * tokens_gpu * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
-        step = t_compute + t_mem + comm
-        ideal = (t_compute + t_mem)
+        # HF eager MoE synchronizes with the host once per expert per layer: no overlap
+        ideal = host + device if m.num_experts > 1 else _overlap(host, device)
+        step = ideal + comm
         global_tokens = w.batch * w.seq
         steps = max(1.0, w.train_tokens / global_tokens) if w.train_tokens else 1.0
         if w.train_tokens:
             notes.append(f"{w.train_tokens:.3g} tokens = {steps:,.0f} steps of {global_tokens:,} tokens")
+        conf, cnotes = _confidence(w, host / step if step else 0.0)
+        flops_step = training_flops_per_token(w) * global_tokens
+        bound = "host" if host > device else ("compute" if t_compute >= t_mem + comm else "memory")
         return ComputeEstimate(
             mode=w.mode, time_s=step * steps, step_time_s=step, tokens_per_s=global_tokens / step,
-            steps=steps, flops_per_step=training_flops_per_token(w) * global_tokens,
-            bound="compute" if t_compute >= t_mem + comm else "memory", comm_time_s=comm,
+            steps=steps, flops_per_step=flops_step, bound=bound, comm_time_s=comm,
             scaling_efficiency=ideal / step if step else 1.0, mfu=mfu, bandwidth_efficiency=bw_eff,
-            hardware_source=hw.source, notes=tuple(notes),
+            achieved_mfu=flops_step / w.num_gpus / step / (peak * 1e12), host_time_s=host,
+            hardware_source=hw.source, confidence=conf, engine="eager", notes=(*notes, *cnotes),
         )
 
-    # inference: prefill of the prompts (last-position logits only), then decode
+    # inference: prefill of the prompts (last-position logits only), then decode; scoring: one
+    # forward with the logits of every position and the loss over them
     b = w.micro_batch
     tokens = b * w.seq
-    wbytes = mem.get("weights")
-    head = m.vocab_size * m.hidden_size if m.kind == "decoder" else 0
+    scoring = w.mode == "scoring"
     if m.is_transformer:
-        pf_flops = (2.0 * (m.matmul_params - head) * tokens + 2.0 * head * b
-                    + _attention_flops_fwd(w, tokens) / ATTENTION_EFFICIENCY) / tp
-        split, rest = layer_activation_bytes(replace(w, mode="training", mixed_precision=False))
-        pf_bytes = wbytes + K_ACT_PREFILL * (split / tp + rest) * m.num_layers * tokens
+        fwd, _ = _gemm_times(w, hw, rate, bw, tokens, tokens if scoring else b, train=False)
+        attn = kernels.attention_time(tokens, w.seq, m.q_dim // tp, hd, m.num_layers, causal=causal, rate=rate)
+        pf_compute = fwd + attn
+        pf_bytes = _elementwise_fwd(w, tokens)
+        if scoring and m.kind == "decoder":
+            pf_bytes += traffic.LOSS_FWD_BYTES_PER_LOGIT * tokens * m.vocab_size / tp
     else:
-        pf_flops = forward_flops_per_token(w) * b / tp
-        pf_bytes = wbytes + mem.get("activations")
-    pf_compute = pf_flops / flops_rate
+        pf_compute = forward_flops_per_token(w) * b / tp / rate
+        pf_bytes = mem.get("weights") + mem.get("activations")
     pf_mem = pf_bytes / bw
+    pf_host = prefill_host_s(w, engine)
+    moe_eager = m.num_experts > 1 and pf_host > 0  # a host sync per expert: no overlap
     tp_comm = (2 * m.num_layers * tokens * m.hidden_size * a * 2.0 * (tp - 1) / tp / link) if tp > 1 else 0.0
-    prefill = pf_compute + pf_mem + tp_comm
-    pf_bound = "compute" if pf_compute >= pf_mem else "memory"
-    decode_step = None
-    decode_tps = None
-    decode_bound = None
+    pf_device = pf_compute + pf_mem
+    prefill = (pf_host + pf_device if moe_eager else _overlap(pf_host, pf_device)) + tp_comm
+    pf_bound = "host" if pf_host > pf_device else ("compute" if pf_compute >= pf_mem else "memory")
+    decode_step_s = decode_tps = decode_bound = None
     total = prefill
-    if m.kind == "decoder" and w.gen_tokens:
+    host_share = pf_host / prefill if prefill else 0.0
+    if m.kind == "decoder" and w.gen_tokens and not scoring:
         ctx = w.seq + w.gen_tokens // 2  # mean context while generating
-        kv_read = kv_cache_bytes(w, context=ctx)
-        active_w = wbytes * (m.active_params / m.num_params if m.num_params else 1.0)
-        d_mem = (active_w + kv_read) / bw
-        d_compute = forward_flops_per_token(w, context=ctx) * b / tp / flops_rate
-        d_comm = (2 * m.num_layers * b * m.hidden_size * a * 2.0 * (tp - 1) / tp / link) if tp > 1 else 0.0
-        decode_step = max(d_mem, d_compute) + d_comm
-        decode_bound = "memory" if d_mem >= d_compute else "compute"
-        decode_tps = b * dp / decode_step
-        total = prefill + w.gen_tokens * decode_step
-    notes.append("decode reads every active weight and the KV cache once per generated token")
+        d = decode_step(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
+        rng = host_range_note(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
+        if rng:
+            notes.append(rng)
+        if d is not None:
+            decode_step_s, decode_bound = d.time_s, d.bound
+            decode_tps = b * dp / d.time_s
+            total = prefill + w.gen_tokens * d.time_s
+            host_share = max(host_share, d.host_s / d.time_s)
+        notes.append(f"decode ({engine}): reads every active weight and the KV cache once per generated token, "
+                     "plus per-kernel and host overheads of the engine")
+    conf, cnotes = _confidence(w, host_share, eager=engine == "eager")
+    if any(n.startswith("low confidence") for n in notes):
+        conf = "low"
+    flops = forward_flops_per_token(w) * w.batch * w.seq
     return ComputeEstimate(
         mode=w.mode, time_s=total, prefill_time_s=prefill, prefill_tokens_per_s=tokens * dp / prefill,
-        prefill_bound=pf_bound, decode_step_s=decode_step, decode_tokens_per_s=decode_tps,
+        prefill_bound=pf_bound, decode_step_s=decode_step_s, decode_tokens_per_s=decode_tps,
         decode_bound=decode_bound, bound=decode_bound or pf_bound, comm_time_s=tp_comm,
         scaling_efficiency=1.0 if tp == 1 else (prefill - tp_comm) / prefill,
-        mfu=mfu, bandwidth_efficiency=bw_eff, hardware_source=hw.source, notes=tuple(notes),
-        flops_per_step=forward_flops_per_token(w) * w.batch * w.seq,
+        mfu=mfu, bandwidth_efficiency=bw_eff, achieved_mfu=flops / w.num_gpus / prefill / (peak * 1e12),
+        host_time_s=pf_host, hardware_source=hw.source, confidence=conf, engine=engine,
+        notes=(*notes, *cnotes), flops_per_step=flops,
     )

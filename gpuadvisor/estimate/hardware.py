@@ -16,10 +16,12 @@ class Efficiency:
     datasheet (BENCHMARKS.md, "Estimator validation"). With measured figures (`--probe`), the
     `*_vs_measured` fractions apply instead, since the probe already measured what is reachable."""
 
-    mfu: float = 0.62  # matmul FLOP/s as a fraction of datasheet dense tensor peak
-    bandwidth: float = 0.80  # achieved memory bandwidth as a fraction of the datasheet
-    mfu_vs_measured: float = 0.78  # ... of a measured matmul peak (H100: 787 of 989 TFLOP/s measured)
-    bandwidth_vs_measured: float = 0.89  # ... of a measured copy bandwidth (H100: 3.0 of 3.35 TB/s)
+    # H100, tools/bench_decode.py: large bf16 GEMMs of model shapes reach 740 TFLOP/s (989 datasheet,
+    # 790 for an 8192^3 product); weight streaming in decode 2.89 TB/s (3.35 datasheet, 3.0 copy).
+    mfu: float = 0.75  # large-GEMM FLOP/s as a fraction of datasheet dense tensor peak
+    bandwidth: float = 0.86  # achieved memory bandwidth as a fraction of the datasheet
+    mfu_vs_measured: float = 0.94  # ... of a measured matmul peak (tensor.bf16 probe, large square GEMM)
+    bandwidth_vs_measured: float = 0.97  # ... of a measured triad/copy bandwidth
     interconnect: float = 0.7  # achieved fraction of the interconnect figure
 
     def validate(self) -> Efficiency:
@@ -47,6 +49,8 @@ class HardwareFigures:
     tflops: dict[str, float] = field(default_factory=dict)  # dense TFLOP/s per dtype ("fp32" = FMA rate)
     tdp_w: float | None = None
     interconnect_gbs: float | None = None
+    compute_units: int | None = None  # SMs (NVIDIA) / CUs (AMD): sets a GEMM's wave quantization
+    allreduce_busbw_gbs: float | None = None  # measured all-reduce bus bandwidth (interconnect probe)
     source: str = "datasheet"  # "datasheet" | "measured"
     measured_keys: tuple[str, ...] = ()  # which figures came from the probe
 
@@ -66,6 +70,7 @@ class HardwareFigures:
             tflops=tf,
             tdp_w=card.tdp_w,
             interconnect_gbs=card.interconnect_gbs,
+            compute_units=getattr(card, "compute_units", None),
         )
 
     def peak_tflops(self, dtype: str) -> float | None:
@@ -85,7 +90,7 @@ class HardwareFigures:
 def measured_figures(device: Any) -> dict[str, float]:
     """Map a probe DeviceResult's measurements onto estimate figures (the one place that knows
     the probe keys): bandwidth_gbs from memory.triad (else memory.copy), tflops per dtype from
-    tensor.<dtype>, fp32 from fp32.fma."""
+    tensor.<dtype>, fp32 from fp32.fma, allreduce_busbw_gbs from interconnect.allreduce_busbw."""
     out: dict[str, float] = {}
 
     def val(key: str) -> float | None:
@@ -103,6 +108,9 @@ def measured_figures(device: Any) -> dict[str, float]:
     v = val("fp32.fma")
     if v:
         out["tflops.fp32"] = v
+    v = val("interconnect.allreduce_busbw")  # helper `interconnect`'s probe, GB/s
+    if v:
+        out["allreduce_busbw_gbs"] = v
     return out
 
 
@@ -114,11 +122,14 @@ def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFi
     for k, v in figures.items():
         if k.startswith("tflops."):
             tf[k.split(".", 1)[1]] = v
+    # efficiencies switch to the *_vs_measured set only when the rates themselves were measured
+    rates = "bandwidth_gbs" in figures or any(k.startswith("tflops.") for k in figures)
     return replace(
         hw,
         bandwidth_gbs=figures.get("bandwidth_gbs", hw.bandwidth_gbs),
+        allreduce_busbw_gbs=figures.get("allreduce_busbw_gbs", hw.allreduce_busbw_gbs),
         tflops=tf,
-        source="measured",
+        source="measured" if rates else hw.source,
         measured_keys=tuple(sorted(figures)),
     )
 

@@ -1,19 +1,17 @@
-"""Serving figures of a decoder on a GPU configuration: pure functions, no torch, no UI.
+"""Serving figures of a decoder on a GPU configuration under continuous batching: pure functions.
 
-A decode step moves every active weight and the KV cache of the batch in flight once, and does
-2 x active params FLOPs per sequence, so its time is max(bytes / bandwidth, FLOPs / compute)
-plus a per-step overhead that depends on the engine: `eager` (Hugging Face transformers eager
-generate(): the host launches every kernel every step, so overhead grows with the layer count)
-or `graphs` (CUDA graphs or a compiled engine: vLLM, TensorRT-LLM, SGLang, where the step is
-one graph launch). From the step time:
+The decode step and the engine profiles live in `engines` (re-exported here). From them, for
+`concurrency` sequences in flight, each with a prompt and an answer of `output_tokens`:
 
-* time per output token (TPOT) = decode step time at the batch in flight;
-* per-user tok/s = 1 / TPOT; aggregate tok/s = concurrency / TPOT;
-* time to first token (TTFT) = prefill time of one prompt (no queueing);
-* KV capacity = (memory - weights - activations - reserve) / KV bytes per token, in paged
-  16-token blocks; concurrent sequences that fit = capacity / blocks per sequence.
+* TPOT (time per output token while decoding) = decode step time at that batch, at the mean context;
+* continuous batching: while C sequences decode, the engine also prefills the C prompts that replace
+  them, so a cycle of `output_tokens` steps takes output x TPOT + C x prefill(prompt);
+  aggregate tok/s = C x output / cycle, per-user tok/s = output / cycle;
+* TTFT = prefill of one prompt + one decode step already in flight (no queueing beyond that);
+* KV capacity = (memory x (1 - reserve) - weights - activations - context) / KV bytes per token, in
+  paged 16-token blocks; concurrent sequences that fit = blocks / blocks per sequence.
 
-Every figure is an estimate; the engine profiles were calibrated on an H100 (BENCHMARKS.md).
+Every figure is an estimate; the engine profiles were calibrated on an H100 (docs/validation-time.md).
 """
 
 from __future__ import annotations
@@ -22,46 +20,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.errors import UserError
-from gpuadvisor.estimate.compute import estimate_compute, forward_flops_per_token
+from gpuadvisor.estimate.compute import estimate_compute
+from gpuadvisor.estimate.engines import (
+    DEFAULT_ENGINE,
+    ENGINES,
+    EngineProfile,
+    decode_step,
+    decode_step_time,
+    engine_profile,
+    host_range_note,
+)
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory import CUDA_CONTEXT_BYTES, estimate_memory, kv_cache_bytes
 from gpuadvisor.workload import Workload
 
+__all__ = ["DEFAULT_ENGINE", "ENGINES", "KV_BLOCK_TOKENS", "SERVING_RESERVE", "EngineProfile", "ServingEstimate",
+           "decode_step_time", "engine_profile", "estimate_serving", "kv_capacity"]
+
 KV_BLOCK_TOKENS = 16  # paged attention block (vLLM's default)
 SERVING_RESERVE = 0.10  # fraction of card memory an engine leaves free (vLLM gpu_memory_utilization 0.9)
-
-
-@dataclass(frozen=True)
-class EngineProfile:
-    """How far an inference engine is from the roofline: a fixed and a per-layer host overhead
-    per decode step, and the fraction of bandwidth its decode kernels reach."""
-
-    name: str
-    label: str
-    step_overhead_s: float
-    layer_overhead_s: float
-    bandwidth_efficiency: float  # of the datasheet bandwidth (measured: see Efficiency)
-
-    def overhead_s(self, num_layers: int) -> float:
-        return self.step_overhead_s + self.layer_overhead_s * num_layers
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "label": self.label, "step_overhead_s": self.step_overhead_s,
-                "layer_overhead_s": self.layer_overhead_s, "bandwidth_efficiency": self.bandwidth_efficiency}
-
-
-ENGINES: dict[str, EngineProfile] = {
-    "eager": EngineProfile("eager", "Hugging Face transformers eager generate()", 4e-3, 1.2e-3, 0.80),
-    "graphs": EngineProfile("graphs", "CUDA graphs / compiled engine (vLLM, TensorRT-LLM, SGLang)", 1e-4, 1e-5, 0.80),
-}
-DEFAULT_ENGINE = "graphs"
-
-
-def engine_profile(name: str) -> EngineProfile:
-    try:
-        return ENGINES[name]
-    except KeyError:
-        raise UserError(f"unknown engine {name!r} (one of {', '.join(ENGINES)})") from None
+CURVE_MAX = 256  # concurrency levels listed in the curve go up to this (or what fits)
 
 
 @dataclass(frozen=True)
@@ -80,39 +58,37 @@ class ServingEstimate:
     kv_capacity_tokens: int
     max_concurrent_seqs: int  # sequences of prompt + output tokens that fit at once
     fits: bool  # weights fit and `concurrency` sequences fit in the KV capacity
-    bound: str | None  # "memory", "compute" or "overhead": what dominates a decode step
+    bound: str | None  # "memory", "compute", "overhead" (kernel floors) or "host": what dominates a step
     notes: tuple[str, ...] = ()
+    confidence: str = "normal"  # "normal" | "low" (notes say why)
+    assumptions: dict[str, Any] | None = None  # engine profile, efficiencies, step parts
+    curve: tuple[dict[str, float], ...] = ()  # (concurrency, tpot_s, per-user and aggregate tok/s)
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["notes"] = list(self.notes)
+        d["curve"] = list(self.curve)
         d["estimate"] = True
         return d
 
 
-def decode_step_time(
-    w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str = DEFAULT_ENGINE,
-    efficiency: Efficiency | None = None,
-) -> tuple[float, str] | None:
-    """(seconds, bound) of one decode step of `batch` sequences at `context` tokens each, per GPU
-    group of `w.tensor_parallel`; None where the card has no throughput figures."""
-    prof = engine_profile(engine)
-    eff = (efficiency or Efficiency()).validate()
-    mfu, bw_eff = eff.for_source(hw.source)
-    peak = hw.peak_tflops(w.compute_dtype)
-    if not peak or not hw.bandwidth_gbs:
-        return None
-    m = w.model
-    tp = w.tensor_parallel
-    wb = estimate_memory(w).get("weights")
-    active = wb * (m.active_params / m.num_params if m.num_params else 1.0)
-    kv = kv_cache_bytes(w.with_(batch=batch * w.data_parallel), context=context) if m.kind == "decoder" else 0.0
-    t_mem = (active + kv) / (hw.bandwidth_gbs * 1e9 * bw_eff)
-    t_comp = forward_flops_per_token(w, context=context) * batch / tp / (peak * 1e12 * mfu)
-    t_over = prof.overhead_s(m.num_layers)
-    step = max(t_mem, t_comp) + t_over
-    bound = "overhead" if t_over > max(t_mem, t_comp) else ("memory" if t_mem >= t_comp else "compute")
-    return step, bound
+def kv_capacity(w: Workload, hw: HardwareFigures, context: int) -> tuple[float, int, int]:
+    """(KV bytes per token, KV tokens that fit, sequences of `context` tokens that fit) per GPU group,
+    in paged blocks of KV_BLOCK_TOKENS."""
+    one = w.with_(batch=w.data_parallel, seq_len=context, gen_tokens=0)
+    kv_per_token = kv_cache_bytes(one, context=1)
+    cap = hw.memory_bytes
+    if cap is None or kv_per_token <= 0:
+        return kv_per_token, 0, 0
+    mem = estimate_memory(w.with_(batch=w.data_parallel))  # weights + one sequence's transients
+    free = cap * (1 - SERVING_RESERVE) - mem.get("weights") - mem.get("activations") - CUDA_CONTEXT_BYTES
+    kv_tokens = max(0, int(free // kv_per_token))
+    blocks_per_seq = -(-context // KV_BLOCK_TOKENS)
+    return kv_per_token, kv_tokens, kv_tokens // KV_BLOCK_TOKENS // blocks_per_seq
+
+
+def _cycle(tpot: float, prefill_one: float, concurrency: int, output_tokens: int) -> float:
+    return output_tokens * tpot + concurrency * prefill_one
 
 
 def estimate_serving(
@@ -122,33 +98,53 @@ def estimate_serving(
     """Serving figures for `concurrency` users, each with a prompt and an answer (module docstring)."""
     if concurrency < 1 or prompt_tokens < 1 or output_tokens < 1:
         raise UserError("concurrency, prompt and output tokens must each be at least 1")
+    prof = engine_profile(engine)
+    eff = (efficiency or Efficiency()).validate()
     w = w.with_(mode="inference", batch=concurrency * w.data_parallel, seq_len=prompt_tokens,
                 gen_tokens=output_tokens).validate()
     context = prompt_tokens + output_tokens
-    one = w.with_(batch=w.data_parallel, seq_len=context, gen_tokens=0)
-    kv_per_token = kv_cache_bytes(one, context=1)
-    mem = estimate_memory(w.with_(batch=w.data_parallel))  # weights + one sequence's transients
-    cap = hw.memory_bytes
-    notes = [f"engine: {ENGINES[engine].label if engine in ENGINES else engine}"]
-    if cap is None or kv_per_token <= 0:
-        kv_tokens, seqs = 0, 0
-    else:
-        free = cap * (1 - SERVING_RESERVE) - mem.get("weights") - mem.get("activations") - CUDA_CONTEXT_BYTES
-        kv_tokens = max(0, int(free // kv_per_token))
-        blocks_per_seq = -(-context // KV_BLOCK_TOKENS)
-        seqs = kv_tokens // KV_BLOCK_TOKENS // blocks_per_seq
-    fits = cap is not None and seqs >= concurrency
-    step = decode_step_time(w, hw, batch=concurrency, context=prompt_tokens + output_tokens // 2,
-                            engine=engine, efficiency=efficiency)
-    comp = estimate_compute(w.with_(batch=w.data_parallel, gen_tokens=0), hw, efficiency)
-    if step is None:
+    kv_per_token, kv_tokens, seqs = kv_capacity(w, hw, context)
+    fits = hw.memory_bytes is not None and seqs >= concurrency
+    mean_ctx = prompt_tokens + output_tokens // 2
+    step = decode_step(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
+    one = estimate_compute(w.with_(batch=w.data_parallel, gen_tokens=0), hw, eff, engine=engine)
+    mfu, bw_eff = eff.for_source(hw.source)
+    assumptions: dict[str, Any] = {
+        "engine": prof.to_dict(), "matmul_efficiency": mfu, "bandwidth_efficiency": bw_eff,
+        "hardware_source": hw.source, "kv_block_tokens": KV_BLOCK_TOKENS, "memory_reserve": SERVING_RESERVE,
+        "mean_context": mean_ctx,
+    }
+    notes = [f"engine: {prof.label}",
+             "TTFT: one prompt's prefill plus one decode step in flight; throughput counts the prefills that "
+             "continuous batching interleaves with decoding"]
+    if step is None or one.prefill_time_s is None:
         return ServingEstimate(engine, concurrency, prompt_tokens, output_tokens, None, None, None, None,
-                               kv_per_token, kv_tokens, seqs, fits, None, (*notes, f"{hw.name}: no throughput figures"))
-    tpot, bound = step
+                               kv_per_token, kv_tokens, seqs, fits, None, (*notes, f"{hw.name}: no throughput figures"),
+                               assumptions=assumptions)
+    assumptions["decode_step"] = step.to_dict()
+    prefill_one = one.prefill_time_s
+    cyc = _cycle(step.time_s, prefill_one, concurrency, output_tokens)
+    curve = []
+    top = min(CURVE_MAX, max(seqs, concurrency)) if hw.memory_bytes is not None else concurrency
+    c = 1
+    while c <= top:
+        s = decode_step(w, hw, batch=c, context=mean_ctx, engine=engine, efficiency=eff)
+        if s is not None:
+            cy = _cycle(s.time_s, prefill_one, c, output_tokens)
+            curve.append({"concurrency": c, "tpot_s": s.time_s, "per_user_tokens_per_s": output_tokens / cy,
+                          "aggregate_tokens_per_s": c * w.data_parallel * output_tokens / cy, "fits": c <= seqs})
+        c *= 2
+    conf_notes = [n for n in one.notes if n.startswith("low confidence")]
+    rng = host_range_note(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
+    if rng:
+        conf_notes.append(rng)
+    elif step.host_s >= step.time_s * 0.5 and not conf_notes:
+        conf_notes.append("low confidence: decode is host-bound (eager dispatch); it depends on the host CPU")
     return ServingEstimate(
         engine=engine, concurrency=concurrency, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
-        ttft_s=comp.prefill_time_s, tpot_s=tpot, per_user_tokens_per_s=1.0 / tpot,
-        aggregate_tokens_per_s=concurrency * w.data_parallel / tpot, kv_bytes_per_token=kv_per_token,
-        kv_capacity_tokens=kv_tokens, max_concurrent_seqs=seqs, fits=fits, bound=bound,
-        notes=(*notes, "TTFT is one prompt's prefill with no queueing; TPOT is the decode step at the batch in flight"),
+        ttft_s=prefill_one + step.time_s, tpot_s=step.time_s, per_user_tokens_per_s=output_tokens / cyc,
+        aggregate_tokens_per_s=concurrency * w.data_parallel * output_tokens / cyc,
+        kv_bytes_per_token=kv_per_token, kv_capacity_tokens=kv_tokens, max_concurrent_seqs=seqs, fits=fits,
+        bound=step.bound, notes=(*notes, *conf_notes), confidence="low" if conf_notes else "normal",
+        assumptions=assumptions, curve=tuple(curve),
     )

@@ -1,0 +1,202 @@
+"""Inference engine profiles and the time of one decode step: pure functions, no torch, no UI.
+
+A decode step reads every active weight and the KV cache of the batch in flight, and does
+2 x active params FLOPs per sequence. On the GPU it takes max(bytes / bandwidth, FLOPs / rate)
+plus a floor for each of its many small kernels (kernels.KERNEL_FLOOR_S, even inside a CUDA graph).
+The engine decides the rest:
+
+* `graphs`: CUDA graphs or a compiled engine (vLLM, TensorRT-LLM, SGLang): the step is one graph
+  launch, its attention reads the KV cache once, and a layer is about 17 kernels. Calibrated with a
+  CUDA-graph decode loop over a static KV cache (tools/bench_decode.py, "graphs_own").
+* `eager`: Hugging Face transformers `generate()` in eager PyTorch: the host dispatches every op of
+  every layer every step (0.84 ms a layer, ~85 ops at ~10 us each, the same on two H100 hosts), the
+  GPU runs behind it, and generate() then synchronizes and does its per-step bookkeeping on the
+  host: step = fixed + max(layers x per-layer host time, GPU time). The fixed part is the least
+  certain figure here: 46 ms a step on the calibration host (matching the 12-20 tok/s reported for
+  a 3B model), 1-2 ms on a second H100 host of the same kind (docs/validation-time.md). Its GPU work
+  has about 43 kernels a layer, and its attention moves the KV cache 3 + 2g times (g = query heads
+  per KV head): the dynamic cache is concatenated each step and repeat_kv expands K and V.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate.hardware import DEFAULT_INTERCONNECT_GBS, Efficiency, HardwareFigures
+from gpuadvisor.estimate.kernels import HOST_OP_S, KERNEL_FLOOR_S
+from gpuadvisor.estimate.memory import estimate_memory, kv_cache_bytes
+from gpuadvisor.workload import Workload
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """How an inference engine runs a decode step (module docstring): host time per step (fixed and
+    per layer; 0 where a graph replays the step), GPU kernels per layer and per step, and how many
+    times its attention moves the KV cache (`kv_passes` plus `kv_passes_per_group` x g)."""
+
+    name: str
+    label: str
+    host_fixed_s: float
+    host_per_layer_s: float
+    kernels_per_layer: float
+    kernels_fixed: float
+    kv_passes: float
+    kv_passes_per_group: float
+    prefill_host_ops_per_layer: float  # host-dispatched ops per layer in a prefill forward (0: graphs)
+    calibration: str
+    host_fixed_seen_s: tuple[float, float] = (0.0, 0.0)  # lowest and highest fixed host cost measured
+
+    @property
+    def host_bound_possible(self) -> bool:
+        return self.host_fixed_s > 0 or self.host_per_layer_s > 0
+
+    def host_step_s(self, num_layers: int) -> float:
+        return self.host_fixed_s + self.host_per_layer_s * num_layers
+
+    def kv_multiplier(self, num_heads: int, num_kv_heads: int) -> float:
+        g = num_heads / num_kv_heads if num_kv_heads else 1.0
+        return self.kv_passes + self.kv_passes_per_group * g
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+ENGINES: dict[str, EngineProfile] = {
+    "eager": EngineProfile(
+        "eager", "Hugging Face transformers eager generate()", host_fixed_s=46e-3, host_per_layer_s=0.84e-3,
+        kernels_per_layer=43, kernels_fixed=20, kv_passes=3.0, kv_passes_per_group=2.0,
+        prefill_host_ops_per_layer=95.0,
+        calibration="H100 SXM + Xeon host, PyTorch 2.11, transformers 5.17: generate() of 0.5B-8B models, batch 1-64",
+        host_fixed_seen_s=(1.5e-3, 46e-3),
+    ),
+    "graphs": EngineProfile(
+        "graphs", "CUDA graphs / compiled engine (vLLM, TensorRT-LLM, SGLang)", host_fixed_s=0.0,
+        host_per_layer_s=0.0, kernels_per_layer=17, kernels_fixed=6, kv_passes=1.0, kv_passes_per_group=0.0,
+        prefill_host_ops_per_layer=0.0,
+        calibration="H100 SXM, PyTorch 2.11: one decode step captured in a CUDA graph, 0.5B-8B, batch 1-64",
+    ),
+}
+DEFAULT_ENGINE = "graphs"
+
+
+def engine_profile(name: str) -> EngineProfile:
+    try:
+        return ENGINES[name]
+    except KeyError:
+        raise UserError(f"unknown engine {name!r} (one of {', '.join(ENGINES)})") from None
+
+
+def _touched_weight_bytes(w: Workload, batch: int) -> float:
+    """Weight bytes a step of `batch` sequences reads: all dense weights, and for MoE the experts
+    that at least one token routes to (expected value under uniform routing)."""
+    m = w.model
+    wb = estimate_memory(w).get("weights")
+    if not m.is_transformer or m.num_experts <= 1 or not m.num_params:
+        return wb
+    per_param = wb / m.num_params
+    experts = m.num_layers * m.num_experts * m.expert_params
+    p_idle = (1.0 - m.experts_per_token / m.num_experts) ** max(1, batch)
+    return per_param * (m.num_params - experts + experts * (1.0 - p_idle))
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """One decode step's time and its parts (seconds), per GPU group of the tensor-parallel degree."""
+
+    time_s: float
+    bound: str  # "memory" | "compute" | "overhead" (kernel floors) | "host" (eager dispatch)
+    memory_s: float
+    compute_s: float
+    kernel_floor_s: float
+    host_s: float
+    comm_s: float
+    kv_multiplier: float = 1.0  # times the engine moves the KV cache per step
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
+                efficiency: Efficiency | None = None) -> DecodeStep | None:
+    """A decode step of `batch` sequences at `context` tokens each (module docstring); None where the
+    card has no throughput figures."""
+    prof = engine_profile(engine)
+    eff = (efficiency or Efficiency()).validate()
+    mfu, bw_eff = eff.for_source(hw.source)
+    peak = hw.peak_tflops(w.compute_dtype)
+    if not peak or not hw.bandwidth_gbs:
+        return None
+    m = w.model
+    tp = w.tensor_parallel
+    bw = hw.bandwidth_gbs * 1e9 * bw_eff
+    weights = _touched_weight_bytes(w, batch)  # already per GPU (memory shards weights by TP)
+    kv, kv_mult = 0.0, 1.0
+    if m.kind == "decoder" and m.is_transformer:
+        kv_mult = prof.kv_multiplier(m.num_heads, m.num_kv_heads)
+        kv = kv_cache_bytes(w.with_(batch=batch * w.data_parallel), context=context) * kv_mult
+    t_mem = (weights + kv) / bw
+    from gpuadvisor.estimate.compute import forward_flops_per_token
+
+    t_comp = forward_flops_per_token(w, context=context) * batch / tp / (peak * 1e12 * mfu)
+    layers = m.num_layers if m.is_transformer else 1
+    floor = (prof.kernels_per_layer * layers + prof.kernels_fixed) * KERNEL_FLOOR_S
+    comm = 0.0
+    if tp > 1 and m.is_transformer:
+        link = (hw.interconnect_gbs or DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
+        a = 2.0 if w.compute_dtype != "fp32" else 4.0
+        # bytes only: the advisor adds the all-reduce latency per layer (advisor/figures.py _tp_latency_s)
+        comm = 2 * layers * batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
+    device = max(t_mem, t_comp) + floor + comm
+    launch = prof.host_per_layer_s * layers
+    host = prof.host_step_s(layers)
+    step = prof.host_fixed_s + max(device, launch)
+    if host >= device:
+        bound = "host"
+    elif floor > max(t_mem, t_comp):
+        bound = "overhead"
+    else:
+        bound = "memory" if t_mem >= t_comp else "compute"
+    return DecodeStep(step, bound, t_mem, t_comp, floor, host, comm, kv_mult)
+
+
+def host_range_note(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
+                    efficiency: Efficiency | None = None) -> str | None:
+    """For an engine whose fixed host cost varied between hosts: the step time at the lowest one."""
+    prof = engine_profile(engine)
+    lo, hi = prof.host_fixed_seen_s
+    if not hi or hi <= lo:
+        return None
+    d = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency)
+    if d is None:
+        return None
+    fast = d.time_s - prof.host_fixed_s + lo
+    return (f"low confidence: {prof.name}'s fixed host cost per step measured {lo * 1e3:.1f}-{hi * 1e3:.0f} ms on two "
+            f"H100 hosts of one kind; on a quiet host a step may take {fast * 1e3:.1f} ms instead of "
+            f"{d.time_s * 1e3:.1f} ms ({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s)")
+
+
+def decode_step_time(
+    w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str = DEFAULT_ENGINE,
+    efficiency: Efficiency | None = None,
+) -> tuple[float, str] | None:
+    """(seconds, bound) of one decode step of `batch` sequences at `context` tokens each, per GPU
+    group of `w.tensor_parallel`; None where the card has no throughput figures."""
+    d = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency)
+    return None if d is None else (d.time_s, d.bound)
+
+
+PREFILL_HOST_OPS_FIXED = 300  # embedding, mask, rotary tables, final norm, LM head, output
+PREFILL_HOST_OPS_EXPERT = 12  # HF eager MoE: per expert per layer (token select, 3 linears, combine)
+
+
+def prefill_host_s(w: Workload, engine: str) -> float:
+    """Host time to dispatch one prefill forward (eager: every op of every layer; graphs: ~0)."""
+    prof = engine_profile(engine)
+    if not prof.prefill_host_ops_per_layer:
+        return 0.0
+    m = w.model
+    layers = m.num_layers if m.is_transformer else 1
+    per_layer = prof.prefill_host_ops_per_layer + (PREFILL_HOST_OPS_EXPERT * m.num_experts if m.num_experts > 1 else 0)
+    return (per_layer * layers + PREFILL_HOST_OPS_FIXED) * HOST_OP_S

@@ -1,0 +1,96 @@
+"""Bytes that elementwise kernels move, counted op by op as the Hugging Face implementations run
+them in eager PyTorch. Matrix products and attention are timed in `kernels`; everything between
+them (norms, rotary embeddings, activation functions, residual adds, casts, the loss over the
+vocabulary, the optimizer) reads and writes memory and is bandwidth-bound. Pure functions.
+
+Per element, with `a` the activation bytes (2 for bf16, 4 for fp32) and `r` the residual stream's
+bytes (4 under autocast, where the residual stream stays fp32; else `a`):
+* RMSNorm (HF's Python version): upcast, pow, mean, multiply by rsqrt, downcast, weight multiply;
+  LayerNorm is one fused kernel (read + write);
+* rotary embeddings on q and k: x*cos, rotate_half (neg + cat), *sin, add: ~10 passes;
+* attention glue: heads merged back (transpose + contiguous) on q_dim;
+* MLP: SwiGLU = SiLU + multiply (5a per intermediate element); GPT-2's tanh GELU is a Python formula
+  of 8 pointwise ops; native GELU/ReLU one kernel;
+* two residual adds of the hidden size; autocast casts every linear's input to bf16;
+* training: the backward of each elementwise op moves about twice its forward's bytes (grad in,
+  saved input, grad out), the loss moves ~36 bytes per logit, AdamW (foreach) ~21 state-sized
+  passes per parameter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+BWD_FACTOR = 2.0  # backward bytes per forward byte of an elementwise op
+LOSS_BYTES_PER_LOGIT = 36.0  # bf16 logits -> fp32, log-softmax, its backward, downcast
+ADAMW_PASSES = 21.0  # foreach AdamW: lerp, mul, addcmul, sqrt, div, add, addcdiv, decay (state bytes each)
+ADAMW_FUSED_PASSES = 7.0  # fused AdamW: one kernel reads p, g, m, v and writes p, m, v
+# bitsandbytes' blockwise 8-bit AdamW: 1-byte states, but measured at ~33 ns per parameter on an
+# H100 (1.1B and 3.2B models), the time of ~95 bytes at the achieved bandwidth: far from its ~10 bytes
+ADAMW8BIT_BYTES = 95.0
+LOSS_FWD_BYTES_PER_LOGIT = 14.0  # scoring: bf16 logits -> fp32, log-softmax, gather (no backward)
+MIXED_WEIGHT_BYTES = 12.0  # autocast: weight fp32 -> bf16 each forward, bf16 grads -> fp32 master grads
+
+
+def _norm_bytes(norm: str, r: float, a: float, mixed: bool) -> float:
+    if norm == "rmsnorm":
+        up = 0.0 if r == 4 else r + 4
+        down = 0.0 if mixed else 4 + a
+        return up + 8 + 4 + 8 + down + (8 if mixed else 2 * a)
+    return 2 * r + (4 if mixed else 0)
+
+
+def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1) -> float:
+    """Bytes the elementwise kernels of one layer's forward move per token (module docstring)."""
+    r = 4.0 if mixed else a
+    d, q, kv = m.hidden_size, m.q_dim / tp, m.kv_dim / tp
+    inter = m.intermediate_size * m.experts_per_token / tp
+    rope = m.max_positions == 0
+    b = 2 * _norm_bytes(m.norm, r, a, mixed) * d
+    if mixed:  # autocast casts each linear's fp32 input to bf16 (q/k/v share one when fused)
+        b += (4 + 2) * d * ((1 if m.fused_qkv else 3) + (2 if m.gated else 1))
+    if rope:
+        b += (30.0 + 6.0 if mixed else 10 * a) * (q + kv)
+    b += 2 * a * q  # merge heads after attention
+    act = {"swiglu": 5 * a, "geglu": 5 * a, "gelu": 2 * a, "relu": 2 * a,
+           "gelu_tanh": 40.0 if mixed else 18 * a}.get(m.mlp_act, 2 * a)
+    b += act * inter
+    b += 2 * 3 * r * d  # residual adds
+    if m.num_experts > 1:
+        b += 4 * a * d * m.experts_per_token  # dispatch and combine copies
+    return b
+
+
+def adapter_bytes_per_token_layer(m: Any, *, a: float, targets: str, tp: int = 1, amp: bool = False) -> float:
+    """LoRA (PEFT): each adapted linear upcasts its input to fp32, and its fp32 adapter output is
+    scaled, added and downcast; under autocast the adapters run in bf16 (one cast of the input, a
+    bf16 output scaled and added). Forward bytes per token of one layer."""
+    d, q, kv, inter = m.hidden_size, m.q_dim / tp, m.kv_dim / tp, m.intermediate_size / tp
+    lin = [(d, q), (d, kv), (d, kv), (q, d)]  # (in, out)
+    if targets == "all":
+        lin += [(d, inter)] * (2 if m.gated else 1) + [(inter, d)]
+    if amp:
+        return sum(2 * a * k + 6 * a * n for k, n in lin)
+    return sum((a + 4) * k + (24 + 2 * a) * n for k, n in lin)
+
+
+def moe_grad_bytes_per_layer(m: Any, grad_bytes: float) -> float:
+    """HF eager MoE keeps each layer's experts as one stacked weight and indexes one expert at a time:
+    the backward of each index materializes a zero-filled gradient of the whole stack and adds it in
+    (write, read, write), once per expert."""
+    return m.num_experts * 3.0 * m.num_experts * m.expert_params * grad_bytes
+
+
+def optimizer_bytes_per_param(weight_bytes: float, optimizer: str, mixed: bool) -> float:
+    """Bytes one optimizer step moves per parameter: AdamW foreach ("adamw", "adamw-foreach") runs
+    ~21 state-sized passes, fused AdamW one pass over p, g, m, v (7), 8-bit AdamW reads and writes
+    1-byte states plus the weights and grads, SGD 4 passes."""
+    if optimizer == "adamw8bit":
+        b = ADAMW8BIT_BYTES
+    elif optimizer == "sgd":
+        b = 4.0 * weight_bytes
+    elif optimizer == "adamw-fused":
+        b = ADAMW_FUSED_PASSES * weight_bytes
+    else:
+        b = ADAMW_PASSES * weight_bytes
+    return b + (MIXED_WEIGHT_BYTES if mixed else 0.0)

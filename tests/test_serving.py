@@ -1,0 +1,202 @@
+"""Time model and serving: engine profiles against the H100 decode measurements, kernel physics,
+continuous batching, KV capacity, confidence flags, measured interconnect figures, `--engine`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.cli import main
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate import (
+    ENGINES,
+    HardwareFigures,
+    apply_measured,
+    decode_step,
+    engine_profile,
+    estimate_compute,
+    estimate_serving,
+    kernels,
+    measured_figures,
+)
+from gpuadvisor.workload import make_workload, spec_from_config
+
+DATA = Path(__file__).resolve().parent.parent / "tools" / "data"
+H100 = HardwareFigures(name="H100", memory_gib=80, bandwidth_gbs=3350, tflops={"bf16": 989.4, "fp16": 989.4,
+                       "fp32": 66.9, "fp8": 1978.9}, tdp_w=700, interconnect_gbs=900, compute_units=132)
+ORDER = ["qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b"]
+BATCHES = [1, 8, 32, 64]
+
+
+def held_out(model: str, batch: int) -> bool:
+    """The decode table's held-out rule: (model index + batch index) % 3 == 0."""
+    return (ORDER.index(model) + BATCHES.index(batch)) % 3 == 0
+
+
+def decode_points():
+    d = json.loads((DATA / "decode-h100.json").read_text())
+    return [r for r in d["decode"] if "batch" in r]
+
+
+def estimated_step(rec: dict, engine: str) -> float:
+    spec = spec_from_config(rec["config"], name=rec["model"])
+    w = make_workload(spec, mode="inference", dtype="bf16", batch=rec["batch"], seq_len=rec["prompt"],
+                      gen_tokens=rec["gen"])
+    return decode_step(w, H100, batch=rec["batch"], context=rec["prompt"] + rec["gen"] // 2, engine=engine).time_s
+
+
+@pytest.mark.parametrize("engine,key", [("graphs", "graphs_own"), ("eager", "eager")])
+def test_decode_within_25_percent_of_h100_for_1b_and_up(engine, key):
+    checked = 0
+    for rec in decode_points():
+        if rec["params"] < 1e9 or rec["batch"] not in (1, 8, 32):
+            continue
+        est, meas = estimated_step(rec, engine), rec[key]["step_s"]
+        assert est == pytest.approx(meas, rel=0.25), (rec["model"], rec["batch"], est, meas)
+        checked += 1
+    assert checked == 9
+
+
+def test_decode_held_out_points_within_25_percent():
+    for rec in decode_points():
+        if held_out(rec["model"], rec["batch"]) and rec["params"] >= 1e9:
+            for engine, key in (("graphs", "graphs_own"), ("eager", "eager")):
+                assert estimated_step(rec, engine) == pytest.approx(rec[key]["step_s"], rel=0.25)
+
+
+def test_eager_is_host_bound_and_slower_than_graphs():
+    w = make_workload("llama-3.2-3b", batch=1, seq_len=512, gen_tokens=64)
+    e = decode_step(w, H100, batch=1, context=544, engine="eager")
+    g = decode_step(w, H100, batch=1, context=544, engine="graphs")
+    assert e.bound == "host" and g.bound == "memory"
+    assert e.time_s > 5 * g.time_s
+
+
+def test_eager_overhead_grows_with_layers():
+    few = make_workload("llama-2-7b", batch=1, seq_len=128, gen_tokens=16)
+    many = few.with_(model=few.model.__class__(**{**few.model.__dict__, "num_layers": 64}))
+    t_few = decode_step(few, H100, batch=1, context=136, engine="eager").host_s
+    t_many = decode_step(many, H100, batch=1, context=136, engine="eager").host_s
+    assert t_many - t_few == pytest.approx(32 * ENGINES["eager"].host_per_layer_s)
+
+
+def test_decode_grows_with_batch_and_context():
+    w = make_workload("llama-2-7b", batch=1, seq_len=1024, gen_tokens=0)
+    t = [decode_step(w, H100, batch=b, context=1024, engine="graphs").time_s for b in (1, 16, 64)]
+    assert t[0] < t[1] < t[2]
+    assert decode_step(w, H100, batch=8, context=8192, engine="graphs").time_s > t[1]
+
+
+def test_moe_batch_one_reads_only_routed_experts():
+    cfg = {"model_type": "mixtral", "num_hidden_layers": 8, "hidden_size": 1024, "num_attention_heads": 16,
+           "num_key_value_heads": 8, "intermediate_size": 4096, "vocab_size": 32000, "num_local_experts": 8,
+           "num_experts_per_tok": 2}
+    w = make_workload(spec_from_config(cfg, name="moe"), batch=1, seq_len=256, gen_tokens=0)
+    one = decode_step(w, H100, batch=1, context=256, engine="graphs").memory_s
+    many = decode_step(w, H100, batch=64, context=256, engine="graphs").memory_s
+    assert many > 2 * one
+
+
+def test_unknown_engine_is_a_user_error():
+    with pytest.raises(UserError, match="unknown engine"):
+        engine_profile("vllm")
+    with pytest.raises(UserError):
+        estimate_compute(make_workload("7b"), H100, engine="turbo")
+
+
+def test_continuous_batching_curve():
+    s = estimate_serving(make_workload("llama-2-7b"), H100, concurrency=16, prompt_tokens=512, output_tokens=256)
+    curve = s.curve
+    assert [p["concurrency"] for p in curve[:5]] == [1, 2, 4, 8, 16]
+    agg = [p["aggregate_tokens_per_s"] for p in curve]
+    user = [p["per_user_tokens_per_s"] for p in curve]
+    assert agg == sorted(agg) and user == sorted(user, reverse=True)
+    assert s.ttft_s > estimate_compute(make_workload("llama-2-7b", seq_len=512, gen_tokens=0), H100).prefill_time_s
+    # prefills interleaved by continuous batching make per-user speed lower than 1 / TPOT
+    assert s.per_user_tokens_per_s < 1 / s.tpot_s
+
+
+def test_kv_capacity_in_paged_blocks():
+    s = estimate_serving(make_workload("llama-2-7b"), H100, concurrency=1, prompt_tokens=2000, output_tokens=48)
+    assert s.kv_bytes_per_token == 2 * 32 * 32 * 128 * 2  # 512 KiB a token
+    assert s.max_concurrent_seqs == s.kv_capacity_tokens // 16 // 128  # 2048 tokens = 128 blocks
+    assert 50 < s.max_concurrent_seqs < 60  # (72 GiB usable - 12.6 GiB weights - context) / 1 GiB a sequence
+    too_many = estimate_serving(make_workload("llama-2-7b"), H100, concurrency=s.max_concurrent_seqs + 1,
+                                prompt_tokens=2000, output_tokens=48)
+    assert not too_many.fits and s.fits
+
+
+def test_serving_names_engine_and_assumptions():
+    s = estimate_serving(make_workload("llama-2-7b"), H100, concurrency=4, prompt_tokens=128, output_tokens=64,
+                         engine="eager")
+    d = s.to_dict()
+    assert d["engine"] == "eager" and d["assumptions"]["engine"]["host_fixed_s"] > 0
+    assert d["assumptions"]["decode_step"]["bound"] == "host"
+    assert d["confidence"] == "low" and any("host" in n for n in d["notes"])
+
+
+def test_confidence_flags_small_models():
+    small = estimate_compute(make_workload("gpt2", mode="training", batch=8, seq_len=1024), H100)
+    big = estimate_compute(make_workload("llama-2-7b", batch=8, seq_len=1024, gen_tokens=0), H100)
+    assert small.confidence == "low" and any("under 1B" in n for n in small.notes)
+    assert big.confidence == "normal"
+
+
+def test_wave_quantization_and_k_ramp():
+    assert kernels.wave_efficiency(128 * 132, 256, 132) == 1.0
+    assert kernels.wave_efficiency(128 * 133, 256, 132) == pytest.approx(133 / 264)
+    kw = {"rate": 740e12, "bandwidth": 2.9e12, "sms": 132}
+    # same FLOPs, a short inner dimension costs more
+    assert kernels.gemm_time(4096, 4096, 512, **kw) * 8 > kernels.gemm_time(4096, 4096, 4096, **kw)
+    # a misaligned vocabulary (GPT-2's 50257) loses the 16-byte tensor-core path
+    assert kernels.gemm_time(8192, 50257, 768, **kw) > 2 * kernels.gemm_time(8192, 50304, 768, **kw)
+    # batch-1 products are bound by reading the weights
+    assert kernels.gemm_time(1, 4096, 4096, **kw) == pytest.approx(2 * 4096 * 4097 / 2.9e12, rel=0.01)
+
+
+def test_attention_rate_rises_with_sequence_and_head_dim():
+    r = [kernels.attention_rate(s, 128, 740e12) for s in (256, 1024, 4096)]
+    assert r == sorted(r) and r[-1] < 740e12
+    assert kernels.attention_rate(2048, 64, 740e12) < kernels.attention_rate(2048, 128, 740e12)
+
+
+class _Dev:
+    def __init__(self, values):
+        self.values = values
+
+    def measurement(self, key):
+        v = self.values.get(key)
+        return None if v is None else type("M", (), {"value": v})()
+
+
+def test_measured_allreduce_bandwidth_drives_data_parallel_time():
+    figs = measured_figures(_Dev({"memory.triad": 2900.0, "interconnect.allreduce_busbw": 50.0}))
+    assert figs["allreduce_busbw_gbs"] == 50.0
+    slow = apply_measured(H100, figs)
+    fast = apply_measured(H100, {**figs, "allreduce_busbw_gbs": 400.0})
+    assert slow.allreduce_busbw_gbs == 50.0
+    w = make_workload("llama-2-7b", mode="training", batch=8, seq_len=1024, num_gpus=8, sharding="zero2")
+    assert estimate_compute(w, slow).comm_time_s > 4 * estimate_compute(w, fast).comm_time_s
+    # an interconnect figure alone does not make the compute rates "measured"
+    only_link = apply_measured(H100, {"allreduce_busbw_gbs": 300.0})
+    assert only_link.source == "datasheet" and only_link.allreduce_busbw_gbs == 300.0
+
+
+def test_cli_engine_flag(capsys):
+    assert main(["estimate", "llama-3.2-3b", "--batch", "8", "--seq", "512", "--gen", "64", "--engine", "eager",
+                 "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["engine"] == "eager" and d["compute"]["engine"] == "eager"
+    assert d["serving"]["engine"] == "eager" and d["serving"]["assumptions"]["engine"]["name"] == "eager"
+    assert d["compute"]["confidence"] in ("low", "normal")
+    assert main(["estimate", "llama-3.2-3b", "--seq", "512", "--gen", "64"]) == 0
+    out = capsys.readouterr().out
+    assert "engine graphs" in out and "TTFT" in out and "tok/s aggregate" in out and "KV cache" in out
+
+
+def test_cli_unknown_engine_one_line_exit_2(capsys):
+    assert main(["estimate", "7b", "--engine", "vllm"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown engine 'vllm'" in err and err.count("\n") == 1
