@@ -255,6 +255,9 @@ def run(args: argparse.Namespace) -> int:
                   f"{plan.decode_tokens_per_s:,.1f} tokens/s ({fmt_time(plan.decode_step_s)} per step)")
         for n in plan.notes:
             con.print(f"  note: {n}")
+        if not plan.fits_entirely:
+            con.print("  note: the times below assume the whole model on the GPU; with offload, decode runs at the "
+                      "rate above")
     src = "measured (probe)" if hw.source == "measured" else "datasheet"
     eng = f", engine {comp.engine}" if w.mode in ("inference", "scoring") else ", eager PyTorch"
     con.print(f"[bold]time on {w.num_gpus} x {card.name}[/bold] (estimate; {src} figures{eng}, "
