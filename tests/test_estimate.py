@@ -54,9 +54,10 @@ def test_adamw_mixed_precision_16_bytes_per_param():
     p = 6_738_415_616
     assert mem.get("weights") == 4 * p
     assert mem.get("optimizer states") == 8 * p
-    full = estimate_memory(w.with_(batch=1, seq_len=1))
+    full = estimate_memory(w.with_(batch=1, seq_len=1, optimizer="adamw-foreach"))
     assert full.phase == "optimizer step"
     assert full.get("gradients") == 4 * p  # weights 4 + grads 4 + states 8 = 16 bytes/param
+    assert full.get("optimizer step temporaries") == 4 * p  # foreach: one state-sized temporary
 
 
 def test_pure_bf16_training_8_bytes_per_param():
@@ -193,7 +194,8 @@ def test_more_gpus_with_sharding_never_more_per_gpu(spec, b, s, sharding, mode, 
     for n in (1, 2, 4, 8):
         w = _w(spec, mode, batch=b, seq_len=s, num_gpus=n, sharding=sharding, checkpointing=ckpt)
         total = estimate_memory(w).total
-        if prev is not None:
+        # DDP (no sharding) adds its gradient buckets when it starts to all-reduce: compare from 2 GPUs on
+        if prev is not None and not (sharding == "none" and mode == "training" and n == 2):
             assert total <= prev * (1 + 1e-12)
         prev = total
 

@@ -162,3 +162,20 @@ def test_learned_positions_limit_sequence():
         make_workload("gpt2", mode="training", seq_len=2048)
     assert make_workload("gpt2").seq == 1024 - 128  # inference default leaves room to generate
     assert make_workload("bert-base", mode="training").seq == 512
+
+
+@pytest.mark.parametrize(("name", "total", "active"), [
+    ("gemma-2b", 2.51e9, 2.51e9), ("olmoe-1b-7b", 6.92e9, 1.28e9), ("qwen3-30b-a3b", 30.5e9, 3.35e9),
+])
+def test_new_presets_total_and_active(name, total, active):
+    m = resolve_model(name)
+    assert m.num_params == pytest.approx(total, rel=0.01)
+    assert m.active_params == pytest.approx(active, rel=0.02)
+
+
+def test_quant_and_optimizer_aliases_normalise():
+    assert make_workload("llama-3-8b", quant="Q4_K_M").quant == "q4_k_m"
+    assert make_workload("llama-3-8b", quant="gptq-int4").quant == "gptq"
+    assert make_workload("llama-3-8b", quant="bnb-nf4").quant == "nf4"
+    assert make_workload("llama-3-8b", mode="training", optimizer="8bit").optimizer == "adamw8bit"
+    assert make_workload("llama-3-8b", mode="qlora").quant_format == "nf4"

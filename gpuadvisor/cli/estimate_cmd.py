@@ -41,16 +41,27 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
     p.add_argument("--model", dest="model_opt", metavar="MODEL", help="same as the positional MODEL")
     p.add_argument("--list-models", action="store_true", help="list the model presets and exit")
     g = p.add_argument_group("workload")
-    g.add_argument("--mode", default="inference", help="inference | training | lora | qlora")
+    g.add_argument("--mode", default="inference",
+                   help="inference | scoring (evaluation forward, logits of every position) | training | lora | qlora")
     g.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 | fp8 | int8 | int4 (default bf16)")
     g.add_argument("--batch", type=positive_int, default=1, help="global batch, sequences (default 1)")
     g.add_argument("--seq", type=non_negative_int, default=0, metavar="TOKENS",
                    help="sequence / prompt length (default: 2048, or the ViT patch count)")
     g.add_argument("--gen", type=non_negative_int, default=128, metavar="TOKENS",
                    help="inference: tokens generated after the prompt (default 128)")
-    g.add_argument("--optimizer", default="adamw", help="adamw | adamw8bit | sgd")
+    g.add_argument("--optimizer", default=None,
+                   help="adamw-fused (default: Hugging Face Trainer's choice) | adamw-foreach (torch.optim.AdamW's "
+                        "own default: one more state-sized temporary) | adamw8bit | sgd")
+    g.add_argument("--quant", default="none", metavar="FORMAT",
+                   help="weight format by its real bits per weight: q4_k_m | q5_k_m | q8_0 (GGUF) | awq | gptq "
+                        "(int4, group 128) | nf4 | nf4-dq (bitsandbytes) | int8 | fp8, or a number of bits per "
+                        "weight (e.g. 4.65)")
+    g.add_argument("--scoring", default="logprobs",
+                   help="--mode scoring: logprobs (log-softmax of the 16-bit logits, as lm-eval; default) or "
+                        "loss (fp32 cross-entropy, as perplexity scripts and Trainer.evaluate)")
     g.add_argument("--pure", action="store_true",
-                   help="training: weights, grads and optimizer states in --dtype (default: fp32 weights + autocast)")
+                   help="training: weights, grads and optimizer states in --dtype (default: fp32 weights + autocast);"
+                        " LoRA/QLoRA: no autocast (default: bf16 autocast, as Trainer(bf16=True))")
     g.add_argument("--checkpointing", action="store_true", help="activation checkpointing")
     g.add_argument("--gpus", type=positive_int, default=1, help="number of GPUs (estimate; recommend tries 1/2/4/8)")
     g.add_argument("--sharding", default="none", help="none | zero1 | zero2 | zero3 | fsdp")
@@ -76,11 +87,13 @@ def workload_from(args: argparse.Namespace) -> Any:
     if not model:
         raise UserError("no model given: e.g. 'llama-2-7b', '7b' or path/to/config.json (see --list-models)")
     dtype = args.dtype or "bf16"
+    extra = {"optimizer": args.optimizer} if args.optimizer else {}
     return make_workload(
         model, mode=args.mode, dtype=dtype, batch=args.batch, seq_len=args.seq, gen_tokens=args.gen,
-        optimizer=args.optimizer, mixed_precision=not args.pure, checkpointing=args.checkpointing,
+        mixed_precision=not args.pure, checkpointing=args.checkpointing,
         num_gpus=args.gpus, sharding=args.sharding, tensor_parallel=args.tp, lora_rank=args.lora_rank,
-        lora_targets=args.lora_targets, train_tokens=args.tokens,
+        lora_targets=args.lora_targets, train_tokens=args.tokens, quant=args.quant, scoring=args.scoring,
+        offload=bool(getattr(args, "offload", False)), **extra,
     )
 
 
@@ -113,6 +126,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(Hugging Face generate())")
     p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
     p.add_argument("--probe", metavar="RESULTS.json", help="use measured figures from a probe result for this card")
+    p.add_argument("--offload", action="store_true",
+                   help="inference on a card too small for the model: layers on the GPU and decode speed with the "
+                        "rest in host memory (llama.cpp -ngl)")
+    p.add_argument("--host-bw", type=positive_float, metavar="GB/s",
+                   help="--offload: host memory bandwidth (default: the host probe of --probe, else "
+                        "60 GB/s)")
     p.set_defaults(func=run)
 
 
@@ -142,14 +161,35 @@ def describe_workload(w: Any) -> str:
     if w.mode == "training":
         parts.append(f"{w.dtype} {'mixed precision (fp32 weights)' if w.weight_dtype == 'fp32' else 'pure'}")
         parts.append(w.optimizer)
+    elif w.quant_format != "none":
+        parts.append(f"{w.quant_format} weights ({w.quant_bits_per_weight:g} bits/weight), {w.compute_dtype} compute")
     else:
         parts.append(w.weight_dtype)
+    if w.mode in ("lora", "qlora"):
+        parts.append("bf16 autocast" if w.mixed_precision else "no autocast")
+    if w.mode == "scoring":
+        parts.append("log-softmax of the logits" if w.scoring == "logprobs" else "fp32 cross-entropy loss")
     parts.append(f"batch {w.batch} x {w.seq} tokens")
     if w.num_gpus > 1:
         parts.append(f"{w.num_gpus} GPUs (TP {w.tensor_parallel}, {w.sharding})")
     if w.checkpointing:
         parts.append("checkpointing")
     return ", ".join(parts)
+
+
+def offload_plan(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any) -> Any:
+    """The llama.cpp-style offload plan for `estimate --offload` (host bandwidth: flag, probe, default)."""
+    from gpuadvisor.estimate.offload import host_bandwidth_from, plan_offload
+
+    if card.memory_gib is None or not hw.bandwidth_gbs:
+        raise UserError(f"{card.name}: the catalog has no memory size or bandwidth, which --offload needs")
+    host_bw = args.host_bw
+    if host_bw is None and args.probe:
+        from gpuadvisor import results
+
+        host_bw = host_bandwidth_from(results.load(args.probe))
+    return plan_offload(w, card.memory_gib * GiB, hw.bandwidth_gbs, host_bandwidth_gbs=host_bw,
+                        bandwidth_efficiency=eff.for_source(hw.source)[1])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
         hw = apply_measured(hw, figs)
     mem = estimate_memory(w)
     comp = estimate_compute(w, hw, eff, engine=args.engine)
+    plan = offload_plan(args, w, card, hw, eff) if args.offload else None
     serving = None
     if w.mode == "inference" and w.model.kind == "decoder" and w.gen_tokens and w.seq:
         serving = estimate_serving(w, hw, concurrency=w.micro_batch,
@@ -188,7 +229,8 @@ def run(args: argparse.Namespace) -> int:
         print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "card": card.name,
                     "hardware_source": hw.source, "memory": mem.to_dict(), "compute": comp.to_dict(),
                     "engine": args.engine, "serving": serving.to_dict() if serving else None,
-                    "fits": card.memory_gib is not None and mem.total / GiB <= card.memory_gib})
+                    "fits": card.memory_gib is not None and mem.total / GiB <= card.memory_gib,
+                    **({"offload": plan.to_dict()} if plan else {})})
         return 0
     from rich.table import Table
 
@@ -207,12 +249,24 @@ def run(args: argparse.Namespace) -> int:
     con.print(f"{card.name}: {verdict} ({mem.total / GiB:.1f} GiB needed per GPU, {card.memory_gib:g} GiB on the card)")
     for n in mem.notes:
         con.print(f"  note: {n}")
+    if plan:
+        con.print(f"[bold]CPU offload on {card.name}[/bold]: {plan.gpu_layers} of {plan.total_layers} layers on "
+                  f"the GPU ({plan.gpu_bytes / GiB:.1f} GiB), {plan.host_bytes / GiB:.1f} GiB in host memory; decode "
+                  f"{plan.decode_tokens_per_s:,.1f} tokens/s ({fmt_time(plan.decode_step_s)} per step)")
+        for n in plan.notes:
+            con.print(f"  note: {n}")
+        if not plan.fits_entirely:
+            con.print("  note: the times below assume the whole model on the GPU; with offload, decode runs at the "
+                      "rate above")
     src = "measured (probe)" if hw.source == "measured" else "datasheet"
     eng = f", engine {comp.engine}" if w.mode in ("inference", "scoring") else ", eager PyTorch"
     con.print(f"[bold]time on {w.num_gpus} x {card.name}[/bold] (estimate; {src} figures{eng}, "
               f"large matmuls at {comp.mfu:.0%} of peak, bandwidth efficiency {comp.bandwidth_efficiency:.0%})")
     if comp.time_s is None:
         con.print("  no throughput figures for this card")
+    elif w.mode == "scoring":
+        con.print(f"  forward: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
+                  f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
     elif w.mode == "inference":
         con.print(f"  prefill: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
                   f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")

@@ -1,26 +1,31 @@
 """Peak memory per GPU of a workload: pure functions, no torch, no UI.
 
-Memory (bytes per GPU) is the peak of a PyTorch eager step, counted tensor by tensor:
+Memory (bytes per GPU) is the peak of a PyTorch eager step, counted tensor by tensor
+(validated on an H100 in docs/validation.md):
 
-* weights: params x bytes of the weight dtype (int4 adds one fp32 scale per 64 weights);
-  mixed-precision training (PyTorch AMP) keeps fp32 weights, which are the master copy, plus
-  the bf16/fp16 copies autocast makes of every matmul weight and keeps for backward.
-* gradients in the weight dtype; AdamW keeps two moments in the weight dtype (fp32 under AMP:
-  4 + 4 + 8 = 16 bytes/param), 8-bit Adam 2 bytes/param, SGD one momentum; the foreach AdamW
-  step allocates one more state-sized temporary.
-* activations saved for backward, per layer and per token, as PyTorch eager with SDPA/flash
-  attention keeps them (norm inputs in fp32, q/k/v/out, MLP intermediates, the casts autocast
-  makes), plus the logits and the fp32 log-softmax of the loss (about 12 bytes per logit at
-  the peak of the loss backward). Activation checkpointing keeps each layer's input and
-  recomputes one layer at a time.
+* weights: params x bytes of the weight dtype, or of the quantization format by its real bits
+  per weight (block linears only for bitsandbytes/AWQ/GPTQ/fp8, every tensor for GGUF); this
+  `weights` item is also what decode reads per step. Mixed-precision training (PyTorch AMP)
+  keeps fp32 master weights plus the 16-bit copies autocast makes of every matmul weight
+  (not of MoE experts: grouped GEMMs run in the weights' dtype).
+* gradients in the weight dtype (DDP adds its all-reduce buckets, a second copy); AdamW keeps
+  two moments in the weight dtype (fp32 under AMP: 4 + 4 + 8 = 16 bytes/param), 8-bit AdamW 2
+  bytes/param, SGD one momentum; only foreach AdamW allocates a state-sized temporary in the step
+  (fused, the default, allocates none).
+* activations saved for backward (`activations.py`), plus the logits and the fp32 log-softmax of
+  the loss (about 12 bytes per logit at the peak of the loss backward). Checkpointing keeps each
+  layer's input and recomputes one layer at a time. LoRA keeps adapter inputs (16-bit under
+  autocast, fp32 without); LoRA on MoE keeps each layer's merged expert weights.
 * inference: weights, KV cache (2 x layers x kv_heads x head_dim x tokens x batch x bytes) and
-  the largest transient of one layer (prefill), logits for the last position only.
-* a training step peaks either early in backward (activations, partial gradients) or in the
-  optimizer step (all gradients, states and the step's temporary); the breakdown lists the
-  tensors alive at whichever peak is larger (`phase` names it).
+  the largest transient of one layer (prefill), logits for the last position only. Scoring:
+  the KV cache of the sequence and the logits of every position (with their log-softmax or loss).
+* a training step peaks early in backward (activations, partial gradients), at the end of
+  backward (all gradients, the first layer's activations) or in the optimizer step (all
+  gradients, states and the step's temporary); the breakdown lists the tensors alive at the
+  largest (`phase` names it).
 * sharding: ZeRO-1 splits optimizer states, ZeRO-2 also gradients, ZeRO-3/FSDP also weights
-  (plus two gathered layers in flight); tensor parallel splits attention/MLP weights, their
-  activations and the KV cache (KV heads at most).
+  (plus two gathered layers in flight, 16-bit under a mixed-precision policy); tensor parallel
+  splits attention/MLP weights, their activations and the KV cache (KV heads at most).
 * plus the CUDA context and allocator fragmentation, which `torch.cuda.max_memory_allocated`
   does not see (`MemoryBreakdown.tensors` excludes them).
 """
@@ -30,9 +35,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpuadvisor.estimate.activations import (
+    _act_bytes,
+    _activations,
+    _inference_transient,
+    _regime,
+    _sharded_mixed,
+    layer_activation_bytes,
+    one_layer_activation_bytes,
+    scoring_logits_bytes,
+)
 from gpuadvisor.workload import BYTES_PER_DTYPE, Workload
 
 GiB = 2**30
+__all__ = [  # activation helpers stay importable from here (compute.py uses them)
+    "ALLOCATOR_OVERHEAD", "CUDA_CONTEXT_BYTES", "ITEMS", "GiB", "MemoryBreakdown", "_act_bytes", "_inference_transient",
+    "_regime", "estimate_memory", "kv_cache_bytes", "layer_activation_bytes", "lora_params", "optimizer_state_bytes",
+    "weight_bytes",
+]
 CUDA_CONTEXT_BYTES = int(0.5 * GiB)  # driver context + kernel images of an idle PyTorch process
 ALLOCATOR_OVERHEAD = 0.05  # caching-allocator fragmentation, as a fraction of tensor bytes
 INT4_SCALE_BYTES = 4 / 64  # one fp32 absmax per block of 64 weights (bitsandbytes NF4, no double quant)
@@ -93,111 +113,51 @@ class MemoryBreakdown:
         }
 
 
-def _regime(w: Workload) -> str:
-    """'fp32', 'pure' (16-bit weights and activations) or 'mixed' (fp32 weights, 16-bit autocast)."""
-    cd = w.compute_dtype
-    if cd == "fp32":
-        return "fp32"
-    if w.mode == "training" and w.mixed_precision:
-        return "mixed"
-    return "pure"
-
-
-def _act_bytes(w: Workload) -> float:
-    return 4.0 if w.compute_dtype == "fp32" else 2.0
-
-
-def _norm_saved(w: Workload, consumers: int) -> float:
-    """Bytes per token per unit hidden a norm keeps for backward, its output included."""
-    m, reg = w.model, _regime(w)
-    if m.norm == "rmsnorm":  # HF python RMSNorm: fp32 upcast kept, normalized kept, output
-        return {"fp32": 12.0, "pure": 8.0, "mixed": 6.5 + 2.0 * consumers}[reg]
-    return {"fp32": 8.0, "pure": 4.0, "mixed": 4.0 + 2.0 * consumers}[reg]  # native LayerNorm
-
-
-def _mlp_saved_units(m: Any, regime: str) -> float:
-    """Saved tensors of the MLP, in units of (tokens x intermediate x activation bytes).
-
-    SwiGLU keeps gate, SiLU output, up and product (measured 3.5 units: one is shared); GPT-2's
-    tanh GELU is a Python formula whose pow/tanh run in fp32 under autocast (8 units of 2 bytes).
-    """
-    if m.mlp_act == "gelu_tanh" and regime == "mixed":
-        return 8.0
-    return {"swiglu": 3.5, "geglu": 3.5, "gelu": 2.0, "gelu_tanh": 5.0, "relu": 1.0}[m.mlp_act]
-
-
-def layer_activation_bytes(w: Workload) -> tuple[float, float]:
-    """Saved activation bytes per token of one layer: (parts split by tensor parallel, rest)."""
-    m = w.model
-    a = _act_bytes(w)
-    h, q, kv = m.hidden_size, m.q_dim, m.kv_dim
-    inter = m.intermediate_size * m.experts_per_token
-    attn_in = 1 if m.fused_qkv else 3
-    mlp_in = 2 if m.gated else 1
-    norms = (_norm_saved(w, attn_in) + _norm_saved(w, mlp_in)) * h
-    attn = a * (3 * q + 2 * kv) + 4.0 * m.num_heads  # q, k, v, out, merged heads; fp32 logsumexp
-    mlp = a * _mlp_saved_units(m, _regime(w)) * inter
-    if w.mode in ("lora", "qlora"):
-        # frozen base: linears and norms keep no inputs, but each adapted linear keeps an fp32
-        # copy of its input (PEFT runs adapters in fp32)
-        fused = m.fused_qkv
-        adapted = 4.0 * ((1 if fused else 3) * h + q)
-        if w.lora_targets == "all":
-            adapted += 4.0 * ((1 if (fused or not m.gated) else 2) * h + inter)
-        saved = a * (h + q + h + inter) + (2 * a * h if m.norm == "rmsnorm" else 0.0)
-        mlp += adapted - saved
-    if m.num_experts > 1:
-        mlp += 4.0 * m.num_experts + a * h * m.experts_per_token  # router logits, dispatched copies
-    return attn + mlp, norms
-
-
-def _activations(w: Workload) -> tuple[float, float, float]:
-    """(activations saved for backward, logits+loss peak, one layer's backward working set)."""
-    m = w.model
-    tp = w.tensor_parallel
-    b, s = w.micro_batch, w.seq
-    tokens = b * s
-    if not m.is_transformer:
-        per = m.act_elems_per_sample * _act_bytes(w)
-        return per * b / tp, 0.0, 0.0
-    split, rest = layer_activation_bytes(w)
-    per_layer = split / tp + rest
-    layer_total = per_layer * tokens
-    logits = 0.0
-    if m.kind == "decoder" and m.vocab_size:
-        logits = 12.0 * tokens * m.vocab_size / tp  # bf16 logits, fp32 log-softmax and its grads
-    if w.checkpointing:
-        reg = _regime(w)
-        r = 4.0 if reg in ("fp32", "mixed") else 2.0
-        # layer inputs; one layer is recomputed at a time, after the loss backward has freed the
-        # logits, so only the larger of the two counts at the peak
-        acts = m.num_layers * r * m.hidden_size * tokens + max(0.0, layer_total - logits)
-    else:
-        acts = m.num_layers * layer_total
-    # embeddings output and final norm
-    acts += _norm_saved(w, 1) * m.hidden_size * tokens
-    work = 0.0  # measured: backward temporaries stay within what the freed activations leave
-    return acts, logits, work
-
-
-def _inference_transient(w: Workload) -> float:
-    """Largest set of temporaries alive at once in a no-grad forward of one layer, plus logits."""
-    m = w.model
-    b, s, tp = w.micro_batch, w.seq, w.tensor_parallel
-    if not m.is_transformer:
-        return m.act_elems_per_sample * _act_bytes(w) * b * 0.25
-    a = _act_bytes(w)
-    tokens = b * s
-    inter = m.intermediate_size * m.experts_per_token / tp
-    mlp = (3 if m.gated else 4 if m.mlp_act == "gelu_tanh" else 2) * inter * a
-    attn = (5 * m.q_dim + 2 * m.kv_dim) / tp * a
-    resid = (2 * a + 8.0) * m.hidden_size  # residual, normed output, fp32 norm temporaries
-    logits = b * m.vocab_size * (a + 4.0) if m.kind == "decoder" else 0.0  # last position only
-    return tokens * (max(mlp, attn) + resid) + logits
+def optimizer_state_bytes(optimizer: str, weight_bytes: float) -> float:
+    """Optimizer state bytes per trained parameter: AdamW two moments in the weight dtype, 8-bit
+    AdamW two 1-byte moments (block scales are 0.4% more), SGD one momentum."""
+    if optimizer == "adamw8bit":
+        return 2.0
+    if optimizer == "sgd":
+        return weight_bytes
+    return 2 * weight_bytes
 
 
 def weight_bytes_per_param(dtype: str) -> float:
     return BYTES_PER_DTYPE[dtype] + (INT4_SCALE_BYTES if dtype == "int4" else 0.0)
+
+
+def linear_fraction(m: Any) -> float:
+    """Share of the parameters that are matmul weights inside the blocks (what weight-only
+    quantization stores in few bits); embeddings, the LM head and norms are the rest."""
+    if not m.is_transformer:
+        return 1.0
+    router = m.hidden_size * m.num_experts if m.num_experts > 1 else 0
+    lin = m.num_layers * (m.attention_params + m.num_experts * m.expert_params + router)
+    return min(1.0, lin / max(1, m.total_params))
+
+
+def weight_bytes(w: Workload) -> float:
+    """Bytes of the weights on one GPU, quantized formats by their real bits per weight."""
+    m = w.model
+    params = float(m.num_params) / w.tensor_parallel
+    q = w.quant_format
+    if q == "none":
+        return params * weight_bytes_per_param(w.weight_dtype)
+    bits = w.quant_bits_per_weight
+    if w.quant_scope == "all":
+        return params * bits / 8.0
+    frac = linear_fraction(m)
+    rest = 4.0 if w.compute_dtype == "fp32" else 2.0
+    return params * (frac * bits / 8.0 + (1.0 - frac) * rest)
+
+
+def matmul_weight_params(m: Any) -> float:
+    """Parameters whose 16-bit copies autocast makes and keeps for backward (the tied LM head
+    included). MoE experts are not among them: transformers 5 runs them as grouped GEMMs, which
+    autocast does not touch, so under mixed precision they compute in the fp32 of their weights."""
+    experts = m.num_layers * m.experts_per_token * m.expert_params if m.num_experts > 1 else 0
+    return float(m.matmul_params - experts)
 
 
 def lora_params(w: Workload) -> int:
@@ -205,8 +165,24 @@ def lora_params(w: Workload) -> int:
     r = w.lora_rank
     h, q, kv, i = m.hidden_size, m.q_dim, m.kv_dim, m.intermediate_size
     attn = r * ((h + q) + 2 * (h + kv) + (q + h))
-    mlp = r * (3 if m.gated else 2) * (h + i) * m.num_experts
+    if m.num_experts == 1:
+        mlp = r * (3 if m.gated else 2) * (h + i)
+    else:  # PEFT adapts the 3-D expert tensors per expert: fused gate/up at rank 2r, down at r; router
+        up = 2 * r * (h + 2 * i) if m.gated else r * (h + i)
+        mlp = m.num_experts * (up + r * (i + h)) + r * (h + m.num_experts)
     return m.num_layers * (attn + (mlp if w.lora_targets == "all" else 0))
+
+
+def moe_lora_merged_bytes(w: Workload) -> float:
+    """LoRA on MoE experts (PEFT's parameter wrapper) adds B @ A to each expert tensor and the
+    grouped GEMM keeps the merged weights of every layer for backward."""
+    m = w.model
+    if m.num_experts == 1 or w.lora_targets != "all" or w.mode not in ("lora", "qlora"):
+        return 0.0
+    if w.checkpointing:  # merged weights live only while one layer is recomputed, after the logits peak
+        return 0.0
+    ab = 2.0 if w.mixed_precision and w.compute_dtype != "fp32" else 4.0
+    return m.num_layers * m.num_experts * m.expert_params * ab / w.tensor_parallel
 
 
 def kv_cache_bytes(w: Workload, context: int | None = None) -> float:
@@ -232,39 +208,70 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
     notes: list[str] = []
     reg = _regime(w)
     z = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}[w.sharding] if dp > 1 else 0
+    if w.quant_format != "none":
+        notes.append(f"weights as {w.quant_format}: {w.quant_bits_per_weight:g} bits per weight"
+                     + (" (matmul weights; embeddings, head and norms 16-bit)" if w.quant_scope == "linear" else ""))
 
     if w.mode == "inference":
-        items["weights"] = p_gpu * weight_bytes_per_param(w.dtype)
+        items["weights"] = weight_bytes(w)
         items["KV cache"] = kv_cache_bytes(w)
         items["activations"] = _inference_transient(w)
         phase = "inference"
+    elif w.mode == "scoring":
+        items["weights"] = weight_bytes(w)
+        items["KV cache"] = kv_cache_bytes(w, context=w.seq)  # use_cache defaults to True in HF models
+        layer = _inference_transient(w, last_logits=False)
+        logits = scoring_logits_bytes(w)
+        if logits >= layer:  # the peak is at the log-softmax; the final hidden states are alive
+            items["logits and loss"] = logits
+            items["activations"] = float(w.micro_batch) * w.seq * m.hidden_size * _act_bytes(w)
+        else:
+            items["activations"] = layer
+        phase = "scoring"
+        notes.append("scoring: logits of every position " + (
+            "and their log-softmax (lm-eval loglikelihood)" if w.scoring == "logprobs"
+            else "with the fp32 cross-entropy of the loss (perplexity, Trainer.evaluate)"))
     else:
         full = w.mode == "training"
         wd = w.weight_dtype
         wbytes = weight_bytes_per_param(wd)
-        weights = p_gpu * wbytes
+        weights = weight_bytes(w)
         layer_w = m.layer_params / tp * wbytes if m.is_transformer else weights
         if z >= 3 and full:
-            weights = weights / dp + min(2 * layer_w, weights * (1 - 1 / dp))
+            gathered = m.layer_params / tp * 2.0 if _sharded_mixed(w) else layer_w
+            weights = weights / dp + min(2 * gathered, weights * (1 - 1 / dp))
             notes.append("ZeRO-3/FSDP: weights sharded, two gathered layers in flight")
         items["weights"] = weights
         acts, logits, work = _activations(w)
         if full:
             gbytes = BYTES_PER_DTYPE[wd]
-            sbytes = {"adamw": 2 * BYTES_PER_DTYPE[wd], "adamw8bit": 2.0, "sgd": BYTES_PER_DTYPE[wd]}[w.optimizer]
-            tmp_bytes = BYTES_PER_DTYPE[wd] if w.optimizer == "adamw" else 0.0
+            sbytes = optimizer_state_bytes(w.optimizer, BYTES_PER_DTYPE[wd])
+            tmp_bytes = BYTES_PER_DTYPE[wd] if w.optimizer == "adamw-foreach" else 0.0
             grads = p_gpu * gbytes / (dp if z >= 2 else 1)
+            buckets = 0.0
+            if dp > 1 and w.sharding == "none":  # DDP all-reduces from flat buckets, allocated up front
+                buckets = p_gpu * gbytes
+                notes.append("DDP: gradient buckets hold a second copy of the gradients "
+                             "(gradient_as_bucket_view=False, the default)")
             states = p_gpu * sbytes / (dp if z >= 1 else 1)
             temps = p_gpu * tmp_bytes / (dp if z >= 1 else 1)
-            copies = (float(m.matmul_params) / tp * 2.0 / (dp if z >= 3 else 1)) if reg == "mixed" else 0.0
+            copies = (matmul_weight_params(m) / tp * 2.0 / (dp if z >= 3 else 1)) if reg == "mixed" else 0.0
             if reg == "mixed" and w.checkpointing:  # recomputed layers re-cast; only the head's copy stays
                 copies = min(copies, m.vocab_size * m.hidden_size * 2.0 / tp)
             head_grad = (m.vocab_size * m.hidden_size / tp * gbytes) if m.kind == "decoder" else 0.0
-            partial_grads = min(grads, head_grad + layer_w / wbytes * gbytes)
+            partial_grads = min(grads, head_grad + layer_w / wbytes * gbytes) + buckets
+            grads += buckets
             items["optimizer states"] = states
             fb = copies + acts + logits + work + partial_grads
             opt = grads + temps
-            if fb >= opt:
+            # end of backward: every gradient allocated, the first layer's activations (recomputed
+            # with checkpointing) still alive; the peak with a fused optimizer and checkpointing
+            late = grads + one_layer_activation_bytes(w)
+            if late > max(fb, opt):
+                phase = "end of backward"
+                items.update({"gradients": grads, "activations": late - grads})
+                notes.append("peak at the end of backward: all gradients and the first layer's activations")
+            elif fb >= opt:
                 phase = "forward/backward"
                 items.update({"autocast weight copies": copies, "activations": acts + work,
                               "logits and loss": logits, "gradients": partial_grads})
@@ -272,20 +279,21 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             else:
                 phase = "optimizer step"
                 items.update({"gradients": grads, "optimizer step temporaries": temps})
-                notes.append("peak in the optimizer step: activations already freed")
-        else:  # LoRA / QLoRA: frozen base, fp32 adapters with AdamW
+                notes.append("peak in the optimizer step: activations already freed"
+                             + ("" if temps else f" ({w.optimizer}: no state-sized temporary)"))
+        else:  # LoRA / QLoRA: frozen base, fp32 adapters with their gradients and optimizer states
             lp = lora_params(w) / tp
-            items["LoRA adapters"] = lp * (4 + 4 + 8 + 4)
+            per = 4 + 4 + optimizer_state_bytes(w.optimizer, 4.0)  # the step's temporary comes after the peak
+            items["LoRA adapters"] = lp * per
             dq = (layer_w / wbytes * 2.0) if w.mode == "qlora" else 0.0  # one dequantized layer
-            items["activations"] = acts + work + dq
+            items["activations"] = acts + work + dq + moe_lora_merged_bytes(w)
             items["logits and loss"] = logits
             phase = "forward/backward"
-            notes.append("LoRA: adapters kept in fp32 with their gradients and AdamW states")
+            notes.append("LoRA: adapters kept in fp32 with their gradients and optimizer states"
+                         + ("; bf16/fp16 autocast" if w.mixed_precision else "; no autocast"))
     if w.checkpointing and w.is_training:
         notes.append("activation checkpointing: layer inputs kept, one layer recomputed at a time")
     tensor_total = sum(items.values())
     items["allocator overhead"] = ALLOCATOR_OVERHEAD * tensor_total
     items["CUDA context"] = float(CUDA_CONTEXT_BYTES)
     return MemoryBreakdown(items=tuple(items.items()), phase=phase, notes=tuple(notes))
-
-
