@@ -132,7 +132,8 @@ class _CupyNccl:
         self.cp, self.nccl = cp, nccl
         cp.cuda.Device(device).use()
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self.comm = nccl.NcclCommunicator(cfg["world"], tuple(cfg["uid"]), rank)
+        uid = bytes.fromhex(cfg["uid"]) if isinstance(cfg["uid"], str) else tuple(cfg["uid"])
+        self.comm = nccl.NcclCommunicator(cfg["world"], uid, rank)
         self.version = nccl.get_version()
 
     def alloc(self, nbytes: int) -> None:

@@ -126,7 +126,8 @@ def run_collectives(
     if "cupy" in backends:
         from probes.collectives import load_cupy_nccl
 
-        cfg["uid"] = list(load_cupy_nccl().get_unique_id())
+        uid = load_cupy_nccl().get_unique_id()  # bytes in CuPy 14, a tuple of ints before
+        cfg["uid"] = uid.hex() if isinstance(uid, bytes) else list(uid)
     if "torch" in backends:
         cfg["torch_init"] = f"tcp://127.0.0.1:{_free_port()}"
     root = str(Path(__file__).resolve().parents[1])
