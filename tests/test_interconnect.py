@@ -217,3 +217,16 @@ def test_link_lines_for_the_tui_and_cli():
         "NCCL all-reduce 4 GiB: 346 GB/s bus bandwidth (1.00× torch.distributed)",
     ]
     assert link_lines(run, 5)[:-1] == [] and link_lines(load(Path(__file__).parent / "data" / "h100-probe.json")) == []
+
+
+def test_real_h200_pair_result_passes_the_node_rules():
+    from gpuadvisor import checks
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "data" / "interconnect-h200-run1" / "full.json"
+    run = load(path)
+    p = run.node_probe("interconnect")
+    assert p.status == "ok" and p.data["topology"]["matrix"][0][1] == "NV18"
+    assert p.get("interconnect.p2p_0_1").ratio_to_reference > 0.95
+    report = checks.evaluate(checks.load_rules(Path(__file__).resolve().parents[1] / "rules" / "training-node.yaml"),
+                             run)
+    assert report.passed, [(o.rule, o.measured) for d in report.devices for o in d.outcomes if not o.passed]
