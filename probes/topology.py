@@ -18,8 +18,10 @@ LEVELS: dict[int, tuple[str, str]] = {
     50: ("SYS", "across NUMA nodes (SMP interconnect)"),
 }
 NVLINK_DEVICE_TYPES = {0: "gpu", 1: "ibmnpu", 2: "switch", 0xFF: "unknown"}
-# NVLink bandwidth per link and direction, GB/s, by NVLink version as NVML reports it (1..5)
-NVLINK_GBS_PER_LINK = {1: 20.0, 2: 25.0, 3: 25.0, 4: 25.0, 5: 50.0}
+# nvmlNvlinkVersion_t as NVML reports it -> (NVLink generation, GB/s per link and direction)
+NVLINK_VERSIONS = {1: ("1.0", 20.0), 2: ("2.0", 25.0), 3: ("2.2", 25.0), 4: ("3.0", 25.0), 5: ("3.1", 25.0),
+                   6: ("4.0", 25.0), 7: ("5.0", 50.0)}
+NVLINK_GBS_PER_LINK = {k: v[1] for k, v in NVLINK_VERSIONS.items()}
 MAX_LINKS = 18
 
 
@@ -100,8 +102,9 @@ def pair_link(
     else:
         return {"nvlink": False, "links": 0, "via": None, "version": None, "gbs_per_direction": None}
     versions = [x["version"] for x in used if x.get("version")]
-    version = max(versions) if versions else None
-    per = NVLINK_GBS_PER_LINK.get(version) if version else None
+    raw = max(versions) if versions else None
+    version = NVLINK_VERSIONS[raw][0] if raw in NVLINK_VERSIONS else raw
+    per = NVLINK_GBS_PER_LINK.get(raw) if raw else None
     return {"nvlink": True, "links": count, "via": via, "version": version,
             "gbs_per_direction": per * count if per else None}
 

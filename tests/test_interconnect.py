@@ -73,18 +73,18 @@ def fake_nvml(links: dict[int, list[tuple[int, str, str]]], level: int = 10, bus
 
 def test_topology_direct_nvlink_pair_is_nv18():
     buses = ("00000000:1B:00.0", "00000000:43:00.0")
-    links = {0: [(4, "gpu", "0000:43:00.0")] * 18, 1: [(4, "gpu", "0000:1b:00.0")] * 18}
+    links = {0: [(6, "gpu", "0000:43:00.0")] * 18, 1: [(6, "gpu", "0000:1b:00.0")] * 18}
     nvml, _ = fake_nvml(links, level=50, buses=buses)
     topo = topology(nvml, [("h", 0), ("h", 1)], [0, 1])
     (pair,) = topo["pairs"]
-    assert pair["label"] == "NV18" and pair["via"] == "direct" and pair["version"] == 4
+    assert pair["label"] == "NV18" and pair["via"] == "direct" and pair["version"] == "4.0"
     assert pair["gbs_per_direction"] == 450.0 and pair["level_name"] == "SYS"
     assert topo["matrix"] == [["X", "NV18"], ["NV18", "X"]]
     assert topo["devices"][0]["nvlinks_active"] == 18
 
 
 def test_topology_nvswitch_and_pcie_only():
-    links = {0: [(4, "switch", "0000:aa:00.0")] * 18, 1: [(4, "switch", "0000:bb:00.0")] * 16}
+    links = {0: [(6, "switch", "0000:aa:00.0")] * 18, 1: [(6, "switch", "0000:bb:00.0")] * 16}
     nvml, _ = fake_nvml(links)
     (pair,) = topology(nvml, [("h", 0), ("h", 1)], [0, 1])["pairs"]
     assert pair["label"] == "NV16" and pair["via"] == "nvswitch"
@@ -94,7 +94,7 @@ def test_topology_nvswitch_and_pcie_only():
 
 
 def test_pair_link_counts_from_the_other_side_when_one_is_unreadable():
-    b_links = [{"active": True, "version": 3, "remote_type": "gpu", "remote_bus_id": "0000:01:00.0"}] * 12
+    b_links = [{"active": True, "version": 5, "remote_type": "gpu", "remote_bus_id": "0000:01:00.0"}] * 12
     link = pair_link([], b_links, "0000:01:00.0", "0000:02:00.0")
     assert link["links"] == 12 and link["gbs_per_direction"] == 300.0
 
@@ -217,3 +217,16 @@ def test_link_lines_for_the_tui_and_cli():
         "NCCL all-reduce 4 GiB: 346 GB/s bus bandwidth (1.00× torch.distributed)",
     ]
     assert link_lines(run, 5)[:-1] == [] and link_lines(load(Path(__file__).parent / "data" / "h100-probe.json")) == []
+
+
+def test_real_h200_pair_result_passes_the_node_rules():
+    from gpuadvisor import checks
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "data" / "interconnect-h200-run1" / "full.json"
+    run = load(path)
+    p = run.node_probe("interconnect")
+    assert p.status == "ok" and p.data["topology"]["matrix"][0][1] == "NV18"
+    assert p.get("interconnect.p2p_0_1").ratio_to_reference > 0.95
+    report = checks.evaluate(checks.load_rules(Path(__file__).resolve().parents[1] / "rules" / "training-node.yaml"),
+                             run)
+    assert report.passed, [(o.rule, o.measured) for d in report.devices for o in d.outcomes if not o.passed]

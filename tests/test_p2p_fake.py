@@ -164,7 +164,7 @@ def test_interconnect_probe_without_nccl_on_fakes(monkeypatch):
     from tests.test_interconnect import fake_nvml
 
     cp, _ = fake_cupy(2)
-    links = {0: [(4, "gpu", "0000:43:00.0")] * 18, 1: [(4, "gpu", "0000:1b:00.0")] * 18}
+    links = {0: [(6, "gpu", "0000:43:00.0")] * 18, 1: [(6, "gpu", "0000:1b:00.0")] * 18}
     nvml, _ = fake_nvml(links, level=50, buses=("00000000:1B:00.0", "00000000:43:00.0"))
     monkeypatch.setattr(devices, "nvml_handle", lambda m, i: ("h", i))
     ctx = base.ProbeContext(mode="quick", cp=cp, nvml=nvml, devices=[0, 1], use_torch=False,
@@ -175,6 +175,6 @@ def test_interconnect_probe_without_nccl_on_fakes(monkeypatch):
     assert keys == ["interconnect.p2p_0_1", "interconnect.p2p_latency_0_1", "interconnect.p2p_1_0",
                     "interconnect.p2p_latency_1_0", "interconnect.p2p_bidir_0_1"]
     m = res.get("interconnect.p2p_0_1")
-    assert m.datasheet == 450.0 and "NVLink 4 x18" in m.datasheet_source and m.reference is None
+    assert m.datasheet == 450.0 and "NVLink 4.0 x18" in m.datasheet_source and m.reference is None
     assert res.get("interconnect.p2p_bidir_0_1").datasheet == 900.0
     assert res.data["topology"]["matrix"][0][1] == "NV18" and res.data["errors"] == {}
