@@ -38,7 +38,9 @@ def test_scoring_keeps_logits_of_every_position():
     assert mem.get("logits and loss") == logits * 4  # bf16 logits + their bf16 log-softmax (lm-eval)
     loss = estimate_memory(w.with_(scoring="loss"))
     assert loss.get("logits and loss") == logits * 10  # + fp32 upcast and fp32 log-softmax of the loss
-    assert mem.get("KV cache") > 0  # HF forward builds the cache (use_cache defaults to True)
+    # HF forward builds the cache (use_cache defaults to True); with labels it is alive at the loss, but
+    # lm-eval keeps only `.logits`, so the cache is gone by its log-softmax (measured: H100, cases 85-90)
+    assert loss.get("KV cache") > 0 and mem.get("KV cache") == 0
     infer = estimate_memory(make_workload("llama-3.2-1b", batch=8, seq_len=2048, gen_tokens=0))
     assert mem.tensors > 2 * infer.tensors
 

@@ -219,14 +219,19 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
         phase = "inference"
     elif w.mode == "scoring":
         items["weights"] = weight_bytes(w)
-        items["KV cache"] = kv_cache_bytes(w, context=w.seq)  # use_cache defaults to True in HF models
+        kv = kv_cache_bytes(w, context=w.seq)  # use_cache defaults to True in HF models
         layer = _inference_transient(w, last_logits=False)
         logits = scoring_logits_bytes(w)
-        if logits >= layer:  # the peak is at the log-softmax; the final hidden states are alive
-            items["logits and loss"] = logits
-            items["activations"] = float(w.micro_batch) * w.seq * m.hidden_size * _act_bytes(w)
+        hidden = float(w.micro_batch) * w.seq * m.hidden_size * _act_bytes(w)
+        # with labels the loss runs inside forward, while the output's KV cache is alive; lm-eval keeps
+        # only `.logits`, so the output and its KV cache are freed before the log-softmax runs
+        kv_at_logits = kv if w.scoring != "logprobs" else 0.0
+        if w.scoring == "logprobs" and kv + logits / 2 > logits:  # peak at the end of forward instead
+            kv_at_logits, logits = kv, logits / 2
+        if logits + kv_at_logits >= layer + kv:  # the peak is at the logits; the final hidden states are alive
+            items.update({"KV cache": kv_at_logits, "logits and loss": logits, "activations": hidden})
         else:
-            items["activations"] = layer
+            items.update({"KV cache": kv, "activations": layer})
         phase = "scoring"
         notes.append("scoring: logits of every position " + (
             "and their log-softmax (lm-eval loglikelihood)" if w.scoring == "logprobs"
