@@ -83,7 +83,8 @@ dropped; the frontier keeps those that no other option beats on both cost and ti
 the lowest cost that meets every target (serving: dollars per hour of the deployment, bought cards
 amortised over 36 months plus electricity; training: dollars for the job), *best value* the
 frontier point with the lowest cost x time, *fastest within budget* the quickest that meets the
-budget (named only when a budget is set: without one it would name the biggest server there is). Buy versus rent: break-even hours = purchase price /
+budget (named only when a budget is set: without one it would name the biggest server there
+is). Buy versus rent: break-even hours = purchase price /
 (rental $/h - electricity $/h).
 
 This file is written by `python tools/make_advice_doc.py`; rerun it when the catalog or the price
