@@ -92,18 +92,45 @@ def gpu_state(nvml: Any, handle: Any) -> GpuState | None:
     return s
 
 
-class StateSampler:
+class NvmlPoller:
+    """Calls `_sample()` every `interval_s` in a background thread while used as a context manager;
+    subclasses say what one sample records. No thread without NVML; a failing sample is skipped."""
+
+    def __init__(self, nvml: Any, handle: Any, interval_s: float):
+        self.nvml, self.handle, self.interval_s = nvml, handle, interval_s
+        self.samples = 0
+        self.max_power_w: float | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _sample(self) -> None:  # pragma: no cover - every poller overrides it
+        raise NotImplementedError
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            with contextlib.suppress(Exception):
+                self._sample()
+
+    def __enter__(self) -> NvmlPoller:
+        if self.nvml is not None and self.handle is not None:
+            self._thread = threading.Thread(target=self._loop, name=f"gpuadvisor-{type(self).__name__}", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+
+class StateSampler(NvmlPoller):
     """Polls NVML in a background thread during a run: throttle reasons seen, clocks, power, temperature."""
 
     def __init__(self, nvml: Any, handle: Any, interval_s: float = 0.25):
-        self.nvml, self.handle, self.interval_s = nvml, handle, interval_s
+        super().__init__(nvml, handle, interval_s)
         self.reasons: set[str] = set()
-        self.samples = 0
-        self.max_power_w: float | None = None
         self.max_temp_c: int | None = None
         self.min_busy_sm_clock_mhz: int | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def _sample(self) -> None:
         s = gpu_state_light(self.nvml, self.handle)
@@ -118,22 +145,6 @@ class StateSampler:
         if s["sm"] is not None and "gpu_idle" not in s["reasons"] and (s["util"] or 0) > 50:
             cur = self.min_busy_sm_clock_mhz
             self.min_busy_sm_clock_mhz = s["sm"] if cur is None else min(cur, s["sm"])
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            with contextlib.suppress(Exception):
-                self._sample()
-
-    def __enter__(self) -> StateSampler:
-        if self.nvml is not None and self.handle is not None:
-            self._thread = threading.Thread(target=self._loop, name="gpuadvisor-nvml-sampler", daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
 
     @property
     def throttling(self) -> list[str]:

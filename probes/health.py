@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Any
 
+from gpuadvisor.provenance import NvmlPoller, gpu_state_light
 from gpuadvisor.results import ProbeResult
 from probes.base import ProbeContext
 from probes.timing import ProbeSkipped
@@ -183,21 +184,15 @@ class XidWatcher:
                 self.nvml.nvmlEventSetFree(self._set)
 
 
-class LoadWatch:
+class LoadWatch(NvmlPoller):
     """Samples SM clock, utilisation, power and throttle reasons while a load probe runs."""
 
     def __init__(self, nvml: Any, handle: Any, interval_s: float = 0.1) -> None:
-        self.nvml, self.handle, self.interval_s = nvml, handle, interval_s
+        super().__init__(nvml, handle, interval_s)
         self.busy_clocks: list[int] = []
         self.reasons: dict[str, int] = {}
-        self.samples = 0
-        self.max_power_w: float | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def _sample(self) -> None:
-        from gpuadvisor.provenance import gpu_state_light
-
         s = gpu_state_light(self.nvml, self.handle)
         if s is None:
             return
@@ -208,22 +203,6 @@ class LoadWatch:
             self.busy_clocks.append(int(s["sm"]))
             for r in s["reasons"]:
                 self.reasons[r] = self.reasons.get(r, 0) + 1
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            with contextlib.suppress(Exception):
-                self._sample()
-
-    def __enter__(self) -> LoadWatch:
-        if self.nvml is not None and self.handle is not None:
-            self._thread = threading.Thread(target=self._loop, name="gpuadvisor-load-watch", daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
 
     def summary(self) -> dict[str, Any]:
         c = sorted(self.busy_clocks)
