@@ -62,7 +62,11 @@ def _not_applicable(rule: Rule, run: RunResult) -> Outcome | None:
     return None
 
 
-def _missing_interconnect(rule: Rule, run: RunResult) -> Outcome | ProbeResult:
+def _link_probe(rule: Rule, run: RunResult) -> Outcome | ProbeResult:
+    """The interconnect probe a link rule reads, or the outcome when there is none to read."""
+    na = _not_applicable(rule, run)
+    if na is not None:
+        return na
     p = interconnect(run)
     if p is None:
         return rule.outcome(False, "missing", "the interconnect probe is not in the results (was it run?)")
@@ -176,10 +180,7 @@ class NcclBusbw(_LinkThresholds):
         return f"NCCL {self.collective} bus bandwidth at {size_label(int(self.size))} {self.thresholds()}"
 
     def evaluate(self, dev: DeviceResult, run: RunResult) -> Outcome:
-        na = _not_applicable(self, run)
-        if na is not None:
-            return na
-        p = _missing_interconnect(self, run)
+        p = _link_probe(self, run)
         if isinstance(p, Outcome):
             return p
         primary = p.data.get("nccl_primary")
@@ -211,10 +212,7 @@ class P2pBandwidth(_LinkThresholds):
         return f"P2P {self.direction.replace('_', ' ')} bandwidth of every pair {self.thresholds()}"
 
     def evaluate(self, dev: DeviceResult, run: RunResult) -> Outcome:
-        na = _not_applicable(self, run)
-        if na is not None:
-            return na
-        p = _missing_interconnect(self, run)
+        p = _link_probe(self, run)
         if isinstance(p, Outcome):
             return p
         rows = []
