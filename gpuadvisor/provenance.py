@@ -38,11 +38,18 @@ def decode_throttle_reasons(mask: int) -> list[str]:
     return names
 
 
-def _try(fn: Any, *args: Any) -> Any:
+def nvml_try(fn: Any, *args: Any) -> Any:
+    """An NVML query, or None where the driver does not answer it (old GPU, no permission...)."""
     try:
         return fn(*args)
     except Exception:
         return None
+
+
+def as_text(x: Any) -> Any:
+    """NVML returns bytes from some bindings and str from others."""
+    return x.decode() if isinstance(x, bytes) else x
+
 
 
 def _processes(nvml: Any, handle: Any) -> list[dict[str, Any]]:
@@ -50,7 +57,7 @@ def _processes(nvml: Any, handle: Any) -> list[dict[str, Any]]:
     seen: dict[int, dict[str, Any]] = {}
     for getter in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
         fn = getattr(nvml, getter, None)
-        procs = _try(fn, handle) if fn else None
+        procs = nvml_try(fn, handle) if fn else None
         for p in procs or []:
             pid = int(getattr(p, "pid", -1))
             if pid == me or pid in seen:
@@ -69,25 +76,25 @@ def gpu_state(nvml: Any, handle: Any) -> GpuState | None:
     if nvml is None or handle is None:
         return None
     s = GpuState()
-    s.sm_clock_mhz = _try(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_SM)
-    s.mem_clock_mhz = _try(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_MEM)
-    s.temperature_c = _try(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU)
-    mw = _try(nvml.nvmlDeviceGetPowerUsage, handle)
+    s.sm_clock_mhz = nvml_try(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_SM)
+    s.mem_clock_mhz = nvml_try(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_MEM)
+    s.temperature_c = nvml_try(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU)
+    mw = nvml_try(nvml.nvmlDeviceGetPowerUsage, handle)
     s.power_w = None if mw is None else mw / 1000.0
-    mw = _try(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+    mw = nvml_try(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
     s.power_limit_w = None if mw is None else mw / 1000.0
     fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
         nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None
     )
-    mask = _try(fn, handle) if fn else None
+    mask = nvml_try(fn, handle) if fn else None
     if mask is not None:
         s.throttle_reasons = decode_throttle_reasons(int(mask))
-    s.pcie_gen = _try(nvml.nvmlDeviceGetCurrPcieLinkGeneration, handle)
-    s.pcie_width = _try(nvml.nvmlDeviceGetCurrPcieLinkWidth, handle)
+    s.pcie_gen = nvml_try(nvml.nvmlDeviceGetCurrPcieLinkGeneration, handle)
+    s.pcie_width = nvml_try(nvml.nvmlDeviceGetCurrPcieLinkWidth, handle)
     s.other_processes = _processes(nvml, handle)
-    mem = _try(nvml.nvmlDeviceGetMemoryInfo, handle)
+    mem = nvml_try(nvml.nvmlDeviceGetMemoryInfo, handle)
     s.memory_used_mib = None if mem is None else round(mem.used / 2**20, 1)
-    util = _try(nvml.nvmlDeviceGetUtilizationRates, handle)
+    util = nvml_try(nvml.nvmlDeviceGetUtilizationRates, handle)
     s.utilization_pct = None if util is None else int(util.gpu)
     return s
 
@@ -166,14 +173,14 @@ def gpu_state_light(nvml: Any, handle: Any) -> dict[str, Any] | None:
     fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
         nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None
     )
-    mask = _try(fn, handle) if fn else None
-    mw = _try(nvml.nvmlDeviceGetPowerUsage, handle)
-    util = _try(nvml.nvmlDeviceGetUtilizationRates, handle)
+    mask = nvml_try(fn, handle) if fn else None
+    mw = nvml_try(nvml.nvmlDeviceGetPowerUsage, handle)
+    util = nvml_try(nvml.nvmlDeviceGetUtilizationRates, handle)
     return {
         "reasons": decode_throttle_reasons(int(mask)) if mask is not None else [],
         "power_w": None if mw is None else mw / 1000.0,
-        "temp": _try(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU),
-        "sm": _try(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_SM),
+        "temp": nvml_try(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU),
+        "sm": nvml_try(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_SM),
         "util": None if util is None else int(util.gpu),
     }
 
@@ -233,14 +240,14 @@ def host_info(nvml: Any = None, cupy: Any = None) -> HostInfo:
         torch_version=_version("torch"),
     )
     if nvml is not None:
-        v = _try(nvml.nvmlSystemGetDriverVersion)
+        v = nvml_try(nvml.nvmlSystemGetDriverVersion)
         info.driver_version = v.decode() if isinstance(v, bytes) else v
         fn = getattr(nvml, "nvmlSystemGetCudaDriverVersion_v2", None) or getattr(
             nvml, "nvmlSystemGetCudaDriverVersion", None
         )
-        info.cuda_driver_version = _cuda_version(_try(fn)) if fn else None
+        info.cuda_driver_version = _cuda_version(nvml_try(fn)) if fn else None
     if cupy is not None:
-        info.cuda_runtime_version = _cuda_version(_try(cupy.cuda.runtime.runtimeGetVersion))
+        info.cuda_runtime_version = _cuda_version(nvml_try(cupy.cuda.runtime.runtimeGetVersion))
         if info.cuda_driver_version is None:
-            info.cuda_driver_version = _cuda_version(_try(cupy.cuda.runtime.driverGetVersion))
+            info.cuda_driver_version = _cuda_version(nvml_try(cupy.cuda.runtime.driverGetVersion))
     return info

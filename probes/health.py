@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from gpuadvisor.provenance import NvmlPoller, gpu_state_light
+from gpuadvisor.provenance import nvml_try as _try
 from gpuadvisor.results import ProbeResult
 from probes.base import ProbeContext
 from probes.timing import ProbeSkipped
@@ -31,13 +32,6 @@ NVLINK_COUNTERS = {0: "replay", 1: "recovery", 2: "crc_flit", 3: "crc_data"}
 # field ids for the totals over all links (nvml.h NVML_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL)
 NVLINK_FIELD_TOTALS = {"crc_flit": 38, "crc_data": 45, "replay": 52, "recovery": 59}
 THROTTLE_NOT_SLOWDOWN = {"gpu_idle", "applications_clocks_setting", "display_clock_setting"}
-
-
-def _try(fn: Any, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except Exception:
-        return None
 
 
 def _why(fn: Any, *args: Any) -> tuple[Any, str | None]:

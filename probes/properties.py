@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from gpuadvisor.provenance import as_text as _s
+from gpuadvisor.provenance import nvml_try as _try
 from gpuadvisor.results import ProbeResult
 from probes.base import ProbeContext
 
@@ -46,17 +48,6 @@ PROP_KEYS = {
 }
 
 PCIE_GBS_PER_LANE = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
-
-
-def _try(fn: Any, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except Exception:
-        return None
-
-
-def _s(x: Any) -> Any:
-    return x.decode() if isinstance(x, bytes) else x
 
 
 def collect(cp: Any, nvml: Any, handle: Any, index: int) -> dict[str, Any]:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuadvisor.provenance import as_text as _s
+from gpuadvisor.provenance import nvml_try as _try
+
 # nvmlGpuTopologyLevel_t: how far apart two GPUs are on the PCIe/CPU tree, with nvidia-smi topo's names
 LEVELS: dict[int, tuple[str, str]] = {
     0: ("internal", "same board"),
@@ -23,17 +26,6 @@ NVLINK_VERSIONS = {1: ("1.0", 20.0), 2: ("2.0", 25.0), 3: ("2.2", 25.0), 4: ("3.
                    6: ("4.0", 25.0), 7: ("5.0", 50.0)}
 NVLINK_GBS_PER_LINK = {k: v[1] for k, v in NVLINK_VERSIONS.items()}
 MAX_LINKS = 18
-
-
-def _try(fn: Any, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except Exception:
-        return None
-
-
-def _s(x: Any) -> Any:
-    return x.decode() if isinstance(x, bytes) else x
 
 
 def _bus(x: Any) -> str | None:
