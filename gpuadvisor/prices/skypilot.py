@@ -92,26 +92,28 @@ def _row(fields: list[str], col: dict[str, int], width: int, where: str, provide
                get("AvailabilityZone"), where)
 
 
-def _num(text: str, column: str, where: str) -> float | None:
+def _float(text: str, column: str, where: str) -> float | None:
+    """A CSV cell as a number; empty is None; anything else is one line naming file, row and column."""
     if not text:
         return None
     try:
-        x = float(text)
+        return float(text)
     except ValueError:
         raise UserError(f"{where}: column {column}: not a number: {text!r}") from None
-    if not math.isfinite(x) or x < 0:
+
+
+def _num(text: str, column: str, where: str) -> float | None:
+    x = _float(text, column, where)
+    if x is not None and (not math.isfinite(x) or x < 0):
         raise UserError(f"{where}: column {column}: {text!r} is not a finite number >= 0")
     return x
 
 
 def _price(text: str, column: str, where: str) -> float | None:
     """USD/h; empty means not offered. Zero is taken as not offered too (some catalogs use it)."""
-    if not text:
+    x = _float(text, column, where)
+    if x is None:
         return None
-    try:
-        x = float(text)
-    except ValueError:
-        raise UserError(f"{where}: column {column}: not a number: {text!r}") from None
     if not math.isfinite(x):
         raise UserError(f"{where}: column {column}: not a finite price: {text!r}")
     if x < 0:
