@@ -12,11 +12,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gpuadvisor.checks import CheckReport, RuleSet, evaluate
+from gpuadvisor.checks import EXIT_FAIL, EXIT_PASS, CheckReport, RuleSet, evaluate
 from gpuadvisor.fleet.model import Fleet
 from gpuadvisor.fleet.outliers import DEFAULT_TOLERANCE_PCT, Outlier, find_outliers
-
-EXIT_PASS, EXIT_FAIL = 0, 1
 
 
 @dataclass
