@@ -7,6 +7,7 @@ tiny configs to shake out bugs (no memory figures there).
 from __future__ import annotations
 
 import gc
+import os
 import statistics
 import time
 
@@ -152,6 +153,18 @@ def _make_model(case: dict, cfg: dict, device: str):
     return model, hf, encoder
 
 
+def _maybe_profile(out: dict, fn, cuda: bool, key: str = "profile") -> None:
+    """With GPUADVISOR_PROFILE set: one more call under torch.profiler (tools/profile_summary.py)."""
+    if not (cuda and os.environ.get("GPUADVISOR_PROFILE")):
+        return
+    from profile_summary import profile_call
+
+    try:
+        out[key] = profile_call(fn)
+    except Exception as e:  # a profile is a diagnostic: never lose the measurement for it
+        out[key] = {"error": repr(e)[:300]}
+
+
 def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
     import torch
 
@@ -228,6 +241,12 @@ def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
                     step_ms.append(ms)
             sync()
             out["peak_bytes"] = peak()
+
+            def one_step():
+                with torch.no_grad():
+                    model(input_ids=nxt, past_key_values=cache, use_cache=True, logits_to_keep=1)
+
+            _maybe_profile(out, one_step, cuda, key="decode_profile")
             out["decode_step_ms"] = statistics.median(step_ms)
             out["decode_steps_ms"] = [round(t, 3) for t in step_ms]
             out["kv_tokens"] = seq + DECODE_WARM + DECODE_STEPS
@@ -264,6 +283,7 @@ def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
             out["peak_bytes"] = peak()
             del o
         times = timer(lambda: fn(), reps)
+        _maybe_profile(out, fn, cuda)
         out["prefill_ms" if kind != "scoring" else "forward_ms"] = statistics.median(times)
         out["time_ms"] = statistics.median(times)
         out["times_ms"] = [round(t, 3) for t in times]
@@ -320,6 +340,7 @@ def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
         out.update(phases)
         out["peak_bytes"] = max(phases["fb_peak_bytes"], phases["opt_peak_bytes"]) if cuda else None
         times = timer(lambda: step(), reps, warm=0)
+        _maybe_profile(out, step, cuda)
         out["step_ms"] = statistics.median(times)
         out["time_ms"] = out["step_ms"]
         out["times_ms"] = [round(t, 3) for t in times]
