@@ -6,8 +6,8 @@ are imported lazily inside the probes so that `import probes` works on a machine
 """
 
 ALL_PROBES = ("properties", "memory_bandwidth", "transfer", "flops", "tensor", "health", "host", "crossover",
-              "interconnect")
-GPU_PROBES = ("properties", "memory_bandwidth", "transfer", "flops", "tensor", "crossover", "health")
+              "dispatch", "interconnect")
+GPU_PROBES = ("properties", "memory_bandwidth", "transfer", "flops", "tensor", "crossover", "dispatch", "health")
 HOST_PROBES = ("host",)
 NODE_PROBES = ("interconnect",)  # once per run, over every selected GPU
 LOAD_PROBES = ("flops", "tensor")  # clocks and throttling are sampled while these run (health probe)

@@ -1,8 +1,9 @@
-"""Host dispatch through PyTorch eager: what one eager op and one host-GPU synchronization cost on
-this host, now. Eager frameworks (Hugging Face generate(), plain PyTorch training loops) are bound by
-these two figures whenever the GPU work per op is small, and they differ between hosts of the same
-machine kind (a loaded CPU makes every synchronization wait for the scheduler): the eager engine
-profile takes them from here (gpuadvisor/estimate/engines.py) instead of assuming a quiet host.
+"""Host dispatch through PyTorch eager, on this host, now: one eager op, one host-GPU
+synchronization, and attention on a sequence length not seen before (PyTorch's cuDNN attention
+builds a plan per shape: ~40 ms of host time on an H100 host, paid once per eager decode step).
+Eager frameworks (Hugging Face generate(), plain PyTorch loops) are bound by these whenever the GPU
+work per op is small, and they differ between hosts: the eager engine profile takes them from here
+(gpuadvisor/estimate/engines.py) instead of assuming one host.
 """
 
 from __future__ import annotations
@@ -50,6 +51,39 @@ def measure(torch: Any, *, ops: int = 2000, syncs: int = 300, repeats: int = 5) 
             "op_spread": (max(op_s) - min(op_s)) / statistics.median(op_s)}
 
 
+_FRESH = [3001]  # sequence lengths this process has not used: each SDPA call below gets a new one
+
+
+def attention_new_shape(torch: Any, *, calls: int = 5) -> dict[str, Any]:
+    """Host seconds of one decode-shaped SDPA call (batch 1, 32 query heads over 8 KV heads of 64) on a
+    sequence length it has not seen, minus the same call on a length it has: zero where the backend
+    PyTorch picks runs a prebuilt kernel (flash), tens of ms where it builds a plan per shape (cuDNN
+    attention, PyTorch's choice on Hopper and Blackwell), which eager decoding pays every step."""
+    import torch.nn.functional as F
+
+    def call(length: int) -> float:
+        q = torch.randn(1, 32, 1, 64, device="cuda", dtype=torch.bfloat16)
+        kv = torch.randn(1, 8, length, 64, device="cuda", dtype=torch.bfloat16)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)
+        dt = time.perf_counter() - t0
+        torch.cuda.synchronize()
+        return dt
+
+    def fresh() -> int:
+        _FRESH[0] += 7
+        return _FRESH[0]
+
+    call(fresh())
+    new = [call(fresh()) for _ in range(calls)]
+    same_len = fresh()
+    call(same_len)
+    same = [call(same_len) for _ in range(calls)]
+    return {"new_shape_s": max(statistics.median(new) - statistics.median(same), 0.0),
+            "same_shape_s": statistics.median(same)}
+
+
 def run(ctx: ProbeContext) -> ProbeResult:
     t0 = time.perf_counter()
     ctx.gpu()
@@ -66,5 +100,12 @@ def run(ctx: ProbeContext) -> ProbeResult:
                     op="torch.cuda.synchronize() after one small op, the op's dispatch subtracted"),
         measurement("dispatch.python", "Python loop iteration (host)", r["python_iter_s"] * 1e9, "ns"),
     ]
+    try:
+        a = attention_new_shape(torch, calls=3 if ctx.quick else 7)
+        ms.append(measurement("dispatch.sdpa_new_shape", "Attention on a new sequence length (host)",
+                              a["new_shape_s"] * 1e3, "ms", same_shape_ms=a["same_shape_s"] * 1e3,
+                              op="SDPA, batch 1, 32/8 heads of 64, one query: new length minus a seen one"))
+    except Exception as e:  # an attention backend missing on this GPU: the other figures stand
+        ctx.log(f"dispatch: attention timing skipped: {type(e).__name__}: {e}")
     return ProbeResult(probe=NAME, status="ok", duration_s=time.perf_counter() - t0, measurements=ms,
                        data={"torch": torch.__version__, "repeats": reps})

@@ -107,50 +107,59 @@ HOST_OPS_TRAIN = {"rmsnorm": {"pure": 410.0, "mixed": 455.0, "fp32": 410.0},
 HOST_OPS_FIXED_TRAIN = 160.0  # loss, embedding, LM head, optimizer launch, zero_grad
 HOST_OPS_ADAPTER = 24.0  # LoRA: per adapted linear (lora_A, lora_B, scaling, add, casts; x3 for backward)
 HOST_OPS_DEQUANT = 20.0  # QLoRA (bitsandbytes): per quantized linear, dequantize in forward and backward
-HOST_OPS_EXPERT = 36.0  # HF eager MoE: per expert per layer (token select, 3 linears, combine; x3)
+HOST_OPS_MOE = 75.0  # HF grouped_mm experts: per MoE layer (routing, grouped products, combine; x3 with backward)
 
 
 def _pure(w: Workload) -> Workload:
     return w if _regime(w) != "mixed" else replace(w, mixed_precision=False)
 
 
-def _layer_gemms(m: Any, tp: int) -> list[tuple[float, float, float, float]]:
-    """Matrix products of one layer as (token share, n, k, count), per tensor-parallel rank:
+def _layer_gemms(m: Any, tp: int) -> list[tuple[float, float, float, float, bool]]:
+    """Matrix products of one layer as (token share, n, k, count, expert), per tensor-parallel rank:
     column-parallel projections split n, row-parallel ones split k; MoE experts see top-k/E of the tokens."""
     d, q, kv, inter = m.hidden_size, m.q_dim, m.kv_dim, m.intermediate_size
-    g: list[tuple[float, float, float, float]] = []
+    g: list[tuple[float, float, float, float, bool]] = []
     if m.fused_qkv:
-        g.append((1.0, (q + 2 * kv) / tp, d, 1))
+        g.append((1.0, (q + 2 * kv) / tp, d, 1, False))
     else:
-        g += [(1.0, q / tp, d, 1), (1.0, kv / tp, d, 2)]
-    g.append((1.0, d, q / tp, 1))
-    share, count = 1.0, 1.0
-    if m.num_experts > 1:
+        g += [(1.0, q / tp, d, 1, False), (1.0, kv / tp, d, 2, False)]
+    g.append((1.0, d, q / tp, 1, False))
+    share, count, expert = 1.0, 1.0, m.num_experts > 1
+    if expert:
         share, count = m.experts_per_token / m.num_experts, float(m.num_experts)
-        g.append((1.0, m.num_experts, d, 1))  # router
-    g.append((share, inter / tp, d, count * (2 if m.gated else 1)))
-    g.append((share, d, inter / tp, count))
+        g.append((1.0, m.num_experts, d, 1, False))  # router
+    g.append((share, inter / tp, d, count * (2 if m.gated else 1), expert))
+    g.append((share, d, inter / tp, count, expert))
     return g
 
 
 def _gemm_times(w: Workload, hw: HardwareFigures, rate: float, bw: float, tokens: float,
                 head_rows: float, *, train: bool) -> tuple[float, float]:
-    """(forward, backward) seconds of all matrix products of one step on one GPU."""
+    """(forward, backward) seconds of all matrix products of one step on one GPU.
+
+    MoE experts run as grouped products (transformers >= 5, torch._grouped_mm), which autocast does not
+    cover: with fp32 master weights (mixed precision) they run in fp32 on CUDA cores, at the FP32 rate
+    (H100 profile of a mixed Mixtral step: 80 % of GPU time in fp32 SIMT GEMMs)."""
     m = w.model
     tp = w.tensor_parallel
     sms = hw.compute_units
     eb = _act_bytes(w)
     frozen = w.mode in ("lora", "qlora")
+    expert_fp32 = _regime(w) == "mixed" and m.num_experts > 1
+    fp32_peak = hw.peak_tflops("fp32")
+    expert_rate = rate * fp32_peak / hw.peak_tflops(w.compute_dtype) if expert_fp32 and fp32_peak else rate
 
-    def gt(mm, n, k):
+    def gt(mm, n, k, expert=False):
+        if expert and expert_fp32:
+            return kernels.gemm_time(mm, n, k, rate=expert_rate, bandwidth=bw, sms=sms, elem_bytes=4.0)
         return kernels.gemm_time(mm, n, k, rate=rate, bandwidth=bw, sms=sms, elem_bytes=eb)
 
     fwd = bwd = 0.0
-    for share, n, k, count in _layer_gemms(m, tp):
+    for share, n, k, count, expert in _layer_gemms(m, tp):
         t = share * tokens
-        fwd += count * gt(t, n, k)
+        fwd += count * gt(t, n, k, expert)
         if train:
-            bwd += count * (gt(t, k, n) + (0.0 if frozen else gt(n, k, t)))
+            bwd += count * (gt(t, k, n, expert) + (0.0 if frozen else gt(n, k, t, expert)))
     fwd *= m.num_layers
     bwd *= m.num_layers
     if m.kind == "decoder" and m.vocab_size:
@@ -190,8 +199,6 @@ def _moved_train(w: Workload, mem: MemoryBreakdown) -> float:
         moved += ad * tokens * m.num_layers * (1 + traffic.BWD_FACTOR + (1 if w.checkpointing else 0))
         return moved + traffic.optimizer_bytes_per_param(4.0, "adamw", False) * lora_params(w) / tp
     p = m.num_params / tp
-    if m.num_experts > 1:
-        moved += m.num_layers * traffic.moe_grad_bytes_per_layer(m, BYTES_PER_DTYPE[w.weight_dtype]) / tp
     return moved + traffic.optimizer_bytes_per_param(BYTES_PER_DTYPE[w.weight_dtype], w.optimizer, mixed) * p
 
 
@@ -210,7 +217,7 @@ def _host_train_s(w: Workload) -> float:
         return (HOST_OPS_FIXED_TRAIN + HOST_OPS_TRAIN["layernorm"][_regime(w)]) * kernels.HOST_OP_S
     amp = _regime(w) == "mixed" or (w.mode in ("lora", "qlora") and w.mixed_precision)
     ops = HOST_OPS_TRAIN["rmsnorm" if m.norm == "rmsnorm" else "layernorm"]["mixed" if amp else _regime(w)]
-    per_layer = ops + HOST_OPS_EXPERT * (m.num_experts if m.num_experts > 1 else 0)
+    per_layer = ops + (HOST_OPS_MOE if m.num_experts > 1 else 0)
     if w.mode in ("lora", "qlora"):
         linears = (4 if not m.fused_qkv else 2) + ((3 if m.gated else 2) if w.lora_targets == "all" else 0)
         per_layer += HOST_OPS_ADAPTER * linears
@@ -251,8 +258,9 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     from gpuadvisor.estimate.engines import (
         DEFAULT_ENGINE,
         decode_step,
+        eager_host_note,
         engine_profile,
-        host_range_note,
+        host_op_scale,
         prefill_host_s,
     )
 
@@ -292,7 +300,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             t_compute = training_flops_per_token(w) * w.micro_batch / tp / rate
         t_mem = _moved_train(w, mem) / bw
         device = t_compute + t_mem
-        host = _host_train_s(w)
+        host = _host_train_s(w) * host_op_scale(hw)
         comm = 0.0
         if dp > 1:
             grad_bytes = m.num_params / tp * (2.0 if w.compute_dtype != "fp32" else 4.0)
@@ -305,8 +313,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
                 comm += 2.0 * (dp - 1) / dp * m.num_params / tp * a / link  # gathers fwd + bwd
         if tp > 1 and m.is_transformer:
             comm += 4 * m.num_layers * tokens_gpu * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
-        # HF eager MoE synchronizes with the host once per expert per layer: no overlap
-        ideal = host + device if m.num_experts > 1 else _overlap(host, device)
+        ideal = _overlap(host, device)
         step = ideal + comm
         global_tokens = w.batch * w.seq
         steps = max(1.0, w.train_tokens / global_tokens) if w.train_tokens else 1.0
@@ -339,11 +346,10 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
         pf_compute = forward_flops_per_token(w) * b / tp / rate
         pf_bytes = mem.get("weights") + mem.get("activations")
     pf_mem = pf_bytes / bw
-    pf_host = prefill_host_s(w, engine)
-    moe_eager = m.num_experts > 1 and pf_host > 0  # a host sync per expert: no overlap
+    pf_host = prefill_host_s(w, engine, hw)
     tp_comm = (2 * m.num_layers * tokens * m.hidden_size * a * 2.0 * (tp - 1) / tp / link) if tp > 1 else 0.0
     pf_device = pf_compute + pf_mem
-    prefill = (pf_host + pf_device if moe_eager else _overlap(pf_host, pf_device)) + tp_comm
+    prefill = _overlap(pf_host, pf_device) + tp_comm
     pf_bound = "host" if pf_host > pf_device else ("compute" if pf_compute >= pf_mem else "memory")
     decode_step_s = decode_tps = decode_bound = None
     total = prefill
@@ -351,7 +357,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     if m.kind == "decoder" and w.gen_tokens and not scoring:
         ctx = w.seq + w.gen_tokens // 2  # mean context while generating
         d = decode_step(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
-        rng = host_range_note(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
+        rng = eager_host_note(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
         if rng:
             notes.append(rng)
         if d is not None:

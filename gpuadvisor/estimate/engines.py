@@ -9,13 +9,16 @@ The engine decides the rest:
   launch, its attention reads the KV cache once, and a layer is about 17 kernels. Calibrated with a
   CUDA-graph decode loop over a static KV cache (tools/bench_decode.py, "graphs_own").
 * `eager`: Hugging Face transformers `generate()` in eager PyTorch: the host dispatches every op of
-  every layer every step (0.84 ms a layer, ~85 ops at ~10 us each, the same on two H100 hosts), the
-  GPU runs behind it, and generate() then synchronizes and does its per-step bookkeeping on the
-  host: step = fixed + max(layers x per-layer host time, GPU time). The fixed part is the least
-  certain figure here: 46 ms a step on the calibration host (matching the 12-20 tok/s reported for
-  a 3B model), 1-2 ms on a second H100 host of the same kind (docs/validation-time.md). Its GPU work
-  has about 43 kernels a layer, and its attention moves the KV cache 3 + 2g times (g = query heads
-  per KV head): the dynamic cache is concatenated each step and repeat_kv expands K and V.
+  every layer every step (0.84 ms a layer, ~85 ops at ~10 us each; the dispatch probe's measured op
+  time scales it), the GPU runs behind it, and generate() synchronizes twice a step and does its
+  bookkeeping (~1.5 ms). On top, PyTorch's attention on a sequence length it has not seen yet builds
+  a plan where it picks cuDNN attention (its default on Hopper and Blackwell): 36-45 ms of host time
+  on H100 hosts, once a step because every decode step has a new length. That build, not Python,
+  is why generate() ran 13-20 tok/s for 1-8B models on an H100 (tools/device/sdpa_host.py: 45-57 ms
+  a step with cuDNN attention, 13-15 ms without, for a 1B model). Step = fixed + plan + max(layers x
+  per-layer host time, GPU time). Its GPU work has about 43 kernels a layer, and its attention moves
+  the KV cache 3 + 2g times (g = query heads per KV head): the dynamic cache is concatenated each
+  step and repeat_kv expands K and V.
 """
 
 from __future__ import annotations
@@ -46,14 +49,16 @@ class EngineProfile:
     kv_passes_per_group: float
     prefill_host_ops_per_layer: float  # host-dispatched ops per layer in a prefill forward (0: graphs)
     calibration: str
-    host_fixed_seen_s: tuple[float, float] = (0.0, 0.0)  # lowest and highest fixed host cost measured
+    plans_attention: bool = False  # pays the attention backend's per-shape plan build every step
 
     @property
     def host_bound_possible(self) -> bool:
         return self.host_fixed_s > 0 or self.host_per_layer_s > 0
 
-    def host_step_s(self, num_layers: int) -> float:
-        return self.host_fixed_s + self.host_per_layer_s * num_layers
+    def host_step_s(self, num_layers: int, hw: HardwareFigures | None = None) -> float:
+        """Host time of one step: fixed, attention plan (where the backend builds one) and dispatch."""
+        plan = attention_plan_s(hw) if self.plans_attention else 0.0
+        return self.host_fixed_s + plan + self.host_per_layer_s * num_layers * host_op_scale(hw)
 
     def kv_multiplier(self, num_heads: int, num_kv_heads: int) -> float:
         g = num_heads / num_kv_heads if num_kv_heads else 1.0
@@ -65,11 +70,12 @@ class EngineProfile:
 
 ENGINES: dict[str, EngineProfile] = {
     "eager": EngineProfile(
-        "eager", "Hugging Face transformers eager generate()", host_fixed_s=46e-3, host_per_layer_s=0.84e-3,
+        "eager", "Hugging Face transformers eager generate()", host_fixed_s=1.5e-3, host_per_layer_s=0.84e-3,
         kernels_per_layer=43, kernels_fixed=20, kv_passes=3.0, kv_passes_per_group=2.0,
         prefill_host_ops_per_layer=95.0,
-        calibration="H100 SXM + Xeon host, PyTorch 2.11, transformers 5.17: generate() of 0.5B-8B models, batch 1-64",
-        host_fixed_seen_s=(1.5e-3, 46e-3),
+        calibration="H100 SXM + Xeon host, PyTorch 2.11, transformers 5.17: generate() of 0.5B-8B models, batch 1-64; "
+                    "attention plan and op dispatch measured on the host where they apply (dispatch probe)",
+        plans_attention=True,
     ),
     "graphs": EngineProfile(
         "graphs", "CUDA graphs / compiled engine (vLLM, TensorRT-LLM, SGLang)", host_fixed_s=0.0,
@@ -78,6 +84,29 @@ ENGINES: dict[str, EngineProfile] = {
         calibration="H100 SXM, PyTorch 2.11: one decode step captured in a CUDA graph, 0.5B-8B, batch 1-64",
     ),
 }
+# Host time of SDPA on a new sequence length where PyTorch picks cuDNN attention (compute capability
+# 9.x and 10.x): 36-45 ms measured on H100 hosts (tools/data/h100-round3/sdpa-host.json); where it picks
+# flash attention (older GPUs) there is no per-shape build. The dispatch probe measures it on the host.
+CUDNN_ATTENTION_PLAN_S = 40e-3
+CUDNN_ATTENTION_CC = ("9.", "10.")
+
+
+def attention_plan_s(hw: HardwareFigures | None) -> float:
+    """Host seconds eager attention spends on a sequence length it has not seen: measured, or assumed
+    from which backend PyTorch picks on this GPU (CUDNN_ATTENTION_PLAN_S)."""
+    if hw is None:
+        return 0.0
+    if hw.attention_plan_s is not None:
+        return hw.attention_plan_s
+    cc = hw.compute_capability or ""
+    return CUDNN_ATTENTION_PLAN_S if cc.startswith(CUDNN_ATTENTION_CC) else 0.0
+
+
+def host_op_scale(hw: HardwareFigures | None) -> float:
+    """This host's eager op dispatch time relative to the calibration host's (kernels.HOST_OP_S)."""
+    return hw.host_op_s / HOST_OP_S if hw is not None and hw.host_op_s else 1.0
+
+
 DEFAULT_ENGINE = "graphs"
 
 
@@ -149,9 +178,9 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
         # bytes only: the advisor adds the all-reduce latency per layer (advisor/figures.py _tp_latency_s)
         comm = 2 * layers * batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
     device = max(t_mem, t_comp) + floor + comm
-    launch = prof.host_per_layer_s * layers
-    host = prof.host_step_s(layers)
-    step = prof.host_fixed_s + max(device, launch)
+    launch = prof.host_per_layer_s * layers * host_op_scale(hw)
+    host = prof.host_step_s(layers, hw)
+    step = host - launch + max(device, launch)  # fixed host costs, then dispatch overlapped with the GPU
     if host >= device:
         bound = "host"
     elif floor > max(t_mem, t_comp):
@@ -161,20 +190,22 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
     return DecodeStep(step, bound, t_mem, t_comp, floor, host, comm, kv_mult)
 
 
-def host_range_note(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
+def eager_host_note(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
                     efficiency: Efficiency | None = None) -> str | None:
-    """For an engine whose fixed host cost varied between hosts: the step time at the lowest one."""
+    """Where the engine pays an attention plan per step: what it costs, and the step without it."""
     prof = engine_profile(engine)
-    lo, hi = prof.host_fixed_seen_s
-    if not hi or hi <= lo:
+    plan = attention_plan_s(hw) if prof.plans_attention else 0.0
+    if plan <= 1e-3:
         return None
     d = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency)
     if d is None:
         return None
-    fast = d.time_s - prof.host_fixed_s + lo
-    return (f"low confidence: {prof.name}'s fixed host cost per step measured {lo * 1e3:.1f}-{hi * 1e3:.0f} ms on two "
-            f"H100 hosts of one kind; on a quiet host a step may take {fast * 1e3:.1f} ms instead of "
-            f"{d.time_s * 1e3:.1f} ms ({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s)")
+    fast = d.time_s - plan
+    how = "measured on this host" if hw.attention_plan_s is not None else "assumed: 36-45 ms measured on H100 hosts"
+    return (f"{prof.name}: PyTorch's cuDNN attention builds a plan for every new sequence length, {plan * 1e3:.0f} ms "
+            f"of host time a decode step ({how}); torch.backends.cuda.enable_cudnn_sdp(False) avoids it: "
+            f"{fast * 1e3:.1f} ms instead of {d.time_s * 1e3:.1f} ms a step "
+            f"({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s)")
 
 
 def decode_step_time(
@@ -188,15 +219,16 @@ def decode_step_time(
 
 
 PREFILL_HOST_OPS_FIXED = 300  # embedding, mask, rotary tables, final norm, LM head, output
-PREFILL_HOST_OPS_EXPERT = 12  # HF eager MoE: per expert per layer (token select, 3 linears, combine)
+PREFILL_HOST_OPS_MOE = 25  # HF grouped_mm experts, per MoE layer: routing (softmax, top-k, sort, histc, cumsum,
+# gather), two grouped products, gate, weighting, un-permute and sum (transformers >= 5; no per-expert loop)
 
 
-def prefill_host_s(w: Workload, engine: str) -> float:
+def prefill_host_s(w: Workload, engine: str, hw: HardwareFigures | None = None) -> float:
     """Host time to dispatch one prefill forward (eager: every op of every layer; graphs: ~0)."""
     prof = engine_profile(engine)
     if not prof.prefill_host_ops_per_layer:
         return 0.0
     m = w.model
     layers = m.num_layers if m.is_transformer else 1
-    per_layer = prof.prefill_host_ops_per_layer + (PREFILL_HOST_OPS_EXPERT * m.num_experts if m.num_experts > 1 else 0)
-    return (per_layer * layers + PREFILL_HOST_OPS_FIXED) * HOST_OP_S
+    per_layer = prof.prefill_host_ops_per_layer + (PREFILL_HOST_OPS_MOE if m.num_experts > 1 else 0)
+    return (per_layer * layers + PREFILL_HOST_OPS_FIXED) * HOST_OP_S * host_op_scale(hw)

@@ -53,6 +53,9 @@ class HardwareFigures:
     allreduce_busbw_gbs: float | None = None  # measured all-reduce bus bandwidth (interconnect probe)
     source: str = "datasheet"  # "datasheet" | "measured"
     measured_keys: tuple[str, ...] = ()  # which figures came from the probe
+    compute_capability: str | None = None  # NVIDIA "9.0": decides which attention backend PyTorch picks
+    host_op_s: float | None = None  # measured host time of one eager PyTorch op (dispatch probe)
+    attention_plan_s: float | None = None  # measured host time of SDPA on a new sequence length (dispatch probe)
 
     @classmethod
     def from_card(cls, card: Any) -> HardwareFigures:
@@ -71,6 +74,7 @@ class HardwareFigures:
             tdp_w=card.tdp_w,
             interconnect_gbs=card.interconnect_gbs,
             compute_units=getattr(card, "compute_units", None),
+            compute_capability=getattr(card, "compute_capability", None) if card.vendor == "nvidia" else None,
         )
 
     def peak_tflops(self, dtype: str) -> float | None:
@@ -90,7 +94,8 @@ class HardwareFigures:
 def measured_figures(device: Any) -> dict[str, float]:
     """Map a probe DeviceResult's measurements onto estimate figures (the one place that knows
     the probe keys): bandwidth_gbs from memory.triad (else memory.copy), tflops per dtype from
-    tensor.<dtype>, fp32 from fp32.fma, allreduce_busbw_gbs from interconnect.allreduce_busbw."""
+    tensor.<dtype>, fp32 from fp32.fma, allreduce_busbw_gbs from interconnect.allreduce_busbw, and the
+    host's eager dispatch figures from dispatch.op and dispatch.sdpa_new_shape."""
     out: dict[str, float] = {}
 
     def val(key: str) -> float | None:
@@ -111,6 +116,12 @@ def measured_figures(device: Any) -> dict[str, float]:
     v = val("interconnect.allreduce_busbw")  # helper `interconnect`'s probe, GB/s
     if v:
         out["allreduce_busbw_gbs"] = v
+    v = val("dispatch.op")  # us
+    if v:
+        out["host_op_s"] = v * 1e-6
+    m = device.measurement("dispatch.sdpa_new_shape")  # ms; 0 is a real result (no plan built)
+    if m is not None and getattr(m, "value", None) is not None and m.value >= 0:
+        out["attention_plan_s"] = float(m.value) * 1e-3
     return out
 
 
@@ -128,6 +139,8 @@ def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFi
         hw,
         bandwidth_gbs=figures.get("bandwidth_gbs", hw.bandwidth_gbs),
         allreduce_busbw_gbs=figures.get("allreduce_busbw_gbs", hw.allreduce_busbw_gbs),
+        host_op_s=figures.get("host_op_s", hw.host_op_s),
+        attention_plan_s=figures.get("attention_plan_s", hw.attention_plan_s),
         tflops=tf,
         source="measured" if rates else hw.source,
         measured_keys=tuple(sorted(figures)),

@@ -27,8 +27,8 @@ from gpuadvisor.estimate.engines import (
     EngineProfile,
     decode_step,
     decode_step_time,
+    eager_host_note,
     engine_profile,
-    host_range_note,
 )
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory import CUDA_CONTEXT_BYTES, estimate_memory, kv_cache_bytes
@@ -135,11 +135,12 @@ def estimate_serving(
                           "aggregate_tokens_per_s": c * w.data_parallel * output_tokens / cy, "fits": c <= seqs})
         c *= 2
     conf_notes = [n for n in one.notes if n.startswith("low confidence")]
-    rng = host_range_note(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
-    if rng:
-        conf_notes.append(rng)
-    elif step.host_s >= step.time_s * 0.5 and not conf_notes:
-        conf_notes.append("low confidence: decode is host-bound (eager dispatch); it depends on the host CPU")
+    plan = eager_host_note(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
+    if plan:
+        notes.append(plan)
+    if step.host_s >= step.time_s * 0.5 and hw.host_op_s is None and not conf_notes:
+        conf_notes.append("low confidence: decode is host-bound (eager dispatch) and this host's dispatch costs "
+                          "were not measured (`gpuadvisor run` measures them)")
     return ServingEstimate(
         engine=engine, concurrency=concurrency, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
         ttft_s=prefill_one + step.time_s, tpot_s=step.time_s, per_user_tokens_per_s=output_tokens / cyc,

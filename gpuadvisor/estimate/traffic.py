@@ -74,13 +74,6 @@ def adapter_bytes_per_token_layer(m: Any, *, a: float, targets: str, tp: int = 1
     return sum((a + 4) * k + (24 + 2 * a) * n for k, n in lin)
 
 
-def moe_grad_bytes_per_layer(m: Any, grad_bytes: float) -> float:
-    """HF eager MoE keeps each layer's experts as one stacked weight and indexes one expert at a time:
-    the backward of each index materializes a zero-filled gradient of the whole stack and adds it in
-    (write, read, write), once per expert."""
-    return m.num_experts * 3.0 * m.num_experts * m.expert_params * grad_bytes
-
-
 def optimizer_bytes_per_param(weight_bytes: float, optimizer: str, mixed: bool) -> float:
     """Bytes one optimizer step moves per parameter: AdamW foreach ("adamw", "adamw-foreach") runs
     ~21 state-sized passes, fused AdamW one pass over p, g, m, v (7), 8-bit AdamW reads and writes
