@@ -41,7 +41,10 @@ CASES = {  # the most telling first, in case the caller's time limit cuts the ru
     "tp2": ("tp", False),
     "ddp": ("ddp", False),
     "fsdp-mixed": ("fsdp", True),
+    "tp2-b8s1024": ("tp", False),  # a second tensor-parallel shape: 8 x 1024 tokens
+    "ddp-b4s1024": ("ddp", False),
 }
+SHAPES = {"tp2-b8s1024": (8, 1024), "ddp-b4s1024": (4, 1024)}  # (micro-batch, seq) where not the default
 MICRO_BATCH, SEQ, WARMUP, STEPS = 2, 2048, 2, 5
 CASE_TIMEOUT_S = 90  # per case; 4 cases stay under 6 minutes even if all hang
 
@@ -116,7 +119,7 @@ def run_case(name: str, tiny: bool, device: str, out_dir: Path) -> int:
     dist.init_process_group("nccl" if cuda else "gloo", timeout=timedelta(seconds=CASE_TIMEOUT_S - 25))
     dev = torch.device("cuda", local) if cuda else torch.device("cpu")
     cfg = TINY if tiny else LLAMA2_7B
-    mb, seq = (2, 32) if tiny else (MICRO_BATCH, SEQ)
+    mb, seq = (2, 32) if tiny else SHAPES.get(name, (MICRO_BATCH, SEQ))
     rec: dict = {"case": name, "strategy": strategy, "mixed_precision": mixed, "world_size": world,
                  "micro_batch": mb, "seq": seq, "config": cfg, "rank": rank}
     t0 = time.perf_counter()
@@ -205,6 +208,12 @@ def run_case(name: str, tiny: bool, device: str, out_dir: Path) -> int:
                 times.append((time.perf_counter() - t) * 1e3)
         rec["step_ms"] = statistics.median(times)
         rec["times_ms"] = [round(t, 3) for t in times]
+        if cuda and os.environ.get("GPUADVISOR_PROFILE"):  # where the step's time goes (every rank runs it)
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from profile_summary import profile_call
+
+            dist.barrier()
+            rec["profile"] = profile_call(step, top=15)
         rec["reserved_bytes"] = torch.cuda.max_memory_reserved() if cuda else None
     except Exception as e:  # the case fails on its own; the driver goes on with the next
         rec["error"] = f"{type(e).__name__}: {str(e)[:400]}"
