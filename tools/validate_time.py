@@ -75,6 +75,31 @@ def decode_rows(path: Path, hw: HardwareFigures, *, all_held_out: bool, run: str
     return rows
 
 
+def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
+    """tools/device/eager_check.py: generate() with a new length every step, against the estimate made
+    with the dispatch probe's figures measured in the same run (op dispatch, attention plan)."""
+    from dataclasses import replace
+
+    from gpuadvisor.catalog import load_catalog
+
+    d = json.loads(path.read_text())
+    pr = d["probe"]
+    hw = replace(HardwareFigures.from_card(load_catalog().get(card)), host_op_s=pr["op_s"],
+                 attention_plan_s=pr["new_shape_s"])
+    rows = []
+    for rec in d["generate"]:
+        if not rec.get("step_s"):
+            continue
+        spec = spec_from_config(rec["config"], name=rec["model"])
+        w = make_workload(spec, mode="inference", dtype="bf16", batch=rec["batch"], seq_len=int(rec["context_mean"]),
+                          gen_tokens=rec["gen"])
+        est = decode_step(w, hw, batch=rec["batch"], context=int(rec["context_mean"]), engine="eager").time_s
+        rows.append({"run": run, "model": rec["model"], "params_b": rec["params"] / 1e9, "batch": rec["batch"],
+                     "engine": "eager", "meas_tps": rec["batch"] / rec["step_s"], "est_tps": rec["batch"] / est,
+                     "err": 100 * (rec["step_s"] / est - 1), "held_out": True, "graphs_hf_ms": 0.0})
+    return rows
+
+
 def _workload_v1(rec: dict):
     spec = spec_from_config(rec["config"], name=rec["model"], origin=f"validate:{rec['model']}")
     mode, b, s = rec["mode"], rec["batch"], rec["seq"]
@@ -175,6 +200,15 @@ def main() -> int:
     drows = decode_rows(DATA / "decode-h100.json", hw, all_held_out=False, run="A")
     if (DATA / "decode-h100-host.json").exists():
         drows += decode_rows(DATA / "decode-h100-host.json", hw, all_held_out=True, run="B")
+    # runs A and B repeated generate() over the same lengths, so some repeats reused the attention
+    # plans the first one built (A: median of 2, B: of 5): their eager rows are listed, not scored
+    for r in drows:
+        if r["engine"] == "eager":
+            r["engine"] = "eager (lengths repeated: not scored)"
+    for path, card, run in ((DATA / "h100-round3" / "eager-check.json", "H100 SXM5 80GB", "C"),
+                            (DATA / "h200-round3" / "eager-check.json", "H200 SXM 141GB", "D")):
+        if path.exists():
+            drows += eager_check_rows(path, card, run)
     paths = [Path(p) for p in args.validation] if args.validation else sorted(DATA.glob("validation-h100*.json"))
     prows, skipped = [], []
     for p in paths:
@@ -183,7 +217,9 @@ def main() -> int:
         skipped += s
     text = ["## Decode (tools/data/decode-h100*.json)", "", "Error = estimated tok/s / measured tok/s - 1.", "",
             *summary(drows, "engine"), "",
-            "Run A calibrated the engine profiles; run B is a second H100 machine of the same kind.", "",
+            "Run A calibrated the engine profiles; run B is a second H100 machine of the same kind. Runs C (H100) "
+            "and D (H200, another host) check the eager profile: generate() with a new length every step, "
+            "estimated with the dispatch probe's figures from the same run (tools/device/eager_check.py).", "",
             *decode_table(drows), "", "## Prefill, scoring, training step and eager decode step (validation JSONs)",
             "", *summary(prows), "", *phase_table(prows)]
     if skipped:

@@ -29,6 +29,10 @@ ADAMW_FUSED_PASSES = 7.0  # fused AdamW: one kernel reads p, g, m, v and writes 
 # H100 (1.1B and 3.2B models), the time of ~95 bytes at the achieved bandwidth: far from its ~10 bytes
 ADAMW8BIT_BYTES = 95.0
 LOSS_FWD_BYTES_PER_LOGIT = 14.0  # scoring: bf16 logits -> fp32, log-softmax, gather (no backward)
+# HF grouped_mm experts (transformers >= 5): each routed token's gate/up output (2 x intermediate) is
+# read and written about 3 times in fp32 (gate activation, sentinel mask, casts): 48 bytes per
+# intermediate element. Counted from the H100 profile of a Mixtral-style prefill (v2 case 95).
+MOE_ROUTED_BYTES = 48.0
 MIXED_WEIGHT_BYTES = 12.0  # autocast: weight fp32 -> bf16 each forward, bf16 grads -> fp32 master grads
 
 
@@ -57,7 +61,8 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
     b += act * inter
     b += 2 * 3 * r * d  # residual adds
     if m.num_experts > 1:
-        b += 4 * a * d * m.experts_per_token  # dispatch and combine copies
+        b += MOE_ROUTED_BYTES * m.experts_per_token * (m.intermediate_size / tp)
+        b += 12 * a * d * m.experts_per_token  # gather, weighting, un-permute, sum: the hidden state 6x
     return b
 
 
