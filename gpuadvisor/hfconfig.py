@@ -94,6 +94,10 @@ def architecture_from_config(cfg: Any, origin: str = "config.json") -> dict[str,
         kw["mlp_act"] = "geglu" if "gelu" in act else "swiglu"
         kw["attn_bias"] = bool(cfg.get("attention_bias", mt in ("qwen2", "qwen2_moe")))
         kw["fused_qkv"] = mt in ("phi3",)
+        if mt in ("gemma2", "gemma3", "gemma3_text"):
+            kw["norms_per_layer"] = 4
+            # Gemma2Config defaults final_logit_softcapping to 30.0; an explicit null turns it off
+            kw["logit_softcap"] = cfg.get("final_logit_softcapping", 30.0 if mt == "gemma2" else None) is not None
         experts = _first(cfg, ("num_local_experts", "num_experts", "n_routed_experts"))
         if experts and int(experts) > 1:
             kw["num_experts"] = int(experts)

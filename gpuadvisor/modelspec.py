@@ -50,6 +50,8 @@ class ModelSpec:
     fused_qkv: bool = False  # one q/k/v projection (GPT-2, Phi-3, Falcon): one input copy under autocast
     mlp_bias: bool = False
     max_positions: int = 0  # learned absolute position embeddings (GPT-2, BERT, ViT); 0: rotary
+    norms_per_layer: int = 2  # Gemma 2/3 normalize before and after attention and MLP: 4
+    logit_softcap: bool = False  # Gemma 2: tanh soft-capping of the final logits (3 passes over them)
     image_size: int = 0  # vision transformers: tokens = (image/patch)^2 + 1
     patch_size: int = 0
     params: int = 0  # given count (opaque models); computed for transformers

@@ -106,6 +106,7 @@ HOST_OPS_TRAIN = {"rmsnorm": {"pure": 410.0, "mixed": 455.0, "fp32": 410.0},
                   "layernorm": {"pure": 190.0, "mixed": 300.0, "fp32": 190.0}}
 HOST_OPS_FIXED_TRAIN = 160.0  # loss, embedding, LM head, optimizer launch, zero_grad
 HOST_OPS_ADAPTER = 24.0  # LoRA: per adapted linear (lora_A, lora_B, scaling, add, casts; x3 for backward)
+INT8_HOST_OPS_PER_LINEAR = 25.0  # bitsandbytes LLM.int8(): casts, quantize, outlier check, int8 product, dequantize
 HOST_OPS_DEQUANT = 20.0  # QLoRA (bitsandbytes): per quantized linear, dequantize in forward and backward
 HOST_OPS_MOE = 75.0  # HF grouped_mm experts: per MoE layer (routing, grouped products, combine; x3 with backward)
 
@@ -177,6 +178,8 @@ def _elementwise_fwd(w: Workload, tokens: float) -> float:
     a = _act_bytes(w)
     mixed = _regime(w) == "mixed"
     per = traffic.forward_bytes_per_token_layer(m, a=a, mixed=mixed, tp=w.tensor_parallel)
+    if w.quant_format == "int8" and w.mode in ("inference", "scoring"):  # bitsandbytes LLM.int8()
+        per += traffic.int8_linear_bytes_per_token_layer(m, tp=w.tensor_parallel)
     norm_final = 2 * (4.0 if mixed else a) * m.hidden_size * 4
     return tokens * (m.num_layers * per + norm_final)
 
@@ -193,7 +196,7 @@ def _moved_train(w: Workload, mem: MemoryBreakdown) -> float:
     fwd = _elementwise_fwd(w, tokens)
     moved = fwd * (1 + traffic.BWD_FACTOR + (1 if w.checkpointing else 0))
     if m.kind == "decoder":
-        moved += traffic.LOSS_BYTES_PER_LOGIT * tokens * m.vocab_size / tp
+        moved += _logit_bytes(m, traffic.LOSS_BYTES_PER_LOGIT, backward=True) * tokens * m.vocab_size / tp
     if w.mode in ("lora", "qlora"):
         ad = traffic.adapter_bytes_per_token_layer(m, a=_act_bytes(w), targets=w.lora_targets, tp=tp,
                                                    amp=w.mixed_precision)
@@ -201,6 +204,12 @@ def _moved_train(w: Workload, mem: MemoryBreakdown) -> float:
         return moved + traffic.optimizer_bytes_per_param(4.0, "adamw", False) * lora_params(w) / tp
     p = m.num_params / tp
     return moved + traffic.optimizer_bytes_per_param(BYTES_PER_DTYPE[w.weight_dtype], w.optimizer, mixed) * p
+
+
+def _logit_bytes(m: Any, loss_bytes: float, *, backward: bool) -> float:
+    """Bytes per logit of the loss, plus Gemma 2's soft-capping (its backward moves twice as much)."""
+    cap = traffic.SOFTCAP_BYTES_PER_LOGIT * (1 + traffic.BWD_FACTOR if backward else 1) if m.logit_softcap else 0.0
+    return loss_bytes + cap
 
 
 def _overlap(host: float, device: float) -> float:
@@ -342,7 +351,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
         pf_compute = fwd + attn
         pf_bytes = _elementwise_fwd(w, tokens)
         if scoring and m.kind == "decoder":
-            pf_bytes += traffic.LOSS_FWD_BYTES_PER_LOGIT * tokens * m.vocab_size / tp
+            pf_bytes += _logit_bytes(m, traffic.LOSS_FWD_BYTES_PER_LOGIT, backward=False) * tokens * m.vocab_size / tp
     else:
         pf_compute = forward_flops_per_token(w) * b / tp / rate
         pf_bytes = mem.get("weights") + mem.get("activations")
@@ -350,7 +359,14 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     pf_host = prefill_host_s(w, engine, hw)
     tp_comm = (2 * m.num_layers * tokens * m.hidden_size * a * 2.0 * (tp - 1) / tp / link) if tp > 1 else 0.0
     pf_device = pf_compute + pf_mem
-    prefill = _overlap(pf_host, pf_device) + tp_comm
+    if w.quant_format == "int8" and pf_host > 0:
+        # bitsandbytes LLM.int8() synchronizes ~4.7 times per linear (H100 profile: 915 syncs for 196
+        # linears): the host cannot run ahead, so its ~25 ops per linear add to the GPU time
+        linears = (4 if not m.fused_qkv else 2) + (3 if m.gated else 2)
+        pf_host += INT8_HOST_OPS_PER_LINEAR * linears * m.num_layers * kernels.HOST_OP_S * host_op_scale(hw)
+        prefill = pf_host + pf_device + tp_comm
+    else:
+        prefill = _overlap(pf_host, pf_device) + tp_comm
     pf_bound = "host" if pf_host > pf_device else ("compute" if pf_compute >= pf_mem else "memory")
     decode_step_s = decode_tps = decode_bound = None
     total = prefill

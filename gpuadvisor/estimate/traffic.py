@@ -28,6 +28,7 @@ ADAMW_FUSED_PASSES = 7.0  # fused AdamW: one kernel reads p, g, m, v and writes 
 # bitsandbytes' blockwise 8-bit AdamW: 1-byte states, but measured at ~33 ns per parameter on an
 # H100 (1.1B and 3.2B models), the time of ~95 bytes at the achieved bandwidth: far from its ~10 bytes
 ADAMW8BIT_BYTES = 95.0
+SOFTCAP_BYTES_PER_LOGIT = 12.0  # Gemma 2: logits / cap, tanh, * cap: three bf16 read + write passes
 LOSS_FWD_BYTES_PER_LOGIT = 14.0  # scoring: bf16 logits -> fp32, log-softmax, gather (no backward)
 # HF grouped_mm experts (transformers >= 5): each routed token's gate/up output (2 x intermediate) is
 # read and written about 3 times in fp32 (gate activation, sentinel mask, casts): 48 bytes per
@@ -50,7 +51,7 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
     d, q, kv = m.hidden_size, m.q_dim / tp, m.kv_dim / tp
     inter = m.intermediate_size * m.experts_per_token / tp
     rope = m.max_positions == 0
-    b = 2 * _norm_bytes(m.norm, r, a, mixed) * d
+    b = getattr(m, "norms_per_layer", 2) * _norm_bytes(m.norm, r, a, mixed) * d
     if mixed:  # autocast casts each linear's fp32 input to bf16 (q/k/v share one when fused)
         b += (4 + 2) * d * ((1 if m.fused_qkv else 3) + (2 if m.gated else 1))
     if rope:
@@ -64,6 +65,22 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
         b += MOE_ROUTED_BYTES * m.experts_per_token * (m.intermediate_size / tp)
         b += 12 * a * d * m.experts_per_token  # gather, weighting, un-permute, sum: the hidden state 6x
     return b
+
+
+# bitsandbytes LLM.int8() (Linear8bitLt), per linear and token: the bf16 input is cast to fp16 and
+# quantized row-wise to int8 (read 2 + write 2, read 2 + write 1 per input element), the int32 result
+# dequantized to fp16 and cast back to bf16 (read 4 + write 2, read 2 + write 2 per output element):
+# 7 bytes per input and 10 per output element. Its kernels (unvectorized casts, a row-wise quantizer)
+# reach about half the achieved bandwidth (H100 profile of v2 case 98: 144 ms where the bytes take
+# 73 ms), so the bytes count twice.
+INT8_IN_BYTES, INT8_OUT_BYTES, INT8_KERNEL_SLOWDOWN = 7.0, 10.0, 2.0
+
+
+def int8_linear_bytes_per_token_layer(m: Any, tp: int = 1) -> float:
+    """Bytes bitsandbytes' LLM.int8() linears of one layer move per token, beyond the product itself."""
+    d, q, kv, inter = m.hidden_size, m.q_dim / tp, m.kv_dim / tp, m.intermediate_size * m.experts_per_token / tp
+    lin = [(d, q), (d, kv), (d, kv), (q, d)] + [(d, inter)] * (2 if m.gated else 1) + [(inter, d)]
+    return INT8_KERNEL_SLOWDOWN * sum(INT8_IN_BYTES * k + INT8_OUT_BYTES * n for k, n in lin)
 
 
 def adapter_bytes_per_token_layer(m: Any, *, a: float, targets: str, tp: int = 1, amp: bool = False) -> float:
