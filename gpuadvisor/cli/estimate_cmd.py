@@ -285,7 +285,9 @@ def run(args: argparse.Namespace) -> int:
                       f"(communication {fmt_time(comp.comm_time_s)}/step)")
     if comp.achieved_mfu:
         con.print(f"  achieved MFU {comp.achieved_mfu:.0%}; confidence: {comp.confidence}")
-    low = [n for n in (*comp.notes, *(serving.notes if serving else ())) if n.startswith("low confidence")]
+    low = [n for n in (*comp.notes, *(serving.notes if serving else ()))
+           if n.startswith("low confidence") or "enable_cudnn_sdp" in n]
+    low = list(dict.fromkeys(low))  # the serving and compute notes can repeat one another
     for n in dict.fromkeys(low):
         con.print(f"  note: {n}")
     return 0
@@ -307,7 +309,10 @@ def print_serving(con: Any, s: Any) -> None:
     con.print(f"  KV cache {s.kv_bytes_per_token / 1024:,.0f} KiB/token: {s.kv_capacity_tokens:,} tokens fit, "
               f"{s.max_concurrent_seqs:,} sequences of {s.prompt_tokens + s.output_tokens} tokens "
               f"(16-token blocks){'' if s.fits else ' -- fewer than asked'}")
+    plan = a.get("attention_plan_s", 0.0)
     con.print(f"  engine assumptions: host {eng.get('host_fixed_s', 0) * 1e3:.1f} ms/step + "
+              + (f"{plan * 1e3:.0f} ms attention plan/step + " if plan else "")
+              + f"{a.get('host_op_s', 0) * 1e6:.1f} us/op ({a.get('host_figures', 'assumed')}) x "
               f"{eng.get('host_per_layer_s', 0) * 1e3:.2f} ms/layer, "
               f"{eng.get('kernels_per_layer', 0):g} kernels/layer, "
               f"KV read x{step.get('kv_multiplier', 1):.0f}; step = memory {fmt_time(step.get('memory_s'))}, "

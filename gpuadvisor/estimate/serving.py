@@ -25,12 +25,14 @@ from gpuadvisor.estimate.engines import (
     DEFAULT_ENGINE,
     ENGINES,
     EngineProfile,
+    attention_plan_s,
     decode_step,
     decode_step_time,
     eager_host_note,
     engine_profile,
 )
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
+from gpuadvisor.estimate.kernels import HOST_OP_S
 from gpuadvisor.estimate.memory import CUDA_CONTEXT_BYTES, estimate_memory, kv_cache_bytes
 from gpuadvisor.workload import Workload
 
@@ -113,6 +115,8 @@ def estimate_serving(
         "engine": prof.to_dict(), "matmul_efficiency": mfu, "bandwidth_efficiency": bw_eff,
         "hardware_source": hw.source, "kv_block_tokens": KV_BLOCK_TOKENS, "memory_reserve": SERVING_RESERVE,
         "mean_context": mean_ctx,
+        "attention_plan_s": attention_plan_s(hw) if prof.plans_attention else 0.0,
+        "host_op_s": hw.host_op_s or HOST_OP_S, "host_figures": "measured" if hw.host_op_s else "assumed",
     }
     notes = [f"engine: {prof.label}",
              "TTFT: one prompt's prefill plus one decode step in flight; throughput counts the prefills that "
