@@ -55,7 +55,8 @@ def profile_call(fn, *, top: int = 20) -> dict:
             launches += 1
     fams: dict[str, float] = {}
     for name, (_, us) in kernels.items():
-        fams[family(name)] = fams.get(family(name), 0.0) + us / 1e3
+        fam = family(name)
+        fams[fam] = fams.get(fam, 0.0) + us / 1e3
     gpu_ms = sum(fams.values())
     ranked = sorted(kernels.items(), key=lambda kv: -kv[1][1])[:top]
     return {

@@ -287,8 +287,7 @@ def run(args: argparse.Namespace) -> int:
         con.print(f"  achieved MFU {comp.achieved_mfu:.0%}; confidence: {comp.confidence}")
     low = [n for n in (*comp.notes, *(serving.notes if serving else ()))
            if n.startswith("low confidence") or "enable_cudnn_sdp" in n]
-    low = list(dict.fromkeys(low))  # the serving and compute notes can repeat one another
-    for n in dict.fromkeys(low):
+    for n in dict.fromkeys(low):  # the serving and compute notes can repeat one another
         con.print(f"  note: {n}")
     return 0
 

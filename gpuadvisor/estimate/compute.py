@@ -221,6 +221,11 @@ def _overlap(host: float, device: float) -> float:
     return (host**OVERLAP_P + device**OVERLAP_P) ** (1 / OVERLAP_P)
 
 
+def _linears_per_layer(m: Any, *, mlp: bool = True) -> int:
+    """Linear modules in one block: q/k/v/o (two with a fused q/k/v) and, with `mlp`, its two or three."""
+    return (4 if not m.fused_qkv else 2) + ((3 if m.gated else 2) if mlp else 0)
+
+
 def _host_train_s(w: Workload) -> float:
     m = w.model
     if not m.is_transformer:
@@ -229,10 +234,10 @@ def _host_train_s(w: Workload) -> float:
     ops = HOST_OPS_TRAIN["rmsnorm" if m.norm == "rmsnorm" else "layernorm"]["mixed" if amp else _regime(w)]
     per_layer = ops + (HOST_OPS_MOE if m.num_experts > 1 else 0)
     if w.mode in ("lora", "qlora"):
-        linears = (4 if not m.fused_qkv else 2) + ((3 if m.gated else 2) if w.lora_targets == "all" else 0)
+        linears = _linears_per_layer(m, mlp=w.lora_targets == "all")
         per_layer += HOST_OPS_ADAPTER * linears
         if w.mode == "qlora":
-            per_layer += HOST_OPS_DEQUANT * ((4 if not m.fused_qkv else 2) + (3 if m.gated else 2))
+            per_layer += HOST_OPS_DEQUANT * _linears_per_layer(m)
     return (HOST_OPS_FIXED_TRAIN + per_layer * m.num_layers) * kernels.HOST_OP_S
 
 
@@ -362,8 +367,8 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     if w.quant_format == "int8" and pf_host > 0:
         # bitsandbytes LLM.int8() synchronizes ~4.7 times per linear (H100 profile: 915 syncs for 196
         # linears): the host cannot run ahead, so its ~25 ops per linear add to the GPU time
-        linears = (4 if not m.fused_qkv else 2) + (3 if m.gated else 2)
-        pf_host += INT8_HOST_OPS_PER_LINEAR * linears * m.num_layers * kernels.HOST_OP_S * host_op_scale(hw)
+        ops = INT8_HOST_OPS_PER_LINEAR * _linears_per_layer(m) * m.num_layers
+        pf_host += ops * kernels.HOST_OP_S * host_op_scale(hw)
         prefill = pf_host + pf_device + tp_comm
     else:
         prefill = _overlap(pf_host, pf_device) + tp_comm

@@ -98,10 +98,10 @@ def measured_figures(device: Any) -> dict[str, float]:
     host's eager dispatch figures from dispatch.op and dispatch.sdpa_new_shape."""
     out: dict[str, float] = {}
 
-    def val(key: str) -> float | None:
+    def val(key: str, *, zero_ok: bool = False) -> float | None:
         m = device.measurement(key)
         v = getattr(m, "value", None) if m is not None else None
-        return float(v) if v is not None and v > 0 else None
+        return float(v) if v is not None and (v > 0 or (zero_ok and v == 0)) else None
 
     bw = val("memory.triad") or val("memory.copy")
     if bw:
@@ -119,9 +119,9 @@ def measured_figures(device: Any) -> dict[str, float]:
     v = val("dispatch.op")  # us
     if v:
         out["host_op_s"] = v * 1e-6
-    m = device.measurement("dispatch.sdpa_new_shape")  # ms; 0 is a real result (no plan built)
-    if m is not None and getattr(m, "value", None) is not None and m.value >= 0:
-        out["attention_plan_s"] = float(m.value) * 1e-3
+    v = val("dispatch.sdpa_new_shape", zero_ok=True)  # ms; 0 is a real result (no plan built)
+    if v is not None:
+        out["attention_plan_s"] = v * 1e-3
     return out
 
 

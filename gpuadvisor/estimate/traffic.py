@@ -76,10 +76,19 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
 INT8_IN_BYTES, INT8_OUT_BYTES, INT8_KERNEL_SLOWDOWN = 7.0, 10.0, 2.0
 
 
+def _linear_shapes(m: Any, tp: int, inter: float | None) -> list[tuple[float, float]]:
+    """(in, out) features of one layer's linears per tensor-parallel rank: q, k, v, o, and the MLP's
+    where `inter` (its intermediate width per rank) is given."""
+    d, q, kv = m.hidden_size, m.q_dim / tp, m.kv_dim / tp
+    lin = [(d, q), (d, kv), (d, kv), (q, d)]
+    if inter is not None:
+        lin += [(d, inter)] * (2 if m.gated else 1) + [(inter, d)]
+    return lin
+
+
 def int8_linear_bytes_per_token_layer(m: Any, tp: int = 1) -> float:
     """Bytes bitsandbytes' LLM.int8() linears of one layer move per token, beyond the product itself."""
-    d, q, kv, inter = m.hidden_size, m.q_dim / tp, m.kv_dim / tp, m.intermediate_size * m.experts_per_token / tp
-    lin = [(d, q), (d, kv), (d, kv), (q, d)] + [(d, inter)] * (2 if m.gated else 1) + [(inter, d)]
+    lin = _linear_shapes(m, tp, m.intermediate_size * m.experts_per_token / tp)
     return INT8_KERNEL_SLOWDOWN * sum(INT8_IN_BYTES * k + INT8_OUT_BYTES * n for k, n in lin)
 
 
@@ -87,10 +96,7 @@ def adapter_bytes_per_token_layer(m: Any, *, a: float, targets: str, tp: int = 1
     """LoRA (PEFT): each adapted linear upcasts its input to fp32, and its fp32 adapter output is
     scaled, added and downcast; under autocast the adapters run in bf16 (one cast of the input, a
     bf16 output scaled and added). Forward bytes per token of one layer."""
-    d, q, kv, inter = m.hidden_size, m.q_dim / tp, m.kv_dim / tp, m.intermediate_size / tp
-    lin = [(d, q), (d, kv), (d, kv), (q, d)]  # (in, out)
-    if targets == "all":
-        lin += [(d, inter)] * (2 if m.gated else 1) + [(inter, d)]
+    lin = _linear_shapes(m, tp, m.intermediate_size / tp if targets == "all" else None)
     if amp:
         return sum(2 * a * k + 6 * a * n for k, n in lin)
     return sum((a + 4) * k + (24 + 2 * a) * n for k, n in lin)

@@ -33,8 +33,9 @@ def log(*a):
     print(*a, flush=True)
 
 
-def generate_fresh(model, hf, torch, batch: int) -> dict:
-    """Per-step seconds of generate() where every call starts from a prompt length not used before."""
+def generate_fresh(model, hf, torch, batch: int, long_runs: int = 3) -> dict:
+    """Per-step seconds of generate() where every call starts from a prompt length not used before:
+    the median of `long_runs` (GEN + 1)-token runs minus that of three 1-token runs, over GEN."""
     def run(n, prompt):
         x = torch.randint(3, hf.vocab_size, (batch, prompt), device="cuda")
         torch.cuda.synchronize()
@@ -49,7 +50,7 @@ def generate_fresh(model, hf, torch, batch: int) -> dict:
         return 520 + 64 * next(_prompts)
 
     t1 = statistics.median([run(1, prompt()) for _ in range(3)])
-    ps = [prompt() for _ in range(3)]
+    ps = [prompt() for _ in range(long_runs)]
     tn = statistics.median([run(GEN + 1, p) for p in ps])
     return {"step_s": (tn - t1) / GEN, "context_mean": statistics.mean(ps) + GEN / 2, "gen": GEN}
 

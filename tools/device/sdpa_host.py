@@ -21,9 +21,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from bench_decode import MODELS, build_hf  # noqa: E402
+from eager_check import generate_fresh  # noqa: E402
 
 _fresh = itertools.count(700)
-_prompts = itertools.count(0)
 
 
 def log(*a):
@@ -78,26 +78,6 @@ def chosen_kernel(torch, b, hq, hkv, d) -> list[str]:
     return sorted({e.name[:90] for e in prof.events() if "CUDA" in str(getattr(e, "device_type", ""))})
 
 
-def generate_fresh(model, hf, torch, batch: int, gen: int = 24) -> float:
-    """Per-step seconds of generate() whose every step has a key/value length not seen before."""
-    def run(n, prompt):
-        x = torch.randint(3, hf.vocab_size, (batch, prompt), device="cuda")
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        with torch.no_grad():
-            model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=n, min_new_tokens=n,
-                           do_sample=False, pad_token_id=0, eos_token_id=None)
-        torch.cuda.synchronize()
-        return time.perf_counter() - t0
-
-    def prompt():  # 64 apart: no call sees a length an earlier one used
-        return 520 + 64 * next(_prompts)
-
-    t1 = statistics.median([run(1, prompt()) for _ in range(3)])
-    tn = statistics.median([run(gen + 1, prompt()) for _ in range(2)])
-    return (tn - t1) / gen
-
-
 def main() -> int:
     import torch
     from torch.nn.attention import SDPBackend
@@ -120,7 +100,8 @@ def main() -> int:
             rec = {"model": name, "batch": b}
             for cudnn in (True, False):
                 torch.backends.cuda.enable_cudnn_sdp(cudnn)
-                rec["cudnn_on_s" if cudnn else "cudnn_off_s"] = generate_fresh(model, hf, torch, b)
+                step = generate_fresh(model, hf, torch, b, long_runs=2)["step_s"]
+                rec["cudnn_on_s" if cudnn else "cudnn_off_s"] = step
             torch.backends.cuda.enable_cudnn_sdp(True)
             res["generate"].append(rec)
             log(rec)
