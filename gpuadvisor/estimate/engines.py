@@ -71,7 +71,7 @@ class EngineProfile:
 ENGINES: dict[str, EngineProfile] = {
     "eager": EngineProfile(
         "eager", "Hugging Face transformers eager generate()", host_fixed_s=1.5e-3, host_per_layer_s=0.84e-3,
-        kernels_per_layer=43, kernels_fixed=20, kv_passes=3.0, kv_passes_per_group=2.0,
+        kernels_per_layer=43, kernels_fixed=20, kv_passes=3.0, kv_passes_per_group=0.0,
         prefill_host_ops_per_layer=95.0,
         calibration="H100 SXM + Xeon host, PyTorch 2.11, transformers 5.17: generate() of 0.5B-8B models, batch 1-64; "
                     "attention plan and op dispatch measured on the host where they apply (dispatch probe)",

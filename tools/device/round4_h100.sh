@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Round 4 on one H100 (issue 10): a fresh, held-out eager-decode run (run E: 8B first at short
+# contexts, 1B last at long ones; cuDNN attention on and off; left-padded batches), then
+# bitsandbytes LLM.int8() per linear (tools/device/int8_gemm.py) and v2 case 98 re-measured.
+#   bash tools/device/round4_h100.sh eager|int8
+set -u
+export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
+OUT=${OUT:-./out}; mkdir -p "$OUT"
+if [ -d .vendor ]; then export PYTHONPATH="$PWD/.vendor:${PYTHONPATH:-}"; fi
+quiet() { grep -v -E "warnings.warn|UserWarning"; }
+case "${1:-eager}" in
+  eager) python3 tools/device/eager_check.py --reverse --variants default,nocudnn,padded --name eager-check-e 2>&1 | quiet | tee "$OUT/eager-log.txt" ;;
+  int8) python3 tools/device/int8_gemm.py 2>&1 | quiet | tee "$OUT/int8-log.txt"
+        python3 tools/validate_estimates.py --out "$OUT" --budget-s 240 --reps 5 --only 98 2>&1 | quiet | tee "$OUT/case98-log.txt" ;;
+esac
