@@ -1,9 +1,12 @@
 """Host dispatch through PyTorch eager, on this host, now: one eager op, one host-GPU
 synchronization, and attention on a sequence length not seen before (PyTorch's cuDNN attention
 builds a plan per shape: ~40 ms of host time on an H100 host, paid once per eager decode step).
-Eager frameworks (Hugging Face generate(), plain PyTorch loops) are bound by these whenever the GPU
-work per op is small, and they differ between hosts: the eager engine profile takes them from here
-(gpuadvisor/estimate/engines.py) instead of assuming one host.
+Where transformers is installed it also times Hugging Face generate() itself on tiny Llama models
+(2 and 10 layers: their GPU work is negligible, so a step is all host time) with cuDNN attention off
+and on: the host time of a decode step per layer, per step, and the plan build as generate() pays it.
+Those are what the eager engine profile needs (gpuadvisor/estimate/engines.py); the single-op figure
+alone did not predict them across hosts (two H100 hosts: op 9.0 against 11.9 us, but generate()'s
+host time per layer 1.15 against 0.78 ms).
 """
 
 from __future__ import annotations
@@ -84,6 +87,57 @@ def attention_new_shape(torch: Any, *, calls: int = 5) -> dict[str, Any]:
             "same_shape_s": statistics.median(same)}
 
 
+TINY_LAYERS = (2, 10)
+TINY_STEPS = 16
+
+
+def eager_generate(torch: Any, *, runs: int = 3) -> dict[str, float]:
+    """Host seconds of a Hugging Face generate() decode step: per layer and fixed (cuDNN attention
+    off, from tiny Llama models of TINY_LAYERS layers), and the attention plan a step pays with cuDNN
+    attention on (on minus off). Each call starts at a prompt length no earlier call used, as every
+    real decode step is at a new length. Raises ImportError without transformers."""
+    import transformers
+
+    def step_s(model: Any, cudnn: bool) -> float:
+        def gen(n: int) -> float:
+            x = torch.randint(3, 250, (1, fresh()), device="cuda")
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=n, min_new_tokens=n,
+                               do_sample=False, pad_token_id=0, eos_token_id=None)
+            torch.cuda.synchronize()
+            return time.perf_counter() - t0
+
+        torch.backends.cuda.enable_cudnn_sdp(cudnn)
+        try:
+            one = statistics.median(gen(1) for _ in range(runs))
+            many = statistics.median(gen(TINY_STEPS + 1) for _ in range(runs))
+        finally:
+            torch.backends.cuda.enable_cudnn_sdp(True)
+        return max(many - one, 0.0) / TINY_STEPS
+
+    def fresh() -> int:
+        _FRESH[0] += TINY_STEPS + 5
+        return _FRESH[0]
+
+    off, on = {}, {}
+    for layers in TINY_LAYERS:
+        cfg = transformers.LlamaConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=layers,
+                                       num_attention_heads=4, num_key_value_heads=1, head_dim=64,
+                                       vocab_size=256, max_position_embeddings=1 << 16)
+        model = transformers.LlamaForCausalLM(cfg).to(device="cuda", dtype=torch.bfloat16).eval()
+        model.generation_config.pad_token_id = 0
+        step_s(model, False)  # warm: first calls initialise generate() and the kernels
+        off[layers], on[layers] = step_s(model, False), step_s(model, True)
+        del model
+    lo, hi = TINY_LAYERS
+    layer = max(off[hi] - off[lo], 0.0) / (hi - lo)
+    return {"layer_s": layer, "fixed_s": max(off[lo] - lo * layer, 0.0),
+            "plan_s": max(statistics.median(on[n] - off[n] for n in TINY_LAYERS), 0.0),
+            "transformers": transformers.__version__}
+
+
 def run(ctx: ProbeContext) -> ProbeResult:
     t0 = time.perf_counter()
     ctx.gpu()
@@ -107,5 +161,21 @@ def run(ctx: ProbeContext) -> ProbeResult:
                               op="SDPA, batch 1, 32/8 heads of 64, one query: new length minus a seen one"))
     except Exception as e:  # an attention backend missing on this GPU: the other figures stand
         ctx.log(f"dispatch: attention timing skipped: {type(e).__name__}: {e}")
-    return ProbeResult(probe=NAME, status="ok", duration_s=time.perf_counter() - t0, measurements=ms,
-                       data={"torch": torch.__version__, "repeats": reps})
+    data = {"torch": torch.__version__, "repeats": reps}
+    try:
+        g = eager_generate(torch, runs=2 if ctx.quick else 3)
+        data["transformers"] = g["transformers"]
+        op = f"Hugging Face generate(), tiny Llama of {TINY_LAYERS[0]} and {TINY_LAYERS[1]} layers, one sequence"
+        ms += [
+            measurement("dispatch.generate_layer", "generate() host time per layer and step", g["layer_s"] * 1e3,
+                        "ms", op=op + ", cuDNN attention off"),
+            measurement("dispatch.generate_fixed", "generate() host time per step, fixed", g["fixed_s"] * 1e3,
+                        "ms", op=op + ", cuDNN attention off"),
+            measurement("dispatch.generate_plan", "generate() attention plan per step", g["plan_s"] * 1e3, "ms",
+                        op=op + ": cuDNN attention on minus off"),
+        ]
+    except ImportError:
+        ctx.log("dispatch: transformers not installed: generate() host time not measured")
+    except Exception as e:  # a transformers version this code does not know: the other figures stand
+        ctx.log(f"dispatch: generate() timing skipped: {type(e).__name__}: {e}")
+    return ProbeResult(probe=NAME, status="ok", duration_s=time.perf_counter() - t0, measurements=ms, data=data)

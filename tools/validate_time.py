@@ -75,9 +75,13 @@ def decode_rows(path: Path, hw: HardwareFigures, *, all_held_out: bool, run: str
     return rows
 
 
+EAGER_VARIANTS = {"default": "eager", "nocudnn": "eager, cuDNN attention off", "padded": "eager, padded batch"}
+
+
 def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
     """tools/device/eager_check.py: generate() with a new length every step, against the estimate made
-    with the dispatch probe's figures measured in the same run (op dispatch, attention plan)."""
+    with the dispatch probe's figures measured in the same run (op dispatch, attention plan). Variants:
+    cuDNN attention off (no plan: the estimate's plan is 0) and left-padded batches (padded=True)."""
     from dataclasses import replace
 
     from gpuadvisor.catalog import load_catalog
@@ -86,16 +90,23 @@ def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
     pr = d["probe"]
     hw = replace(HardwareFigures.from_card(load_catalog().get(card)), host_op_s=pr["op_s"],
                  attention_plan_s=pr["new_shape_s"])
+    if pr.get("generate_layer_s"):  # generate() itself timed on tiny models (runs F on): what the tool uses
+        hw = replace(hw, eager_layer_s=pr["generate_layer_s"], eager_fixed_s=pr["generate_fixed_s"],
+                     attention_plan_s=pr["generate_plan_s"])
     rows = []
+    no_plan = replace(hw, attention_plan_s=0.0)
     for rec in d["generate"]:
         if not rec.get("step_s"):
             continue
+        variant = rec.get("variant", "default")
         spec = spec_from_config(rec["config"], name=rec["model"])
         w = make_workload(spec, mode="inference", dtype="bf16", batch=rec["batch"], seq_len=int(rec["context_mean"]),
                           gen_tokens=rec["gen"])
-        est = decode_step(w, hw, batch=rec["batch"], context=int(rec["context_mean"]), engine="eager").time_s
+        est = decode_step(w, no_plan if variant == "nocudnn" else hw, batch=rec["batch"],
+                          context=int(rec["context_mean"]), engine="eager", padded=variant == "padded").time_s
         rows.append({"run": run, "model": rec["model"], "params_b": rec["params"] / 1e9, "batch": rec["batch"],
-                     "engine": "eager", "meas_tps": rec["batch"] / rec["step_s"], "est_tps": rec["batch"] / est,
+                     "engine": EAGER_VARIANTS[variant], "meas_tps": rec["batch"] / rec["step_s"],
+                     "est_tps": rec["batch"] / est,
                      "err": 100 * (rec["step_s"] / est - 1), "held_out": True, "graphs_hf_ms": 0.0})
     return rows
 
@@ -206,16 +217,18 @@ def main() -> int:
         if r["engine"] == "eager":
             r["engine"] = "eager (lengths repeated: not scored)"
     for path, card, run in ((DATA / "h100-round3" / "eager-check.json", "H100 SXM5 80GB", "C"),
-                            (DATA / "h200-round3" / "eager-check.json", "H200 SXM 141GB", "D")):
+                            (DATA / "h200-round3" / "eager-check.json", "H200 SXM 141GB", "D"),
+                            (DATA / "h100-round4" / "eager-check-e.json", "H100 SXM5 80GB", "E")):
         if path.exists():
             drows += eager_check_rows(path, card, run)
     paths = [Path(p) for p in args.validation] if args.validation else sorted(DATA.glob("validation-h100*.json"))
-    rerun = DATA / "h100-round3" / "validation-cases-profiled.json"  # 8 v2 cases measured again, profiled
-    if not args.validation and rerun.exists():
-        paths.append(rerun)
+    reruns = {DATA / "h100-round3" / "validation-cases-profiled.json": "v2 rerun",  # 8 v2 cases again, profiled
+              DATA / "h100-round4" / "validation-case98.json": "v2 rerun 2"}  # case 98, median of 5
+    if not args.validation:
+        paths += [p for p in reruns if p.exists()]
     prows, skipped = [], []
     for p in paths:
-        src = "v2 rerun" if p == rerun else p.stem.replace("validation-h100", "v1").replace("v1-v2", "v2")
+        src = reruns.get(p) or p.stem.replace("validation-h100", "v1").replace("v1-v2", "v2")
         r, s = phase_rows(p, hw, src)
         prows += r
         skipped += s
@@ -223,7 +236,10 @@ def main() -> int:
             *summary(drows, "engine"), "",
             "Run A calibrated the engine profiles; run B is a second H100 machine of the same kind. Runs C (H100) "
             "and D (H200, another host) check the eager profile: generate() with a new length every step, "
-            "estimated with the dispatch probe's figures from the same run (tools/device/eager_check.py).", "",
+            "estimated with the dispatch probe's figures from the same run (tools/device/eager_check.py). "
+            "Run E (H100, another lease) repeats the check with the models in reverse order (the 8B at short "
+            "contexts, the 1B at long ones), with cuDNN attention off (no plan build) and with left-padded "
+            "batches (a mask: K and V copied per query head).", "",
             *decode_table(drows), "", "## Prefill, scoring, training step and eager decode step (validation JSONs)",
             "", *summary(prows), "", *phase_table(prows)]
     if skipped:

@@ -309,10 +309,10 @@ def print_serving(con: Any, s: Any) -> None:
               f"{s.max_concurrent_seqs:,} sequences of {s.prompt_tokens + s.output_tokens} tokens "
               f"(16-token blocks){'' if s.fits else ' -- fewer than asked'}")
     plan = a.get("attention_plan_s", 0.0)
-    con.print(f"  engine assumptions: host {eng.get('host_fixed_s', 0) * 1e3:.1f} ms/step + "
+    con.print(f"  engine assumptions ({a.get('host_figures', 'assumed')} host figures): host "
+              f"{a.get('host_fixed_s', eng.get('host_fixed_s', 0)) * 1e3:.1f} ms/step + "
               + (f"{plan * 1e3:.0f} ms attention plan/step + " if plan else "")
-              + f"{a.get('host_op_s', 0) * 1e6:.1f} us/op ({a.get('host_figures', 'assumed')}) x "
-              f"{eng.get('host_per_layer_s', 0) * 1e3:.2f} ms/layer, "
+              + f"{a.get('host_layer_s', eng.get('host_per_layer_s', 0)) * 1e3:.2f} ms/layer, "
               f"{eng.get('kernels_per_layer', 0):g} kernels/layer, "
               f"KV read x{step.get('kv_multiplier', 1):.0f}; step = memory {fmt_time(step.get('memory_s'))}, "
               f"kernel floors {fmt_time(step.get('kernel_floor_s'))}, host {fmt_time(step.get('host_s'))}")

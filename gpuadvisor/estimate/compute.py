@@ -106,7 +106,10 @@ HOST_OPS_TRAIN = {"rmsnorm": {"pure": 410.0, "mixed": 455.0, "fp32": 410.0},
                   "layernorm": {"pure": 190.0, "mixed": 300.0, "fp32": 190.0}}
 HOST_OPS_FIXED_TRAIN = 160.0  # loss, embedding, LM head, optimizer launch, zero_grad
 HOST_OPS_ADAPTER = 24.0  # LoRA: per adapted linear (lora_A, lora_B, scaling, add, casts; x3 for backward)
-INT8_HOST_OPS_PER_LINEAR = 25.0  # bitsandbytes LLM.int8(): casts, quantize, outlier check, int8 product, dequantize
+# bitsandbytes LLM.int8(): the host time a linear adds, in ops: 0.18 ms a linear without outlier columns
+# (6 syncs), 0.40 ms with (9 syncs; tools/device/int8_gemm.py, H100), mixed as in v2 case 98 (43 of 196
+# linears had outlier columns): 0.78 x 18 + 0.22 x 40 = 23 ops
+INT8_HOST_OPS_PER_LINEAR = 23.0
 HOST_OPS_DEQUANT = 20.0  # QLoRA (bitsandbytes): per quantized linear, dequantize in forward and backward
 HOST_OPS_MOE = 75.0  # HF grouped_mm experts: per MoE layer (routing, grouped products, combine; x3 with backward)
 
@@ -226,6 +229,17 @@ def _linears_per_layer(m: Any, *, mlp: bool = True) -> int:
     return (4 if not m.fused_qkv else 2) + ((3 if m.gated else 2) if mlp else 0)
 
 
+def bnb_int8_host_s(w: Workload, hw: HardwareFigures | None = None) -> float:
+    """Host time bitsandbytes LLM.int8() linears add to one eager forward: they synchronize several
+    times each, so this time adds to the GPU's instead of overlapping it."""
+    if w.quant_format != "int8" or not w.model.is_transformer:
+        return 0.0
+    from gpuadvisor.estimate.engines import host_op_scale
+
+    ops = INT8_HOST_OPS_PER_LINEAR * _linears_per_layer(w.model) * w.model.num_layers
+    return ops * kernels.HOST_OP_S * host_op_scale(hw)
+
+
 def _host_train_s(w: Workload) -> float:
     m = w.model
     if not m.is_transformer:
@@ -276,6 +290,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
         eager_host_note,
         engine_profile,
         host_op_scale,
+        padded_batch_note,
         prefill_host_s,
     )
 
@@ -366,9 +381,8 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     pf_device = pf_compute + pf_mem
     if w.quant_format == "int8" and pf_host > 0:
         # bitsandbytes LLM.int8() synchronizes ~4.7 times per linear (H100 profile: 915 syncs for 196
-        # linears): the host cannot run ahead, so its ~25 ops per linear add to the GPU time
-        ops = INT8_HOST_OPS_PER_LINEAR * _linears_per_layer(m) * m.num_layers
-        pf_host += ops * kernels.HOST_OP_S * host_op_scale(hw)
+        # linears): the host cannot run ahead, so its host time adds to the GPU time
+        pf_host += bnb_int8_host_s(w, hw)
         prefill = pf_host + pf_device + tp_comm
     else:
         prefill = _overlap(pf_host, pf_device) + tp_comm
@@ -379,9 +393,10 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     if m.kind == "decoder" and w.gen_tokens and not scoring:
         ctx = w.seq + w.gen_tokens // 2  # mean context while generating
         d = decode_step(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
-        rng = eager_host_note(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
-        if rng:
-            notes.append(rng)
+        for note in (eager_host_note(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff),
+                     padded_batch_note(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)):
+            if note:
+                notes.append(note)
         if d is not None:
             decode_step_s, decode_bound = d.time_s, d.bound
             decode_tps = b * dp / d.time_s

@@ -16,9 +16,13 @@ The engine decides the rest:
   on H100 hosts, once a step because every decode step has a new length. That build, not Python,
   is why generate() ran 13-20 tok/s for 1-8B models on an H100 (tools/device/sdpa_host.py: 45-57 ms
   a step with cuDNN attention, 13-15 ms without, for a 1B model). Step = fixed + plan + max(layers x
-  per-layer host time, GPU time). Its GPU work has about 43 kernels a layer, and its attention moves
-  the KV cache 3 + 2g times (g = query heads per KV head): the dynamic cache is concatenated each
-  step and repeat_kv expands K and V.
+  per-layer host time, GPU time). Its GPU work has about 43 kernels a layer. The dynamic cache is
+  concatenated every step (K and V read and written: 2 passes) and attention reads it once: 3
+  passes. That holds where the batch has no padding: transformers then passes no mask and lets SDPA
+  share K and V across query heads (enable_gqa). A padded batch (prompts of different lengths)
+  materializes a mask, and repeat_kv copies K and V for every query head before attention reads the
+  copies: about 4 + 4g passes (g = query heads per KV head; H100 profiles of 1B, 3B and 8B decode
+  steps at batch 8: 16 passes at g = 3, 20 at g = 4, against 3 without padding).
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from gpuadvisor.workload import Workload
 class EngineProfile:
     """How an inference engine runs a decode step (module docstring): host time per step (fixed and
     per layer; 0 where a graph replays the step), GPU kernels per layer and per step, and how many
-    times its attention moves the KV cache (`kv_passes` plus `kv_passes_per_group` x g)."""
+    times a step moves the KV cache (`kv_passes`; `kv_passes_padded` plus `kv_passes_per_group_padded`
+    x g where a padded batch makes the engine expand K and V per query head)."""
 
     name: str
     label: str
@@ -46,7 +51,8 @@ class EngineProfile:
     kernels_per_layer: float
     kernels_fixed: float
     kv_passes: float
-    kv_passes_per_group: float
+    kv_passes_padded: float
+    kv_passes_per_group_padded: float
     prefill_host_ops_per_layer: float  # host-dispatched ops per layer in a prefill forward (0: graphs)
     calibration: str
     plans_attention: bool = False  # pays the attention backend's per-shape plan build every step
@@ -55,14 +61,31 @@ class EngineProfile:
     def host_bound_possible(self) -> bool:
         return self.host_fixed_s > 0 or self.host_per_layer_s > 0
 
+    def host_fixed_step_s(self, hw: HardwareFigures | None = None) -> float:
+        """Host time of one step that nothing overlaps: bookkeeping and the attention plan."""
+        plan = attention_plan_s(hw) if self.plans_attention else 0.0
+        fixed = hw.eager_fixed_s if self.host_bound_possible and hw is not None and hw.eager_fixed_s is not None \
+            else self.host_fixed_s
+        return fixed + plan
+
+    def dispatch_s(self, num_layers: int, hw: HardwareFigures | None = None) -> float:
+        """Host time to dispatch the layers' ops: measured per layer by the dispatch probe (generate()
+        on this host), else the calibration host's figure scaled by this host's op time."""
+        if not self.host_per_layer_s:
+            return 0.0
+        if hw is not None and hw.eager_layer_s:
+            return hw.eager_layer_s * num_layers
+        return self.host_per_layer_s * num_layers * host_op_scale(hw)
+
     def host_step_s(self, num_layers: int, hw: HardwareFigures | None = None) -> float:
         """Host time of one step: fixed, attention plan (where the backend builds one) and dispatch."""
-        plan = attention_plan_s(hw) if self.plans_attention else 0.0
-        return self.host_fixed_s + plan + self.host_per_layer_s * num_layers * host_op_scale(hw)
+        return self.host_fixed_step_s(hw) + self.dispatch_s(num_layers, hw)
 
-    def kv_multiplier(self, num_heads: int, num_kv_heads: int) -> float:
+    def kv_multiplier(self, num_heads: int, num_kv_heads: int, *, padded: bool = False) -> float:
+        if not padded:
+            return self.kv_passes
         g = num_heads / num_kv_heads if num_kv_heads else 1.0
-        return self.kv_passes + self.kv_passes_per_group * g
+        return self.kv_passes_padded + self.kv_passes_per_group_padded * g
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -71,7 +94,7 @@ class EngineProfile:
 ENGINES: dict[str, EngineProfile] = {
     "eager": EngineProfile(
         "eager", "Hugging Face transformers eager generate()", host_fixed_s=1.5e-3, host_per_layer_s=0.84e-3,
-        kernels_per_layer=43, kernels_fixed=20, kv_passes=3.0, kv_passes_per_group=0.0,
+        kernels_per_layer=43, kernels_fixed=20, kv_passes=3.0, kv_passes_padded=4.0, kv_passes_per_group_padded=4.0,
         prefill_host_ops_per_layer=95.0,
         calibration="H100 SXM + Xeon host, PyTorch 2.11, transformers 5.17: generate() of 0.5B-8B models, batch 1-64; "
                     "attention plan and op dispatch measured on the host where they apply (dispatch probe)",
@@ -79,7 +102,8 @@ ENGINES: dict[str, EngineProfile] = {
     ),
     "graphs": EngineProfile(
         "graphs", "CUDA graphs / compiled engine (vLLM, TensorRT-LLM, SGLang)", host_fixed_s=0.0,
-        host_per_layer_s=0.0, kernels_per_layer=17, kernels_fixed=6, kv_passes=1.0, kv_passes_per_group=0.0,
+        host_per_layer_s=0.0, kernels_per_layer=17, kernels_fixed=6, kv_passes=1.0, kv_passes_padded=1.0,
+        kv_passes_per_group_padded=0.0,
         prefill_host_ops_per_layer=0.0,
         calibration="H100 SXM, PyTorch 2.11: one decode step captured in a CUDA graph, 0.5B-8B, batch 1-64",
     ),
@@ -148,9 +172,9 @@ class DecodeStep:
 
 
 def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
-                efficiency: Efficiency | None = None) -> DecodeStep | None:
+                efficiency: Efficiency | None = None, padded: bool = False) -> DecodeStep | None:
     """A decode step of `batch` sequences at `context` tokens each (module docstring); None where the
-    card has no throughput figures."""
+    card has no throughput figures. `padded`: prompts of different lengths, padded to one."""
     prof = engine_profile(engine)
     eff = (efficiency or Efficiency()).validate()
     mfu, bw_eff = eff.for_source(hw.source)
@@ -163,7 +187,7 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
     weights = _touched_weight_bytes(w, batch)  # already per GPU (memory shards weights by TP)
     kv, kv_mult = 0.0, 1.0
     if m.kind == "decoder" and m.is_transformer:
-        kv_mult = prof.kv_multiplier(m.num_heads, m.num_kv_heads)
+        kv_mult = prof.kv_multiplier(m.num_heads, m.num_kv_heads, padded=padded and batch > 1)
         kv = kv_cache_bytes(w.with_(batch=batch * w.data_parallel), context=context) * kv_mult
     t_mem = (weights + kv) / bw
     from gpuadvisor.estimate.compute import forward_flops_per_token
@@ -178,9 +202,16 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
         # bytes only: the advisor adds the all-reduce latency per layer (advisor/figures.py _tp_latency_s)
         comm = 2 * layers * batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
     device = max(t_mem, t_comp) + floor + comm
-    launch = prof.host_per_layer_s * layers * host_op_scale(hw)
+    launch = prof.dispatch_s(layers, hw)
     host = prof.host_step_s(layers, hw)
-    step = host - launch + max(device, launch)  # fixed host costs, then dispatch overlapped with the GPU
+    from gpuadvisor.estimate.compute import bnb_int8_host_s
+
+    synced = bnb_int8_host_s(w, hw) if prof.host_bound_possible else 0.0
+    if synced:  # bitsandbytes int8 linears synchronize several times each: nothing overlaps
+        host += synced
+        step = host + device
+    else:
+        step = host - launch + max(device, launch)  # fixed host costs, then dispatch overlapped with the GPU
     if host >= device:
         bound = "host"
     elif floor > max(t_mem, t_comp):
@@ -206,6 +237,26 @@ def eager_host_note(w: Workload, hw: HardwareFigures, *, batch: int, context: in
             f"of host time a decode step ({how}); torch.backends.cuda.enable_cudnn_sdp(False) avoids it: "
             f"{fast * 1e3:.1f} ms instead of {d.time_s * 1e3:.1f} ms a step "
             f"({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s)")
+
+
+def padded_batch_note(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
+                      efficiency: Efficiency | None = None) -> str | None:
+    """Where a padded batch would move the KV cache more often than the equal-length batch assumed."""
+    prof = engine_profile(engine)
+    m = w.model
+    if batch <= 1 or m.kind != "decoder" or not m.is_transformer:
+        return None
+    plain, pad = prof.kv_multiplier(m.num_heads, m.num_kv_heads), prof.kv_multiplier(
+        m.num_heads, m.num_kv_heads, padded=True)
+    if pad <= plain:
+        return None
+    d = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency)
+    dp = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency, padded=True)
+    if d is None or dp is None or dp.time_s < d.time_s * 1.05:
+        return None
+    return (f"{prof.name}: assumes prompts of one length; a padded batch (a mask) copies K and V for every "
+            f"query head, moving the KV cache {pad:.0f} instead of {plain:.0f} times: "
+            f"{dp.time_s * 1e3:.1f} ms instead of {d.time_s * 1e3:.1f} ms a step")
 
 
 def decode_step_time(

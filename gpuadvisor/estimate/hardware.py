@@ -56,6 +56,8 @@ class HardwareFigures:
     compute_capability: str | None = None  # NVIDIA "9.0": decides which attention backend PyTorch picks
     host_op_s: float | None = None  # measured host time of one eager PyTorch op (dispatch probe)
     attention_plan_s: float | None = None  # measured host time of SDPA on a new sequence length (dispatch probe)
+    eager_layer_s: float | None = None  # measured generate() host time per layer and decode step (dispatch probe)
+    eager_fixed_s: float | None = None  # measured generate() host time per decode step, fixed (dispatch probe)
 
     @classmethod
     def from_card(cls, card: Any) -> HardwareFigures:
@@ -95,7 +97,7 @@ def measured_figures(device: Any) -> dict[str, float]:
     """Map a probe DeviceResult's measurements onto estimate figures (the one place that knows
     the probe keys): bandwidth_gbs from memory.triad (else memory.copy), tflops per dtype from
     tensor.<dtype>, fp32 from fp32.fma, allreduce_busbw_gbs from interconnect.allreduce_busbw, and the
-    host's eager dispatch figures from dispatch.op and dispatch.sdpa_new_shape."""
+    host's eager figures from dispatch.* (generate()'s own attention plan before the SDPA-level one)."""
     out: dict[str, float] = {}
 
     def val(key: str, *, zero_ok: bool = False) -> float | None:
@@ -119,9 +121,17 @@ def measured_figures(device: Any) -> dict[str, float]:
     v = val("dispatch.op")  # us
     if v:
         out["host_op_s"] = v * 1e-6
-    v = val("dispatch.sdpa_new_shape", zero_ok=True)  # ms; 0 is a real result (no plan built)
+    v = val("dispatch.generate_plan", zero_ok=True)  # ms; 0 is a real result (no plan built)
+    if v is None:
+        v = val("dispatch.sdpa_new_shape", zero_ok=True)
     if v is not None:
         out["attention_plan_s"] = v * 1e-3
+    v = val("dispatch.generate_layer")  # ms
+    if v:
+        out["eager_layer_s"] = v * 1e-3
+        f = val("dispatch.generate_fixed", zero_ok=True)
+        if f is not None:
+            out["eager_fixed_s"] = f * 1e-3
     return out
 
 
@@ -141,6 +151,8 @@ def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFi
         allreduce_busbw_gbs=figures.get("allreduce_busbw_gbs", hw.allreduce_busbw_gbs),
         host_op_s=figures.get("host_op_s", hw.host_op_s),
         attention_plan_s=figures.get("attention_plan_s", hw.attention_plan_s),
+        eager_layer_s=figures.get("eager_layer_s", hw.eager_layer_s),
+        eager_fixed_s=figures.get("eager_fixed_s", hw.eager_fixed_s),
         tflops=tf,
         source="measured" if rates else hw.source,
         measured_keys=tuple(sorted(figures)),

@@ -30,6 +30,7 @@ from gpuadvisor.estimate.engines import (
     decode_step_time,
     eager_host_note,
     engine_profile,
+    padded_batch_note,
 )
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.kernels import HOST_OP_S
@@ -116,7 +117,10 @@ def estimate_serving(
         "hardware_source": hw.source, "kv_block_tokens": KV_BLOCK_TOKENS, "memory_reserve": SERVING_RESERVE,
         "mean_context": mean_ctx,
         "attention_plan_s": attention_plan_s(hw) if prof.plans_attention else 0.0,
-        "host_op_s": hw.host_op_s or HOST_OP_S, "host_figures": "measured" if hw.host_op_s else "assumed",
+        "host_fixed_s": prof.host_fixed_step_s(hw) - (attention_plan_s(hw) if prof.plans_attention else 0.0),
+        "host_layer_s": prof.dispatch_s(1, hw),
+        "host_op_s": hw.host_op_s or HOST_OP_S,
+        "host_figures": "measured" if (hw.eager_layer_s or hw.host_op_s) else "assumed",
     }
     notes = [f"engine: {prof.label}",
              "TTFT: one prompt's prefill plus one decode step in flight; throughput counts the prefills that "
@@ -139,10 +143,11 @@ def estimate_serving(
                           "aggregate_tokens_per_s": c * w.data_parallel * output_tokens / cy, "fits": c <= seqs})
         c *= 2
     conf_notes = [n for n in one.notes if n.startswith("low confidence")]
-    plan = eager_host_note(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
-    if plan:
-        notes.append(plan)
-    if step.host_s >= step.time_s * 0.5 and hw.host_op_s is None and not conf_notes:
+    for note in (eager_host_note(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff),
+                 padded_batch_note(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)):
+        if note:
+            notes.append(note)
+    if step.host_s >= step.time_s * 0.5 and hw.host_op_s is None and hw.eager_layer_s is None and not conf_notes:
         conf_notes.append("low confidence: decode is host-bound (eager dispatch) and this host's dispatch costs "
                           "were not measured (`gpuadvisor run` measures them)")
     return ServingEstimate(

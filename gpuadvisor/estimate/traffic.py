@@ -67,13 +67,15 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
     return b
 
 
-# bitsandbytes LLM.int8() (Linear8bitLt), per linear and token: the bf16 input is cast to fp16 and
-# quantized row-wise to int8 (read 2 + write 2, read 2 + write 1 per input element), the int32 result
-# dequantized to fp16 and cast back to bf16 (read 4 + write 2, read 2 + write 2 per output element):
-# 7 bytes per input and 10 per output element. Its kernels (unvectorized casts, a row-wise quantizer)
-# reach about half the achieved bandwidth (H100 profile of v2 case 98: 144 ms where the bytes take
-# 73 ms), so the bytes count twice.
-INT8_IN_BYTES, INT8_OUT_BYTES, INT8_KERNEL_SLOWDOWN = 7.0, 10.0, 2.0
+# bitsandbytes LLM.int8() (Linear8bitLt), per linear and token, in bytes at the achieved bandwidth.
+# Input side: the bf16 input is cast to fp16 (4 B, an unvectorized cast at half the bandwidth), quantized
+# row-wise to int8 (3 B, a quarter to two fifths of the bandwidth) and checked for outlier columns (abs,
+# compare, any: 8 B): 27 B per input element. Output side: the int32 product is dequantized to fp16 (6 B)
+# and cast back to bf16 (4 B at half the bandwidth): 15 B per output element. Measured kernel by kernel
+# on an H100 apart from any model (tools/device/int8_gemm.py, 16384 rows: 29 B at 3072 inputs, 24 B at
+# 8192; 14.6-14.9 B per output element). The int8 product itself runs at about the bf16 rate there
+# (629-971 TOPS against 745-793 TFLOP/s), so it is counted as a 16-bit product.
+INT8_IN_BYTES, INT8_OUT_BYTES = 27.0, 15.0
 
 
 def _linear_shapes(m: Any, tp: int, inter: float | None) -> list[tuple[float, float]]:
@@ -89,7 +91,7 @@ def _linear_shapes(m: Any, tp: int, inter: float | None) -> list[tuple[float, fl
 def int8_linear_bytes_per_token_layer(m: Any, tp: int = 1) -> float:
     """Bytes bitsandbytes' LLM.int8() linears of one layer move per token, beyond the product itself."""
     lin = _linear_shapes(m, tp, m.intermediate_size * m.experts_per_token / tp)
-    return INT8_KERNEL_SLOWDOWN * sum(INT8_IN_BYTES * k + INT8_OUT_BYTES * n for k, n in lin)
+    return sum(INT8_IN_BYTES * k + INT8_OUT_BYTES * n for k, n in lin)
 
 
 def adapter_bytes_per_token_layer(m: Any, *, a: float, targets: str, tp: int = 1, amp: bool = False) -> float:

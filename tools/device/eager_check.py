@@ -101,14 +101,22 @@ def main() -> int:
     import torch
     import transformers
 
-    from probes.dispatch import attention_new_shape, measure
+    from probes.dispatch import attention_new_shape, eager_generate, measure
+
+    def probe() -> dict:
+        r = {**measure(torch), **attention_new_shape(torch, calls=7)}
+        try:
+            r.update({f"generate_{k}": v for k, v in eager_generate(torch).items()})
+        except Exception as e:
+            r["generate_error"] = repr(e)[:300]
+        return r
 
     out_dir = Path(os.environ.get("OUT", "out"))
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     res: dict = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "torch": torch.__version__,
                  "transformers": transformers.__version__, "device_name": torch.cuda.get_device_name(),
-                 "cpus": os.cpu_count(), "probe": {**measure(torch), **attention_new_shape(torch, calls=7)},
+                 "cpus": os.cpu_count(), "probe": probe(),
                  "generate": [], "profiles": {}}
     log("probe", res["probe"])
     res["variants"] = variants
@@ -144,7 +152,7 @@ def main() -> int:
             log(rec)
         del model
         torch.cuda.empty_cache()
-    res["probe_after"] = {**measure(torch), **attention_new_shape(torch, calls=7)}
+    res["probe_after"] = probe()
     res["wall_s"] = round(time.time() - t0, 1)
     (out_dir / f"{args.name}.json").write_text(json.dumps(res, indent=1))
     log("done", res["wall_s"], "s")

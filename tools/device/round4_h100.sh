@@ -2,7 +2,7 @@
 # Round 4 on one H100 (issue 10): a fresh, held-out eager-decode run (run E: 8B first at short
 # contexts, 1B last at long ones; cuDNN attention on and off; left-padded batches), then
 # bitsandbytes LLM.int8() per linear (tools/device/int8_gemm.py) and v2 case 98 re-measured.
-#   bash tools/device/round4_h100.sh eager|int8
+#   bash tools/device/round4_h100.sh eager|int8|probe-eager [f|g]
 set -u
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 OUT=${OUT:-./out}; mkdir -p "$OUT"
@@ -12,4 +12,10 @@ case "${1:-eager}" in
   eager) python3 tools/device/eager_check.py --reverse --variants default,nocudnn,padded --name eager-check-e 2>&1 | quiet | tee "$OUT/eager-log.txt" ;;
   int8) python3 tools/device/int8_gemm.py 2>&1 | quiet | tee "$OUT/int8-log.txt"
         python3 tools/validate_estimates.py --out "$OUT" --budget-s 240 --reps 5 --only 98 2>&1 | quiet | tee "$OUT/case98-log.txt" ;;
+esac
+# run F (and G on an H200): the dispatch probe with generate() timed on tiny models, through the CLI,
+# then the eager check estimated from those figures
+case "${1:-eager}" in
+  probe-eager) python3 -m gpuadvisor probe --only dispatch --full --out "$OUT/probe-dispatch.json" 2>&1 | quiet | tail -25
+        python3 tools/device/eager_check.py --variants default,nocudnn,padded --name "eager-check-${2:-f}" 2>&1 | quiet | tee "$OUT/eager-log.txt" ;;
 esac
