@@ -218,7 +218,8 @@ def main() -> int:
             r["engine"] = "eager (lengths repeated: not scored)"
     for path, card, run in ((DATA / "h100-round3" / "eager-check.json", "H100 SXM5 80GB", "C"),
                             (DATA / "h200-round3" / "eager-check.json", "H200 SXM 141GB", "D"),
-                            (DATA / "h100-round4" / "eager-check-e.json", "H100 SXM5 80GB", "E")):
+                            (DATA / "h100-round4" / "eager-check-e.json", "H100 SXM5 80GB", "E"),
+                            (DATA / "h100-round4" / "eager-check-f.json", "H100 SXM5 80GB", "F")):
         if path.exists():
             drows += eager_check_rows(path, card, run)
     paths = [Path(p) for p in args.validation] if args.validation else sorted(DATA.glob("validation-h100*.json"))
