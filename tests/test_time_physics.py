@@ -77,3 +77,22 @@ def test_dispatch_probe_needs_torch():
     ctx = ProbeContext(cp=object(), use_torch=False)
     with pytest.raises(ProbeSkipped, match="needs PyTorch"):
         run(ctx)
+
+
+def test_int8_linear_bytes_match_the_kernel_level_benchmark():
+    """bitsandbytes LLM.int8() per linear, apart from any model (tools/device/int8_gemm.py on an H100):
+    the casts, quantization, outlier check and dequantization the model counts (27 B per input and
+    15 B per output element at the achieved bandwidth) against the profiled kernels, shape by shape."""
+    import json
+    from pathlib import Path
+
+    from gpuadvisor.estimate import traffic
+
+    d = json.loads((Path(__file__).parents[1] / "tools/data/h100-round4/int8-gemm.json").read_text())
+    bw = 3350e9 * 0.86
+    for rec in d["shapes"]:
+        prof = rec["linear_profile"]
+        measured = prof["gpu_ms"] * 1e-3 - rec["int8_s"]  # every kernel of the linear but the int8 product
+        model = (traffic.INT8_IN_BYTES * rec["in"] + traffic.INT8_OUT_BYTES * rec["out"]) * d["tokens"] / bw
+        assert model == pytest.approx(measured, rel=0.2), rec["in"]
+        assert 0.75 < rec["int8_tops"] / rec["bf16_tflops"] < 1.3  # the int8 product runs at about the bf16 rate

@@ -80,21 +80,25 @@ EAGER_VARIANTS = {"default": "eager", "nocudnn": "eager, cuDNN attention off", "
 
 def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
     """tools/device/eager_check.py: generate() with a new length every step, against the estimate made
-    with the dispatch probe's figures measured in the same run (op dispatch, attention plan). Variants:
-    cuDNN attention off (no plan: the estimate's plan is 0) and left-padded batches (padded=True)."""
+    with the dispatch probe's figures measured in the same run, and (plain variant) against the one
+    made with no probe at all (the defaults a user without `gpuadvisor run` gets). Runs from F on
+    timed generate() itself on tiny models, which is what the probe now measures; runs C-E had only
+    the single-op and SDPA-level figures. Variants: cuDNN attention off (no plan: the estimate's plan
+    is 0) and left-padded batches (padded=True)."""
     from dataclasses import replace
 
     from gpuadvisor.catalog import load_catalog
 
     d = json.loads(path.read_text())
     pr = d["probe"]
-    hw = replace(HardwareFigures.from_card(load_catalog().get(card)), host_op_s=pr["op_s"],
-                 attention_plan_s=pr["new_shape_s"])
-    if pr.get("generate_layer_s"):  # generate() itself timed on tiny models (runs F on): what the tool uses
+    card_hw = HardwareFigures.from_card(load_catalog().get(card))
+    hw = replace(card_hw, host_op_s=pr["op_s"], attention_plan_s=pr["new_shape_s"])
+    probe = "op + SDPA probe"
+    if pr.get("generate_layer_s"):
         hw = replace(hw, eager_layer_s=pr["generate_layer_s"], eager_fixed_s=pr["generate_fixed_s"],
                      attention_plan_s=pr["generate_plan_s"])
+        probe = "generate() probe"
     rows = []
-    no_plan = replace(hw, attention_plan_s=0.0)
     for rec in d["generate"]:
         if not rec.get("step_s"):
             continue
@@ -102,12 +106,16 @@ def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
         spec = spec_from_config(rec["config"], name=rec["model"])
         w = make_workload(spec, mode="inference", dtype="bf16", batch=rec["batch"], seq_len=int(rec["context_mean"]),
                           gen_tokens=rec["gen"])
-        est = decode_step(w, no_plan if variant == "nocudnn" else hw, batch=rec["batch"],
-                          context=int(rec["context_mean"]), engine="eager", padded=variant == "padded").time_s
-        rows.append({"run": run, "model": rec["model"], "params_b": rec["params"] / 1e9, "batch": rec["batch"],
-                     "engine": EAGER_VARIANTS[variant], "meas_tps": rec["batch"] / rec["step_s"],
-                     "est_tps": rec["batch"] / est,
-                     "err": 100 * (rec["step_s"] / est - 1), "held_out": True, "graphs_hf_ms": 0.0})
+        for figures, label in ((hw, probe), (card_hw, "no probe")):
+            if label == "no probe" and variant != "default":
+                continue
+            h = replace(figures, attention_plan_s=0.0) if variant == "nocudnn" else figures
+            est = decode_step(w, h, batch=rec["batch"], context=int(rec["context_mean"]), engine="eager",
+                              padded=variant == "padded").time_s
+            rows.append({"run": run, "model": rec["model"], "params_b": rec["params"] / 1e9, "batch": rec["batch"],
+                         "engine": f"{EAGER_VARIANTS[variant]} [{label}]", "meas_tps": rec["batch"] / rec["step_s"],
+                         "est_tps": rec["batch"] / est,
+                         "err": 100 * (rec["step_s"] / est - 1), "held_out": True, "graphs_hf_ms": 0.0})
     return rows
 
 
@@ -219,7 +227,8 @@ def main() -> int:
     for path, card, run in ((DATA / "h100-round3" / "eager-check.json", "H100 SXM5 80GB", "C"),
                             (DATA / "h200-round3" / "eager-check.json", "H200 SXM 141GB", "D"),
                             (DATA / "h100-round4" / "eager-check-e.json", "H100 SXM5 80GB", "E"),
-                            (DATA / "h100-round4" / "eager-check-f.json", "H100 SXM5 80GB", "F")):
+                            (DATA / "h100-round4" / "eager-check-f.json", "H100 SXM5 80GB", "F"),
+                            (DATA / "h200-round4" / "eager-check-g.json", "H200 SXM 141GB", "G")):
         if path.exists():
             drows += eager_check_rows(path, card, run)
     paths = [Path(p) for p in args.validation] if args.validation else sorted(DATA.glob("validation-h100*.json"))

@@ -258,14 +258,15 @@ def _host_train_s(w: Workload) -> float:
 BNB_FORMATS = ("int8", "nf4", "nf4-dq", "fp4")  # run through bitsandbytes kernels in eager PyTorch
 
 
-def _confidence(w: Workload, host_share: float, *, eager: bool = True) -> tuple[str, list[str]]:
+def _confidence(w: Workload, host_share: float, *, eager: bool = True,
+                hw: HardwareFigures | None = None) -> tuple[str, list[str]]:
     """'low' where the validation says the time is less certain: models under 1B parameters, steps
     whose time is mostly host dispatch (both depend on the host CPU and the framework version),
     MoE layers in eager PyTorch and bitsandbytes-quantized weights (docs/validation-time.md)."""
     notes = []
     if eager and w.model.num_experts > 1:
-        notes.append("low confidence: eager MoE layers loop over experts with a host sync each; measured up to "
-                     "2x slower than counted (fused-MoE engines are not)")
+        notes.append("low confidence: eager MoE layers (routing, grouped expert products) were checked on two "
+                     "Mixtral-style models only; their decode steps varied up to 2x between runs")
     if eager and w.mode in ("inference", "scoring") and getattr(w, "quant_format", "none") in BNB_FORMATS:
         notes.append("low confidence: bitsandbytes int8/4-bit kernels measured up to 2x slower than the counted "
                      "bytes and FLOPs")
@@ -273,8 +274,12 @@ def _confidence(w: Workload, host_share: float, *, eager: bool = True) -> tuple[
         notes.append("low confidence: models under 1B parameters are launch-bound and run far below the "
                      "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
     elif host_share > 0.5:
-        notes.append("low confidence: this step is mostly host-side kernel dispatch (eager PyTorch), which "
-                     "depends on the host CPU")
+        if hw is not None and (hw.eager_layer_s or hw.host_op_s):
+            notes.append("low confidence: this step is mostly host-side dispatch (eager PyTorch), measured on this "
+                         "host by the dispatch probe; on lent H100 hosts it drifted up to 35% within one run")
+        else:
+            notes.append("low confidence: this step is mostly host-side kernel dispatch (eager PyTorch), which "
+                         "depends on the host CPU (`gpuadvisor run` measures it)")
     return ("low" if notes else "normal"), notes
 
 
@@ -349,7 +354,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
         steps = max(1.0, w.train_tokens / global_tokens) if w.train_tokens else 1.0
         if w.train_tokens:
             notes.append(f"{w.train_tokens:.3g} tokens = {steps:,.0f} steps of {global_tokens:,} tokens")
-        conf, cnotes = _confidence(w, host / step if step else 0.0)
+        conf, cnotes = _confidence(w, host / step if step else 0.0, hw=hw)
         flops_step = training_flops_per_token(w) * global_tokens
         bound = "host" if host > device else ("compute" if t_compute >= t_mem + comm else "memory")
         return ComputeEstimate(
@@ -404,7 +409,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             host_share = max(host_share, d.host_s / d.time_s)
         notes.append(f"decode ({engine}): reads every active weight and the KV cache once per generated token, "
                      "plus per-kernel and host overheads of the engine")
-    conf, cnotes = _confidence(w, host_share, eager=engine == "eager")
+    conf, cnotes = _confidence(w, host_share, eager=engine == "eager", hw=hw)
     if any(n.startswith("low confidence") for n in notes):
         conf = "low"
     flops = forward_flops_per_token(w) * w.batch * w.seq

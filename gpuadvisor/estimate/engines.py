@@ -15,8 +15,12 @@ The engine decides the rest:
   a plan where it picks cuDNN attention (its default on Hopper and Blackwell): 36-45 ms of host time
   on H100 hosts, once a step because every decode step has a new length. That build, not Python,
   is why generate() ran 13-20 tok/s for 1-8B models on an H100 (tools/device/sdpa_host.py: 45-57 ms
-  a step with cuDNN attention, 13-15 ms without, for a 1B model). Step = fixed + plan + max(layers x
-  per-layer host time, GPU time). Its GPU work has about 43 kernels a layer. The dynamic cache is
+  a step with cuDNN attention, 13-15 ms without, for a 1B model). Step = fixed + plan + layers x
+  per-layer host time + GPU time: in generate() the host's dispatch and the GPU's work add up rather
+  than overlap. Measured with cuDNN attention off on two hosts (tools/device/eager_check.py runs F and
+  G): the sum is within +-13 % on the H200 host where the larger of the two is 20-50 % short, at
+  batch 8 as at 32 (the profile counts two syncs a step, so it is not a sync; which wait serializes
+  them is not known). Its GPU work has about 43 kernels a layer. The dynamic cache is
   concatenated every step (K and V read and written: 2 passes) and attention reads it once: 3
   passes. That holds where the batch has no padding: transformers then passes no mask and lets SDPA
   share K and V across query heads (enable_gqa). A padded batch (prompts of different lengths)
@@ -202,16 +206,12 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
         # bytes only: the advisor adds the all-reduce latency per layer (advisor/figures.py _tp_latency_s)
         comm = 2 * layers * batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
     device = max(t_mem, t_comp) + floor + comm
-    launch = prof.dispatch_s(layers, hw)
-    host = prof.host_step_s(layers, hw)
     from gpuadvisor.estimate.compute import bnb_int8_host_s
 
-    synced = bnb_int8_host_s(w, hw) if prof.host_bound_possible else 0.0
-    if synced:  # bitsandbytes int8 linears synchronize several times each: nothing overlaps
-        host += synced
-        step = host + device
-    else:
-        step = host - launch + max(device, launch)  # fixed host costs, then dispatch overlapped with the GPU
+    # the host's time and the GPU's add up (module docstring); bitsandbytes int8 linears add their own
+    # host time, synchronizing several times each
+    host = prof.host_step_s(layers, hw) + (bnb_int8_host_s(w, hw) if prof.host_bound_possible else 0.0)
+    step = host + device
     if host >= device:
         bound = "host"
     elif floor > max(t_mem, t_comp):
