@@ -249,7 +249,9 @@ def main() -> int:
             "estimated with the dispatch probe's figures from the same run (tools/device/eager_check.py). "
             "Run E (H100, another lease) repeats the check with the models in reverse order (the 8B at short "
             "contexts, the 1B at long ones), with cuDNN attention off (no plan build) and with left-padded "
-            "batches (a mask: K and V copied per query head).", "",
+            "batches (a mask: K and V copied per query head). Runs F (H100, a third lease) and G (H200, another "
+            "host) add generate() timed on tiny models to the probe, which is what `gpuadvisor run` measures now. "
+            "Rows marked [no probe] are the same points estimated from the defaults alone.", "",
             *decode_table(drows), "", "## Prefill, scoring, training step and eager decode step (validation JSONs)",
             "", *summary(prows), "", *phase_table(prows)]
     if skipped:
