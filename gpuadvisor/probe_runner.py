@@ -27,9 +27,9 @@ EventFn = Callable[..., None]
 
 TIME_LIMITS: dict[str, dict[str, float]] = {
     "quick": {"properties": 10, "memory_bandwidth": 15, "transfer": 15, "flops": 15, "tensor": 30, "host": 15,
-              "crossover": 15, "dispatch": 15, "health": 10, "interconnect": 120},
+              "crossover": 15, "dispatch": 25, "health": 10, "interconnect": 120},
     "full": {"properties": 30, "memory_bandwidth": 60, "transfer": 60, "flops": 60, "tensor": 120, "host": 60,
-             "crossover": 90, "dispatch": 30, "health": 20, "interconnect": 420},
+             "crossover": 90, "dispatch": 45, "health": 20, "interconnect": 420},
 }
 
 

@@ -91,7 +91,7 @@ TINY_LAYERS = (2, 10)
 TINY_STEPS = 16
 
 
-def eager_generate(torch: Any, *, runs: int = 3) -> dict[str, float]:
+def eager_generate(torch: Any, *, runs: int = 3, steps: int = TINY_STEPS) -> dict[str, float]:
     """Host seconds of a Hugging Face generate() decode step: per layer and fixed (cuDNN attention
     off, from tiny Llama models of TINY_LAYERS layers), and the attention plan a step pays with cuDNN
     attention on (on minus off). Each call starts at a prompt length no earlier call used, as every
@@ -112,13 +112,13 @@ def eager_generate(torch: Any, *, runs: int = 3) -> dict[str, float]:
         torch.backends.cuda.enable_cudnn_sdp(cudnn)
         try:
             one = statistics.median(gen(1) for _ in range(runs))
-            many = statistics.median(gen(TINY_STEPS + 1) for _ in range(runs))
+            many = statistics.median(gen(steps + 1) for _ in range(runs))
         finally:
             torch.backends.cuda.enable_cudnn_sdp(True)
-        return max(many - one, 0.0) / TINY_STEPS
+        return max(many - one, 0.0) / steps
 
     def fresh() -> int:
-        _FRESH[0] += TINY_STEPS + 5
+        _FRESH[0] += steps + 5
         return _FRESH[0]
 
     off, on = {}, {}
@@ -163,7 +163,9 @@ def run(ctx: ProbeContext) -> ProbeResult:
         ctx.log(f"dispatch: attention timing skipped: {type(e).__name__}: {e}")
     data = {"torch": torch.__version__, "repeats": reps}
     try:
-        g = eager_generate(torch, runs=2 if ctx.quick else 3)
+        if ctx.deadline.remaining < 10:
+            raise TimeoutError(f"{ctx.deadline.remaining:.0f} s left of the time limit")
+        g = eager_generate(torch, runs=2 if ctx.quick else 3, steps=8 if ctx.quick else TINY_STEPS)
         data["transformers"] = g["transformers"]
         op = f"Hugging Face generate(), tiny Llama of {TINY_LAYERS[0]} and {TINY_LAYERS[1]} layers, one sequence"
         ms += [

@@ -96,3 +96,11 @@ def test_int8_linear_bytes_match_the_kernel_level_benchmark():
         model = (traffic.INT8_IN_BYTES * rec["in"] + traffic.INT8_OUT_BYTES * rec["out"]) * d["tokens"] / bw
         assert model == pytest.approx(measured, rel=0.2), rec["in"]
         assert 0.75 < rec["int8_tops"] / rec["bf16_tflops"] < 1.3  # the int8 product runs at about the bf16 rate
+
+
+def test_tensor_parallel_training_is_flagged_until_dtensor_is_modelled():
+    w = make_workload("llama-2-7b", mode="training", batch=4, seq_len=2048, num_gpus=2, tensor_parallel=2)
+    ce = estimate_compute(w, H100)
+    assert ce.confidence == "low" and any("DTensor" in n for n in ce.notes)
+    plain = estimate_compute(w.with_(tensor_parallel=1, num_gpus=2), H100)
+    assert not any("DTensor" in n for n in plain.notes)

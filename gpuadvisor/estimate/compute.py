@@ -270,6 +270,10 @@ def _confidence(w: Workload, host_share: float, *, eager: bool = True,
     if eager and w.mode in ("inference", "scoring") and getattr(w, "quant_format", "none") in BNB_FORMATS:
         notes.append("low confidence: bitsandbytes int8/4-bit kernels measured up to 2x slower than the counted "
                      "bytes and FLOPs")
+    if eager and w.tensor_parallel > 1 and w.mode in ("training", "lora", "qlora"):
+        notes.append("low confidence: tensor-parallel training (PyTorch DTensor) measured 33% slower than this "
+                     "estimate on 2x H200; DTensor's host dispatch (3.3x plain PyTorch's on a one-GPU mesh) is not "
+                     "modelled yet")
     if w.model.num_params < SMALL_MODEL_PARAMS:
         notes.append("low confidence: models under 1B parameters are launch-bound and run far below the "
                      "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
