@@ -295,11 +295,10 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     op) or "graphs" (CUDA graphs / a compiled engine, the default); training is always eager PyTorch."""
     from gpuadvisor.estimate.engines import (
         DEFAULT_ENGINE,
+        decode_notes,
         decode_step,
-        eager_host_note,
         engine_profile,
         host_op_scale,
-        padded_batch_note,
         prefill_host_s,
     )
 
@@ -402,10 +401,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     if m.kind == "decoder" and w.gen_tokens and not scoring:
         ctx = w.seq + w.gen_tokens // 2  # mean context while generating
         d = decode_step(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
-        for note in (eager_host_note(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff),
-                     padded_batch_note(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)):
-            if note:
-                notes.append(note)
+        notes += decode_notes(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
         if d is not None:
             decode_step_s, decode_bound = d.time_s, d.bound
             decode_tps = b * dp / d.time_s

@@ -65,12 +65,16 @@ class EngineProfile:
     def host_bound_possible(self) -> bool:
         return self.host_fixed_s > 0 or self.host_per_layer_s > 0
 
+    def bookkeeping_s(self, hw: HardwareFigures | None = None) -> float:
+        """Host time of one step outside the layers and the attention plan (generate()'s own work):
+        measured by the dispatch probe where the engine dispatches from the host, else the profile's."""
+        if self.host_bound_possible and hw is not None and hw.eager_fixed_s is not None:
+            return hw.eager_fixed_s
+        return self.host_fixed_s
+
     def host_fixed_step_s(self, hw: HardwareFigures | None = None) -> float:
-        """Host time of one step that nothing overlaps: bookkeeping and the attention plan."""
-        plan = attention_plan_s(hw) if self.plans_attention else 0.0
-        fixed = hw.eager_fixed_s if self.host_bound_possible and hw is not None and hw.eager_fixed_s is not None \
-            else self.host_fixed_s
-        return fixed + plan
+        """Host time of one step outside the layers: bookkeeping and the attention plan."""
+        return self.bookkeeping_s(hw) + (attention_plan_s(hw) if self.plans_attention else 0.0)
 
     def dispatch_s(self, num_layers: int, hw: HardwareFigures | None = None) -> float:
         """Host time to dispatch the layers' ops: measured per layer by the dispatch probe (generate()
@@ -221,42 +225,34 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
     return DecodeStep(step, bound, t_mem, t_comp, floor, host, comm, kv_mult)
 
 
-def eager_host_note(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
-                    efficiency: Efficiency | None = None) -> str | None:
-    """Where the engine pays an attention plan per step: what it costs, and the step without it."""
+def decode_notes(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
+                 efficiency: Efficiency | None = None) -> list[str]:
+    """What the decode step assumes that a user can change: where the engine pays an attention plan per
+    step, what it costs and the step without it; where a padded batch would move the KV cache more
+    often than the equal-length batch assumed, and what that step takes."""
     prof = engine_profile(engine)
-    plan = attention_plan_s(hw) if prof.plans_attention else 0.0
-    if plan <= 1e-3:
-        return None
     d = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency)
     if d is None:
-        return None
-    fast = d.time_s - plan
-    how = "measured on this host" if hw.attention_plan_s is not None else "assumed: 36-45 ms measured on H100 hosts"
-    return (f"{prof.name}: PyTorch's cuDNN attention builds a plan for every new sequence length, {plan * 1e3:.0f} ms "
-            f"of host time a decode step ({how}); torch.backends.cuda.enable_cudnn_sdp(False) avoids it: "
-            f"{fast * 1e3:.1f} ms instead of {d.time_s * 1e3:.1f} ms a step "
-            f"({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s)")
-
-
-def padded_batch_note(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
-                      efficiency: Efficiency | None = None) -> str | None:
-    """Where a padded batch would move the KV cache more often than the equal-length batch assumed."""
-    prof = engine_profile(engine)
+        return []
+    notes = []
+    plan = attention_plan_s(hw) if prof.plans_attention else 0.0
+    if plan > 1e-3:
+        fast = d.time_s - plan
+        how = "measured on this host" if hw.attention_plan_s is not None else "assumed: 36-45 ms measured on H100 hosts"
+        notes.append(f"{prof.name}: PyTorch's cuDNN attention builds a plan for every new sequence length, "
+                     f"{plan * 1e3:.0f} ms of host time a decode step ({how}); "
+                     f"torch.backends.cuda.enable_cudnn_sdp(False) avoids it: {fast * 1e3:.1f} ms instead of "
+                     f"{d.time_s * 1e3:.1f} ms a step ({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s)")
     m = w.model
-    if batch <= 1 or m.kind != "decoder" or not m.is_transformer:
-        return None
-    plain, pad = prof.kv_multiplier(m.num_heads, m.num_kv_heads), prof.kv_multiplier(
-        m.num_heads, m.num_kv_heads, padded=True)
-    if pad <= plain:
-        return None
-    d = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency)
-    dp = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency, padded=True)
-    if d is None or dp is None or dp.time_s < d.time_s * 1.05:
-        return None
-    return (f"{prof.name}: assumes prompts of one length; a padded batch (a mask) copies K and V for every "
-            f"query head, moving the KV cache {pad:.0f} instead of {plain:.0f} times: "
-            f"{dp.time_s * 1e3:.1f} ms instead of {d.time_s * 1e3:.1f} ms a step")
+    if batch > 1 and m.kind == "decoder" and m.is_transformer:
+        pad = prof.kv_multiplier(m.num_heads, m.num_kv_heads, padded=True)
+        if pad > d.kv_multiplier:
+            dp = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency, padded=True)
+            if dp is not None and dp.time_s >= d.time_s * 1.05:
+                notes.append(f"{prof.name}: assumes prompts of one length; a padded batch (a mask) copies K and V for "
+                             f"every query head, moving the KV cache {pad:.0f} instead of {d.kv_multiplier:.0f} "
+                             f"times: {dp.time_s * 1e3:.1f} ms instead of {d.time_s * 1e3:.1f} ms a step")
+    return notes
 
 
 def decode_step_time(

@@ -26,11 +26,10 @@ from gpuadvisor.estimate.engines import (
     ENGINES,
     EngineProfile,
     attention_plan_s,
+    decode_notes,
     decode_step,
     decode_step_time,
-    eager_host_note,
     engine_profile,
-    padded_batch_note,
 )
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.kernels import HOST_OP_S
@@ -117,7 +116,7 @@ def estimate_serving(
         "hardware_source": hw.source, "kv_block_tokens": KV_BLOCK_TOKENS, "memory_reserve": SERVING_RESERVE,
         "mean_context": mean_ctx,
         "attention_plan_s": attention_plan_s(hw) if prof.plans_attention else 0.0,
-        "host_fixed_s": prof.host_fixed_step_s(hw) - (attention_plan_s(hw) if prof.plans_attention else 0.0),
+        "host_fixed_s": prof.bookkeeping_s(hw),
         "host_layer_s": prof.dispatch_s(1, hw),
         "host_op_s": hw.host_op_s or HOST_OP_S,
         "host_figures": "measured" if (hw.eager_layer_s or hw.host_op_s) else "assumed",
@@ -143,10 +142,7 @@ def estimate_serving(
                           "aggregate_tokens_per_s": c * w.data_parallel * output_tokens / cy, "fits": c <= seqs})
         c *= 2
     conf_notes = [n for n in one.notes if n.startswith("low confidence")]
-    for note in (eager_host_note(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff),
-                 padded_batch_note(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)):
-        if note:
-            notes.append(note)
+    notes += decode_notes(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
     if step.host_s >= step.time_s * 0.5 and hw.host_op_s is None and hw.eager_layer_s is None and not conf_notes:
         conf_notes.append("low confidence: decode is host-bound (eager dispatch) and this host's dispatch costs "
                           "were not measured (`gpuadvisor run` measures them)")
