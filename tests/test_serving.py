@@ -308,6 +308,15 @@ def test_cli_engine_flag(capsys):
     assert "engine graphs" in out and "TTFT" in out and "tok/s aggregate" in out and "KV cache" in out
 
 
+def test_cli_text_shows_the_engine_notes(capsys):
+    """What the eager engine assumes that a user can change is printed in text, not only in JSON."""
+    assert main(["estimate", "llama-3.1-8b", "--batch", "32", "--seq", "4096", "--engine", "eager"]) == 0
+    out = capsys.readouterr().out
+    assert "enable_cudnn_sdp(False)" in out and "a padded batch" in out
+    assert main(["estimate", "llama-3.1-8b", "--batch", "32", "--seq", "4096"]) == 0
+    assert "a padded batch" not in capsys.readouterr().out  # graphs: no mask-dependent copies
+
+
 def test_cli_unknown_engine_one_line_exit_2(capsys):
     assert main(["estimate", "7b", "--engine", "vllm"]) == 2
     err = capsys.readouterr().err

@@ -285,8 +285,9 @@ def run(args: argparse.Namespace) -> int:
                       f"(communication {fmt_time(comp.comm_time_s)}/step)")
     if comp.achieved_mfu:
         con.print(f"  achieved MFU {comp.achieved_mfu:.0%}; confidence: {comp.confidence}")
+    # low-confidence flags, and what the engine assumes that the user can change (decode_notes: "<engine>: ...")
     low = [n for n in (*comp.notes, *(serving.notes if serving else ()))
-           if n.startswith("low confidence") or "enable_cudnn_sdp" in n]
+           if n.startswith(("low confidence", f"{comp.engine}:"))]
     for n in dict.fromkeys(low):  # the serving and compute notes can repeat one another
         con.print(f"  note: {n}")
     return 0
