@@ -67,30 +67,21 @@ def test_graphs_held_out_points_within_25_percent():
 
 
 def _eager_errors(path: str, card: str, variant: str = "default") -> list[float]:
-    """tok/s errors of the eager estimate made with the dispatch probe's figures from the same run."""
-    from dataclasses import replace
+    """tok/s errors of the eager estimate made with the dispatch probe's figures from the same run, as
+    tools/validate_time.py computes them for docs/validation-time.md."""
+    import importlib.util
+    import sys
 
-    from gpuadvisor.catalog import load_catalog
-
-    d = json.loads((DATA / path).read_text())
-    pr = d["probe"]
-    hw = replace(HardwareFigures.from_card(load_catalog().get(card)), host_op_s=pr["op_s"],
-                 attention_plan_s=pr["new_shape_s"])
-    if pr.get("generate_layer_s"):
-        hw = replace(hw, eager_layer_s=pr["generate_layer_s"], eager_fixed_s=pr["generate_fixed_s"],
-                     attention_plan_s=pr["generate_plan_s"])
-    if variant == "nocudnn":
-        hw = replace(hw, attention_plan_s=0.0)
-    errors = []
-    for rec in d["generate"]:
-        if rec.get("variant", "default") != variant or not rec.get("step_s"):
-            continue
-        spec = spec_from_config(rec["config"], name=rec["model"])
-        ctx = int(rec["context_mean"])
-        w = make_workload(spec, mode="inference", dtype="bf16", batch=rec["batch"], seq_len=ctx, gen_tokens=24)
-        est = decode_step(w, hw, batch=rec["batch"], context=ctx, engine="eager", padded=variant == "padded").time_s
-        errors.append(rec["step_s"] / est - 1)  # tok/s error
-    return errors
+    saved = list(sys.path)  # the tool puts the repo and tools/ on the path when it loads
+    try:
+        spec = importlib.util.spec_from_file_location("validate_time", DATA.parent / "validate_time.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path[:] = saved
+    label = mod.EAGER_VARIANTS[variant] + " ["
+    return [r["err"] / 100 for r in mod.eager_check_rows(DATA / path, card, run="")
+            if r["engine"].startswith(label) and not r["engine"].endswith("[no probe]")]
 
 
 @pytest.mark.parametrize("path,card", [("h100-round3/eager-check.json", "H100 SXM5 80GB"),
