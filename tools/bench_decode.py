@@ -43,17 +43,10 @@ from bench_kernels import (
     launch_costs,
     log,
 )
+from validation_cases import MODELS as CASE_MODELS
 
-MODELS = {
-    "qwen2.5-0.5b": {"model_type": "qwen2", "num_hidden_layers": 24, "hidden_size": 896, "num_attention_heads": 14,
-                     "num_key_value_heads": 2, "intermediate_size": 4864, "vocab_size": 151936,
-                     "tie_word_embeddings": True},
-    "llama-3.2-1b": {"model_type": "llama", "num_hidden_layers": 16, "hidden_size": 2048, "num_attention_heads": 32,
-                     "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 8192, "vocab_size": 128256,
-                     "tie_word_embeddings": True},
-    "llama-3.2-3b": {"model_type": "llama", "num_hidden_layers": 28, "hidden_size": 3072, "num_attention_heads": 24,
-                     "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192, "vocab_size": 128256,
-                     "tie_word_embeddings": True},
+MODELS = {  # the 0.5-3B configs are the validation cases' own; the 8B is Llama 3.1 (head_dim given)
+    **{k: CASE_MODELS[k] for k in ("qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b")},
     "llama-3.1-8b": {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
                      "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 14336, "vocab_size": 128256,
                      "tie_word_embeddings": False},

@@ -193,6 +193,17 @@ def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
             sync()
             torch.cuda.reset_peak_memory_stats()
 
+    def second_run_peak(fn):
+        """Peak bytes of fn's second call: the first warms the allocator and the kernels."""
+        o = fn()
+        del o
+        reset()
+        o = fn()
+        sync()
+        p = peak()
+        del o
+        return p
+
     model, hf, encoder = _make_model(case, cfg, device)
     out: dict = {"experts_implementation": getattr(hf, "_experts_implementation", None)}
     quant = opts.get("quant")
@@ -257,13 +268,7 @@ def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
                 with torch.no_grad():
                     return model(input_ids=x)
 
-            o = fn()
-            del o
-            reset()
-            o = fn()
-            sync()
-            out["peak_bytes"] = peak()
-            del o
+            out["peak_bytes"] = second_run_peak(fn)
         else:
             if opts.get("scoring") == "logprobs":  # lm-eval loglikelihood: log-softmax of the bf16 logits
                 def fn():
@@ -275,13 +280,7 @@ def measure(case: dict, cfg: dict, device: str, reps: int) -> dict:
                     with torch.no_grad():
                         return model(input_ids=x, labels=x)
 
-            o = fn()
-            del o
-            reset()
-            o = fn()
-            sync()
-            out["peak_bytes"] = peak()
-            del o
+            out["peak_bytes"] = second_run_peak(fn)
         times = timer(lambda: fn(), reps)
         _maybe_profile(out, fn, cuda)
         out["prefill_ms" if kind != "scoring" else "forward_ms"] = statistics.median(times)
