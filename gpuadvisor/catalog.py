@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.fileio import load_yaml
@@ -25,6 +25,15 @@ CATALOG_ENV = "GPUADVISOR_CATALOG"
 TENSOR_DTYPES = ("fp16", "bf16", "tf32", "fp8", "fp4", "int8")
 
 _URL = re.compile(r"https?://\S+$")
+
+
+def _http_url(v: str) -> str:
+    if not _URL.match(v):
+        raise ValueError("must be an http(s) URL")
+    return v
+
+
+SourceUrl = Annotated[str, AfterValidator(_http_url)]  # where a datasheet or price figure was read
 _DATE = re.compile(r"\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$")
 
 Vendor = Literal["nvidia", "amd"]
@@ -58,16 +67,9 @@ class Purchase(_Strict):
 
     usd: float = Field(gt=0)
     kind: Literal["list", "street", "estimate"]
-    source: str
+    source: SourceUrl
     date: str
     note: str | None = None
-
-    @field_validator("source")
-    @classmethod
-    def _source_is_url(cls, v: str) -> str:
-        if not _URL.match(v):
-            raise ValueError("must be an http(s) URL")
-        return v
 
     def describe(self) -> str:
         """One line for people: '$1,599 list price, 2022-09-20 (announced launch price)'."""
@@ -114,7 +116,7 @@ class Card(_Strict):
     form_factor: str | None
     launch_price_usd: float | None = Field(gt=0)
     purchase: Purchase | None
-    source: str
+    source: SourceUrl
     sources: dict[str, str] = Field(default_factory=dict)
     notes: str | None = None
 
@@ -123,13 +125,6 @@ class Card(_Strict):
     def _cc_format(cls, v: str | None) -> str | None:
         if v is not None and not re.fullmatch(r"\d+\.\d+", v):
             raise ValueError("must look like '9.0'")
-        return v
-
-    @field_validator("source")
-    @classmethod
-    def _source_is_url(cls, v: str) -> str:
-        if not _URL.match(v):
-            raise ValueError("must be an http(s) URL")
         return v
 
     @field_validator("sources")
