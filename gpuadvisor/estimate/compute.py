@@ -278,7 +278,7 @@ def _confidence(w: Workload, host_share: float, *, eager: bool = True,
         notes.append("low confidence: models under 1B parameters are launch-bound and run far below the "
                      "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
     elif host_share > 0.5:
-        if hw is not None and (hw.eager_layer_s or hw.host_op_s):
+        if hw is not None and hw.host_measured:
             notes.append("low confidence: this step is mostly host-side dispatch (eager PyTorch), measured on this "
                          "host by the dispatch probe; on lent H100 hosts it drifted up to 35% within one run")
         else:

@@ -198,7 +198,7 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
         kv_mult = prof.kv_multiplier(m.num_heads, m.num_kv_heads, padded=padded and batch > 1)
         kv = kv_cache_bytes(w.with_(batch=batch * w.data_parallel), context=context) * kv_mult
     t_mem = (weights + kv) / bw
-    from gpuadvisor.estimate.compute import forward_flops_per_token
+    from gpuadvisor.estimate.compute import bnb_int8_host_s, forward_flops_per_token
 
     t_comp = forward_flops_per_token(w, context=context) * batch / tp / (peak * 1e12 * mfu)
     layers = m.num_layers if m.is_transformer else 1
@@ -210,8 +210,6 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
         # bytes only: the advisor adds the all-reduce latency per layer (advisor/figures.py _tp_latency_s)
         comm = 2 * layers * batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
     device = max(t_mem, t_comp) + floor + comm
-    from gpuadvisor.estimate.compute import bnb_int8_host_s
-
     # the host's time and the GPU's add up (module docstring); bitsandbytes int8 linears add their own
     # host time, synchronizing several times each
     host = prof.host_step_s(layers, hw) + (bnb_int8_host_s(w, hw) if prof.host_bound_possible else 0.0)

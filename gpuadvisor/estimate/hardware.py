@@ -89,6 +89,11 @@ class HardwareFigures:
         return self.tflops.get(dtype) or self.tflops.get("fp16") or self.tflops.get("bf16") or self.tflops.get("fp32")
 
     @property
+    def host_measured(self) -> bool:
+        """Whether the dispatch probe measured this host's eager figures (else the defaults stand in)."""
+        return bool(self.eager_layer_s or self.host_op_s)
+
+    @property
     def memory_bytes(self) -> float | None:
         return None if self.memory_gib is None else self.memory_gib * GiB
 

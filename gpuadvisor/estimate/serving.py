@@ -119,7 +119,7 @@ def estimate_serving(
         "host_fixed_s": prof.bookkeeping_s(hw),
         "host_layer_s": prof.dispatch_s(1, hw),
         "host_op_s": hw.host_op_s or HOST_OP_S,
-        "host_figures": "measured" if (hw.eager_layer_s or hw.host_op_s) else "assumed",
+        "host_figures": "measured" if hw.host_measured else "assumed",
     }
     notes = [f"engine: {prof.label}",
              "TTFT: one prompt's prefill plus one decode step in flight; throughput counts the prefills that "
@@ -143,7 +143,7 @@ def estimate_serving(
         c *= 2
     conf_notes = [n for n in one.notes if n.startswith("low confidence")]
     notes += decode_notes(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
-    if step.host_s >= step.time_s * 0.5 and hw.host_op_s is None and hw.eager_layer_s is None and not conf_notes:
+    if step.host_s >= step.time_s * 0.5 and not hw.host_measured and not conf_notes:
         conf_notes.append("low confidence: decode is host-bound (eager dispatch) and this host's dispatch costs "
                           "were not measured (`gpuadvisor run` measures them)")
     return ServingEstimate(
