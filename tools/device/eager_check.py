@@ -119,6 +119,10 @@ def main() -> int:
                  "cpus": os.cpu_count(), "probe": probe(),
                  "generate": [], "profiles": {}}
     log("probe", res["probe"])
+
+    def save() -> None:
+        res["wall_s"] = round(time.time() - t0, 1)
+        (out_dir / f"{args.name}.json").write_text(json.dumps(res, indent=1))
     res["variants"] = variants
     names = ["llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b"]
     for name in reversed(names) if args.reverse else names:
@@ -152,9 +156,9 @@ def main() -> int:
             log(rec)
         del model
         torch.cuda.empty_cache()
+        save()  # after each model: a run cut short by the caller's time limit keeps what it measured
     res["probe_after"] = probe()
-    res["wall_s"] = round(time.time() - t0, 1)
-    (out_dir / f"{args.name}.json").write_text(json.dumps(res, indent=1))
+    save()
     log("done", res["wall_s"], "s")
     return 0
 

@@ -17,6 +17,6 @@ esac
 # then the eager check estimated from those figures
 case "${1:-eager}" in
   probe-eager) python3 -m gpuadvisor probe --only dispatch --full --out "$OUT/probe-dispatch.json" 2>&1 | quiet | tail -25
-        rev=""; [ "${2:-f}" = g ] && rev=--reverse  # G: the 8B at short contexts (F's 8B b32 ran out of memory at 9k)
+        rev=--reverse; [ "${2:-f}" = f ] && rev=""  # G, H: the 8B at short contexts (F's 8B b32 ran out of memory at 9k)
         python3 tools/device/eager_check.py $rev --variants default,nocudnn,padded --name "eager-check-${2:-f}" 2>&1 | quiet | tee "$OUT/eager-log.txt" ;;
 esac

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Round 5 on one H100 (issue 10), after the last estimate and probe changes of round 4:
+#   a) the dispatch probe in quick mode (8 steps, 25 s limit) through the CLI, then run H: the full
+#      probe and a fresh, held-out eager-decode check estimated from this host's figures;
+#   b) the GPU tests and the main job with the eager engine.
+#   bash tools/device/round5_h100.sh a|b
+set -u
+export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
+OUT=${OUT:-./out}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/env-${1:-a}.txt"
+case "${1:-a}" in
+  a) s=$SECONDS
+     python3 -m gpuadvisor probe --quick --only dispatch --out "$OUT/dispatch-quick.json" 2>&1 | grep -vE "warnings.warn|UserWarning" | tail -12
+     echo "quick dispatch probe: $((SECONDS - s)) s" | tee -a "$OUT/env-a.txt"
+     bash tools/device/round4_h100.sh probe-eager h ;;
+  b) bash tools/device/round4_final.sh ;;
+esac
