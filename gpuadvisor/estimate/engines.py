@@ -12,8 +12,9 @@ The engine decides the rest:
   every layer every step (0.84 ms a layer, ~85 ops at ~10 us each; the dispatch probe's measured op
   time scales it), the GPU runs behind it, and generate() synchronizes twice a step and does its
   bookkeeping (~1.5 ms). On top, PyTorch's attention on a sequence length it has not seen yet builds
-  a plan where it picks cuDNN attention (its default on Hopper and Blackwell): 36-45 ms of host time
-  on H100 hosts, once a step because every decode step has a new length. That build, not Python,
+  a plan where it picks cuDNN attention (its default on Hopper and Blackwell): 29-65 ms of host time
+  on lent H100 and H200 hosts, once a step because every decode step has a new length (plans are
+  cached per length, so a process that decoded at these lengths before skips it). That build, not Python,
   is why generate() ran 13-20 tok/s for 1-8B models on an H100 (tools/device/sdpa_host.py: 45-57 ms
   a step with cuDNN attention, 13-15 ms without, for a 1B model). Step = fixed + plan + layers x
   per-layer host time + GPU time: in generate() the host's dispatch and the GPU's work add up rather
@@ -117,9 +118,11 @@ ENGINES: dict[str, EngineProfile] = {
     ),
 }
 # Host time of SDPA on a new sequence length where PyTorch picks cuDNN attention (compute capability
-# 9.x and 10.x): 36-45 ms measured on H100 hosts (tools/data/h100-round3/sdpa-host.json); where it picks
+# 9.x and 10.x): 36-45 ms measured on H100 hosts (tools/data/h100-round3/sdpa-host.json), 29-65 ms by the
+# dispatch probe on lent H100 and H200 hosts (tools/data/h100-round4, h200-round4, h100-round5); where it picks
 # flash attention (older GPUs) there is no per-shape build. The dispatch probe measures it on the host.
 CUDNN_ATTENTION_PLAN_S = 40e-3
+PLAN_RANGE = "29-65 ms on lent H100 and H200 hosts, varying up to 2x within one run"  # probe runs F-H, 2026-11-23
 CUDNN_ATTENTION_CC = ("9.", "10.")
 
 
@@ -236,11 +239,13 @@ def decode_notes(w: Workload, hw: HardwareFigures, *, batch: int, context: int, 
     plan = attention_plan_s(hw) if prof.plans_attention else 0.0
     if plan > 1e-3:
         fast = d.time_s - plan
-        how = "measured on this host" if hw.attention_plan_s is not None else "assumed: 36-45 ms measured on H100 hosts"
+        how = "measured on this host" if hw.attention_plan_s is not None else f"assumed: {PLAN_RANGE} measured"
         notes.append(f"{prof.name}: PyTorch's cuDNN attention builds a plan for every new sequence length, "
                      f"{plan * 1e3:.0f} ms of host time a decode step ({how}); "
                      f"torch.backends.cuda.enable_cudnn_sdp(False) avoids it: {fast * 1e3:.1f} ms instead of "
-                     f"{d.time_s * 1e3:.1f} ms a step ({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s)")
+                     f"{d.time_s * 1e3:.1f} ms a step ({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s), "
+                     "as does a process that has decoded at these lengths before (plans are cached per length: "
+                     "a benchmark that repeats its warm-up prompt times this faster step)")
     m = w.model
     if batch > 1 and m.kind == "decoder" and m.is_transformer:
         pad = prof.kv_multiplier(m.num_heads, m.num_kv_heads, padded=True)
