@@ -106,6 +106,20 @@ def _tensor_parallel(model, mesh) -> None:
     parallelize_module(model, mesh, plan)
 
 
+def tp_loss_backward(model, x):
+    """Forward and backward of a model split by _tensor_parallel: the vocab-parallel cross-entropy over
+    its sharded logits (no rank gathers the whole vocabulary). Returns the loss."""
+    import torch
+    from torch.distributed.tensor.parallel import loss_parallel
+
+    with loss_parallel():
+        logits = model(input_ids=x, use_cache=False).logits
+        loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), x[:, 1:].flatten())
+        del logits
+        loss.backward()
+    return loss
+
+
 def run_case(name: str, tiny: bool, device: str, out_dir: Path) -> int:
     import torch
     import torch.distributed as dist
@@ -160,14 +174,8 @@ def run_case(name: str, tiny: bool, device: str, out_dir: Path) -> int:
             if record and cuda:
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats()
-            if strategy == "tp":  # vocab-parallel cross-entropy over the sharded logits
-                from torch.distributed.tensor.parallel import loss_parallel
-
-                with loss_parallel():
-                    logits = model(input_ids=x, use_cache=False).logits
-                    loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), x[:, 1:].flatten())
-                    del logits
-                    loss.backward()
+            if strategy == "tp":
+                loss = tp_loss_backward(model, x)
             else:
                 with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=amp):
                     loss = model(input_ids=x, labels=x, use_cache=False).loss

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from profile_summary import profile_call  # noqa: E402
-from validate_multigpu import LLAMA2_7B, _build, _Optimizers, _tensor_parallel  # noqa: E402
+from validate_multigpu import LLAMA2_7B, _build, _Optimizers, _tensor_parallel, tp_loss_backward  # noqa: E402
 
 
 def main() -> int:
@@ -49,13 +49,7 @@ def main() -> int:
         def step(model=model, opt=opt, x=x, mode=mode):
             opt.zero_grad(set_to_none=True)
             if mode == "dtensor":
-                from torch.distributed.tensor.parallel import loss_parallel
-
-                with loss_parallel():
-                    logits = model(input_ids=x, use_cache=False).logits
-                    loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), x[:, 1:].flatten())
-                    del logits
-                    loss.backward()
+                tp_loss_backward(model, x)
             else:
                 model(input_ids=x, labels=x, use_cache=False).loss.backward()
             opt.step()
