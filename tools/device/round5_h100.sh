@@ -3,9 +3,9 @@
 #   a) the dispatch probe in quick mode (8 steps, 25 s limit) through the CLI, then run H: the full
 #      probe and a fresh, held-out eager-decode check estimated from this host's figures;
 #   b) the GPU tests and the main job with the eager engine;
-#   c) on an H200 (another host): run I, the same held-out eager check as H, then the tensor-parallel
-#      loss shared by validate_multigpu.py and dtensor_overhead.py (2 ranks on CPU, and DTensor on a
-#      one-GPU mesh).
+#   c) on an H200 (another host): the tensor-parallel loss shared by validate_multigpu.py and
+#      dtensor_overhead.py (2 ranks on CPU, and DTensor on a one-GPU mesh), then run I, the held-out
+#      eager check of H without the padded variant (a first try on an H200 lost its machine).
 #   bash tools/device/round5_h100.sh a|b|c
 set -u
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
@@ -17,7 +17,8 @@ case "${1:-a}" in
      echo "quick dispatch probe: $((SECONDS - s)) s" | tee -a "$OUT/env-a.txt"
      bash tools/device/round4_h100.sh probe-eager h ;;
   b) bash tools/device/round4_final.sh ;;
-  c) bash tools/device/round4_h100.sh probe-eager i
-     timeout 120 python3 tools/validate_multigpu.py --tiny --device cpu --cases tp2,ddp 2>&1 | tail -6
-     timeout 150 python3 tools/device/dtensor_overhead.py 2>&1 | grep -E "^(plain|dtensor)" | cut -c1-300 ;;
+  c) timeout 100 python3 tools/validate_multigpu.py --tiny --device cpu --cases tp2,ddp 2>&1 | tail -4
+     timeout 120 python3 tools/device/dtensor_overhead.py 2>&1 | grep -E "^(plain|dtensor)" | cut -c1-300
+     python3 tools/device/eager_check.py --reverse --variants default,nocudnn --name eager-check-i 2>&1 \
+       | grep -vE "warnings.warn|UserWarning" > "$OUT/eager-log.txt" ;;
 esac
