@@ -229,7 +229,8 @@ def main() -> int:
                             (DATA / "h100-round4" / "eager-check-e.json", "H100 SXM5 80GB", "E"),
                             (DATA / "h100-round4" / "eager-check-f.json", "H100 SXM5 80GB", "F"),
                             (DATA / "h200-round4" / "eager-check-g.json", "H200 SXM 141GB", "G"),
-                            (DATA / "h100-round5" / "eager-check-h.json", "H100 SXM5 80GB", "H")):
+                            (DATA / "h100-round5" / "eager-check-h.json", "H100 SXM5 80GB", "H"),
+                            (DATA / "h200-round5" / "eager-check-i.json", "H200 SXM 141GB", "I")):
         if path.exists():
             drows += eager_check_rows(path, card, run)
     paths = [Path(p) for p in args.validation] if args.validation else sorted(DATA.glob("validation-h100*.json"))
@@ -252,8 +253,8 @@ def main() -> int:
             "contexts, the 1B at long ones), with cuDNN attention off (no plan build) and with left-padded "
             "batches (a mask: K and V copied per query head). Runs F (H100, a third lease) and G (H200, another "
             "host) add generate() timed on tiny models to the probe, which is what `gpuadvisor run` measures now. "
-            "Run H (H100, a fourth lease, reverse order) is the same check made after the last estimate changes: "
-            "no figure or constant was fitted to it. "
+            "Runs H (H100, a fourth lease) and I (H200, cuDNN attention on and off) are the same check made after "
+            "the last estimate changes, in reverse order: no figure or constant was fitted to them. "
             "Rows marked [no probe] are the same points estimated from the defaults alone.", "",
             *decode_table(drows), "", "## Prefill, scoring, training step and eager decode step (validation JSONs)",
             "", *summary(prows), "", *phase_table(prows)]

@@ -112,6 +112,12 @@ HOST_OPS_ADAPTER = 24.0  # LoRA: per adapted linear (lora_A, lora_B, scaling, ad
 INT8_HOST_OPS_PER_LINEAR = 23.0
 HOST_OPS_DEQUANT = 20.0  # QLoRA (bitsandbytes): per quantized linear, dequantize in forward and backward
 HOST_OPS_MOE = 75.0  # HF grouped_mm experts: per MoE layer (routing, grouped products, combine; x3 with backward)
+# Tensor-parallel training through PyTorch DTensor (parallelize_module): every op on a sharded weight
+# runs DTensor's sharding propagation in Python, so issuing a step costs about 3.2x plain eager's host
+# time. Measured on a one-GPU mesh, where nothing is communicated (tools/device/dtensor_overhead.py,
+# 8 layers of Llama-2-7B width): 3.27x and 3.05x the plain step's issue time on two H200 hosts. With
+# the GPU's work halved over two ranks, that host time is what bounds a TP=2 step.
+DTENSOR_HOST_FACTOR = 3.2
 
 
 def _pure(w: Workload) -> Workload:
@@ -271,9 +277,10 @@ def _confidence(w: Workload, host_share: float, *, eager: bool = True,
         notes.append("low confidence: bitsandbytes int8/4-bit kernels measured up to 2x slower than the counted "
                      "bytes and FLOPs")
     if eager and w.tensor_parallel > 1 and w.mode in ("training", "lora", "qlora"):
-        notes.append("low confidence: tensor-parallel training (PyTorch DTensor) measured 33% slower than this "
-                     "estimate on 2x H200; DTensor's host dispatch (3.3x plain PyTorch's on a one-GPU mesh) is not "
-                     "modelled yet")
+        notes.append(f"low confidence: tensor-parallel training through PyTorch DTensor issues each step with "
+                     f"{DTENSOR_HOST_FACTOR:.1f}x plain eager's host time (one-GPU mesh), so a TP step is often "
+                     "host-bound and tracks the host's op time (`gpuadvisor run` measures it); checked at one point "
+                     "on 2x H200 (TP=2, Llama-2-7B width: 330 ms measured, 296-445 ms estimated for 6-10 us an op)")
     if w.model.num_params < SMALL_MODEL_PARAMS:
         notes.append("low confidence: models under 1B parameters are launch-bound and run far below the "
                      "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
@@ -338,7 +345,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             t_compute = training_flops_per_token(w) * w.micro_batch / tp / rate
         t_mem = _moved_train(w, mem) / bw
         device = t_compute + t_mem
-        host = _host_train_s(w) * host_op_scale(hw)
+        host = _host_train_s(w) * host_op_scale(hw) * (DTENSOR_HOST_FACTOR if tp > 1 else 1.0)
         comm = 0.0
         if dp > 1:
             grad_bytes = m.num_params / tp * (2.0 if w.compute_dtype != "fp32" else 4.0)
