@@ -124,6 +124,7 @@ def test_tensor_parallel_training_pays_dtensor_host_time():
     assert fast.step_time_s < measured < slow.step_time_s
     assert fast.bound == slow.bound == "host"
     assert fast.confidence == "low" and any("DTensor" in n for n in fast.notes)
+    assert not any("mostly host-side" in n for n in fast.notes)  # one note on the host, not two
     plain = estimate_compute(w.with_(tensor_parallel=1, num_gpus=2), h200)  # data parallel: no DTensor
     assert not any("DTensor" in n for n in plain.notes)
     assert plain.host_time_s * DTENSOR_HOST_FACTOR == pytest.approx(estimate_compute(w, h200).host_time_s)

@@ -276,7 +276,8 @@ def _confidence(w: Workload, host_share: float, *, eager: bool = True,
     if eager and w.mode in ("inference", "scoring") and getattr(w, "quant_format", "none") in BNB_FORMATS:
         notes.append("low confidence: bitsandbytes int8/4-bit kernels measured up to 2x slower than the counted "
                      "bytes and FLOPs")
-    if eager and w.tensor_parallel > 1 and w.mode in ("training", "lora", "qlora"):
+    dtensor = eager and w.tensor_parallel > 1 and w.mode in ("training", "lora", "qlora")
+    if dtensor:
         notes.append(f"low confidence: tensor-parallel training through PyTorch DTensor issues each step with "
                      f"{DTENSOR_HOST_FACTOR:.1f}x plain eager's host time (one-GPU mesh), so a TP step is often "
                      "host-bound and tracks the host's op time (`gpuadvisor run` measures it); checked at one point "
@@ -284,7 +285,7 @@ def _confidence(w: Workload, host_share: float, *, eager: bool = True,
     if w.model.num_params < SMALL_MODEL_PARAMS:
         notes.append("low confidence: models under 1B parameters are launch-bound and run far below the "
                      "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
-    elif host_share > 0.5:
+    elif host_share > 0.5 and not dtensor:  # the DTensor note already says the step is host-bound
         if hw is not None and hw.host_measured:
             notes.append("low confidence: this step is mostly host-side dispatch (eager PyTorch), measured on this "
                          "host by the dispatch probe; on lent H100 hosts it drifted up to 35% within one run")
