@@ -120,6 +120,11 @@ HOST_OPS_MOE = 75.0  # HF grouped_mm experts: per MoE layer (routing, grouped pr
 DTENSOR_HOST_FACTOR = 3.2
 
 
+def _dtensor(w: Workload) -> bool:
+    """Whether the step runs through DTensor: tensor-parallel training (inference TP is an engine's own)."""
+    return w.tensor_parallel > 1 and w.mode in ("training", "lora", "qlora")
+
+
 def _pure(w: Workload) -> Workload:
     return w if _regime(w) != "mixed" else replace(w, mixed_precision=False)
 
@@ -276,7 +281,7 @@ def _confidence(w: Workload, host_share: float, *, eager: bool = True,
     if eager and w.mode in ("inference", "scoring") and getattr(w, "quant_format", "none") in BNB_FORMATS:
         notes.append("low confidence: bitsandbytes int8/4-bit kernels measured up to 2x slower than the counted "
                      "bytes and FLOPs")
-    dtensor = eager and w.tensor_parallel > 1 and w.mode in ("training", "lora", "qlora")
+    dtensor = eager and _dtensor(w)
     if dtensor:
         notes.append(f"low confidence: tensor-parallel training through PyTorch DTensor issues each step with "
                      f"{DTENSOR_HOST_FACTOR:.1f}x plain eager's host time (one-GPU mesh), so a TP step is often "
@@ -346,7 +351,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             t_compute = training_flops_per_token(w) * w.micro_batch / tp / rate
         t_mem = _moved_train(w, mem) / bw
         device = t_compute + t_mem
-        host = _host_train_s(w) * host_op_scale(hw) * (DTENSOR_HOST_FACTOR if tp > 1 else 1.0)
+        host = _host_train_s(w) * host_op_scale(hw) * (DTENSOR_HOST_FACTOR if _dtensor(w) else 1.0)
         comm = 0.0
         if dp > 1:
             grad_bytes = m.num_params / tp * (2.0 if w.compute_dtype != "fp32" else 4.0)
