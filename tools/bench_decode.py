@@ -124,6 +124,36 @@ def prefill_time(model, hf, device: str, batch: int, prompt: int) -> float:
         return statistics.median(tm.wall(lambda: model(input_ids=x, use_cache=True, logits_to_keep=1), reps=3))
 
 
+def _warm_on_side_stream(torch, step, n: int = 2) -> None:
+    """Run `step` n times on a side stream, as CUDA-graph capture requires before it records."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(n):
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+
+
+def _graph_step_s(torch, step, pos, prompt: int, gen: int) -> float:
+    """Seconds a decode step takes replayed from a CUDA graph: capture one `step`, replay it once
+    from position `prompt` (warm), then time `gen` replays from `prompt` again. `step` advances the
+    position tensor `pos` itself, so each replay decodes the next token."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    pos.fill_(prompt)
+    graph.replay()
+    torch.cuda.synchronize()
+    pos.fill_(prompt)
+    st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    st.record()
+    for _ in range(gen):
+        graph.replay()
+    en.record()
+    en.synchronize()
+    return st.elapsed_time(en) / 1e3 / gen
+
+
 def hf_graph_decode(model, hf, device: str, batch: int, prompt: int, gen: int) -> dict:
     """HF model + StaticCache, one-token forward captured in a CUDA graph and replayed `gen` times."""
     import torch
@@ -153,26 +183,8 @@ def hf_graph_decode(model, hf, device: str, batch: int, prompt: int, gen: int) -
             for _ in range(gen):
                 step()
             return {"step_s": (time.perf_counter() - t0) / gen, "captured": False}
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(2):
-                step()
-        torch.cuda.current_stream().wait_stream(s)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            step()
-        cpos.fill_(prompt)
-        graph.replay()
-        torch.cuda.synchronize()
-        cpos.fill_(prompt)
-        st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        st.record()
-        for _ in range(gen):
-            graph.replay()
-        en.record()
-        en.synchronize()
-        return {"step_s": st.elapsed_time(en) / 1e3 / gen, "captured": True, "cache_len": L}
+        _warm_on_side_stream(torch, step)
+        return {"step_s": _graph_step_s(torch, step, cpos, prompt, gen), "captured": True, "cache_len": L}
 
 
 class OwnDecoder:
@@ -252,12 +264,7 @@ def own_graph_decode(cfg: dict, device: str, batch: int, prompt: int, gen: int, 
         return {"step_s": (time.perf_counter() - t0) / min(gen, 4), "captured": False}
     with torch.no_grad():
         dec.pos.fill_(prompt)
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(2):
-                dec.step()
-        torch.cuda.current_stream().wait_stream(s)
+        _warm_on_side_stream(torch, dec.step)
         out = {}
         if eager:  # the same step launched kernel by kernel: the launch-bound cost without HF's Python
             dec.pos.fill_(prompt)
@@ -267,20 +274,7 @@ def own_graph_decode(cfg: dict, device: str, batch: int, prompt: int, gen: int, 
                 dec.step()
             torch.cuda.synchronize()
             out["eager_step_s"] = (time.perf_counter() - t0) / gen
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            dec.step()
-        dec.pos.fill_(prompt)
-        graph.replay()
-        torch.cuda.synchronize()
-        dec.pos.fill_(prompt)
-        st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        st.record()
-        for _ in range(gen):
-            graph.replay()
-        en.record()
-        en.synchronize()
-        out.update(step_s=st.elapsed_time(en) / 1e3 / gen, captured=True, cache_len=dec.L)
+        out.update(step_s=_graph_step_s(torch, dec.step, dec.pos, prompt, gen), captured=True, cache_len=dec.L)
     del dec
     torch.cuda.empty_cache()
     return out
