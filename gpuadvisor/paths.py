@@ -16,3 +16,19 @@ def shipped_catalog_dir() -> Path:
 
 def repo_root() -> Path:
     return _PACKAGE.parent
+
+
+def shipped_configs_dir() -> Path:
+    """Model config.json files shipped with the package (gpuadvisor/data/configs/NAME.json)."""
+    return _PACKAGE / "data" / "configs"
+
+
+def shipped_config(name: str) -> Path | None:
+    """The shipped config.json of `name` (e.g. 'bert-base-uncased'), or None."""
+    path = shipped_configs_dir() / f"{name}.json"
+    return path if path.is_file() else None
+
+
+def shipped_graphs_dir() -> Path:
+    """Pre-traced op graphs of popular models (tools/trace_models.py builds them)."""
+    return _PACKAGE / "data" / "graphs"

@@ -1,0 +1,388 @@
+"""Model specs that name a PyTorch model, and how to build one with an example batch.
+
+One builder serves the tracer (on the CPU under fake tensors) and the GPU measurements of the
+validation (lab/measure_models.py), so both run the same module on the same inputs:
+
+    torchvision:resnet50    timm:convnext_tiny    torchaudio:wav2vec2_base
+    hf:DIR or hf:FILE.json  (transformers or diffusers, from the config alone: nothing downloaded)
+    path/to/file.py:build   (calls build(); build_batch(batch) gives the batch if the file has one)
+
+No weights are loaded: initialisation runs on whatever device is current (fake tensors when
+tracing). Bad specs raise UserError naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate.trace.torchlib import import_library, import_torch
+
+
+class Source(str, Enum):
+    """Where a traced model's code comes from."""
+
+    TORCHVISION = "torchvision"
+    TIMM = "timm"
+    TORCHAUDIO = "torchaudio"
+    HF = "hf"
+    FILE = "file"
+
+
+class Unit(str, Enum):
+    """What one sample of the batch is, for throughput: images/s, samples/s or tokens/s."""
+
+    IMAGES = "images"
+    SAMPLES = "samples"
+    TOKENS = "tokens"
+
+
+_FILE_RE = re.compile(r"^(?P<path>.+\.py)(?::(?P<func>[A-Za-z_]\w*))?$")
+DEFAULT_AUDIO_SAMPLES = 160_000  # 10 s at 16 kHz
+DEFAULT_TEXT_SEQ = 512
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A parsed model spec: where the model comes from and its name (or path and function)."""
+
+    source: Source
+    name: str
+    func: str = "build"
+
+    @property
+    def text(self) -> str:
+        if self.source is Source.FILE:
+            return f"{self.name}:{self.func}"
+        return f"{self.source.value}:{self.name}"
+
+
+def parse_ref(text: str) -> ModelRef | None:
+    """The spec as a ModelRef, or None where the text names no traced model (a preset, a count)."""
+    t = text.strip()
+    m = _FILE_RE.match(t)
+    if m:
+        return ModelRef(Source.FILE, m.group("path"), m.group("func") or "build")
+    head, sep, rest = t.partition(":")
+    if sep and head.lower() in {s.value for s in Source if s is not Source.FILE}:
+        if not rest.strip():
+            raise UserError(f"model spec {t!r}: give a name after '{head}:'")
+        return ModelRef(Source(head.lower()), rest.strip())
+    return None
+
+
+@dataclass
+class BuiltModel:
+    """A module with what it takes to run it: `make_batch(batch)` gives (args, kwargs)."""
+
+    ref: ModelRef
+    module: Any
+    make_batch: Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]]
+    unit: Unit = Unit.SAMPLES
+    tokens_per_sample: int = 1  # for Unit.TOKENS: sequence length
+    input_desc: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def loss(self, out: Any) -> Any:
+        return generic_loss(out)
+
+
+def build(ref: ModelRef, *, seq: int = 0, input_shape: tuple[int, ...] | None = None,
+          device: Any = None) -> BuiltModel:
+    """Build the model of `ref` on `device` (the current default device when None)."""
+    torch = import_torch()
+    builder = _BUILDERS[ref.source]
+    with torch.device(device) if device is not None else _nullcontext():
+        return builder(ref, seq, input_shape, device)
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *a: Any) -> None:
+        return None
+
+
+def _tensor_maker(device: Any) -> Callable[..., Any]:
+    """rand/randint of a shape on `device`: never zeros (they run faster than real data)."""
+    torch = import_torch()
+
+    def make(shape: tuple[int, ...], *, high: int = 0, dtype: Any = None) -> Any:
+        if high:
+            return torch.randint(0, high, shape, device=device)
+        return torch.randn(shape, device=device, dtype=dtype)
+
+    return make
+
+
+def _image_model(ref: ModelRef, module: Any, size: tuple[int, ...], device: Any) -> BuiltModel:
+    make = _tensor_maker(device)
+    return BuiltModel(ref, module, lambda b: ((make((b, *size)),), {}), unit=Unit.IMAGES,
+                      input_desc="x".join(map(str, size)))
+
+
+def _build_torchvision(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
+    tv = import_library("torchvision", f"model {ref.text}")
+    try:
+        module = tv.models.get_model(ref.name, weights=None)
+    except ValueError:
+        names = tv.models.list_models()
+        close = [n for n in names if ref.name.lower().replace("-", "_") in n][:4]
+        hint = f"; did you mean {', '.join(close)}?" if close else " (see torchvision.models.list_models())"
+        raise UserError(f"unknown torchvision model {ref.name!r}{hint}") from None
+    default = (3, 299, 299) if ref.name.startswith("inception") else (3, 224, 224)
+    if ref.name.startswith("inception"):
+        module.aux_logits = False
+        module.AuxLogits = None
+    return _image_model(ref, module, shape or default, device)
+
+
+def _build_timm(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
+    timm = import_library("timm", f"model {ref.text}")
+    try:
+        module = timm.create_model(ref.name, pretrained=False)
+    except RuntimeError as e:
+        if "Unknown model" not in str(e):
+            raise
+        close = timm.list_models(f"*{ref.name}*")[:4]
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UserError(f"unknown timm model {ref.name!r}{hint}") from None
+    size = tuple(module.pretrained_cfg.get("input_size") or (3, 224, 224))
+    return _image_model(ref, module, shape or size, device)
+
+
+def _build_torchaudio(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
+    ta = import_library("torchaudio", f"model {ref.text}")
+    fn = getattr(ta.models, ref.name, None)
+    if not callable(fn):
+        raise UserError(f"unknown torchaudio model {ref.name!r} (a function of torchaudio.models, "
+                        "e.g. wav2vec2_base, hubert_base, conformer)")
+    module = fn()
+    size = shape or (DEFAULT_AUDIO_SAMPLES,)
+    make = _tensor_maker(device)
+    return BuiltModel(ref, module, lambda b: ((make((b, *size)),), {}), unit=Unit.SAMPLES,
+                      input_desc="x".join(map(str, size)))
+
+
+def _build_file(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
+    path = Path(ref.name)
+    if not path.is_file():
+        raise UserError(f"model file {ref.name} not found")
+    spec = importlib.util.spec_from_file_location(f"gpuadvisor_user_model_{abs(hash(str(path)))}", path)
+    if spec is None or spec.loader is None:
+        raise UserError(f"model file {ref.name} cannot be loaded as Python")
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:  # the user's code: report it in one line
+        raise UserError(f"model file {ref.name} failed to load: {type(e).__name__}: {e}") from None
+    fn = getattr(mod, ref.func, None)
+    if not callable(fn):
+        raise UserError(f"model file {ref.name} has no function {ref.func}()")
+    try:
+        module = fn()
+    except Exception as e:
+        raise UserError(f"{ref.text}: {ref.func}() failed: {type(e).__name__}: {e}") from None
+    torch = import_torch()
+    if not isinstance(module, torch.nn.Module):
+        raise UserError(f"{ref.text}: {ref.func}() returned {type(module).__name__}, not a torch.nn.Module")
+    batch_fn = getattr(mod, "build_batch", None)
+    make = _tensor_maker(device)
+    if callable(batch_fn) and shape is None:
+        def make_batch(b: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            out = batch_fn(b)
+            if isinstance(out, dict):
+                return (), out
+            return (out if isinstance(out, tuple) else (out,)), {}
+        return BuiltModel(ref, module, make_batch, input_desc="build_batch()")
+    if shape is None:
+        raise UserError(f"{ref.text}: give the per-sample input shape with --input (e.g. --input 3x224x224), "
+                        "or define build_batch(batch) in the file")
+    return BuiltModel(ref, module, lambda b: ((make((b, *shape)),), {}), input_desc="x".join(map(str, shape)))
+
+
+def _load_config(name: str) -> tuple[dict[str, Any], Path]:
+    p = Path(name)
+    path = p / "config.json" if p.is_dir() else p
+    if not path.is_file():
+        from gpuadvisor.paths import shipped_config
+
+        shipped = shipped_config(name)
+        if shipped is None:
+            raise UserError(f"hf:{name}: no config.json there (give a directory or file with a config.json)")
+        path = shipped
+    try:
+        cfg = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"hf:{name}: {path} is not readable JSON: {e}") from None
+    if not isinstance(cfg, dict):
+        raise UserError(f"hf:{name}: {path} is not a JSON object")
+    cfg.pop("_source", None)  # shipped configs say where they were copied from
+    return cfg, path
+
+
+def _build_hf(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
+    cfg, path = _load_config(ref.name)
+    if "_class_name" in cfg:
+        return _build_diffusers(ref, cfg, shape, device)
+    tr = import_library("transformers", f"model {ref.text}")
+    model_type = cfg.get("model_type")
+    if not model_type:
+        raise UserError(f"hf:{ref.name}: config has no model_type (is it a transformers config.json?)")
+    try:
+        config = tr.AutoConfig.for_model(**cfg)
+    except (ValueError, KeyError) as e:
+        raise UserError(f"hf:{ref.name}: transformers cannot read this config: {e}") from None
+    arch = (cfg.get("architectures") or [None])[0]
+    cls = getattr(tr, arch, None) if arch else None
+    if cls is None:
+        cls = tr.AutoModel
+        module = cls.from_config(config)
+    else:
+        module = cls._from_config(config)
+    return _hf_inputs(ref, module, config, arch or "", seq, shape, device)
+
+
+def _hf_inputs(ref: ModelRef, module: Any, config: Any, arch: str, seq: int,
+               shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
+    """Example inputs by what the model reads: audio frames, spectrograms, pixels or tokens."""
+    make = _tensor_maker(device)
+    mt = config.model_type
+    vocab = int(getattr(config, "vocab_size", 0) or 0)
+    labels = arch.endswith(("ForMaskedLM", "ForCausalLM", "ForConditionalGeneration", "LMHeadModel"))
+    if mt == "whisper":
+        frames = shape or (config.num_mel_bins, 2 * config.max_source_positions)
+        dec = seq or 128
+
+        def whisper(b: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            kw = {"input_features": make((b, *frames))}
+            kw["labels" if labels else "decoder_input_ids"] = make((b, dec), high=vocab)
+            return (), kw
+        return BuiltModel(ref, module, whisper, unit=Unit.SAMPLES, input_desc=f"{frames} mel, {dec} tokens")
+    if mt in ("wav2vec2", "hubert", "wavlm", "data2vec-audio"):
+        size = shape or (DEFAULT_AUDIO_SAMPLES,)
+        return BuiltModel(ref, module, lambda b: ((), {"input_values": make((b, *size))}), unit=Unit.SAMPLES,
+                          input_desc="x".join(map(str, size)))
+    if hasattr(config, "image_size") and hasattr(config, "num_channels") and not vocab:
+        size = shape or (config.num_channels, config.image_size, config.image_size)
+        return BuiltModel(ref, module, lambda b: ((), {"pixel_values": make((b, *size))}), unit=Unit.IMAGES,
+                          input_desc="x".join(map(str, size)))
+    n = seq or (shape[0] if shape else 0) or min(DEFAULT_TEXT_SEQ, int(getattr(config, "max_position_embeddings",
+                                                                                  DEFAULT_TEXT_SEQ) or DEFAULT_TEXT_SEQ))
+    if getattr(config, "is_encoder_decoder", False):
+        tgt = max(1, n // 4)
+
+        def seq2seq(b: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            kw = {"input_ids": make((b, n), high=vocab)}
+            kw["labels" if labels else "decoder_input_ids"] = make((b, tgt), high=vocab)
+            return (), kw
+        return BuiltModel(ref, module, seq2seq, unit=Unit.TOKENS, tokens_per_sample=n,
+                          input_desc=f"{n} tokens in, {tgt} out")
+
+    def text(b: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        ids = make((b, n), high=vocab)
+        return (), ({"input_ids": ids, "labels": ids} if labels else {"input_ids": ids})
+    return BuiltModel(ref, module, text, unit=Unit.TOKENS, tokens_per_sample=n, input_desc=f"{n} tokens")
+
+
+def _build_diffusers(ref: ModelRef, cfg: dict[str, Any], shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
+    df = import_library("diffusers", f"model {ref.text}")
+    cls = getattr(df, cfg["_class_name"], None)
+    if cls is None:
+        raise UserError(f"hf:{ref.name}: diffusers has no class {cfg['_class_name']!r}")
+    module = cls.from_config(cfg)
+    c = module.config
+    size = shape or (c.in_channels, c.sample_size, c.sample_size)
+    text_len, ctx = 77, c.cross_attention_dim
+    make = _tensor_maker(device)
+
+    def unet(b: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        kw: dict[str, Any] = {"sample": make((b, *size)), "timestep": make((b,), high=1000),
+                              "encoder_hidden_states": make((b, text_len, ctx))}
+        if getattr(c, "addition_embed_type", None) == "text_time":
+            pooled = c.projection_class_embeddings_input_dim - 6 * c.addition_time_embed_dim
+            kw["added_cond_kwargs"] = {"text_embeds": make((b, pooled)), "time_ids": make((b, 6))}
+        return (), kw
+    return BuiltModel(ref, module, unet, unit=Unit.SAMPLES,
+                      input_desc=f"latent {'x'.join(map(str, size))}, {text_len} text tokens")
+
+
+_BUILDERS: dict[Source, Callable[..., BuiltModel]] = {
+    Source.TORCHVISION: _build_torchvision,
+    Source.TIMM: _build_timm,
+    Source.TORCHAUDIO: _build_torchaudio,
+    Source.HF: _build_hf,
+    Source.FILE: _build_file,
+}
+
+
+def first_tensor(out: Any) -> Any:
+    """The first tensor of a model's output (a tensor, a tuple, a dict or a ModelOutput)."""
+    torch = import_torch()
+    if isinstance(out, torch.Tensor):
+        return out
+    for attr in ("logits", "sample", "last_hidden_state"):
+        v = getattr(out, attr, None)
+        if isinstance(v, torch.Tensor):
+            return v
+    values = out.values() if isinstance(out, dict) else out if isinstance(out, (tuple, list)) else ()
+    for v in values:
+        t = first_tensor(v) if v is not None else None
+        if t is not None:
+            return t
+    return None
+
+
+def generic_loss(out: Any) -> Any:
+    """The model's own loss where it computes one, cross-entropy over class logits, else a mean square:
+    what a training loop would reduce the output with."""
+    torch = import_torch()
+    loss = getattr(out, "loss", None)
+    if isinstance(loss, torch.Tensor):
+        return loss
+    t = first_tensor(out)
+    if t is None:
+        raise UserError("the model's output holds no tensor to train on")
+    if t.dim() == 2 and t.is_floating_point():
+        target = torch.zeros(t.shape[0], dtype=torch.long, device=t.device)
+        return torch.nn.functional.cross_entropy(t.float(), target)
+    return t.float().pow(2).mean()
+
+
+def apply_trainable(module: Any, *, freeze: tuple[str, ...] = (), trainable: tuple[str, ...] = ()) -> int:
+    """Freeze parameters by name globs (`freeze`), or all but `trainable`; returns the trainable count.
+    A glob that matches no parameter is an error: it is almost always a typo."""
+    names = [n for n, _ in module.named_parameters()]
+    for pattern in (*freeze, *trainable):
+        if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+            sample = ", ".join(names[:3] + ["..."] + names[-2:]) if len(names) > 5 else ", ".join(names)
+            raise UserError(f"parameter glob {pattern!r} matches no parameter (names look like: {sample})")
+    count = 0
+    for n, p in module.named_parameters():
+        frozen = any(fnmatch.fnmatchcase(n, g) for g in freeze)
+        if trainable:
+            frozen = frozen or not any(fnmatch.fnmatchcase(n, g) for g in trainable)
+        p.requires_grad_(not frozen)
+        count += 0 if frozen else p.numel()
+    return count
+
+
+def parse_input_shape(text: str) -> tuple[int, ...]:
+    """'3x224x224' -> (3, 224, 224); one line naming the problem otherwise."""
+    parts = text.lower().replace(",", "x").split("x")
+    try:
+        dims = tuple(int(p) for p in parts if p.strip())
+    except ValueError:
+        raise UserError(f"--input {text!r}: give the per-sample shape as numbers joined by x, e.g. 3x224x224") from None
+    if not dims or any(d < 1 for d in dims):
+        raise UserError(f"--input {text!r}: every dimension must be a positive integer")
+    return dims

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Measure training steps and forward passes of many models on this GPU: the ground truth of the op
+graph estimator (gpuadvisor/estimate/validation data under tests/data/models/).
+
+Each case builds its model with gpuadvisor's own zoo (the spec the user would type), then times it
+as a practitioner's loop runs it:
+  * training: fp32 weights under bf16 autocast, fused AdamW, loss.backward(), opt.step(),
+    zero_grad(set_to_none=True); cudnn.benchmark on; channels_last where the case says so;
+  * inference: bf16 weights, torch.inference_mode(), one forward over the batch.
+Time: median of 8 steps after 3 warm-ups, each between CUDA events. Memory: the peak of
+torch.cuda.max_memory_allocated over the timed steps. One more step under torch.profiler gives
+the device time per aten op (what the op cost model is checked against, class by class).
+
+  python3 lab/measure_models.py --out results.json [--part 0/2] [--only SUBSTRING]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from gpuadvisor.estimate.trace import zoo  # noqa: E402
+from lab.model_cases import CASES  # noqa: E402
+
+WARMUP, TIMED = 3, 8
+
+
+def to_bf16(x):
+    if isinstance(x, torch.Tensor):
+        return x.to(torch.bfloat16) if x.is_floating_point() else x
+    if isinstance(x, dict):
+        return {k: to_bf16(v) for k, v in x.items()}
+    if isinstance(x, (tuple, list)):
+        return type(x)(to_bf16(v) for v in x)
+    return x
+
+
+def channels_last(x):
+    if isinstance(x, torch.Tensor) and x.dim() == 4:
+        return x.contiguous(memory_format=torch.channels_last)
+    return x
+
+
+def run_case(case: dict, device: str = "cuda") -> dict:
+    """Time and peak memory of one case on `device` ("cpu" only checks that the case runs)."""
+    ref = zoo.parse_ref(case["spec"])
+    cuda = device == "cuda"
+    training = case["mode"] == "training"
+    t0 = time.perf_counter()
+    with torch.device(device):
+        built = zoo.build(ref, seq=case.get("seq", 0), input_shape=tuple(case["input"]) if case.get("input") else None)
+        model = built.module
+        if case.get("trainable"):
+            zoo.apply_trainable(model, trainable=tuple(case["trainable"]))
+        args, kw = built.make_batch(case["batch"])
+    if case.get("channels_last"):
+        model = model.to(memory_format=torch.channels_last)
+        args = tuple(channels_last(a) for a in args)
+    opt = None
+    if training:
+        model.train()
+        params = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=1e-5, fused=True)
+    else:
+        model.eval().to(torch.bfloat16)
+        args, kw = to_bf16(args), to_bf16(kw)
+    build_s = time.perf_counter() - t0
+
+    def step():
+        if training:
+            with torch.autocast(device, dtype=torch.bfloat16):
+                out = model(*args, **kw)
+                loss = built.loss(out)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        else:
+            with torch.inference_mode():
+                model(*args, **kw)
+
+    if not cuda:
+        step()
+        return {**case, "smoke": "ran on the CPU"}
+    for _ in range(WARMUP):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    times = []
+    wall0 = time.perf_counter()
+    for _ in range(TIMED):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        step()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / 1e3)
+    wall = (time.perf_counter() - wall0) / TIMED
+    peak = torch.cuda.max_memory_allocated()
+    ops = profile(step)
+    return {**case, "time_s": statistics.median(times), "time_spread": (max(times) - min(times)) / statistics.median(times),
+            "wall_s": wall, "peak_bytes": peak, "steady_bytes": before, "build_s": build_s,
+            "params": sum(p.numel() for p in model.parameters()),
+            "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad),
+            "unit": built.unit.value, "tokens_per_sample": built.tokens_per_sample, "ops": ops}
+
+
+def profile(step) -> dict:
+    """Device time (us) and calls per aten op of one step: where the time goes, op by op."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as prof_ctx
+
+    with prof_ctx(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    out = {}
+    for e in prof.key_averages():
+        dev = getattr(e, "self_device_time_total", None)
+        if dev is None:
+            dev = getattr(e, "self_cuda_time_total", 0)
+        if dev and dev > 0:
+            out[e.key] = [round(float(dev), 1), int(e.count)]
+    return dict(sorted(out.items(), key=lambda kv: -kv[1][0])[:60])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--part", default="0/1", help="K/N: run every N-th case starting at K")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--smoke", action="store_true", help="run each case once on the CPU at batch 2")
+    ap.add_argument("--budget-s", type=float, default=540.0, help="stop starting new cases after this")
+    a = ap.parse_args()
+    k, n = (int(x) for x in a.part.split("/"))
+    torch.backends.cudnn.benchmark = True
+    if a.smoke:
+        env = {"smoke": True}
+        torch.cuda.get_device_name = lambda: "cpu"  # type: ignore[assignment]
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+           "cudnn": torch.backends.cudnn.version(), "cuda": torch.version.cuda}
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        env["driver"] = pynvml.nvmlSystemGetDriverVersion()
+    except Exception as e:  # noqa: BLE001
+        env["driver"] = f"unknown ({e})"
+    results = []
+    start = time.perf_counter()
+    todo = [c for i, c in enumerate(CASES) if i % n == k and a.only in c["spec"]]
+    for case in todo:
+        if time.perf_counter() - start > a.budget_s:
+            results.append({**case, "skipped": "time budget"})
+            continue
+        try:
+            if a.smoke:
+                r = run_case({**case, "batch": 2, "seq": min(case.get("seq", 0) or 64, 64)}, device="cpu")
+                print(f"{case['spec']:38s} {case['mode']:9s} ok", flush=True)
+                results.append(r)
+                continue
+            r = run_case(case)
+            print(f"{case['spec']:38s} {case['mode']:9s} b={case['batch']:<4d} {r['time_s']*1e3:9.2f} ms "
+                  f"{r['peak_bytes']/2**30:7.2f} GiB", flush=True)
+        except torch.OutOfMemoryError:
+            r = {**case, "error": "out of memory"}
+            print(f"{case['spec']:38s} {case['mode']:9s} b={case['batch']:<4d} OOM", flush=True)
+        except Exception as e:  # noqa: BLE001 -- record and go on: one broken case must not lose the rest
+            r = {**case, "error": f"{type(e).__name__}: {str(e)[:300]}"}
+            print(f"{case['spec']:38s} {case['mode']:9s} FAILED {r['error']}", flush=True)
+        results.append(r)
+        gc.collect()
+        torch.cuda.empty_cache()
+        Path(a.out).write_text(json.dumps({"env": env, "results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""The models and shapes the op-graph estimator is validated on (measured by lab/measure_models.py).
+
+Each model runs training and inference at two batch sizes. Held out, fixed before any fitting:
+every third model in this list (index % 3 == 2), all of its cases; calibration never reads them.
+"""
+
+from __future__ import annotations
+
+CL = {"channels_last": True}
+# (spec, training batches, inference batches, extra settings)
+MODELS: list[tuple[str, tuple[int, int], tuple[int, int], dict]] = [
+    ("torchvision:resnet50", (64, 256), (32, 256), CL),
+    ("torchvision:resnet18", (64, 256), (32, 256), CL),
+    ("torchvision:resnet152", (32, 128), (32, 128), CL),
+    ("torchvision:vgg16", (32, 128), (32, 128), CL),
+    ("torchvision:mobilenet_v3_large", (64, 256), (64, 256), CL),
+    ("torchvision:efficientnet_b0", (64, 256), (64, 256), CL),
+    ("torchvision:densenet121", (32, 128), (32, 128), CL),
+    ("timm:convnext_tiny", (64, 256), (64, 256), CL),
+    ("timm:resnext50_32x4d", (64, 256), (64, 256), CL),
+    ("torchvision:vit_b_16", (32, 128), (32, 256), {}),
+    ("timm:vit_small_patch16_224", (64, 256), (64, 256), {}),
+    ("timm:swin_tiny_patch4_window7_224", (32, 128), (64, 256), {}),
+    ("hf:bert-base-uncased", (8, 32), (8, 64), {"seq": 512}),
+    ("hf:deberta-v3-base", (8, 32), (8, 32), {"seq": 512}),
+    ("hf:t5-base", (8, 32), (8, 32), {"seq": 512}),
+    ("hf:bart-base", (8, 32), (8, 32), {"seq": 512}),
+    ("hf:whisper-small", (8, 32), (8, 32), {}),
+    ("torchaudio:wav2vec2_base", (8, 32), (8, 32), {}),
+    ("lab/models/lstm_classifier.py:build", (32, 128), (32, 128), {}),
+    ("lab/models/gcn.py:build", (8, 32), (8, 32), {}),
+    ("lab/models/mlp_mnist.py:build", (64, 1024), (64, 1024), {}),
+    ("hf:sd15-unet", (4, 16), (4, 16), {}),
+    ("hf:sdxl-unet", (1, 2), (2, 8), {}),
+    ("hf:gpt2", (8, 32), (8, 32), {"seq": 1024}),
+    ("hf:qwen2.5-0.5b", (4, 16), (8, 32), {"seq": 1024}),
+    ("hf:llama-3.2-1b", (4, 8), (8, 32), {"seq": 1024}),
+    ("torchvision:convnext_tiny", (64, 256), (64, 256), CL),
+]
+# transfer learning: a frozen base, only the classifier trains (model, trainable globs, batches)
+TRANSFER: list[tuple[str, tuple[str, ...], tuple[int, int], dict]] = [
+    ("torchvision:resnet50", ("fc.*",), (64, 256), CL),
+    ("torchvision:vit_b_16", ("heads.*",), (32, 128), {}),
+    ("timm:convnext_tiny", ("head.*", "stages.3.*"), (64, 256), CL),
+]
+
+
+def _cases() -> list[dict]:
+    out = []
+    for i, (spec, train, infer, extra) in enumerate(MODELS):
+        held = i % 3 == 2
+        for b in train:
+            out.append({"spec": spec, "mode": "training", "batch": b, "held_out": held, **extra})
+        for b in infer:
+            out.append({"spec": spec, "mode": "inference", "batch": b, "held_out": held, **extra})
+    for i, (spec, globs, train, extra) in enumerate(TRANSFER):
+        for b in train:
+            out.append({"spec": spec, "mode": "training", "batch": b, "trainable": list(globs),
+                        "held_out": i % 3 == 2, **extra})
+    return out
+
+
+CASES = _cases()
