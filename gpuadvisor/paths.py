@@ -1,7 +1,8 @@
-"""Where the shipped data lives, in a source checkout and in an installed wheel alike."""
+"""Where the shipped data lives (in a source checkout and in an installed wheel alike), and the user cache."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -16,3 +17,11 @@ def shipped_catalog_dir() -> Path:
 
 def repo_root() -> Path:
     return _PACKAGE.parent
+
+
+def user_cache_dir() -> Path:
+    """$XDG_CACHE_HOME/gpuadvisor, else ~/.cache/gpuadvisor (a relative XDG_CACHE_HOME is ignored, as
+    the XDG spec says). Holds what can be measured again: deleting it loses nothing but time."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    return root / "gpuadvisor"
