@@ -129,11 +129,12 @@ def picks(w: Workload, targets: Targets | None = None, **kw: Any) -> dict[str, A
     return advise(w, targets, **kw).picks
 
 
-def probe(mode: str = "quick", device: str | int = "all", *, on_event: Any = None) -> Any:
-    """Measure this machine (GPUs and host): a results.RunResult. Without a GPU it measures the host."""
+def probe(mode: str = "quick", device: str | int = "all", *, refresh_host: bool = False, on_event: Any = None) -> Any:
+    """Measure this machine (GPUs and host): a results.RunResult. Without a GPU it measures the host.
+    refresh_host (with mode="full") re-measures the figures kept in the host cache."""
     from gpuadvisor.probe_runner import RunOptions, run_probes
 
-    return run_probes(RunOptions(mode=mode, device=device), on_event=on_event)
+    return run_probes(RunOptions(mode=mode, device=device, refresh_host=refresh_host), on_event=on_event)
 
 
 def check(result: Any, rules: str | os.PathLike[str] | Any) -> Any:

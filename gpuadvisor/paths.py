@@ -1,7 +1,8 @@
-"""Where the shipped data lives, in a source checkout and in an installed wheel alike."""
+"""Where the shipped data lives (in a source checkout and in an installed wheel alike), and the user cache."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -32,3 +33,11 @@ def shipped_config(name: str) -> Path | None:
 def shipped_graphs_dir() -> Path:
     """Pre-traced op graphs of popular models (tools/trace_models.py builds them)."""
     return _PACKAGE / "data" / "graphs"
+
+
+def user_cache_dir() -> Path:
+    """$XDG_CACHE_HOME/gpuadvisor, else ~/.cache/gpuadvisor (a relative XDG_CACHE_HOME is ignored, as
+    the XDG spec says). Holds what can be measured again: deleting it loses nothing but time."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    return root / "gpuadvisor"

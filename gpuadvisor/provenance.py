@@ -185,7 +185,7 @@ def gpu_state_light(nvml: Any, handle: Any) -> dict[str, Any] | None:
     }
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
         for line in f:
             if line.lower().startswith("model name"):
@@ -203,7 +203,8 @@ def _memory_gib() -> float | None:
     return None
 
 
-def _version(dist: str) -> str | None:
+def dist_version(dist: str) -> str | None:
+    """An installed distribution's version without importing it (importing torch takes seconds)."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -212,7 +213,7 @@ def _version(dist: str) -> str | None:
 
 def _cupy_dist_version() -> str | None:
     for dist in ("cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x", "cupy"):
-        v = _version(dist)
+        v = dist_version(dist)
         if v:
             return v
     return None
@@ -231,13 +232,13 @@ def host_info(nvml: Any = None, cupy: Any = None) -> HostInfo:
     info = HostInfo(
         hostname=socket.gethostname(),
         os=f"{platform.system()} {platform.release()}",
-        cpu=_cpu_name(),
+        cpu=cpu_name(),
         cpu_count=os.cpu_count(),
         memory_gib=_memory_gib(),
         python=platform.python_version(),
         numpy=numpy.__version__,
         cupy_version=getattr(cupy, "__version__", None) or _cupy_dist_version(),
-        torch_version=_version("torch"),
+        torch_version=dist_version("torch"),
     )
     if nvml is not None:
         v = nvml_try(nvml.nvmlSystemGetDriverVersion)

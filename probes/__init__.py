@@ -1,8 +1,9 @@
 """GPU and host probes: small CUDA kernels and library calls that measure what a card delivers.
 
 One probe per module; each exposes `NAME` and `run(ctx) -> ProbeResult` (helpers of a large probe
-live beside it: collectives, p2p and topology serve interconnect; cublaslt serves tensor). CuPy, PyTorch and NVML
-are imported lazily inside the probes so that `import probes` works on a machine without a GPU.
+live beside it: collectives, p2p and topology serve interconnect; cublaslt serves tensor; hostcache
+keeps what dispatch measures once per host). CuPy, PyTorch and NVML are imported lazily inside the
+probes so that `import probes` works on a machine without a GPU.
 """
 
 ALL_PROBES = ("properties", "memory_bandwidth", "transfer", "flops", "tensor", "health", "host", "crossover",

@@ -1,4 +1,4 @@
-"""Host dispatch through PyTorch eager, on this host, now: one eager op, one host-GPU
+"""Host dispatch through PyTorch eager, on this host: one eager op, one host-GPU
 synchronization, and attention on a sequence length not seen before (PyTorch's cuDNN attention
 builds a plan per shape: ~40 ms of host time on an H100 host, paid once per eager decode step).
 Where transformers is installed it also times Hugging Face generate() itself on tiny Llama models
@@ -7,6 +7,10 @@ and on: the host time of a decode step per layer, per step, and the plan build a
 Those are what the eager engine profile needs (gpuadvisor/estimate/engines.py); the single-op figure
 alone did not predict them across hosts (two H100 hosts: op 9.0 against 11.9 us, but generate()'s
 host time per layer 1.15 against 0.78 ms).
+
+The attention and generate() figures take ~15 s and depend only on the host and its software, so
+they are measured once and cached per host (probes/hostcache.py): --full measures them where no
+fresh entry exists, --quick only reads them, and every run measures the single-op figures (~0.2 s).
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import statistics
 import time
 from typing import Any
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.provenance import as_text, dist_version, nvml_try
+from gpuadvisor.results import Measurement, ProbeResult
+from probes import hostcache
 from probes.base import ProbeContext, measurement, wait_for_torch
 from probes.timing import ProbeSkipped
 
@@ -138,7 +144,75 @@ def eager_generate(torch: Any, *, runs: int = 3, steps: int = TINY_STEPS) -> dic
             "transformers": transformers.__version__}
 
 
+METHOD = 1  # bump when host_figures() measures differently: cache entries of another method are not used
+MEASURE_IT = "`gpuadvisor probe --full --only dispatch`"
+_GEN_OP = f"Hugging Face generate(), tiny Llama of {TINY_LAYERS[0]} and {TINY_LAYERS[1]} layers, one sequence"
+
+
+def _driver(ctx: ProbeContext) -> str | None:
+    v = nvml_try(ctx.nvml.nvmlSystemGetDriverVersion) if ctx.nvml is not None else None
+    if v is None and ctx.cp is not None:
+        v = nvml_try(ctx.cp.cuda.runtime.driverGetVersion)
+    return None if v is None else str(as_text(v))
+
+
+def cache_key(ctx: ProbeContext, torch: Any) -> dict[str, str | None]:
+    """What host_figures() depends on: this host, PyTorch, transformers, the GPU model and its driver."""
+    return hostcache.host_key(probe=f"{NAME}/{METHOD}", torch=torch.__version__,
+                              transformers=dist_version("transformers"), driver=_driver(ctx),
+                              gpu=ctx.props.get("name") or torch.cuda.get_device_name())
+
+
+def host_figures(ctx: ProbeContext, torch: Any) -> tuple[dict[str, float], list[str], bool]:
+    """The expensive part (~15 s): attention on a new length and generate()'s host time. Returns the
+    figures (seconds), why any is missing, and whether they may be cached: only when nothing failed
+    (transformers missing is no failure: its version is in the key)."""
+    figures: dict[str, float] = {}
+    notes: list[str] = []
+    failed = False
+    try:
+        a = attention_new_shape(torch, calls=7)
+        figures.update(sdpa_new_shape_s=a["new_shape_s"], sdpa_same_shape_s=a["same_shape_s"])
+    except Exception as e:  # an attention backend missing on this GPU: the other figures stand
+        failed = True
+        notes.append(f"attention timing skipped: {type(e).__name__}: {e}")
+    try:
+        if ctx.deadline.remaining < 10:
+            raise TimeoutError(f"{ctx.deadline.remaining:.0f} s left of the time limit")
+        g = eager_generate(torch)
+        figures.update(layer_s=g["layer_s"], fixed_s=g["fixed_s"], plan_s=g["plan_s"])
+    except ImportError:
+        notes.append("transformers not installed: generate() host time not measured")
+    except Exception as e:  # a transformers version this code does not know: the other figures stand
+        failed = True
+        notes.append(f"generate() timing skipped: {type(e).__name__}: {e}")
+    return figures, [" ".join(n.split())[:300] for n in notes], not failed
+
+
+def host_measurements(f: dict[str, float], **provenance: Any) -> list[Measurement]:
+    """host_figures() as measurements; a cached one says so in its label and details (cached, measured_at)."""
+    tag = f" (cached {provenance['measured_at'][:10]})" if provenance.get("cached") else ""
+    ms = []
+    if "sdpa_new_shape_s" in f:
+        ms.append(measurement("dispatch.sdpa_new_shape", "Attention on a new sequence length (host)" + tag,
+                              f["sdpa_new_shape_s"] * 1e3, "ms", same_shape_ms=f.get("sdpa_same_shape_s", 0.0) * 1e3,
+                              op="SDPA, batch 1, 32/8 heads of 64, one query: new length minus a seen one",
+                              **provenance))
+    if {"layer_s", "fixed_s", "plan_s"} <= f.keys():
+        ms += [
+            measurement("dispatch.generate_layer", "generate() host time per layer and step" + tag,
+                        f["layer_s"] * 1e3, "ms", op=_GEN_OP + ", cuDNN attention off", **provenance),
+            measurement("dispatch.generate_fixed", "generate() host time per step, fixed" + tag,
+                        f["fixed_s"] * 1e3, "ms", op=_GEN_OP + ", cuDNN attention off", **provenance),
+            measurement("dispatch.generate_plan", "generate() attention plan per step" + tag,
+                        f["plan_s"] * 1e3, "ms", op=_GEN_OP + ": cuDNN attention on minus off", **provenance),
+        ]
+    return ms
+
+
 def run(ctx: ProbeContext) -> ProbeResult:
+    """The single-op figures live; the host figures from the host cache where a fresh entry exists,
+    else measured in --full (and cached) and left out of --quick, with a note saying how to get them."""
     t0 = time.perf_counter()
     ctx.gpu()
     wait_for_torch()
@@ -154,30 +228,23 @@ def run(ctx: ProbeContext) -> ProbeResult:
                     op="torch.cuda.synchronize() after one small op, the op's dispatch subtracted"),
         measurement("dispatch.python", "Python loop iteration (host)", r["python_iter_s"] * 1e9, "ns"),
     ]
-    try:
-        a = attention_new_shape(torch, calls=3 if ctx.quick else 7)
-        ms.append(measurement("dispatch.sdpa_new_shape", "Attention on a new sequence length (host)",
-                              a["new_shape_s"] * 1e3, "ms", same_shape_ms=a["same_shape_s"] * 1e3,
-                              op="SDPA, batch 1, 32/8 heads of 64, one query: new length minus a seen one"))
-    except Exception as e:  # an attention backend missing on this GPU: the other figures stand
-        ctx.log(f"dispatch: attention timing skipped: {type(e).__name__}: {e}")
-    data = {"torch": torch.__version__, "repeats": reps}
-    try:
-        if ctx.deadline.remaining < 10:
-            raise TimeoutError(f"{ctx.deadline.remaining:.0f} s left of the time limit")
-        g = eager_generate(torch, runs=2 if ctx.quick else 3, steps=8 if ctx.quick else TINY_STEPS)
-        data["transformers"] = g["transformers"]
-        op = f"Hugging Face generate(), tiny Llama of {TINY_LAYERS[0]} and {TINY_LAYERS[1]} layers, one sequence"
-        ms += [
-            measurement("dispatch.generate_layer", "generate() host time per layer and step", g["layer_s"] * 1e3,
-                        "ms", op=op + ", cuDNN attention off"),
-            measurement("dispatch.generate_fixed", "generate() host time per step, fixed", g["fixed_s"] * 1e3,
-                        "ms", op=op + ", cuDNN attention off"),
-            measurement("dispatch.generate_plan", "generate() attention plan per step", g["plan_s"] * 1e3, "ms",
-                        op=op + ": cuDNN attention on minus off"),
-        ]
-    except ImportError:
-        ctx.log("dispatch: transformers not installed: generate() host time not measured")
-    except Exception as e:  # a transformers version this code does not know: the other figures stand
-        ctx.log(f"dispatch: generate() timing skipped: {type(e).__name__}: {e}")
-    return ProbeResult(probe=NAME, status="ok", duration_s=time.perf_counter() - t0, measurements=ms, data=data)
+    key = cache_key(ctx, torch)
+    entry = hostcache.load(NAME, key, not_before=ctx.options.get("host_cache", {}).get("not_before"))
+    host: dict[str, Any] = {"source": "not measured"}
+    if entry is not None:
+        ms += host_measurements(entry.figures, cached=True, measured_at=entry.measured_at)
+        host = {"source": "cache", "measured_at": entry.measured_at, "cache_file": str(entry.path)}
+        notes = [f"generate() and attention figures from the host cache, measured {entry.date} "
+                 f"({entry.path}); `--full --refresh-host` re-measures them"]
+    elif ctx.quick:
+        notes = [f"generate() and attention host times not measured in --quick: {MEASURE_IT} measures them "
+                 "once for this host"]
+    else:
+        figures, notes, cacheable = host_figures(ctx, torch)
+        ms += host_measurements(figures)
+        host = {"source": "measured"}
+        if figures and cacheable:
+            notes.append("generate() and attention figures " + hostcache.store(NAME, key, figures))
+    data = {"torch": torch.__version__, "transformers": key["transformers"], "repeats": reps, "host_figures": host}
+    return ProbeResult(probe=NAME, status="ok", duration_s=time.perf_counter() - t0, measurements=ms, data=data,
+                       reason="; ".join(notes) or None)

@@ -28,3 +28,9 @@ def pytest_collection_modifyitems(config, items):
     if reason:
         for item in gpu_items:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(autouse=True)
+def _user_cache_in_tmp(tmp_path_factory, monkeypatch):
+    """No test reads or writes the real user cache folder (the host cache, probes/hostcache.py)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))

@@ -15,6 +15,13 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
     return load_catalog(getattr(args, "catalog", []) or [])
 
 
+def add_refresh_host(p: argparse.ArgumentParser) -> None:
+    """`probe` and `run` both run the probes, so both can renew the host cache (probes/hostcache.py)."""
+    p.add_argument("--refresh-host", action="store_true",
+                   help="with --full: re-measure the host figures kept in the host cache (generate() timing, "
+                        "~15 s; otherwise measured once per host and software stack)")
+
+
 def console() -> Any:
     """A rich console for stdout; piped or captured output gets a wide page, not 80 columns,
     so that table rows stay on one line for grep and for logs."""

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from gpuadvisor.cli.common import catalog_from, fmt
+from gpuadvisor.cli.common import add_refresh_host, catalog_from, fmt
 from gpuadvisor.cli.common import console as make_console
 from gpuadvisor.fileio import ensure_writable
 from gpuadvisor.results import Measurement, ProbeResult, RunResult, save
@@ -20,9 +20,12 @@ from probes import ALL_PROBES
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("probe", help="measure the GPU you have against its datasheet")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--quick", dest="mode", action="store_const", const="quick", help="short run (default, ~15 s)")
-    mode.add_argument("--full", dest="mode", action="store_const", const="full", help="longer sweeps (~90 s)")
+    mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                      help="short run (default, ~10 s on an H100)")
+    mode.add_argument("--full", dest="mode", action="store_const", const="full",
+                      help="longer sweeps (~30 s; the first on a host also times generate(), ~15 s more)")
     p.set_defaults(mode="quick")
+    add_refresh_host(p)
     p.add_argument("--device", default="all", metavar="N|all", help="GPU index or 'all' (default)")
     p.add_argument("--only", metavar="PROBE,...", help=f"run only these probes: {', '.join(ALL_PROBES)}")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
@@ -41,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         only=parse_only(args.only),
         use_torch=not args.no_torch,
         catalog_dirs=getattr(args, "catalog", []) or [],
+        refresh_host=args.refresh_host,
     )
     if args.out:
         ensure_writable(args.out, force=args.force)
@@ -85,10 +89,13 @@ class Progress:
         elif kind == "probe_start" and self.status is not None:
             self.status.update(f"{where}: {kw['probe']}...")
         elif kind == "probe_end":
+            from rich.markup import escape
+
             res: ProbeResult = kw["result"]
             mark = {"ok": "[green]ok[/]", "skipped": "[yellow]skipped[/]", "timeout": "[red]timeout[/]",
                     "failed": "[red]failed[/]", "interrupted": "[red]interrupted[/]"}[res.status]
-            why = f": {res.reason}" if res.reason and res.status != "ok" else ""
+            # an ok probe's reason is a note (figures from the host cache, a part skipped); a reason is text, not markup
+            why = f": {escape(res.reason)}" if res.reason else ""
             self.console.print(f"  {where} {res.probe:<17} {mark} ({res.duration_s:.1f} s){why}", soft_wrap=True)
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.cli.advisor_args import add_target_args
+from gpuadvisor.cli.common import add_refresh_host
 from gpuadvisor.cli.estimate_cmd import add_workload_args, efficiency_from, workload_from
 
 DEFAULT_MODEL = "llama-3-8b"
@@ -31,7 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workload_args(p)
     add_target_args(p)
     p.set_defaults(model=None)
-    p.add_argument("--full", action="store_true", help="the longer probe run (~30-90 s on a GPU)")
+    p.add_argument("--full", action="store_true", help="the longer probe run (~30 s on an H100; the first on a "
+                   "host also times generate(), ~15 s more)")
+    add_refresh_host(p)
     p.add_argument("--out-dir", default=str(DEFAULT_DIR), metavar="DIR", help="where results and report go")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
     p.add_argument("--top", type=int, default=8, help="rows of the speed ranking in --json (default 8)")
@@ -70,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     targets_from(args)  # bad targets fail before the probes, too
     if args.top < 1:
         raise UserError(f"--top must be >= 1, got {args.top}")
+    opts = RunOptions(mode="full" if args.full else "quick", device="all", catalog_dirs=args.catalog or [],
+                      refresh_host=args.refresh_host)
     catalog = catalog_from(args)
     out_dir = Path(args.out_dir)
     if out_dir.exists() and not out_dir.is_dir():
@@ -78,10 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = Progress()
     try:
-        result = run_probes(
-            RunOptions(mode="full" if args.full else "quick", device="all", catalog_dirs=args.catalog or []),
-            on_event=progress,
-        )
+        result = run_probes(opts, on_event=progress)
     finally:
         progress.close()
 
