@@ -93,13 +93,19 @@ def ensure_writable(path: str | os.PathLike[str], *, force: bool = False) -> Pat
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, force: bool = False) -> Path:
     """Write text to path atomically; refuse to replace a different existing file without force."""
+    return atomic_write_bytes(path, text.encode("utf-8"), force=force)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, force: bool = False) -> Path:
+    """Write bytes to path atomically (a temporary file renamed over it, so a reader never sees half a
+    file); refuse to replace a different existing file without force."""
     p = Path(path)
     if p.is_dir():
         raise UserError(f"output path is a directory: {p}")
     if p.exists() and not force:
         try:
-            same = p.read_text(encoding="utf-8") == text
-        except (OSError, UnicodeDecodeError):
+            same = p.read_bytes() == data
+        except OSError:
             same = False
         if not same:
             raise UserError(f"{p} exists; pass --force to overwrite it")
@@ -113,8 +119,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, force: bool = 
     except OSError as e:
         raise UserError(f"cannot write to {parent}: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         # mkstemp makes 0600 files: give the output the mode a plain open() would have

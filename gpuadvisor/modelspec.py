@@ -18,7 +18,7 @@ from typing import Any
 from gpuadvisor.errors import UserError
 from gpuadvisor.hfconfig import architecture_from_config, load_config_file
 
-KINDS = ("decoder", "encoder", "vision", "opaque")
+KINDS = ("decoder", "encoder", "vision", "opaque", "traced")
 NORMS = ("rmsnorm", "layernorm")
 MLP_ACTS = ("swiglu", "geglu", "gelu", "gelu_tanh", "relu")
 
@@ -33,7 +33,7 @@ class ModelSpec:
     """
 
     name: str
-    kind: str = "decoder"  # decoder | encoder | vision | opaque
+    kind: str = "decoder"  # decoder | encoder | vision | opaque | traced (an op graph from PyTorch code)
     num_layers: int = 0
     hidden_size: int = 0
     num_heads: int = 0
@@ -58,11 +58,17 @@ class ModelSpec:
     fwd_flops_per_sample: float = 0.0  # opaque models: forward FLOPs per sample, if known
     act_elems_per_sample: float = 0.0  # opaque models: elements saved for backward per sample
     source: str = ""  # where the figures come from (preset URL, config path, "parameter count")
+    trace: str = ""  # traced models: the model spec the op graph is traced from ("torchvision:resnet50")
 
     # ---- derived figures -------------------------------------------------------------------
     @property
     def is_transformer(self) -> bool:
-        return self.kind != "opaque"
+        return self.kind not in ("opaque", "traced")
+
+    @property
+    def is_traced(self) -> bool:
+        """Costed from an op graph traced from PyTorch code (estimate/graph_estimate.py)."""
+        return self.kind == "traced"
 
     @property
     def q_dim(self) -> int:
@@ -206,6 +212,8 @@ class ModelSpec:
         if not self.is_transformer:
             if self.params <= 0:
                 raise UserError(f"model {self.name!r}: parameter count must be > 0")
+            if self.is_traced and not self.trace:
+                raise UserError(f"model {self.name!r}: a traced model needs its spec (trace: torchvision:NAME, ...)")
             return self
         for f in ("num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim", "intermediate_size"):
             v = getattr(self, f)
@@ -268,6 +276,11 @@ def resolve_model(text: str) -> ModelSpec:
         return ModelSpec.from_params(n, name=t.lower())
     if t.startswith("-") and parse_param_count(t[1:]) is not None:
         raise UserError(f"parameter count must be > 0, got {t!r}")
+    from gpuadvisor.modelref import parse_ref
+
+    ref = parse_ref(t)
+    if ref is not None:
+        return traced_spec(ref.text)
     p = Path(t)
     if t.endswith(".json") or p.is_file() or (p.is_dir() and (p / "config.json").is_file()):
         return spec_from_config_file(p / "config.json" if p.is_dir() else p)
@@ -281,6 +294,20 @@ def resolve_model(text: str) -> ModelSpec:
         hint = [nm for nm in names if key and key in _norm_name(nm)][:3]
     extra = f"; did you mean {', '.join(hint)}?" if hint else " (see 'gpuadvisor estimate --list-models')"
     raise UserError(f"unknown model {t!r}: not a preset, a parameter count like '7b', or a config.json{extra}")
+
+
+def traced_spec(text: str, name: str | None = None, params: int = 0) -> ModelSpec:
+    """A model costed from its op graph: the parameter count comes from the graph (shipped or traced)."""
+    if not params:
+        from gpuadvisor.estimate.graphstore import params_of
+        from gpuadvisor.modelref import parse_ref
+
+        ref = parse_ref(text)
+        if ref is None:
+            raise UserError(f"{text!r} is not a traced model spec (torchvision:NAME, timm:NAME, hf:DIR, file.py:build)")
+        params = params_of(ref)
+    return ModelSpec(name=name or text, kind="traced", params=params, trace=text,
+                     source=f"op graph of {text}").validate()
 
 
 def spec_from_config(cfg: Any, name: str = "config", origin: str = "config.json") -> ModelSpec:
@@ -334,7 +361,7 @@ def _presets() -> dict[str, ModelSpec]:
                 except (TypeError, ValueError):
                     raise UserError(f"{path}: model {name!r}: {key} must be a number") from None
         try:
-            if entry.get("kind") == "opaque":
+            if entry.get("kind") in ("opaque", "traced"):
                 spec = ModelSpec(name=name, **entry).validate()
             else:
                 spec = ModelSpec.from_architecture(name, **entry)

@@ -107,6 +107,12 @@ class Workload:
     quant_bits: float = 0.0  # quant "custom": bits per weight of every tensor (e.g. a GGUF file's average)
     offload: bool = False  # inference: layers that do not fit stay in host memory (llama.cpp -ngl)
     scoring: str = "logprobs"  # scoring: "logprobs" (lm-eval: log-softmax of 16-bit logits) or "loss" (fp32 CE)
+    # traced models (model.kind "traced") only:
+    channels_last: bool = False  # images in NHWC (torch.channels_last), as cuDNN runs 16-bit convolutions
+    freeze: tuple[str, ...] = ()  # parameter-name globs that do not train (transfer learning)
+    trainable: tuple[str, ...] = ()  # parameter-name globs that train; all others are frozen
+    input_shape: tuple[int, ...] = ()  # per-sample input shape (3x224x224) where the model has no example batch
+    train_samples: float = 0.0  # training: samples to train on (epochs x dataset size) for the time estimate
 
     @property
     def seq(self) -> int:
@@ -236,6 +242,7 @@ class Workload:
                 raise UserError(f"LoRA targets must be 'all' or 'attn', got {self.lora_targets!r}")
         if self.mode in ("inference", "scoring") and self.sharding != "none":
             raise UserError("ZeRO/FSDP sharding applies to training; for inference use tensor parallel")
+        self._validate_traced()
         m = self.model
         if m.kind in ("decoder", "encoder") and m.max_positions and self.seq + (
                 self.gen_tokens if self.mode == "inference" and m.kind == "decoder" else 0) > m.max_positions:
@@ -247,6 +254,36 @@ class Workload:
         if self.seq > 10_000_000:
             raise UserError(f"sequence length {self.seq} is beyond any model's context")
         return self
+
+    def _validate_traced(self) -> None:
+        """Settings that exist for traced models only, and what traced models do not model (yet)."""
+        traced_only = {"--channels-last": self.channels_last, "--freeze": self.freeze, "--trainable": self.trainable,
+                       "--input": self.input_shape, "--samples": self.train_samples}
+        if not self.model.is_traced:
+            given = [k for k, v in traced_only.items() if v]
+            if given:
+                raise UserError(f"{', '.join(given)} applies to models traced from PyTorch code (torchvision:NAME, "
+                                f"timm:NAME, hf:DIR, file.py:build), not to {self.model.name}")
+            return
+        if self.mode not in ("inference", "training"):
+            raise UserError(f"{self.model.name}: traced models are estimated for inference and training, not {self.mode}"
+                            + (" (freeze the base with --trainable GLOB for transfer learning)"
+                               if self.mode in ("lora", "qlora") else ""))
+        if self.quant != "none":
+            raise UserError(f"{self.model.name}: quantized weights are not modelled for traced models")
+        if self.tensor_parallel > 1 or self.sharding != "none":
+            raise UserError(f"{self.model.name}: traced models are estimated with data parallelism only "
+                            "(no --tp or --sharding)")
+        if self.freeze and self.trainable:
+            raise UserError("give --freeze or --trainable, not both")
+        if (self.freeze or self.trainable) and not self.is_training:
+            raise UserError("--freeze and --trainable apply to training")
+        if self.train_samples and not self.is_training:
+            raise UserError("--samples applies to training")
+        if self.train_tokens:
+            raise UserError(f"{self.model.name} is counted in samples: give --samples, not --tokens")
+        if not (self.train_samples >= 0) or math.isinf(self.train_samples):
+            raise UserError(f"sample budget must be >= 0, got {self.train_samples!r}")
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "model"}

@@ -154,7 +154,7 @@ def main() -> int:
         import pynvml
         pynvml.nvmlInit()
         env["driver"] = pynvml.nvmlSystemGetDriverVersion()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         env["driver"] = f"unknown ({e})"
     results = []
     start = time.perf_counter()
@@ -175,7 +175,7 @@ def main() -> int:
         except torch.OutOfMemoryError:
             r = {**case, "error": "out of memory"}
             print(f"{case['spec']:38s} {case['mode']:9s} b={case['batch']:<4d} OOM", flush=True)
-        except Exception as e:  # noqa: BLE001 -- record and go on: one broken case must not lose the rest
+        except Exception as e:
             r = {**case, "error": f"{type(e).__name__}: {str(e)[:300]}"}
             print(f"{case['spec']:38s} {case['mode']:9s} FAILED {r['error']}", flush=True)
         results.append(r)

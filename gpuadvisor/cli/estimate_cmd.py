@@ -37,7 +37,9 @@ def token_count(text: str) -> float:
 
 
 def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
-    p.add_argument("model", nargs="?", help="preset name (llama-2-7b), parameter count (7b, 350m) or config.json path")
+    p.add_argument("model", nargs="?", help="preset name (llama-2-7b), parameter count (7b, 350m), config.json path, "
+                   "or PyTorch code to trace: torchvision:resnet50, timm:convnext_tiny, torchaudio:wav2vec2_base, "
+                   "hf:DIR (a config.json), path/to/model.py:build")
     p.add_argument("--model", dest="model_opt", metavar="MODEL", help="same as the positional MODEL")
     p.add_argument("--list-models", action="store_true", help="list the model presets and exit")
     g = p.add_argument_group("workload")
@@ -69,6 +71,16 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
     g.add_argument("--lora-rank", type=positive_int, default=16)
     g.add_argument("--lora-targets", default="all", choices=["all", "attn"])
     g.add_argument("--tokens", type=token_count, default=0.0, help="training token budget, e.g. 2e9 or 300b")
+    t = p.add_argument_group("traced models (torchvision:, timm:, torchaudio:, hf:, file.py:build)")
+    t.add_argument("--channels-last", action="store_true", help="images in NHWC, as fast 16-bit convolutions want")
+    t.add_argument("--freeze", action="append", default=[], metavar="GLOB",
+                   help="parameters that do not train, by name (repeatable): --freeze 'layer1.*'")
+    t.add_argument("--trainable", action="append", default=[], metavar="GLOB",
+                   help="train only these parameters, by name (repeatable): transfer learning, --trainable 'fc.*'")
+    t.add_argument("--input", type=input_shape, default=(), metavar="SHAPE",
+                   help="per-sample input shape where the model has no example batch: 3x224x224, 160000")
+    t.add_argument("--samples", type=token_count, default=0.0, metavar="N",
+                   help="training: samples to train on, e.g. 115.2m (90 epochs of ImageNet's 1.28M images)")
     e = p.add_argument_group("efficiency (the estimate's assumptions)")
     e.add_argument("--mfu", type=fraction,
                    help="large-matmul efficiency vs datasheet peak (default 0.75, measured on an H100)")
@@ -76,6 +88,16 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
                    help="bandwidth efficiency vs datasheet (default 0.86, measured on an H100)")
     if json_flag:
         p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def input_shape(text: str) -> tuple[int, ...]:
+    from gpuadvisor.errors import UserError
+    from gpuadvisor.estimate.trace.zoo import parse_input_shape
+
+    try:
+        return parse_input_shape(text)
+    except UserError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def workload_from(args: argparse.Namespace) -> Any:
@@ -93,7 +115,9 @@ def workload_from(args: argparse.Namespace) -> Any:
         mixed_precision=not args.pure, checkpointing=args.checkpointing,
         num_gpus=args.gpus, sharding=args.sharding, tensor_parallel=args.tp, lora_rank=args.lora_rank,
         lora_targets=args.lora_targets, train_tokens=args.tokens, quant=args.quant, scoring=args.scoring,
-        offload=bool(getattr(args, "offload", False)), **extra,
+        offload=bool(getattr(args, "offload", False)), channels_last=args.channels_last,
+        freeze=tuple(args.freeze), trainable=tuple(args.trainable), input_shape=tuple(args.input),
+        train_samples=args.samples, **extra,
     )
 
 

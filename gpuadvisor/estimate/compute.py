@@ -65,6 +65,9 @@ class ComputeEstimate:
     confidence: str = "normal"  # "normal" | "low" (notes say why)
     engine: str | None = None  # inference: "eager" | "graphs"; training: "eager"
     notes: tuple[str, ...] = ()
+    samples_per_s: float | None = None  # traced models: samples (images, clips, ...) a second, all GPUs
+    unit: str | None = None  # traced models: what a sample is ("images", "samples", "tokens")
+    breakdown: dict[str, float] | None = None  # traced models: GPU seconds a step per op class
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -316,6 +319,10 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     )
 
     w = w.validate()
+    if w.model.is_traced:
+        from gpuadvisor.estimate.graph_estimate import graph_compute
+
+        return graph_compute(w, hw, efficiency)
     engine = engine or DEFAULT_ENGINE
     engine_profile(engine)
     eff = (efficiency or Efficiency()).validate()

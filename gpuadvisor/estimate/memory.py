@@ -199,6 +199,10 @@ def kv_cache_bytes(w: Workload, context: int | None = None) -> float:
 def estimate_memory(w: Workload) -> MemoryBreakdown:
     """Peak memory per GPU for the workload, with its breakdown (see the module docstring)."""
     w = w.validate()
+    if w.model.is_traced:
+        from gpuadvisor.estimate.graph_estimate import graph_memory
+
+        return graph_memory(w)
     m = w.model
     tp, dp = w.tensor_parallel, w.data_parallel
     params = float(m.num_params)

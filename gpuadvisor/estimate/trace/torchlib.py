@@ -43,7 +43,8 @@ def import_library(name: str, purpose: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        raise UserError(f"{purpose} needs the {name} package ({e.name or name} is missing): pip install {name}") from None
+        missing = e.name or name
+        raise UserError(f"{purpose} needs the {name} package ({missing} is missing): pip install {name}") from None
 
 
 def _import_torchvision_if_present(torch: Any) -> None:
@@ -52,7 +53,7 @@ def _import_torchvision_if_present(torch: Any) -> None:
     if "torchvision" in sys.modules:
         return
     try:
-        import torchvision  # noqa: F401
+        import torchvision
     except ImportError:
         return
     except RuntimeError:

@@ -16,67 +16,14 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate.trace.torchlib import import_library, import_torch
-
-
-class Source(str, Enum):
-    """Where a traced model's code comes from."""
-
-    TORCHVISION = "torchvision"
-    TIMM = "timm"
-    TORCHAUDIO = "torchaudio"
-    HF = "hf"
-    FILE = "file"
-
-
-class Unit(str, Enum):
-    """What one sample of the batch is, for throughput: images/s, samples/s or tokens/s."""
-
-    IMAGES = "images"
-    SAMPLES = "samples"
-    TOKENS = "tokens"
-
-
-_FILE_RE = re.compile(r"^(?P<path>.+\.py)(?::(?P<func>[A-Za-z_]\w*))?$")
-DEFAULT_AUDIO_SAMPLES = 160_000  # 10 s at 16 kHz
-DEFAULT_TEXT_SEQ = 512
-
-
-@dataclass(frozen=True)
-class ModelRef:
-    """A parsed model spec: where the model comes from and its name (or path and function)."""
-
-    source: Source
-    name: str
-    func: str = "build"
-
-    @property
-    def text(self) -> str:
-        if self.source is Source.FILE:
-            return f"{self.name}:{self.func}"
-        return f"{self.source.value}:{self.name}"
-
-
-def parse_ref(text: str) -> ModelRef | None:
-    """The spec as a ModelRef, or None where the text names no traced model (a preset, a count)."""
-    t = text.strip()
-    m = _FILE_RE.match(t)
-    if m:
-        return ModelRef(Source.FILE, m.group("path"), m.group("func") or "build")
-    head, sep, rest = t.partition(":")
-    if sep and head.lower() in {s.value for s in Source if s is not Source.FILE}:
-        if not rest.strip():
-            raise UserError(f"model spec {t!r}: give a name after '{head}:'")
-        return ModelRef(Source(head.lower()), rest.strip())
-    return None
+from gpuadvisor.modelref import DEFAULT_AUDIO_SAMPLES, DEFAULT_TEXT_SEQ, ModelRef, Source, Unit, parse_ref  # noqa: F401 (re-exported)
 
 
 @dataclass
@@ -231,7 +178,7 @@ def _load_config(name: str) -> tuple[dict[str, Any], Path]:
 
 
 def _build_hf(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
-    cfg, path = _load_config(ref.name)
+    cfg, _path = _load_config(ref.name)
     if "_class_name" in cfg:
         return _build_diffusers(ref, cfg, shape, device)
     tr = import_library("transformers", f"model {ref.text}")
@@ -276,8 +223,8 @@ def _hf_inputs(ref: ModelRef, module: Any, config: Any, arch: str, seq: int,
         size = shape or (config.num_channels, config.image_size, config.image_size)
         return BuiltModel(ref, module, lambda b: ((), {"pixel_values": make((b, *size))}), unit=Unit.IMAGES,
                           input_desc="x".join(map(str, size)))
-    n = seq or (shape[0] if shape else 0) or min(DEFAULT_TEXT_SEQ, int(getattr(config, "max_position_embeddings",
-                                                                                  DEFAULT_TEXT_SEQ) or DEFAULT_TEXT_SEQ))
+    longest = int(getattr(config, "max_position_embeddings", 0) or DEFAULT_TEXT_SEQ)
+    n = seq or (shape[0] if shape else 0) or min(DEFAULT_TEXT_SEQ, longest)
     if getattr(config, "is_encoder_decoder", False):
         tgt = max(1, n // 4)
 
@@ -364,7 +311,7 @@ def apply_trainable(module: Any, *, freeze: tuple[str, ...] = (), trainable: tup
     names = [n for n, _ in module.named_parameters()]
     for pattern in (*freeze, *trainable):
         if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
-            sample = ", ".join(names[:3] + ["..."] + names[-2:]) if len(names) > 5 else ", ".join(names)
+            sample = ", ".join([*names[:3], "...", *names[-2:]]) if len(names) > 5 else ", ".join(names)
             raise UserError(f"parameter glob {pattern!r} matches no parameter (names look like: {sample})")
     count = 0
     for n, p in module.named_parameters():

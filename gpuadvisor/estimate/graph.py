@@ -1,0 +1,244 @@
+"""The op graph: what a workload asks of a GPU, op by op. Pure data, no torch.
+
+Every front-end (the PyTorch tracer in `trace/`, the analytic transformer front-end) produces an
+`OpGraph`; one cost model (`opcost.py`) times it. An op carries its class (which decides how it is
+costed), the phase it runs in, its FLOPs and the bytes it reads and writes, and a class-specific
+shape (GEMM: batch, m, n, k; convolution: N, C, H, W, K, R, S, groups, out H, out W; attention:
+B, heads, q length, kv length, head dim, causal). Identical ops are merged with a `count`.
+
+Graphs are traced at two batch sizes; `BatchGraph` holds both and gives the graph at any batch by
+treating every figure as affine in the batch (exact for the per-sample ops of a model without
+data-dependent control flow; `check_affine` proves it on a third batch in the tests).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.errors import UserError
+
+FORMAT = 1  # bump when the stored layout changes
+
+
+class OpClass(str, Enum):
+    """How an op is costed (opcost.py has one formula per class)."""
+
+    GEMM = "gemm"
+    CONV = "conv"
+    ATTENTION = "attention"
+    NORM = "norm"
+    ELEMENTWISE = "elementwise"
+    REDUCTION = "reduction"
+    GATHER = "gather"  # embedding lookups, index/gather/scatter (GNN message passing)
+    RECURRENT = "recurrent"  # a fused RNN/LSTM/GRU layer (cuDNN): sequential over time steps
+    OPTIMIZER = "optimizer"
+    COLLECTIVE = "collective"
+
+
+class Phase(str, Enum):
+    FORWARD = "forward"
+    BACKWARD = "backward"
+    OPTIMIZER = "optimizer"
+
+
+class GraphMode(str, Enum):
+    """What one traced step is: a training step (forward, backward, optimizer) or one forward."""
+
+    TRAINING = "training"
+    INFERENCE = "inference"
+
+
+#: memory items of a traced peak, in display order
+MEMORY_ITEMS = ("weights", "gradients", "optimizer states", "activations", "inputs")
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    cls: OpClass
+    phase: Phase
+    dtype: str
+    flops: float
+    read: float  # bytes
+    written: float  # bytes
+    shape: tuple[float, ...] = ()
+    count: int = 1
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (self.name, self.cls, self.phase, self.dtype, self.shape, self.flops, self.read, self.written)
+
+    def to_row(self) -> list[Any]:
+        return [self.name, self.cls.value, self.phase.value, self.dtype, self.flops, self.read, self.written,
+                list(self.shape), self.count]
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> Op:
+        name, c, ph, dt, fl, rd, wr, shape, count = row
+        return cls(name, OpClass(c), Phase(ph), dt, float(fl), float(rd), float(wr), tuple(shape), int(count))
+
+
+def merge_pair(low: OpGraph, high: OpGraph) -> BatchGraph:
+    """Two traces of one model as a BatchGraph, merging ops that are identical in both: an op merged in
+    one trace only (two shapes that happen to coincide at one batch) would break the alignment."""
+    if len(low.ops) != len(high.ops):
+        return BatchGraph(replace(low, ops=merge(low.ops)), replace(high, ops=merge(high.ops)))
+    seen: dict[tuple[Any, ...], int] = {}
+    lo_ops: list[Op] = []
+    hi_ops: list[Op] = []
+    for a, b in zip(low.ops, high.ops):
+        k = (a.key, b.key)
+        if k in seen:
+            i = seen[k]
+            lo_ops[i] = replace(lo_ops[i], count=lo_ops[i].count + a.count)
+            hi_ops[i] = replace(hi_ops[i], count=hi_ops[i].count + b.count)
+        else:
+            seen[k] = len(lo_ops)
+            lo_ops.append(a)
+            hi_ops.append(b)
+    return BatchGraph(replace(low, ops=tuple(lo_ops)), replace(high, ops=tuple(hi_ops)))
+
+
+def merge(ops: Iterable[Op]) -> tuple[Op, ...]:
+    """Identical ops as one with a count (order of first appearance kept)."""
+    seen: dict[tuple[Any, ...], Op] = {}
+    for op in ops:
+        k = op.key
+        seen[k] = replace(seen[k], count=seen[k].count + op.count) if k in seen else op
+    return tuple(seen.values())
+
+
+@dataclass(frozen=True)
+class MemoryPeak:
+    """The peak of live tensor bytes over the traced step, and what was alive at it."""
+
+    peak_bytes: float
+    phase: str
+    items: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OpGraph:
+    """One step of one model at one batch size."""
+
+    model: str
+    mode: GraphMode
+    batch: int
+    ops: tuple[Op, ...]
+    params: int
+    trainable_params: int
+    memory: MemoryPeak
+    unit: str = "samples"
+    tokens_per_sample: int = 1
+    input_desc: str = ""
+    source: str = ""  # e.g. "traced (torch 2.13.0, fake tensors)" or "analytic"
+    notes: tuple[str, ...] = ()
+    host_ops: int = 0  # aten ops dispatched by the host, views included (eager host time)
+
+    def total(self, attr: str, *, phase: Phase | None = None, cls: OpClass | None = None) -> float:
+        return sum(getattr(o, attr) * o.count for o in self.ops
+                   if (phase is None or o.phase is phase) and (cls is None or o.cls is cls))
+
+    @property
+    def flops(self) -> float:
+        return self.total("flops")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "mode": self.mode.value, "batch": self.batch, "params": self.params,
+                "trainable_params": self.trainable_params, "unit": self.unit,
+                "tokens_per_sample": self.tokens_per_sample, "input": self.input_desc, "source": self.source,
+                "notes": list(self.notes), "host_ops": self.host_ops,
+                "memory": {"peak_bytes": self.memory.peak_bytes, "phase": self.memory.phase,
+                           "items": self.memory.items},
+                "ops": [o.to_row() for o in self.ops]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> OpGraph:
+        m = d["memory"]
+        return cls(model=d["model"], mode=GraphMode(d["mode"]), batch=int(d["batch"]),
+                   ops=tuple(Op.from_row(r) for r in d["ops"]), params=int(d["params"]),
+                   trainable_params=int(d["trainable_params"]),
+                   memory=MemoryPeak(float(m["peak_bytes"]), m["phase"], {k: float(v) for k, v in m["items"].items()}),
+                   unit=d.get("unit", "samples"), tokens_per_sample=int(d.get("tokens_per_sample", 1)),
+                   input_desc=d.get("input", ""), source=d.get("source", ""), notes=tuple(d.get("notes", ())),
+                   host_ops=int(d.get("host_ops", 0)))
+
+
+def _affine(a: float, b: float, ba: int, bb: int, batch: int) -> float:
+    """The value at `batch` of the line through (ba, a) and (bb, b), never below zero."""
+    slope = (b - a) / (bb - ba)
+    return max(0.0, a + slope * (batch - ba))
+
+
+@dataclass(frozen=True)
+class BatchGraph:
+    """A model's step traced at two batch sizes, giving the graph at any batch (module docstring)."""
+
+    low: OpGraph
+    high: OpGraph
+
+    def __post_init__(self) -> None:
+        if self.low.batch >= self.high.batch:
+            raise ValueError("BatchGraph: low batch must be below high batch")
+
+    @property
+    def aligned(self) -> bool:
+        """Whether both traces have the same ops in the same order (else only their own batches are known)."""
+        a, b = self.low.ops, self.high.ops
+        return len(a) == len(b) and all(
+            x.name == y.name and x.phase is y.phase and x.count == y.count and len(x.shape) == len(y.shape)
+            for x, y in zip(a, b, strict=False))
+
+    def at(self, batch: int) -> OpGraph:
+        lo, hi = self.low, self.high
+        if batch == lo.batch:
+            return lo
+        if batch == hi.batch:
+            return hi
+        if not self.aligned:
+            raise UserError(f"{lo.model}: its trace differs between batch {lo.batch} and {hi.batch}, so it "
+                            f"cannot be scaled to batch {batch}; trace it at that batch (needs PyTorch)")
+        ba, bb = lo.batch, hi.batch
+        ops = []
+        for x, y in zip(lo.ops, hi.ops, strict=False):
+            shape = tuple(round(_affine(p, q, ba, bb, batch)) for p, q in zip(x.shape, y.shape, strict=False))
+            ops.append(replace(x, flops=_affine(x.flops, y.flops, ba, bb, batch),
+                               read=_affine(x.read, y.read, ba, bb, batch),
+                               written=_affine(x.written, y.written, ba, bb, batch), shape=shape))
+        items = {k: _affine(lo.memory.items.get(k, 0.0), hi.memory.items.get(k, 0.0), ba, bb, batch)
+                 for k in set(lo.memory.items) | set(hi.memory.items)}
+        peak = MemoryPeak(_affine(lo.memory.peak_bytes, hi.memory.peak_bytes, ba, bb, batch),
+                          hi.memory.phase, items)
+        return replace(hi, batch=batch, ops=tuple(ops), memory=peak,
+                       host_ops=round(_affine(lo.host_ops, hi.host_ops, ba, bb, batch)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "low": self.low.to_dict(), "high": self.high.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BatchGraph:
+        if d.get("format") != FORMAT:
+            raise UserError(f"op graph format {d.get('format')!r} is not {FORMAT}: re-trace it")
+        return cls(OpGraph.from_dict(d["low"]), OpGraph.from_dict(d["high"]))
+
+
+def save(graphs: dict[str, BatchGraph], path: Path) -> None:
+    """Graphs by key ('spec|mode|variant') as gzip'd JSON, written atomically."""
+    from gpuadvisor.fileio import atomic_write_bytes
+
+    data = json.dumps({k: g.to_dict() for k, g in sorted(graphs.items())}, separators=(",", ":")).encode()
+    atomic_write_bytes(path, gzip.compress(data, mtime=0), force=True)
+
+
+def load(path: Path) -> dict[str, BatchGraph]:
+    try:
+        raw = json.loads(gzip.decompress(path.read_bytes()))
+    except (OSError, ValueError, EOFError) as e:
+        raise UserError(f"{path}: not a readable op-graph file: {e}") from None
+    return {k: BatchGraph.from_dict(v) for k, v in raw.items()}

@@ -1,0 +1,112 @@
+"""Memory and time of a traced model (kind "traced": CNNs, RNNs, GNNs, UNets, speech and any
+nn.Module): its op graph at the workload's batch, costed op by op. Pure functions over the graph.
+
+Memory is the traced peak of live tensors (weights, gradients, optimizer states, activations and
+inputs as they were alive at it), plus the CUDA context and the allocator's fragmentation that
+torch.cuda.max_memory_allocated does not see. Time is opcost.step_time; data parallelism adds the
+gradient all-reduce as compute.py costs it for transformers.
+"""
+
+from __future__ import annotations
+
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate.graph import GraphMode, OpGraph
+from gpuadvisor.estimate.hardware import DEFAULT_INTERCONNECT_GBS, Efficiency, HardwareFigures
+from gpuadvisor.estimate.trace import TraceOptions
+from gpuadvisor.workload import Workload
+
+TRACED_DTYPES = ("bf16", "fp16", "fp32")
+
+
+def trace_options(w: Workload) -> TraceOptions:
+    if w.dtype not in TRACED_DTYPES:
+        raise UserError(f"{w.model.name}: traced models run in {', '.join(TRACED_DTYPES)}, not {w.dtype}")
+    return TraceOptions(mode=GraphMode.TRAINING if w.is_training else GraphMode.INFERENCE, dtype=w.dtype,
+                        mixed_precision=w.mixed_precision and w.dtype != "fp32", channels_last=w.channels_last,
+                        freeze=w.freeze, trainable=w.trainable, checkpointing=w.checkpointing, seq=w.seq_len,
+                        input_shape=w.input_shape or None)
+
+
+def workload_graph(w: Workload) -> OpGraph:
+    """The op graph of one step of `w` on one GPU (its micro-batch)."""
+    from gpuadvisor.estimate.graphstore import batch_graph
+    from gpuadvisor.modelref import parse_ref
+
+    ref = parse_ref(w.model.trace)
+    if ref is None:
+        raise UserError(f"{w.model.name}: {w.model.trace!r} is not a traced model spec")
+    return batch_graph(ref, trace_options(w)).at(w.micro_batch)
+
+
+def graph_memory(w: Workload) -> MemoryBreakdown:
+    from gpuadvisor.estimate.memory import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, ITEMS, MemoryBreakdown
+
+    g = workload_graph(w)
+    items = dict.fromkeys(ITEMS, 0.0)
+    m = g.memory.items
+    items["weights"] = m.get("weights", 0.0)
+    items["gradients"] = m.get("gradients", 0.0)
+    items["optimizer states"] = m.get("optimizer states", 0.0)
+    items["activations"] = m.get("activations", 0.0) + m.get("inputs", 0.0)
+    notes = [f"traced op graph of {g.model} ({g.source}; input {g.input_desc or 'default'}): peak in {g.memory.phase}"]
+    if w.data_parallel > 1 and w.is_training:
+        items["gradients"] += m.get("gradients", 0.0) or g.trainable_params * 4.0  # DDP's all-reduce buckets
+        notes.append("DDP: its gradient buckets hold a second copy of the gradients")
+    tensors = sum(items.values())
+    items["allocator overhead"] = ALLOCATOR_OVERHEAD * tensors
+    items["CUDA context"] = float(CUDA_CONTEXT_BYTES)
+    phase = "inference" if g.mode is GraphMode.INFERENCE else f"training ({g.memory.phase})"
+    return MemoryBreakdown(items=tuple(items.items()), phase=phase, notes=tuple(notes))
+
+
+def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None) -> ComputeEstimate:
+    from gpuadvisor.estimate.compute import DP_OVERLAP, ComputeEstimate
+    from gpuadvisor.estimate.opcost import step_time
+
+    eff = (efficiency or Efficiency()).validate()
+    mfu, bw_eff = eff.for_source(hw.source)
+    peak = hw.peak_tflops(w.compute_dtype)
+    if not peak or not hw.bandwidth_gbs:
+        return ComputeEstimate(mode=w.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
+                               hardware_source=hw.source, notes=(f"{hw.name}: no throughput figures in the catalog",))
+    g = workload_graph(w)
+    st = step_time(g, hw, eff)
+    comm = 0.0
+    dp = w.data_parallel
+    if dp > 1 and w.is_training:
+        link = (hw.allreduce_busbw_gbs or (hw.interconnect_gbs or DEFAULT_INTERCONNECT_GBS) * eff.interconnect) * 1e9
+        grad_bytes = g.trainable_params * (4.0 if w.mixed_precision or w.dtype == "fp32" else 2.0)
+        comm = (1 - DP_OVERLAP) * 2.0 * (dp - 1) / dp * grad_bytes / link
+    step = st.step_s + comm
+    samples = w.batch  # global batch: every data-parallel GPU runs its micro-batch at once
+    steps = 1.0
+    notes = [f"op graph: {len(g.ops)} distinct ops, {st.kernels} kernels and {g.host_ops} host ops a step "
+             f"({g.source}); GPU time by op class: "
+             + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in sorted(st.by_class.items(), key=lambda kv: -kv[1])
+                         if v >= 1e-5)]
+    if w.train_samples and w.is_training:
+        steps = max(1.0, w.train_samples / samples)
+        notes.append(f"{w.train_samples:.3g} samples = {steps:,.0f} steps of {samples:,}")
+    if st.host_s > st.device_s:
+        notes.append(f"host-bound: eager PyTorch dispatches {g.host_ops} ops a step ({st.host_s * 1e3:.1f} ms of host "
+                     f"time against {st.device_s * 1e3:.1f} ms of GPU time); a larger batch, CUDA graphs or "
+                     "torch.compile would raise throughput")
+    per_sample = g.tokens_per_sample if g.unit == "tokens" else 1
+    rate = samples / step
+    conf = "low" if st.host_s > 0.5 * step else "normal"
+    if conf == "low":
+        notes.append("low confidence: this step is mostly host-side dispatch, which depends on the host CPU")
+    return ComputeEstimate(
+        mode=w.mode, time_s=step * steps, step_time_s=step, steps=steps if w.is_training else None,
+        flops_per_step=g.flops * dp, tokens_per_s=rate * per_sample if g.unit == "tokens" else None,
+        bound=st.bound, comm_time_s=comm, scaling_efficiency=st.step_s / step if step else 1.0, mfu=mfu,
+        bandwidth_efficiency=bw_eff, hardware_source=hw.source,
+        achieved_mfu=g.flops / step / (peak * 1e12) if step else None, host_time_s=st.host_s,
+        confidence=conf, engine="eager", notes=tuple(notes), samples_per_s=rate, unit=g.unit,
+        breakdown={k: v for k, v in st.by_class.items()}, prefill_time_s=None if w.is_training else step,
+    )
+
+
+# names used in annotations above, imported late: memory.py and compute.py import this module
+from gpuadvisor.estimate.compute import ComputeEstimate  # noqa: E402
+from gpuadvisor.estimate.memory import MemoryBreakdown  # noqa: E402

@@ -1,0 +1,150 @@
+"""One aten op as the cost model sees it: its class, FLOPs, bytes and class-specific shape.
+
+FLOPs come from PyTorch's own formulas (`torch.utils.flop_counter`'s registry: GEMMs, convolutions
+and their backward, SDPA); attention is counted here for every SDPA variant (the registry has no
+formula for the CPU flash kernel the tracer runs, and counts no causal triangle). Bytes are each
+input and output tensor's own size, once: what a kernel that reads its inputs once must move.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gpuadvisor.estimate.graph import OpClass
+
+GEMM_OPS = {"mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "_grouped_mm", "addmv", "mv", "dot", "_int_mm",
+            "addbmm"}
+CONV_OPS = {"convolution", "convolution_backward", "_convolution", "cudnn_convolution", "mkldnn_convolution",
+            "cudnn_convolution_transpose", "_slow_conv2d_forward", "_slow_conv2d_backward",
+            "slow_conv_transpose2d", "_conv_depthwise2d", "conv_depthwise3d"}
+NORM_OPS = {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+            "_native_batch_norm_legit_functional", "cudnn_batch_norm", "native_batch_norm_backward",
+            "cudnn_batch_norm_backward", "_batch_norm_with_update", "batch_norm_backward", "native_layer_norm",
+            "native_layer_norm_backward", "native_group_norm", "native_group_norm_backward", "_fused_rms_norm",
+            "_fused_rms_norm_backward", "_batch_norm_impl_index", "miopen_batch_norm"}
+GATHER_OPS = {"embedding", "embedding_dense_backward", "index_select", "gather", "scatter", "scatter_add",
+              "scatter_reduce", "index_add", "index", "index_put", "_index_put_impl", "index_copy",
+              "_embedding_bag", "embedding_bag", "masked_scatter", "take"}
+REDUCTION_OPS = {"sum", "mean", "amax", "amin", "max", "min", "_softmax", "_log_softmax", "_softmax_backward_data",
+                 "_log_softmax_backward_data", "nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward",
+                 "nll_loss2d_backward", "var_mean", "var", "std", "norm", "linalg_vector_norm", "cumsum", "topk",
+                 "sort", "argmax", "argmin", "prod", "logsumexp", "_safe_softmax", "all", "any", "std_mean"}
+#: ops that allocate without running a kernel (their memory counts, their time does not)
+NO_KERNEL = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh",
+             "lift_fresh_copy", "_local_scalar_dense", "set", "resize", "_resize_output", "_unsafe_view"}
+
+
+def op_name(func: Any) -> str:
+    """'add' for aten.add_.Tensor: in-place and out-of-place ops cost the same."""
+    return str(func._overloadpacket.__name__).rstrip("_")
+
+
+def is_view(func: Any) -> bool:
+    """A view or alias returns part of an input's storage and runs no kernel."""
+    return any(r.alias_info is not None and not r.alias_info.is_write for r in func._schema.returns)
+
+
+def classify(name: str, phase_is_optimizer: bool) -> OpClass:
+    if phase_is_optimizer or name.startswith(("_fused_adam", "_fused_sgd", "_foreach_")):
+        return OpClass.OPTIMIZER
+    if name in GEMM_OPS:
+        return OpClass.GEMM
+    if name in CONV_OPS:
+        return OpClass.CONV
+    if "scaled_dot_product" in name or "flash_attention" in name or "efficient_attention" in name \
+            or "cudnn_attention" in name:
+        return OpClass.ATTENTION
+    if name in NORM_OPS:
+        return OpClass.NORM
+    if name in GATHER_OPS:
+        return OpClass.GATHER
+    if name in REDUCTION_OPS:
+        return OpClass.REDUCTION
+    if name.startswith(("all_reduce", "all_gather", "reduce_scatter", "_c10d")):
+        return OpClass.COLLECTIVE
+    return OpClass.ELEMENTWISE
+
+
+def tensor_bytes(t: Any) -> float:
+    return float(t.numel() * t.element_size())
+
+
+def dtype_name(dtype: Any) -> str:
+    return {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float64": "fp64",
+            "torch.float8_e4m3fn": "fp8", "torch.float8_e5m2": "fp8", "torch.int8": "int8"}.get(str(dtype), "other")
+
+
+def gemm_shape(name: str, args: tuple[Any, ...]) -> tuple[float, ...]:
+    """(batch, m, n, k) of a matrix product."""
+    mats = [a for a in args if hasattr(a, "shape") and len(a.shape) >= 2]
+    if name in ("addmm", "baddbmm", "addbmm") and len(mats) >= 3:
+        mats = mats[1:]
+    if len(mats) < 2:
+        vecs = [a for a in args if hasattr(a, "shape")]
+        n = vecs[0].shape[0] if vecs else 1
+        k = vecs[0].shape[-1] if vecs else 1
+        return (1.0, 1.0, float(n), float(k))
+    a, b = mats[0], mats[1]
+    batch = float(math.prod(a.shape[:-2])) if len(a.shape) > 2 else 1.0
+    return (batch, float(a.shape[-2]), float(b.shape[-1]), float(a.shape[-1]))
+
+
+def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> tuple[float, ...]:
+    """(N, C, H, W, K, R, S, groups, outH, outW, NHWC) of a 2-D convolution (1-D/3-D folded into 2-D)."""
+    if name == "convolution_backward":
+        grad_out, x, w = args[0], args[1], args[2]
+        groups = args[9] if len(args) > 9 else 1
+        y = grad_out
+    else:
+        x, w = args[0], args[1]
+        groups = args[8] if len(args) > 8 else 1
+        y = out if hasattr(out, "shape") else x
+
+    def dims(t: Any) -> list[float]:
+        s = [float(v) for v in t.shape]
+        return ([*s, 1.0, 1.0])[:4] if len(s) < 4 else [s[0], s[1], s[2], float(math.prod(s[3:]))]
+    n, c, h, wd = dims(x)
+    k, _, r, s = dims(w)
+    _, _, oh, ow = dims(y)
+    nhwc = 1.0 if len(x.shape) == 4 and x.is_contiguous(memory_format=_channels_last()) and c > 1 else 0.0
+    return (n, c, h, wd, k, r, s, float(groups), oh, ow, nhwc)
+
+
+def _channels_last() -> Any:
+    import torch
+
+    return torch.channels_last
+
+
+def attention_shape(args: tuple[Any, ...], kwargs: dict[str, Any], backward: bool) -> tuple[float, ...]:
+    """(batch, heads, q length, kv length, head dim, causal) from SDPA-style (q, k, v, ...) args."""
+    tensors = [a for a in args if hasattr(a, "shape") and len(a.shape) == 4]
+    if backward and len(tensors) >= 4:  # (grad_out, q, k, v, ...)
+        tensors = tensors[1:]
+    q, k = tensors[0], tensors[1]
+    causal = bool(kwargs.get("is_causal", False))
+    for a in args:
+        if isinstance(a, bool):
+            causal = causal or a
+    b, h, sq, d = (float(v) for v in q.shape)
+    return (b, h, sq, float(k.shape[-2]), d, 1.0 if causal else 0.0)
+
+
+def attention_flops(shape: tuple[float, ...], backward: bool) -> float:
+    """QK^T and PV: 4 B H Sq Skv D, half under a causal mask; the backward does 2.5x the forward."""
+    b, h, sq, skv, d, causal = shape
+    f = 4.0 * b * h * sq * skv * d * (0.5 if causal else 1.0)
+    return f * (2.5 if backward else 1.0)
+
+
+def registry_flops(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> float:
+    from torch.utils.flop_counter import flop_registry
+
+    fn = flop_registry.get(func._overloadpacket)
+    if fn is None:
+        return 0.0
+    try:
+        return float(fn(*args, **kwargs, out_val=out))
+    except Exception:  # a formula that does not fit this overload: count no FLOPs rather than fail
+        return 0.0

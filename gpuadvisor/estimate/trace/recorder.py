@@ -1,0 +1,127 @@
+"""Recording one step of a PyTorch model: every aten op it dispatches, and the live tensor bytes.
+
+A TorchDispatchMode sees each op after autograd and after composite ops are decomposed, which is
+where kernels are launched: `classify` turns it into an `Op`. Memory follows torch.distributed's
+MemTracker: each output's storage is counted when it is created and uncounted when it is freed
+(a weakref finalizer), so the peak and what was alive at it come from the step itself, not from
+per-architecture formulas. Storages get a serial number, so a freed one's recycled id is never
+mistaken for a later tensor's.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from gpuadvisor.estimate.graph import Op, OpClass, Phase
+from gpuadvisor.estimate.trace import classify as C
+from gpuadvisor.estimate.trace.torchlib import import_torch
+
+torch = import_torch()
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+from torch.utils._pytree import tree_leaves  # noqa: E402
+
+
+class Recorder(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[Op] = []
+        self.phase = Phase.FORWARD
+        self.recording = False
+        self.suppress = 0  # > 0 inside a fused recurrent layer: its inner ops are not kernels of their own
+        self.dispatched = 0  # aten ops the host dispatches, views included: what eager host time scales with
+        self.live: dict[int, tuple[int, float]] = {}  # id(storage) -> (serial, bytes)
+        self._serial = 0
+        self.live_bytes = 0.0
+        self.peak = 0.0
+        self.peak_phase = Phase.FORWARD
+        self.peak_serials: dict[int, float] = {}
+
+    # ---- memory ----------------------------------------------------------------------------------
+    def track(self, t: Any) -> int:
+        """Count `t`'s storage (once); returns its serial."""
+        st = t.untyped_storage()
+        key = id(st)
+        if key in self.live:
+            return self.live[key][0]
+        self._serial += 1
+        n = float(st.nbytes())
+        self.live[key] = (self._serial, n)
+        self.live_bytes += n
+        weakref.finalize(st, self._free, key, self._serial)
+        if self.live_bytes > self.peak:
+            self.peak = self.live_bytes
+            self.peak_phase = self.phase
+            self.peak_serials = dict(self.live.values())
+        return self._serial
+
+    def _free(self, key: int, serial: int) -> None:
+        entry = self.live.get(key)
+        if entry is not None and entry[0] == serial:
+            del self.live[key]
+            self.live_bytes -= entry[1]
+
+    def serials(self, tensors: Any) -> set[int]:
+        return {self.track(t) for t in tensors if isinstance(t, torch.Tensor)}
+
+    def reset_peak(self) -> None:
+        self.peak = self.live_bytes
+        self.peak_phase = self.phase
+        self.peak_serials = dict(self.live.values())
+
+    # ---- ops -------------------------------------------------------------------------------------
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        for t in tree_leaves(out):
+            if isinstance(t, torch.Tensor):
+                self.track(t)
+        if not self.recording or self.suppress or func.namespace != "aten":
+            return out  # prim.* ops are metadata queries
+        self.dispatched += 1
+        if C.is_view(func):
+            return out  # views launch nothing
+        name = C.op_name(func)
+        if name in C.NO_KERNEL:
+            return out
+        self.ops.append(self.describe(func, name, args, kwargs, out))
+        return out
+
+    def describe(self, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> Op:
+        cls = C.classify(name, self.phase is Phase.OPTIMIZER)
+        ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        outs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+        inplace = func._schema.name.endswith("_") or any(
+            r.alias_info is not None and r.alias_info.is_write for r in func._schema.returns)
+        read = sum(C.tensor_bytes(t) for t in _unique(ins))
+        written = sum(C.tensor_bytes(t) for t in _unique(outs))
+        floats = [t for t in ins if t.is_floating_point()]
+        dtype = C.dtype_name(max(floats, key=lambda t: t.numel()).dtype) if floats else "other"
+        shape: tuple[float, ...] = ()
+        flops = 0.0
+        if cls is OpClass.GEMM:
+            shape = C.gemm_shape(name, args)
+            flops = C.registry_flops(func, args, kwargs, out) or 2.0 * shape[0] * shape[1] * shape[2] * shape[3]
+        elif cls is OpClass.CONV:
+            shape = C.conv_shape(name, args, out)
+            flops = C.registry_flops(func, args, kwargs, out)
+        elif cls is OpClass.ATTENTION:
+            backward = "backward" in name
+            shape = C.attention_shape(args, kwargs, backward)
+            flops = C.attention_flops(shape, backward)
+        else:
+            biggest = max((t.numel() for t in ins + outs), default=0)
+            shape = (float(biggest),)
+        if inplace and not outs:
+            written = read
+        return Op(name, cls, self.phase, dtype, float(flops), read, written, shape)
+
+
+def _unique(tensors: list[Any]) -> list[Any]:
+    seen: set[int] = set()
+    out = []
+    for t in tensors:
+        if id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out

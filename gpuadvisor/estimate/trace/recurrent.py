@@ -1,0 +1,92 @@
+"""Recurrent layers as cuDNN runs them: one fused op per layer stack, forward and backward.
+
+On the CPU, nn.LSTM/GRU/RNN decompose into a few ops per time step; on a GPU PyTorch calls cuDNN's
+fused RNN, which runs the input projections of all steps as one GEMM and the recurrence as one
+persistent kernel. The tracer therefore swaps each RNN module's forward for an autograd Function
+that records one RECURRENT op (forward) and one more in its backward, keeps cuDNN's reserve space
+(the gates of every step, saved for backward) alive in memory, and hides the inner ops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuadvisor.estimate.graph import Op, OpClass, Phase
+from gpuadvisor.estimate.trace import classify as C
+from gpuadvisor.estimate.trace.recorder import Recorder, torch
+
+GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+def rnn_shape(m: Any, x: Any) -> tuple[float, ...]:
+    """(batch, steps, input size, hidden, layers, gates, directions)."""
+    b_dim, t_dim = (0, 1) if m.batch_first else (1, 0)
+    batch = x.shape[b_dim] if x.dim() == 3 else 1
+    steps = x.shape[t_dim] if x.dim() == 3 else x.shape[0]
+    return (float(batch), float(steps), float(m.input_size), float(m.hidden_size), float(m.num_layers),
+            float(GATES.get(m.mode, 1)), 2.0 if m.bidirectional else 1.0)
+
+
+def rnn_flops(shape: tuple[float, ...]) -> float:
+    """Forward FLOPs: every step of every layer multiplies its input and its state into the gates."""
+    b, t, inp, h, layers, gates, dirs = shape
+    total = 0.0
+    for layer in range(int(layers)):
+        width = inp if layer == 0 else h * dirs
+        total += dirs * t * 2.0 * b * gates * h * (width + h)
+    return total
+
+
+def fuse(module: Any, rec: Recorder) -> None:
+    """Patch every RNN module under `module` for the trace (the module is a throwaway copy)."""
+    for m in module.modules():
+        if isinstance(m, torch.nn.RNNBase):
+            _patch(m, rec)
+
+
+def _patch(m: Any, rec: Recorder) -> None:
+    original = m.forward
+
+    class Fused(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any, *weights: Any) -> Any:
+            shape = rnn_shape(m, x)
+            rec.suppress += 1
+            try:
+                out, state = original(x)
+            finally:
+                rec.suppress -= 1
+            b, t, _, h, layers, gates, dirs = shape
+            reserve = x.new_empty((int(layers * dirs * t * b * h * (gates + 1)),))
+            ctx.save_for_backward(x, reserve, *weights)
+            ctx.shape = shape
+            _record(rec, m, x, out, weights, shape, Phase.FORWARD, reserve)
+            states = state if isinstance(state, tuple) else (state,)
+            return (out, *states)
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> Any:
+            x, reserve, *weights = ctx.saved_tensors
+            _record(rec, m, x, grads[0], weights, ctx.shape, Phase.BACKWARD, reserve)
+            return (torch.empty_like(x), *[torch.empty_like(w) for w in weights])
+
+    def forward(x: Any, hx: Any = None) -> Any:
+        if hx is not None:  # a given initial state: not fused here, traced op by op
+            return original(x, hx)
+        out, *states = Fused.apply(x, *m._flat_weights)
+        return out, (tuple(states) if len(states) > 1 else states[0])
+
+    m.forward = forward
+
+
+def _record(rec: Recorder, m: Any, x: Any, out: Any, weights: Any, shape: tuple[float, ...], phase: Phase,
+            reserve: Any) -> None:
+    if not rec.recording:
+        return
+    w_bytes = sum(C.tensor_bytes(w) for w in weights)
+    flops = rnn_flops(shape) * (2.0 if phase is Phase.BACKWARD else 1.0)
+    amp = torch.is_autocast_enabled("cpu") if hasattr(torch, "is_autocast_enabled") else False
+    dtype = "bf16" if amp else C.dtype_name(weights[0].dtype)
+    read = C.tensor_bytes(x) + w_bytes + (C.tensor_bytes(reserve) if phase is Phase.BACKWARD else 0.0)
+    written = C.tensor_bytes(out) + (C.tensor_bytes(reserve) if phase is Phase.FORWARD else w_bytes)
+    rec.ops.append(Op(f"cudnn_rnn_{m.mode.lower()}", OpClass.RECURRENT, phase, dtype, flops, read, written, shape))
