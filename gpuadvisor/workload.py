@@ -24,8 +24,49 @@ from gpuadvisor.modelspec import (
     spec_from_config,
     spec_from_config_file,
 )
+from gpuadvisor.strenum import StrEnum
 
-MODES = ("inference", "scoring", "training", "lora", "qlora")
+
+class Mode(StrEnum):
+    """What is done with the model."""
+
+    INFERENCE = "inference"
+    SCORING = "scoring"
+    TRAINING = "training"
+    LORA = "lora"
+    QLORA = "qlora"
+
+    @property
+    def is_adapter(self) -> bool:
+        """LoRA or QLoRA: a frozen base with trained adapters."""
+        return self in (Mode.LORA, Mode.QLORA)
+
+    @property
+    def is_training(self) -> bool:
+        return self in (Mode.TRAINING, Mode.LORA, Mode.QLORA)
+
+    @property
+    def is_forward_only(self) -> bool:
+        """Inference or scoring: no-grad forwards."""
+        return self in (Mode.INFERENCE, Mode.SCORING)
+
+
+class Sharding(StrEnum):
+    """Data-parallel sharding of training state: none (DDP), ZeRO-1/2/3, FSDP."""
+
+    NONE = "none"
+    ZERO1 = "zero1"
+    ZERO2 = "zero2"
+    ZERO3 = "zero3"
+    FSDP = "fsdp"
+
+    @property
+    def stage(self) -> int:
+        """ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 (and FSDP) also weights."""
+        return {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}[self.value]
+
+
+MODES = Mode.values()
 DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
 #: AdamW variants: fused (one kernel, no temporaries; Hugging Face Trainer's default since torch 2.8,
 #: so the default here), foreach (torch.optim.AdamW's own default: one state-sized temporary in the
@@ -52,7 +93,7 @@ QUANT_FORMATS: dict[str, tuple[float, str, str]] = {
     "int8": (8.0, "linear", "bitsandbytes LLM.int8: int8 + fp32 scale per row"),
     "fp8": (8.0, "linear", "fp8 e4m3, per-tensor scale (vLLM/TensorRT-LLM 'fp8')"),
 }
-SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
+SHARDINGS = Sharding.values()
 
 BYTES_PER_DTYPE = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 #: dtypes whose arithmetic runs on 16-bit tensor cores when weights are quantized (weight-only)
@@ -89,7 +130,7 @@ class Workload:
     """
 
     model: ModelSpec
-    mode: str = "inference"
+    mode: Mode = Mode.INFERENCE
     dtype: str = "bf16"
     batch: int = 1
     seq_len: int = 0
@@ -98,7 +139,7 @@ class Workload:
     mixed_precision: bool = True
     checkpointing: bool = False
     num_gpus: int = 1
-    sharding: str = "none"
+    sharding: Sharding = Sharding.NONE
     tensor_parallel: int = 1
     lora_rank: int = 16
     lora_targets: str = "all"  # "all" linear layers or "attn" (q,k,v,o)
@@ -114,23 +155,33 @@ class Workload:
     input_shape: tuple[int, ...] = ()  # per-sample input shape (3x224x224) where the model has no example batch
     train_samples: float = 0.0  # training: samples to train on (epochs x dataset size) for the time estimate
 
+    def __post_init__(self) -> None:
+        # text from the CLI, JSON or a caller becomes the enum member; unknown text stays for validate()
+        object.__setattr__(self, "mode", Mode.coerce(self.mode))
+        object.__setattr__(self, "sharding", Sharding.coerce(self.sharding))
+
     @property
     def seq(self) -> int:
         if self.seq_len:
             return self.seq_len
         m = self.model
-        if self.mode == "inference" and m.kind == "decoder" and m.max_positions > self.gen_tokens:
+        if self.mode == Mode.INFERENCE and m.kind == "decoder" and m.max_positions > self.gen_tokens:
             return min(m.default_seq_len, m.max_positions - self.gen_tokens)  # leave room to generate
         return m.default_seq_len
 
     @property
     def is_training(self) -> bool:
-        return self.mode in ("training", "lora", "qlora")
+        return self.mode in (Mode.TRAINING, Mode.LORA, Mode.QLORA)
+
+    @property
+    def is_adapter(self) -> bool:
+        """LoRA or QLoRA: a frozen base with trained adapters."""
+        return self.mode in (Mode.LORA, Mode.QLORA)
 
     @property
     def quant_format(self) -> str:
         """The weight format in effect: QLoRA's base is NF4 unless a format is given."""
-        if self.mode == "qlora" and self.quant == "none":
+        if self.mode == Mode.QLORA and self.quant == "none":
             return "nf4"
         return self.quant
 
@@ -157,19 +208,19 @@ class Workload:
 
     @property
     def weight_dtype(self) -> str:
-        if self.mode == "qlora":
+        if self.mode == Mode.QLORA:
             return "int4"
         if self.quant_format in ("int8", "fp8", "q8_0"):
             return "int8" if self.quant_format != "fp8" else "fp8"
         if self.quant_format != "none":
             return "int4"
-        if self.mode == "training" and self.mixed_precision and self.dtype in ("bf16", "fp16"):
+        if self.mode == Mode.TRAINING and self.mixed_precision and self.dtype in ("bf16", "fp16"):
             return "fp32"
         return self.dtype
 
     @property
     def compute_dtype(self) -> str:
-        if self.mode == "qlora":
+        if self.mode == Mode.QLORA:
             return "bf16" if self.dtype in ("int4", "bf16", "int8") else self.dtype
         return COMPUTE_DTYPE[self.dtype]
 
@@ -212,26 +263,26 @@ class Workload:
         if self.quant != "custom" and self.quant_bits:
             raise UserError("bits per weight are given with quantization format 'custom' only")
         if self.quant != "none":
-            if self.mode in ("training", "lora"):
+            if self.mode in (Mode.TRAINING, Mode.LORA):
                 raise UserError(f"{self.mode} updates the weights, so they cannot be stored as {self.quant}; "
                                 "use --mode qlora for a quantized frozen base")
-            if self.mode == "qlora" and self.quant not in ("nf4", "nf4-dq"):
+            if self.mode == Mode.QLORA and self.quant not in ("nf4", "nf4-dq"):
                 raise UserError(f"QLoRA keeps its base in NF4 (nf4 or nf4-dq), not {self.quant}")
             if self.dtype in ("int8", "int4", "fp8"):
                 raise UserError(f"give the weight format once: --quant {self.quant} computes in bf16/fp16, "
                                 f"not --dtype {self.dtype}")
         if self.scoring not in SCORING:
             raise UserError(f"unknown scoring {self.scoring!r}{_did_you_mean(self.scoring, SCORING)}")
-        if self.offload and self.mode != "inference":
+        if self.offload and self.mode != Mode.INFERENCE:
             raise UserError("CPU offload (--offload) applies to inference only")
-        if self.mode == "qlora" and self.dtype in ("fp32", "fp8"):
+        if self.mode == Mode.QLORA and self.dtype in ("fp32", "fp8"):
             raise UserError(f"QLoRA quantizes the base model to 4 bits and computes in bf16/fp16, not {self.dtype}")
-        if self.mode in ("training", "lora") and self.dtype in ("int8", "int4"):
+        if self.mode in (Mode.TRAINING, Mode.LORA) and self.dtype in ("int8", "int4"):
             raise UserError(
                 f"{self.mode} with {self.dtype} weights is not supported: integer weights cannot be "
                 "trained (use --mode qlora for a 4-bit base, or bf16/fp16)"
             )
-        if self.mode in ("lora", "qlora"):
+        if self.mode in (Mode.LORA, Mode.QLORA):
             if not isinstance(self.lora_rank, int) or isinstance(self.lora_rank, bool) or self.lora_rank < 1:
                 raise UserError(f"LoRA rank must be a positive integer, got {self.lora_rank!r}")
             if not self.model.is_transformer:
@@ -240,15 +291,15 @@ class Workload:
                 )
             if self.lora_targets not in ("all", "attn"):
                 raise UserError(f"LoRA targets must be 'all' or 'attn', got {self.lora_targets!r}")
-        if self.mode in ("inference", "scoring") and self.sharding != "none":
+        if self.mode in (Mode.INFERENCE, Mode.SCORING) and self.sharding != Sharding.NONE:
             raise UserError("ZeRO/FSDP sharding applies to training; for inference use tensor parallel")
         self._validate_traced()
         m = self.model
         if m.kind in ("decoder", "encoder") and m.max_positions and self.seq + (
-                self.gen_tokens if self.mode == "inference" and m.kind == "decoder" else 0) > m.max_positions:
+                self.gen_tokens if self.mode == Mode.INFERENCE and m.kind == "decoder" else 0) > m.max_positions:
             raise UserError(
                 f"{m.name} has learned position embeddings for {m.max_positions} tokens; "
-                f"sequence {self.seq}" + (f" + {self.gen_tokens} generated" if self.mode == "inference" else "")
+                f"sequence {self.seq}" + (f" + {self.gen_tokens} generated" if self.mode == Mode.INFERENCE else "")
                 + " is longer"
             )
         if self.seq > 10_000_000:
@@ -266,7 +317,8 @@ class Workload:
                                 f"timm:NAME, hf:DIR, file.py:build), not to {self.model.name}")
             return
         if self.mode not in ("inference", "training"):
-            raise UserError(f"{self.model.name}: traced models are estimated for inference and training, not {self.mode}"
+            raise UserError(f"{self.model.name}: traced models are estimated for inference and training, "
+                            f"not {self.mode}"
                             + (" (freeze the base with --trainable GLOB for transfer learning)"
                                if self.mode in ("lora", "qlora") else ""))
         if self.quant != "none":
@@ -319,9 +371,9 @@ def make_workload(model: ModelSpec | str, **kw: Any) -> Workload:
             if key != "dtype":
                 v = v.replace("_", "-")
             kw[key] = table.get(v, v)
-    if kw.get("mode") == "scoring":
+    if kw.get("mode") == Mode.SCORING:
         kw["gen_tokens"] = 0  # a scoring forward generates nothing
-    if kw.get("mode") == "qlora" and "dtype" not in kw:
+    if kw.get("mode") == Mode.QLORA and "dtype" not in kw:
         kw["dtype"] = "bf16"
     if "seq_len" in kw and kw["seq_len"] is None:
         kw["seq_len"] = 0
@@ -330,6 +382,6 @@ def make_workload(model: ModelSpec | str, **kw: Any) -> Workload:
 
 __all__ = [
     "BYTES_PER_DTYPE", "DEFAULT_OPTIMIZER", "DTYPES", "KINDS", "MLP_ACTS", "MODES", "NORMS", "OPTIMIZERS",
-    "QUANT_FORMATS", "SCORING", "SHARDINGS", "ModelSpec", "Workload", "list_presets", "make_workload",
-    "parse_param_count", "presets_path", "resolve_model", "spec_from_config", "spec_from_config_file",
+    "QUANT_FORMATS", "SCORING", "SHARDINGS", "Mode", "ModelSpec", "Sharding", "Workload", "list_presets",
+    "make_workload", "parse_param_count", "presets_path", "resolve_model", "spec_from_config", "spec_from_config_file",
 ]

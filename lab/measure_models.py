@@ -109,7 +109,8 @@ def run_case(case: dict, device: str = "cuda") -> dict:
     wall = (time.perf_counter() - wall0) / TIMED
     peak = torch.cuda.max_memory_allocated()
     ops = profile(step)
-    return {**case, "time_s": statistics.median(times), "time_spread": (max(times) - min(times)) / statistics.median(times),
+    med = statistics.median(times)
+    return {**case, "time_s": med, "time_spread": (max(times) - min(times)) / med,
             "wall_s": wall, "peak_bytes": peak, "steady_bytes": before, "build_s": build_s,
             "params": sum(p.numel() for p in model.parameters()),
             "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad),

@@ -53,3 +53,12 @@ def test_installed_wheel_runs_from_elsewhere(wheel, tmp_path):
         cwd=tmp_path, env=env, capture_output=True, text=True,
     )
     assert probe.returncode == 0 and "site-packages" in probe.stdout, probe.stderr
+
+
+def test_ci_runs_the_readme_set_up_command():
+    """.ci/run runs the README's second set-up command verbatim (install, lint, type check, tests)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    command = next(line for line in readme.splitlines() if line.startswith('python3 -m pip install -e ".[dev]"'))
+    assert "python3 -m mypy gpuadvisor/estimate gpuadvisor/advisor" in command
+    assert command in ci.splitlines()

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from gpuadvisor.errors import UserError  # noqa: E402
 from gpuadvisor.estimate.graph import GraphMode, load, save  # noqa: E402
 from gpuadvisor.estimate.graphstore import SHIPPED_FILE, key  # noqa: E402
-from gpuadvisor.estimate.trace import TraceOptions, trace_batches  # noqa: E402
+from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches  # noqa: E402
 from gpuadvisor.modelref import parse_ref  # noqa: E402
 from gpuadvisor.paths import shipped_graphs_dir  # noqa: E402
 from lab.model_cases import CASES  # noqa: E402

@@ -66,7 +66,7 @@ class Advice:
                         else f"cannot run this ({lo.binds_note})")
             known = ref is not None and ref.option.usd_per_mtok is not None
             other = (f"; the cheapest rental that meets the targets, {ref.option.label}, costs "
-                     f"${ref.option.usd_per_mtok:,.2f} per million tokens" if known else "")
+                     f"${ref.option.usd_per_mtok:,.2f} per million tokens" if ref is not None and known else "")
         else:
             mine = (f"does this in {(lo.wall_s or 0) / 3600:,.1f} h" if lo.fits and lo.wall_s
                     else ("fits" if lo.fits else f"cannot run this ({lo.binds_note})"))

@@ -27,14 +27,12 @@ from gpuadvisor.estimate import (
     estimate_serving,
     training_flops_per_token,
 )
-from gpuadvisor.estimate.memory import CUDA_CONTEXT_BYTES
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.workload import Workload
 
-INTERCONNECT_BINDS = 0.3  # communication above this share of a step: the interconnect binds
-# Latency of one small all-reduce (a decode step's activations) between tensor-parallel GPUs;
-# a decode step does two per layer. NVLink-class links (>= 100 GB/s in the catalog) vs PCIe.
-ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "pcie": 30e-6}
-MAX_BATCH = 256  # sequences in flight an engine schedules at most (vLLM's default max_num_seqs)
+# INTERCONNECT_BINDS (communication share above which the interconnect binds), MAX_BATCH (vLLM's default
+# max_num_seqs) and the all-reduce latencies are in the calibration table
+__getattr__ = cal.aliases(__name__, ("INTERCONNECT_BINDS", "MAX_BATCH"))
 
 @dataclass(frozen=True)
 class Figures:
@@ -85,7 +83,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
         s = estimate_serving(wt, hw, concurrency=per_replica, prompt_tokens=t.prompt_tokens,
                              output_tokens=t.output_tokens, engine=engine, efficiency=eff)
         mem = estimate_memory(wt.with_(seq_len=t.prompt_tokens, gen_tokens=t.output_tokens))
-        static = (mem.get("weights") + mem.get("activations") + CUDA_CONTEXT_BYTES) / GiB
+        static = (mem.get("weights") + mem.get("activations") + cal.CUDA_CONTEXT_BYTES) / GiB
         kv_gib = s.kv_bytes_per_token * (t.prompt_tokens + t.output_tokens) * per_replica / GiB
         need = static + kv_gib
         lay = f"TP{tp}" if tp > 1 else "1 GPU"
@@ -109,7 +107,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
         if s.tpot_s is None:
             return _with_binds(last, "unknown", f"{hw.name}: no throughput figures in the catalog", fits=True)
         last = replace(last, capacity=_capacity_tokens_per_s(wt, hw, s, t, engine, eff, comm) * replicas)
-        if tpot and comm > INTERCONNECT_BINDS * tpot:
+        if tpot and comm > cal.INTERCONNECT_BINDS * tpot:
             return _with_binds(last, "interconnect", f"interconnect: tensor-parallel all-reduces take "
                                f"{comm / tpot:.0%} of each decode step", fits=True)
         return _with_binds(last, *_serving_binds(s, w, hw, t, users, tp, eff), fits=True)
@@ -119,7 +117,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
 def _capacity_tokens_per_s(wt: Workload, hw: HardwareFigures, s: Any, t: Targets, engine: str,
                            eff: Efficiency | None, comm: float) -> float:
     """One replica's aggregate tok/s at full load: as many sequences as fit, at most MAX_BATCH."""
-    n = max(1, min(s.max_concurrent_seqs, MAX_BATCH))
+    n = max(1, min(s.max_concurrent_seqs, int(cal.MAX_BATCH)))
     full = s if n == s.concurrency else estimate_serving(
         wt, hw, concurrency=n, prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens, engine=engine,
         efficiency=eff)
@@ -127,16 +125,17 @@ def _capacity_tokens_per_s(wt: Workload, hw: HardwareFigures, s: Any, t: Targets
 
 
 def _tp_latency_s(w: Workload, hw: HardwareFigures, tp: int) -> float:
-    """Two all-reduces per layer per decode step between `tp` GPUs (0 on one GPU)."""
+    """Two all-reduces per layer per decode step between `tp` GPUs (0 on one GPU), at the latency of an
+    NVLink-class link (NVLINK_MIN_GBS or more in the catalog) or of PCIe."""
     if tp <= 1:
         return 0.0
-    link = "nvlink" if (hw.interconnect_gbs or 0) >= 100 else "pcie"
-    return 2 * w.model.num_layers * ALLREDUCE_LATENCY_S[link]
+    nvlink = (hw.interconnect_gbs or 0) >= cal.NVLINK_MIN_GBS
+    return 2 * w.model.num_layers * (cal.ALLREDUCE_LATENCY_NVLINK_S if nvlink else cal.ALLREDUCE_LATENCY_PCIE_S)
 
 
 def _serving_binds(s: Any, w: Workload, hw: HardwareFigures, t: Targets, users: int, tp: int,
                    eff: Efficiency | None) -> tuple[str, str]:
-    if users < 1.25 * t.users:
+    if users < cal.MEMORY_BINDS_HEADROOM * t.users:
         return "memory", f"memory: KV cache room for {users} users, {t.users} asked"
     if s.bound == "memory":
         wb = estimate_memory(w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1)).get("weights")
@@ -197,7 +196,7 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
             last = _with_binds(last, "memory", f"needs {need:.1f} GiB per GPU ({lay}), {hw.name} has "
                                f"{hw.memory_gib or 0:g}", fits=False)
             continue
-        if comp.step_time_s and comp.comm_time_s > INTERCONNECT_BINDS * comp.step_time_s:
+        if comp.step_time_s and comp.comm_time_s > cal.INTERCONNECT_BINDS * comp.step_time_s:
             link = hw.interconnect_gbs
             return _with_binds(last, "interconnect", f"interconnect: {comp.comm_time_s / comp.step_time_s:.0%} of "
                                f"each step is communication over {link or 'PCIe'} GB/s" if link else

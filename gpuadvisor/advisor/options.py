@@ -22,6 +22,7 @@ from gpuadvisor.advisor.figures import Figures, figures
 from gpuadvisor.advisor.targets import Targets
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import DEFAULT_ENGINE, Efficiency, HardwareFigures, engine_profile
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.workload import Workload
 
 # How many of a card one buyer puts in one machine: a desktop takes one consumer card (no P2P or
@@ -31,7 +32,8 @@ SERVER_COUNTS = (1, 2, 4, 8)
 BASEBOARD_FORMS = ("SXM", "OAM")  # modules that come on a 4- or 8-GPU baseboard (HGX, UBB), not one by one
 BASEBOARD_COUNTS = (4, 8)
 MIN_ENGINE_CC = (7, 0)  # vLLM, TensorRT-LLM and SGLang support Volta and newer
-JETSON_SYSTEM_GIB = 1.5  # a Jetson's memory is shared with its OS and CPU: this much is not the model's
+# JETSON_SYSTEM_GIB (a Jetson's memory taken by its OS and CPU) is in the calibration table
+__getattr__ = cal.aliases(__name__, ("JETSON_SYSTEM_GIB",))
 
 
 @dataclass(frozen=True)
@@ -314,7 +316,7 @@ def build_options(
         if name not in hws:
             hw = HardwareFigures.from_card(cards[name])
             if cards[name].family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
-                hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - JETSON_SYSTEM_GIB))
+                hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - cal.JETSON_SYSTEM_GIB))
             hws[name] = apply_measured(hw, measured[name]) if name in measured else hw
         return hws[name]
 
@@ -331,7 +333,7 @@ def build_options(
         for o in offers:
             name = getattr(o, "card", None)
             g = getattr(o, "gpu_count", None)
-            if name not in cards or not isinstance(g, int) or g < 1:
+            if not isinstance(name, str) or name not in cards or not isinstance(g, int) or g < 1:
                 continue
             price = o.price_usd_h(spot=spot, region=region)
             if price is None or not price > 0:

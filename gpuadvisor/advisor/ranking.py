@@ -31,7 +31,7 @@ from gpuadvisor.estimate import (
     estimate_compute,
     estimate_memory,
 )
-from gpuadvisor.workload import Workload
+from gpuadvisor.workload import Mode, Sharding, Workload
 
 SORT_KEYS = ("time", "cost", "energy", "memory")
 
@@ -93,7 +93,7 @@ def layout(workload: Workload, num_gpus: int) -> Workload:
     m = w.model
     if num_gpus == w.num_gpus:
         return w.validate()
-    if w.mode == "inference":
+    if w.mode == Mode.INFERENCE:
         tp = num_gpus
         if m.is_transformer:
             while tp > 1 and m.num_heads % tp:
@@ -101,8 +101,8 @@ def layout(workload: Workload, num_gpus: int) -> Workload:
         return w.with_(num_gpus=num_gpus, tensor_parallel=max(1, tp), sharding="none")
     tp = w.tensor_parallel if num_gpus % w.tensor_parallel == 0 else 1
     sharding = w.sharding
-    if num_gpus > 1 and sharding == "none":
-        sharding = "zero3"
+    if num_gpus > 1 and sharding == Sharding.NONE:
+        sharding = Sharding.ZERO3
     return w.with_(num_gpus=num_gpus, tensor_parallel=tp, sharding=sharding)
 
 

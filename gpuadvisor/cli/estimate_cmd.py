@@ -309,9 +309,10 @@ def run(args: argparse.Namespace) -> int:
                       f"(communication {fmt_time(comp.comm_time_s)}/step)")
     if comp.achieved_mfu:
         con.print(f"  achieved MFU {comp.achieved_mfu:.0%}; confidence: {comp.confidence}")
-    # low-confidence flags, and what the engine assumes that the user can change (decode_notes: "<engine>: ...")
+    # low-confidence reasons, and what the engine assumes that the user can change (decode_notes: "<engine>: ...")
+    reasons = {*comp.low_confidence_reasons, *(serving.low_confidence_reasons if serving else ())}
     low = [n for n in (*comp.notes, *(serving.notes if serving else ()))
-           if n.startswith(("low confidence", f"{comp.engine}:"))]
+           if n in reasons or n.startswith(f"{comp.engine}:")]
     for n in dict.fromkeys(low):  # the serving and compute notes can repeat one another
         con.print(f"  note: {n}")
     return 0

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.workload import Workload
+from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.workload import Mode, Sharding, Workload
 
 
 def _regime(w: Workload) -> str:
@@ -18,7 +19,7 @@ def _regime(w: Workload) -> str:
     cd = w.compute_dtype
     if cd == "fp32":
         return "fp32"
-    if w.mode == "training" and w.mixed_precision and not _sharded_mixed(w):
+    if w.mode == Mode.TRAINING and w.mixed_precision and not _sharded_mixed(w):
         return "mixed"
     return "pure"
 
@@ -26,7 +27,7 @@ def _regime(w: Workload) -> str:
 def _sharded_mixed(w: Workload) -> bool:
     """FSDP/ZeRO-3 with fp32 master weights: the gathered layers are cast to 16 bits (FSDP2's
     MixedPrecisionPolicy), so the model computes as a pure 16-bit one, with no autocast copies."""
-    return (w.mode == "training" and w.mixed_precision and w.sharding in ("fsdp", "zero3")
+    return (w.mode == Mode.TRAINING and w.mixed_precision and w.sharding in (Sharding.FSDP, Sharding.ZERO3)
             and w.data_parallel > 1 and w.compute_dtype != "fp32")
 
 
@@ -37,7 +38,7 @@ def _act_bytes(w: Workload) -> float:
 def _autocast16(w: Workload) -> bool:
     """A 16-bit model stepped under autocast (LoRA/QLoRA with Trainer(bf16=True)): the residual
     stream stays 16-bit, but autocast's fp32 ops (LayerNorm, pow in GPT-2's GELU) yield fp32."""
-    return w.mode in ("lora", "qlora") and w.mixed_precision and w.compute_dtype != "fp32"
+    return w.is_adapter and w.mixed_precision and w.compute_dtype != "fp32"
 
 
 def _norm_saved(w: Workload, consumers: int) -> float:
@@ -53,12 +54,13 @@ def _norm_saved(w: Workload, consumers: int) -> float:
 def _mlp_saved_units(m: Any, regime: str) -> float:
     """Saved tensors of the MLP, in units of (tokens x intermediate x activation bytes).
 
-    SwiGLU keeps gate, SiLU output, up and product (measured 3.5 units: one is shared); GPT-2's
+    SwiGLU keeps gate, SiLU output, up and product (measured: SWIGLU_SAVED_UNITS, one is shared); GPT-2's
     tanh GELU is a Python formula whose pow/tanh run in fp32 under autocast (8 units of 2 bytes).
     """
     if m.mlp_act == "gelu_tanh" and regime == "mixed":
         return 8.0
-    return {"swiglu": 3.5, "geglu": 3.5, "gelu": 2.0, "gelu_tanh": 5.0, "relu": 1.0}[m.mlp_act]
+    glu = cal.SWIGLU_SAVED_UNITS
+    return {"swiglu": glu, "geglu": glu, "gelu": 2.0, "gelu_tanh": 5.0, "relu": 1.0}[m.mlp_act]
 
 
 def layer_activation_bytes(w: Workload) -> tuple[float, float]:
@@ -72,7 +74,7 @@ def layer_activation_bytes(w: Workload) -> tuple[float, float]:
     norms = (_norm_saved(w, attn_in) + _norm_saved(w, mlp_in)) * h
     attn = a * (3 * q + 2 * kv) + 4.0 * m.num_heads  # q, k, v, out, merged heads; fp32 logsumexp
     mlp = a * _mlp_saved_units(m, "mixed" if _autocast16(w) else _regime(w)) * inter
-    if w.mode in ("lora", "qlora"):
+    if w.is_adapter:
         # frozen base: linears and norms keep no inputs, but each adapted linear keeps an fp32
         # copy of its input (PEFT runs adapters in fp32)
         fused = m.fused_qkv
@@ -140,7 +142,7 @@ def _inference_transient(w: Workload, last_logits: bool = True) -> float:
     m = w.model
     b, s, tp = w.micro_batch, w.seq, w.tensor_parallel
     if not m.is_transformer:
-        return m.act_elems_per_sample * _act_bytes(w) * b * 0.25
+        return m.act_elems_per_sample * _act_bytes(w) * b * cal.OPAQUE_TRANSIENT_FRACTION
     a = _act_bytes(w)
     tokens = b * s
     inter = m.intermediate_size * m.experts_per_token / tp

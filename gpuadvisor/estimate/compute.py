@@ -4,9 +4,10 @@ A step's GPU time is the sum of its kernels: matrix products (kernels.gemm_time:
 large-GEMM rate, lowered by wave quantization and the K ramp, or bytes for skinny products),
 attention (kernels.attention_time: a rate that grows with sequence length and head dimension) and
 the bytes the elementwise kernels, the loss and the optimizer move (traffic.py) over bandwidth.
-Eager PyTorch also spends host time dispatching every op (kernels.HOST_OP_S each); the step takes
-the larger of host and GPU time where one dominates and more where they are close (_overlap).
-Decode steps come from engines.py (per engine profile). Multi-GPU: data-parallel gradient
+Eager PyTorch also spends host time dispatching every op (dispatch.py: HOST_OP_S each); the step
+takes the larger of host and GPU time where one dominates and more where they are close (_overlap).
+Decode steps come from engines.py (per engine profile). Calibrated figures come from the
+calibration table (docs/calibration.md); FLOP counts from flops.py. Multi-GPU: data-parallel gradient
 all-reduce (ring, half hidden behind backward; measured all-reduce bus bandwidth where a probe has
 it), ZeRO-3 parameter gathers and tensor-parallel activation all-reduces over the interconnect.
 Every figure is an estimate; docs/validation-time.md compares them with H100 measurements.
@@ -14,11 +15,23 @@ Every figure is an estimate; docs/validation-time.md compares them with H100 mea
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any
 
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import kernels, traffic
-from gpuadvisor.estimate.hardware import DEFAULT_INTERCONNECT_GBS, Efficiency, HardwareFigures
+from gpuadvisor.estimate.compute_result import ComputeEstimate
+from gpuadvisor.estimate.confidence import BNB_FORMATS, Confidence, low_confidence_reasons
+from gpuadvisor.estimate.dispatch import bnb_int8_host_s, host_op_scale, is_dtensor, overlap, train_host_s
+from gpuadvisor.estimate.engines import (
+    DEFAULT_ENGINE,
+    Engine,
+    decode_notes,
+    decode_step,
+    engine_profile,
+    prefill_host_s,
+)
+from gpuadvisor.estimate.flops import forward_flops_per_token, training_flops_per_token
+from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory import (
     MemoryBreakdown,
     _act_bytes,
@@ -26,110 +39,14 @@ from gpuadvisor.estimate.memory import (
     estimate_memory,
     lora_params,
 )
-from gpuadvisor.workload import BYTES_PER_DTYPE, Workload
+from gpuadvisor.workload import BYTES_PER_DTYPE, Mode, Sharding, Workload
 
-DP_OVERLAP = 0.5  # fraction of the data-parallel gradient all-reduce hidden behind backward
-OVERLAP_P = 3.0  # host/GPU overlap: step = (host^p + device^p)^(1/p); p -> inf is perfect overlap
-SMALL_MODEL_PARAMS = 1e9  # under this, time estimates are flagged low-confidence (docs/validation-time.md)
-
-
-@dataclass(frozen=True)
-class ComputeEstimate:
-    """Time and throughput per GPU configuration. All figures are estimates.
-
-    Training: `step_time_s` for one global batch, `time_s` for the token budget (one step if
-    none). Inference: prefill of the batch's prompts, then `gen_tokens` decode steps; `time_s`
-    is both together. `bound` says which roofline limit dominates ("compute" or "memory").
-    """
-
-    mode: str
-    time_s: float | None
-    step_time_s: float | None = None
-    tokens_per_s: float | None = None  # training tokens/s, all GPUs together
-    steps: float | None = None
-    flops_per_step: float | None = None
-    prefill_time_s: float | None = None
-    prefill_tokens_per_s: float | None = None
-    prefill_bound: str | None = None
-    decode_step_s: float | None = None
-    decode_tokens_per_s: float | None = None  # generated tokens/s over the whole batch
-    decode_bound: str | None = None
-    bound: str | None = None
-    comm_time_s: float = 0.0
-    scaling_efficiency: float = 1.0
-    mfu: float = 0.0
-    bandwidth_efficiency: float = 0.0
-    hardware_source: str = "datasheet"
-    achieved_mfu: float | None = None  # model FLOPs / (time x datasheet or measured peak): an outcome
-    host_time_s: float | None = None  # host dispatch time of one step (eager PyTorch); 0 for graphs
-    confidence: str = "normal"  # "normal" | "low" (notes say why)
-    engine: str | None = None  # inference: "eager" | "graphs"; training: "eager"
-    notes: tuple[str, ...] = ()
-    samples_per_s: float | None = None  # traced models: samples (images, clips, ...) a second, all GPUs
-    unit: str | None = None  # traced models: what a sample is ("images", "samples", "tokens")
-    breakdown: dict[str, float] | None = None  # traced models: GPU seconds a step per op class
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        d["notes"] = list(self.notes)
-        d["estimate"] = True
-        return d
-
-
-
-def training_flops_per_token(w: Workload) -> float:
-    """6 x matmul params (+2 more with checkpointing) plus causal attention (QK and AV)."""
-    m = w.model
-    if not m.is_transformer:
-        f = 3 * m.fwd_flops_per_sample if m.fwd_flops_per_sample else 6.0 * m.num_params
-        return f * (4 / 3 if w.checkpointing else 1.0)
-    mult = 8.0 if w.checkpointing else 6.0
-    if w.mode in ("lora", "qlora"):
-        mult = 6.0 if w.checkpointing else 4.0  # no weight gradients for the frozen base
-    causal = 0.5 if m.kind == "decoder" else 1.0
-    attn = mult * m.num_layers * w.seq * m.q_dim * causal  # 2*S*d per token for QK^T and AV each
-    return mult * m.matmul_params + attn
-
-
-def forward_flops_per_token(w: Workload, context: int | None = None) -> float:
-    m = w.model
-    if not m.is_transformer:
-        return m.fwd_flops_per_sample or 2.0 * m.num_params
-    causal = 0.5 if m.kind == "decoder" and context is None else 1.0
-    ctx = w.seq if context is None else context
-    return 2.0 * m.matmul_params + 4.0 * m.num_layers * ctx * m.q_dim * causal
-
-
-# Host ops PyTorch eager dispatches per layer of a training step (x kernels.HOST_OP_S each: forward,
-# autograd backward, optimizer): the GPU waits for the host when these take longer than the kernels
-# they launch (small models, small batches). Measured with tiny-width models of 2-24 layers
-# (tools/bench_decode.py --host): Llama/Qwen2 (RMSNorm in Python, rotary) 4.0-4.2 ms a layer pure
-# bf16 and 4.5-4.6 under autocast; GPT-2 (fused LayerNorm, learned positions) 1.9 and 3.0.
-HOST_OPS_TRAIN = {"rmsnorm": {"pure": 410.0, "mixed": 455.0, "fp32": 410.0},
-                  "layernorm": {"pure": 190.0, "mixed": 300.0, "fp32": 190.0}}
-HOST_OPS_FIXED_TRAIN = 160.0  # loss, embedding, LM head, optimizer launch, zero_grad
-HOST_OPS_ADAPTER = 24.0  # LoRA: per adapted linear (lora_A, lora_B, scaling, add, casts; x3 for backward)
-# bitsandbytes LLM.int8(): the host time a linear adds, in ops: 0.18 ms a linear without outlier columns
-# (6 syncs), 0.40 ms with (9 syncs; tools/device/int8_gemm.py, H100), mixed as in v2 case 98 (43 of 196
-# linears had outlier columns): 0.78 x 18 + 0.22 x 40 = 23 ops
-INT8_HOST_OPS_PER_LINEAR = 23.0
-HOST_OPS_DEQUANT = 20.0  # QLoRA (bitsandbytes): per quantized linear, dequantize in forward and backward
-HOST_OPS_MOE = 75.0  # HF grouped_mm experts: per MoE layer (routing, grouped products, combine; x3 with backward)
-# Tensor-parallel training through PyTorch DTensor (parallelize_module): every op on a sharded weight
-# runs DTensor's sharding propagation in Python, so issuing a step costs about 3.2x plain eager's host
-# time. Measured on a one-GPU mesh, where nothing is communicated (tools/device/dtensor_overhead.py,
-# 8 layers of Llama-2-7B width): 3.27x and 3.05x the plain step's issue time on two H200 hosts. With
-# the GPU's work halved over two ranks, that host time is what bounds a TP=2 step.
-DTENSOR_HOST_FACTOR = 3.2
-
-
-def _dtensor(w: Workload) -> bool:
-    """Whether the step runs through DTensor: tensor-parallel training (inference TP is an engine's own)."""
-    return w.tensor_parallel > 1 and w.mode in ("training", "lora", "qlora")
-
-
-def _pure(w: Workload) -> Workload:
-    return w if _regime(w) != "mixed" else replace(w, mixed_precision=False)
+__all__ = ["BNB_FORMATS", "ComputeEstimate", "Confidence", "bnb_int8_host_s", "estimate_compute",
+           "forward_flops_per_token", "training_flops_per_token"]
+# figures this module used to define, now read from the calibration table
+__getattr__ = cal.aliases(__name__, (
+    "DP_OVERLAP", "OVERLAP_P", "HOST_OPS_FIXED_TRAIN", "HOST_OPS_ADAPTER", "INT8_HOST_OPS_PER_LINEAR",
+    "HOST_OPS_DEQUANT", "HOST_OPS_MOE", "DTENSOR_HOST_FACTOR"))
 
 
 def _layer_gemms(m: Any, tp: int) -> list[tuple[float, float, float, float, bool]]:
@@ -163,12 +80,13 @@ def _gemm_times(w: Workload, hw: HardwareFigures, rate: float, bw: float, tokens
     tp = w.tensor_parallel
     sms = hw.compute_units
     eb = _act_bytes(w)
-    frozen = w.mode in ("lora", "qlora")
+    frozen = w.is_adapter
     expert_fp32 = _regime(w) == "mixed" and m.num_experts > 1
     fp32_peak = hw.peak_tflops("fp32")
-    expert_rate = rate * fp32_peak / hw.peak_tflops(w.compute_dtype) if expert_fp32 and fp32_peak else rate
+    peak = hw.peak_tflops(w.compute_dtype)
+    expert_rate = rate * fp32_peak / peak if expert_fp32 and fp32_peak and peak else rate
 
-    def gt(mm, n, k, expert=False):
+    def gt(mm: float, n: float, k: float, expert: bool = False) -> float:
         if expert and expert_fp32:  # SIMT kernels: FMA-bound, small tiles, several per SM: no wave or K ramp
             return max(2.0 * mm * n * k / expert_rate, 4.0 * (mm * k + n * k + mm * n) / bw)
         return kernels.gemm_time(mm, n, k, rate=rate, bandwidth=bw, sms=sms, elem_bytes=eb)
@@ -195,7 +113,7 @@ def _elementwise_fwd(w: Workload, tokens: float) -> float:
     a = _act_bytes(w)
     mixed = _regime(w) == "mixed"
     per = traffic.forward_bytes_per_token_layer(m, a=a, mixed=mixed, tp=w.tensor_parallel)
-    if w.quant_format == "int8" and w.mode in ("inference", "scoring"):  # bitsandbytes LLM.int8()
+    if w.quant_format == "int8" and w.mode in (Mode.INFERENCE, Mode.SCORING):  # bitsandbytes LLM.int8()
         per += traffic.int8_linear_bytes_per_token_layer(m, tp=w.tensor_parallel)
     norm_final = 2 * (4.0 if mixed else a) * m.hidden_size * 4
     return tokens * (m.num_layers * per + norm_final)
@@ -208,16 +126,16 @@ def _moved_train(w: Workload, mem: MemoryBreakdown) -> float:
     tokens = float(w.micro_batch * w.seq)
     mixed = _regime(w) == "mixed"
     if not m.is_transformer:
-        return (1 + traffic.BWD_FACTOR) * 2 * mem.get("activations") + traffic.optimizer_bytes_per_param(
+        return (1 + cal.BWD_FACTOR) * 2 * mem.get("activations") + traffic.optimizer_bytes_per_param(
             BYTES_PER_DTYPE[w.weight_dtype], w.optimizer, mixed) * m.num_params
     fwd = _elementwise_fwd(w, tokens)
-    moved = fwd * (1 + traffic.BWD_FACTOR + (1 if w.checkpointing else 0))
+    moved = fwd * (1 + cal.BWD_FACTOR + (1 if w.checkpointing else 0))
     if m.kind == "decoder":
-        moved += _logit_bytes(m, traffic.LOSS_BYTES_PER_LOGIT, backward=True) * tokens * m.vocab_size / tp
-    if w.mode in ("lora", "qlora"):
+        moved += _logit_bytes(m, cal.LOSS_BYTES_PER_LOGIT, backward=True) * tokens * m.vocab_size / tp
+    if w.is_adapter:
         ad = traffic.adapter_bytes_per_token_layer(m, a=_act_bytes(w), targets=w.lora_targets, tp=tp,
                                                    amp=w.mixed_precision)
-        moved += ad * tokens * m.num_layers * (1 + traffic.BWD_FACTOR + (1 if w.checkpointing else 0))
+        moved += ad * tokens * m.num_layers * (1 + cal.BWD_FACTOR + (1 if w.checkpointing else 0))
         return moved + traffic.optimizer_bytes_per_param(4.0, "adamw", False) * lora_params(w) / tp
     p = m.num_params / tp
     return moved + traffic.optimizer_bytes_per_param(BYTES_PER_DTYPE[w.weight_dtype], w.optimizer, mixed) * p
@@ -225,82 +143,11 @@ def _moved_train(w: Workload, mem: MemoryBreakdown) -> float:
 
 def _logit_bytes(m: Any, loss_bytes: float, *, backward: bool) -> float:
     """Bytes per logit of the loss, plus Gemma 2's soft-capping (its backward moves twice as much)."""
-    cap = traffic.SOFTCAP_BYTES_PER_LOGIT * (1 + traffic.BWD_FACTOR if backward else 1) if m.logit_softcap else 0.0
+    cap = cal.SOFTCAP_BYTES_PER_LOGIT * (1 + cal.BWD_FACTOR if backward else 1) if m.logit_softcap else 0.0
     return loss_bytes + cap
 
 
-def _overlap(host: float, device: float) -> float:
-    """Step time when the host dispatches kernels the GPU runs behind it: the larger of the two where
-    one dominates, more than either where they are close (the GPU starves whenever the host falls
-    behind, and the host stalls on the allocator and on syncs)."""
-    if host <= 0 or device <= 0:
-        return max(host, device)
-    return (host**OVERLAP_P + device**OVERLAP_P) ** (1 / OVERLAP_P)
-
-
-def _linears_per_layer(m: Any, *, mlp: bool = True) -> int:
-    """Linear modules in one block: q/k/v/o (two with a fused q/k/v) and, with `mlp`, its two or three."""
-    return (4 if not m.fused_qkv else 2) + ((3 if m.gated else 2) if mlp else 0)
-
-
-def bnb_int8_host_s(w: Workload, hw: HardwareFigures | None = None) -> float:
-    """Host time bitsandbytes LLM.int8() linears add to one eager forward: they synchronize several
-    times each, so this time adds to the GPU's instead of overlapping it."""
-    if w.quant_format != "int8" or not w.model.is_transformer:
-        return 0.0
-    from gpuadvisor.estimate.engines import host_op_scale
-
-    ops = INT8_HOST_OPS_PER_LINEAR * _linears_per_layer(w.model) * w.model.num_layers
-    return ops * kernels.HOST_OP_S * host_op_scale(hw)
-
-
-def _host_train_s(w: Workload) -> float:
-    m = w.model
-    if not m.is_transformer:
-        return (HOST_OPS_FIXED_TRAIN + HOST_OPS_TRAIN["layernorm"][_regime(w)]) * kernels.HOST_OP_S
-    amp = _regime(w) == "mixed" or (w.mode in ("lora", "qlora") and w.mixed_precision)
-    ops = HOST_OPS_TRAIN["rmsnorm" if m.norm == "rmsnorm" else "layernorm"]["mixed" if amp else _regime(w)]
-    per_layer = ops + (HOST_OPS_MOE if m.num_experts > 1 else 0)
-    if w.mode in ("lora", "qlora"):
-        linears = _linears_per_layer(m, mlp=w.lora_targets == "all")
-        per_layer += HOST_OPS_ADAPTER * linears
-        if w.mode == "qlora":
-            per_layer += HOST_OPS_DEQUANT * _linears_per_layer(m)
-    return (HOST_OPS_FIXED_TRAIN + per_layer * m.num_layers) * kernels.HOST_OP_S
-
-
-BNB_FORMATS = ("int8", "nf4", "nf4-dq", "fp4")  # run through bitsandbytes kernels in eager PyTorch
-
-
-def _confidence(w: Workload, host_share: float, *, eager: bool = True,
-                hw: HardwareFigures | None = None) -> tuple[str, list[str]]:
-    """'low' where the validation says the time is less certain: models under 1B parameters, steps
-    whose time is mostly host dispatch (both depend on the host CPU and the framework version),
-    MoE layers in eager PyTorch and bitsandbytes-quantized weights (docs/validation-time.md)."""
-    notes = []
-    if eager and w.model.num_experts > 1:
-        notes.append("low confidence: eager MoE layers (routing, grouped expert products) were checked on two "
-                     "Mixtral-style models only; their decode steps varied up to 2x between runs")
-    if eager and w.mode in ("inference", "scoring") and getattr(w, "quant_format", "none") in BNB_FORMATS:
-        notes.append("low confidence: bitsandbytes int8/4-bit kernels measured up to 2x slower than the counted "
-                     "bytes and FLOPs")
-    dtensor = eager and _dtensor(w)
-    if dtensor:
-        notes.append(f"low confidence: tensor-parallel training through PyTorch DTensor issues each step with "
-                     f"{DTENSOR_HOST_FACTOR:.1f}x plain eager's host time (one-GPU mesh), so a TP step is often "
-                     "host-bound and tracks the host's op time (`gpuadvisor run` measures it); checked at one point "
-                     "on 2x H200 (TP=2, Llama-2-7B width: 330 ms measured, 296-445 ms estimated for 6-10 us an op)")
-    if w.model.num_params < SMALL_MODEL_PARAMS:
-        notes.append("low confidence: models under 1B parameters are launch-bound and run far below the "
-                     "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
-    elif host_share > 0.5 and not dtensor:  # the DTensor note already says the step is host-bound
-        if hw is not None and hw.host_measured:
-            notes.append("low confidence: this step is mostly host-side dispatch (eager PyTorch), measured on this "
-                         "host by the dispatch probe; on lent H100 hosts it drifted up to 35% within one run")
-        else:
-            notes.append("low confidence: this step is mostly host-side kernel dispatch (eager PyTorch), which "
-                         "depends on the host CPU (`gpuadvisor run` measures it)")
-    return ("low" if notes else "normal"), notes
+_overlap = overlap  # the rule lives with the host's dispatch (dispatch.py)
 
 
 def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None, *,
@@ -309,22 +156,12 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
 
     `engine` is how inference runs: "eager" (PyTorch / Hugging Face eager, the host dispatches every
     op) or "graphs" (CUDA graphs / a compiled engine, the default); training is always eager PyTorch."""
-    from gpuadvisor.estimate.engines import (
-        DEFAULT_ENGINE,
-        decode_notes,
-        decode_step,
-        engine_profile,
-        host_op_scale,
-        prefill_host_s,
-    )
-
     w = w.validate()
     if w.model.is_traced:
         from gpuadvisor.estimate.graph_estimate import graph_compute
 
         return graph_compute(w, hw, efficiency)
-    engine = engine or DEFAULT_ENGINE
-    engine_profile(engine)
+    engine = engine_profile(engine or DEFAULT_ENGINE).name
     eff = (efficiency or Efficiency()).validate()
     mfu, bw_eff = eff.for_source(hw.source)
     peak = hw.peak_tflops(w.compute_dtype)
@@ -335,7 +172,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
                                hardware_source=hw.source, notes=(f"{hw.name}: no throughput figures in the catalog",))
     rate = peak * 1e12 * mfu  # large-GEMM FLOP/s per GPU
     bw = hw.bandwidth_gbs * 1e9 * bw_eff
-    link = (hw.interconnect_gbs or DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
+    link = (hw.interconnect_gbs or cal.DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
     m = w.model
     tp, dp = w.tensor_parallel, w.data_parallel
     a = _act_bytes(w)
@@ -343,7 +180,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     causal = m.kind == "decoder"
     hd = m.head_dim or 64
 
-    if w.mode not in ("inference", "scoring"):
+    if w.mode not in (Mode.INFERENCE, Mode.SCORING):
         tokens_gpu = w.micro_batch * w.seq  # per data-parallel rank
         if m.is_transformer:
             fwd, bwd = _gemm_times(w, hw, rate, bw, tokens_gpu, tokens_gpu, train=True)
@@ -358,16 +195,16 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             t_compute = training_flops_per_token(w) * w.micro_batch / tp / rate
         t_mem = _moved_train(w, mem) / bw
         device = t_compute + t_mem
-        host = _host_train_s(w) * host_op_scale(hw) * (DTENSOR_HOST_FACTOR if _dtensor(w) else 1.0)
+        host = train_host_s(w) * host_op_scale(hw) * (cal.DTENSOR_HOST_FACTOR if is_dtensor(w) else 1.0)
         comm = 0.0
         if dp > 1:
             grad_bytes = m.num_params / tp * (2.0 if w.compute_dtype != "fp32" else 4.0)
-            if w.mode in ("lora", "qlora"):
+            if w.is_adapter:
                 grad_bytes = lora_params(w) / tp * 4.0
             ring = 2.0 * (dp - 1) / dp
             ar_link = (hw.allreduce_busbw_gbs * 1e9) if hw.allreduce_busbw_gbs else link
-            comm += (1 - DP_OVERLAP) * ring * grad_bytes / ar_link
-            if w.sharding in ("zero3", "fsdp") and w.mode == "training":
+            comm += (1 - cal.DP_OVERLAP) * ring * grad_bytes / ar_link
+            if w.sharding in (Sharding.ZERO3, Sharding.FSDP) and w.mode == Mode.TRAINING:
                 comm += 2.0 * (dp - 1) / dp * m.num_params / tp * a / link  # gathers fwd + bwd
         if tp > 1 and m.is_transformer:
             comm += 4 * m.num_layers * tokens_gpu * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
@@ -377,7 +214,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
         steps = max(1.0, w.train_tokens / global_tokens) if w.train_tokens else 1.0
         if w.train_tokens:
             notes.append(f"{w.train_tokens:.3g} tokens = {steps:,.0f} steps of {global_tokens:,} tokens")
-        conf, cnotes = _confidence(w, host / step if step else 0.0, hw=hw)
+        reasons = low_confidence_reasons(w, host / step if step else 0.0, hw=hw)
         flops_step = training_flops_per_token(w) * global_tokens
         bound = "host" if host > device else ("compute" if t_compute >= t_mem + comm else "memory")
         return ComputeEstimate(
@@ -385,21 +222,22 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             steps=steps, flops_per_step=flops_step, bound=bound, comm_time_s=comm,
             scaling_efficiency=ideal / step if step else 1.0, mfu=mfu, bandwidth_efficiency=bw_eff,
             achieved_mfu=flops_step / w.num_gpus / step / (peak * 1e12), host_time_s=host,
-            hardware_source=hw.source, confidence=conf, engine="eager", notes=(*notes, *cnotes),
+            hardware_source=hw.source, confidence=Confidence.of(reasons), engine=Engine.EAGER,
+            notes=(*notes, *reasons), low_confidence_reasons=reasons,
         )
 
     # inference: prefill of the prompts (last-position logits only), then decode; scoring: one
     # forward with the logits of every position and the loss over them
     b = w.micro_batch
     tokens = b * w.seq
-    scoring = w.mode == "scoring"
+    scoring = w.mode == Mode.SCORING
     if m.is_transformer:
         fwd, _ = _gemm_times(w, hw, rate, bw, tokens, tokens if scoring else b, train=False)
         attn = kernels.attention_time(tokens, w.seq, m.q_dim // tp, hd, m.num_layers, causal=causal, rate=rate)
         pf_compute = fwd + attn
         pf_bytes = _elementwise_fwd(w, tokens)
         if scoring and m.kind == "decoder":
-            pf_bytes += _logit_bytes(m, traffic.LOSS_FWD_BYTES_PER_LOGIT, backward=False) * tokens * m.vocab_size / tp
+            pf_bytes += _logit_bytes(m, cal.LOSS_FWD_BYTES_PER_LOGIT, backward=False) * tokens * m.vocab_size / tp
     else:
         pf_compute = forward_flops_per_token(w) * b / tp / rate
         pf_bytes = mem.get("weights") + mem.get("activations")
@@ -429,9 +267,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             host_share = max(host_share, d.host_s / d.time_s)
         notes.append(f"decode ({engine}): reads every active weight and the KV cache once per generated token, "
                      "plus per-kernel and host overheads of the engine")
-    conf, cnotes = _confidence(w, host_share, eager=engine == "eager", hw=hw)
-    if any(n.startswith("low confidence") for n in notes):
-        conf = "low"
+    reasons = low_confidence_reasons(w, host_share, eager=engine == Engine.EAGER, hw=hw)
     flops = forward_flops_per_token(w) * w.batch * w.seq
     return ComputeEstimate(
         mode=w.mode, time_s=total, prefill_time_s=prefill, prefill_tokens_per_s=tokens * dp / prefill,
@@ -439,6 +275,6 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
         decode_bound=decode_bound, bound=decode_bound or pf_bound, comm_time_s=tp_comm,
         scaling_efficiency=1.0 if tp == 1 else (prefill - tp_comm) / prefill,
         mfu=mfu, bandwidth_efficiency=bw_eff, achieved_mfu=flops / w.num_gpus / prefill / (peak * 1e12),
-        host_time_s=pf_host, hardware_source=hw.source, confidence=conf, engine=engine,
-        notes=(*notes, *cnotes), flops_per_step=flops,
+        host_time_s=pf_host, hardware_source=hw.source, confidence=Confidence.of(reasons), engine=engine,
+        notes=(*notes, *reasons), flops_per_step=flops, low_confidence_reasons=reasons,
     )

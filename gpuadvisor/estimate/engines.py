@@ -2,7 +2,8 @@
 
 A decode step reads every active weight and the KV cache of the batch in flight, and does
 2 x active params FLOPs per sequence. On the GPU it takes max(bytes / bandwidth, FLOPs / rate)
-plus a floor for each of its many small kernels (kernels.KERNEL_FLOOR_S, even inside a CUDA graph).
+plus a floor for each of its many small kernels (KERNEL_FLOOR_S, even inside a CUDA graph). The
+profiles' figures are in the calibration table (GRAPHS_*, EAGER_*; docs/calibration.md).
 The engine decides the rest:
 
 * `graphs`: CUDA graphs or a compiled engine (vLLM, TensorRT-LLM, SGLang): the step is one graph
@@ -32,14 +33,24 @@ The engine decides the rest:
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.errors import UserError
-from gpuadvisor.estimate.hardware import DEFAULT_INTERCONNECT_GBS, Efficiency, HardwareFigures
-from gpuadvisor.estimate.kernels import HOST_OP_S, KERNEL_FLOOR_S
+from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.compute_result import Engine
+from gpuadvisor.estimate.dispatch import CUDNN_ATTENTION_CC, attention_plan_s, bnb_int8_host_s, host_op_scale
+from gpuadvisor.estimate.flops import forward_flops_per_token
+from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory import estimate_memory, kv_cache_bytes
 from gpuadvisor.workload import Workload
+
+__all__ = ["CUDNN_ATTENTION_CC", "DEFAULT_ENGINE", "ENGINES", "PLAN_RANGE", "DecodeStep", "Engine", "EngineProfile",
+           "attention_plan_s", "decode_notes", "decode_step", "decode_step_time", "engine_profile", "host_op_scale",
+           "prefill_host_s"]
+# figures this module used to define, now read from the calibration table
+__getattr__ = cal.aliases(__name__, ("CUDNN_ATTENTION_PLAN_S", "PREFILL_HOST_OPS_FIXED", "PREFILL_HOST_OPS_MOE"))
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,7 @@ class EngineProfile:
     times a step moves the KV cache (`kv_passes`; `kv_passes_padded` plus `kv_passes_per_group_padded`
     x g where a padded batch makes the engine expand K and V per query head)."""
 
-    name: str
+    name: Engine
     label: str
     host_fixed_s: float
     host_per_layer_s: float
@@ -100,49 +111,50 @@ class EngineProfile:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-ENGINES: dict[str, EngineProfile] = {
-    "eager": EngineProfile(
-        "eager", "Hugging Face transformers eager generate()", host_fixed_s=1.5e-3, host_per_layer_s=0.84e-3,
-        kernels_per_layer=43, kernels_fixed=20, kv_passes=3.0, kv_passes_padded=4.0, kv_passes_per_group_padded=4.0,
-        prefill_host_ops_per_layer=95.0,
-        calibration="H100 SXM + Xeon host, PyTorch 2.11, transformers 5.17: generate() of 0.5B-8B models, batch 1-64; "
-                    "attention plan and op dispatch measured on the host where they apply (dispatch probe)",
-        plans_attention=True,
-    ),
-    "graphs": EngineProfile(
-        "graphs", "CUDA graphs / compiled engine (vLLM, TensorRT-LLM, SGLang)", host_fixed_s=0.0,
-        host_per_layer_s=0.0, kernels_per_layer=17, kernels_fixed=6, kv_passes=1.0, kv_passes_padded=1.0,
-        kv_passes_per_group_padded=0.0,
-        prefill_host_ops_per_layer=0.0,
+def _profile(engine: Engine) -> EngineProfile:
+    """An engine's profile, built from the calibration table at every call (so overrides apply)."""
+    if engine == Engine.EAGER:
+        return EngineProfile(
+            Engine.EAGER, "Hugging Face transformers eager generate()", host_fixed_s=cal.EAGER_HOST_FIXED_S,
+            host_per_layer_s=cal.EAGER_HOST_PER_LAYER_S, kernels_per_layer=cal.EAGER_KERNELS_PER_LAYER,
+            kernels_fixed=cal.EAGER_KERNELS_FIXED, kv_passes=cal.EAGER_KV_PASSES,
+            kv_passes_padded=cal.EAGER_KV_PASSES_PADDED,
+            kv_passes_per_group_padded=cal.EAGER_KV_PASSES_PER_GROUP_PADDED,
+            prefill_host_ops_per_layer=cal.EAGER_PREFILL_HOST_OPS_PER_LAYER,
+            calibration="H100 SXM + Xeon host, PyTorch 2.11, transformers 5.17: generate() of 0.5B-8B models, batch "
+                        "1-64; attention plan and op dispatch measured on the host where they apply (dispatch probe)",
+            plans_attention=True,
+        )
+    # a graph replays the whole step: no host time, and attention reads the KV cache once
+    return EngineProfile(
+        Engine.GRAPHS, "CUDA graphs / compiled engine (vLLM, TensorRT-LLM, SGLang)", host_fixed_s=0.0,
+        host_per_layer_s=0.0, kernels_per_layer=cal.GRAPHS_KERNELS_PER_LAYER, kernels_fixed=cal.GRAPHS_KERNELS_FIXED,
+        kv_passes=1.0, kv_passes_padded=1.0, kv_passes_per_group_padded=0.0, prefill_host_ops_per_layer=0.0,
         calibration="H100 SXM, PyTorch 2.11: one decode step captured in a CUDA graph, 0.5B-8B, batch 1-64",
-    ),
-}
-# Host time of SDPA on a new sequence length where PyTorch picks cuDNN attention (compute capability
-# 9.x and 10.x): 36-45 ms measured on H100 hosts (tools/data/h100-round3/sdpa-host.json), 29-65 ms by the
-# dispatch probe on lent H100 and H200 hosts (tools/data/h100-round4, h200-round4, h100-round5); where it picks
-# flash attention (older GPUs) there is no per-shape build. The dispatch probe measures it on the host.
-CUDNN_ATTENTION_PLAN_S = 40e-3
+    )
+
+
+class _Engines(Mapping[str, EngineProfile]):
+    """The engine profiles by name, read from the calibration table on every lookup."""
+
+    def __getitem__(self, name: str) -> EngineProfile:
+        try:
+            return _profile(Engine(name))
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(Engine.values())
+
+    def __len__(self) -> int:
+        return len(Engine)
+
+
+ENGINES: Mapping[str, EngineProfile] = _Engines()
 PLAN_RANGE = "29-65 ms on lent H100 and H200 hosts, varying up to 2x within one run"  # probe runs F-H, 2026-11-23
-CUDNN_ATTENTION_CC = ("9.", "10.")
 
 
-def attention_plan_s(hw: HardwareFigures | None) -> float:
-    """Host seconds eager attention spends on a sequence length it has not seen: measured, or assumed
-    from which backend PyTorch picks on this GPU (CUDNN_ATTENTION_PLAN_S)."""
-    if hw is None:
-        return 0.0
-    if hw.attention_plan_s is not None:
-        return hw.attention_plan_s
-    cc = hw.compute_capability or ""
-    return CUDNN_ATTENTION_PLAN_S if cc.startswith(CUDNN_ATTENTION_CC) else 0.0
-
-
-def host_op_scale(hw: HardwareFigures | None) -> float:
-    """This host's eager op dispatch time relative to the calibration host's (kernels.HOST_OP_S)."""
-    return hw.host_op_s / HOST_OP_S if hw is not None and hw.host_op_s else 1.0
-
-
-DEFAULT_ENGINE = "graphs"
+DEFAULT_ENGINE = Engine.GRAPHS
 
 
 def engine_profile(name: str) -> EngineProfile:
@@ -201,14 +213,12 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
         kv_mult = prof.kv_multiplier(m.num_heads, m.num_kv_heads, padded=padded and batch > 1)
         kv = kv_cache_bytes(w.with_(batch=batch * w.data_parallel), context=context) * kv_mult
     t_mem = (weights + kv) / bw
-    from gpuadvisor.estimate.compute import bnb_int8_host_s, forward_flops_per_token
-
     t_comp = forward_flops_per_token(w, context=context) * batch / tp / (peak * 1e12 * mfu)
     layers = m.num_layers if m.is_transformer else 1
-    floor = (prof.kernels_per_layer * layers + prof.kernels_fixed) * KERNEL_FLOOR_S
+    floor = (prof.kernels_per_layer * layers + prof.kernels_fixed) * cal.KERNEL_FLOOR_S
     comm = 0.0
     if tp > 1 and m.is_transformer:
-        link = (hw.interconnect_gbs or DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
+        link = (hw.interconnect_gbs or cal.DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
         a = 2.0 if w.compute_dtype != "fp32" else 4.0
         # bytes only: the advisor adds the all-reduce latency per layer (advisor/figures.py _tp_latency_s)
         comm = 2 * layers * batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
@@ -268,11 +278,6 @@ def decode_step_time(
     return None if d is None else (d.time_s, d.bound)
 
 
-PREFILL_HOST_OPS_FIXED = 300  # embedding, mask, rotary tables, final norm, LM head, output
-PREFILL_HOST_OPS_MOE = 25  # HF grouped_mm experts, per MoE layer: routing (softmax, top-k, sort, histc, cumsum,
-# gather), two grouped products, gate, weighting, un-permute and sum (transformers >= 5; no per-expert loop)
-
-
 def prefill_host_s(w: Workload, engine: str, hw: HardwareFigures | None = None) -> float:
     """Host time to dispatch one prefill forward (eager: every op of every layer; graphs: ~0)."""
     prof = engine_profile(engine)
@@ -280,5 +285,5 @@ def prefill_host_s(w: Workload, engine: str, hw: HardwareFigures | None = None) 
         return 0.0
     m = w.model
     layers = m.num_layers if m.is_transformer else 1
-    per_layer = prof.prefill_host_ops_per_layer + (PREFILL_HOST_OPS_MOE if m.num_experts > 1 else 0)
-    return (per_layer * layers + PREFILL_HOST_OPS_FIXED) * HOST_OP_S * host_op_scale(hw)
+    per_layer = prof.prefill_host_ops_per_layer + (cal.PREFILL_HOST_OPS_MOE if m.num_experts > 1 else 0)
+    return (per_layer * layers + cal.PREFILL_HOST_OPS_FIXED) * cal.HOST_OP_S * host_op_scale(hw)

@@ -92,7 +92,7 @@ def merge_pair(low: OpGraph, high: OpGraph) -> BatchGraph:
     seen: dict[tuple[Any, ...], int] = {}
     lo_ops: list[Op] = []
     hi_ops: list[Op] = []
-    for a, b in zip(low.ops, high.ops):
+    for a, b in zip(low.ops, high.ops, strict=False):
         k = (a.key, b.key)
         if k in seen:
             i = seen[k]

@@ -10,9 +10,13 @@ gradient all-reduce as compute.py costs it for transformers.
 from __future__ import annotations
 
 from gpuadvisor.errors import UserError
+from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.compute_result import ComputeEstimate, Engine
+from gpuadvisor.estimate.confidence import Confidence
 from gpuadvisor.estimate.graph import GraphMode, OpGraph
 from gpuadvisor.estimate.hardware import DEFAULT_INTERCONNECT_GBS, Efficiency, HardwareFigures
-from gpuadvisor.estimate.trace import TraceOptions
+from gpuadvisor.estimate.memory_result import ITEMS, MemoryBreakdown
+from gpuadvisor.estimate.trace.tracer import TraceOptions
 from gpuadvisor.workload import Workload
 
 TRACED_DTYPES = ("bf16", "fp16", "fp32")
@@ -39,8 +43,6 @@ def workload_graph(w: Workload) -> OpGraph:
 
 
 def graph_memory(w: Workload) -> MemoryBreakdown:
-    from gpuadvisor.estimate.memory import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, ITEMS, MemoryBreakdown
-
     g = workload_graph(w)
     items = dict.fromkeys(ITEMS, 0.0)
     m = g.memory.items
@@ -53,14 +55,13 @@ def graph_memory(w: Workload) -> MemoryBreakdown:
         items["gradients"] += m.get("gradients", 0.0) or g.trainable_params * 4.0  # DDP's all-reduce buckets
         notes.append("DDP: its gradient buckets hold a second copy of the gradients")
     tensors = sum(items.values())
-    items["allocator overhead"] = ALLOCATOR_OVERHEAD * tensors
-    items["CUDA context"] = float(CUDA_CONTEXT_BYTES)
+    items["allocator overhead"] = cal.ALLOCATOR_OVERHEAD * tensors
+    items["CUDA context"] = float(cal.CUDA_CONTEXT_BYTES)
     phase = "inference" if g.mode is GraphMode.INFERENCE else f"training ({g.memory.phase})"
     return MemoryBreakdown(items=tuple(items.items()), phase=phase, notes=tuple(notes))
 
 
 def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None) -> ComputeEstimate:
-    from gpuadvisor.estimate.compute import DP_OVERLAP, ComputeEstimate
     from gpuadvisor.estimate.opcost import step_time
 
     eff = (efficiency or Efficiency()).validate()
@@ -76,7 +77,7 @@ def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | Non
     if dp > 1 and w.is_training:
         link = (hw.allreduce_busbw_gbs or (hw.interconnect_gbs or DEFAULT_INTERCONNECT_GBS) * eff.interconnect) * 1e9
         grad_bytes = g.trainable_params * (4.0 if w.mixed_precision or w.dtype == "fp32" else 2.0)
-        comm = (1 - DP_OVERLAP) * 2.0 * (dp - 1) / dp * grad_bytes / link
+        comm = (1 - cal.DP_OVERLAP) * 2.0 * (dp - 1) / dp * grad_bytes / link
     step = st.step_s + comm
     samples = w.batch  # global batch: every data-parallel GPU runs its micro-batch at once
     steps = 1.0
@@ -93,20 +94,16 @@ def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | Non
                      "torch.compile would raise throughput")
     per_sample = g.tokens_per_sample if g.unit == "tokens" else 1
     rate = samples / step
-    conf = "low" if st.host_s > 0.5 * step else "normal"
-    if conf == "low":
-        notes.append("low confidence: this step is mostly host-side dispatch, which depends on the host CPU")
+    reasons = ("low confidence: this step is mostly host-side dispatch, which depends on the host CPU",) \
+        if st.host_s > 0.5 * step else ()
+    notes += reasons
     return ComputeEstimate(
         mode=w.mode, time_s=step * steps, step_time_s=step, steps=steps if w.is_training else None,
         flops_per_step=g.flops * dp, tokens_per_s=rate * per_sample if g.unit == "tokens" else None,
         bound=st.bound, comm_time_s=comm, scaling_efficiency=st.step_s / step if step else 1.0, mfu=mfu,
         bandwidth_efficiency=bw_eff, hardware_source=hw.source,
         achieved_mfu=g.flops / step / (peak * 1e12) if step else None, host_time_s=st.host_s,
-        confidence=conf, engine="eager", notes=tuple(notes), samples_per_s=rate, unit=g.unit,
+        confidence=Confidence.of(reasons), engine=Engine.EAGER, notes=tuple(notes),
+        low_confidence_reasons=reasons, samples_per_s=rate, unit=g.unit,
         breakdown={k: v for k, v in st.by_class.items()}, prefill_time_s=None if w.is_training else step,
     )
-
-
-# names used in annotations above, imported late: memory.py and compute.py import this module
-from gpuadvisor.estimate.compute import ComputeEstimate  # noqa: E402
-from gpuadvisor.estimate.memory import MemoryBreakdown  # noqa: E402

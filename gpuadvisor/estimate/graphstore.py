@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from gpuadvisor.estimate.graph import BatchGraph, load
-from gpuadvisor.estimate.trace import TraceOptions, trace_batches
-from gpuadvisor.estimate.trace.torchlib import TRACE_EXTRA, have_torch
 from gpuadvisor.errors import UserError
+from gpuadvisor.estimate.graph import BatchGraph, load
+from gpuadvisor.estimate.trace.torchlib import TRACE_EXTRA, have_torch
+from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches
 from gpuadvisor.modelref import ModelRef, Source
 from gpuadvisor.paths import shipped_graphs_dir
 
@@ -58,7 +58,7 @@ def shipped_refs() -> list[str]:
 
 def describe_key(k: str) -> str:
     spec, opts = k.split("|", 1)
-    mode, dtype, mixed, cl, freeze, trainable, ckpt, seq, shape = json.loads(opts)
+    mode, dtype, mixed, cl, _freeze, trainable, ckpt, seq, _shape = json.loads(opts)
     bits = [mode, dtype + (" autocast" if mixed and mode == "training" else "")]
     bits += ["channels-last"] * bool(cl) + [f"trainable {','.join(trainable)}"] * bool(trainable)
     bits += ["checkpointing"] * bool(ckpt) + [f"seq {seq}"] * bool(seq)

@@ -6,23 +6,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gpuadvisor.estimate import calibration as cal
+
 GiB = 2**30
-DEFAULT_INTERCONNECT_GBS = 25.0  # PCIe 4.0 x16, achievable, when the catalog has no figure
+__getattr__ = cal.aliases(__name__, ("DEFAULT_INTERCONNECT_GBS",))  # now in the calibration table
+
+
+def _cal(name: str) -> Any:
+    """A dataclass default read from the calibration table when the instance is made."""
+    return field(default_factory=lambda: cal.value(name))
 
 
 @dataclass(frozen=True)
 class Efficiency:
-    """What fraction of the peak a real step reaches. Defaults: calibrated on an H100 against the
-    datasheet (BENCHMARKS.md, "Estimator validation"). With measured figures (`--probe`), the
-    `*_vs_measured` fractions apply instead, since the probe already measured what is reachable."""
+    """What fraction of the peak a real step reaches. Defaults: the calibration table's MFU, BANDWIDTH,
+    MFU_VS_MEASURED, BANDWIDTH_VS_MEASURED and INTERCONNECT_EFFICIENCY (docs/calibration.md says where
+    each came from). With measured figures (`--probe`), the `*_vs_measured` fractions apply instead,
+    since the probe already measured what is reachable."""
 
-    # H100, tools/bench_decode.py: large bf16 GEMMs of model shapes reach 740 TFLOP/s (989 datasheet,
-    # 790 for an 8192^3 product); weight streaming in decode 2.89 TB/s (3.35 datasheet, 3.0 copy).
-    mfu: float = 0.75  # large-GEMM FLOP/s as a fraction of datasheet dense tensor peak
-    bandwidth: float = 0.86  # achieved memory bandwidth as a fraction of the datasheet
-    mfu_vs_measured: float = 0.94  # ... of a measured matmul peak (tensor.bf16 probe, large square GEMM)
-    bandwidth_vs_measured: float = 0.97  # ... of a measured triad/copy bandwidth
-    interconnect: float = 0.7  # achieved fraction of the interconnect figure
+    mfu: float = _cal("MFU")  # large-GEMM FLOP/s as a fraction of datasheet dense tensor peak
+    bandwidth: float = _cal("BANDWIDTH")  # achieved memory bandwidth as a fraction of the datasheet
+    mfu_vs_measured: float = _cal("MFU_VS_MEASURED")  # ... of a measured matmul peak (tensor.bf16 probe)
+    bandwidth_vs_measured: float = _cal("BANDWIDTH_VS_MEASURED")  # ... of a measured triad/copy bandwidth
+    interconnect: float = _cal("INTERCONNECT_EFFICIENCY")  # achieved fraction of the interconnect figure
 
     def validate(self) -> Efficiency:
         from gpuadvisor.errors import UserError
@@ -34,6 +40,7 @@ class Efficiency:
         return self
 
     def for_source(self, source: str) -> tuple[float, float]:
+        """(matmul, bandwidth) efficiency for figures from the datasheet or measured by a probe."""
         if source == "measured":
             return self.mfu_vs_measured, self.bandwidth_vs_measured
         return self.mfu, self.bandwidth

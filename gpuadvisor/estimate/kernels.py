@@ -2,7 +2,8 @@
 decode step's small kernels and the host's launches take. Pure functions, no torch.
 
 Each figure is counted, not fitted to a workload mix; the few rates in it were measured once on
-an H100 by tools/bench_decode.py (tools/data/decode-h100.json) and are named where they are used:
+an H100 by tools/bench_decode.py (tools/data/decode-h100.json) and live in the calibration table
+(`calibration`, docs/calibration.md says where each came from):
 
 * GEMM: FLOPs over the large-GEMM rate, scaled by wave quantization (output tiles of 128 x 256,
   one tile per SM per wave: a last, partly filled wave costs a whole wave) and by the K ramp
@@ -22,23 +23,19 @@ from __future__ import annotations
 
 import math
 
-TILE_M, TILE_N = 128, 256  # cuBLAS's usual Hopper bf16 CTA tile
-K_RAMP = 300  # inner-dimension steps a tile's prologue + epilogue cost (fit to 21 GEMMs over 150 us: +-20%)
-ATTN_HEAD_RAMP = 34  # head_dim at which the flash kernel's softmax/rescale work equals its matmul work
-ATTN_SEQ_RAMP_FWD = 400  # sequence length at which the forward reaches half its asymptotic rate
-ATTN_SEQ_RAMP_FWDBWD = 1300  # the same for forward + backward (the backward recomputes and reduces)
-KERNEL_FLOOR_S = 3.4e-6  # GPU time of a small kernel inside a CUDA graph (H100: 58 us / 17 kernels a layer)
+from gpuadvisor.estimate import calibration as cal
+
 ALIGN_ELEMS = 8  # tensor-core GEMM paths need every dimension a multiple of 16 bytes (8 bf16 elements)
-MISALIGNED_SLOWDOWN = 3.0  # rate divisor for a GEMM with a misaligned dimension (GPT-2's 50257 vocabulary); an
-# assumption, not yet measured here: bench_kernels' GEMM sweep now times that shape for the next device run
-HOST_OP_S = 10e-6  # host CPU time to dispatch one PyTorch eager op (H100 machines' hosts, PyTorch 2.11)
+# the calibrated figures this module used to define, now read from the calibration table
+__getattr__ = cal.aliases(__name__, ("TILE_M", "TILE_N", "K_RAMP", "ATTN_HEAD_RAMP", "ATTN_SEQ_RAMP_FWD",
+                                     "ATTN_SEQ_RAMP_FWDBWD", "KERNEL_FLOOR_S", "MISALIGNED_SLOWDOWN", "HOST_OP_S"))
 
 
 def wave_efficiency(m: float, n: float, sms: int | None) -> float:
     """Fraction of the SMs busy over a GEMM's waves of output tiles (1.0 where SMs are unknown)."""
     if not sms or m <= 0 or n <= 0:
         return 1.0
-    tiles = math.ceil(m / TILE_M) * math.ceil(n / TILE_N)
+    tiles = math.ceil(m / cal.TILE_M) * math.ceil(n / cal.TILE_N)
     return tiles / (math.ceil(tiles / sms) * sms)
 
 
@@ -47,9 +44,9 @@ def gemm_time(m: float, n: float, k: float, *, rate: float, bandwidth: float, sm
     """Seconds of one (m x k) @ (k x n) product at `rate` FLOP/s (large-GEMM) and `bandwidth` B/s."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
-    eff = wave_efficiency(m, n, sms) * k / (k + K_RAMP)
+    eff = wave_efficiency(m, n, sms) * k / (k + cal.K_RAMP)
     if n % ALIGN_ELEMS or k % ALIGN_ELEMS:  # m is the token count: any value keeps the rows aligned
-        eff /= MISALIGNED_SLOWDOWN
+        eff /= cal.MISALIGNED_SLOWDOWN
     t_compute = 2.0 * m * n * k / (rate * eff)
     t_memory = elem_bytes * (m * k + n * k + m * n) / bandwidth
     return max(t_compute, t_memory)
@@ -57,9 +54,9 @@ def gemm_time(m: float, n: float, k: float, *, rate: float, bandwidth: float, sm
 
 def attention_rate(seq: float, head_dim: int, rate: float, *, backward: bool = False) -> float:
     """FLOP/s of flash attention at this sequence length and head dimension, from the GEMM rate."""
-    ramp = ATTN_SEQ_RAMP_FWDBWD if backward else ATTN_SEQ_RAMP_FWD
+    ramp = cal.ATTN_SEQ_RAMP_FWDBWD if backward else cal.ATTN_SEQ_RAMP_FWD
     hd = max(head_dim, 1)
-    return rate * hd / (hd + ATTN_HEAD_RAMP) * seq / (seq + ramp)
+    return rate * hd / (hd + cal.ATTN_HEAD_RAMP) * seq / (seq + ramp)
 
 
 def attention_time(tokens: float, seq: float, q_dim: int, head_dim: int, layers: int, *, causal: bool,

@@ -32,9 +32,9 @@ Memory (bytes per GPU) is the peak of a PyTorch eager step, counted tensor by te
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.activations import (
     _act_bytes,
     _activations,
@@ -45,72 +45,16 @@ from gpuadvisor.estimate.activations import (
     one_layer_activation_bytes,
     scoring_logits_bytes,
 )
-from gpuadvisor.workload import BYTES_PER_DTYPE, Workload
+from gpuadvisor.estimate.memory_result import ITEMS, GiB, MemoryBreakdown
+from gpuadvisor.workload import BYTES_PER_DTYPE, Mode, Sharding, Workload
 
-GiB = 2**30
 __all__ = [  # activation helpers stay importable from here (compute.py uses them)
-    "ALLOCATOR_OVERHEAD", "CUDA_CONTEXT_BYTES", "ITEMS", "GiB", "MemoryBreakdown", "_act_bytes", "_inference_transient",
-    "_regime", "estimate_memory", "kv_cache_bytes", "layer_activation_bytes", "lora_params", "optimizer_state_bytes",
-    "weight_bytes",
+    "ITEMS", "GiB", "MemoryBreakdown", "_act_bytes", "_inference_transient", "_regime", "estimate_memory",
+    "kv_cache_bytes", "layer_activation_bytes", "lora_params", "optimizer_state_bytes", "weight_bytes",
 ]
-CUDA_CONTEXT_BYTES = int(0.5 * GiB)  # driver context + kernel images of an idle PyTorch process
-ALLOCATOR_OVERHEAD = 0.05  # caching-allocator fragmentation, as a fraction of tensor bytes
+# CUDA_CONTEXT_BYTES and ALLOCATOR_OVERHEAD are in the calibration table
+__getattr__ = cal.aliases(__name__, ("CUDA_CONTEXT_BYTES", "ALLOCATOR_OVERHEAD"))
 INT4_SCALE_BYTES = 4 / 64  # one fp32 absmax per block of 64 weights (bitsandbytes NF4, no double quant)
-
-
-#: memory item names, in display order (every MemoryBreakdown has all of them, zeros included)
-ITEMS = (
-    "weights",
-    "autocast weight copies",
-    "gradients",
-    "optimizer states",
-    "optimizer step temporaries",
-    "LoRA adapters",
-    "activations",
-    "logits and loss",
-    "KV cache",
-    "allocator overhead",
-    "CUDA context",
-)
-NOT_TENSORS = ("allocator overhead", "CUDA context")
-
-
-@dataclass(frozen=True)
-class MemoryBreakdown:
-    """Peak bytes per GPU, item by item (`ITEMS` order, zeros kept); `total` is their sum."""
-
-    items: tuple[tuple[str, float], ...]
-    phase: str  # "inference", "forward/backward", "optimizer step"
-    notes: tuple[str, ...] = ()
-
-    @property
-    def total(self) -> float:
-        return float(sum(v for _, v in self.items))
-
-    @property
-    def tensors(self) -> float:
-        """What torch.cuda.max_memory_allocated would report: total less context and fragmentation."""
-        return float(sum(v for k, v in self.items if k not in NOT_TENSORS))
-
-    def get(self, name: str) -> float:
-        return next((v for k, v in self.items if k == name), 0.0)
-
-    def as_dict(self) -> dict[str, float]:
-        return dict(self.items)
-
-    @property
-    def total_gib(self) -> float:
-        return self.total / GiB
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "total_bytes": self.total,
-            "total_gib": round(self.total_gib, 3),
-            "tensor_bytes": self.tensors,
-            "phase": self.phase,
-            "items": {k: v for k, v in self.items},
-            "notes": list(self.notes),
-        }
 
 
 def optimizer_state_bytes(optimizer: str, weight_bytes: float) -> float:
@@ -177,7 +121,7 @@ def moe_lora_merged_bytes(w: Workload) -> float:
     """LoRA on MoE experts (PEFT's parameter wrapper) adds B @ A to each expert tensor and the
     grouped GEMM keeps the merged weights of every layer for backward."""
     m = w.model
-    if m.num_experts == 1 or w.lora_targets != "all" or w.mode not in ("lora", "qlora"):
+    if m.num_experts == 1 or w.lora_targets != "all" or not w.is_adapter:
         return 0.0
     if w.checkpointing:  # merged weights live only while one layer is recomputed, after the logits peak
         return 0.0
@@ -211,17 +155,17 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
     items = dict.fromkeys(ITEMS, 0.0)
     notes: list[str] = []
     reg = _regime(w)
-    z = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}[w.sharding] if dp > 1 else 0
+    z = Sharding(w.sharding).stage if dp > 1 else 0
     if w.quant_format != "none":
         notes.append(f"weights as {w.quant_format}: {w.quant_bits_per_weight:g} bits per weight"
                      + (" (matmul weights; embeddings, head and norms 16-bit)" if w.quant_scope == "linear" else ""))
 
-    if w.mode == "inference":
+    if w.mode == Mode.INFERENCE:
         items["weights"] = weight_bytes(w)
         items["KV cache"] = kv_cache_bytes(w)
         items["activations"] = _inference_transient(w)
         phase = "inference"
-    elif w.mode == "scoring":
+    elif w.mode == Mode.SCORING:
         items["weights"] = weight_bytes(w)
         kv = kv_cache_bytes(w, context=w.seq)  # use_cache defaults to True in HF models
         layer = _inference_transient(w, last_logits=False)
@@ -241,7 +185,7 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             "and their log-softmax (lm-eval loglikelihood)" if w.scoring == "logprobs"
             else "with the fp32 cross-entropy of the loss (perplexity, Trainer.evaluate)"))
     else:
-        full = w.mode == "training"
+        full = w.mode == Mode.TRAINING
         wd = w.weight_dtype
         wbytes = weight_bytes_per_param(wd)
         weights = weight_bytes(w)
@@ -258,7 +202,7 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             tmp_bytes = BYTES_PER_DTYPE[wd] if w.optimizer == "adamw-foreach" else 0.0
             grads = p_gpu * gbytes / (dp if z >= 2 else 1)
             buckets = 0.0
-            if dp > 1 and w.sharding == "none":  # DDP all-reduces from flat buckets, allocated up front
+            if dp > 1 and w.sharding == Sharding.NONE:  # DDP all-reduces from flat buckets, allocated up front
                 buckets = p_gpu * gbytes
                 notes.append("DDP: gradient buckets hold a second copy of the gradients "
                              "(gradient_as_bucket_view=False, the default)")
@@ -303,6 +247,6 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
     if w.checkpointing and w.is_training:
         notes.append("activation checkpointing: layer inputs kept, one layer recomputed at a time")
     tensor_total = sum(items.values())
-    items["allocator overhead"] = ALLOCATOR_OVERHEAD * tensor_total
-    items["CUDA context"] = float(CUDA_CONTEXT_BYTES)
+    items["allocator overhead"] = cal.ALLOCATOR_OVERHEAD * tensor_total
+    items["CUDA context"] = float(cal.CUDA_CONTEXT_BYTES)
     return MemoryBreakdown(items=tuple(items.items()), phase=phase, notes=tuple(notes))

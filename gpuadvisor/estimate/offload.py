@@ -13,19 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.errors import UserError
-from gpuadvisor.estimate.memory import (
-    ALLOCATOR_OVERHEAD,
-    CUDA_CONTEXT_BYTES,
-    GiB,
-    _inference_transient,
-    kv_cache_bytes,
-    weight_bytes,
-)
-from gpuadvisor.workload import Workload
+from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.memory import GiB, _inference_transient, kv_cache_bytes, weight_bytes
+from gpuadvisor.workload import Mode, Workload
 
-#: Effective host-memory bandwidth a multi-threaded CPU decoder reaches when no host probe result
-#: is given: about two thirds of dual-channel DDR5-5600 (~90 GB/s peak), a typical desktop.
-DEFAULT_HOST_BANDWIDTH_GBS = 60.0
+# DEFAULT_HOST_BANDWIDTH_GBS (host-memory bandwidth of a CPU decoder when no host probe result is given)
+# is in the calibration table
+__getattr__ = cal.aliases(__name__, ("DEFAULT_HOST_BANDWIDTH_GBS",))
 #: key of the host probe's copy bandwidth in a results file (probes/host.py); NumPy's copy is
 #: single-threaded, so it is a lower bound of what llama.cpp's threads reach
 HOST_PROBE_KEY = "host.copy"
@@ -69,15 +63,18 @@ def host_bandwidth_from(result: Any) -> float | None:
 
 
 def plan_offload(w: Workload, gpu_memory_bytes: float, gpu_bandwidth_gbs: float, *,
-                 host_bandwidth_gbs: float | None = None, bandwidth_efficiency: float = 0.8,
+                 host_bandwidth_gbs: float | None = None, bandwidth_efficiency: float | None = None,
                  host_memory_bytes: float | None = None) -> OffloadPlan:
     """Layers on the GPU and decode speed of a model whose weights need not fit on the card.
+
+    `bandwidth_efficiency` defaults to OFFLOAD_BANDWIDTH_EFFICIENCY, the host bandwidth to
+    DEFAULT_HOST_BANDWIDTH_GBS (calibration table).
 
     Raises UserError when not even the parts that must sit on the GPU fit, or when the rest does
     not fit in host memory either (when its size is given).
     """
     m = w.model
-    if w.mode != "inference":
+    if w.mode != Mode.INFERENCE:
         raise UserError("CPU offload (--offload) applies to inference only")
     if not m.is_transformer or m.kind != "decoder":
         raise UserError(f"CPU offload plans whole decoder layers; {m.name} is not given as a decoder")
@@ -86,7 +83,9 @@ def plan_offload(w: Workload, gpu_memory_bytes: float, gpu_bandwidth_gbs: float,
     if host_bandwidth_gbs is not None and not (host_bandwidth_gbs > 0):
         raise UserError(f"host bandwidth must be > 0 GB/s, got {host_bandwidth_gbs!r}")
     source = "measured (host probe)" if host_bandwidth_gbs else "default"
-    host_bw = float(host_bandwidth_gbs or DEFAULT_HOST_BANDWIDTH_GBS)
+    host_bw = float(host_bandwidth_gbs or cal.DEFAULT_HOST_BANDWIDTH_GBS)
+    if bandwidth_efficiency is None:
+        bandwidth_efficiency = cal.OFFLOAD_BANDWIDTH_EFFICIENCY
     gpu_bw = gpu_bandwidth_gbs * bandwidth_efficiency
 
     layers = m.num_layers
@@ -99,8 +98,8 @@ def plan_offload(w: Workload, gpu_memory_bytes: float, gpu_bandwidth_gbs: float,
     rest = max(0.0, weights - layers * layer_w - embed * (1 if m.tied_embeddings else 2))  # norms, positions
     kv_layer = kv_cache_bytes(w) / layers
     buffer = _inference_transient(w)  # compute buffer: one layer's temporaries and the last logits
-    fixed = (head + rest + buffer) * (1 + ALLOCATOR_OVERHEAD) + CUDA_CONTEXT_BYTES
-    per_layer = (layer_w + kv_layer) * (1 + ALLOCATOR_OVERHEAD)
+    fixed = (head + rest + buffer) * (1 + cal.ALLOCATOR_OVERHEAD) + cal.CUDA_CONTEXT_BYTES
+    per_layer = (layer_w + kv_layer) * (1 + cal.ALLOCATOR_OVERHEAD)
     if fixed > gpu_memory_bytes:
         raise UserError(
             f"offload cannot fit {m.name}: the output head, compute buffer and CUDA context alone need "

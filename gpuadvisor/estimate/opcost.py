@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.estimate import kernels
 from gpuadvisor.estimate.calibration_ops import OPS as K
+from gpuadvisor.estimate.dispatch import overlap
 from gpuadvisor.estimate.graph import Op, OpClass, OpGraph, Phase
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 
@@ -63,9 +64,7 @@ class StepTime:
 
     @property
     def step_s(self) -> float:
-        from gpuadvisor.estimate.compute import _overlap
-
-        return _overlap(self.host_s, self.device_s)
+        return overlap(self.host_s, self.device_s)
 
     @property
     def bound(self) -> str:

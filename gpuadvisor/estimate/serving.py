@@ -16,14 +16,17 @@ Every figure is an estimate; the engine profiles were calibrated on an H100 (doc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.errors import UserError
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.compute import estimate_compute
+from gpuadvisor.estimate.confidence import Confidence
 from gpuadvisor.estimate.engines import (
     DEFAULT_ENGINE,
     ENGINES,
+    Engine,
     EngineProfile,
     attention_plan_s,
     decode_notes,
@@ -32,15 +35,14 @@ from gpuadvisor.estimate.engines import (
     engine_profile,
 )
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
-from gpuadvisor.estimate.kernels import HOST_OP_S
-from gpuadvisor.estimate.memory import CUDA_CONTEXT_BYTES, estimate_memory, kv_cache_bytes
-from gpuadvisor.workload import Workload
+from gpuadvisor.estimate.memory import estimate_memory, kv_cache_bytes
+from gpuadvisor.workload import Mode, Workload
 
-__all__ = ["DEFAULT_ENGINE", "ENGINES", "KV_BLOCK_TOKENS", "SERVING_RESERVE", "EngineProfile", "ServingEstimate",
-           "decode_step_time", "engine_profile", "estimate_serving", "kv_capacity"]
-
-KV_BLOCK_TOKENS = 16  # paged attention block (vLLM's default)
-SERVING_RESERVE = 0.10  # fraction of card memory an engine leaves free (vLLM gpu_memory_utilization 0.9)
+__all__ = ["DEFAULT_ENGINE", "ENGINES", "EngineProfile", "ServingEstimate", "decode_step_time", "engine_profile",
+           "estimate_serving", "kv_capacity"]
+# KV_BLOCK_TOKENS (vLLM's paged block) and SERVING_RESERVE (vLLM's gpu_memory_utilization 0.9) are in the
+# calibration table
+__getattr__ = cal.aliases(__name__, ("KV_BLOCK_TOKENS", "SERVING_RESERVE"))
 CURVE_MAX = 256  # concurrency levels listed in the curve go up to this (or what fits)
 
 
@@ -48,7 +50,7 @@ CURVE_MAX = 256  # concurrency levels listed in the curve go up to this (or what
 class ServingEstimate:
     """What a user of a serving deployment sees; all figures are estimates."""
 
-    engine: str
+    engine: Engine
     concurrency: int
     prompt_tokens: int
     output_tokens: int
@@ -62,12 +64,13 @@ class ServingEstimate:
     fits: bool  # weights fit and `concurrency` sequences fit in the KV capacity
     bound: str | None  # "memory", "compute", "overhead" (kernel floors) or "host": what dominates a step
     notes: tuple[str, ...] = ()
-    confidence: str = "normal"  # "normal" | "low" (notes say why)
+    confidence: Confidence = Confidence.NORMAL  # LOW where `low_confidence_reasons` has any
     assumptions: dict[str, Any] | None = None  # engine profile, efficiencies, step parts
     curve: tuple[dict[str, float], ...] = ()  # (concurrency, tpot_s, per-user and aggregate tok/s)
+    low_confidence_reasons: tuple[str, ...] = field(default=(), compare=False)  # the notes that lower confidence
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "low_confidence_reasons"}
         d["notes"] = list(self.notes)
         d["curve"] = list(self.curve)
         d["estimate"] = True
@@ -76,17 +79,18 @@ class ServingEstimate:
 
 def kv_capacity(w: Workload, hw: HardwareFigures, context: int) -> tuple[float, int, int]:
     """(KV bytes per token, KV tokens that fit, sequences of `context` tokens that fit) per GPU group,
-    in paged blocks of KV_BLOCK_TOKENS."""
+    in paged blocks of KV_BLOCK_TOKENS (calibration table)."""
     one = w.with_(batch=w.data_parallel, seq_len=context, gen_tokens=0)
     kv_per_token = kv_cache_bytes(one, context=1)
     cap = hw.memory_bytes
     if cap is None or kv_per_token <= 0:
         return kv_per_token, 0, 0
     mem = estimate_memory(w.with_(batch=w.data_parallel))  # weights + one sequence's transients
-    free = cap * (1 - SERVING_RESERVE) - mem.get("weights") - mem.get("activations") - CUDA_CONTEXT_BYTES
+    free = cap * (1 - cal.SERVING_RESERVE) - mem.get("weights") - mem.get("activations") - cal.CUDA_CONTEXT_BYTES
     kv_tokens = max(0, int(free // kv_per_token))
-    blocks_per_seq = -(-context // KV_BLOCK_TOKENS)
-    return kv_per_token, kv_tokens, kv_tokens // KV_BLOCK_TOKENS // blocks_per_seq
+    block = int(cal.KV_BLOCK_TOKENS)
+    blocks_per_seq = -(-context // block)
+    return kv_per_token, kv_tokens, kv_tokens // block // blocks_per_seq
 
 
 def _cycle(tpot: float, prefill_one: float, concurrency: int, output_tokens: int) -> float:
@@ -101,8 +105,9 @@ def estimate_serving(
     if concurrency < 1 or prompt_tokens < 1 or output_tokens < 1:
         raise UserError("concurrency, prompt and output tokens must each be at least 1")
     prof = engine_profile(engine)
+    engine = prof.name
     eff = (efficiency or Efficiency()).validate()
-    w = w.with_(mode="inference", batch=concurrency * w.data_parallel, seq_len=prompt_tokens,
+    w = w.with_(mode=Mode.INFERENCE, batch=concurrency * w.data_parallel, seq_len=prompt_tokens,
                 gen_tokens=output_tokens).validate()
     context = prompt_tokens + output_tokens
     kv_per_token, kv_tokens, seqs = kv_capacity(w, hw, context)
@@ -113,12 +118,12 @@ def estimate_serving(
     mfu, bw_eff = eff.for_source(hw.source)
     assumptions: dict[str, Any] = {
         "engine": prof.to_dict(), "matmul_efficiency": mfu, "bandwidth_efficiency": bw_eff,
-        "hardware_source": hw.source, "kv_block_tokens": KV_BLOCK_TOKENS, "memory_reserve": SERVING_RESERVE,
+        "hardware_source": hw.source, "kv_block_tokens": cal.KV_BLOCK_TOKENS, "memory_reserve": cal.SERVING_RESERVE,
         "mean_context": mean_ctx,
         "attention_plan_s": attention_plan_s(hw) if prof.plans_attention else 0.0,
         "host_fixed_s": prof.bookkeeping_s(hw),
         "host_layer_s": prof.dispatch_s(1, hw),
-        "host_op_s": hw.host_op_s or HOST_OP_S,
+        "host_op_s": hw.host_op_s or cal.HOST_OP_S,
         "host_figures": "measured" if hw.host_measured else "assumed",
     }
     notes = [f"engine: {prof.label}",
@@ -141,9 +146,9 @@ def estimate_serving(
             curve.append({"concurrency": c, "tpot_s": s.time_s, "per_user_tokens_per_s": output_tokens / cy,
                           "aggregate_tokens_per_s": c * w.data_parallel * output_tokens / cy, "fits": c <= seqs})
         c *= 2
-    conf_notes = [n for n in one.notes if n.startswith("low confidence")]
+    conf_notes = list(one.low_confidence_reasons)
     notes += decode_notes(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
-    if step.host_s >= step.time_s * 0.5 and not hw.host_measured and not conf_notes:
+    if step.host_s >= step.time_s * cal.LOW_CONFIDENCE_HOST_SHARE and not hw.host_measured and not conf_notes:
         conf_notes.append("low confidence: decode is host-bound (eager dispatch) and this host's dispatch costs "
                           "were not measured (`gpuadvisor run` measures them)")
     return ServingEstimate(
@@ -151,6 +156,6 @@ def estimate_serving(
         ttft_s=prefill_one + step.time_s, tpot_s=step.time_s, per_user_tokens_per_s=output_tokens / cyc,
         aggregate_tokens_per_s=concurrency * w.data_parallel * output_tokens / cyc,
         kv_bytes_per_token=kv_per_token, kv_capacity_tokens=kv_tokens, max_concurrent_seqs=seqs, fits=fits,
-        bound=step.bound, notes=(*notes, *conf_notes), confidence="low" if conf_notes else "normal",
-        assumptions=assumptions, curve=tuple(curve),
+        bound=step.bound, notes=(*notes, *conf_notes), confidence=Confidence.of(conf_notes),
+        assumptions=assumptions, curve=tuple(curve), low_confidence_reasons=tuple(conf_notes),
     )

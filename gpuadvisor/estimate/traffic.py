@@ -21,20 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
-BWD_FACTOR = 2.0  # backward bytes per forward byte of an elementwise op
-LOSS_BYTES_PER_LOGIT = 36.0  # bf16 logits -> fp32, log-softmax, its backward, downcast
-ADAMW_PASSES = 21.0  # foreach AdamW: lerp, mul, addcmul, sqrt, div, add, addcdiv, decay (state bytes each)
-ADAMW_FUSED_PASSES = 7.0  # fused AdamW: one kernel reads p, g, m, v and writes p, m, v
-# bitsandbytes' blockwise 8-bit AdamW: 1-byte states, but measured at ~33 ns per parameter on an
-# H100 (1.1B and 3.2B models), the time of ~95 bytes at the achieved bandwidth: far from its ~10 bytes
-ADAMW8BIT_BYTES = 95.0
-SOFTCAP_BYTES_PER_LOGIT = 12.0  # Gemma 2: logits / cap, tanh, * cap: three bf16 read + write passes
-LOSS_FWD_BYTES_PER_LOGIT = 14.0  # scoring: bf16 logits -> fp32, log-softmax, gather (no backward)
-# HF grouped_mm experts (transformers >= 5): each routed token's gate/up output (2 x intermediate) is
-# read and written about 3 times in fp32 (gate activation, sentinel mask, casts): 48 bytes per
-# intermediate element. Counted from the H100 profile of a Mixtral-style prefill (v2 case 95).
-MOE_ROUTED_BYTES = 48.0
-MIXED_WEIGHT_BYTES = 12.0  # autocast: weight fp32 -> bf16 each forward, bf16 grads -> fp32 master grads
+from gpuadvisor.estimate import calibration as cal
+
+# the byte counts this module used to define (BWD_FACTOR, LOSS_BYTES_PER_LOGIT, ADAMW_PASSES, 8-bit AdamW's
+# 95 B a parameter, MOE_ROUTED_BYTES, INT8_IN_BYTES ...) are in the calibration table, with their sources
+__getattr__ = cal.aliases(__name__, (
+    "BWD_FACTOR", "LOSS_BYTES_PER_LOGIT", "ADAMW_PASSES", "ADAMW_FUSED_PASSES", "ADAMW8BIT_BYTES",
+    "SOFTCAP_BYTES_PER_LOGIT", "LOSS_FWD_BYTES_PER_LOGIT", "MOE_ROUTED_BYTES", "MIXED_WEIGHT_BYTES",
+    "INT8_IN_BYTES", "INT8_OUT_BYTES"))
 
 
 def _norm_bytes(norm: str, r: float, a: float, mixed: bool) -> float:
@@ -62,20 +56,18 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
     b += act * inter
     b += 2 * 3 * r * d  # residual adds
     if m.num_experts > 1:
-        b += MOE_ROUTED_BYTES * m.experts_per_token * (m.intermediate_size / tp)
+        b += cal.MOE_ROUTED_BYTES * m.experts_per_token * (m.intermediate_size / tp)
         b += 12 * a * d * m.experts_per_token  # gather, weighting, un-permute, sum: the hidden state 6x
     return b
 
 
 # bitsandbytes LLM.int8() (Linear8bitLt), per linear and token, in bytes at the achieved bandwidth.
-# Input side: the bf16 input is cast to fp16 (4 B, an unvectorized cast at half the bandwidth), quantized
-# row-wise to int8 (3 B, a quarter to two fifths of the bandwidth) and checked for outlier columns (abs,
-# compare, any: 8 B): 27 B per input element. Output side: the int32 product is dequantized to fp16 (6 B)
-# and cast back to bf16 (4 B at half the bandwidth): 15 B per output element. Measured kernel by kernel
-# on an H100 apart from any model (tools/device/int8_gemm.py, 16384 rows: 29 B at 3072 inputs, 24 B at
-# 8192; 14.6-14.9 B per output element). The int8 product itself runs at about the bf16 rate there
-# (629-971 TOPS against 745-793 TFLOP/s), so it is counted as a 16-bit product.
-INT8_IN_BYTES, INT8_OUT_BYTES = 27.0, 15.0
+# Input side (INT8_IN_BYTES): the bf16 input is cast to fp16 (4 B, an unvectorized cast at half the
+# bandwidth), quantized row-wise to int8 (3 B, a quarter to two fifths of the bandwidth) and checked for
+# outlier columns (abs, compare, any: 8 B). Output side (INT8_OUT_BYTES): the int32 product is dequantized
+# to fp16 (6 B) and cast back to bf16 (4 B at half the bandwidth). Measured kernel by kernel on an H100
+# apart from any model (tools/device/int8_gemm.py). The int8 product itself runs at about the bf16 rate
+# there (629-971 TOPS against 745-793 TFLOP/s), so it is counted as a 16-bit product.
 
 
 def _linear_shapes(m: Any, tp: int, inter: float | None) -> list[tuple[float, float]]:
@@ -91,7 +83,7 @@ def _linear_shapes(m: Any, tp: int, inter: float | None) -> list[tuple[float, fl
 def int8_linear_bytes_per_token_layer(m: Any, tp: int = 1) -> float:
     """Bytes bitsandbytes' LLM.int8() linears of one layer move per token, beyond the product itself."""
     lin = _linear_shapes(m, tp, m.intermediate_size * m.experts_per_token / tp)
-    return sum(INT8_IN_BYTES * k + INT8_OUT_BYTES * n for k, n in lin)
+    return sum(cal.INT8_IN_BYTES * k + cal.INT8_OUT_BYTES * n for k, n in lin)
 
 
 def adapter_bytes_per_token_layer(m: Any, *, a: float, targets: str, tp: int = 1, amp: bool = False) -> float:
@@ -109,11 +101,11 @@ def optimizer_bytes_per_param(weight_bytes: float, optimizer: str, mixed: bool) 
     ~21 state-sized passes, fused AdamW one pass over p, g, m, v (7), 8-bit AdamW reads and writes
     1-byte states plus the weights and grads, SGD 4 passes."""
     if optimizer == "adamw8bit":
-        b = ADAMW8BIT_BYTES
+        b = cal.ADAMW8BIT_BYTES
     elif optimizer == "sgd":
         b = 4.0 * weight_bytes
     elif optimizer == "adamw-fused":
-        b = ADAMW_FUSED_PASSES * weight_bytes
+        b = cal.ADAMW_FUSED_PASSES * weight_bytes
     else:
-        b = ADAMW_PASSES * weight_bytes
-    return b + (MIXED_WEIGHT_BYTES if mixed else 0.0)
+        b = cal.ADAMW_PASSES * weight_bytes
+    return b + (cal.MIXED_WEIGHT_BYTES if mixed else 0.0)

@@ -14,8 +14,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+import gpuadvisor.estimate.trace.classify as C
 from gpuadvisor.estimate.graph import Op, OpClass, Phase
-from gpuadvisor.estimate.trace import classify as C
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
 F = torch.nn.functional

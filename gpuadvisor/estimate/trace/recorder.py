@@ -13,8 +13,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+import gpuadvisor.estimate.trace.classify as C
 from gpuadvisor.estimate.graph import Op, OpClass, Phase
-from gpuadvisor.estimate.trace import classify as C
 from gpuadvisor.estimate.trace.torchlib import import_torch
 
 torch = import_torch()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import gpuadvisor.estimate.trace.classify as C
 from gpuadvisor.estimate.graph import Op, OpClass, Phase
-from gpuadvisor.estimate.trace import classify as C
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}

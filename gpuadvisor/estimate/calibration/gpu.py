@@ -1,0 +1,80 @@
+"""GPU-side constants: achievable fractions of the datasheet, GEMM and attention ramps, kernel floors,
+the decode engines' kernel counts and KV-cache passes, and the interconnect."""
+
+from __future__ import annotations
+
+from gpuadvisor.estimate.calibration.record import Constant, Method
+
+DECODE_A = "tools/data/decode-h100.json"
+DECODE_B = "tools/data/decode-h100-host.json"
+H100_DATASHEET = "catalog H100 SXM5 80GB (989.4 TFLOP/s dense bf16, 3,350 GB/s)"
+
+CONSTANTS = (
+    Constant("MFU", 0.75, "fraction", "large-GEMM FLOP/s as a fraction of the datasheet dense tensor peak",
+             f"{DECODE_A} (GEMM sweep); {H100_DATASHEET}", Method.FITTED,
+             "log-space least squares of rate and K_RAMP over the 21 GEMMs of >= 1024 rows that took over 150 us: "
+             "741 TFLOP/s, / 989.4 = 0.75"),
+    Constant("MFU_VS_MEASURED", 0.94, "fraction", "large-GEMM FLOP/s as a fraction of a measured matmul peak "
+             "(tensor.bf16 probe, large square GEMM)", f"{DECODE_A} (GEMM sweep, ceilings.bf16_matmul_tflops)",
+             Method.FITTED, "the fitted large-GEMM rate (741 TFLOP/s, as for MFU) over the same run's 8192^3 "
+             "product (790 TFLOP/s): 0.94"),
+    Constant("BANDWIDTH", 0.86, "fraction", "achieved memory bandwidth (decode weight streaming) as a fraction of "
+             "the datasheet", f"{DECODE_A} (graphs_own decode steps); {H100_DATASHEET}", Method.FITTED,
+             "least squares (seconds) of step = bytes / bandwidth + kernels x KERNEL_FLOOR_S over run A's 10 "
+             "calibration points: 2.87 TB/s, / 3,350 = 0.86"),
+    Constant("BANDWIDTH_VS_MEASURED", 0.97, "fraction", "achieved memory bandwidth as a fraction of a measured "
+             "triad/copy bandwidth", f"{DECODE_A} (ceilings.copy_gbs)", Method.NOT_REPRODUCIBLE,
+             "the decode fit over the same run's copy ceiling gives 2.87 / 2.997 = 0.96 in the repo's data; how "
+             "0.97 was set is not recorded"),
+    Constant("INTERCONNECT_EFFICIENCY", 0.7, "fraction", "achieved fraction of the catalog's interconnect figure "
+             "(where no all-reduce bus bandwidth was measured)", "-", Method.ASSUMPTION,
+             "not measured: multi-GPU runs use the measured all-reduce bus bandwidth where a probe has it"),
+    Constant("DEFAULT_INTERCONNECT_GBS", 25.0, "GB/s", "interconnect bandwidth when the catalog has no figure "
+             "(PCIe 4.0 x16, achievable)", "PCIe 4.0 x16: 32 GB/s per direction", Method.ASSUMPTION,
+             "about 80 % of the PCIe 4.0 x16 line rate"),
+    Constant("TILE_M", 128, "rows", "output-tile height of a GEMM (wave quantization)", "-", Method.ASSUMPTION,
+             "cuBLAS's usual Hopper bf16 CTA tile, 128 x 256; not read from a profile here"),
+    Constant("TILE_N", 256, "columns", "output-tile width of a GEMM (wave quantization)", "-", Method.ASSUMPTION,
+             "cuBLAS's usual Hopper bf16 CTA tile, 128 x 256; not read from a profile here"),
+    Constant("K_RAMP", 300, "inner steps", "inner-dimension steps a GEMM tile's prologue + epilogue cost: "
+             "efficiency k / (k + K_RAMP)", f"{DECODE_A} (GEMM sweep)", Method.FITTED,
+             "log-space least squares of rate and K_RAMP over the 21 GEMMs of >= 1024 rows that took over 150 us "
+             "(each within +-20 % after the fit), rounded to 100"),
+    Constant("MISALIGNED_SLOWDOWN", 3.0, "x", "rate divisor for a GEMM with a dimension that is not a multiple of "
+             "8 elements (no 16-byte tensor-core path; GPT-2's 50257 vocabulary)", "-", Method.ASSUMPTION,
+             "not yet measured: tools/bench_kernels.py times 50257 against 50304 for the next device run"),
+    Constant("ATTN_HEAD_RAMP", 34, "head_dim", "head dimension at which the flash kernel's softmax/rescale work "
+             "equals its matmul work: rate x hd / (hd + ATTN_HEAD_RAMP)", f"{DECODE_A}, {DECODE_B} (SDPA sweeps)",
+             Method.NOT_REPRODUCIBLE, "fitted to the SDPA sweeps with the two sequence ramps; a log-space refit of "
+             "the forward gives 34, but the same refit gives other ramps (below), so the fit is not the one used"),
+    Constant("ATTN_SEQ_RAMP_FWD", 400, "tokens", "sequence length at which causal flash attention's forward "
+             "reaches half its asymptotic rate", f"{DECODE_A}, {DECODE_B} (SDPA sweeps)", Method.NOT_REPRODUCIBLE,
+             "a log-space least-squares refit of the 27 forward points gives 650-750, not 400"),
+    Constant("ATTN_SEQ_RAMP_FWDBWD", 1300, "tokens", "sequence length at which forward + backward flash attention "
+             "reaches half its asymptotic rate", f"{DECODE_A}, {DECODE_B} (SDPA sweeps)", Method.NOT_REPRODUCIBLE,
+             "a log-space least-squares refit of the 27 forward + backward points gives about 1600, not 1300"),
+    Constant("KERNEL_FLOOR_S", 3.4e-6, "s", "GPU time of a small kernel of a decode step, even inside a CUDA graph "
+             "(launch latency, ramp and tail)", f"{DECODE_A} (graphs_own decode steps)", Method.FITTED,
+             "least squares (seconds) of step = bytes / bandwidth + (17 x layers + 6) x floor over run A's 10 "
+             "calibration points: 3.37 us, rounded to 0.1 us"),
+    Constant("GRAPHS_KERNELS_PER_LAYER", 17, "kernels", "GPU kernels per layer of a decode step captured in a "
+             "CUDA graph", f"{DECODE_A} (graphs_own)", Method.NOT_REPRODUCIBLE,
+             "counted in a profile of the captured step, which is not stored"),
+    Constant("GRAPHS_KERNELS_FIXED", 6, "kernels", "GPU kernels per decode step outside the layers, CUDA graph",
+             f"{DECODE_A} (graphs_own)", Method.NOT_REPRODUCIBLE,
+             "counted in a profile of the captured step, which is not stored"),
+    Constant("EAGER_KERNELS_PER_LAYER", 43, "kernels", "GPU kernels per layer of an eager generate() decode step",
+             f"{DECODE_A} (eager)", Method.NOT_REPRODUCIBLE, "counted in a profile that is not stored"),
+    Constant("EAGER_KERNELS_FIXED", 20, "kernels", "GPU kernels per eager generate() decode step outside the "
+             "layers", f"{DECODE_A} (eager)", Method.NOT_REPRODUCIBLE, "counted in a profile that is not stored"),
+    Constant("EAGER_KV_PASSES", 3.0, "passes", "times an eager decode step moves the KV cache without padding "
+             "(concatenated: read + write; attention reads it once with enable_gqa)",
+             "transformers 5.17 DynamicCache + SDPA; H100 profiles in BENCHMARKS.md round 4 (3.8-4.4 passes)",
+             Method.COUNTED, "2 passes for the concatenation, 1 for attention"),
+    Constant("EAGER_KV_PASSES_PADDED", 4.0, "passes", "KV passes of a padded batch, fixed part (4 + 4g with g query "
+             "heads per KV head)", "transformers 5.17 repeat_kv; H100 profiles in BENCHMARKS.md round 4 "
+             "(15.9-20.5 passes at g = 3-4)", Method.COUNTED, "concatenation and mask path, before repeat_kv"),
+    Constant("EAGER_KV_PASSES_PER_GROUP_PADDED", 4.0, "passes", "KV passes of a padded batch per query head per KV "
+             "head (repeat_kv copies K and V, attention reads the copies)", "transformers 5.17 repeat_kv; H100 "
+             "profiles in BENCHMARKS.md round 4", Method.COUNTED, "copy read + write, attention read, per group"),
+)

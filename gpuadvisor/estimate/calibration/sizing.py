@@ -1,0 +1,49 @@
+"""Memory, serving, offload and advisor constants: what a process holds beside its tensors, what an
+engine leaves free and schedules, host memory for offload, and the interconnect's latency."""
+
+from __future__ import annotations
+
+from gpuadvisor.estimate.calibration.record import Constant, Method
+
+VLLM = "https://docs.vllm.ai/en/latest/configuration/engine_args.html"
+
+CONSTANTS = (
+    Constant("CUDA_CONTEXT_BYTES", 536870912, "bytes", "CUDA driver context + kernel images of an idle PyTorch "
+             "process (0.5 GiB), outside torch.cuda.max_memory_allocated", "-", Method.NOT_REPRODUCIBLE,
+             "no measurement of it is stored; the memory validation excludes it on both sides"),
+    Constant("ALLOCATOR_OVERHEAD", 0.05, "fraction", "caching-allocator fragmentation, as a fraction of tensor "
+             "bytes", "-", Method.NOT_REPRODUCIBLE, "no fit is stored; reserved over peak bytes in "
+             "tools/data/validation-h100-v2.json has a median of 0.11 (a looser quantity)"),
+    Constant("SWIGLU_SAVED_UNITS", 3.5, "tokens x intermediate x activation bytes", "tensors a SwiGLU/GeGLU MLP "
+             "keeps for backward (gate, activation, up, product; one is shared)", "docs/validation.md",
+             Method.NOT_REPRODUCIBLE, "measured with torch.cuda.max_memory_allocated; the measurement apart from "
+             "the validation cases is not stored"),
+    Constant("OPAQUE_TRANSIENT_FRACTION", 0.25, "fraction", "largest set of forward temporaries of a model given "
+             "only by its activation elements (UNets, CNNs), as a fraction of them", "-", Method.ASSUMPTION,
+             "not measured"),
+    Constant("KV_BLOCK_TOKENS", 16, "tokens", "paged-attention block of a serving engine", VLLM, Method.DATASHEET,
+             "vLLM's default block_size"),
+    Constant("SERVING_RESERVE", 0.10, "fraction", "share of card memory a serving engine leaves free", VLLM,
+             Method.DATASHEET, "vLLM's default gpu_memory_utilization of 0.9"),
+    Constant("MAX_BATCH", 256, "sequences", "sequences in flight an engine schedules at most", VLLM,
+             Method.DATASHEET, "vLLM's default max_num_seqs"),
+    Constant("DEFAULT_HOST_BANDWIDTH_GBS", 60.0, "GB/s", "host-memory bandwidth a multi-threaded CPU decoder "
+             "reaches when no host probe result is given (CPU offload)", "dual-channel DDR5-5600: ~90 GB/s peak",
+             Method.ASSUMPTION, "about two thirds of a typical desktop's peak"),
+    Constant("OFFLOAD_BANDWIDTH_EFFICIENCY", 0.8, "fraction", "achieved fraction of the GPU's bandwidth figure "
+             "in an offload plan whose caller gives none (the CLI passes BANDWIDTH's)", "-", Method.ASSUMPTION,
+             "not measured"),
+    Constant("ALLREDUCE_LATENCY_NVLINK_S", 10e-6, "s", "latency of one small all-reduce (a decode step's "
+             "activations) between tensor-parallel GPUs over NVLink-class links", "-", Method.ASSUMPTION,
+             "not measured here; a decode step does two per layer"),
+    Constant("ALLREDUCE_LATENCY_PCIE_S", 30e-6, "s", "latency of one small all-reduce between tensor-parallel GPUs "
+             "over PCIe", "-", Method.ASSUMPTION, "not measured here; a decode step does two per layer"),
+    Constant("NVLINK_MIN_GBS", 100, "GB/s", "catalog interconnect figure from which a link counts as NVLink-class "
+             "(for the all-reduce latency)", "-", Method.ASSUMPTION, "PCIe 5.0 x16 is 64 GB/s, NVLink 3+ >= 300"),
+    Constant("INTERCONNECT_BINDS", 0.3, "fraction", "communication above this share of a step or decode step: "
+             "the advisor says the interconnect binds", "-", Method.ASSUMPTION, "a reporting threshold"),
+    Constant("MEMORY_BINDS_HEADROOM", 1.25, "x", "KV-cache room for fewer than this many times the users asked: "
+             "the advisor says memory binds a serving option", "-", Method.ASSUMPTION, "a reporting threshold"),
+    Constant("JETSON_SYSTEM_GIB", 1.5, "GiB", "memory of a Jetson taken by its OS and CPU (shared memory), not "
+             "available to the model", "-", Method.ASSUMPTION, "not measured"),
+)

@@ -1,0 +1,280 @@
+"""The PyTorch front-end: any nn.Module -> an op graph, on the CPU, with no GPU, weights or network.
+
+The model is built under FakeTensorMode (tensors with shapes and dtypes but no data), run for one
+step exactly as a training loop or an inference call would, and recorded op by op (recorder.py).
+A training step is run twice and the second recorded, so that the optimizer's states exist as they
+do in steady state. Models whose ops depend on their data (boolean masks, nonzero) cannot run on
+fake tensors; they are traced on real CPU tensors at the same small batches instead.
+
+What was taken from PyTorch and why: TorchDispatchMode (the op stream after autograd, where
+kernels are launched), FakeTensorMode (shapes without memory or compute), torch.utils.flop_counter's
+formula registry (FLOPs of GEMMs, convolutions and their backward). Memory follows MemTracker's
+method (storages counted by weakref) in a few lines of our own, since MemTracker attributes to
+modules rather than keeping the op timeline the cost model needs; RuntimeEstimator's roofline needs
+a CUDA device to read its peaks, so costing is ours (opcost.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate.graph import BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
+from gpuadvisor.estimate.trace.torchlib import import_torch
+from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build
+
+TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
+_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """How the step runs: what a training loop or inference call would set."""
+
+    mode: GraphMode = GraphMode.INFERENCE
+    dtype: str = "bf16"  # weights (inference, pure training) or autocast dtype (mixed training)
+    mixed_precision: bool = True  # training: fp32 weights under autocast
+    channels_last: bool = False
+    freeze: tuple[str, ...] = ()
+    trainable: tuple[str, ...] = ()
+    checkpointing: bool = False
+    seq: int = 0
+    input_shape: tuple[int, ...] | None = None
+
+    def key(self) -> str:
+        return json.dumps([self.mode.value, self.dtype, self.mixed_precision, self.channels_last,
+                           list(self.freeze), list(self.trainable), self.checkpointing, self.seq,
+                           list(self.input_shape or ())])
+
+
+def trace_batches(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
+    """The model's step at the two trace batches (cached per model, options and PyTorch version)."""
+    torch = import_torch()
+    key = _cache_key(ref, opts, torch.__version__)
+    cached = _cache_read(key)
+    if cached is not None:
+        return cached
+    low, high = (trace_graph(ref, opts, b) for b in TRACE_BATCHES)
+    bg = merge_pair(low, high)
+    _cache_write(key, bg)
+    return bg
+
+
+def trace_graph(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:
+    """One step of `ref` at `batch` (ops in order, unmerged): on fake tensors, or on real CPU tensors where
+    the model reads its data."""
+    torch = import_torch()
+    from torch._subclasses.fake_tensor import (
+        DataDependentOutputException,
+        DynamicOutputShapeException,
+        FakeTensorMode,
+        UnsupportedOperatorException,
+    )
+
+    first: Exception | None = None
+    try:
+        with FakeTensorMode():
+            return _run(ref, opts, batch, "fake tensors")
+    except UserError:
+        raise
+    except (DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException) as e:
+        first = e
+    except Exception as e:  # a model that fake tensors cannot run: try real ones below
+        first = e
+    try:
+        with torch.random.fork_rng():
+            return _run(ref, opts, batch, "real CPU tensors (the model's ops depend on its data)")
+    except UserError:
+        raise
+    except Exception as e:
+        why = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}" if str(e) else type(e).__name__
+        raise UserError(f"{ref.text} cannot be traced: {why}"
+                        + ("" if first is None else f" (fake tensors: {type(first).__name__})")) from None
+
+
+def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
+    torch = import_torch()
+    import gpuadvisor.estimate.trace.recurrent as recurrent
+    from gpuadvisor.estimate.trace.as_cuda import cuda_dispatch
+    from gpuadvisor.estimate.trace.recorder import Recorder
+
+    built = build(ref, seq=opts.seq, input_shape=opts.input_shape)
+    model = built.module
+    training = opts.mode is GraphMode.TRAINING
+    if opts.freeze or opts.trainable:
+        apply_trainable(model, freeze=opts.freeze, trainable=opts.trainable)
+    weight_dtype = torch.float32 if training and opts.mixed_precision else getattr(torch, _DTYPES[opts.dtype])
+    _convert(torch, model, weight_dtype, opts.channels_last)
+    if opts.checkpointing:
+        _enable_checkpointing(model, ref)
+    args, kwargs = built.make_batch(batch)
+    args, kwargs = _prepare_inputs((args, kwargs), None if training and opts.mixed_precision else weight_dtype,
+                                   opts.channels_last)
+    rec = Recorder()
+    notes: list[str] = []
+    with rec, cuda_dispatch(rec):
+        recurrent.fuse(model, rec)
+        params = list(model.parameters())
+        param_ids = rec.serials(params)
+        input_ids = rec.serials(t for t in _leaves((args, kwargs)))
+        if training:
+            model.train()
+            trainable = [p for p in params if p.requires_grad]
+            if not trainable:
+                raise UserError(f"{ref.text}: every parameter is frozen, so there is nothing to train")
+            opt = _optimizer(torch, trainable)
+            amp = (torch.autocast("cpu", dtype=getattr(torch, _DTYPES[opts.dtype]))
+                   if opts.mixed_precision and opts.dtype != "fp32" else contextlib.nullcontext())
+            grad_ids: set[int] = set()
+            state_ids: set[int] = set()
+            for recording in (False, True):
+                rec.recording = recording
+                if recording:
+                    rec.ops.clear()
+                    rec.reset_peak()
+                rec.phase = Phase.FORWARD
+                with amp:
+                    loss = built.loss(model(*args, **kwargs))
+                rec.phase = Phase.BACKWARD
+                loss.backward()
+                del loss
+                grad_ids = rec.serials(p.grad for p in trainable if p.grad is not None)
+                rec.phase = Phase.OPTIMIZER
+                opt.step()
+                state_ids = rec.serials(v for s in opt.state.values() for v in s.values()
+                                        if isinstance(v, torch.Tensor) and v.dim() > 0)
+                opt.zero_grad(set_to_none=True)
+        else:
+            model.eval()
+            rec.recording = True
+            rec.reset_peak()
+            with torch.no_grad():
+                out = model(*args, **kwargs)
+            del out
+            grad_ids, state_ids = set(), set()
+    items = _peak_items(rec, param_ids, grad_ids, state_ids, input_ids)
+    return OpGraph(
+        model=ref.text, mode=opts.mode, batch=batch, ops=tuple(rec.ops),  # merged by merge_pair
+        params=sum(p.numel() for p in params), trainable_params=sum(p.numel() for p in params if p.requires_grad),
+        memory=MemoryPeak(rec.peak, rec.peak_phase.value, items), unit=built.unit.value,
+        tokens_per_sample=built.tokens_per_sample, input_desc=built.input_desc,
+        source=f"traced (torch {torch.__version__}, {how})", notes=tuple(notes), host_ops=rec.dispatched)
+
+
+def _peak_items(rec: Any, params: set[int], grads: set[int], states: set[int], inputs: set[int]) -> dict[str, float]:
+    items = dict.fromkeys(("weights", "gradients", "optimizer states", "activations", "inputs"), 0.0)
+    for serial, n in rec.peak_serials.items():
+        if serial in params:
+            items["weights"] += n
+        elif serial in grads:
+            items["gradients"] += n
+        elif serial in states:
+            items["optimizer states"] += n
+        elif serial in inputs:
+            items["inputs"] += n
+        else:
+            items["activations"] += n
+    return items
+
+
+def _convert(torch: Any, model: Any, dtype: Any, channels_last: bool) -> None:
+    """model.to(dtype, memory_format) by replacing each parameter and buffer: Module.to() swaps tensors
+    in place, which fake tensors refuse. Shared (tied) parameters stay shared."""
+    memo: dict[int, Any] = {}
+
+    def conv(t: Any) -> Any:
+        if t.is_floating_point():
+            t = t.to(dtype)
+        if channels_last and t.dim() == 4:
+            t = t.contiguous(memory_format=torch.channels_last)
+        return t
+    for m in model.modules():
+        for name, p in list(m._parameters.items()):
+            if p is not None:
+                if id(p) not in memo:
+                    memo[id(p)] = torch.nn.Parameter(conv(p.detach()), requires_grad=p.requires_grad)
+                m._parameters[name] = memo[id(p)]
+        for name, b in list(m._buffers.items()):
+            if b is not None and b.is_floating_point():
+                m._buffers[name] = conv(b)
+
+
+def _optimizer(torch: Any, params: list[Any]) -> Any:
+    """Fused AdamW, as Hugging Face Trainer and most loops use; foreach where fused has no fake kernel."""
+    try:
+        return torch.optim.AdamW(params, lr=1e-4, fused=True)
+    except (RuntimeError, ValueError):
+        return torch.optim.AdamW(params, lr=1e-4, foreach=True)
+
+
+def _enable_checkpointing(model: Any, ref: ModelRef) -> None:
+    for method in ("gradient_checkpointing_enable", "enable_gradient_checkpointing", "set_grad_checkpointing"):
+        fn = getattr(model, method, None)
+        if callable(fn):
+            fn()
+            return
+    raise UserError(f"{ref.text} has no activation-checkpointing switch (transformers, diffusers and timm "
+                    "models have one; wrap your blocks in torch.utils.checkpoint in build() instead)")
+
+
+def _leaves(x: Any) -> list[Any]:
+    from torch.utils._pytree import tree_leaves
+
+    torch = import_torch()
+    return [t for t in tree_leaves(x) if isinstance(t, torch.Tensor)]
+
+
+def _prepare_inputs(x: Any, dtype: Any, channels_last: bool) -> Any:
+    """Floating inputs in the weights' dtype (inference in bf16 feeds bf16); images channels-last."""
+    from torch.utils._pytree import tree_map
+
+    torch = import_torch()
+
+    def fix(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor):
+            return t
+        if dtype is not None and t.is_floating_point():
+            t = t.to(dtype)
+        if channels_last and t.dim() == 4:
+            t = t.contiguous(memory_format=torch.channels_last)
+        return t
+    return tree_map(fix, x)
+
+
+# ---- cache -------------------------------------------------------------------------------------------
+def _cache_key(ref: ModelRef, opts: TraceOptions, torch_version: str) -> str:
+    from pathlib import Path
+
+    from gpuadvisor.estimate.graph import FORMAT
+
+    extra = ""
+    if ref.source.value == "file":
+        p = Path(ref.name)
+        extra = f"{p.resolve()}:{p.stat().st_mtime_ns}" if p.is_file() else ""
+    raw = json.dumps([FORMAT, ref.text, extra, opts.key(), torch_version, TRACE_BATCHES])
+    return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+def _cache_read(key: str) -> BatchGraph | None:
+    from gpuadvisor.estimate.graph import load
+    from gpuadvisor.paths import user_cache_dir
+
+    path = user_cache_dir() / "graphs" / f"{key}.json.gz"
+    if not path.is_file():
+        return None
+    try:
+        return load(path)["graph"]
+    except (UserError, KeyError, ValueError, TypeError):
+        return None  # a damaged cache entry is traced again and overwritten
+
+
+def _cache_write(key: str, bg: BatchGraph) -> None:
+    from gpuadvisor.estimate.graph import save
+    from gpuadvisor.paths import user_cache_dir
+
+    with contextlib.suppress(UserError, OSError):
+        save({"graph": bg}, user_cache_dir() / "graphs" / f"{key}.json.gz")

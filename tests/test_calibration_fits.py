@@ -1,0 +1,209 @@
+"""Each measured or fitted calibration constant, recomputed from its source file in the repo.
+
+Every function below redoes the derivation that the constant's `how` describes, on the file its
+`source` names, and returns the value after the stated rounding; the test compares it with the table.
+A constant whose derivation is not in the repo is marked "not reproducible from the repo" instead
+(test_calibration.py checks that the others say why they are not recomputed)."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuadvisor.estimate import HardwareFigures, calibration, estimate_compute, kernels
+from gpuadvisor.estimate.calibration import Method
+from gpuadvisor.estimate.engines import _touched_weight_bytes
+from gpuadvisor.estimate.memory import kv_cache_bytes
+from gpuadvisor.workload import make_workload, spec_from_config
+
+DATA = Path(__file__).resolve().parents[1] / "tools" / "data"
+H100_BF16_TFLOPS, H100_BANDWIDTH_GBS = 989.4, 3350.0  # catalog H100 SXM5 80GB, the datasheet the fits divide by
+FITS: dict[str, Callable[[], float]] = {}
+
+
+def fit(*names: str) -> Callable[[Callable[[], dict[str, float]]], Callable[[], dict[str, float]]]:
+    """Register a recomputation that yields the named constants."""
+    def deco(fn: Callable[[], dict[str, float]]) -> Callable[[], dict[str, float]]:
+        for n in names:
+            FITS[n] = lambda n=n: fn()[n]
+        return fn
+    return deco
+
+
+def _load(rel: str) -> dict:
+    return json.loads((DATA / rel).read_text())
+
+
+def _round_to(x: float, step: float) -> float:
+    return round(x / step) * step
+
+
+@fit("MFU", "MFU_VS_MEASURED", "K_RAMP")
+def gemm_fit() -> dict[str, float]:
+    """Log-space least squares of (rate, K) over the 21 GEMMs of >= 1024 rows over 150 us: the time model
+    t = 2mnk / (rate x wave efficiency x k / (k + K)); for each K the best log-rate is the mean residual."""
+    d = _load("decode-h100.json")
+    rows = [g for g in d["gemm"] if g["m"] >= 1024 and g["s"] > 150e-6]
+    assert len(rows) == 21
+    s = np.array([g["s"] for g in rows])
+    best = None
+    for k_ramp in range(0, 1001, 5):
+        work = np.array([2.0 * g["m"] * g["n"] * g["k"] / (kernels.wave_efficiency(g["m"], g["n"], d["env"]["sms"])
+                                                           * g["k"] / (g["k"] + k_ramp)) for g in rows])
+        log_rate = float(np.mean(np.log(work / s)))
+        rms = float(np.sqrt(np.mean((np.log(work / s) - log_rate) ** 2)))
+        if best is None or rms < best[0]:
+            best = (rms, k_ramp, math.exp(log_rate), work)
+    _, k_ramp, rate, work = best
+    assert np.all(np.abs(work / rate / s - 1) < 0.2)  # each GEMM within +-20 % after the fit
+    return {"K_RAMP": _round_to(k_ramp, 100), "MFU": round(rate / (H100_BF16_TFLOPS * 1e12), 2),
+            "MFU_VS_MEASURED": round(rate / (d["ceilings"]["bf16_matmul_tflops"] * 1e12), 2)}
+
+
+@fit("BANDWIDTH", "KERNEL_FLOOR_S")
+def decode_fit() -> dict[str, float]:
+    """Least squares (seconds) of step = bytes / bandwidth + kernels x floor over run A's own CUDA-graph
+    decode steps, calibration points only ((model index + batch index) % 3 != 0: 10 of 16)."""
+    d = _load("decode-h100.json")
+    order, batches = ["qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b"], [1, 8, 32, 64]
+    x, y = [], []
+    for rec in d["decode"]:
+        if (order.index(rec["model"]) + batches.index(rec["batch"])) % 3 == 0:
+            continue  # held out
+        spec = spec_from_config(rec["config"], name=rec["model"])
+        b = rec["batch"]
+        w = make_workload(spec, mode="inference", dtype="bf16", batch=b, seq_len=rec["prompt"], gen_tokens=rec["gen"])
+        ctx = rec["prompt"] + rec["gen"] // 2
+        moved = _touched_weight_bytes(w, b) + kv_cache_bytes(w.with_(batch=b), context=ctx)
+        launches = calibration.GRAPHS_KERNELS_PER_LAYER * spec.num_layers + calibration.GRAPHS_KERNELS_FIXED
+        x.append([moved, launches])
+        y.append(rec["graphs_own"]["step_s"])
+    assert len(y) == 10
+    inv_bw, floor = np.linalg.lstsq(np.array(x), np.array(y), rcond=None)[0]
+    return {"BANDWIDTH": round(1 / inv_bw / (H100_BANDWIDTH_GBS * 1e9), 2), "KERNEL_FLOOR_S": round(floor, 7)}
+
+
+@fit("HOST_OP_S")
+def host_op() -> dict[str, float]:
+    """A small op's launch time on the two H100 hosts of runs A and B, mean to one significant figure."""
+    us = statistics.mean(_load(f)["launch"]["add_us"] for f in ("decode-h100.json", "decode-h100-host.json"))
+    return {"HOST_OP_S": float(f"{us:.0e}") * 1e-6}
+
+
+def _host_slopes(key: str) -> dict[str, tuple[float, float]]:
+    """(ops per layer, ops outside the layers) per architecture: the endpoints (2 and 24 layers) of the
+    host sweep, in units of HOST_OP_S."""
+    out = {}
+    for arch in ("llama", "qwen2", "gpt2"):
+        rs = sorted((r for r in _load("decode-h100-host.json")["host_sweep"] if r["arch"] == arch),
+                    key=lambda r: r["layers"])
+        lo, hi = rs[0], rs[-1]
+        slope = (hi[key] - lo[key]) / (hi["layers"] - lo["layers"])
+        out[arch] = (slope / calibration.HOST_OP_S, (lo[key] - slope * lo["layers"]) / calibration.HOST_OP_S)
+    return out
+
+
+@fit("HOST_OPS_TRAIN_RMSNORM", "HOST_OPS_TRAIN_RMSNORM_AMP", "HOST_OPS_TRAIN_LAYERNORM",
+     "HOST_OPS_TRAIN_LAYERNORM_AMP", "HOST_OPS_FIXED_TRAIN", "EAGER_PREFILL_HOST_OPS_PER_LAYER")
+def host_sweep() -> dict[str, float]:
+    bf16, amp, fwd = _host_slopes("train_bf16_s"), _host_slopes("train_mixed_s"), _host_slopes("forward_s")
+    return {
+        "HOST_OPS_TRAIN_RMSNORM": _round_to((bf16["llama"][0] + bf16["qwen2"][0]) / 2, 5),
+        "HOST_OPS_TRAIN_RMSNORM_AMP": _round_to((amp["llama"][0] + amp["qwen2"][0]) / 2, 5),
+        "HOST_OPS_TRAIN_LAYERNORM": _round_to(bf16["gpt2"][0], 5),
+        "HOST_OPS_TRAIN_LAYERNORM_AMP": _round_to(amp["gpt2"][0], 5),
+        "HOST_OPS_FIXED_TRAIN": _round_to(bf16["llama"][1], 10),
+        "EAGER_PREFILL_HOST_OPS_PER_LAYER": _round_to(statistics.mean(v[0] for v in fwd.values()), 5),
+    }
+
+
+@fit("INT8_HOST_OPS_PER_LINEAR", "INT8_OUT_BYTES")
+def int8_linear() -> dict[str, float]:
+    """tools/device/int8_gemm.py on an H100: host time per linear (wall - GPU) without and with outlier
+    columns, mixed as in v2 case 98's profile (43 of 196 linears had outliers); and the output-side
+    kernels' bytes per output element at the achieved bandwidth (0.86 x 3,350 GB/s)."""
+    d = _load("h100-round4/int8-gemm.json")
+    plain = statistics.mean(r["linear_s"] - r["linear_profile"]["gpu_ms"] * 1e-3 for r in d["shapes"])
+    outl = statistics.mean(r["linear_outliers_s"] - r["linear_outliers_profile"]["gpu_ms"] * 1e-3 for r in d["shapes"])
+    share = 43 / 196
+    ops = ((1 - share) * plain + share * outl) / calibration.HOST_OP_S
+    bw = H100_BANDWIDTH_GBS * 1e9 * 0.86
+    out_bytes = []
+    for r in d["shapes"]:
+        top = r["linear_profile"]["top"]
+        copies = sorted(k["ms"] for k in top if "direct_copy" in k["name"])
+        cast_out = copies[0] if r["in"] >= r["out"] else copies[-1]  # the output cast is the out-sized copy
+        dequant = sum(k["ms"] for k in top if "kdequant" in k["name"])
+        out_bytes.append((cast_out + dequant) * 1e-3 * bw / d["tokens"] / r["out"])
+    return {"INT8_HOST_OPS_PER_LINEAR": round(ops), "INT8_OUT_BYTES": round(statistics.mean(out_bytes))}
+
+
+@fit("DTENSOR_HOST_FACTOR")
+def dtensor() -> dict[str, float]:
+    """Issue time of a step on a one-GPU DTensor mesh over the plain step's, two H200 hosts."""
+    ratios = [_load(f"{run}/dtensor-overhead.json") for run in ("h200-round3", "h200-round5")]
+    return {"DTENSOR_HOST_FACTOR": round(statistics.mean(d["dtensor"]["issue_ms"] / d["plain"]["issue_ms"]
+                                                         for d in ratios), 1)}
+
+
+@fit("CUDNN_ATTENTION_PLAN_S")
+def attention_plan() -> dict[str, float]:
+    """SDPA on a new sequence length, default and cuDNN backends (cuDNN builds a plan), to 5 ms."""
+    d = _load("h100-round3/sdpa-host.json")
+    ms = [rec[b]["fresh_ms"] for rec in d["sdpa"] for b in ("default", "cudnn")]
+    return {"CUDNN_ATTENTION_PLAN_S": _round_to(statistics.mean(ms), 5) * 1e-3}
+
+
+def _v1_workload(rec: dict):
+    spec = spec_from_config(rec["config"], name=rec["model"])
+    mode, b, s = rec["mode"], rec["batch"], rec["seq"]
+    if mode == "infer":
+        return make_workload(spec, mode="inference", dtype="bf16", batch=b, seq_len=s, gen_tokens=0)
+    if mode == "lora":
+        return make_workload(spec, mode="lora", dtype="bf16", batch=b, seq_len=s, lora_rank=16, mixed_precision=False)
+    return make_workload(spec, mode="training", dtype="bf16", batch=b, seq_len=s,
+                         mixed_precision=mode.startswith("mixed"), checkpointing=mode.endswith("ckpt"))
+
+
+@fit("OVERLAP_P")
+def overlap_exponent() -> dict[str, float]:
+    """The exponent of {1.5, 2, 3, 4, 8} with the least RMS relative error of the 30 v1 cases' prefill and
+    step times (as tools/validate_time.py estimates them: eager, datasheet H100)."""
+    from gpuadvisor.catalog import load_catalog
+
+    hw = HardwareFigures.from_card(load_catalog().get("H100 SXM5 80GB"))
+    cases = []
+    for rec in _load("validation-h100.json")["records"]:
+        m = rec.get("measured") or {}
+        meas = (m.get("prefill_ms") or m.get("forward_ms") or m.get("step_ms") or m.get("time_ms") or 0) / 1e3
+        if meas:
+            cases.append((_v1_workload(rec), meas))
+    assert len(cases) == 30
+    rms = {}
+    for p in (1.5, 2, 3, 4, 8):
+        with calibration.override(OVERLAP_P=p):
+            errs = []
+            for w, meas in cases:
+                ce = estimate_compute(w, hw, engine="eager")
+                est = ce.prefill_time_s if w.mode in ("inference", "scoring") else ce.step_time_s
+                errs.append(est / meas - 1)
+        rms[p] = math.sqrt(statistics.mean(e * e for e in errs))
+    return {"OVERLAP_P": min(rms, key=rms.__getitem__)}
+
+
+def test_every_measured_or_fitted_constant_has_a_recomputation():
+    reproducible = {c.name for c in calibration.constants() if c.method.reproducible}
+    assert reproducible == set(FITS), "measured/fitted constants need a recomputation here (or another method)"
+
+
+@pytest.mark.parametrize("name", sorted(FITS))
+def test_constant_recomputed_from_its_file(name):
+    c = calibration.get(name)
+    assert c.method in (Method.MEASURED, Method.FITTED)
+    assert FITS[name]() == pytest.approx(c.value, rel=1e-9), f"{name}: {c.how} ({c.source})"
