@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.calibration_ops import OPS as K
 from gpuadvisor.estimate.compute_result import ComputeEstimate, Engine
 from gpuadvisor.estimate.confidence import Confidence
 from gpuadvisor.estimate.graph import GraphMode, OpGraph
@@ -49,8 +50,9 @@ def graph_memory(w: Workload) -> MemoryBreakdown:
     items["weights"] = m.get("weights", 0.0)
     items["gradients"] = m.get("gradients", 0.0)
     items["optimizer states"] = m.get("optimizer states", 0.0)
-    items["activations"] = m.get("activations", 0.0) + m.get("inputs", 0.0)
-    notes = [f"traced op graph of {g.model} ({g.source}; input {g.input_desc or 'default'}): peak in {g.memory.phase}"]
+    items["activations"] = m.get("activations", 0.0) + m.get("inputs", 0.0) + K["workspace_bytes"]
+    notes = [f"traced op graph of {g.model} ({g.source}; input {g.input_desc or 'default'}): peak in "
+             f"{g.memory.phase}; activations include {K['workspace_bytes'] / 2**20:.0f} MiB of cuBLAS/cuDNN workspace"]
     if w.data_parallel > 1 and w.is_training:
         items["gradients"] += m.get("gradients", 0.0) or g.trainable_params * 4.0  # DDP's all-reduce buckets
         notes.append("DDP: its gradient buckets hold a second copy of the gradients")

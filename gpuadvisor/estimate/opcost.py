@@ -93,6 +93,7 @@ def op_time(op: Op, r: Rates) -> float:
         return max(op.flops / arate, t_mem, K["kernel_floor_s"])
     if op.cls is OpClass.RECURRENT and op.shape and rate:
         return _rnn_time(op, r, rate)
+    t_mem /= K["mem_bw_eff"]  # norms, elementwise, reductions: several passes, strided channels-last reads
     if op.cls is OpClass.GATHER:
         t_mem /= K["gather_bw_eff"]
     return max(t_mem, K["kernel_floor_s"])

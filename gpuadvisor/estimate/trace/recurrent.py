@@ -60,14 +60,14 @@ def _patch(m: Any, rec: Recorder) -> None:
             reserve = x.new_empty((int(layers * dirs * t * b * h * (gates + 1)),))
             ctx.save_for_backward(x, reserve, *weights)
             ctx.shape = shape
-            _record(rec, m, x, out, weights, shape, Phase.FORWARD, reserve)
+            ctx.dtype = _record(rec, m, x, out, weights, shape, Phase.FORWARD, reserve)
             states = state if isinstance(state, tuple) else (state,)
             return (out, *states)
 
         @staticmethod
         def backward(ctx: Any, *grads: Any) -> Any:
             x, reserve, *weights = ctx.saved_tensors
-            _record(rec, m, x, grads[0], weights, ctx.shape, Phase.BACKWARD, reserve)
+            _record(rec, m, x, grads[0], weights, ctx.shape, Phase.BACKWARD, reserve, dtype=ctx.dtype)
             return (torch.empty_like(x), *[torch.empty_like(w) for w in weights])
 
     def forward(x: Any, hx: Any = None) -> Any:
@@ -80,13 +80,15 @@ def _patch(m: Any, rec: Recorder) -> None:
 
 
 def _record(rec: Recorder, m: Any, x: Any, out: Any, weights: Any, shape: tuple[float, ...], phase: Phase,
-            reserve: Any) -> None:
-    if not rec.recording:
-        return
+            reserve: Any, dtype: str | None = None) -> str:
+    """Record one fused RNN op; returns its dtype (the backward runs in the forward's, outside autocast)."""
     w_bytes = sum(C.tensor_bytes(w) for w in weights)
     flops = rnn_flops(shape) * (2.0 if phase is Phase.BACKWARD else 1.0)
-    amp = torch.is_autocast_enabled("cpu") if hasattr(torch, "is_autocast_enabled") else False
-    dtype = "bf16" if amp else C.dtype_name(weights[0].dtype)
+    if dtype is None:
+        dtype = "bf16" if torch.is_autocast_enabled("cpu") else C.dtype_name(weights[0].dtype)
+    if not rec.recording:
+        return dtype
     read = C.tensor_bytes(x) + w_bytes + (C.tensor_bytes(reserve) if phase is Phase.BACKWARD else 0.0)
     written = C.tensor_bytes(out) + (C.tensor_bytes(reserve) if phase is Phase.FORWARD else w_bytes)
     rec.ops.append(Op(f"cudnn_rnn_{m.mode.lower()}", OpClass.RECURRENT, phase, dtype, flops, read, written, shape))
+    return dtype

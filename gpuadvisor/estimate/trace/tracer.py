@@ -201,6 +201,8 @@ def _convert(torch: Any, model: Any, dtype: Any, channels_last: bool) -> None:
         for name, b in list(m._buffers.items()):
             if b is not None and b.is_floating_point():
                 m._buffers[name] = conv(b)
+        if isinstance(m, torch.nn.RNNBase):
+            m._init_flat_weights()  # RNNs keep a list of their parameters: point it at the new ones
 
 
 def _optimizer(torch: Any, params: list[Any]) -> Any:

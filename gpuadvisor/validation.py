@@ -1,0 +1,119 @@
+"""Accuracy of the op-graph estimator against measured runs: importable, so CI gates on it.
+
+The measurements (tests/data/models-h100.json, collected by tools/collect_model_runs.py from
+lab/measure_models.py) are real training steps and forward passes on an H100; every case is estimated
+from the shipped pre-traced graphs with the H100's datasheet figures, as a user without a probe run
+gets them. A third of the models is held out of calibration (lab/model_cases.py fixes which).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.paths import repo_root
+
+MEASURED = repo_root() / "tests" / "data" / "models-h100.json"
+CARD = "H100 SXM"  # the catalog card the measurements ran on (NVIDIA H100 80GB HBM3)
+
+#: what the estimator promises on these cases (README and BENCHMARKS quote these)
+TIME_WITHIN = 0.25  # step time within +-25 % ...
+MEMORY_WITHIN = 0.10  # ... and peak memory within +-10 % ...
+SHARE = 0.90  # ... on at least 90 % of the cases
+WORST = 1.5  # and no time off by more than 1.5x either way
+
+
+@dataclass(frozen=True)
+class Result:
+    case: dict[str, Any]
+    time_s: float | None = None
+    tensor_bytes: float | None = None
+    error: str | None = None
+
+    @property
+    def time_ratio(self) -> float:
+        return (self.time_s or math.nan) / self.case["time_s"]
+
+    @property
+    def memory_ratio(self) -> float:
+        return (self.tensor_bytes or math.nan) / self.case["peak_bytes"]
+
+    @property
+    def label(self) -> str:
+        c = self.case
+        extra = " frozen base" if c.get("trainable") else ""
+        return f"{c['spec']} {c['mode']}{extra} b={c['batch']}"
+
+
+def load(path: Path = MEASURED) -> list[dict[str, Any]]:
+    return [c for c in json.loads(path.read_text())["cases"] if "time_s" in c]
+
+
+def hardware() -> Any:
+    from gpuadvisor.catalog import find, load_catalog
+    from gpuadvisor.estimate import HardwareFigures
+
+    return HardwareFigures.from_card(find(load_catalog(use_env=False), CARD)[0])
+
+
+def workload(case: dict[str, Any]) -> Any:
+    from gpuadvisor.workload import make_workload
+
+    return make_workload(case["spec"], mode=case["mode"], batch=case["batch"], seq_len=case.get("seq", 0),
+                         channels_last=bool(case.get("channels_last")), trainable=tuple(case.get("trainable", ())))
+
+
+def estimate(case: dict[str, Any], hw: Any) -> Result:
+    """One case's estimate; an estimate that raises is a result with its error (and fails the gate)."""
+    from gpuadvisor.errors import UserError
+    from gpuadvisor.estimate import estimate_compute, estimate_memory
+
+    try:
+        w = workload(case)
+        c = estimate_compute(w, hw)
+        return Result(case, c.step_time_s or c.time_s, estimate_memory(w).tensors)
+    except (UserError, ValueError, KeyError) as e:
+        return Result(case, error=f"{type(e).__name__}: {e}")
+
+
+def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
+    hw = hardware()
+    return [estimate(c, hw) for c in (cases if cases is not None else load())]
+
+
+def summary(results: list[Result]) -> dict[str, Any]:
+    """Per group (all, calibration, held out): how many cases are within the bounds, and the worst."""
+    out: dict[str, Any] = {}
+    for name, rows in (("all", results), ("calibration", [r for r in results if not r.case.get("held_out")]),
+                       ("held out", [r for r in results if r.case.get("held_out")])):
+        ok = [r for r in rows if r.error is None]
+        t = [r.time_ratio for r in ok]
+        m = [r.memory_ratio for r in ok]
+        out[name] = {
+            "cases": len(rows), "errors": len(rows) - len(ok),
+            "time_within": sum(abs(x - 1) <= TIME_WITHIN for x in t) / max(1, len(rows)),
+            "memory_within": sum(abs(x - 1) <= MEMORY_WITHIN for x in m) / max(1, len(rows)),
+            "worst_time": max((max(x, 1 / x) for x in t), default=math.nan),
+            "worst_memory": max((max(x, 1 / x) for x in m), default=math.nan),
+            "median_abs_time_error": sorted(abs(x - 1) for x in t)[len(t) // 2] if t else math.nan,
+        }
+    return out
+
+
+def table(results: list[Result]) -> str:
+    """Markdown: one row a case, estimate against measurement."""
+    lines = ["| case | held out | measured step | estimate | ratio | measured peak | estimate | ratio |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        c = r.case
+        if r.error:
+            lines.append(f"| {r.label} | {'yes' if c.get('held_out') else ''} | {c['time_s'] * 1e3:.1f} ms | "
+                         f"error: {r.error} | | | | |")
+            continue
+        lines.append(f"| {r.label} | {'yes' if c.get('held_out') else ''} | {c['time_s'] * 1e3:.1f} ms | "
+                     f"{(r.time_s or 0) * 1e3:.1f} ms | {r.time_ratio:.2f} | {c['peak_bytes'] / 2**30:.2f} GiB | "
+                     f"{(r.tensor_bytes or 0) / 2**30:.2f} GiB | {r.memory_ratio:.2f} |")
+    return "\n".join(lines)

@@ -1,0 +1,57 @@
+"""The op-graph estimator against measured H100 runs (tests/data/models-h100.json): a CI gate.
+
+Every case is estimated from the shipped pre-traced graphs (no PyTorch needed). The bounds are what
+BENCHMARKS.md and the README claim, per group; a case that raises fails the gate.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuadvisor import validation as v
+from gpuadvisor.estimate import calibration_ops
+
+#: what each group reaches today (BENCHMARKS.md "Op-graph estimator"): the gate keeps it from slipping
+GATES = {  # group: (share of cases with time within +-25 %, share with memory within +-10 %, worst time ratio)
+    "calibration": (0.75, 0.80, 2.6),
+    "held out": (0.50, 0.55, 1.9),
+}
+NOT_SHIPPED = ("torchaudio:",)  # traced on the GPU machine only (no CPU torchaudio wheel here): see BENCHMARKS
+
+
+@pytest.fixture(scope="module")
+def results():
+    return v.evaluate([c for c in v.load() if not c["spec"].startswith(NOT_SHIPPED)])
+
+
+def test_every_case_is_estimated(results):
+    errors = [(r.label, r.error) for r in results if r.error]
+    assert not errors, errors
+    assert len(results) >= 100 and len({r.case["spec"] for r in results}) >= 25
+
+
+@pytest.mark.parametrize("group", sorted(GATES))
+def test_accuracy_per_group(results, group):
+    time_share, memory_share, worst = GATES[group]
+    s = v.summary(results)[group]
+    assert s["time_within"] >= time_share, s
+    assert s["memory_within"] >= memory_share, s
+    assert s["worst_time"] <= worst, s
+
+
+def test_a_wrong_constant_fails_the_gate(results, monkeypatch):
+    """Halving the convolution efficiency must push the CNN cases out of bounds: the gate can fail."""
+    monkeypatch.setitem(calibration_ops.OPS, "conv_eff", calibration_ops.OPS["conv_eff"] / 2)
+    monkeypatch.setitem(calibration_ops.OPS, "host_ops_per_aten_op", calibration_ops.OPS["host_ops_per_aten_op"] * 2)
+    worse = v.summary(v.evaluate([r.case for r in results]))["calibration"]
+    assert worse["time_within"] < GATES["calibration"][0]
+
+
+def test_held_out_models_are_whole_models():
+    """A held-out model has every case held out: calibration never saw any of its shapes."""
+    by_spec: dict[str, set[bool]] = {}
+    for c in v.load():
+        if not c.get("trainable"):
+            by_spec.setdefault(c["spec"], set()).add(bool(c.get("held_out")))
+    assert all(len(flags) == 1 for flags in by_spec.values())
+    assert sum(flags == {True} for flags in by_spec.values()) >= 8

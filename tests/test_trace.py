@@ -1,0 +1,123 @@
+"""The op-graph front-end: traced model specs through the CLI (shipped graphs, no PyTorch needed) and
+the tracer itself (skipped with the reason where PyTorch, the [trace] extra, is not installed)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.estimate.graph import GraphMode, OpClass, Phase
+
+ROOT = Path(__file__).resolve().parents[1]
+MLP = str(ROOT / "lab" / "models" / "mlp_mnist.py")
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+
+
+def test_estimate_resnet50_training_from_the_shipped_graph():
+    r = cli("estimate", "torchvision:resnet50", "--mode", "training", "--batch", "256", "--channels-last", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    c = d["compute"]
+    assert c["unit"] == "images" and c["step_time_s"] > 0 and c["samples_per_s"] == pytest.approx(256 / c["step_time_s"])
+    assert c["breakdown"]["conv"] > 0 and c["breakdown"]["norm"] > 0
+    assert 5 * 2**30 < d["memory"]["tensor_bytes"] < 20 * 2**30  # measured 11.1 GiB on an H100
+
+
+def test_inference_time_is_one_forward_pass():
+    r = cli("estimate", "resnet-50", "--batch", "256", "--channels-last", "--json")
+    c = json.loads(r.stdout)["compute"]
+    assert c["time_s"] == pytest.approx(c["step_time_s"]) and c["decode_step_s"] is None
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("llama-2-7b", "--channels-last"), "--channels-last applies to models traced"),
+    (("torchvision:resnet50", "--mode", "lora"), "LoRA needs a transformer architecture"),
+    (("torchvision:resnet50", "--mode", "scoring"), "traced models are estimated for inference and training"),
+    (("torchvision:resnet50", "--mode", "training", "--tokens", "1e9"), "give --samples"),
+    (("torchvision:resnet50", "--trainable", "fc.*"), "--freeze and --trainable apply to training"),
+    (("torchvision:resnet50", "--input", "3xbanana"), "--input"),
+])
+def test_bad_traced_settings_are_one_line_and_exit_2(args, words):
+    r = cli("estimate", *args)
+    assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_not_pretraced_without_torch_says_what_to_install(monkeypatch):
+    from gpuadvisor.errors import UserError
+    from gpuadvisor.estimate import graphstore
+    from gpuadvisor.modelref import parse_ref
+
+    monkeypatch.setattr(graphstore, "have_torch", lambda: False)
+    with pytest.raises(UserError, match=r'pip install "gpuadvisor\[trace\]"'):
+        graphstore.batch_graph(parse_ref("timm:efficientnet_b7"), graphstore.TraceOptions())
+
+
+# ---- the tracer (PyTorch) ------------------------------------------------------------------------------
+@pytest.fixture
+def tracer():
+    pytest.importorskip("torch", reason="tracing needs PyTorch, the [trace] extra")
+    from gpuadvisor.estimate import trace
+
+    return trace
+
+
+def test_your_own_module_forward_flops_are_its_matmuls(tracer):
+    from gpuadvisor.modelref import parse_ref
+
+    g = tracer.trace_graph(parse_ref(MLP), tracer.TraceOptions(), 16)
+    want = 2 * 16 * (784 * 2048 + 2048 * 2048 + 2048 * 10)
+    assert g.total("flops", cls=OpClass.GEMM) == pytest.approx(want)
+    assert g.params == 784 * 2048 + 2048 + 2048 * 2048 + 2048 + 2048 * 10 + 10
+
+
+def test_frozen_layers_have_no_weight_gradients(tracer):
+    from gpuadvisor.modelref import parse_ref
+
+    full = tracer.trace_graph(parse_ref(MLP), tracer.TraceOptions(mode=GraphMode.TRAINING), 16)
+    head = tracer.trace_graph(parse_ref(MLP), tracer.TraceOptions(mode=GraphMode.TRAINING, trainable=("5.*",)), 16)
+    bwd = lambda g: g.total("flops", phase=Phase.BACKWARD, cls=OpClass.GEMM)  # noqa: E731
+    assert bwd(head) < 0.6 * bwd(full)
+    assert head.trainable_params == 2048 * 10 + 10
+    assert head.memory.items["optimizer states"] < 0.01 * full.memory.items["optimizer states"]
+
+
+def test_a_graph_scales_to_any_batch(tracer):
+    """Traced at two batches, the graph at a third matches a trace at that batch."""
+    from gpuadvisor.modelref import parse_ref
+
+    opts = tracer.TraceOptions(mode=GraphMode.TRAINING)
+    bg = tracer.trace_batches(parse_ref(MLP), opts)
+    direct = tracer.trace_graph(parse_ref(MLP), opts, 12)
+    scaled = bg.at(12)
+    assert scaled.flops == pytest.approx(direct.flops)
+    assert scaled.memory.peak_bytes == pytest.approx(direct.memory.peak_bytes, rel=0.02)
+
+
+@pytest.mark.parametrize(("spec", "words"), [
+    ("nowhere/model.py:build", "not found"),
+    (f"{MLP}:nope", "has no function nope()"),
+])
+def test_specs_that_cannot_be_built_are_one_line(tracer, spec, words):
+    r = cli("estimate", spec)
+    assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_file_returning_no_module_is_refused(tracer, tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def build():\n    return 3\n")
+    r = cli("estimate", f"{f}:build")
+    assert r.returncode == 2 and "not a torch.nn.Module" in r.stderr
+
+
+def test_your_own_module_through_the_cli(tracer):
+    r = cli("estimate", f"{MLP}:build", "--mode", "training", "--batch", "64", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["compute"]["samples_per_s"] > 0

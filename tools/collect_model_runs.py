@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Collect lab/measure_models.py's raw files into tests/data/models-h100.json: what the op-graph
+estimator is checked against in CI (gpuadvisor/validation.py). Keeps each case's settings, its median
+step time and peak memory, and its GPU time per op class from the profiled step (aten ops only: kernels
+are attributed to the aten op that launched them, and user annotations are dropped).
+
+  python3 tools/collect_model_runs.py lab/data/h100-models/models-p*.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gpuadvisor.estimate.trace.classify import classify  # noqa: E402
+
+KEEP = ("spec", "mode", "batch", "held_out", "channels_last", "trainable", "seq", "time_s", "time_spread",
+        "wall_s", "peak_bytes", "params", "trainable_params", "unit")
+
+
+def main(paths: list[str]) -> int:
+    env, cases = None, []
+    for p in paths:
+        d = json.loads(Path(p).read_text())
+        env = env or d["env"]
+        for r in d["results"]:
+            if "time_s" not in r:
+                cases.append({k: r[k] for k in ("spec", "mode", "batch", "held_out") if k in r}
+                             | {"error": r.get("error") or r.get("skipped")})
+                continue
+            by = Counter()
+            for name, (us, _n) in r["ops"].items():
+                if name.startswith("aten::"):
+                    by[classify(name[6:].rstrip("_"), False).value] += us * 1e-6
+            cases.append({k: r[k] for k in KEEP if k in r} | {"profiled_s_by_class": dict(by)})
+    cases.sort(key=lambda c: (c["spec"], c["mode"], c.get("trainable", []) != [], c["batch"]))
+    out = ROOT / "tests" / "data" / "models-h100.json"
+    out.write_text(json.dumps({"env": env, "source": "lab/measure_models.py (lab/model_cases.py)",
+                               "cases": cases}, indent=1) + "\n")
+    print(f"{len(cases)} cases -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
