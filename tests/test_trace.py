@@ -26,7 +26,8 @@ def test_estimate_resnet50_training_from_the_shipped_graph():
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     c = d["compute"]
-    assert c["unit"] == "images" and c["step_time_s"] > 0 and c["samples_per_s"] == pytest.approx(256 / c["step_time_s"])
+    assert c["unit"] == "images" and c["step_time_s"] > 0
+    assert c["samples_per_s"] == pytest.approx(256 / c["step_time_s"])
     assert c["breakdown"]["conv"] > 0 and c["breakdown"]["norm"] > 0
     assert 5 * 2**30 < d["memory"]["tensor_bytes"] < 20 * 2**30  # measured 11.1 GiB on an H100
 

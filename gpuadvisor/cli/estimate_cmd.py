@@ -193,7 +193,12 @@ def describe_workload(w: Any) -> str:
         parts.append("bf16 autocast" if w.mixed_precision else "no autocast")
     if w.mode == "scoring":
         parts.append("log-softmax of the logits" if w.scoring == "logprobs" else "fp32 cross-entropy loss")
-    parts.append(f"batch {w.batch} x {w.seq} tokens")
+    if w.model.is_traced:
+        parts.append(f"batch {w.batch}" + (", channels-last" if w.channels_last else "")
+                     + (f", trainable {' '.join(w.trainable)}" if w.trainable else "")
+                     + (f", frozen {' '.join(w.freeze)}" if w.freeze else ""))
+    else:
+        parts.append(f"batch {w.batch} x {w.seq} tokens")
     if w.num_gpus > 1:
         parts.append(f"{w.num_gpus} GPUs (TP {w.tensor_parallel}, {w.sharding})")
     if w.checkpointing:
@@ -288,6 +293,8 @@ def run(args: argparse.Namespace) -> int:
               f"large matmuls at {comp.mfu:.0%} of peak, bandwidth efficiency {comp.bandwidth_efficiency:.0%})")
     if comp.time_s is None:
         con.print("  no throughput figures for this card")
+    elif w.model.is_traced:
+        print_traced(con, w, comp)
     elif w.mode == "scoring":
         con.print(f"  forward: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
                   f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
@@ -316,6 +323,21 @@ def run(args: argparse.Namespace) -> int:
     for n in dict.fromkeys(low):  # the serving and compute notes can repeat one another
         con.print(f"  note: {n}")
     return 0
+
+
+def print_traced(con: Any, w: Any, comp: Any) -> None:
+    """A traced model's step: one forward (inference) or one training step, its rate and where the GPU time goes."""
+    what = "training step" if w.is_training else "forward pass"
+    con.print(f"  {what}: {fmt_time(comp.step_time_s)} for a batch of {w.batch}, "
+              f"{comp.samples_per_s:,.0f} {comp.unit}/s"
+              + (f" ({comp.tokens_per_s:,.0f} tokens/s)" if comp.tokens_per_s and comp.unit != "tokens" else "")
+              + f", {comp.bound} bound")
+    if comp.breakdown:
+        parts = sorted(comp.breakdown.items(), key=lambda kv: -kv[1])
+        con.print("  GPU time by op class: " + ", ".join(f"{k} {fmt_time(v)}" for k, v in parts if v >= 1e-5)
+                  + f"; host dispatch {fmt_time(comp.host_time_s or 0.0)}")
+    if w.train_samples:
+        con.print(f"  {w.train_samples:.3g} samples: {fmt_time(comp.time_s)}")
 
 
 def print_serving(con: Any, s: Any) -> None:

@@ -18,6 +18,8 @@ import gpuadvisor.estimate.trace.classify as C
 from gpuadvisor.estimate.graph import Op, OpClass, Phase
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
+_Function: Any = torch.autograd.Function  # torch is untyped here (an optional extra)
+
 F = torch.nn.functional
 
 
@@ -42,7 +44,7 @@ def _fused_dropout(x: Any, p: float = 0.5, training: bool = True, inplace: bool 
 
 
 def _fused_attention(rec: Recorder) -> Any:
-    class Flash(torch.autograd.Function):
+    class Flash(_Function):
         """One fused kernel each way: out and the log-sum-exp saved; no attention matrix in memory."""
 
         @staticmethod

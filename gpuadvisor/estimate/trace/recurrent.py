@@ -15,6 +15,8 @@ import gpuadvisor.estimate.trace.classify as C
 from gpuadvisor.estimate.graph import Op, OpClass, Phase
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
+_Function: Any = torch.autograd.Function  # torch is untyped here (an optional extra)
+
 GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
@@ -47,7 +49,7 @@ def fuse(module: Any, rec: Recorder) -> None:
 def _patch(m: Any, rec: Recorder) -> None:
     original = m.forward
 
-    class Fused(torch.autograd.Function):
+    class Fused(_Function):
         @staticmethod
         def forward(ctx: Any, x: Any, *weights: Any) -> Any:
             shape = rnn_shape(m, x)
