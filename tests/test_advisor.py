@@ -204,7 +204,7 @@ def test_diffusion_models_are_priced_per_request(catalog):
     a = advise(make_workload("sdxl", batch=2), catalog, offers=OFFERS)
     pick = a.picks["cheapest_purchase"].option
     assert pick.request_s and pick.usd_per_1k_requests and pick.per_user_tokens_per_s is None
-    assert pick.memory_gib_per_gpu > 6  # SDXL's UNet in bf16 does not fit a 6 GB card (5.3 GiB of tensors measured at batch 2)
+    assert pick.memory_gib_per_gpu > 6  # SDXL's UNet in bf16 does not fit a 6 GB card (5.3 GiB measured at batch 2)
     assert all(o.usd_per_mtok is None for o in a.options)
 
 

@@ -143,8 +143,10 @@ def advise(
     if decoder:
         notes.append(f"serving engine: {engine} (vLLM-class continuous batching with CUDA graphs)"
                      if engine == "graphs" else f"serving engine: {engine}")
-    if workload.mode != "inference" and not workload.train_tokens and (targets_in is None or not targets_in.tokens):
-        notes.append(f"no token budget given (--tokens): costs are for {targets.tokens:.3g} tokens")
+    if workload.mode != "inference" and not (workload.train_tokens or workload.train_samples) and (
+            targets_in is None or not targets_in.tokens):
+        unit = ("samples", "--samples") if workload.model.is_traced else ("tokens", "--tokens")
+        notes.append(f"no {unit[0][:-1]} budget given ({unit[1]}): costs are for {targets.tokens:.3g} {unit[0]}")
     if not (targets.usd_per_hour or targets.budget_usd):
         notes.append("no budget set (--budget-per-hour or --budget): no 'fastest within budget' pick")
     if rent and not any(o.hardware.kind == "rent" for o in opts):

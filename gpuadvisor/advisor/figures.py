@@ -178,8 +178,9 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
     last = None
     for sh in shardings:
         dp = gpus // tp
-        wl = w.with_(num_gpus=gpus, tensor_parallel=tp, sharding=sh if dp > 1 else "none",
-                     batch=w.batch * dp, train_tokens=float(t.tokens or w.train_tokens or 0.0))
+        budget = float(t.tokens or w.train_tokens or w.train_samples or 0.0)  # traced models count samples
+        wl = w.with_(num_gpus=gpus, tensor_parallel=tp, sharding=sh if dp > 1 else "none", batch=w.batch * dp,
+                     **({"train_samples": budget} if w.model.is_traced else {"train_tokens": budget}))
         mem = estimate_memory(wl)
         need = mem.total / GiB
         comp = estimate_compute(wl, hw, eff)
@@ -191,7 +192,7 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
             parts.append(f"{name} x {dp}")
         lay = " + ".join(parts) or "1 GPU"
         last = Figures(fits=False, layout=lay, tp=tp, replicas=dp, needed_gib=need, binds="memory", binds_note="",
-                       wall_s=comp.time_s if t.tokens or w.train_tokens else None, tokens_per_s=comp.tokens_per_s)
+                       wall_s=comp.time_s if budget else None, tokens_per_s=comp.tokens_per_s or comp.samples_per_s)
         if hw.memory_gib is None or need > hw.memory_gib:
             last = _with_binds(last, "memory", f"needs {need:.1f} GiB per GPU ({lay}), {hw.name} has "
                                f"{hw.memory_gib or 0:g}", fits=False)

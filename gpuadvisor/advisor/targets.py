@@ -95,7 +95,7 @@ class Targets:
         if workload.mode == "inference" and t.tokens_per_s is None and t.ttft_s is None:
             t = replace(t, tokens_per_s=DEFAULT_TOKENS_PER_S)
         if workload.mode != "inference" and t.tokens is None:
-            t = replace(t, tokens=float(workload.train_tokens or DEFAULT_TRAIN_TOKENS))
+            t = replace(t, tokens=float(workload.train_tokens or workload.train_samples or DEFAULT_TRAIN_TOKENS))
         return t.validate()
 
     def electricity_usd_h(self, tdp_w: float | None, gpus: int) -> float:
