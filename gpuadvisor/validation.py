@@ -84,6 +84,34 @@ def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
     return [estimate(c, hw) for c in (cases if cases is not None else load())]
 
 
+#: the grid the op model's three fitted constants are chosen from (calibration/opgraph.py)
+FIT_GRID = {"HOST_OPS_PER_ATEN_OP": (1.5, 2.0, 2.5, 3.0, 3.5), "STREAM_BW_EFF": (0.4, 0.5, 0.6, 0.7, 0.85, 1.0),
+            "CONV_EFF": (0.35, 0.5, 0.7)}
+
+
+def fit_op_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
+    """The grid point of FIT_GRID with the least mean |log(estimate / measured)| step time over the
+    calibration split (held-out cases are never read). Graphs are built once; only the costing reruns."""
+    import itertools
+
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate.graph_estimate import workload_graph
+    from gpuadvisor.estimate.opcost import step_time
+
+    hw = hardware()
+    rows = [(c, workload_graph(workload(c))) for c in (cases if cases is not None else load())
+            if not c.get("held_out")]
+    best: tuple[float, dict[str, float]] | None = None
+    for point in itertools.product(*FIT_GRID.values()):
+        values = dict(zip(FIT_GRID, point, strict=True))
+        with cal.override(**values):
+            err = sum(abs(math.log(step_time(g, hw).step_s / c["time_s"])) for c, g in rows) / len(rows)
+        if best is None or err < best[0]:
+            best = (err, values)
+    assert best is not None
+    return best[1]
+
+
 def summary(results: list[Result]) -> dict[str, Any]:
     """Per group (all, calibration, held out): how many cases are within the bounds, and the worst."""
     out: dict[str, Any] = {}

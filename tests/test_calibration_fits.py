@@ -7,6 +7,7 @@ A constant whose derivation is not in the repo is marked "not reproducible from 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import statistics
@@ -195,6 +196,15 @@ def overlap_exponent() -> dict[str, float]:
                 errs.append(est / meas - 1)
         rms[p] = math.sqrt(statistics.mean(e * e for e in errs))
     return {"OVERLAP_P": min(rms, key=rms.__getitem__)}
+
+
+@fit("CONV_EFF", "STREAM_BW_EFF", "HOST_OPS_PER_ATEN_OP")
+@functools.lru_cache(maxsize=1)
+def _op_model_grid() -> dict[str, float]:
+    """The op cost model's grid fit over the calibration split of tests/data/models-h100.json."""
+    from gpuadvisor.validation import fit_op_constants
+
+    return fit_op_constants()
 
 
 def test_every_measured_or_fitted_constant_has_a_recomputation():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor import validation as v
-from gpuadvisor.estimate import calibration_ops
+from gpuadvisor.estimate import calibration as cal
 
 #: what each group reaches today (BENCHMARKS.md "Op-graph estimator"): the gate keeps it from slipping
 GATES = {  # group: (share of cases with time within +-25 %, share with memory within +-10 %, worst time ratio)
@@ -41,8 +41,8 @@ def test_accuracy_per_group(results, group):
 
 def test_a_wrong_constant_fails_the_gate(results, monkeypatch):
     """Halving the convolution efficiency must push the CNN cases out of bounds: the gate can fail."""
-    monkeypatch.setitem(calibration_ops.OPS, "conv_eff", calibration_ops.OPS["conv_eff"] / 2)
-    monkeypatch.setitem(calibration_ops.OPS, "host_ops_per_aten_op", calibration_ops.OPS["host_ops_per_aten_op"] * 2)
+    monkeypatch.setattr(cal, "CONV_EFF", cal.CONV_EFF / 2)
+    monkeypatch.setattr(cal, "HOST_OPS_PER_ATEN_OP", cal.HOST_OPS_PER_ATEN_OP * 2)
     worse = v.summary(v.evaluate([r.case for r in results]))["calibration"]
     assert worse["time_within"] < GATES["calibration"][0]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import calibration as cal
-from gpuadvisor.estimate.calibration_ops import OPS as K
 from gpuadvisor.estimate.compute_result import ComputeEstimate, Engine
 from gpuadvisor.estimate.confidence import Confidence
 from gpuadvisor.estimate.graph import GraphMode, OpGraph
@@ -50,9 +49,9 @@ def graph_memory(w: Workload) -> MemoryBreakdown:
     items["weights"] = m.get("weights", 0.0)
     items["gradients"] = m.get("gradients", 0.0)
     items["optimizer states"] = m.get("optimizer states", 0.0)
-    items["activations"] = m.get("activations", 0.0) + m.get("inputs", 0.0) + K["workspace_bytes"]
+    items["activations"] = m.get("activations", 0.0) + m.get("inputs", 0.0) + cal.WORKSPACE_BYTES
     notes = [f"traced op graph of {g.model} ({g.source}; input {g.input_desc or 'default'}): peak in "
-             f"{g.memory.phase}; activations include {K['workspace_bytes'] / 2**20:.0f} MiB of cuBLAS/cuDNN workspace"]
+             f"{g.memory.phase}; activations include {cal.WORKSPACE_BYTES / 2**20:.0f} MiB of cuBLAS/cuDNN workspace"]
     if w.data_parallel > 1 and w.is_training:
         items["gradients"] += m.get("gradients", 0.0) or g.trainable_params * 4.0  # DDP's all-reduce buckets
         notes.append("DDP: its gradient buckets hold a second copy of the gradients")
@@ -97,7 +96,7 @@ def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | Non
     per_sample = g.tokens_per_sample if g.unit == "tokens" else 1
     rate = samples / step
     reasons = ("low confidence: this step is mostly host-side dispatch, which depends on the host CPU",) \
-        if st.host_s > 0.5 * step else ()
+        if st.host_s > cal.LOW_CONFIDENCE_HOST_SHARE * step else ()
     notes += reasons
     return ComputeEstimate(
         mode=w.mode, time_s=step * steps, step_time_s=step, steps=steps if w.is_training else None,

@@ -20,13 +20,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import kernels
-from gpuadvisor.estimate.calibration_ops import OPS as K
-from gpuadvisor.estimate.dispatch import overlap
+from gpuadvisor.estimate.dispatch import host_op_scale, overlap
 from gpuadvisor.estimate.graph import Op, OpClass, OpGraph, Phase
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
+from gpuadvisor.workload import BYTES_PER_DTYPE
 
-_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp64": 8.0, "int8": 1.0}
+_BYTES = {**BYTES_PER_DTYPE, "fp64": 8.0}  # traced ops can be fp64; workloads cannot
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Rates:
         for dt in ("fp32", "bf16", "fp16", "fp8", "tf32"):
             peak = hw.peak_tflops(dt)
             if peak:
-                gemm[dt] = peak * 1e12 * (mfu if dt != "fp32" else K["fp32_fma_eff"])
+                gemm[dt] = peak * 1e12 * mfu  # fp32 is the FMA rate: CUDA-core GEMMs reach it as well
         return cls(gemm, (hw.bandwidth_gbs or 0.0) * 1e9 * bw_eff, hw.compute_units, hw.source)
 
     def rate(self, dtype: str) -> float:
@@ -84,19 +85,19 @@ def op_time(op: Op, r: Rates) -> float:
         b, m, n, k = op.shape
         eb = _BYTES.get(op.dtype, 2.0)
         t = kernels.gemm_time(b * m, n, k, rate=rate, bandwidth=r.bandwidth, sms=r.sms, elem_bytes=eb)
-        return max(t, t_mem, K["kernel_floor_s"])
+        return max(t, t_mem, cal.OP_KERNEL_FLOOR_S)
     if op.cls is OpClass.CONV and op.shape and rate:
-        return max(_conv_time(op, r, rate, t_mem), K["kernel_floor_s"])
+        return max(_conv_time(op, r, rate, t_mem), cal.OP_KERNEL_FLOOR_S)
     if op.cls is OpClass.ATTENTION and op.shape and rate:
         _, _, _, skv, d, _ = op.shape
         arate = kernels.attention_rate(skv, int(d), rate, backward=op.phase is Phase.BACKWARD)
-        return max(op.flops / arate, t_mem, K["kernel_floor_s"])
+        return max(op.flops / arate, t_mem, cal.OP_KERNEL_FLOOR_S)
     if op.cls is OpClass.RECURRENT and op.shape and rate:
         return _rnn_time(op, r, rate)
-    t_mem /= K["mem_bw_eff"]  # norms, elementwise, reductions: several passes, strided channels-last reads
+    t_mem /= cal.STREAM_BW_EFF  # norms, elementwise, reductions: several passes, strided channels-last reads
     if op.cls is OpClass.GATHER:
-        t_mem /= K["gather_bw_eff"]
-    return max(t_mem, K["kernel_floor_s"])
+        t_mem /= cal.GATHER_BW_EFF
+    return max(t_mem, cal.OP_KERNEL_FLOOR_S)
 
 
 def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
@@ -104,14 +105,14 @@ def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
     nhwc = op.shape[10] if len(op.shape) > 10 else 1.0
     extra = 0.0
     if not nhwc and op.dtype in ("bf16", "fp16"):  # cuDNN transposes NCHW in and out of NHWC
-        extra = K["nchw_transpose_passes"] * t_mem
+        extra = cal.NCHW_TRANSPOSE_PASSES * t_mem
     if c / groups <= 1.0 and groups > 1:  # depthwise: bandwidth-bound (and a little worse)
-        return t_mem / K["depthwise_bw_eff"] + extra
+        return t_mem / cal.DEPTHWISE_BW_EFF + extra
     gm = n * oh * ow
     gn = k / groups
     gk = c / groups * kr * ks
-    eff = kernels.wave_efficiency(gm, gn * min(groups, 1.0), r.sms) * gk / (gk + kernels.K_RAMP)
-    t = op.flops / (rate * K["conv_eff"] * max(eff, 1e-3))
+    eff = kernels.wave_efficiency(gm, gn, r.sms) * gk / (gk + cal.K_RAMP)
+    t = op.flops / (rate * cal.CONV_EFF * max(eff, 1e-3))
     return max(t, t_mem) + extra
 
 
@@ -124,12 +125,11 @@ def _rnn_time(op: Op, r: Rates, rate: float) -> float:
         proj = kernels.gemm_time(b * t, gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
                                  elem_bytes=eb)
         step = kernels.gemm_time(b, gates * h, h, rate=rate, bandwidth=r.bandwidth, sms=r.sms, elem_bytes=eb)
-        total += proj + t * dirs * max(step, K["rnn_step_floor_s"])
+        total += proj + t * dirs * max(step, cal.RNN_STEP_FLOOR_S)
     return total * (2.0 if op.phase is Phase.BACKWARD else 1.0)
 
 
-def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *, eager: bool = True,
-              host_op_s: float | None = None) -> StepTime:
+def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *, eager: bool = True) -> StepTime:
     """The time of one step of `g` on one GPU: each op costed by class, the host's dispatch on top."""
     r = Rates.of(hw, eff)
     st = StepTime()
@@ -146,13 +146,13 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
     if g.mode.value == "training":
         # fused AdamW: one multi-tensor kernel per ~chunk of parameters; bytes as traced
         t_opt = optimizer_bytes / r.bandwidth if r.bandwidth else 0.0
-        launches = max(1, math.ceil(g.trainable_params / K["optimizer_params_per_launch"]))
-        t_opt += launches * K["kernel_floor_s"]
+        launches = max(1, math.ceil(g.trainable_params / cal.OPTIMIZER_PARAMS_PER_LAUNCH))
+        t_opt += launches * cal.OP_KERNEL_FLOOR_S
         st.device_s += t_opt
         st.kernels += launches
         st.by_class[OpClass.OPTIMIZER.value] = t_opt
         st.by_phase[Phase.OPTIMIZER.value] = t_opt
     if eager:
-        per_op = (host_op_s if host_op_s is not None else hw.host_op_s or kernels.HOST_OP_S) * K["host_ops_per_aten_op"]
+        per_op = cal.HOST_OP_S * host_op_scale(hw) * cal.HOST_OPS_PER_ATEN_OP  # the probe's op time where measured
         st.host_s = (g.host_ops or st.kernels) * per_op
     return st

@@ -8,7 +8,7 @@ Read a constant at call time, through the module: ``from gpuadvisor.estimate imp
 then ``cal.K_RAMP`` (or ``cal.value("K_RAMP")``); never ``from ...calibration import K_RAMP``, which would
 freeze the value. Override one (tests, what-ifs) with ``with cal.override(K_RAMP=600): ...`` or pytest's
 ``monkeypatch.setattr(cal, "K_RAMP", 600)``: both write the table, so every reader sees the change.
-Add one by appending a `Constant` to a data module's CONSTANTS (gpu, host, traffic_bytes, sizing), or
+Add one by appending a `Constant` to a data module's CONSTANTS (gpu, host, traffic_bytes, sizing, opgraph), or
 add a module with a CONSTANTS tuple and list it in `_SECTIONS`; then regenerate the docs:
 ``python3 -m gpuadvisor.estimate.calibration > docs/calibration.md``.
 """
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
-from gpuadvisor.estimate.calibration import gpu, host, sizing, traffic_bytes
+from gpuadvisor.estimate.calibration import gpu, host, opgraph, sizing, traffic_bytes
 from gpuadvisor.estimate.calibration.record import Constant, Method
 
 __all__ = ["DOC_COMMAND", "SECTIONS", "TABLE", "Constant", "Method", "aliases", "constants", "get", "override",
@@ -36,6 +36,7 @@ _SECTIONS = (
     ("Host: eager dispatch, host ops per step, overlap, confidence flags", host.CONSTANTS),
     ("Bytes moved by elementwise kernels, the loss and the optimizer", traffic_bytes.CONSTANTS),
     ("Memory, serving, offload and the advisor", sizing.CONSTANTS),
+    ("The op cost model of traced models (opcost.py)", opgraph.CONSTANTS),
 )
 
 

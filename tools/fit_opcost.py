@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""Refit the op cost model's fitted constants (gpuadvisor/estimate/calibration/opgraph.py) on the calibration
+split of tests/data/models-h100.json, and print them beside the table's values.
+
+  python3 tools/fit_opcost.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gpuadvisor import validation
+from gpuadvisor.estimate import calibration as cal
+
+
+def main() -> int:
+    for name, v in validation.fit_op_constants().items():
+        print(f"{name:22s} fit {v:g}   table {cal.value(name):g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
