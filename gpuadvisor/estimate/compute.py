@@ -19,6 +19,7 @@ from typing import Any
 
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import kernels, traffic
+from gpuadvisor.estimate.collectives import gradient_allreduce_s, link_bytes_s
 from gpuadvisor.estimate.compute_result import ComputeEstimate
 from gpuadvisor.estimate.confidence import BNB_FORMATS, Confidence, low_confidence_reasons
 from gpuadvisor.estimate.dispatch import bnb_int8_host_s, host_op_scale, is_dtensor, overlap, train_host_s
@@ -172,7 +173,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
                                hardware_source=hw.source, notes=(f"{hw.name}: no throughput figures in the catalog",))
     rate = peak * 1e12 * mfu  # large-GEMM FLOP/s per GPU
     bw = hw.bandwidth_gbs * 1e9 * bw_eff
-    link = (hw.interconnect_gbs or cal.DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
+    link = link_bytes_s(hw, eff.interconnect)
     m = w.model
     tp, dp = w.tensor_parallel, w.data_parallel
     a = _act_bytes(w)
@@ -201,9 +202,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             grad_bytes = m.num_params / tp * (2.0 if w.compute_dtype != "fp32" else 4.0)
             if w.is_adapter:
                 grad_bytes = lora_params(w) / tp * 4.0
-            ring = 2.0 * (dp - 1) / dp
-            ar_link = (hw.allreduce_busbw_gbs * 1e9) if hw.allreduce_busbw_gbs else link
-            comm += (1 - cal.DP_OVERLAP) * ring * grad_bytes / ar_link
+            comm += gradient_allreduce_s(grad_bytes, dp, hw, link)
             if w.sharding in (Sharding.ZERO3, Sharding.FSDP) and w.mode == Mode.TRAINING:
                 comm += 2.0 * (dp - 1) / dp * m.num_params / tp * a / link  # gathers fwd + bwd
         if tp > 1 and m.is_transformer:

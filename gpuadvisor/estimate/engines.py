@@ -39,6 +39,7 @@ from typing import Any
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.collectives import link_bytes_s
 from gpuadvisor.estimate.compute_result import Engine
 from gpuadvisor.estimate.dispatch import CUDNN_ATTENTION_CC, attention_plan_s, bnb_int8_host_s, host_op_scale
 from gpuadvisor.estimate.flops import forward_flops_per_token
@@ -218,7 +219,7 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
     floor = (prof.kernels_per_layer * layers + prof.kernels_fixed) * cal.KERNEL_FLOOR_S
     comm = 0.0
     if tp > 1 and m.is_transformer:
-        link = (hw.interconnect_gbs or cal.DEFAULT_INTERCONNECT_GBS) * 1e9 * eff.interconnect
+        link = link_bytes_s(hw, eff.interconnect)
         a = 2.0 if w.compute_dtype != "fp32" else 4.0
         # bytes only: the advisor adds the all-reduce latency per layer (advisor/figures.py _tp_latency_s)
         comm = 2 * layers * batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.collectives import gradient_allreduce_s, link_bytes_s
 from gpuadvisor.estimate.compute_result import ComputeEstimate, Engine
 from gpuadvisor.estimate.confidence import Confidence
 from gpuadvisor.estimate.graph import GraphMode, OpGraph
-from gpuadvisor.estimate.hardware import DEFAULT_INTERCONNECT_GBS, Efficiency, HardwareFigures
+from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory_result import ITEMS, MemoryBreakdown
 from gpuadvisor.estimate.trace.tracer import TraceOptions
 from gpuadvisor.workload import Workload
@@ -75,10 +76,9 @@ def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | Non
     st = step_time(g, hw, eff)
     comm = 0.0
     dp = w.data_parallel
-    if dp > 1 and w.is_training:
-        link = (hw.allreduce_busbw_gbs or (hw.interconnect_gbs or DEFAULT_INTERCONNECT_GBS) * eff.interconnect) * 1e9
+    if w.is_training:  # DDP all-reduces the gradients in the weights' dtype (fp32 under autocast)
         grad_bytes = g.trainable_params * (4.0 if w.mixed_precision or w.dtype == "fp32" else 2.0)
-        comm = (1 - cal.DP_OVERLAP) * 2.0 * (dp - 1) / dp * grad_bytes / link
+        comm = gradient_allreduce_s(grad_bytes, dp, hw, link_bytes_s(hw, eff.interconnect))
     step = st.step_s + comm
     samples = w.batch  # global batch: every data-parallel GPU runs its micro-batch at once
     steps = 1.0
