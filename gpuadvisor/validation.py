@@ -84,6 +84,21 @@ def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
     return [estimate(c, hw) for c in (cases if cases is not None else load())]
 
 
+def workload_v1(rec: dict[str, Any]) -> Any:
+    """The workload of a v1 transformer validation record (tools/data/validation-h100.json: mode infer,
+    lora, or mixed/pure training with or without checkpointing): for validate_time and the constant fits."""
+    from gpuadvisor.workload import make_workload, spec_from_config
+
+    spec = spec_from_config(rec["config"], name=rec["model"], origin=f"validate:{rec['model']}")
+    mode, b, s = rec["mode"], rec["batch"], rec["seq"]
+    if mode == "infer":
+        return make_workload(spec, mode="inference", dtype="bf16", batch=b, seq_len=s, gen_tokens=0)
+    if mode == "lora":
+        return make_workload(spec, mode="lora", dtype="bf16", batch=b, seq_len=s, lora_rank=16, mixed_precision=False)
+    return make_workload(spec, mode="training", dtype="bf16", batch=b, seq_len=s,
+                         mixed_precision=mode.startswith("mixed"), checkpointing=mode.endswith("ckpt"))
+
+
 #: the grid the op model's three fitted constants are chosen from (calibration/opgraph.py)
 FIT_GRID = {"HOST_OPS_PER_ATEN_OP": (1.5, 2.0, 2.5, 3.0, 3.5), "STREAM_BW_EFF": (0.4, 0.5, 0.6, 0.7, 0.85, 1.0),
             "CONV_EFF": (0.35, 0.5, 0.7)}

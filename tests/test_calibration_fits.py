@@ -21,6 +21,7 @@ from gpuadvisor.estimate import HardwareFigures, calibration, estimate_compute, 
 from gpuadvisor.estimate.calibration import Method
 from gpuadvisor.estimate.engines import _touched_weight_bytes
 from gpuadvisor.estimate.memory import kv_cache_bytes
+from gpuadvisor.validation import workload_v1
 from gpuadvisor.workload import make_workload, spec_from_config
 
 DATA = Path(__file__).resolve().parents[1] / "tools" / "data"
@@ -161,17 +162,6 @@ def attention_plan() -> dict[str, float]:
     return {"CUDNN_ATTENTION_PLAN_S": _round_to(statistics.mean(ms), 5) * 1e-3}
 
 
-def _v1_workload(rec: dict):
-    spec = spec_from_config(rec["config"], name=rec["model"])
-    mode, b, s = rec["mode"], rec["batch"], rec["seq"]
-    if mode == "infer":
-        return make_workload(spec, mode="inference", dtype="bf16", batch=b, seq_len=s, gen_tokens=0)
-    if mode == "lora":
-        return make_workload(spec, mode="lora", dtype="bf16", batch=b, seq_len=s, lora_rank=16, mixed_precision=False)
-    return make_workload(spec, mode="training", dtype="bf16", batch=b, seq_len=s,
-                         mixed_precision=mode.startswith("mixed"), checkpointing=mode.endswith("ckpt"))
-
-
 @fit("OVERLAP_P")
 def overlap_exponent() -> dict[str, float]:
     """The exponent of {1.5, 2, 3, 4, 8} with the least RMS relative error of the 30 v1 cases' prefill and
@@ -184,7 +174,7 @@ def overlap_exponent() -> dict[str, float]:
         m = rec.get("measured") or {}
         meas = (m.get("prefill_ms") or m.get("forward_ms") or m.get("step_ms") or m.get("time_ms") or 0) / 1e3
         if meas:
-            cases.append((_v1_workload(rec), meas))
+            cases.append((workload_v1(rec), meas))
     assert len(cases) == 30
     rms = {}
     for p in (1.5, 2, 3, 4, 8):

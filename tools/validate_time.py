@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from gpuadvisor.estimate import Efficiency, HardwareFigures, decode_step, estimate_compute  # noqa: E402
+from gpuadvisor.validation import workload_v1  # noqa: E402
 from gpuadvisor.workload import make_workload  # noqa: E402
 
 try:
@@ -119,17 +120,6 @@ def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
     return rows
 
 
-def _workload_v1(rec: dict):
-    spec = spec_from_config(rec["config"], name=rec["model"], origin=f"validate:{rec['model']}")
-    mode, b, s = rec["mode"], rec["batch"], rec["seq"]
-    if mode == "infer":
-        return make_workload(spec, mode="inference", dtype="bf16", batch=b, seq_len=s, gen_tokens=0)
-    if mode == "lora":
-        return make_workload(spec, mode="lora", dtype="bf16", batch=b, seq_len=s, lora_rank=16, mixed_precision=False)
-    return make_workload(spec, mode="training", dtype="bf16", batch=b, seq_len=s,
-                         mixed_precision=mode.startswith("mixed"), checkpointing=mode.endswith("ckpt"))
-
-
 def phase_rows(path: Path, hw: HardwareFigures, source: str) -> tuple[list[dict], list[str]]:
     """Prefill / scoring / training-step rows (and eager decode-step rows of v2 generate cases)."""
     d = json.loads(path.read_text())
@@ -143,7 +133,7 @@ def phase_rows(path: Path, hw: HardwareFigures, source: str) -> tuple[list[dict]
                 w = V.workload_for(rec)
                 kind, held = rec["kind"], rec["held_out"]
             else:
-                w = _workload_v1(rec)
+                w = workload_v1(rec)
                 kind = rec["mode"]
                 held = (rec["model"], rec["mode"], rec["batch"], rec["seq"]) in V1_HELD_OUT
             ce = estimate_compute(w, hw, Efficiency(), engine="eager")
