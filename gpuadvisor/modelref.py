@@ -10,7 +10,7 @@ from enum import Enum
 
 from gpuadvisor.errors import UserError
 
-__all__ = ["DEFAULT_AUDIO_SAMPLES", "DEFAULT_TEXT_SEQ", "ModelRef", "Source", "Unit", "parse_ref"]
+__all__ = ["DEFAULT_AUDIO_SAMPLES", "DEFAULT_TEXT_SEQ", "ModelRef", "Source", "Unit", "parse_input_shape", "parse_ref"]
 
 _FILE_RE = re.compile(r"^(?P<path>.+\.py)(?::(?P<func>[A-Za-z_]\w*))?$")
 DEFAULT_AUDIO_SAMPLES = 160_000  # 10 s at 16 kHz
@@ -67,3 +67,15 @@ def parse_ref(text: str) -> ModelRef | None:
             raise UserError(f"model spec {t!r}: give a name after '{head}:'")
         return ModelRef(Source(head.lower()), rest.strip())
     return None
+
+
+def parse_input_shape(text: str) -> tuple[int, ...]:
+    """'3x224x224' -> (3, 224, 224); one line naming the problem otherwise."""
+    parts = text.lower().replace(",", "x").split("x")
+    try:
+        dims = tuple(int(p) for p in parts if p.strip())
+    except ValueError:
+        raise UserError(f"--input {text!r}: give the per-sample shape as numbers joined by x, e.g. 3x224x224") from None
+    if not dims or any(d < 1 for d in dims):
+        raise UserError(f"--input {text!r}: every dimension must be a positive integer")
+    return dims

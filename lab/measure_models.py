@@ -36,22 +36,6 @@ from lab.model_cases import CASES  # noqa: E402
 WARMUP, TIMED = 3, 8
 
 
-def to_bf16(x):
-    if isinstance(x, torch.Tensor):
-        return x.to(torch.bfloat16) if x.is_floating_point() else x
-    if isinstance(x, dict):
-        return {k: to_bf16(v) for k, v in x.items()}
-    if isinstance(x, (tuple, list)):
-        return type(x)(to_bf16(v) for v in x)
-    return x
-
-
-def channels_last(x):
-    if isinstance(x, torch.Tensor) and x.dim() == 4:
-        return x.contiguous(memory_format=torch.channels_last)
-    return x
-
-
 def run_case(case: dict, device: str = "cuda") -> dict:
     """Time and peak memory of one case on `device` ("cpu" only checks that the case runs)."""
     ref = zoo.parse_ref(case["spec"])
@@ -66,7 +50,6 @@ def run_case(case: dict, device: str = "cuda") -> dict:
         args, kw = built.make_batch(case["batch"])
     if case.get("channels_last"):
         model = model.to(memory_format=torch.channels_last)
-        args = tuple(channels_last(a) for a in args)
     opt = None
     if training:
         model.train()
@@ -74,7 +57,7 @@ def run_case(case: dict, device: str = "cuda") -> dict:
         opt = torch.optim.AdamW(params, lr=1e-5, fused=True)
     else:
         model.eval().to(torch.bfloat16)
-        args, kw = to_bf16(args), to_bf16(kw)
+    args, kw = zoo.prepare_inputs((args, kw), None if training else torch.bfloat16, bool(case.get("channels_last")))
     build_s = time.perf_counter() - t0
 
     def step():

@@ -92,7 +92,7 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
 
 def input_shape(text: str) -> tuple[int, ...]:
     from gpuadvisor.errors import UserError
-    from gpuadvisor.estimate.trace.zoo import parse_input_shape
+    from gpuadvisor.modelref import parse_input_shape
 
     try:
         return parse_input_shape(text)

@@ -4,7 +4,6 @@ models; tools/trace_models.py builds them."""
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 
 from gpuadvisor.errors import UserError
@@ -50,19 +49,6 @@ def batch_graph(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
         raise UserError(f"{ref.text} with these settings is not pre-traced, and tracing it needs PyTorch: "
                         f"{TRACE_EXTRA}{shipped_note}")
     return trace_batches(ref, opts)
-
-
-def shipped_refs() -> list[str]:
-    return sorted({k.split("|")[0] for k in shipped()})
-
-
-def describe_key(k: str) -> str:
-    spec, opts = k.split("|", 1)
-    mode, dtype, mixed, cl, _freeze, trainable, ckpt, seq, _shape = json.loads(opts)
-    bits = [mode, dtype + (" autocast" if mixed and mode == "training" else "")]
-    bits += ["channels-last"] * bool(cl) + [f"trainable {','.join(trainable)}"] * bool(trainable)
-    bits += ["checkpointing"] * bool(ckpt) + [f"seq {seq}"] * bool(seq)
-    return f"{spec} ({', '.join(bits)})"
 
 
 def params_of(ref: ModelRef) -> int:

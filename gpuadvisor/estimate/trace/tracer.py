@@ -25,7 +25,7 @@ from typing import Any
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate.graph import BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
 from gpuadvisor.estimate.trace.torchlib import import_torch
-from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build
+from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prepare_inputs
 
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -68,22 +68,14 @@ def trace_graph(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:
     """One step of `ref` at `batch` (ops in order, unmerged): on fake tensors, or on real CPU tensors where
     the model reads its data."""
     torch = import_torch()
-    from torch._subclasses.fake_tensor import (
-        DataDependentOutputException,
-        DynamicOutputShapeException,
-        FakeTensorMode,
-        UnsupportedOperatorException,
-    )
+    from torch._subclasses.fake_tensor import FakeTensorMode
 
-    first: Exception | None = None
     try:
         with FakeTensorMode():
             return _run(ref, opts, batch, "fake tensors")
     except UserError:
         raise
-    except (DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException) as e:
-        first = e
-    except Exception as e:  # a model that fake tensors cannot run: try real ones below
+    except Exception as e:  # data-dependent ops, or an op with no fake kernel: try real tensors below
         first = e
     try:
         with torch.random.fork_rng():
@@ -93,11 +85,13 @@ def trace_graph(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:
     except Exception as e:
         why = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}" if str(e) else type(e).__name__
         raise UserError(f"{ref.text} cannot be traced: {why}"
-                        + ("" if first is None else f" (fake tensors: {type(first).__name__})")) from None
+                        + f" (fake tensors: {type(first).__name__})") from None
 
 
 def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
     torch = import_torch()
+    from torch.utils._pytree import tree_leaves
+
     import gpuadvisor.estimate.trace.recurrent as recurrent
     from gpuadvisor.estimate.trace.as_cuda import cuda_dispatch
     from gpuadvisor.estimate.trace.recorder import Recorder
@@ -112,7 +106,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
     if opts.checkpointing:
         _enable_checkpointing(model, ref)
     args, kwargs = built.make_batch(batch)
-    args, kwargs = _prepare_inputs((args, kwargs), None if training and opts.mixed_precision else weight_dtype,
+    args, kwargs = prepare_inputs((args, kwargs), None if training and opts.mixed_precision else weight_dtype,
                                    opts.channels_last)
     rec = Recorder()
     notes: list[str] = []
@@ -120,7 +114,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
         recurrent.fuse(model, rec)
         params = list(model.parameters())
         param_ids = rec.serials(params)
-        input_ids = rec.serials(t for t in _leaves((args, kwargs)))
+        input_ids = rec.serials(tree_leaves((args, kwargs)))
         if training:
             model.train()
             trainable = [p for p in params if p.requires_grad]
@@ -221,30 +215,6 @@ def _enable_checkpointing(model: Any, ref: ModelRef) -> None:
             return
     raise UserError(f"{ref.text} has no activation-checkpointing switch (transformers, diffusers and timm "
                     "models have one; wrap your blocks in torch.utils.checkpoint in build() instead)")
-
-
-def _leaves(x: Any) -> list[Any]:
-    from torch.utils._pytree import tree_leaves
-
-    torch = import_torch()
-    return [t for t in tree_leaves(x) if isinstance(t, torch.Tensor)]
-
-
-def _prepare_inputs(x: Any, dtype: Any, channels_last: bool) -> Any:
-    """Floating inputs in the weights' dtype (inference in bf16 feeds bf16); images channels-last."""
-    from torch.utils._pytree import tree_map
-
-    torch = import_torch()
-
-    def fix(t: Any) -> Any:
-        if not isinstance(t, torch.Tensor):
-            return t
-        if dtype is not None and t.is_floating_point():
-            t = t.to(dtype)
-        if channels_last and t.dim() == 4:
-            t = t.contiguous(memory_format=torch.channels_last)
-        return t
-    return tree_map(fix, x)
 
 
 # ---- cache -------------------------------------------------------------------------------------------

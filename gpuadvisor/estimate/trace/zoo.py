@@ -13,6 +13,7 @@ tracing). Bad specs raise UserError naming what is wrong.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import importlib.util
 import json
@@ -47,16 +48,8 @@ def build(ref: ModelRef, *, seq: int = 0, input_shape: tuple[int, ...] | None = 
     """Build the model of `ref` on `device` (the current default device when None)."""
     torch = import_torch()
     builder = _BUILDERS[ref.source]
-    with torch.device(device) if device is not None else _nullcontext():
+    with torch.device(device) if device is not None else contextlib.nullcontext():
         return builder(ref, seq, input_shape, device)
-
-
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *a: Any) -> None:
-        return None
 
 
 def _tensor_maker(device: Any) -> Callable[..., Any]:
@@ -272,6 +265,24 @@ _BUILDERS: dict[Source, Callable[..., BuiltModel]] = {
 }
 
 
+def prepare_inputs(x: Any, dtype: Any, channels_last: bool) -> Any:
+    """An example batch as a loop feeds it: floating inputs in `dtype` where given (bf16 inference feeds bf16;
+    autocast takes fp32), 4-D images channels-last where asked."""
+    from torch.utils._pytree import tree_map
+
+    torch = import_torch()
+
+    def fix(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor):
+            return t
+        if dtype is not None and t.is_floating_point():
+            t = t.to(dtype)
+        if channels_last and t.dim() == 4:
+            t = t.contiguous(memory_format=torch.channels_last)
+        return t
+    return tree_map(fix, x)
+
+
 def first_tensor(out: Any) -> Any:
     """The first tensor of a model's output (a tensor, a tuple, a dict or a ModelOutput)."""
     torch = import_torch()
@@ -321,15 +332,3 @@ def apply_trainable(module: Any, *, freeze: tuple[str, ...] = (), trainable: tup
         p.requires_grad_(not frozen)
         count += 0 if frozen else p.numel()
     return count
-
-
-def parse_input_shape(text: str) -> tuple[int, ...]:
-    """'3x224x224' -> (3, 224, 224); one line naming the problem otherwise."""
-    parts = text.lower().replace(",", "x").split("x")
-    try:
-        dims = tuple(int(p) for p in parts if p.strip())
-    except ValueError:
-        raise UserError(f"--input {text!r}: give the per-sample shape as numbers joined by x, e.g. 3x224x224") from None
-    if not dims or any(d < 1 for d in dims):
-        raise UserError(f"--input {text!r}: every dimension must be a positive integer")
-    return dims
