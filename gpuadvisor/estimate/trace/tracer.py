@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.errors import UserError
-from gpuadvisor.estimate.graph import BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
+from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
 from gpuadvisor.estimate.trace.torchlib import import_torch
 from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prepare_inputs
 
@@ -160,7 +160,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
 
 
 def _peak_items(rec: Any, params: set[int], grads: set[int], states: set[int], inputs: set[int]) -> dict[str, float]:
-    items = dict.fromkeys(("weights", "gradients", "optimizer states", "activations", "inputs"), 0.0)
+    items = dict.fromkeys(MEMORY_ITEMS, 0.0)
     for serial, n in rec.peak_serials.items():
         if serial in params:
             items["weights"] += n
