@@ -84,6 +84,27 @@ def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
     return [estimate(c, hw) for c in (cases if cases is not None else load())]
 
 
+PUBLISHED = repo_root() / "tests" / "data" / "published-resnet50.json"
+
+
+def published_ratios(path: Path = PUBLISHED) -> list[tuple[dict[str, Any], float]]:
+    """Estimated over published throughput of each published case (the file gives source and conditions);
+    none of them is used to calibrate anything."""
+    from gpuadvisor.catalog import find, load_catalog
+    from gpuadvisor.estimate import HardwareFigures, estimate_compute
+    from gpuadvisor.workload import make_workload
+
+    data = json.loads(path.read_text())
+    catalog = load_catalog(use_env=False)
+    out = []
+    for c in data["cases"]:
+        hw = HardwareFigures.from_card(find(catalog, c["card"])[0])
+        w = make_workload("torchvision:resnet50", mode=c["mode"], batch=c["batch"], channels_last=True)
+        comp = estimate_compute(w, hw)
+        out.append((c, (comp.samples_per_s or math.nan) / c["images_per_s"]))
+    return out
+
+
 def workload_v1(rec: dict[str, Any]) -> Any:
     """The workload of a v1 transformer validation record (tools/data/validation-h100.json: mode infer,
     lora, or mixed/pure training with or without checkpointing): for validate_time and the constant fits."""

@@ -328,6 +328,9 @@ class Workload:
                             "(no --tp or --sharding)")
         if self.freeze and self.trainable:
             raise UserError("give --freeze or --trainable, not both")
+        if self.is_training and self.optimizer != DEFAULT_OPTIMIZER:
+            raise UserError(f"{self.model.name}: traced models are traced with {DEFAULT_OPTIMIZER}; "
+                            f"--optimizer {self.optimizer} is not modelled for them")
         if (self.freeze or self.trainable) and not self.is_training:
             raise UserError("--freeze and --trainable apply to training")
         if self.train_samples and not self.is_training:

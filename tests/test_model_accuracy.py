@@ -55,3 +55,13 @@ def test_held_out_models_are_whole_models():
             by_spec.setdefault(c["spec"], set()).add(bool(c.get("held_out")))
     assert all(len(flags) == 1 for flags in by_spec.values())
     assert sum(flags == {True} for flags in by_spec.values()) >= 8
+
+
+def test_published_resnet50_throughput():
+    """NVIDIA's published ResNet-50 numbers on A100, V100 and T4 (tests/data/published-resnet50.json, never
+    used for calibration). Today every estimate is 0.61-0.77x of them (BENCHMARKS.md): the gate holds that
+    level; the target is 0.8-1.25x."""
+    ratios = v.published_ratios()
+    assert len(ratios) == 7
+    for case, r in ratios:
+        assert 0.58 <= r <= 1.5, (case, r)

@@ -45,6 +45,7 @@ def test_inference_time_is_one_forward_pass():
     (("torchvision:resnet50", "--mode", "training", "--tokens", "1e9"), "give --samples"),
     (("torchvision:resnet50", "--trainable", "fc.*"), "--freeze and --trainable apply to training"),
     (("torchvision:resnet50", "--input", "3xbanana"), "--input"),
+    (("torchvision:resnet50", "--mode", "training", "--optimizer", "sgd"), "--optimizer sgd is not modelled"),
 ])
 def test_bad_traced_settings_are_one_line_and_exit_2(args, words):
     r = cli("estimate", *args)
