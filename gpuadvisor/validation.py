@@ -52,11 +52,12 @@ def load(path: Path = MEASURED) -> list[dict[str, Any]]:
     return [c for c in json.loads(path.read_text())["cases"] if "time_s" in c]
 
 
-def hardware() -> Any:
+def hardware(card: str = CARD) -> Any:
+    """A shipped catalog card's datasheet figures (a user's extra catalogs play no part in validation)."""
     from gpuadvisor.catalog import find, load_catalog
     from gpuadvisor.estimate import HardwareFigures
 
-    return HardwareFigures.from_card(find(load_catalog(use_env=False), CARD)[0])
+    return HardwareFigures.from_card(find(load_catalog(use_env=False), card)[0])
 
 
 def workload(case: dict[str, Any]) -> Any:
@@ -90,15 +91,12 @@ PUBLISHED = repo_root() / "tests" / "data" / "published-resnet50.json"
 def published_ratios(path: Path = PUBLISHED) -> list[tuple[dict[str, Any], float]]:
     """Estimated over published throughput of each published case (the file gives source and conditions);
     none of them is used to calibrate anything."""
-    from gpuadvisor.catalog import find, load_catalog
-    from gpuadvisor.estimate import HardwareFigures, estimate_compute
+    from gpuadvisor.estimate import estimate_compute
     from gpuadvisor.workload import make_workload
 
-    data = json.loads(path.read_text())
-    catalog = load_catalog(use_env=False)
     out = []
-    for c in data["cases"]:
-        hw = HardwareFigures.from_card(find(catalog, c["card"])[0])
+    for c in json.loads(path.read_text())["cases"]:
+        hw = hardware(c["card"])
         w = make_workload("torchvision:resnet50", mode=c["mode"], batch=c["batch"], channels_last=True)
         comp = estimate_compute(w, hw)
         out.append((c, (comp.samples_per_s or math.nan) / c["images_per_s"]))

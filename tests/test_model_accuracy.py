@@ -12,9 +12,9 @@ from gpuadvisor import validation as v
 from gpuadvisor.estimate import calibration as cal
 
 #: what each group reaches today (BENCHMARKS.md "Op-graph estimator"): the gate keeps it from slipping
-GATES = {  # group: (share of cases with time within +-25 %, share with memory within +-10 %, worst time ratio)
-    "calibration": (0.75, 0.80, 2.6),
-    "held out": (0.50, 0.55, 1.9),
+GATES = {  # group: (share of cases: time within +-25 %, memory within +-10 %; worst time ratio, worst memory ratio)
+    "calibration": (0.75, 0.90, 2.6, 1.3),
+    "held out": (0.50, 0.70, 1.9, 1.8),
 }
 NOT_SHIPPED = ("torchaudio:",)  # traced on the GPU machine only (no CPU torchaudio wheel here): see BENCHMARKS
 
@@ -32,11 +32,22 @@ def test_every_case_is_estimated(results):
 
 @pytest.mark.parametrize("group", sorted(GATES))
 def test_accuracy_per_group(results, group):
-    time_share, memory_share, worst = GATES[group]
+    time_share, memory_share, worst_time, worst_memory = GATES[group]
     s = v.summary(results)[group]
     assert s["time_within"] >= time_share, s
     assert s["memory_within"] >= memory_share, s
-    assert s["worst_time"] <= worst, s
+    assert s["worst_time"] <= worst_time, s
+    assert s["worst_memory"] <= worst_memory, s
+
+
+def test_benchmarks_section_is_the_current_estimator():
+    """BENCHMARKS.md's op-graph section is what tools/bench_models.py writes from the stored measurements now."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "tools/bench_models.py", "--print"], capture_output=True, text=True,
+                         cwd=v.repo_root(), check=True, timeout=120).stdout
+    assert out.strip() in (v.repo_root() / "BENCHMARKS.md").read_text()
 
 
 def test_a_wrong_constant_fails_the_gate(results, monkeypatch):

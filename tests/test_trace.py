@@ -62,6 +62,27 @@ def test_not_pretraced_without_torch_says_what_to_install(monkeypatch):
         graphstore.batch_graph(parse_ref("timm:efficientnet_b7"), graphstore.TraceOptions())
 
 
+def test_memory_scales_per_phase_and_its_items_add_up():
+    """Two traces whose peaks hold different things (gradients at one, more activations at the other) scale to a
+    batch where the items add up to the peak, and the step's peak is the largest phase's at that batch."""
+    from gpuadvisor.estimate.graph import BatchGraph, MemoryPeak, OpGraph
+
+    def graph(batch: int, fwd: float, bwd: float, bwd_items: dict[str, float]) -> OpGraph:
+        peaks = (MemoryPeak(fwd, "forward", {"weights": 4.0, "activations": fwd - 4.0}),
+                 MemoryPeak(bwd, "backward", bwd_items),
+                 MemoryPeak(10.0, "optimizer", {"weights": 4.0, "gradients": 6.0}))
+        top = max(peaks, key=lambda m: m.peak_bytes)
+        return OpGraph("m", GraphMode.TRAINING, batch, (), 1, 1, top, phase_peaks=peaks)
+
+    low = graph(2, 6.0, 9.0, {"weights": 4.0, "gradients": 3.0, "activations": 2.0})
+    high = graph(4, 8.0, 10.0, {"weights": 4.0, "gradients": 0.0, "activations": 6.0})
+    at = BatchGraph(low, high).at(32)
+    assert at.memory.phase == "forward" and at.memory.peak_bytes == pytest.approx(36.0)  # 6 + 1 per sample
+    backward = next(m for m in at.phase_peaks if m.phase == "backward")
+    assert backward.peak_bytes == pytest.approx(24.0) and sum(backward.items.values()) == pytest.approx(24.0)
+    assert backward.items["gradients"] == 0.0  # scaled below zero: none
+
+
 # ---- the tracer (PyTorch) ------------------------------------------------------------------------------
 @pytest.fixture
 def tracer():
@@ -101,6 +122,7 @@ def test_a_graph_scales_to_any_batch(tracer):
     scaled = bg.at(12)
     assert scaled.flops == pytest.approx(direct.flops)
     assert scaled.memory.peak_bytes == pytest.approx(direct.memory.peak_bytes, rel=0.02)
+    assert sum(scaled.memory.items.values()) == pytest.approx(scaled.memory.peak_bytes)
 
 
 @pytest.mark.parametrize(("spec", "words"), [

@@ -7,8 +7,9 @@ shape (GEMM: batch, m, n, k; convolution: N, C, H, W, K, R, S, groups, out H, ou
 B, heads, q length, kv length, head dim, causal). Identical ops are merged with a `count`.
 
 Graphs are traced at two batch sizes; `BatchGraph` holds both and gives the graph at any batch by
-treating every figure as affine in the batch (exact for the per-sample ops of a model without
-data-dependent control flow; `check_affine` proves it on a third batch in the tests).
+treating every op's figures as affine in the batch (exact for the per-sample ops of a model without
+data-dependent control flow; tests/test_trace.py checks a third batch), and each phase's memory peak
+likewise, the step's peak being the largest of them at that batch.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from gpuadvisor.errors import UserError
 
-FORMAT = 1  # bump when the stored layout changes
+FORMAT = 2  # bump when the stored layout changes (2: a peak per phase)
 
 
 class OpClass(str, Enum):
@@ -140,6 +141,7 @@ class OpGraph:
     source: str = ""  # e.g. "traced (torch 2.13.0, fake tensors)" or "analytic"
     notes: tuple[str, ...] = ()
     host_ops: int = 0  # aten ops dispatched by the host, views included (eager host time)
+    phase_peaks: tuple[MemoryPeak, ...] = ()  # the peak within each phase; `memory` is the largest of them
 
     def total(self, attr: str, *, phase: Phase | None = None, cls: OpClass | None = None) -> float:
         return sum(getattr(o, attr) * o.count for o in self.ops
@@ -154,20 +156,37 @@ class OpGraph:
                 "trainable_params": self.trainable_params, "unit": self.unit,
                 "tokens_per_sample": self.tokens_per_sample, "input": self.input_desc, "source": self.source,
                 "notes": list(self.notes), "host_ops": self.host_ops,
-                "memory": {"peak_bytes": self.memory.peak_bytes, "phase": self.memory.phase,
-                           "items": self.memory.items},
+                "memory": _peak_dict(self.memory), "phase_peaks": [_peak_dict(m) for m in self.phase_peaks],
                 "ops": [o.to_row() for o in self.ops]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OpGraph:
-        m = d["memory"]
         return cls(model=d["model"], mode=GraphMode(d["mode"]), batch=int(d["batch"]),
                    ops=tuple(Op.from_row(r) for r in d["ops"]), params=int(d["params"]),
                    trainable_params=int(d["trainable_params"]),
-                   memory=MemoryPeak(float(m["peak_bytes"]), m["phase"], {k: float(v) for k, v in m["items"].items()}),
+                   memory=_peak_from(d["memory"]), phase_peaks=tuple(_peak_from(m) for m in d.get("phase_peaks", ())),
                    unit=d.get("unit", "samples"), tokens_per_sample=int(d.get("tokens_per_sample", 1)),
                    input_desc=d.get("input", ""), source=d.get("source", ""), notes=tuple(d.get("notes", ())),
                    host_ops=int(d.get("host_ops", 0)))
+
+
+def _peak_dict(m: MemoryPeak) -> dict[str, Any]:
+    return {"peak_bytes": m.peak_bytes, "phase": m.phase, "items": m.items}
+
+
+def _peak_from(d: dict[str, Any]) -> MemoryPeak:
+    return MemoryPeak(float(d["peak_bytes"]), d["phase"], {k: float(v) for k, v in d["items"].items()})
+
+
+def _scale_peak(lo: MemoryPeak, hi: MemoryPeak, ba: int, bb: int, batch: int) -> MemoryPeak:
+    """One phase's peak at `batch`: its total is affine in the batch (the step's own memory), and so is each
+    batch-independent item; activations are the rest. Scaling the items one by one would not add up to the
+    total where what is alive at the peak shifts between the two traces (gradients held at one, not the other)."""
+    total = _affine(lo.peak_bytes, hi.peak_bytes, ba, bb, batch)
+    items = {k: _affine(lo.items.get(k, 0.0), hi.items.get(k, 0.0), ba, bb, batch)
+             for k in MEMORY_ITEMS if k != "activations"}
+    items["activations"] = max(0.0, total - sum(items.values()))
+    return MemoryPeak(total, hi.phase, items)
 
 
 def _affine(a: float, b: float, ba: int, bb: int, batch: int) -> float:
@@ -211,11 +230,10 @@ class BatchGraph:
             ops.append(replace(x, flops=_affine(x.flops, y.flops, ba, bb, batch),
                                read=_affine(x.read, y.read, ba, bb, batch),
                                written=_affine(x.written, y.written, ba, bb, batch), shape=shape))
-        items = {k: _affine(lo.memory.items.get(k, 0.0), hi.memory.items.get(k, 0.0), ba, bb, batch)
-                 for k in set(lo.memory.items) | set(hi.memory.items)}
-        peak = MemoryPeak(_affine(lo.memory.peak_bytes, hi.memory.peak_bytes, ba, bb, batch),
-                          hi.memory.phase, items)
-        return replace(hi, batch=batch, ops=tuple(ops), memory=peak,
+        lo_phases = {m.phase: m for m in lo.phase_peaks}
+        peaks = tuple(_scale_peak(lo_phases[m.phase], m, ba, bb, batch) for m in hi.phase_peaks if m.phase in lo_phases)
+        peak = max(peaks, key=lambda m: m.peak_bytes) if peaks else _scale_peak(lo.memory, hi.memory, ba, bb, batch)
+        return replace(hi, batch=batch, ops=tuple(ops), memory=peak, phase_peaks=peaks,
                        host_ops=round(_affine(lo.host_ops, hi.host_ops, ba, bb, batch)))
 
     def to_dict(self) -> dict[str, Any]:

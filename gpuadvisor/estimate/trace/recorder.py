@@ -33,9 +33,9 @@ class Recorder(TorchDispatchMode):
         self.live: dict[int, tuple[int, float]] = {}  # id(storage) -> (serial, bytes)
         self._serial = 0
         self.live_bytes = 0.0
-        self.peak = 0.0
-        self.peak_phase = Phase.FORWARD
-        self.peak_serials: dict[int, float] = {}
+        # the peak within each phase, and what was alive at it (serial -> bytes): a step's overall peak can move
+        # from one phase to another as the batch grows, so each phase's is kept (graph.BatchGraph scales them)
+        self.phase_peaks: dict[Phase, tuple[float, dict[int, float]]] = {}
 
     # ---- memory ----------------------------------------------------------------------------------
     def track(self, t: Any) -> int:
@@ -49,11 +49,17 @@ class Recorder(TorchDispatchMode):
         self.live[key] = (self._serial, n)
         self.live_bytes += n
         weakref.finalize(st, self._free, key, self._serial)
-        if self.live_bytes > self.peak:
-            self.peak = self.live_bytes
-            self.peak_phase = self.phase
-            self.peak_serials = dict(self.live.values())
+        self._note_peak()
         return self._serial
+
+    def _note_peak(self) -> None:
+        if self.live_bytes > self.phase_peaks.get(self.phase, (-1.0, {}))[0]:
+            self.phase_peaks[self.phase] = (self.live_bytes, dict(self.live.values()))
+
+    def set_phase(self, phase: Phase) -> None:
+        """Enter a phase: what is alive as it starts (the gradients, entering the optimizer) counts towards its peak."""
+        self.phase = phase
+        self._note_peak()
 
     def _free(self, key: int, serial: int) -> None:
         entry = self.live.get(key)
@@ -65,9 +71,8 @@ class Recorder(TorchDispatchMode):
         return {self.track(t) for t in tensors if isinstance(t, torch.Tensor)}
 
     def reset_peak(self) -> None:
-        self.peak = self.live_bytes
-        self.peak_phase = self.phase
-        self.peak_serials = dict(self.live.values())
+        self.phase_peaks.clear()
+        self._note_peak()
 
     # ---- ops -------------------------------------------------------------------------------------
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:

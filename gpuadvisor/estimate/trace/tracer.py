@@ -127,17 +127,17 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
             state_ids: set[int] = set()
             for recording in (False, True):
                 rec.recording = recording
+                rec.set_phase(Phase.FORWARD)
                 if recording:
                     rec.ops.clear()
                     rec.reset_peak()
-                rec.phase = Phase.FORWARD
                 with amp:
                     loss = built.loss(model(*args, **kwargs))
-                rec.phase = Phase.BACKWARD
+                rec.set_phase(Phase.BACKWARD)
                 loss.backward()
                 del loss
                 grad_ids = rec.serials(p.grad for p in trainable if p.grad is not None)
-                rec.phase = Phase.OPTIMIZER
+                rec.set_phase(Phase.OPTIMIZER)
                 opt.step()
                 state_ids = rec.serials(v for s in opt.state.values() for v in s.values()
                                         if isinstance(v, torch.Tensor) and v.dim() > 0)
@@ -150,18 +150,21 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
                 out = model(*args, **kwargs)
             del out
             grad_ids, state_ids = set(), set()
-    items = _peak_items(rec, param_ids, grad_ids, state_ids, input_ids)
+    phase_peaks = tuple(MemoryPeak(peak, phase.value, _peak_items(alive, param_ids, grad_ids, state_ids, input_ids))
+                        for phase, (peak, alive) in rec.phase_peaks.items())
     return OpGraph(
         model=ref.text, mode=opts.mode, batch=batch, ops=tuple(rec.ops),  # merged by merge_pair
         params=sum(p.numel() for p in params), trainable_params=sum(p.numel() for p in params if p.requires_grad),
-        memory=MemoryPeak(rec.peak, rec.peak_phase.value, items), unit=built.unit.value,
+        memory=max(phase_peaks, key=lambda m: m.peak_bytes), phase_peaks=phase_peaks, unit=built.unit.value,
         tokens_per_sample=built.tokens_per_sample, input_desc=built.input_desc,
         source=f"traced (torch {torch.__version__}, {how})", notes=tuple(notes), host_ops=rec.dispatched)
 
 
-def _peak_items(rec: Any, params: set[int], grads: set[int], states: set[int], inputs: set[int]) -> dict[str, float]:
+def _peak_items(alive: dict[int, float], params: set[int], grads: set[int], states: set[int],
+                inputs: set[int]) -> dict[str, float]:
+    """What was alive at a peak, by item: storages are told apart by the serial they were counted under."""
     items = dict.fromkeys(MEMORY_ITEMS, 0.0)
-    for serial, n in rec.peak_serials.items():
+    for serial, n in alive.items():
         if serial in params:
             items["weights"] += n
         elif serial in grads:
