@@ -30,6 +30,8 @@ REDUCTION_OPS = {"sum", "mean", "amax", "amin", "max", "min", "_softmax", "_log_
                  "_log_softmax_backward_data", "nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward",
                  "nll_loss2d_backward", "var_mean", "var", "std", "norm", "linalg_vector_norm", "cumsum", "topk",
                  "sort", "argmax", "argmin", "prod", "logsumexp", "_safe_softmax", "all", "any", "std_mean"}
+#: cuDNN's fused RNN ops: never traced as such (recurrent.py records them), but named so in GPU profiles
+RECURRENT_OPS = {"_cudnn_rnn", "_cudnn_rnn_backward", "miopen_rnn", "miopen_rnn_backward"}
 #: ops that allocate without running a kernel (their memory counts, their time does not)
 NO_KERNEL = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh",
              "lift_fresh_copy", "_local_scalar_dense", "set", "resize", "_resize_output", "_unsafe_view"}
@@ -59,6 +61,8 @@ def classify(name: str, phase_is_optimizer: bool) -> OpClass:
         return OpClass.NORM
     if name in GATHER_OPS:
         return OpClass.GATHER
+    if name in RECURRENT_OPS:
+        return OpClass.RECURRENT
     if name in REDUCTION_OPS:
         return OpClass.REDUCTION
     if name.startswith(("all_reduce", "all_gather", "reduce_scatter", "_c10d")):
