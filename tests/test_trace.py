@@ -52,6 +52,11 @@ def test_bad_traced_settings_are_one_line_and_exit_2(args, words):
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+def test_a_missing_model_file_is_named_before_anything_is_installed():
+    r = cli("estimate", "nowhere/model.py:build")
+    assert r.returncode == 2 and "model file nowhere/model.py not found" in r.stderr, r.stderr
+
+
 def test_not_pretraced_without_torch_says_what_to_install(monkeypatch):
     from gpuadvisor.errors import UserError
     from gpuadvisor.estimate import graphstore

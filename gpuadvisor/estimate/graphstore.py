@@ -5,6 +5,7 @@ models; tools/trace_models.py builds them."""
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate.graph import BatchGraph, load
@@ -43,6 +44,8 @@ def batch_graph(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
     bg = _shipped_match(ref, opts)
     if bg is not None:
         return bg
+    if ref.source is Source.FILE and not Path(ref.name).is_file():
+        raise UserError(f"model file {ref.name} not found")
     if ref.source is not Source.FILE and not have_torch():
         others = sorted({k.split("|")[0] for k in shipped()})
         shipped_note = f"; shipped pre-traced: {', '.join(others)}" if others else ""
