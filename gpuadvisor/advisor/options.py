@@ -108,6 +108,8 @@ class Option:
     uses_measured: bool = False
     shortfall: float = 1.0  # worst ratio of target to achieved (1.0: meets every target)
     notes: tuple[str, ...] = field(default=())
+    memory_parts: tuple[tuple[str, float], ...] = ()  # (item, GiB) per GPU of this layout
+    usable_gib: float | None = None  # per GPU: the card less what a serving engine keeps free
 
     @property
     def serving(self) -> bool:
@@ -135,6 +137,7 @@ class Option:
         d["hardware"] = self.hardware.to_dict()
         d["misses"] = list(self.misses)
         d["notes"] = list(self.notes)
+        d["memory_parts"] = {k: v for k, v in self.memory_parts}
         d["label"] = self.label
         d["cost"] = self.cost
         d["time_s"] = self.time_s
@@ -187,6 +190,7 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
         capacity_tokens_per_s=f.capacity, usd_per_mtok_at_capacity=per_mtok_cap,
         wall_s=f.wall_s, tokens_per_s=f.tokens_per_s, job_usd=job,
         uses_measured=hw.source == "measured", shortfall=shortfall, notes=notes,
+        memory_parts=f.memory_parts, usable_gib=f.usable_gib,
     )
 
 
@@ -230,6 +234,17 @@ def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly:
         out.append(f"${usd_h:,.2f}/h, budget ${t.usd_per_hour:g}/h")
         worst = max(worst, usd_h / t.usd_per_hour)
     return out, worst
+
+
+def hardware_of(card: Any, measured: dict[str, float] | None = None) -> HardwareFigures:
+    """The figures every interface costs a card at: its datasheet (or `measured` figures), with a
+    Jetson's unified memory less what its OS and CPU take."""
+    from gpuadvisor.estimate import apply_measured
+
+    hw = HardwareFigures.from_card(card)
+    if card.family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
+        hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - cal.JETSON_SYSTEM_GIB))
+    return apply_measured(hw, measured) if measured else hw
 
 
 def purchase_of(card: Any) -> tuple[float | None, str | None, str | None]:
@@ -298,8 +313,6 @@ def build_options(
     `only`: keep cards whose name contains one of these (case-insensitive) or whose family is one;
     `buy_counts`: family -> GPU counts to consider buying (default BUY_COUNTS, else 1/2/4/8).
     """
-    from gpuadvisor.estimate import apply_measured
-
     workload = workload.validate()
     targets = targets.for_workload(workload)
     engine_profile(engine)
@@ -314,10 +327,7 @@ def build_options(
 
     def hw_of(name: str) -> HardwareFigures:
         if name not in hws:
-            hw = HardwareFigures.from_card(cards[name])
-            if cards[name].family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
-                hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - cal.JETSON_SYSTEM_GIB))
-            hws[name] = apply_measured(hw, measured[name]) if name in measured else hw
+            hws[name] = hardware_of(cards[name], measured.get(name))
         return hws[name]
 
     def figs(name: str, g: int) -> Figures | None:
@@ -371,4 +381,5 @@ def build_options(
     return out
 
 
-__all__ = ["BUY_COUNTS", "Hardware", "Option", "build_options", "figures", "price_option", "purchase_of"]
+__all__ = ["BUY_COUNTS", "Hardware", "Option", "build_options", "figures", "hardware_of", "price_option",
+           "purchase_of"]

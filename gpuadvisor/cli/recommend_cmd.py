@@ -98,8 +98,9 @@ def print_advice(advice: Any, *, top: int = 12, all_options: bool = False, curre
     con = console()
     w, t = advice.workload, advice.targets
     decoder = w.model.kind == "decoder"
-    con.print(f"[bold]{describe_workload(w)}[/bold]")
-    con.print(f"targets: {t.describe(w.mode, decoder)}")
+    con.print(f"[bold]{describe_workload(w, users=t.users if w.mode == 'inference' else None)}[/bold]",
+              soft_wrap=True)
+    con.print(f"targets: {t.describe(w.mode, decoder)}", soft_wrap=True)
     if advice.prices:
         p = advice.prices
         con.print(f"rental prices: {p.source} ({p.offers} offers, {'spot' if p.spot else 'on-demand'})")

@@ -42,6 +42,16 @@ DEFAULTS = {
 }
 
 
+def _memory_head(advice: Any, breakdown: Any) -> str:
+    """The first pick's memory per GPU in its layout (the figure `estimate` gives that option)."""
+    from gpuadvisor import presentation as pres
+
+    first = pres.first_choice(advice)
+    if first is not None and first.memory_parts:
+        return f"{first.needed_gib_per_gpu:,.1f} GiB per GPU on {pres.short_label(first)} ({first.layout})"
+    return f"{breakdown.total / GiB:,.1f} GiB on 1 GPU"
+
+
 class AdvisorPane(TabPane):
     class FormChanged(Message):
         """A field of the workload or target form changed."""
@@ -169,7 +179,7 @@ class AdvisorPane(TabPane):
         head = Text.assemble(
             ("✓ " if advice.met else "✗ ", "green" if advice.met else "bold yellow"),
             (w.model.name, "bold"),
-            f": {breakdown.total / GiB:,.1f} GiB on 1 GPU · {pres.summary_line(advice)}",
+            f": {_memory_head(advice, breakdown)} · {pres.summary_line(advice)}",
         )
         if not advice.met:
             head.append("\nnothing meets every target: ", style="yellow")
