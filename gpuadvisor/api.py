@@ -70,7 +70,7 @@ def estimate(w: Workload, card: str = "H100 SXM5 80GB", *, users: int = 1, promp
     decoder = w.mode == "inference" and w.model.kind == "decoder"
     if decoder:
         w = w.with_(seq_len=prompt_tokens or w.seq, gen_tokens=output_tokens or max(1, w.gen_tokens),
-                    batch=users * w.data_parallel if users > 1 else w.batch)
+                    batch=users if users > 1 else w.batch)
         serving = estimate_serving(w.with_(batch=w.data_parallel), hw, concurrency=w.micro_batch,
                                    prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=engine,
                                    efficiency=efficiency)

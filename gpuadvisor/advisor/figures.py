@@ -274,7 +274,7 @@ def layout_figures(w: Workload, hw: HardwareFigures, eff: Efficiency | None, eng
     batch is the users at once (their prompt `seq`, answer `gen_tokens`). None for what the advisor
     does not cost (scoring, a model that does not decode in inference)."""
     if w.mode == "inference" and w.model.kind == "decoder" and w.gen_tokens and w.seq:
-        t = Targets(users=w.micro_batch * w.data_parallel, context=w.seq + w.gen_tokens,
+        t = Targets(users=w.batch, context=w.seq + w.gen_tokens,
                     output_tokens=w.gen_tokens, tokens_per_s=1.0)
         return figures(w.with_(batch=1), hw, w.num_gpus, t, engine=engine, efficiency=eff, exact=True)
     if w.mode in ("training", "lora", "qlora"):

@@ -93,9 +93,13 @@ def _candidates(w: Workload, gpus: int, targets: Targets, f: Figures, hw: Hardwa
         if w.mode == "lora":
             out.append(("QLoRA: the frozen base in 4 bits", "--mode qlora",
                         w.with_(mode="qlora", batch=1, checkpointing=True), gpus, t))
+    lean = None if w.mode == "inference" else w.with_(batch=1, checkpointing=True)
     for g in MORE_GPUS:
         if g > gpus:
             out.append((f"{g} GPUs", f"--gpus {g}", w, g, t))
+            if lean is not None and lean != w:
+                out.append((f"{g} GPUs, checkpointing and micro-batch 1",
+                            f"--gpus {g} --checkpointing --batch {g if global_batch else 1}", lean, g, t))
     return out
 
 

@@ -212,7 +212,7 @@ def describe_workload(w: Any, users: int | None = None) -> str:
     else:
         from gpuadvisor.presentation import workload_shape
 
-        parts.append(workload_shape(w, None if users is None else users * w.data_parallel))
+        parts.append(workload_shape(w, users))
     if w.num_gpus > 1:
         parts.append(f"{w.num_gpus} GPUs (TP {w.tensor_parallel}, {w.sharding})")
     if w.checkpointing:
@@ -267,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
     if args.serve_users and not decoder_serving:
         raise UserError("--users applies to serving a decoder (--mode inference, a language model)")
     if decoder_serving and args.serve_users:
-        w = w.with_(batch=args.serve_users * w.data_parallel)
+        w = w.with_(batch=args.serve_users)
     mem = estimate_memory(w)
     comp = estimate_compute(w, hw, eff, engine=args.engine)
     plan = offload_plan(args, w, card, hw, eff) if args.offload else None
@@ -289,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     con = console()
-    con.print(f"[bold]{describe_workload(w, users=w.micro_batch if decoder_serving else None)}[/bold]")
+    con.print(f"[bold]{describe_workload(w, users=w.batch if decoder_serving else None)}[/bold]")
     parts = list(lay.memory_parts) if lay is not None else [(k, v / GiB) for k, v in mem.items if v]
     need = sum(v for _, v in parts)
     phase = "serving: weights, one prefill's activations, every user's KV cache" if decoder_serving else mem.phase
@@ -386,7 +386,7 @@ def _fixes(w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> list[Any]:
     if lay is None or lay.fits:
         return []
     if w.mode == "inference":
-        t = Targets(users=w.micro_batch * w.data_parallel, context=w.seq + w.gen_tokens, output_tokens=w.gen_tokens,
+        t = Targets(users=w.batch, context=w.seq + w.gen_tokens, output_tokens=w.gen_tokens,
                     tokens_per_s=1.0)
         base = w.with_(batch=1)
     else:
@@ -416,7 +416,7 @@ def print_serving(con: Any, s: Any, lay: Any) -> None:
         con.print("  no throughput figures for this card")
         return
     step = a.get("decode_step", {})
-    users = s.concurrency * lay.replicas
+    users = s.concurrency * lay.replicas if lay.replicas == 1 else f"{s.concurrency} per replica x {lay.replicas}"
     if not lay.fits:
         con.print(f"  {users} users do not fit ({lay.why_not}): no speed figures for this layout")
     else:
