@@ -146,7 +146,9 @@ def advise(
     if workload.mode != "inference" and not (workload.train_tokens or workload.train_samples) and (
             targets_in is None or not targets_in.tokens):
         unit = ("samples", "--samples") if workload.model.is_traced else ("tokens", "--tokens")
-        notes.append(f"no {unit[0][:-1]} budget given ({unit[1]}): costs are for {targets.tokens:.3g} {unit[0]}")
+        dl = f" and the {targets.deadline_h:g} h deadline" if targets.deadline_h else ""
+        notes.append(f"no {unit[0][:-1]} budget given ({unit[1]}): costs{dl} are for {targets.tokens:.3g} {unit[0]}, "
+                     "the default")
     if not (targets.usd_per_hour or targets.budget_usd):
         notes.append("no budget set (--budget-per-hour or --budget): no 'fastest within budget' pick")
     if rent and not any(o.hardware.kind == "rent" for o in opts):

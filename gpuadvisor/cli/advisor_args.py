@@ -74,10 +74,22 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
                     help="serving engine: graphs = vLLM-class, CUDA graphs (default); eager = HF generate()")
 
 
+def check_combinations(args: argparse.Namespace) -> None:
+    """Flags that would be ignored together are refused, one line each."""
+    from gpuadvisor.errors import UserError
+
+    if getattr(args, "spot", False) and getattr(args, "buy_only", False):
+        raise UserError("--spot prices rentals, and --buy-only leaves no rental: drop one of them")
+    if getattr(args, "price_per_hour", None) is not None and not getattr(args, "rank", False):
+        raise UserError("--price-per-hour applies to --rank only; without it the rental prices come from the price "
+                        "snapshot (use --budget-per-hour for a cap)")
+
+
 def targets_from(args: argparse.Namespace) -> Any:
     """The advisor's Targets from the flags above (validated: UserError on nonsense)."""
     from gpuadvisor.advisor.targets import HOURS_PER_MONTH, Targets
 
+    check_combinations(args)
     hpm = args.hours_per_month
     if args.hours_per_day is not None:
         if args.hours_per_day > 24:

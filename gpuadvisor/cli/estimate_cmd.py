@@ -14,11 +14,14 @@ GiB = 2**30
 
 
 def fraction(text: str) -> float:
-    v = positive_float(text)
+    """An efficiency: a fraction in (0, 1] ("0.4"), or a percentage with its sign ("40%")."""
+    t = text.strip()
+    pct = t.endswith("%")
+    v = positive_float(t[:-1] if pct else t)
+    if pct:
+        v /= 100.0
     if v > 1:
-        if v <= 100:
-            return v / 100.0  # "40" means 40%
-        raise argparse.ArgumentTypeError(f"must be a fraction in (0, 1] or a percentage: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a fraction in (0, 1], or a percentage with % (40%): {text!r}")
     return v
 
 
@@ -117,7 +120,7 @@ def workload_from(args: argparse.Namespace) -> Any:
         if ctx <= args.gen:
             raise UserError(f"--context {ctx} must exceed --gen ({args.gen})")
         args.seq = ctx - args.gen
-    return make_workload(
+    w = make_workload(
         model, mode=args.mode, dtype=dtype, batch=args.batch, seq_len=args.seq, gen_tokens=args.gen,
         mixed_precision=not args.pure, checkpointing=args.checkpointing,
         num_gpus=args.gpus, sharding=args.sharding, tensor_parallel=args.tp, lora_rank=args.lora_rank,
@@ -126,6 +129,21 @@ def workload_from(args: argparse.Namespace) -> Any:
         freeze=tuple(args.freeze), trainable=tuple(args.trainable), input_shape=tuple(args.input),
         train_samples=args.samples, **extra,
     )
+    return check_workload_flags(w, args)
+
+
+MAX_PARAMS = 1e14  # 100T parameters: well beyond any published model; a larger count is a typo
+
+
+def check_workload_flags(w: Any, args: argparse.Namespace) -> Any:
+    """Refuse what would be ignored or is surely a typo, in one line each."""
+    if w.model.num_params > MAX_PARAMS:
+        raise UserError(f"{w.model.name}: {w.model.num_params:.3g} parameters is more than {MAX_PARAMS:.0e}, larger "
+                        "than any model; check the count (e.g. 70b, 405b)")
+    if args.checkpointing and w.mode in ("inference", "scoring"):
+        raise UserError(f"--checkpointing applies to training, LoRA and QLoRA, not --mode {w.mode} "
+                        "(inference keeps no activations for a backward pass)")
+    return w
 
 
 def efficiency_from(args: argparse.Namespace) -> Any:
@@ -238,7 +256,7 @@ def offload_plan(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any)
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
-    from gpuadvisor.cli.common import catalog_from, console, print_json
+    from gpuadvisor.cli.common import catalog_from, console, print_json, resolve_card
     from gpuadvisor.estimate import (
         HardwareFigures,
         apply_measured,
@@ -253,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
     w = workload_from(args)
     eff = efficiency_from(args)
     catalog = catalog_from(args)
-    card = catalog.get(args.gpu)
+    card = resolve_card(catalog, args.gpu)
     figs = None
     if args.probe:
         from gpuadvisor import results

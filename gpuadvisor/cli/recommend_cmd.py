@@ -48,8 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
+    from gpuadvisor.cli.advisor_args import check_combinations
     from gpuadvisor.cli.common import catalog_from
 
+    check_combinations(args)
     w = workload_from(args)
     eff = efficiency_from(args)
     catalog = catalog_from(args)
