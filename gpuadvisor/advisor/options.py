@@ -194,14 +194,40 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
     )
 
 
+def tensor_basis(card: Any) -> str:
+    """"datasheet", "derived" (unpublished, computed from the architecture) or "none" (no matrix units)."""
+    t = getattr(card, "tensor_dense_tflops", None)
+    return str(getattr(t, "basis", "datasheet") or "datasheet")
+
+
 def hw_notes(card: Any, workload: Workload) -> tuple[str, ...]:
-    """What the figures quietly assume about this card: NVIDIA cards before Ampere (compute
-    capability 8.0) have no bf16 and would run a bf16 model in fp16."""
+    """What the figures assume about this card, in words: no matrix units (16-bit work at the FP32
+    rate), tensor figures derived from the architecture, no bf16 (runs in fp16 on tensor cores)."""
+    out: list[str] = []
     cc = getattr(card, "compute_capability", None)
-    if workload.compute_dtype == "bf16" and getattr(card, "vendor", "") == "nvidia" and cc and \
-            tuple(int(x) for x in cc.split(".")) < (8, 0):
-        return (f"{card.name} has no bf16: it would run in fp16 (same memory and speed estimate)",)
-    return ()
+    sixteen = workload.compute_dtype in ("bf16", "fp16", "fp8")
+    basis = tensor_basis(card)
+    if sixteen and basis == "none":
+        out.append(f"{card.name} has no tensor cores: {workload.compute_dtype} work is costed at its FP32 rate "
+                   f"({card.fp32_tflops or 0:g} TFLOPS)")
+    elif sixteen and basis == "derived":
+        out.append(f"{card.name}: tensor rates unpublished, derived from its architecture (catalog note)")
+    if basis != "none" and workload.compute_dtype == "bf16" and getattr(card, "vendor", "") == "nvidia" and cc \
+            and tuple(int(x) for x in cc.split(".")) < (8, 0):
+        out.append(f"{card.name} has no bf16: it would run in fp16 on its tensor cores (same memory and speed "
+                   "estimate)")
+    return tuple(out)
+
+
+def runs_sixteen_bit_well(card: Any, workload: Workload, only: tuple[str, ...] = ()) -> bool:
+    """Whether to shortlist a card for 16-bit training, LoRA, QLoRA or a non-decoding model: cards
+    with no matrix units (Pascal and older, GCN 5, RDNA 1-2) run it at the FP32 rate (QLoRA's
+    4-bit kernels and bf16 autocast were not written for them) and are left out unless named."""
+    if tensor_basis(card) != "none" or workload.compute_dtype not in ("bf16", "fp16", "fp8"):
+        return True
+    if only and any(q.casefold() in card.name.casefold() for q in only):
+        return True
+    return workload.mode == "inference" and workload.model.kind == "decoder"
 
 
 def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly: float | None,
@@ -321,6 +347,7 @@ def build_options(
         raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
     if workload.mode == "inference" and workload.model.kind == "decoder" and engine == "graphs":
         cards = {n: c for n, c in cards.items() if _runs_serving_engine(c)}
+    cards = {n: c for n, c in cards.items() if runs_sixteen_bit_well(c, workload, only)}
     hws: dict[str, HardwareFigures] = {}
     cache: dict[tuple[str, int], Figures | None] = {}
     measured = measured or {}

@@ -21,6 +21,7 @@ DEFAULT_UTILISATION = 0.8  # fraction of TDP drawn while working
 DEFAULT_AMORTISE_MONTHS = 36  # purchased hardware is written off over three years
 HOURS_PER_MONTH = 730.0
 DEFAULT_TRAIN_TOKENS = 1e8  # training with no token budget: costs are quoted for 100M tokens
+DEFAULT_REQUEST_S = 1.0  # a model that does not decode (a UNet step, a classifier): a request within a second
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,11 @@ class Targets:
         """These targets with the mode's default filled in: serving with no speed target asks for
         DEFAULT_TOKENS_PER_S per user; training takes its token budget from the workload."""
         t = self
-        if workload.mode == "inference" and t.tokens_per_s is None and t.ttft_s is None:
+        decoder = getattr(workload.model, "kind", "decoder") == "decoder"
+        if workload.mode == "inference" and decoder and t.tokens_per_s is None and t.ttft_s is None:
             t = replace(t, tokens_per_s=DEFAULT_TOKENS_PER_S)
+        if workload.mode == "inference" and not decoder and t.ttft_s is None:
+            t = replace(t, ttft_s=DEFAULT_REQUEST_S)
         if workload.mode != "inference" and t.tokens is None:
             t = replace(t, tokens=float(workload.train_tokens or workload.train_samples or DEFAULT_TRAIN_TOKENS))
         return t.validate()
