@@ -149,8 +149,20 @@ def advise(
         dl = f" and the {targets.deadline_h:g} h deadline" if targets.deadline_h else ""
         notes.append(f"no {unit[0][:-1]} budget given ({unit[1]}): costs{dl} are for {targets.tokens:.3g} {unit[0]}, "
                      "the default")
-    if not (targets.usd_per_hour or targets.budget_usd):
-        notes.append("no budget set (--budget-per-hour or --budget): no 'fastest within budget' pick")
+    if not targets.any_budget:
+        notes.append("no budget set (--budget-per-hour, --budget-per-month, --budget-per-job): no 'fastest within "
+                     "budget' pick")
+    if targets.budget_usd:
+        notes.append(f"--budget ${targets.budget_usd:,.0f} is read as "
+                     + ("a month of serving (--budget-per-month)" if workload.mode == "inference"
+                        else "the whole job (--budget-per-job)") + "; --max-card-price caps what a card to buy costs")
+    if rent and any(o.hardware.kind == "rent" for o in opts):
+        from gpuadvisor.advisor.options import MIN_HOST_GIB, QLORA_LOAD_SHARE, VCPUS_PER_GPU, VISION_VCPUS_PER_GPU
+
+        notes.append(f"rental instances checked for host needs (defaults): {VCPUS_PER_GPU} vCPUs per GPU "
+                     f"({VISION_VCPUS_PER_GPU} for vision training's data loading), host memory >= {MIN_HOST_GIB} GiB "
+                     f"and >= the 16-bit checkpoint for training and LoRA ({QLORA_LOAD_SHARE:.0%} of it for QLoRA); "
+                     "local disk is not in the price snapshot and is not checked")
     if rent and not any(o.hardware.kind == "rent" for o in opts):
         notes.append("no rental offers were evaluated (no price snapshot, or the filters left none)")
     if not decoder and workload.compute_dtype in ("bf16", "fp16", "fp8"):

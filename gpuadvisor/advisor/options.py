@@ -146,8 +146,10 @@ class Option:
 
 
 def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: Workload,
-                 targets: Targets, notes: tuple[str, ...] = ()) -> Option:
-    """Attach the hardware's costs to its figures and check every target."""
+                 targets: Targets, notes: tuple[str, ...] = (), host_misses: tuple[tuple[str, float], ...] = ()
+                 ) -> Option:
+    """Attach the hardware's costs to its figures and check every target (`host_misses`: what the
+    rental instance lacks for the workload, with the ratio of need to have)."""
     t = targets
     g = hardware.gpus
     elec = t.electricity_usd_h(hw.tdp_w, g)
@@ -180,6 +182,17 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
             per_kreq = usd_h / (f.requests_per_s * 3600.0) * 1e3
     energy = kw_h * (t.hours_per_month if serving else (wall_h or 0.0)) if hw.tdp_w else None
     misses, shortfall = _misses(f, t, serving, usd_h, monthly, job, wall_h)
+    if hardware.kind == "buy" and t.max_card_usd and not hardware.purchase_usd:
+        misses.append(f"price unknown, cap ${t.max_card_usd:,.0f} a card")  # a cap cannot vouch for it
+        shortfall = max(shortfall, 2.0)
+    elif hardware.kind == "buy" and t.max_card_usd and hardware.purchase_usd:
+        unit = hardware.purchase_usd / hardware.gpus
+        if unit > t.max_card_usd:
+            misses.append(f"a card costs ${unit:,.0f}, cap ${t.max_card_usd:,.0f}")
+            shortfall = max(shortfall, unit / t.max_card_usd)
+    for text, ratio in host_misses:
+        misses.append(text)
+        shortfall = max(shortfall, ratio)
     return Option(
         hardware=hardware, mode=workload.mode, fits=f.fits, layout=f.layout, tensor_parallel=f.tp,
         replicas=f.replicas, needed_gib_per_gpu=f.needed_gib, memory_gib_per_gpu=hw.memory_gib,
@@ -246,16 +259,18 @@ def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly:
         if t.ttft_s and lat is not None and lat > t.ttft_s:
             out.append(f"first token after {lat:.2f} s, {t.ttft_s:g} s asked")
             worst = max(worst, lat / t.ttft_s)
-        if t.budget_usd and monthly is not None and monthly > t.budget_usd:
-            out.append(f"${monthly:,.0f} a month, budget ${t.budget_usd:,.0f}")
-            worst = max(worst, monthly / t.budget_usd)
+        mb = t.month_budget
+        if mb and monthly is not None and monthly > mb:
+            out.append(f"${monthly:,.0f} a month, budget ${mb:,.0f}")
+            worst = max(worst, monthly / mb)
     else:
         if t.deadline_h and wall_h is not None and wall_h > t.deadline_h:
             out.append(f"takes {wall_h:,.1f} h, deadline {t.deadline_h:g} h")
             worst = max(worst, wall_h / t.deadline_h)
-        if t.budget_usd and job is not None and job > t.budget_usd:
-            out.append(f"costs ${job:,.0f}, budget ${t.budget_usd:,.0f}")
-            worst = max(worst, job / t.budget_usd)
+        jb = t.job_budget
+        if jb and job is not None and job > jb:
+            out.append(f"costs ${job:,.0f}, budget ${jb:,.0f}")
+            worst = max(worst, job / jb)
     if t.usd_per_hour and usd_h is not None and usd_h > t.usd_per_hour:
         out.append(f"${usd_h:,.2f}/h, budget ${t.usd_per_hour:g}/h")
         worst = max(worst, usd_h / t.usd_per_hour)
@@ -271,6 +286,39 @@ def hardware_of(card: Any, measured: dict[str, float] | None = None) -> Hardware
     if card.family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
         hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - cal.JETSON_SYSTEM_GIB))
     return apply_measured(hw, measured) if measured else hw
+
+
+# What a rental instance's host must have for the workload (defaults, stated in the advice's notes):
+VISION_VCPUS_PER_GPU = 6  # DataLoader workers decoding and augmenting JPEGs (ImageNet-style training)
+VCPUS_PER_GPU = 2  # a tokenizer / engine process and the launcher per GPU
+MIN_HOST_GIB = 16
+QLORA_LOAD_SHARE = 0.5  # QLoRA: the 16-bit checkpoint is read and quantized while loading (page cache)
+
+
+def host_needs(workload: Workload, gpus: int) -> tuple[int, float, str]:
+    """(vCPUs, host memory GiB, why) an instance needs for the workload on `gpus` GPUs."""
+    m = workload.model
+    ckpt = m.num_params * 2 / 2**30  # the 16-bit checkpoint
+    if workload.mode != "inference" and m.is_traced:
+        return VISION_VCPUS_PER_GPU * gpus, float(MIN_HOST_GIB), "data loading for vision training"
+    if workload.mode == "qlora":
+        return VCPUS_PER_GPU * gpus, max(MIN_HOST_GIB, QLORA_LOAD_SHARE * ckpt), "loading and quantizing the base"
+    if workload.mode in ("training", "lora"):
+        return VCPUS_PER_GPU * gpus, max(MIN_HOST_GIB, ckpt), "loading the 16-bit checkpoint"
+    return VCPUS_PER_GPU * gpus, float(MIN_HOST_GIB), "the engine and the tokenizer"
+
+
+def host_misses(offer: Any, workload: Workload, gpus: int) -> tuple[tuple[str, float], ...]:
+    """What an instance lacks (vCPUs, memory), with the ratio of need to have; unknown counts pass."""
+    cpus, mem, why = host_needs(workload, gpus)
+    out = []
+    have_c = getattr(offer, "vcpus", None)
+    have_m = getattr(offer, "memory_gib", None)
+    if have_c and have_c < cpus:
+        out.append((f"{have_c:g} vCPUs, {cpus} wanted for {why}", cpus / have_c))
+    if have_m and have_m < mem:
+        out.append((f"{have_m:g} GiB host memory, {mem:,.0f} wanted for {why}", mem / have_m))
+    return tuple(out)
 
 
 def purchase_of(card: Any) -> tuple[float | None, str | None, str | None]:
@@ -357,12 +405,15 @@ def build_options(
             hws[name] = hardware_of(cards[name], measured.get(name))
         return hws[name]
 
+    errors: list[UserError] = []
+
     def figs(name: str, g: int) -> Figures | None:
         if (name, g) not in cache:
             try:
                 cache[(name, g)] = figures(workload, hw_of(name), g, targets, engine=engine, efficiency=efficiency)
-            except UserError:
+            except UserError as e:
                 cache[(name, g)] = None  # an impossible layout for this count
+                errors.append(e)
         return cache[(name, g)]
 
     out: list[Option] = []
@@ -381,7 +432,8 @@ def build_options(
             reg = region or getattr(o, "region", None)
             hwd = Hardware("rent", name, g, usd_per_hour=float(price), provider=o.provider,
                            instance_type=o.instance_type, region=reg, spot=spot)
-            out.append(price_option(f, hwd, hw_of(name), workload, targets, hw_notes(cards[name], workload)))
+            out.append(price_option(f, hwd, hw_of(name), workload, targets, hw_notes(cards[name], workload),
+                                    host_misses(o, workload, g)))
     if buy:
         for card in cards.values():
             unit, kind, source = purchase_of(card)
@@ -405,6 +457,8 @@ def build_options(
             g, f = chosen
             out.append(price_option(f, Hardware("local", name, g), hw_of(name), workload, targets,
                                     hw_notes(cards[name], workload)))
+    if not out and errors:
+        raise errors[0]  # nothing could be estimated (e.g. a traced model without PyTorch): say why
     return out
 
 
