@@ -119,3 +119,35 @@ def test_recommend_70b_100_users_counts_every_prompt(capsys):
     assert lay["fits"] and 60 < lay["needed_gib_per_gpu"] < 72
     assert lay["per_user_tokens_per_s"] < 5
     assert "KV cache (100 users" in next(k for k in lay["memory_parts"] if k.startswith("KV"))
+
+
+@pytest.mark.parametrize("argv", [
+    ["llama-3.1-70b", "--users", "100", "--context", "4096"],
+    ["llama-3.1-8b", "--mode", "lora", "--tokens", "2e7"],
+    ["sdxl-unet"],
+])
+def test_recommend_fits_80_columns(monkeypatch, argv):
+    """In an 80-column terminal every pick's and option's cost and speed sit on one line."""
+    import io
+
+    from rich.console import Console
+
+    from gpuadvisor.cli import common, recommend_cmd
+    from gpuadvisor.cli import build_parser
+    from gpuadvisor.cli.advisor_args import advice_from
+    from gpuadvisor.cli.estimate_cmd import workload_from
+
+    buf = io.StringIO()
+    monkeypatch.setattr(common, "console", lambda: Console(width=80, file=buf, highlight=False))
+    ns = build_parser().parse_args(["recommend", *argv])
+    from gpuadvisor.catalog import load_catalog
+
+    advice = advice_from(ns, workload_from(ns), load_catalog())
+    recommend_cmd.print_advice(advice)
+    lines = buf.getvalue().splitlines()
+    assert lines and max(len(x) for x in lines) <= 80
+    picks = [x for x in lines if x.split()[:1] and x.split()[0] in ("rent", "buy", "value", "fast", "1")
+             and not x.startswith("buy or rent")]
+    assert picks, buf.getvalue()
+    for x in picks:
+        assert "$" in x and any(ch.isdigit() for ch in x.split("$")[-1]), x

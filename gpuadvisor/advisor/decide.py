@@ -138,6 +138,8 @@ def advise(
         miss = closest_miss(opts, targets)
         if miss:
             closest, take = miss
+            if not closest.option.fits:
+                take = _way_forward_line(closest.option, workload, catalog, targets, engine, efficiency) or take
     notes = ["estimates from datasheet figures and calibrated efficiencies (BENCHMARKS.md), not measurements"]
     decoder = workload.mode == "inference" and workload.model.kind == "decoder"
     if decoder:
@@ -182,6 +184,21 @@ def advise(
     return Advice(workload=workload, targets=targets, options=opts, frontier=frontier(opts), picks=picks,
                   buy_vs_rent=buy_vs_rent(opts, targets), closest=closest, what_it_would_take=take, local=local,
                   prices=prices, engine=engine, notes=tuple(notes))
+
+
+def _way_forward_line(o: Option, workload: Workload, catalog: Any, targets: Targets, engine: str,
+                      efficiency: Efficiency | None) -> str | None:
+    """The cheapest change that makes the closest option fit, with its figures (advisor.remedy)."""
+    from gpuadvisor.advisor.options import hardware_of
+    from gpuadvisor.advisor.remedy import way_forward
+
+    card = next((c for c in catalog.cards if c.name == o.hardware.card), None)
+    if card is None:
+        return None
+    fixes = way_forward(workload, hardware_of(card), o.hardware.gpus, targets, engine=engine, efficiency=efficiency)
+    if not fixes:
+        return None
+    return f"{o.hardware.card} x {o.hardware.gpus} does not fit; " + "; or ".join(r.line for r in fixes)
 
 
 __all__ = ["Advice", "PriceInfo", "advise"]

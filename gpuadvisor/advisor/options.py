@@ -251,7 +251,9 @@ def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly:
     if not f.fits:
         out.append(f.why_not or "does not fit")
         worst = math.inf if not f.max_users else max(worst, t.users / f.max_users)
-    if serving:
+    if not f.fits:
+        pass  # what does not fit has no speed to miss targets by
+    elif serving:
         if t.tokens_per_s and f.per_user is not None and f.per_user < t.tokens_per_s:
             out.append(f"{f.per_user:.1f} tok/s per user, {t.tokens_per_s:g} asked")
             worst = max(worst, t.tokens_per_s / f.per_user)

@@ -106,6 +106,9 @@ def describe(o: Option) -> str:
             f", ~${o.usd_per_hour:,.2f}/h amortised with power" if o.serving and o.usd_per_hour else "")
     else:
         price = f"electricity ~${o.usd_per_hour:,.2f}/h" if o.usd_per_hour is not None else "owned"
+    if not o.fits:  # no run time for what does not fit
+        return " ".join([o.label + ":", price + ";", f"does not fit ({o.binds_note or o.binds})."]) + "".join(
+            f" Note: {n}." for n in o.notes)
     if o.serving:
         if o.per_user_tokens_per_s is not None:
             speed = (f"{o.per_user_tokens_per_s:,.0f} tok/s per user, first token {duration(o.ttft_s)}, "

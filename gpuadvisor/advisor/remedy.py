@@ -114,7 +114,10 @@ def way_forward(w: Workload, hw: HardwareFigures, gpus: int, targets: Targets, *
     if f.fits:
         return []
     out: list[Remedy] = []
+    off = _offload(w, hw, gpus, targets) if w.mode == "inference" and w.model.kind == "decoder" else None
     for change, flag, wl, g, t in _candidates(w, gpus, targets, f, hw, global_batch):
+        if off is not None and g > gpus and not out:
+            out.append(off)  # free but slow: before buying more GPUs
         if out and g == gpus:
             continue  # one free change is enough; keep looking only for the more-GPU one
         try:
@@ -130,6 +133,31 @@ def way_forward(w: Workload, hw: HardwareFigures, gpus: int, targets: Targets, *
             if g > gpus:
                 break
     return out
+
+
+def _offload(w: Workload, hw: HardwareFigures, gpus: int, t: Targets) -> Remedy | None:
+    """One user on one GPU with the layers that do not fit in host memory (llama.cpp -ngl), in
+    GGUF Q4_K_M where the weights are 16-bit: the way a single small card runs a large model."""
+    from gpuadvisor.estimate import GiB
+    from gpuadvisor.estimate.offload import plan_offload
+
+    if gpus != 1 or not hw.memory_gib or not hw.bandwidth_gbs:
+        return None
+    wl = w.with_(quant="q4_k_m") if w.quant == "none" and w.dtype in ("bf16", "fp16") else w
+    wl = wl.with_(batch=1, seq_len=t.prompt_tokens, gen_tokens=t.output_tokens, offload=True)
+    try:
+        plan = plan_offload(wl.validate(), hw.memory_gib * GiB, hw.bandwidth_gbs)
+    except UserError:
+        return None
+    quant = " in GGUF Q4_K_M" if wl.quant != w.quant else ""
+    f = Figures(fits=True, layout=f"offload: {plan.gpu_layers} of {plan.total_layers} layers on the GPU", tp=1,
+                replicas=1, needed_gib=plan.gpu_bytes / GiB, binds="bandwidth",
+                binds_note=f"host memory bandwidth: {plan.host_bytes / GiB:,.1f} GiB of layers in host memory",
+                per_user=plan.decode_tokens_per_s, aggregate=plan.decode_tokens_per_s, max_users=1,
+                memory_parts=(("on the GPU", plan.gpu_bytes / GiB),), usable_gib=hw.memory_gib)
+    flag = ("--quant q4_k_m " if quant else "") + "--offload (estimate)"
+    return Remedy(f"one user{quant}, {plan.host_bytes / GiB:,.0f} GiB of layers in host memory (llama.cpp)",
+                  flag, 1, f)
 
 
 __all__ = ["Remedy", "way_forward"]
