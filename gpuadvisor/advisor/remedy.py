@@ -21,6 +21,7 @@ from gpuadvisor.units import duration
 from gpuadvisor.workload import Workload
 
 MORE_GPUS = (2, 4, 8)
+MORE_GPUS_TRAINING = (2, 4, 8, 16, 32)  # ZeRO-3 spreads over nodes too (two or four 8-GPU nodes)
 FP8_MIN_CC = (8, 9)  # Ada and Hopper run fp8 matmuls; older cards keep fp8 weights only via emulation
 
 
@@ -94,9 +95,10 @@ def _candidates(w: Workload, gpus: int, targets: Targets, f: Figures, hw: Hardwa
             out.append(("QLoRA: the frozen base in 4 bits", "--mode qlora",
                         w.with_(mode="qlora", batch=1, checkpointing=True), gpus, t))
     lean = None if w.mode == "inference" else w.with_(batch=1, checkpointing=True)
-    for g in MORE_GPUS:
+    for g in (MORE_GPUS if w.mode == "inference" else MORE_GPUS_TRAINING):
         if g > gpus:
-            out.append((f"{g} GPUs", f"--gpus {g}", w, g, t))
+            keep = f" --batch {w.batch * g}" if global_batch and w.mode != "inference" else ""
+            out.append((f"{g} GPUs", f"--gpus {g}{keep}", w, g, t))
             if lean is not None and lean != w:
                 out.append((f"{g} GPUs, checkpointing and micro-batch 1",
                             f"--gpus {g} --checkpointing --batch {g if global_batch else 1}", lean, g, t))

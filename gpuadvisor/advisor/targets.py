@@ -143,7 +143,7 @@ class Targets:
         """Running cost of `gpus` cards at `utilisation` of TDP (the GPUs only, not the host)."""
         return (tdp_w or 0.0) * gpus * self.utilisation / 1000.0 * self.usd_per_kwh
 
-    def describe(self, mode: str, decoder: bool = True) -> str:
+    def describe(self, mode: str, decoder: bool = True, unit: str = "tokens") -> str:
         """One line: the targets that apply to `mode` (and to a model that decodes tokens or not)."""
         parts: list[str] = []
         if mode == "inference":
@@ -156,7 +156,7 @@ class Targets:
                 parts.append(f"{'first token' if decoder else 'a request'} <= {self.ttft_s:g} s")
         else:
             if self.tokens:
-                parts.append(f"{self.tokens:.3g} tokens")
+                parts.append(f"{self.tokens:.3g} {unit}")
             if self.deadline_h:
                 parts.append(f"within {_hours(self.deadline_h)}")
         if self.usd_per_hour:

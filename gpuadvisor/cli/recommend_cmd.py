@@ -103,7 +103,8 @@ def print_advice(advice: Any, *, top: int = 12, all_options: bool = False, curre
     wide = con.width >= COMPACT_BELOW  # a narrow terminal wraps at words; a wide one keeps lines whole
     con.print(f"[bold]{describe_workload(w, users=t.users if w.mode == 'inference' else None)}[/bold]",
               soft_wrap=wide)
-    con.print(f"targets: {t.describe(w.mode, decoder)}", soft_wrap=wide)
+    con.print(f"targets: {t.describe(w.mode, decoder, 'samples' if w.model.is_traced else 'tokens')}",
+              soft_wrap=wide)
     if advice.prices:
         p = advice.prices
         con.print(f"rental prices: {p.source} ({p.offers} offers, {'spot' if p.spot else 'on-demand'})")
