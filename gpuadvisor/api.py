@@ -60,8 +60,8 @@ def estimate(w: Workload, card: str = "H100 SXM5 80GB", *, users: int = 1, promp
     """Estimate `w` on `card` (a catalog name or alias; fuzzy) in its own layout (`w.num_gpus`,
     `w.tensor_parallel`, `w.sharding`); serving a decoder: `users` at once on every replica together.
     `layout` holds the figures `advise` gives the same card x count (one path for both)."""
-    from gpuadvisor.advisor.options import hardware_of
     from gpuadvisor.advisor.figures import layout_figures
+    from gpuadvisor.advisor.options import hardware_of
     from gpuadvisor.estimate import estimate_compute, estimate_memory, estimate_serving
 
     c = (cat or catalog()).get(card)

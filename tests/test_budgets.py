@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gpuadvisor import api
 from gpuadvisor.advisor import Targets
-from gpuadvisor.advisor.options import host_needs, host_misses
+from gpuadvisor.advisor.options import host_misses, host_needs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,7 +67,7 @@ class _Offer:
 
 def test_rental_hosts_are_checked():
     w70 = api.workload("llama-3.1-70b", mode="qlora")
-    cpus, mem, why = host_needs(w70, 1)
+    _, mem, why = host_needs(w70, 1)
     assert mem > 60 and "quantiz" in why
     miss = host_misses(_Offer(2, 4), w70, 1)
     assert any("GiB host memory" in m for m, _ in miss)

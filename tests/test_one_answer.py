@@ -86,9 +86,9 @@ def test_estimate_recommend_api_report_agree(capsys, args, card):
     assert checked >= 1
 
     # the API and the report, for the first choice
+    from gpuadvisor.cli import build_parser
     from gpuadvisor.cli.advisor_args import targets_from
     from gpuadvisor.cli.estimate_cmd import workload_from
-    from gpuadvisor.cli import build_parser
 
     ns = build_parser().parse_args(["recommend", *args, "--buy-only", "--only", card])
     advice = api.advise(workload_from(ns), targets_from(ns), buy=True, rent=False, only=(card,))
@@ -132,8 +132,7 @@ def test_recommend_fits_80_columns(monkeypatch, argv):
 
     from rich.console import Console
 
-    from gpuadvisor.cli import common, recommend_cmd
-    from gpuadvisor.cli import build_parser
+    from gpuadvisor.cli import build_parser, common, recommend_cmd
     from gpuadvisor.cli.advisor_args import advice_from
     from gpuadvisor.cli.estimate_cmd import workload_from
 

@@ -83,8 +83,9 @@ CARDS: dict[str, tuple[dict[str, object], str, str]] = {
     "Jetson AGX Orin 64GB": ({**_ga10b(16, 1300), "int8": 85}, "derived",
                              DERIVED_ORIN.format(sms=16, mhz=1300, tops=170)),
     "Jetson AGX Thor": ({"fp16": 258.8, "bf16": 258.8, "tf32": 129.4, "fp8": 517.5, "fp4": 1035, "int8": None},
-                        "derived", "derived: unpublished; NVIDIA publishes 2,070 FP4 TFLOPS with sparsity; dense FP4 is "
-                        "half, and Blackwell datacenter-class tensor cores run FP8 at 1/2 and FP16/BF16 at 1/4 the FP4 "
+                        "derived",
+                        "derived: unpublished; NVIDIA publishes 2,070 FP4 TFLOPS with sparsity; dense FP4 is half, and"
+                        " Blackwell datacenter-class tensor cores run FP8 at 1/2 and FP16/BF16 at 1/4 the FP4 "
                         "rate (B200: 9,000 / 4,500 / 2,250), TF32 at 1/8"),
     "Jetson Xavier NX": (_volta(6, 1100), "derived", DERIVED_XAVIER.format(sms=6, mhz=1100)),
     "Jetson AGX Xavier": (_volta(8, 1377), "derived", DERIVED_XAVIER.format(sms=8, mhz=1377)
@@ -124,7 +125,7 @@ def _num(v: object) -> str:
     if v is None:
         return "null"
     f = float(v)  # type: ignore[arg-type]
-    return f"{f:g}" if f == int(f) or abs(f) >= 100 else f"{f:g}"
+    return f"{f:g}"
 
 
 def _line(indent: str, old: dict[str, str], figs: dict[str, object], basis: str, note: str) -> str:

@@ -170,8 +170,8 @@ def advise(
     if not decoder and workload.compute_dtype in ("bf16", "fp16", "fp8"):
         notes.append("cards without tensor cores (Pascal and older, AMD GCN 5 and RDNA 1-2) are left out: "
                      f"{workload.compute_dtype} work runs there at the FP32 rate (--only NAME includes one)")
-    if workload.mode == "inference" and not decoder and targets_in is not None and targets_in.ttft_s is None \
-            or workload.mode == "inference" and not decoder and targets_in is None:
+    if (workload.mode == "inference" and not decoder and targets_in is not None and targets_in.ttft_s is None) \
+            or (workload.mode == "inference" and not decoder and targets_in is None):
         notes.append(f"no --ttft: a request is wanted within {targets.ttft_s:g} s (the default); --ttft sets it")
     if decoder and engine == "graphs":
         notes.append("NVIDIA cards older than Volta (compute capability < 7.0) are left out: vLLM-class engines "

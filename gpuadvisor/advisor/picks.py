@@ -229,10 +229,7 @@ def _break_even(buy: Option, rent: Option, targets: Targets) -> BreakEven:
         hours = price / (rent_h - elec)
         months = hours / targets.hours_per_month
         # pays back within half the planned use: buy; not within it: not worth buying; in between: close
-        if plan_h is None:
-            verdict = "close"
-        else:
-            verdict = "buy" if hours <= plan_h / 2 else ("rent" if hours > plan_h else "close")
+        verdict = "close" if plan_h is None else "buy" if hours <= plan_h / 2 else "rent" if hours > plan_h else "close"
         word = {"buy": "buy", "rent": "rent, not worth buying",
                 "close": "close call, buying pays back late in the planned use"}
         line = (f"{word[verdict]}: {buy.label} (${price:,.0f}) breaks even with renting {rent.label} after "

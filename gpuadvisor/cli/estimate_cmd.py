@@ -256,17 +256,14 @@ def offload_plan(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any)
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
+    from gpuadvisor.advisor.figures import layout_figures
+    from gpuadvisor.advisor.options import hardware_of
     from gpuadvisor.cli.common import catalog_from, console, print_json, resolve_card
     from gpuadvisor.estimate import (
-        HardwareFigures,
-        apply_measured,
         estimate_compute,
         estimate_memory,
         estimate_serving,
     )
-
-    from gpuadvisor.advisor.figures import layout_figures
-    from gpuadvisor.advisor.options import hardware_of
 
     w = workload_from(args)
     eff = efficiency_from(args)

@@ -207,7 +207,7 @@ def _print_compact(con: Any, advice: Any, *, top: int, all_options: bool, curren
         con.print("[bold red]nothing evaluated meets every target[/bold red]")
         if advice.closest:
             o = advice.closest.option
-            cost, buy, speed = _compact_cells(o, currency, rate)
+            cost, _, speed = _compact_cells(o, currency, rate)
             con.print(f"closest: {short_label(o)}: {cost_head} {cost}, "
                       + (f"{speed_head} {speed}" if o.fits else "does not fit"))
             con.print(f"it would take: {advice.what_it_would_take}")
