@@ -166,6 +166,15 @@ class AdvisorPane(TabPane):
         if quant != "none" and mode in ("training", "lora", "qlora"):
             raise UserError(f"a quantized format applies to inference (QLoRA quantizes its base itself), not {mode}")
         w = make_workload(model, mode=mode, dtype=dtype, batch=batch, seq_len=seq, quant=quant, checkpointing=ckpt)
+        context = _int(get["context"], "context", 1) if get["context"] else None
+        if mode == "inference" and w.model.kind == "decoder" and seq:
+            # a served decoder's prompt is the context less the answer: one field, not two that disagree
+            from gpuadvisor.advisor.targets import DEFAULT_OUTPUT_TOKENS
+
+            if context is not None and context != seq + DEFAULT_OUTPUT_TOKENS:
+                raise UserError(f"give Context (prompt + {DEFAULT_OUTPUT_TOKENS}-token answer) or Seq (prompt), "
+                                "not both")
+            context = seq + DEFAULT_OUTPUT_TOKENS
         per_hour, total = _budget(get["budget"])
         kw: dict[str, Any] = {"usd_per_hour": per_hour, "budget_usd": total}
         if mode == "inference":
@@ -173,7 +182,7 @@ class AdvisorPane(TabPane):
                 tokens_per_s=_float(get["tok_s"], "tok/s per user"),
                 users=_int(get["users"] or "1", "users", 1),
                 ttft_s=_float(get["ttft"], "time to first token (seconds)"),
-                context=_int(get["context"], "context", 1) if get["context"] else None,
+                context=context,
             )
         else:
             kw.update(tokens=_tokens(get["tokens"]), deadline_h=_deadline(get["deadline"]))
