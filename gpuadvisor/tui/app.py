@@ -178,7 +178,9 @@ class GpuAdvisorApp(App[None]):
         options = self.advice.options if self.advice is not None else []
         option = next((o for o in options if o.label == self.chosen), None)
         workload = self.advice.workload if self.advice is not None else None
-        self.query_one(MemoryPane).show(workload, self._breakdown, option)
+        users = self.advice.targets.users if self.advice is not None and workload is not None and \
+            workload.mode == "inference" else None
+        self.query_one(MemoryPane).show(workload, self._breakdown, option, users)
 
     # ------------------------------------------------------------------ probe run
     def action_run_probes(self) -> None:

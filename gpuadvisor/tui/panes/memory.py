@@ -12,10 +12,10 @@ from textual.widgets import Static, TabPane
 from gpuadvisor.tui.widgets import GiB, num
 
 
-def pres_shape(w: Any) -> str:
+def pres_shape(w: Any, users: int | None = None) -> str:
     from gpuadvisor.presentation import workload_shape
 
-    return workload_shape(w)
+    return workload_shape(w, users)
 
 
 class MemoryPane(TabPane):
@@ -25,7 +25,7 @@ class MemoryPane(TabPane):
     def compose(self) -> ComposeResult:
         yield VerticalScroll(Static("", id="memory-view"), id="memory-scroll")
 
-    def show(self, workload: Any, breakdown: Any, option: Any | None) -> None:
+    def show(self, workload: Any, breakdown: Any, option: Any | None, users: int | None = None) -> None:
         """The workload's memory breakdown on one GPU as bars, and what the highlighted option
         (an advisor Option, laid out over its GPUs) needs per GPU against what it has."""
         from rich.console import Group
@@ -36,7 +36,7 @@ class MemoryPane(TabPane):
             view.update("Fill in the workload on the Advisor tab (F1).")
             return
         w = workload
-        head = Text.assemble((f"{w.model.name}", "bold"), f" · {w.mode} · {w.dtype} · {pres_shape(w)}\n")
+        head = Text.assemble((f"{w.model.name}", "bold"), f" · {w.mode} · {w.dtype} · {pres_shape(w, users)}\n")
         cap = option.memory_gib_per_gpu if option is not None else None
         # the highlighted option's own per-GPU figures (its layout, every user's KV cache), the same
         # numbers `estimate` and `recommend` give; the bare workload on one GPU only with no option
