@@ -29,6 +29,10 @@ async def _svg() -> str:
     app = GpuAdvisorApp(results.load(PROBE), debounce_s=0.05)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.5)
+        advice = [w for w in app.workers if w.group == "advice"]  # the advisor answers from a worker thread
+        if advice:
+            await app.workers.wait_for_complete(advice)
+        await pilot.pause(0.2)
         return app.export_screenshot(title="gpuadvisor")
 
 
