@@ -326,6 +326,10 @@ def run(args: argparse.Namespace) -> int:
                   f"{hw.memory_gib:g} GiB taken as free for the GPU")
     for n in mem.notes:
         con.print(f"  note: {n}")
+    from gpuadvisor.advisor.options import hw_notes
+
+    for n in hw_notes(card, w):  # no tensor cores (FP32 rate), derived tensor figures, no bf16
+        con.print(f"  note: {n}")
     if plan:
         con.print(f"[bold]CPU offload on {card.name}[/bold]: {plan.gpu_layers} of {plan.total_layers} layers on "
                   f"the GPU ({plan.gpu_bytes / GiB:.1f} GiB), {plan.host_bytes / GiB:.1f} GiB in host memory; decode "
