@@ -188,13 +188,29 @@ def overlap_exponent() -> dict[str, float]:
     return {"OVERLAP_P": min(rms, key=rms.__getitem__)}
 
 
-@fit("CONV_EFF", "STREAM_BW_EFF", "HOST_OPS_PER_ATEN_OP")
+@fit("CONV_EFF", "NORM_BW_EFF", "REDUCTION_BW_EFF", "STREAM_BW_EFF")
 @functools.lru_cache(maxsize=1)
-def _op_model_grid() -> dict[str, float]:
-    """The op cost model's grid fit over the calibration split of tests/data/models-h100.json."""
-    from gpuadvisor.validation import fit_op_constants
+def _op_model_gpu() -> dict[str, float]:
+    """The op cost model's per-class GPU fits over the calibration split of tests/data/models-h100.json."""
+    from gpuadvisor.validation import fit_gpu_constants
 
-    return fit_op_constants()
+    return fit_gpu_constants()
+
+
+@fit("OP_OVERLAP_P")
+def _op_model_overlap() -> dict[str, float]:
+    from gpuadvisor.validation import fit_overlap
+
+    return fit_overlap()
+
+
+@fit("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS")
+@functools.lru_cache(maxsize=1)
+def _op_model_host() -> dict[str, float]:
+    """The op cost model's host fit over the calibration split's host-bound steps."""
+    from gpuadvisor.validation import fit_host_constants
+
+    return fit_host_constants()
 
 
 def test_every_measured_or_fitted_constant_has_a_recomputation():

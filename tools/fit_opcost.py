@@ -17,7 +17,7 @@ from gpuadvisor.estimate import calibration as cal
 
 
 def main() -> int:
-    for name, v in validation.fit_op_constants().items():
+    for name, v in {**validation.fit_gpu_constants(), **validation.fit_host_constants()}.items():
         print(f"{name:22s} fit {v:g}   table {cal.value(name):g}")
     return 0
 

@@ -58,7 +58,11 @@ def main() -> int:
     ap.add_argument("--out", default=str(shipped_graphs_dir() / SHIPPED_FILE))
     a = ap.parse_args()
     path = Path(a.out)
-    graphs = load(path) if path.is_file() else {}
+    try:
+        graphs = load(path) if path.is_file() else {}
+    except UserError as e:  # an older format: every entry is traced again
+        print(f"{path}: {e}; starting afresh")
+        graphs = {}
     for k, (spec, opts) in sorted(wanted().items()):
         if a.only not in spec:
             continue
