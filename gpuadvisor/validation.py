@@ -147,7 +147,8 @@ def fit_gpu_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, fl
     rows = _calibration_graphs(cases)
     out: dict[str, float] = {}
     for name, (classes, grid) in GPU_FITS.items():
-        used = [(c, g) for c, g in rows if sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes) >= FIT_MIN_CLASS_S]
+        used = [(c, g) for c, g in rows
+                if sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes) >= FIT_MIN_CLASS_S]
         errs = {}
         for value in grid:
             with cal.override(**{name: value}):
