@@ -52,8 +52,8 @@ def section() -> str:
                    f"{x['median_abs_time_error']:.0%} | {x['worst_time']:.2f}x | {x['worst_memory']:.2f}x |")
     out += ["", "These are short of the ±25 % / ±10 % on 90 % target. Each op class is now fitted to its own "
             "profiled GPU time (split-K for weight gradients, convolution gradients per pass, CUDA-core grouped "
-            "convolutions) and the host to the host-bound steps (forward, backward and view ops apart). The remaining time misses "
-            "are host-bound steps of CNNs whose per-op host time is above the fit (EfficientNet, ResNeXt, "
+            "convolutions) and the host to the host-bound steps (forward, backward and view ops apart). The "
+            "remaining time misses are host-bound steps of CNNs whose per-op host time is above the fit (EfficientNet, ResNeXt, "
             "ResNet-152 training at small batch: 0.6-0.7x), grouped and depthwise convolutions, and normalisations "
             "whose achieved bandwidth varies 4x between models. "
             "`torchaudio:wav2vec2_base` (4 cases) was measured but not traced: no CPU torchaudio wheel exists for "

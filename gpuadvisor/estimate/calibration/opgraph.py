@@ -46,8 +46,8 @@ CONSTANTS = (
              Method.ASSUMPTION, "PyTorch's multi-tensor apply chunking, not measured"),
     Constant("OP_OVERLAP_P", 8.0, "exponent", "host/GPU overlap of an eager step of a traced model: step = "
              "(host^p + device^p)^(1/p)", MODELS, Method.FITTED, "the exponent of {1.5, 2, 3, 4, 8} with the "
-             "least mean |log(estimate / measured)| step time over the calibration split, the other constants as in the table "
-             "(gpuadvisor.validation.fit_overlap)"),
+             "least mean |log(estimate / measured)| step time over the calibration split, the other constants "
+             "as in the table (gpuadvisor.validation.fit_overlap)"),
     Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
              "under inference_mode (module code and Python around it included)", MODELS, Method.FITTED, HOST_FIT),
     Constant("HOST_FWD_OPS_TRAINING", 2.9, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
