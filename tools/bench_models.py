@@ -2,21 +2,19 @@
 """Write BENCHMARKS.md's op-graph section from the stored measurements (tests/data/models-h100.json,
 tests/data/published-resnet50.json) and the current estimator: the section between its heading and the next.
 
-  python3 tools/bench_models.py            # rewrite the section in BENCHMARKS.md
-  python3 tools/bench_models.py --print    # print it
+  python3 -m tools.bench_models            # rewrite the section in BENCHMARKS.md
+  python3 -m tools.bench_models --print    # print it
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from gpuadvisor import validation as v
 
-from gpuadvisor import validation as v  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 HEADING = "## Op-graph estimator: 27 models, training and inference (2026-11-24)"
 NOT_SHIPPED = ("torchaudio:",)
