@@ -127,7 +127,7 @@ def phase_rows(path: Path, hw: HardwareFigures, source: str) -> tuple[list[dict]
         m = rec.get("measured") or {}
         try:
             if "kind" in rec:
-                import validate_estimates as V
+                from tools import validate_estimates as V
 
                 w = V.workload_for(rec)
                 kind, held = rec["kind"], rec["held_out"]
@@ -198,12 +198,8 @@ def phase_table(rows: list[dict]) -> list[str]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--validation", action="append", help="validation JSON (repeatable; default: the ones in "
-                    "tools/data)")
-    ap.add_argument("--write", metavar="MD", help="write the tables into this Markdown file's generated section")
-    args = ap.parse_args()
+def collect(validation: list[Path] | None = None) -> tuple[list[dict], list[dict], list[str]]:
+    """Decode rows (per engine), phase rows (prefill, scoring, training, decode step) and the cases skipped."""
     hw = h100()
     drows = decode_rows(DATA / "decode-h100.json", hw, all_held_out=False, run="A")
     if (DATA / "decode-h100-host.json").exists():
@@ -222,17 +218,28 @@ def main() -> int:
                             (LAB / "h200-round5" / "eager-check-i.json", "H200 SXM 141GB", "I")):
         if path.exists():
             drows += eager_check_rows(path, card, run)
-    paths = [Path(p) for p in args.validation] if args.validation else sorted(DATA.glob("validation-h100*.json"))
+    paths = list(validation) if validation else sorted(DATA.glob("validation-h100*.json"))
     reruns = {LAB / "h100-round3" / "validation-cases-profiled.json": "v2 rerun",  # 8 v2 cases again, profiled
               LAB / "h100-round4" / "validation-case98.json": "v2 rerun 2"}  # case 98, median of 5
-    if not args.validation:
+    if not validation:
         paths += [p for p in reruns if p.exists()]
-    prows, skipped = [], []
+    prows: list[dict] = []
+    skipped: list[str] = []
     for p in paths:
         src = reruns.get(p) or p.stem.replace("validation-h100", "v1").replace("v1-v2", "v2")
         r, s = phase_rows(p, hw, src)
         prows += r
         skipped += s
+    return drows, prows, skipped
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--validation", action="append", help="validation JSON (repeatable; default: the ones in "
+                    "tools/data)")
+    ap.add_argument("--write", metavar="MD", help="write the tables into this Markdown file's generated section")
+    args = ap.parse_args()
+    drows, prows, skipped = collect([Path(p) for p in args.validation] if args.validation else None)
     text = ["## Decode (tools/data/decode-h100*.json)", "", "Error = estimated tok/s / measured tok/s - 1.", "",
             *summary(drows, "engine"), "",
             "Run A calibrated the engine profiles; run B is a second H100 machine of the same kind. Runs C (H100) "
