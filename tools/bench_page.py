@@ -107,7 +107,8 @@ def node() -> list[str]:
 
 def repeat() -> list[str]:
     with tempfile.TemporaryDirectory() as tmp, tarfile.open(H200_REPEAT) as tar:
-        tar.extractall(tmp, filter="data")
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # 3.10.12+: refuse odd members
+        tar.extractall(tmp, **safe)  # type: ignore[arg-type]
         files = sorted(str(p) for p in Path(tmp).glob("*.json"))
         rows = repeatability.collect(files)
     device = [r for r in rows.values() if not r["host_bound"] and r["unit"] not in ("us", "ms")]
@@ -196,7 +197,7 @@ def page() -> str:
     head = ["# Benchmarks", "",
             "What gpuadvisor measures and how far its estimates are from measurements, per group, written by "
             "`python3 -m tools.bench_page` from the result files named in each section (a test regenerates it). "
-            "Dated measurement notes and superseded runs are in `lab/history/`.", ""]
+            "Dated measurement notes and older runs are in `lab/history/`.", ""]
     parts = [head, probes(), node(), repeat(), probe_time(), bench_models.section(per_case=False).splitlines(),
              [""], llm_time(), llm_memory(), multigpu(), advisor()]
     text = "\n".join(line for part in parts for line in part)
