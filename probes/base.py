@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuadvisor.results import Measurement
+from gpuadvisor.core.results import Measurement
 from probes.timing import Deadline, ProbeSkipped
 
 _PRELOAD: dict[str, threading.Thread] = {}

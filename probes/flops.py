@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext, compiled, datasheet_for, measurement
 from probes.timing import time_gpu
 

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext, measurement
 from probes.timing import time_host
 

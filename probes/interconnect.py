@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.results import Measurement, ProbeResult
+from gpuadvisor.core.results import Measurement, ProbeResult
 from probes.base import ProbeContext, measurement
 from probes.collectives import MIB, OPS, combine, sweep_sizes
 from probes.timing import ProbeSkipped
@@ -258,7 +258,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
     topo = None
     if ctx.nvml is not None:
         try:
-            from gpuadvisor.devices import nvml_handle
+            from gpuadvisor.core.provenance import nvml_handle
             from probes.topology import topology
 
             topo = topology(ctx.nvml, [nvml_handle(ctx.nvml, i) for i in indices], indices)

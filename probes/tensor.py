@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult
 from probes import cublaslt as L
 from probes.base import ProbeContext, compiled, measurement
 from probes.timing import ProbeSkipped, ProbeTimeout, gpu_burst, interleaved_bursts, time_gpu, torch_burst

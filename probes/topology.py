@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.provenance import as_text as _s
-from gpuadvisor.provenance import nvml_try as _try
+from gpuadvisor.core.provenance import as_text as _s
+from gpuadvisor.core.provenance import nvml_try as _try
 
 # nvmlGpuTopologyLevel_t: how far apart two GPUs are on the PCIe/CPU tree, with nvidia-smi topo's names
 LEVELS: dict[int, tuple[str, str]] = {

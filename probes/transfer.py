@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext, measurement
 from probes.timing import retry_smaller, time_gpu, time_host, time_torch
 
