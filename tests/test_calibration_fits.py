@@ -25,6 +25,7 @@ from gpuadvisor.validation import workload_v1
 from gpuadvisor.workload import make_workload, spec_from_config
 
 DATA = Path(__file__).resolve().parents[1] / "tools" / "data"
+LAB = Path(__file__).resolve().parents[1] / "lab" / "data"  # raw files of the dated measurement runs
 H100_BF16_TFLOPS, H100_BANDWIDTH_GBS = 989.4, 3350.0  # catalog H100 SXM5 80GB, the datasheet the fits divide by
 FITS: dict[str, Callable[[], float]] = {}
 
@@ -38,8 +39,8 @@ def fit(*names: str) -> Callable[[Callable[[], dict[str, float]]], Callable[[], 
     return deco
 
 
-def _load(rel: str) -> dict:
-    return json.loads((DATA / rel).read_text())
+def _load(rel: str, base: Path = DATA) -> dict:
+    return json.loads((base / rel).read_text())
 
 
 def _round_to(x: float, step: float) -> float:
@@ -130,7 +131,7 @@ def int8_linear() -> dict[str, float]:
     """tools/device/int8_gemm.py on an H100: host time per linear (wall - GPU) without and with outlier
     columns, mixed as in v2 case 98's profile (43 of 196 linears had outliers); and the output-side
     kernels' bytes per output element at the achieved bandwidth (0.86 x 3,350 GB/s)."""
-    d = _load("h100-round4/int8-gemm.json")
+    d = _load("h100-round4/int8-gemm.json", LAB)
     plain = statistics.mean(r["linear_s"] - r["linear_profile"]["gpu_ms"] * 1e-3 for r in d["shapes"])
     outl = statistics.mean(r["linear_outliers_s"] - r["linear_outliers_profile"]["gpu_ms"] * 1e-3 for r in d["shapes"])
     share = 43 / 196
@@ -149,7 +150,7 @@ def int8_linear() -> dict[str, float]:
 @fit("DTENSOR_HOST_FACTOR")
 def dtensor() -> dict[str, float]:
     """Issue time of a step on a one-GPU DTensor mesh over the plain step's, two H200 hosts."""
-    ratios = [_load(f"{run}/dtensor-overhead.json") for run in ("h200-round3", "h200-round5")]
+    ratios = [_load(f"{run}/dtensor-overhead.json", LAB) for run in ("h200-round3", "h200-round5")]
     return {"DTENSOR_HOST_FACTOR": round(statistics.mean(d["dtensor"]["issue_ms"] / d["plain"]["issue_ms"]
                                                          for d in ratios), 1)}
 
@@ -157,7 +158,7 @@ def dtensor() -> dict[str, float]:
 @fit("CUDNN_ATTENTION_PLAN_S")
 def attention_plan() -> dict[str, float]:
     """SDPA on a new sequence length, default and cuDNN backends (cuDNN builds a plan), to 5 ms."""
-    d = _load("h100-round3/sdpa-host.json")
+    d = _load("h100-round3/sdpa-host.json", LAB)
     ms = [rec[b]["fresh_ms"] for rec in d["sdpa"] for b in ("default", "cudnn")]
     return {"CUDNN_ATTENTION_PLAN_S": _round_to(statistics.mean(ms), 5) * 1e-3}
 

@@ -253,11 +253,7 @@ def test_update_writes_user_copy_and_keeps_it_on_failure(capsys, user_copy):
 
 def test_build_tool_writes_a_snapshot(tmp_path):
     out = tmp_path / "rental.json"
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import build_prices
-    finally:
-        sys.path.pop(0)
+    from tools import build_prices
     assert build_prices.main([str(GOOD), "--commit", "b" * 40, "--date", "2026-11-20", "-o", str(out)]) == 0
     snap = load_prices(out)
     assert snap.source.commit == "b" * 40 and len(snap) == 6

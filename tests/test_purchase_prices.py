@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,10 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "purchase_prices.py"
 if not TOOL.is_file():  # an sdist carries tests/ but not tools/
     pytest.skip("tools/purchase_prices.py is not in this source tree", allow_module_level=True)
-_spec = importlib.util.spec_from_file_location("purchase_prices", TOOL)
-pp = importlib.util.module_from_spec(_spec)
-sys.modules["purchase_prices"] = pp
-_spec.loader.exec_module(pp)
+from tools import purchase_prices as pp  # noqa: E402  (after the sdist skip)
 
 HEADER = "card,usd,kind,source,date,note\n"
 

@@ -18,15 +18,14 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from gpuadvisor.errors import UserError
+from gpuadvisor.fileio import atomic_write_text, read_text
+from gpuadvisor.prices.model import dump_snapshot
+from gpuadvisor.prices.reduce import catalog_card_names
+from gpuadvisor.prices.refresh import build_snapshot, unmapped_lines
+from gpuadvisor.prices.skypilot import find_sources
 
-from gpuadvisor.errors import UserError  # noqa: E402
-from gpuadvisor.fileio import atomic_write_text, read_text  # noqa: E402
-from gpuadvisor.prices.model import dump_snapshot  # noqa: E402
-from gpuadvisor.prices.reduce import catalog_card_names  # noqa: E402
-from gpuadvisor.prices.refresh import build_snapshot, unmapped_lines  # noqa: E402
-from gpuadvisor.prices.skypilot import find_sources  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def read_files_tsv(path: str, date: str) -> list[dict[str, str]]:

@@ -2,15 +2,10 @@
 """Refit the op cost model's fitted constants (gpuadvisor/estimate/calibration/opgraph.py) on the calibration
 split of tests/data/models-h100.json, and print them beside the table's values.
 
-  python3 tools/fit_opcost.py
+  python3 -m tools.fit_opcost
 """
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gpuadvisor import validation
 from gpuadvisor.estimate import calibration as cal

@@ -3,7 +3,7 @@
 Each answer is the exact command, its text output pasted, and a summary built from the same
 command's --json (pick, cost, what binds), followed by a sanity check written against what
 practitioners know. Run from the repository root after the catalog or the price snapshot
-changes: `python tools/make_advice_doc.py` (about 10 s).
+changes: `python3 -m tools.make_advice_doc` (about 10 s).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ budget (named only when a budget is set: without one it would name the biggest s
 is). Buy versus rent: break-even hours = purchase price /
 (rental $/h - electricity $/h).
 
-This file is written by `python tools/make_advice_doc.py`; rerun it when the catalog or the price
+This file is written by `python3 -m tools.make_advice_doc`; rerun it when the catalog or the price
 snapshot changes.
 """
 

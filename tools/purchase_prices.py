@@ -6,8 +6,8 @@ each price with the page it was read from and when. This script rewrites only th
 line of each card (inserting it after `launch_price_usd:` where it is missing), so the YAML
 keeps its layout and a price change is a one-line diff. A card with no row gets `purchase: null`.
 
-  python3 tools/purchase_prices.py            # rewrite catalog/*.yaml from the CSV
-  python3 tools/purchase_prices.py --check    # exit 1, naming the cards, if YAML and CSV disagree
+  python3 -m tools.purchase_prices            # rewrite catalog/*.yaml from the CSV
+  python3 -m tools.purchase_prices --check    # exit 1, naming the cards, if YAML and CSV disagree
 
 Bad input (unknown card, duplicate row, bad usd/kind/source/date) is one line naming the row, exit 2.
 """
@@ -24,15 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
+
+from gpuadvisor.catalog import Purchase
+from gpuadvisor.errors import UserError
+from gpuadvisor.fileio import atomic_write_text, read_text
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from pydantic import ValidationError  # noqa: E402
-
-from gpuadvisor.catalog import Purchase  # noqa: E402
-from gpuadvisor.errors import UserError  # noqa: E402
-from gpuadvisor.fileio import atomic_write_text, read_text  # noqa: E402
 
 DEFAULT_CSV = ROOT / "tools" / "data" / "purchase-prices.csv"
 DEFAULT_CATALOG = ROOT / "catalog"

@@ -125,7 +125,7 @@ def efficiency_from(args: argparse.Namespace) -> Any:
     from gpuadvisor.estimate import Efficiency
 
     d = Efficiency()
-    kw = {}
+    kw: dict[str, float] = {}
     if args.mfu:
         kw.update(mfu=args.mfu, mfu_vs_measured=min(1.0, args.mfu / d.mfu * d.mfu_vs_measured))
     if args.bw_eff:

@@ -56,7 +56,8 @@ def workload_view(advice: Any) -> dict[str, Any]:
         "memory": [(k, f"{v:,.2f}") for k, v in parts],
         "memory_total": f"{breakdown.total / GiB:,.2f}",
         "memory_title": f"Memory on one GPU: {breakdown.total / GiB:,.1f} GiB at the {breakdown.phase} peak"
-        + (f"; the first pick, {first.hardware.card}, has {first.memory_gib_per_gpu:,.0f} GiB" if cap else ""),
+        + (f"; the first pick, {first.hardware.card}, has {first.memory_gib_per_gpu:,.0f} GiB"
+           if cap and first is not None else ""),
         "capacity_gib": cap,
         "notes": [*breakdown.notes, "Estimates, not measurements: validate on the card (see BENCHMARKS.md)."],
         "decision": decision_view(advice),

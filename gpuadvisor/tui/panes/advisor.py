@@ -183,7 +183,7 @@ class AdvisorPane(TabPane):
         for c in pres.columns(advice, compact=True):  # first token, meets: in the detail line
             table.add_column(c, key=c, width=COLUMN_WIDTHS.get(c))
         picks = pres.pick_names(advice, compact=True)
-        by_label = {}  # the row key: two offers with one label (same instance and region) show once
+        by_label: dict[str, Any] = {}  # the row key: two offers with one label (same instance and region) show once
         for o in pres.shown_options(advice):
             by_label.setdefault(o.label, o)
         self._shown = list(by_label.values())
