@@ -1,0 +1,75 @@
+"""The builder's price checks. Each finding is an `Anomaly` recorded in the snapshot (and printed by
+tools/build_prices.py) with the figures and what was done, so nothing is changed silently:
+
+* spot above on-demand in a region: that region's spot price is dropped (spot is never dearer);
+* a region's per-GPU on-demand price more than OUTLIER_FACTOR x from the provider's median for the
+  same card (over every shape and region): that region is left out of the offer, unless it is
+  the only one, in which case it is kept and flagged;
+* a region with a spot price and no on-demand price: kept (spot-only there), flagged.
+
+Pure functions over {region: [on-demand, spot]} tables; the reduction calls them per shape.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+
+from gpuadvisor.prices.model import Anomaly
+
+OUTLIER_FACTOR = 3.0
+
+Regions = dict[str, list[float | None]]  # region -> [on-demand, spot] USD/h for the whole shape
+
+
+def spot_above_on_demand(provider: str, shape: str, regions: Regions) -> list[Anomaly]:
+    """Drop (in place) each region's spot price that is above its on-demand price."""
+    found = []
+    for region, pair in sorted(regions.items()):
+        od, spot = pair
+        if od is not None and spot is not None and spot > od:
+            found.append(Anomaly("spot_above_on_demand", provider, shape, region,
+                                 f"spot {spot:.4f} > on-demand {od:.4f} USD/h", "spot price dropped in this region"))
+            pair[1] = None
+    return found
+
+
+def missing_on_demand(provider: str, shape: str, regions: Regions) -> list[Anomaly]:
+    """Regions with a spot price and no on-demand price (one finding per shape)."""
+    spot_only = sorted(r for r, (od, spot) in regions.items() if od is None and spot is not None)
+    if not spot_only:
+        return []
+    shown = ", ".join(spot_only[:6]) + (f" and {len(spot_only) - 6} more" if len(spot_only) > 6 else "")
+    return [Anomaly("missing_on_demand", provider, shape, shown,
+                    f"{len(spot_only)} of {len(regions)} regions have a spot price only",
+                    "kept: spot-only in those regions (no on-demand price there)")]
+
+
+def provider_medians(shapes: Iterable[tuple[str, str, float, Regions]]) -> dict[tuple[str, str], float]:
+    """(provider, card) -> median per-GPU on-demand USD/h over every (shape, region)."""
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for provider, card, gpus, regions in shapes:
+        per[(provider, card)].extend(od / gpus for od, _ in regions.values() if od is not None)
+    return {k: float(statistics.median(v)) for k, v in per.items() if v}
+
+
+def outliers(provider: str, shape: str, gpus: float, median: float | None, regions: Regions,
+             factor: float = OUTLIER_FACTOR) -> list[Anomaly]:
+    """Leave out (in place) regions whose per-GPU on-demand price is more than `factor` x above or
+    below `median`; keep them all, flagged, where every region is out of range."""
+    if not median:
+        return []
+    bad = {r: od for r, (od, _) in regions.items() if od is not None and not median / factor <= od / gpus <= median * factor}
+    if not bad:
+        return []
+    drop = len(bad) < len(regions)
+    action = ("region left out of this offer" if drop
+              else "kept: every region of this shape is out of range, so the shape itself may differ")
+    found = [Anomaly("outlier", provider, shape, r,
+                     f"{od / gpus:.4f} USD/h per GPU vs provider median {median:.4f} ({od / gpus / median:.2f}x)", action)
+             for r, od in sorted(bad.items())]
+    if drop:
+        for r in bad:
+            del regions[r]
+    return found
