@@ -335,6 +335,8 @@ def build_options(
             g = getattr(o, "gpu_count", None)
             if not isinstance(name, str) or name not in cards or not isinstance(g, int) or g < 1:
                 continue
+            if getattr(o, "fractional", False):
+                continue  # a share of one GPU (prices.Offer.gpu_fraction < 1) is not a whole card
             price = o.price_usd_h(spot=spot, region=region)
             if price is None or not price > 0:
                 continue
