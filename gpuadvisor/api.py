@@ -85,13 +85,15 @@ def advise(
     efficiency: Any = None,
     measured: Any = None,
     local_cards: Sequence[str] = (),
+    price_basis: str = "new",
 ) -> Advice:
     """Options, the cost-versus-time frontier and named picks for `w` under `targets`.
 
     Rental offers come from the shipped price snapshot (filtered by `providers` and `region`)
     unless `offers` is given; purchases from the catalog's prices. `measured` is a probe
     RunResult (its figures replace the matching card's datasheet figures) or a dict
-    card name -> measured figures; `local_cards` names the cards in this machine.
+    card name -> measured figures; `local_cards` names the cards in this machine;
+    `price_basis` "new" (list prices, the default) or "street" (dated street/used prices) for purchases.
     """
     from gpuadvisor.advisor import advise as _advise
     from gpuadvisor.advisor.decide import PriceInfo
@@ -115,7 +117,7 @@ def advise(
         meas = measured_by_card(measured, cat)
     return _advise(w, cat, targets, offers=offer_list, prices=info, spot=spot, region=region, buy=buy, rent=rent,
                    engine=engine, efficiency=efficiency, measured=meas, local_cards=tuple(local_cards),
-                   only=tuple(only))
+                   only=tuple(only), price_basis=price_basis)
 
 
 def options(w: Workload, targets: Targets | None = None, **kw: Any) -> list[Option]:

@@ -152,3 +152,18 @@ def test_non_gpu_and_unmapped_accelerators_are_listed_with_counts(catalog):
 def test_tpus_are_not_gpus(catalog):
     red = reduce("gcp", ",tpu-v4-8,1,,,12.88,3.86,us-central2,us-central2-b\n", catalog)
     assert not red.offers and [(u.accelerator, u.reason) for u in red.unmapped] == [("tpu-v4-8", NOT_GPU)]
+
+
+def test_a_placeholder_price_far_below_the_market_is_excluded_with_its_reason(catalog):
+    # Mithril's catalog lists an A100 80GB at $0.01/h: 165x below what every other provider asks
+    body = ("gpu_1x_a100_sxm4,A100-80GB,1,30,200,1.79,,us-east-1,\n"
+            "a100-80gb.sxm.1x,A100-80GB-SXM,1,26,190,0.01,0.01,us-central3-a,\n")
+    other = parse_csv(HEADER + body.splitlines()[0] + "\n", "lambda.csv", "lambda")
+    mine = parse_csv(HEADER + body.splitlines()[1] + "\n", "mithril.csv", "mithril")
+    third = parse_csv(HEADER + "1x_A100-80GB-SXM,A100-80GB-SXM,1,16,125,1.49,,CA,\n", "runpod.csv", "runpod")
+    red = reduce_rows(other + mine + third, load_map(), *catalog)
+    (a,) = found(red, "outlier")
+    assert (a.provider, a.shape) == ("mithril", "a100-80gb.sxm.1x") and "x below" in a.figures
+    assert not any(o.provider == "mithril" for o in red.offers)
+    assert "10x below the market median" in red.coverage["mithril"]["excluded"]["a100-80gb.sxm.1x"]
+    assert {o.provider for o in red.offers} == {"lambda", "runpod"}

@@ -5,6 +5,10 @@ tools/build_prices.py) with the figures and what was done, so nothing is changed
 * a region's per-GPU on-demand price more than OUTLIER_FACTOR x from the provider's median for the
   same card (over every shape and region): that region is left out of the offer, unless it is
   the only one, in which case it is kept and flagged;
+* a region's per-GPU on-demand price more than MARKET_FACTOR x below the market median for the
+  card (the median over providers of each provider's median shape): that region is left
+  out; a shape left with no region is excluded from the snapshot, with the reason in `coverage`
+  (a placeholder price such as $0.01/h for an A100 would otherwise be "the cheapest");
 * a region with a spot price and no on-demand price: kept (spot-only there), flagged.
 
 Pure functions over {region: [on-demand, spot]} tables; the reduction calls them per shape.
@@ -19,6 +23,7 @@ from collections.abc import Iterable
 from gpuadvisor.prices.model import Anomaly
 
 OUTLIER_FACTOR = 3.0
+MARKET_FACTOR = 10.0  # against other providers: marketplaces are legitimately 3-6x below clouds
 
 Regions = dict[str, list[float | None]]  # region -> [on-demand, spot] USD/h for the whole shape
 
@@ -73,3 +78,31 @@ def outliers(provider: str, shape: str, gpus: float, median: float | None, regio
         for r in bad:
             del regions[r]
     return found
+
+
+def market_medians(shapes: Iterable[tuple[str, str, float, Regions]]) -> dict[str, float]:
+    """card -> the market's per-GPU on-demand price: the median over providers (one vote each, so
+    a provider with many shapes or regions does not outvote the rest) of each provider's median
+    over its shapes of the shape's median region."""
+    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for provider, card, gpus, regions in shapes:
+        ods = [od / gpus for od, _ in regions.values() if od is not None]
+        if ods:
+            per[card][provider].append(float(statistics.median(ods)))
+    return {card: float(statistics.median(statistics.median(v) for v in provs.values()))
+            for card, provs in per.items()}
+
+
+def below_market(provider: str, shape: str, card: str, gpus: float, median: float | None, regions: Regions,
+                 factor: float = MARKET_FACTOR) -> list[Anomaly]:
+    """Leave out (in place) regions priced more than `factor` x below the market median per GPU."""
+    if not median:
+        return []
+    bad = {r: od for r, (od, _) in regions.items() if od is not None and od / gpus < median / factor}
+    for r in bad:
+        del regions[r]
+    left = "region left out of this offer" if regions else "region left out; no region left, so the shape is excluded"
+    return [Anomaly("outlier", provider, shape, r,
+                    f"{od / gpus:.4f} USD/h per GPU vs market median {median:.4f} for {card} "
+                    f"({median / (od / gpus):.0f}x below)", left)
+            for r, od in sorted(bad.items())]

@@ -27,7 +27,8 @@ REDUCTION = (
     "listed alone with a note. A share of one GPU (Azure NV*as_v4, NV*ads_A10_v5) is an offer with "
     "gpu_fraction < 1 and that share's memory, never a whole card. Checks (anomalies): a spot price "
     "above on-demand is dropped; a region more than 3x from the provider's median per-GPU price for "
-    "the card is left out; spot-only regions are flagged. CPU-only shapes are not counted; non-GPU "
+    "the card is left out, and one more than 10x below the market median for the card (a placeholder "
+    "price); spot-only regions are flagged. CPU-only shapes are not counted; non-GPU "
     "accelerators and names with no catalog card are left out and counted in `unmapped`."
 )
 
@@ -177,11 +178,19 @@ def reduce_rows(
         anomalies.extend(checks.spot_above_on_demand(provider, shape, regions))
     medians = checks.provider_medians(
         (k[0], g[0][1], _whole_gpus(g[0][2]), tables[k]) for k, g in shapes.items() if g[0][2] >= 1)
+    market = checks.market_medians((k[0], g[0][1], g[0][2], tables[k]) for k, g in shapes.items() if g[0][2] >= 1)
     offers = []
     for key, group in shapes.items():
         provider, shape, _ = key
         first, card, count = group[0]
         regions = tables[key]
+        if count >= 1:
+            cheap = checks.below_market(provider, shape, card, count, market.get(card), regions)
+            anomalies.extend(cheap)
+            if cheap and not regions:
+                why = f"{first.accelerator}: every region more than 10x below the market median for {card} (anomalies)"
+                coverage[provider]["excluded"][shape] = why
+                continue
         found = checks.outliers(provider, shape, _whole_gpus(count) if count >= 1 else count,
                                 medians.get((provider, card)), regions)
         anomalies.extend(found)
