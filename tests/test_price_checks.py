@@ -37,7 +37,7 @@ def test_spot_above_on_demand_is_dropped(catalog):
                            "1x_L40S_SECURE,L40S,1,16,62,0.90,0.40,US,US\n", catalog)
     (a,) = found(red, "spot_above_on_demand")
     assert (a.provider, a.shape, a.region) == ("runpod", "1x_L40S_SECURE", "CA")
-    assert "1.2000 > on-demand 0.8600" in a.figures and a.action == "spot price dropped in this region"
+    assert "spot 1.2 > on-demand 0.86" in a.figures and a.action == "spot price dropped in this region"
     o = one(red, "1x_L40S_SECURE")
     assert o.regions["CA"] == (0.86, None) and o.spot_usd_h == 0.40
 
@@ -55,16 +55,16 @@ def test_a_region_3x_from_the_provider_median_is_left_out(catalog):
     red = reduce("gcp", body, catalog)
     (a,) = found(red, "outlier")
     assert (a.shape, a.region, a.action) == ("a3-highgpu-8g-x", "cheap-1", "region left out of this offer")
-    assert "3.0000 USD/h per GPU vs provider median" in a.figures
+    assert a.figures == "24 USD/h vs 90.5 median of its other regions (0.27x)"
     o = one(red, "a3-highgpu-8g-x")
     assert "cheap-1" not in o.regions and o.region == "r0" and o.on_demand_usd_h == 88.0
 
 
-def test_a_shape_out_of_range_everywhere_is_kept_and_flagged(catalog):
+def test_a_shape_3x_from_the_provider_median_is_kept_and_flagged(catalog):
     body = "".join(f"n-a4000-{i},A4000,1,8,45,0.15,,r{i},\n" for i in range(5)) + "paper_A4000,A4000,1,8,45,0.80,,ny,\n"
     red = reduce("shadeform", body, catalog)
     (a,) = found(red, "outlier")
-    assert a.shape == "paper_A4000" and a.action.startswith("kept")
+    assert a.shape == "paper_A4000" and a.action.startswith("kept") and "5.33x the provider's median" in a.figures
     o = one(red, "paper_A4000")
     assert o.on_demand_usd_h == 0.80 and "5.33x" in o.note
 

@@ -3,8 +3,9 @@ tools/build_prices.py) with the figures and what was done, so nothing is changed
 
 * spot above on-demand in a region: that region's spot price is dropped (spot is never dearer);
 * a region's per-GPU on-demand price more than OUTLIER_FACTOR x from the provider's median for the
-  same card (over every shape and region): that region is left out of the offer, unless it is
-  the only one, in which case it is kept and flagged;
+  same card (over every shape and region): flagged, kept (a bigger or smaller host can explain it);
+* a region's on-demand price more than OUTLIER_FACTOR x from the median of the same shape's other
+  regions (three or more): that region is left out of the offer;
 * a region's per-GPU on-demand price more than MARKET_FACTOR x below the market median for the
   card (the median over providers of each provider's median shape): that region is left
   out; a shape left with no region is excluded from the snapshot, with the reason in `coverage`
@@ -35,7 +36,7 @@ def spot_above_on_demand(provider: str, shape: str, regions: Regions) -> list[An
         od, spot = pair
         if od is not None and spot is not None and spot > od:
             found.append(Anomaly("spot_above_on_demand", provider, shape, region,
-                                 f"spot {spot:.4f} > on-demand {od:.4f} USD/h", "spot price dropped in this region"))
+                                 f"spot {spot:.6g} > on-demand {od:.6g} USD/h", "spot price dropped in this region"))
             pair[1] = None
     return found
 
@@ -61,23 +62,36 @@ def provider_medians(shapes: Iterable[tuple[str, str, float, Regions]]) -> dict[
 
 def outliers(provider: str, shape: str, gpus: float, median: float | None, regions: Regions,
              factor: float = OUTLIER_FACTOR) -> list[Anomaly]:
-    """Leave out (in place) regions whose per-GPU on-demand price is more than `factor` x above or
-    below `median`; keep them all, flagged, where every region is out of range."""
-    if not median:
-        return []
-    bad = {r: od for r, (od, _) in regions.items() if od is not None and not median / factor <= od / gpus <= median * factor}
-    if not bad:
-        return []
-    drop = len(bad) < len(regions)
-    action = ("region left out of this offer" if drop
-              else "kept: every region of this shape is out of range, so the shape itself may differ")
-    found = [Anomaly("outlier", provider, shape, r,
-                     f"{od / gpus:.4f} USD/h per GPU vs provider median {median:.4f} ({od / gpus / median:.2f}x)", action)
-             for r, od in sorted(bad.items())]
-    if drop:
-        for r in bad:
-            del regions[r]
+    """Two checks of on-demand prices per GPU. Against the provider's median for the card
+    (`median`): regions more than `factor` x above or below are flagged (one finding per shape)
+    and kept, since a shape's host (vCPUs, memory) can explain it (AWS g4dn.16xlarge: one T4 and
+    64 vCPUs). Against the shape's own other regions: a region more than `factor` x from their
+    median is left out (in place): the same machine cannot cost that much more or less."""
+    found = []
+    ods = {r: od for r, (od, _) in regions.items() if od is not None}
+    if len(ods) >= 3:
+        for r, od in sorted(ods.items()):
+            others = statistics.median(v for k, v in ods.items() if k != r)
+            if not others / factor <= od <= others * factor:
+                found.append(Anomaly("outlier", provider, shape, r,
+                                     f"{od:.6g} USD/h vs {others:.6g} median of its other regions ({od / others:.2f}x)",
+                                     "region left out of this offer"))
+                del regions[r]
+    if median:
+        per = {r: od / gpus / median for r, (od, _) in regions.items() if od is not None}
+        bad = sorted(r for r, x in per.items() if not 1 / factor <= x <= factor)
+        if bad:
+            lo, hi = min(per[r] for r in bad), max(per[r] for r in bad)
+            span = f"{lo:.2f}x" if lo == hi else f"{lo:.2f}-{hi:.2f}x"
+            found.append(Anomaly("outlier", provider, shape, _regions_text(bad, len(per)),
+                                 f"per-GPU price {span} the provider's median {median:.4f} USD/h for this GPU",
+                                 "kept, flagged: the shape's host (vCPUs, memory) may explain it"))
     return found
+
+
+def _regions_text(regions: list[str], of: int) -> str:
+    shown = ", ".join(regions[:4]) + (f" and {len(regions) - 4} more" if len(regions) > 4 else "")
+    return f"{shown} ({len(regions)} of {of} regions)" if of > 1 else shown
 
 
 def market_medians(shapes: Iterable[tuple[str, str, float, Regions]]) -> dict[str, float]:

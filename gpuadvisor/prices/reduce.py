@@ -26,10 +26,11 @@ REDUCTION = (
     "(a2, a3, a4, g2; host_families in accelerators.yaml) get VM + GPUs per zone; other GCP GPUs are "
     "listed alone with a note. A share of one GPU (Azure NV*as_v4, NV*ads_A10_v5) is an offer with "
     "gpu_fraction < 1 and that share's memory, never a whole card. Checks (anomalies): a spot price "
-    "above on-demand is dropped; a region more than 3x from the provider's median per-GPU price for "
-    "the card is left out, and one more than 10x below the market median for the card (a placeholder "
-    "price); spot-only regions are flagged. CPU-only shapes are not counted; non-GPU "
-    "accelerators and names with no catalog card are left out and counted in `unmapped`."
+    "above on-demand is dropped; a per-GPU price more than 3x from the provider's median for the card "
+    "is flagged; a region more than 3x from the same shape's other regions is left out, and one more "
+    "than 10x below the market median for the card (a placeholder price); spot-only regions are "
+    "flagged. CPU-only shapes are not counted; non-GPU accelerators and names with no catalog card "
+    "are left out and counted in `unmapped`."
 )
 
 
@@ -195,9 +196,10 @@ def reduce_rows(
                                 medians.get((provider, card)), regions)
         anomalies.extend(found)
         note = notes.get(key, "")
-        if found and found[0].action.startswith("kept"):
-            flag = f"check: {found[0].figures} in every region (kept; anomalies)"
-            note = f"{note}; {flag}" if note else flag
+        for a in found:
+            if a.action.startswith("kept"):
+                flag = f"check: {a.figures} in {a.region} (kept; see anomalies)"
+                note = f"{note}; {flag}" if note else flag
         anomalies.extend(checks.missing_on_demand(provider, shape, regions))
         offer = _offer(first, card, count, regions, note, card_memory)
         if offer is None:
