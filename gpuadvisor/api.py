@@ -139,6 +139,16 @@ def probe(mode: str = "quick", device: str | int = "all", *, refresh_host: bool 
     return run_probes(RunOptions(mode=mode, device=device, refresh_host=refresh_host), on_event=on_event)
 
 
+def prices_line(snapshot: Any = None) -> str:
+    """One line on the rental price snapshot in use, for the TUI and the report: its date, offer
+    and provider counts, and each source file's version ('aws v9@3e9a175, ...'); '' where this
+    build has no price snapshot."""
+    from gpuadvisor.advisor.market import load_snapshot
+
+    snap = snapshot if snapshot is not None else load_snapshot()
+    return "" if snap is None else str(snap.versions_line())
+
+
 def check(result: Any, rules: str | os.PathLike[str] | Any) -> Any:
     """Evaluate a probe result (a RunResult or a results JSON path) against rules (a RuleSet or a
     YAML path): a checks.CheckReport with `.passed` and `.exit_code`."""
@@ -150,4 +160,4 @@ def check(result: Any, rules: str | os.PathLike[str] | Any) -> Any:
 
 
 __all__ = ["Advice", "Estimate", "Option", "Targets", "advise", "catalog", "check", "estimate", "options", "picks",
-           "probe", "workload"]
+           "prices_line", "probe", "workload"]

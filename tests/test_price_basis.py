@@ -58,7 +58,7 @@ def test_recommend_says_which_basis_it_used(capsys, basis):
 def test_the_basis_changes_the_price_of_a_card(capsys):
     prices = {}
     for basis in ("new", "street"):
-        rc, out, _ = run(capsys, "recommend", "llama-3.1-8b", "--tok-s", "30", "--buy-only", "--only", "3090",
+        _, out, _ = run(capsys, "recommend", "llama-3.1-8b", "--tok-s", "30", "--buy-only", "--only", "3090",
                          "--price-basis", basis, "--json")
         buys = [p for p in json.loads(out)["picks"].values() if p["option"]["hardware"]["kind"] == "buy"]
         prices[basis] = {p["option"]["hardware"]["purchase_usd"] for p in buys}
@@ -66,5 +66,5 @@ def test_the_basis_changes_the_price_of_a_card(capsys):
 
 
 def test_a_bad_basis_is_one_line_exit_2(capsys):
-    rc, out, err = run(capsys, "recommend", "llama-3.1-8b", "--price-basis", "used")
+    rc, _, err = run(capsys, "recommend", "llama-3.1-8b", "--price-basis", "used")
     assert rc == 2 and "--price-basis" in err and "invalid choice" in err and err.count("\n") == 1

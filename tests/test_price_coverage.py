@@ -90,3 +90,31 @@ def test_shipped_snapshot_is_the_rebuild_of_the_raw_rows():
 def test_size_of_the_snapshot(listed):
     providers = {o["provider"] for o in listed["offers"]}
     assert len(listed["offers"]) >= 1000 and len(providers) >= 10, (len(listed["offers"]), len(providers))
+
+
+def test_list_shows_the_date_and_every_files_version(listed, capsys):
+    src = listed["source"]
+    assert src["date"] == max(e.read for e in SOURCES)
+    assert {(f["provider"], f["path"], f["commit"]) for f in src["files"]} == {
+        (e.provider, e.path, e.commit) for e in SOURCES}
+    for e in SOURCES:
+        assert f"{e.provider} {e.path.split('/')[1]}@{e.commit[:7]}" in src["versions"]
+    assert main(["prices", "list", "--provider", "lambda"]) == 0
+    text = capsys.readouterr().out
+    assert src["date"] in text.splitlines()[0]
+    assert all(f"{e.path}@{e.commit[:7]}" in " ".join(text.split()) for e in SOURCES)
+
+
+def test_the_api_gives_one_line_for_the_tui_and_report():
+    from gpuadvisor import api
+
+    line = api.prices_line()
+    assert "\n" not in line and line.startswith("rental prices 20") and "aws v9@" in line
+
+
+def test_non_gpu_accelerators_are_listed_not_dropped(listed):
+    names = {(u["provider"], u["accelerator"]) for u in listed["non_gpu"]}
+    assert {("aws", "Inferentia2"), ("aws", "Trainium"), ("aws", "Gaudi HL-205")} <= names
+    assert all(u["rows"] > 0 and u["shapes"] > 0 for u in listed["non_gpu"])
+    kinds = {a["kind"] for a in listed["anomalies"]}
+    assert {"non_gpu", "fractional"} <= kinds

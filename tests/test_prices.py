@@ -243,7 +243,7 @@ def test_update_writes_user_copy_and_keeps_it_on_failure(capsys, user_copy):
     snap = load_prices()
     assert {o.instance_type for o in snap.offers if o.provider == "lambda"} == {"gpu_1x_a100", "gpu_8x_a100"}
     assert "aws" in snap.providers()  # the other providers come from the shipped snapshot
-    assert snap.source.date == "2026-11-23" and any(f["read"] == "2026-11-21" for f in snap.source.files)
+    assert snap.source.date == "2026-11-24" and any(f["read"] == "2026-11-21" for f in snap.source.files)
     before = user_copy.read_bytes()
     rc, out, err = run(capsys, "prices", "update", "--from", str(BAD / "negative_price.csv"), "--provider", "lambda")
     assert rc == 2 and err.count("\n") == 1 and "negative_price.csv:4: column Price: negative price" in err

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
-from collections import Counter
 import re
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -57,7 +57,8 @@ def test_write_touches_only_purchase_lines_and_check_then_passes(capsys, workspa
     csv.write_text(HEADER + "Jetson Nano,99,list,https://example.com/nano,2019-03-18,\n"
                    "Radeon RX 7600,269,list,https://example.com/rx7600-launch,2023-05,\n")
     street = csv.parent / "street.csv"
-    street.write_text(HEADER + 'Radeon RX 7600,259.99,street,https://example.com/rx7600,2025-06,"cheapest new, in stock"\n')
+    street.write_text(HEADER + "Radeon RX 7600,259.99,street,https://example.com/rx7600,2025-06,"
+                      '"cheapest new, in stock"\n')
     args = ("--csv", str(csv), "--street-csv", str(street), "--catalog", str(cat))
     before = {p.name: p.read_text().splitlines() for p in cat.iterdir()}
     code, _, err = run(capsys, *args, "--check")
@@ -66,7 +67,8 @@ def test_write_touches_only_purchase_lines_and_check_then_passes(capsys, workspa
     assert code == 0 and "updated 2 cards" in out and "1 with a street price (1 street)" in out
     for p in cat.iterdir():
         after = Counter(p.read_text().splitlines())
-        added, removed = list((after - Counter(before[p.name])).elements()), list((Counter(before[p.name]) - after).elements())
+        was = Counter(before[p.name])
+        added, removed = list((after - was).elements()), list((was - after).elements())
         assert len(removed) == 1 and "purchase: null" in removed[0]
         assert len(added) == (2 if p.name == "amd-radeon.yaml" else 1)  # + the street line
         assert all("purchase:" in a or "street:" in a for a in added)
@@ -86,8 +88,9 @@ def test_write_touches_only_purchase_lines_and_check_then_passes(capsys, workspa
 def test_a_street_price_in_the_new_price_table_is_refused(capsys, workspace):
     cat, csv = workspace
     csv.write_text(HEADER + "Radeon RX 7600,259.99,street,https://example.com/rx7600,2025-06,\n")
-    code, out, err = run(capsys, "--csv", str(csv), "--catalog", str(cat))
-    assert code == 2 and err.count("\n") == 1 and "kind 'street' does not belong in this file (here: list, estimate)" in err
+    code, _, err = run(capsys, "--csv", str(csv), "--catalog", str(cat))
+    assert code == 2 and err.count("\n") == 1
+    assert "kind 'street' does not belong in this file (here: list, estimate)" in err
 
 
 def test_missing_purchase_line_is_inserted_after_launch_price(capsys, workspace):

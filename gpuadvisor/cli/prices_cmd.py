@@ -94,7 +94,8 @@ def run_list(args: argparse.Namespace) -> int:
         from collections import Counter
 
         kinds = Counter(a.kind for a in snap.anomalies)
-        print(f"checks: {', '.join(f'{k} {n}' for k, n in kinds.items())} (see --json 'anomalies')")
+        print(textwrap.fill(f"checks: {', '.join(f'{k} {n}' for k, n in kinds.items())} (see --json 'anomalies')",
+                            width=100, subsequent_indent="  "))
     _warn_unmapped(snap)
     if not offers:
         print("no offers match")
@@ -106,12 +107,12 @@ def run_list(args: argparse.Namespace) -> int:
     plural = "" if len(offers) == 1 else "s"
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{len(offers)} offer{plural}{where}, {cur}/hour")
     table.add_column("provider", no_wrap=True, max_width=10, overflow="ellipsis")
-    table.add_column("instance", no_wrap=True, max_width=24, overflow="ellipsis")
+    table.add_column("instance", no_wrap=True, max_width=22, overflow="ellipsis")
     table.add_column("card", no_wrap=True, max_width=22, overflow="ellipsis")
     table.add_column("GPUs", justify="right", no_wrap=True)
     table.add_column("on-dem.", justify="right", no_wrap=True)
     table.add_column("spot", justify="right", no_wrap=True)
-    table.add_column("spot region" if args.spot and not args.region else "region", no_wrap=True, max_width=14,
+    table.add_column("spot region" if args.spot and not args.region else "region", no_wrap=True, max_width=12,
                      overflow="ellipsis")
     for o in offers:
         od, spot = o.price_usd_h(False, args.region), o.price_usd_h(True, args.region)

@@ -386,7 +386,8 @@ def dump_snapshot(snapshot: PriceSnapshot) -> str:
     parts = []
     for key, items in tail.items():
         if isinstance(items, dict):
-            lines = [f"{json.dumps(k)}:{json.dumps(v, separators=(',', ':'), sort_keys=True)}" for k, v in items.items()]
+            lines = [f"{json.dumps(k)}:{json.dumps(v, separators=(',', ':'), sort_keys=True)}"
+                     for k, v in items.items()]
             parts.append(f' "{key}": {{\n  ' + ",\n  ".join(lines) + "\n }")
         else:
             lines = [json.dumps(x, separators=(",", ":")) for x in items]

@@ -90,7 +90,8 @@ def load_map(path: str | os.PathLike[str] | None = None) -> AcceleratorMap:
         not_gpu_prefixes=tuple(str(x).lower() for x in d.get("not_gpu_prefixes") or ()),
         gpu_counts=counts,
         host_families={k: {str(a): str(c) for a, c in v.items()} for k, v in table("host_families", True).items()},
-        host_counts={k: {str(a): _host_count(c, p, a) for a, c in v.items()} for k, v in table("host_counts", True).items()},
+        host_counts={k: {str(a): _host_count(c, p, a) for a, c in v.items()}
+                     for k, v in table("host_counts", True).items()},
     )
 
 
@@ -203,7 +204,8 @@ def reduce_rows(
         anomalies.extend(checks.missing_on_demand(provider, shape, regions))
         offer = _offer(first, card, count, regions, note, card_memory)
         if offer is None:
-            skipped[(provider, first.accelerator, "listed without a price in any region")].extend(r for r, _, _ in group)
+            no_price = "listed without a price in any region"
+            skipped[(provider, first.accelerator, no_price)].extend(r for r, _, _ in group)
             coverage[provider]["excluded"][shape] = "listed without a price in any region"
             anomalies.append(Anomaly("no_price", provider, shape, "", f"{len(group)} rows, no price",
                                      "shape left out (counted in unmapped)"))
@@ -214,7 +216,8 @@ def reduce_rows(
                 f"{count:g} of one {card}" + (f" = {offer.gpu_memory_gib:g} GiB" if offer.gpu_memory_gib else ""),
                 "kept as a fractional offer (gpu_fraction); the advisor does not count it as a card"))
         offers.append(offer)
-    offers.sort(key=lambda o: (o.provider, o.card, o.gpu_count, o.gpu_fraction, o.on_demand_usd_h or o.spot_usd_h or 0.0,
+    offers.sort(key=lambda o: (o.provider, o.card, o.gpu_count, o.gpu_fraction,
+                               o.on_demand_usd_h or o.spot_usd_h or 0.0,
                                o.instance_type))
     for provider, cov in coverage.items():
         cov["offers"] = sum(o.provider == provider for o in offers)
