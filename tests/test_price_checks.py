@@ -167,3 +167,23 @@ def test_a_placeholder_price_far_below_the_market_is_excluded_with_its_reason(ca
     assert not any(o.provider == "mithril" for o in red.offers)
     assert "10x below the market median" in red.coverage["mithril"]["excluded"]["a100-80gb.sxm.1x"]
     assert {o.provider for o in red.offers} == {"lambda", "runpod"}
+
+
+def test_a_shape_whose_regions_differ_more_than_2x_is_flagged(catalog):
+    # GCP's a3-highgpu-8g: about $43/h in most regions, $91-112 in a few (the "$4.20 per H100")
+    body = "".join(f"a3-highgpu-8g,H100,8,208,1872,{p},,{r},{r}-a\n" for r, p in
+                   [("us-central1", 43.07), ("us-west1", 43.07), ("asia-southeast1", 45.28),
+                    ("europe-west4", 111.82), ("us-east5", 98.93)])
+    red = reduce("gcp", body, catalog)
+    (a,) = [a for a in found(red, "outlier") if ".." in a.region]
+    assert a.region == "us-central1 .. europe-west4" and "(2.60x; 3 of 5 below half the dearest)" in a.figures
+    o = one(red, "a3-highgpu-8g")
+    assert o.on_demand_usd_h == 43.07 and len(o.regions) == 5 and "regions from 43.07 to 111.82" in o.note
+
+
+def test_a_host_vm_listed_at_zero_takes_its_price_from_the_gpu_rows(catalog):
+    red = reduce("gcp", "a4-highgpu-8g,,,224,3968,0,0,asia-northeast1,asia-northeast1-b\n"
+                        ",B200,8,,,64.44,32.61,asia-northeast1,asia-northeast1-b\n", catalog)
+    assert one(red, "a4-highgpu-8g").regions["asia-northeast1"] == (64.44, 32.61)
+    (a,) = found(red, "host_vm_added")
+    assert "listed at 0 or without a price" in a.figures

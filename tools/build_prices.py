@@ -67,6 +67,23 @@ def report(snap: PriceSnapshot, output: str) -> None:
         print(f"unmapped: {line}")
 
 
+def coverage_table(snap: PriceSnapshot) -> str:
+    """The coverage table of catalog/prices/README.md (tests/test_price_coverage.py checks it)."""
+    rows = ["| provider | file | commit | raw rows | GPU shapes | offers | excluded | joined to host |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    files = {f["provider"]: f for f in snap.source.files}
+    for p, c in snap.coverage.items():
+        f = files.get(p, {})
+        rows.append(f"| {p} | {f.get('path', '')} | {str(f.get('commit', ''))[:7]} | {c['rows']} | {c['gpu_shapes']} "
+                    f"| {c['offers']} | {len(c['excluded'])} | {len(c['joined'])} |")
+    total = sum(c["offers"] for c in snap.coverage.values())
+    rows.append(f"| **all** | | | {sum(c['rows'] for c in snap.coverage.values())} "
+                f"| {sum(c['gpu_shapes'] for c in snap.coverage.values())} | {total} "
+                f"| {sum(len(c['excluded']) for c in snap.coverage.values())} "
+                f"| {sum(len(c['joined']) for c in snap.coverage.values())} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("dir", nargs="?", help="a folder of <cloud>/vms.csv files (without it: the raw rows)")
@@ -79,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", help="DIR mode: TSV of provider, repository path, commit, coverage per file")
     ap.add_argument("--catalog", action="append", default=[], help="extra card folder to check names against")
     ap.add_argument("-o", "--output", default=str(ROOT / "catalog" / "prices" / "rental.json"))
+    ap.add_argument("--table", action="store_true", help="also print the README's coverage table (markdown)")
     args = ap.parse_args(argv)
     try:
         names, memory = catalog_card_names(args.catalog), catalog_card_memory(args.catalog)
@@ -108,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build_prices: error: {e}", file=sys.stderr)
         return 2
     report(snap, args.output)
+    if args.table:
+        print(coverage_table(snap))
     return 0
 
 

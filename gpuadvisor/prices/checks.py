@@ -5,7 +5,9 @@ tools/build_prices.py) with the figures and what was done, so nothing is changed
 * a region's per-GPU on-demand price more than OUTLIER_FACTOR x from the provider's median for the
   same card (over every shape and region): flagged, kept (a bigger or smaller host can explain it);
 * a region's on-demand price more than OUTLIER_FACTOR x from the median of the same shape's other
-  regions (three or more): that region is left out of the offer;
+  regions (three or more): that region is left out of the offer; a shape whose dearest region
+  costs more than SPREAD_FACTOR x its cheapest is flagged, kept (GCP lists a3-highgpu at about
+  $5.4/h per H100 in most regions and $11-14 in five others);
 * a region's per-GPU on-demand price more than MARKET_FACTOR x below the market median for the
   card (the median over providers of each provider's median shape): that region is left
   out; a shape left with no region is excluded from the snapshot, with the reason in `coverage`
@@ -24,6 +26,7 @@ from collections.abc import Iterable
 from gpuadvisor.prices.model import Anomaly
 
 OUTLIER_FACTOR = 3.0
+SPREAD_FACTOR = 2.0  # regions of one shape: beyond this the cheap and dear regions are flagged
 MARKET_FACTOR = 10.0  # against other providers: marketplaces are legitimately 3-6x below clouds
 
 Regions = dict[str, list[float | None]]  # region -> [on-demand, spot] USD/h for the whole shape
@@ -77,6 +80,14 @@ def outliers(provider: str, shape: str, gpus: float, median: float | None, regio
                                      f"{od:.6g} USD/h vs {others:.6g} median of its other regions ({od / others:.2f}x)",
                                      "region left out of this offer"))
                 del regions[r]
+    ods = {r: od for r, (od, _) in regions.items() if od is not None}
+    if len(ods) >= 2 and max(ods.values()) > SPREAD_FACTOR * min(ods.values()):
+        lo, hi = min(sorted(ods), key=ods.__getitem__), max(sorted(ods), key=ods.__getitem__)
+        low = sum(v < ods[hi] / SPREAD_FACTOR for v in ods.values())
+        found.append(Anomaly("outlier", provider, shape, f"{lo} .. {hi}",
+                             f"regions from {ods[lo]:.6g} to {ods[hi]:.6g} USD/h ({ods[hi] / ods[lo]:.2f}x; "
+                             f"{low} of {len(ods)} below half the dearest)",
+                             "kept, flagged: the offer's price is its cheapest region; check it at the provider"))
     if median:
         per = {r: od / gpus / median for r, (od, _) in regions.items() if od is not None}
         bad = sorted(r for r, x in per.items() if not 1 / factor <= x <= factor)

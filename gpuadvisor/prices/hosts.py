@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from gpuadvisor.prices.model import Anomaly
@@ -30,7 +31,8 @@ class Joined:
     anomalies: list[Anomaly] = field(default_factory=list)
 
 
-def with_hosts(rows: list[Row], families: dict[str, str], counts: dict[str, int]) -> Joined:
+def with_hosts(rows: list[Row], families: dict[str, str], counts: dict[str, int],
+               is_gpu: Callable[[str], bool] = lambda _: True) -> Joined:
     """Join GPU-only rows to the host VMs of `families` (instance-type prefix -> accelerator name);
     a host's GPU count is `counts[instance type]` or the `-Ng` in its name (a2-highgpu-4g: 4)."""
     out = Joined()
@@ -41,6 +43,7 @@ def with_hosts(rows: list[Row], families: dict[str, str], counts: dict[str, int]
     index = {(r.accelerator, r.count, r.region, r.zone): r for r in gpu_rows}
     used: set[tuple[str, float | None]] = set()
     sums: dict[str, tuple[float, float, float, str]] = {}
+    free: set[str] = set()
     for r in rows:
         if not r.instance_type or r.accelerator:
             continue
@@ -60,11 +63,14 @@ def with_hosts(rows: list[Row], families: dict[str, str], counts: dict[str, int]
         total = _add(r.price, gpu.price)
         if total is not None and (r.instance_type not in sums or total < sums[r.instance_type][2]):
             sums[r.instance_type] = (r.price or 0.0, gpu.price or 0.0, total, r.region)
+        if r.price is None and gpu.price is not None:
+            free.add(r.instance_type)
         out.rows.append((replace(r, accelerator=acc, count=gpu.count, price=total, spot=_add(r.spot, gpu.spot)), ""))
     for host, (vm, gpus, total, region) in sorted(sums.items()):
+        zero = " (the VM is listed at 0 or without a price: the GPU rows carry it)" if host in free else ""
         out.anomalies.append(Anomaly(
             "host_vm_added", rows[0].provider, host, region,
-            f"VM {vm:.4f} + GPUs {gpus:.4f} = {total:.4f} USD/h (cheapest zone)",
+            f"VM {vm:.4f} + GPUs {gpus:.4f} = {total:.4f} USD/h (cheapest zone){zero}",
             "offer priced as host VM + GPUs in every zone where both are listed"))
     alone: dict[tuple[str, float | None], list[Row]] = defaultdict(list)
     for r in gpu_rows:
@@ -75,12 +81,15 @@ def with_hosts(rows: list[Row], families: dict[str, str], counts: dict[str, int]
         name = attached_name(count, acc)
         why = ("its host VM family is fixed but no host VM with this count is listed" if acc in fixed
                else "attaches to general-purpose VMs of any size")
-        out.anomalies.append(Anomaly("gpu_only", group[0].provider, name, "", f"{len(group)} rows; {why}",
-                                     "listed alone, with a note that the host VM is billed on top"))
+        if is_gpu(acc):  # a TPU slice is reported as not a GPU instead
+            out.anomalies.append(Anomaly("gpu_only", group[0].provider, name, "", f"{len(group)} rows; {why}",
+                                         "listed alone, with a note that the host VM is billed on top"))
         out.rows.extend((replace(r, instance_type=name), GPU_ONLY_NOTE) for r in group)
     out.rows.extend((r, "") for r in rows if r.instance_type and r.accelerator)
     return out
 
 
-def _add(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else round(a + b, 6)
+def _add(vm: float | None, gpus: float | None) -> float | None:
+    """VM + GPUs; a VM without a price (GCP lists a4-highgpu-8g at 0) adds nothing, since its GPU
+    rows then carry the whole price; no GPU price, no offer."""
+    return None if gpus is None else round((vm or 0.0) + gpus, 6)

@@ -103,10 +103,11 @@ def import_folder(src: str | os.PathLike[str], dest: str | os.PathLike[str], dat
         src_line = (folder / "SOURCE.tsv").read_text().strip().split("\t")
         if len(src_line) < 4:
             raise UserError(f"{folder / 'SOURCE.tsv'}: expected provider, path, commit, coverage")
+        path = src_line[1].split(":", 1)[-1] if ":" in src_line[1] else src_line[1]  # 'owner/repo:path' -> path
         data = (folder / "vms.csv").read_bytes()
         rows = max(0, sum(1 for line in data.decode("utf-8").splitlines() if line.strip()) - 1)
         (d / f"{folder.name}.csv.gz").write_bytes(compress(data))
-        kept[folder.name] = RawFile(folder.name, src_line[1], src_line[2], src_line[3], date, rows,
+        kept[folder.name] = RawFile(folder.name, path, src_line[2], " ".join(src_line[3].split()), date, rows,
                                     hashlib.sha256(data).hexdigest())
     write_sources(d, list(kept.values()))
     return sorted(kept.values(), key=lambda e: e.provider)

@@ -142,7 +142,8 @@ def reduce_rows(
     coverage: dict[str, dict[str, Any]] = {}
     for provider, prows in sorted(by_provider.items()):
         raw_gpu = {raw_shape(r) for r in prows if r.accelerator and amap.is_gpu(r.accelerator)}
-        joined = with_hosts(prows, amap.host_families.get(provider, {}), amap.host_counts.get(provider, {}))
+        joined = with_hosts(prows, amap.host_families.get(provider, {}), amap.host_counts.get(provider, {}),
+                            amap.is_gpu)
         anomalies.extend(joined.anomalies)
         excluded: dict[str, str] = {}
         for r, note in joined.rows:
