@@ -118,3 +118,18 @@ def test_non_gpu_accelerators_are_listed_not_dropped(listed):
     assert all(u["rows"] > 0 and u["shapes"] > 0 for u in listed["non_gpu"])
     kinds = {a["kind"] for a in listed["anomalies"]}
     assert {"non_gpu", "fractional"} <= kinds
+
+
+def test_the_readme_coverage_table_is_the_snapshots():
+    import importlib.util
+
+    tool = ROOT / "tools" / "build_prices.py"
+    if not tool.is_file():
+        pytest.skip("tools/ is not in this source tree")
+    spec = importlib.util.spec_from_file_location("build_prices_for_table", tool)
+    bp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bp)
+    from gpuadvisor.prices import load_prices
+
+    table = bp.coverage_table(load_prices(SHIPPED))
+    assert table in (ROOT / "catalog" / "prices" / "README.md").read_text(), "paste build_prices.py --table"
