@@ -165,7 +165,7 @@ def test_a_placeholder_price_far_below_the_market_is_excluded_with_its_reason(ca
     (a,) = found(red, "outlier")
     assert (a.provider, a.shape) == ("mithril", "a100-80gb.sxm.1x") and "x below" in a.figures
     assert not any(o.provider == "mithril" for o in red.offers)
-    assert "10x below the market median" in red.coverage["mithril"]["excluded"]["a100-80gb.sxm.1x"]
+    assert "20x below the market median" in red.coverage["mithril"]["excluded"]["a100-80gb.sxm.1x"]
     assert {o.provider for o in red.offers} == {"lambda", "runpod"}
 
 
@@ -187,3 +187,11 @@ def test_a_host_vm_listed_at_zero_takes_its_price_from_the_gpu_rows(catalog):
     assert one(red, "a4-highgpu-8g").regions["asia-northeast1"] == (64.44, 32.61)
     (a,) = found(red, "host_vm_added")
     assert "listed at 0 or without a price" in a.figures
+
+
+def test_azure_lists_a_share_of_an_mi25_as_one_gpu_and_the_map_corrects_it(catalog):
+    red = reduce("azure", "Standard_NV4as_v4,Radeon MI25,1,4,14,0.17,0.03,eastus,\n"
+                          "Standard_NV32as_v4,Radeon MI25,1,32,112,1.36,0.27,eastus,\n", catalog)
+    quarter, whole = one(red, "Standard_NV4as_v4"), one(red, "Standard_NV32as_v4")
+    assert (quarter.gpu_fraction, quarter.gpu_memory_gib) == (0.125, 2.0) and not whole.fractional
+    assert [a.shape for a in found(red, "fractional")] == ["Standard_NV4as_v4"]

@@ -27,7 +27,7 @@ from gpuadvisor.prices.model import Anomaly
 
 OUTLIER_FACTOR = 3.0
 SPREAD_FACTOR = 2.0  # regions of one shape: beyond this the cheap and dear regions are flagged
-MARKET_FACTOR = 10.0  # against other providers: marketplaces are legitimately 3-6x below clouds
+MARKET_FACTOR = 20.0  # against other providers: marketplaces are legitimately up to ~11x below clouds (old GPUs)
 
 Regions = dict[str, list[float | None]]  # region -> [on-demand, spot] USD/h for the whole shape
 

@@ -28,7 +28,7 @@ REDUCTION = (
     "gpu_fraction < 1 and that share's memory, never a whole card. Checks (anomalies): a spot price "
     "above on-demand is dropped; a per-GPU price more than 3x from the provider's median for the card "
     "is flagged; a region more than 3x from the same shape's other regions is left out, and one more "
-    "than 10x below the market median for the card (a placeholder price); spot-only regions are "
+    "than 20x below the market median for the card (a placeholder price); spot-only regions are "
     "flagged. CPU-only shapes are not counted; non-GPU accelerators and names with no catalog card "
     "are left out and counted in `unmapped`."
 )
@@ -43,7 +43,7 @@ class AcceleratorMap:
     instances: dict[str, dict[str, str]] = field(default_factory=dict)
     not_gpu: frozenset[str] = frozenset()
     not_gpu_prefixes: tuple[str, ...] = ()
-    gpu_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    gpu_counts: dict[str, dict[str, float]] = field(default_factory=dict)
     host_families: dict[str, dict[str, str]] = field(default_factory=dict)
     host_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -101,11 +101,15 @@ def _host_count(v: Any, p: Path, instance: str) -> int:
     return v
 
 
-def _count(v: Any, p: Path, instance: str) -> int:
+def _count(v: Any, p: Path, instance: str) -> float:
+    """A corrected GPU count: a whole number >= 1, or a share of one GPU in (0, 1) (Azure lists its
+    1/8-MI25 NV4as_v4 with count 1); always with the reason."""
     n = v.get("count") if isinstance(v, dict) else None
-    if not isinstance(n, int) or n < 1 or not (isinstance(v, dict) and v.get("why")):
-        raise UserError(f"{p}: gpu_counts {instance}: needs 'count' (integer >= 1) and 'why'")
-    return n
+    ok = isinstance(n, (int, float)) and not isinstance(n, bool) and ((n >= 1 and n == int(n)) or 0 < n < 1)
+    if not ok or not (isinstance(v, dict) and v.get("why")):
+        raise UserError(f"{p}: gpu_counts {instance}: needs 'count' (a whole number >= 1 or a share "
+                        "between 0 and 1) and 'why'")
+    return float(n)
 
 
 class Reduction(NamedTuple):
@@ -191,7 +195,7 @@ def reduce_rows(
             cheap = checks.below_market(provider, shape, card, count, market.get(card), regions)
             anomalies.extend(cheap)
             if cheap and not regions:
-                why = f"{first.accelerator}: every region more than 10x below the market median for {card} (anomalies)"
+                why = f"{first.accelerator}: every region more than 20x below the market median for {card} (anomalies)"
                 coverage[provider]["excluded"][shape] = why
                 continue
         found = checks.outliers(provider, shape, _whole_gpus(count) if count >= 1 else count,
