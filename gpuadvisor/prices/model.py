@@ -343,7 +343,7 @@ def _msg(e: Exception) -> str:
 
 def _offer(o: dict[str, Any]) -> Offer:
     try:
-        regions = {str(r): (_price(p[0]), _price(p[1])) for r, p in o["regions"].items()}
+        regions = _regions(o["regions"])
         offer = Offer(
             provider=str(o["provider"]), instance_type=str(o["instance_type"]), accelerator=str(o["accelerator"]),
             card=str(o["card"]), gpu_count=int(o["gpu_count"]), vcpus=_opt(o.get("vcpus")),
@@ -361,6 +361,23 @@ def _offer(o: dict[str, Any]) -> Offer:
     if not 0 < offer.gpu_fraction <= 1 or (offer.fractional and offer.gpu_count != 1):
         raise ValueError(f"offer {offer.instance_type!r}: gpu_fraction must be in (0, 1], with one GPU when below 1")
     return offer
+
+
+def _regions(raw: dict[str, Any]) -> dict[str, tuple[float | None, float | None]]:
+    """Every region's (on-demand, spot) pair, checked in one pass: the bulk of a snapshot, so kept
+    lean (a cold `recommend` loads it)."""
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for r, (od, spot) in raw.items():
+        if od is not None:
+            od = float(od)
+            if not 0 < od < math.inf:
+                raise ValueError(f"price must be a positive number, not {od!r}")
+        if spot is not None:
+            spot = float(spot)
+            if not 0 < spot < math.inf:
+                raise ValueError(f"price must be a positive number, not {spot!r}")
+        out[r] = (od, spot)
+    return out
 
 
 def _opt(v: Any) -> float | None:
