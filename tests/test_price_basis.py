@@ -68,3 +68,18 @@ def test_the_basis_changes_the_price_of_a_card(capsys):
 def test_a_bad_basis_is_one_line_exit_2(capsys):
     rc, _, err = run(capsys, "recommend", "llama-3.1-8b", "--price-basis", "used")
     assert rc == 2 and "--price-basis" in err and "invalid choice" in err and err.count("\n") == 1
+
+
+def test_a_basis_that_would_be_ignored_is_refused(capsys):
+    rc, _, err = run(capsys, "recommend", "llama-3.1-8b", "--price-basis", "street", "--rent-only")
+    assert rc == 2 and err.count("\n") == 1 and "--rent-only evaluates no purchase" in err
+
+
+def test_the_speed_ranking_prices_purchases_on_the_basis(capsys):
+    costs = {}
+    for basis in ("new", "street"):
+        rc, out, _ = run(capsys, "recommend", "llama-3.1-8b", "--rank", "--price-basis", basis, "--json")
+        d = json.loads(out)
+        assert rc == 0 and d["price_basis"] == basis
+        costs[basis] = {(o["card"], o["num_gpus"]): o["cost_usd"] for o in d["options"]}
+    assert costs["new"][("GeForce RTX 3090", 1)] == 1499 and costs["street"][("GeForce RTX 3090", 1)] == 750

@@ -82,10 +82,10 @@ def outliers(provider: str, shape: str, gpus: float, median: float | None, regio
                 del regions[r]
     ods = {r: od for r, (od, _) in regions.items() if od is not None}
     if len(ods) >= 2 and max(ods.values()) > SPREAD_FACTOR * min(ods.values()):
-        lo, hi = min(sorted(ods), key=ods.__getitem__), max(sorted(ods), key=ods.__getitem__)
-        low = sum(v < ods[hi] / SPREAD_FACTOR for v in ods.values())
-        found.append(Anomaly("outlier", provider, shape, f"{lo} .. {hi}",
-                             f"regions from {ods[lo]:.6g} to {ods[hi]:.6g} USD/h ({ods[hi] / ods[lo]:.2f}x; "
+        cheap, dear = min(sorted(ods), key=ods.__getitem__), max(sorted(ods), key=ods.__getitem__)
+        low = sum(v < ods[dear] / SPREAD_FACTOR for v in ods.values())
+        found.append(Anomaly("outlier", provider, shape, f"{cheap} .. {dear}",
+                             f"regions from {ods[cheap]:.6g} to {ods[dear]:.6g} USD/h ({ods[dear] / ods[cheap]:.2f}x; "
                              f"{low} of {len(ods)} below half the dearest)",
                              "kept, flagged: the offer's price is its cheapest region; check it at the provider"))
     if median:

@@ -55,7 +55,7 @@ def read_sources(folder: str | os.PathLike[str]) -> list[RawFile]:
         if len(parts) != len(COLUMNS):
             raise UserError(f"{path}:{n}: expected {len(COLUMNS)} tab-separated fields ({', '.join(COLUMNS)})")
         try:
-            out.append(RawFile(*parts[:5], int(parts[5]), parts[6]))  # type: ignore[arg-type]
+            out.append(RawFile(parts[0], parts[1], parts[2], parts[3], parts[4], int(parts[5]), parts[6]))
         except ValueError:
             raise UserError(f"{path}:{n}: rows must be a whole number, not {parts[5]!r}") from None
     return out

@@ -106,7 +106,7 @@ def _count(v: Any, p: Path, instance: str) -> float:
     1/8-MI25 NV4as_v4 with count 1); always with the reason."""
     n = v.get("count") if isinstance(v, dict) else None
     ok = isinstance(n, (int, float)) and not isinstance(n, bool) and ((n >= 1 and n == int(n)) or 0 < n < 1)
-    if not ok or not (isinstance(v, dict) and v.get("why")):
+    if not ok or not (isinstance(v, dict) and v.get("why")) or not isinstance(n, (int, float)):
         raise UserError(f"{p}: gpu_counts {instance}: needs 'count' (a whole number >= 1 or a share "
                         "between 0 and 1) and 'why'")
     return float(n)
@@ -258,7 +258,7 @@ def _offer(first: Row, card: str, count: float, table: dict[str, list[float | No
         return None
     ods = {reg: p[0] for reg, p in regions.items() if p[0] is not None}
     spots = [p[1] for p in regions.values() if p[1] is not None]
-    pool = ods or {reg: p[1] for reg, p in regions.items()}
+    pool: dict[str, float] = ods or {reg: p[1] for reg, p in regions.items() if p[1] is not None}
     region = min(sorted(pool), key=lambda reg: pool[reg])
     fraction = count if count < 1 else 1.0
     whole = card_memory.get(card) if card_memory else None
