@@ -133,3 +133,18 @@ def test_the_readme_coverage_table_is_the_snapshots():
 
     table = bp.coverage_table(load_prices(SHIPPED))
     assert table in (ROOT / "catalog" / "prices" / "README.md").read_text(), "paste build_prices.py --table"
+
+
+def test_the_shipped_snapshot_has_the_checks_applied(listed):
+    offers = listed["offers"]
+    for o in offers:  # spot above on-demand never survives
+        assert all(od is None or spot is None or spot <= od for od, spot in o["regions"].values()), o["instance_type"]
+    gcp = {o["instance_type"]: o for o in offers if o["provider"] == "gcp"}
+    for host in ("a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g", "g2-standard-4"):
+        assert gcp[host]["vcpus"] and not gcp[host].get("note", "").startswith("GPU only"), host  # VM + GPUs
+    assert not any(k in gcp for k in ("8x H100 (attached)", "8x B200 (attached)", "8x H200 (attached)"))
+    flagged = {(a["provider"], a["shape"]) for a in listed["anomalies"] if a["kind"] == "outlier"}
+    assert ("gcp", "a3-highgpu-8g") in flagged  # ~$5.4 per H100 in most regions, $11-14 in five
+    fractions = {o["instance_type"]: o for o in offers if o.get("gpu_fraction", 1) < 1}
+    assert fractions["Standard_NV4as_v4"]["gpu_memory_gib"] == 2.0 and "g6f.large" in fractions
+    assert not any(o["provider"] == "mithril" and o["on_demand_usd_h"] == 0.01 for o in offers)
