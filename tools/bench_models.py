@@ -54,8 +54,8 @@ def section(per_case: bool = True) -> str:
             "profiled GPU time (split-K for weight gradients, convolution gradients per pass, CUDA-core grouped "
             "convolutions) and the host to the host-bound steps (forward, backward and view ops apart). The "
             "remaining time misses are host-bound steps of CNNs whose per-op host time is above the fit "
-            "(EfficientNet, ResNeXt, ResNet-152 training at small batch: 0.6-0.7x), grouped and depthwise convolutions, and normalisations "
-            "whose achieved bandwidth varies 4x between models. "
+            "(EfficientNet, ResNeXt, ResNet-152 training at small batch: 0.6-0.7x), grouped and depthwise "
+            "convolutions, and normalisations whose achieved bandwidth varies 4x between models. "
             "`torchaudio:wav2vec2_base` (4 cases) was measured but not traced: no CPU torchaudio wheel exists for "
             "this machine's PyTorch, so it is left out of the gate.", "",
             f"Against published results nobody here wrote: NVIDIA DeepLearningExamples' ResNet50 v1.5 for PyTorch "

@@ -189,12 +189,13 @@ def _rank(args: argparse.Namespace, w: Any, eff: Any, catalog: Any, measured: An
     from gpuadvisor.cli.common import console, print_json
 
     options = recommend(w, catalog, gpu_counts=args.gpu_counts, price_per_hour=args.price_per_hour,
-                        measured=measured, sort_by=args.sort, efficiency=eff)
+                        measured=measured, sort_by=args.sort, efficiency=eff, price_basis=args.price_basis or "new")
     if measured is not None and not any(o.uses_measured for o in options):
         raise UserError(f"{args.probe}: its GPU matches no card in the catalog")
     fails = why_not(options)
     if args.json:
         print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "sort_by": args.sort,
+                    "price_basis": args.price_basis or "new",
                     "options": [o.to_dict() for o in options], "not_fitting": fails, "estimate": True})
         return 0
     from rich.table import Table
@@ -203,7 +204,7 @@ def _rank(args: argparse.Namespace, w: Any, eff: Any, catalog: Any, measured: An
     con.print(f"[bold]{describe_workload(w)}[/bold]")
     fitting = [o for o in options if o.fits] if args.all else fewest_gpus_per_card(options)
     if fitting:
-        cost_head = "cost $" if args.price_per_hour is not None else "price $ (to buy)"
+        cost_head = "cost $" if args.price_per_hour is not None else f"price $ (to buy, {args.price_basis or 'new'})"
         what = "configurations" if args.all else "fewest GPUs per card"
         t = Table(title=f"{what} that fit, by {args.sort} (estimates)")
         for col in ("#", "card", "GPUs", "GiB/GPU", "time", cost_head, "energy Wh", "bound"):
