@@ -69,10 +69,24 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
     if metric == "max_output_tps":
         n = min(e["num_requests"] or MAX_SIM_REQUESTS, MAX_SIM_REQUESTS)
         return float(estimate_load(s, lengths, requests=n)["figures"]["output_tokens_per_s"])
-    c = e["concurrency"]
-    f = estimate_load(s, lengths, users=c, requests=max(8 * c, 40))["figures"]
+    f = _closed_loop(e["model"], e["gpu"], e["engine"], e["weights"], e["kv_dtype"], e["tp"], e["pp"],
+                     e["input_len"], e["output_len"], e["concurrency"], phys, tuple(sorted(knobs.items())))
     return {"output_tps": f["output_tokens_per_s"], "ttft_ms": f["ttft_s"]["mean"] * 1e3,
             "itl_ms": f["tpot_s"]["mean"] * 1e3}[metric]
+
+
+def _closed_loop(model: str, gpu: str, engine: str, weights: str, kv: str, tp: int, pp: int, isl: int, osl: int,
+                 users: int, phys: dict[str, float] | None, knobs: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """One closed-loop simulation, shared by the TTFT, ITL and throughput figures of the same conditions."""
+    key = (model, gpu, engine, weights, kv, tp, pp, isl, osl, users, tuple(sorted((phys or {}).items())), knobs)
+    if key not in _SIMS:
+        s = serve_setup(_model(model), card_figures(_catalog().get(gpu)), engine, weights=weights, kv_dtype=kv,
+                        layout=Layout(tp=tp, pp=pp), phys=phys, **dict(knobs))
+        _SIMS[key] = estimate_load(s, Lengths("fixed", isl, osl), users=users, requests=max(8 * users, 40))["figures"]
+    return _SIMS[key]
+
+
+_SIMS: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
 def check_all(entries: list[dict[str, Any]] | None = None, phys: dict[str, float] | None = None,

@@ -123,6 +123,9 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     arr_ptr = 0
     waiting: deque[int] = deque()
     running: list[int] = []  # admission order
+    prefilling: list[int] = []  # admitted, prompt not yet computed (admission order)
+    run = np.zeros(0, np.int64)
+    dirty = True  # `running` changed: rebuild its array
     free = cfg.kv_blocks
     t, iters, preempt, max_run = 0.0, 0, 0, 0
     budget_full = cfg.max_batched_tokens
@@ -131,9 +134,10 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         while arr_ptr < n and arrival[order[arr_ptr]] <= t:
             waiting.append(int(order[arr_ptr]))
             arr_ptr += 1
-        run = np.fromiter(running, np.int64, len(running))
+        if dirty:
+            run = np.fromiter(running, np.int64, len(running))
+            dirty = False
         decoding = run[done_pf[run] >= prompt[run]] if len(run) else run
-        prefilling = [i for i in running if done_pf[i] < prompt[i]]
         do_decode = not (cfg.prefill_first and (prefilling or waiting))
         dec = decoding if do_decode else decoding[:0]
         # KV blocks for the decodes' next token; preempt the newest sequences when they run out
@@ -147,6 +151,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 done_pf[victim] = 0
                 waiting.appendleft(victim)
                 preempt += 1
+                dirty = True
                 keep = dec != victim
                 dec, need = dec[keep], need[keep]
                 prefilling = [i for i in prefilling if i != victim]
@@ -179,6 +184,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 free -= nb
                 blocks[i] += nb
                 running.append(i)
+                prefilling.append(i)
+                dirty = True
                 chunks.append((i, c))
                 budget -= c
         if not len(dec) and not chunks:
@@ -206,6 +213,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         for i, c in chunks:
             done_pf[i] += c
             if done_pf[i] >= prompt[i]:
+                prefilling.remove(i)
                 if np.isnan(first[i]):
                     first[i] = t
                 if gen[i] == 0:
@@ -216,6 +224,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         if ended:
             gone = set(ended)
             running = [i for i in running if i not in gone]
+            dirty = True
             for i in ended:
                 free += int(blocks[i])
                 blocks[i] = 0
