@@ -146,7 +146,8 @@ def test_engine_registry():
 
 def test_lengths(tmp_path: Path):
     i, o = parse_lengths("sharegpt", 1, 1).draw(4000, seed=3)
-    assert i.mean() == pytest.approx(SHAREGPT_MEAN_IN, rel=0.15) and o.mean() == pytest.approx(SHAREGPT_MEAN_OUT, rel=0.15)
+    assert i.mean() == pytest.approx(SHAREGPT_MEAN_IN, rel=0.15)
+    assert o.mean() == pytest.approx(SHAREGPT_MEAN_OUT, rel=0.15)
     i, o = parse_lengths("uniform:10-20", 5, 7).draw(100)
     assert i.min() >= 10 and i.max() <= 20 and (o == 7).all()
     f = tmp_path / "lens.txt"

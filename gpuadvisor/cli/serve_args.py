@@ -43,7 +43,8 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
     if not recommend:
         g.add_argument("--users", dest="serve_users", type=positive_int, metavar="N",
                        help="N concurrent users (closed loop) instead of --rate")
-    g.add_argument("--input-len", type=positive_int, default=None, metavar="TOKENS", help="prompt tokens (default 1000)")
+    g.add_argument("--input-len", type=positive_int, default=None, metavar="TOKENS",
+                   help="prompt tokens (default 1000)")
     g.add_argument("--output-len", type=positive_int, default=None, metavar="TOKENS",
                    help="output tokens (default 200)")
     g.add_argument("--lengths", metavar="DIST|FILE",
@@ -67,9 +68,8 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
 
 
 def serving_requested(args: argparse.Namespace) -> bool:
-    return any(getattr(args, k, None) is not None for k in ("rate", "serve_users", "input_len", "output_len",
-                                                              "lengths", "p99_ttft", "p99_tpot", "kv_dtype",
-                                                              "weights")) or getattr(args, "engine", "") in SERVE_ENGINES
+    keys = ("rate", "serve_users", "input_len", "output_len", "lengths", "p99_ttft", "p99_tpot", "kv_dtype", "weights")
+    return any(getattr(args, k, None) is not None for k in keys) or getattr(args, "engine", "") in SERVE_ENGINES
 
 
 def _weights(args: argparse.Namespace) -> str:
@@ -160,7 +160,7 @@ def run_recommend(args: argparse.Namespace) -> int:
         raise UserError("--p99-ttft / --p99-tpot need a load: --rate REQ/S")
     serve_engine(args.serve_engine)  # one-line error on an unknown engine
     m, _ = _model(args)
-    offers, info = offers_for(args.provider, args.region, spot=args.spot)
+    offers, _ = offers_for(args.provider, args.region, spot=args.spot)
     if not offers:
         raise UserError("no rental offers to choose from (price snapshot empty after the filters)")
     pick, tried = cheapest_for_slo(m, catalog_from(args), offers, engine=args.serve_engine, weights=_weights(args),

@@ -7,7 +7,8 @@ An engine that schedules prompts first (SGLang, llama.cpp; `prefill_first`) runs
 alone when any are waiting, and decodes otherwise. The KV cache is paged in blocks of KV_BLOCK tokens; a decode
 that finds no free block preempts the most recently admitted sequence, which frees its blocks and is recomputed
 later (its prompt then is its input plus what it had generated); an engine that reserves the whole output
-at admission (`reserve_output`, TensorRT-LLM's GUARANTEED_NO_EVICT) never preempts. A prompt's last chunk samples its first token.
+at admission (`reserve_output`, TensorRT-LLM's GUARANTEED_NO_EVICT) never preempts.
+A prompt's last chunk samples its first token.
 Requests arrive at a Poisson rate (seeded) or come from `users` closed-loop users (each sends its next request when
 the previous one finishes). The iteration's time comes from a StepCost; TTFT, TPOT (per request: (finish - first
 token) / (output - 1)), throughput and goodput under SLOs come out.
@@ -61,7 +62,8 @@ class SimResult:
         many = self.output_len > 1
         return (self.finish[many] - self.first_token[many]) / (self.output_len[many] - 1)
 
-    def summary(self, *, slo_ttft: float | None = None, slo_tpot: float | None = None, warmup: int = 0) -> dict[str, Any]:
+    def summary(self, *, slo_ttft: float | None = None, slo_tpot: float | None = None,
+                warmup: int = 0) -> dict[str, Any]:
         sel = slice(warmup, None)
         ttft, n = self.ttft[sel], len(self.arrival) - warmup
         many = self.output_len[sel] > 1
@@ -177,7 +179,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 if not cfg.chunked_prefill and rest > budget and (chunks or len(dec)):
                     break
                 c = min(rest, budget) if cfg.chunked_prefill else rest
-                nb = -(-(int(inp[i] + out[i]) if cfg.reserve_output else c) // KV_BLOCK)
+                nb = -(-(inp[i] + out[i] if cfg.reserve_output else c) // KV_BLOCK)
                 if nb > free:
                     break
                 waiting.popleft()
@@ -200,7 +202,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         pf_tokens = sum(c for _, c in chunks)
         pairs = float(sum(c * (done_pf[i] + c / 2.0) for i, c in chunks))
         dctx = float((prompt[dec] + gen[dec]).sum()) if len(dec) else 0.0
-        t += cost.iteration_s(pf_tokens, pairs, int(len(dec)), dctx) * cfg.time_scale
+        t += cost.iteration_s(pf_tokens, pairs, len(dec), dctx) * cfg.time_scale
         iters += 1
         max_run = max(max_run, len(running))
         ended: list[int] = []

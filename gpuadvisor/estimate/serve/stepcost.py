@@ -146,7 +146,8 @@ class RooflineStepCost:
         s += self.floor
         if self.tp > 1:
             nbytes = t * self.model.hidden_size * 2.0
-            s += 2 * self.layers * (2.0 * (self.tp - 1) / self.tp * nbytes / self.link + self.phys["allreduce_latency_s"])
+            ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.link
+            s += 2 * self.layers * (ring + self.phys["allreduce_latency_s"])
         return s + self.engine.host_s_per_iter
 
     # figures the simulation and the report need
@@ -159,7 +160,8 @@ class RooflineStepCost:
     def kv_tokens_capacity(self) -> int:
         """KV tokens one GPU group (a tensor-parallel group of one pipeline stage) holds."""
         cap = (self.hw.memory_gib or 0.0) * 2**30
-        free = cap * self.engine.kv_mem_fraction - self.weight_bytes_per_gpu() - self.phys["activation_reserve_gib"] * 2**30
+        reserve = self.phys["activation_reserve_gib"] * 2**30
+        free = cap * self.engine.kv_mem_fraction - self.weight_bytes_per_gpu() - reserve
         return max(0, int(free // self.kv_per_token)) if self.kv_per_token > 0 else 0
 
 
