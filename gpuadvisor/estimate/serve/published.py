@@ -103,6 +103,10 @@ def shares(checks: list[Check]) -> dict[str, float]:
     return {"n": len(r), "in_band": inside / len(r), "in_outer": outer / len(r), "min": min(r), "max": max(r)}
 
 
+def _num(v: float) -> str:
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
 def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-24") -> str:
     """The BENCHMARKS.md section: published serving results against the tool, with sources."""
     checks = checks if checks is not None else check_all()
@@ -135,6 +139,6 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         gpus = f"{e['gpus']}x {e['gpu']}" + (f" TP{e['tp']}" if e["tp"] > 1 else "")
         src = e["source"].get("url", "")
         lines.append(f"| {e['model']} | {e['engine']} {e['engine_version']} | {gpus} | {e['weights']}/{e['kv_dtype']} "
-                     f"| {e['input_len']}/{e['output_len']} | {load} | {c.metric} | {c.published:,.4g} | {c.tool:,.4g} "
+                     f"| {e['input_len']}/{e['output_len']} | {load} | {c.metric} | {_num(c.published)} | {_num(c.tool)} "
                      f"| {c.ratio:.2f} | {'yes' if c.held_out else ''} | [{e['table'][:40]}]({src}) |")
     return "\n".join(lines) + "\n"
