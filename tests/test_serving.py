@@ -305,6 +305,7 @@ def test_cli_text_shows_the_engine_notes(capsys):
 
 
 def test_cli_unknown_engine_one_line_exit_2(capsys):
-    assert main(["estimate", "7b", "--engine", "vllm"]) == 2
+    # vllm, sglang, trtllm, llamacpp and hf are engines of the serving simulation now (tests/test_serve_cli.py)
+    assert main(["estimate", "7b", "--engine", "tgi"]) == 2
     err = capsys.readouterr().err
-    assert "unknown engine 'vllm'" in err and err.count("\n") == 1
+    assert "unknown engine 'tgi'" in err and err.count("\n") == 1

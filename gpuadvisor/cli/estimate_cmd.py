@@ -135,10 +135,11 @@ def efficiency_from(args: argparse.Namespace) -> Any:
 
 
 def engine_name(text: str) -> str:
+    from gpuadvisor.cli.serve_args import SERVE_ENGINES
     from gpuadvisor.estimate.engines import ENGINES
 
-    if text not in ENGINES:
-        raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join(ENGINES)})")
+    if text not in ENGINES and text not in SERVE_ENGINES:
+        raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join([*ENGINES, *SERVE_ENGINES])})")
     return text
 
 
@@ -147,7 +148,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workload_args(p)
     p.add_argument("--engine", type=engine_name, default="graphs",
                    help="inference engine: graphs (CUDA graphs / vLLM, TensorRT-LLM, SGLang; default) or eager "
-                        "(Hugging Face generate())")
+                        "(Hugging Face generate()); vllm, sglang, trtllm, llamacpp or hf run the serving simulation")
     p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
     p.add_argument("--probe", metavar="RESULTS.json", help="use measured figures from a probe result for this card")
     p.add_argument("--offload", action="store_true",
@@ -156,6 +157,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host-bw", type=positive_float, metavar="GB/s",
                    help="--offload: host memory bandwidth (default: the host probe of --probe, else "
                         "60 GB/s)")
+    from gpuadvisor.cli.serve_args import add_serve_args
+
+    add_serve_args(p)
     p.set_defaults(func=run)
 
 
@@ -224,6 +228,10 @@ def offload_plan(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any)
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
+    from gpuadvisor.cli.serve_args import run_estimate, serving_requested
+
+    if serving_requested(args):
+        return run_estimate(args)
     from gpuadvisor.cli.common import catalog_from, console, print_json
     from gpuadvisor.estimate import (
         HardwareFigures,

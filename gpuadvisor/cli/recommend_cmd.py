@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workload_args(p)
     add_target_args(p)
     p.add_argument("--probe", metavar="RESULTS.json", help="probe result: measured figures replace the local card's")
+    from gpuadvisor.cli.serve_args import add_serve_args
+
+    add_serve_args(p, recommend=True)
     p.add_argument("--top", type=positive_int, default=12, help="rows of the frontier or option table (default 12)")
     p.add_argument("--all", action="store_true", help="list every option evaluated, cheapest first")
     r = p.add_argument_group("plain speed ranking (--rank)")
@@ -48,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
+    if args.rate is not None or args.p99_ttft is not None or args.p99_tpot is not None:
+        from gpuadvisor.cli.serve_args import run_recommend
+
+        return run_recommend(args)
     from gpuadvisor.cli.common import catalog_from
 
     w = workload_from(args)
