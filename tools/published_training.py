@@ -71,6 +71,7 @@ class Entry:
     vp: int = 1
     sharding: str = "zero1"  # Megatron's distributed optimizer shards optimizer states over data-parallel ranks
     checkpointing: str = "none"
+    lora_targets: str = "all"
     model_tflops_per_gpu: float | None = None
     memory_gib: float | None = None
     gpu_overrides: dict[str, float] = field(default_factory=dict)
@@ -79,6 +80,11 @@ class Entry:
 
 
 def _nemo(table: str, **kw: object) -> Entry:
+    if kw.get("mode") == "lora":  # NeMo's LoRA targets the fused QKV projection by default (target_modules)
+        kw.setdefault("lora_targets", "attn")
+        kw.setdefault("notes", "LoRA on NeMo's default target, attention_qkv; taken as the attention projections")
+    if table == FT:
+        kw["notes"] = (str(kw.get("notes", "")) + "; the finetuning table gives no VP: taken as 1").lstrip("; ")
     return Entry(source={**NEMO, "table": table, "read": READ}, framework="megatron", precision="fp8",
                  gpu="H100 SXM5 80GB", **kw)  # type: ignore[arg-type]
 
@@ -90,9 +96,10 @@ def _bridge(version: str, system: str, **kw: object) -> Entry:
     return Entry(source=src, framework="megatron", precision="fp8", gpu=gpu, seq_len=8192, **kw)  # type: ignore[arg-type]
 
 
-TITAN_GPU = {"memory_gib": 96.0, "bandwidth_gbs": 2400.0}
-TITAN_NOTE = ("Grand Teton H100 with 96 GB HBM2e (2.4 TB/s) at a 500 W power limit; estimated with the H100 SXM's "
-              "tensor peaks and this memory")
+TITAN_GPU = {"memory_gib": 96.0, "bandwidth_gbs": 2400.0, "tflops_scale": 0.92}
+TITAN_NOTE = ("Grand Teton H100 with 96 GB HBM2e (2.4 TB/s) at a 500 W power limit; its footnote puts the peak between "
+              "the H100 SXM's and the H100 NVL's (835/989 = 0.84 of SXM): estimated at 0.92 of the SXM's tensor peaks, "
+              "with this memory")
 
 
 def _titan(table: str, framework: str, **kw: object) -> Entry:
@@ -209,17 +216,17 @@ ENTRIES: list[Entry] = [
            mode="training", seq_len=8192, global_batch=512, micro_batch=16, tp=8, checkpointing="full",
            tokens_per_s_per_gpu=876, memory_gib=67.6, notes=TITAN_NOTE),
     _titan(T5, "compile-asynctp", id="titan-405b-3d-1f1b", model="llama-3.1-405b", gpus=512, precision="fp8",
-           mode="training", seq_len=8192, global_batch=256, micro_batch=1, tp=8, pp=8, checkpointing="full",
+           mode="training", seq_len=8192, global_batch=256, micro_batch=4, tp=8, pp=8, checkpointing="full",
            tokens_per_s_per_gpu=100, memory_gib=82.5,
-           notes=TITAN_NOTE + "; local batch 32 in pipeline micro-batches of 1 (torchtitan's default)"),
+           notes=TITAN_NOTE + "; local batch 32 in PP = 8 micro-batches of 4 (torchtitan's default count)"),
     _titan(T5, "compile-asynctp", id="titan-405b-3d-interleaved", model="llama-3.1-405b", gpus=512, precision="fp8",
-           mode="training", seq_len=8192, global_batch=256, micro_batch=1, tp=8, pp=8, vp=2, checkpointing="full",
+           mode="training", seq_len=8192, global_batch=256, micro_batch=4, tp=8, pp=8, vp=2, checkpointing="full",
            tokens_per_s_per_gpu=128, memory_gib=72.7,
-           notes=TITAN_NOTE + "; interleaved 1F1B taken as 2 stages per rank; micro-batches of 1"),
+           notes=TITAN_NOTE + "; interleaved 1F1B taken as 2 stages per rank; PP = 8 micro-batches of 4"),
     *[_titan(T6, "compile-asynctp", id=f"titan-405b-4d-cp{cp}", model="llama-3.1-405b", gpus=512, precision="fp8",
              mode="training", seq_len=seq, global_batch=8 * (8 // cp), micro_batch=1, tp=8, pp=8, cp=cp,
              checkpointing="full", tokens_per_s_per_gpu=tps, memory_gib=mem,
-             notes=TITAN_NOTE + "; local batch 8 in pipeline micro-batches of 1")
+             notes=TITAN_NOTE + "; local batch 8 in PP = 8 micro-batches of 1")
       for cp, seq, tps, mem in ((1, 32768, 76, 75.3), (2, 65536, 47, 75.9), (4, 131072, 31, 77.1),
                                 (8, 262144, 16, 84.9))],
 ]
