@@ -47,7 +47,7 @@ def add_training_args(p: argparse.ArgumentParser) -> None:
 
     g = p.add_argument_group("training at scale (parallel layouts; training, lora, qlora)")
     g.add_argument("--micro-batch", type=_positive, default=None, metavar="N",
-                   help="sequences per GPU per forward/backward; the global --batch is reached by gradient accumulation")
+                   help="sequences per GPU per forward/backward; gradient accumulation reaches the global --batch")
     g.add_argument("--pp", type=_positive, default=1, help="pipeline-parallel degree")
     g.add_argument("--vp", type=_positive, default=1, help="interleaved pipeline: model chunks per GPU (1: 1F1B)")
     g.add_argument("--cp", type=_positive, default=1, help="context-parallel degree (sequence split, ring attention)")
@@ -95,7 +95,7 @@ def _framework(args: argparse.Namespace) -> Any:
 
 
 def run_parallel(args: argparse.Namespace, w: Any, card: Any, hw: Any) -> int:
-    from gpuadvisor.estimate.parallel import Checkpointing, Cluster, Layout, estimate_training
+    from gpuadvisor.estimate.parallel import Checkpointing, Cluster, Layout
     from gpuadvisor.estimate.parallel.budget import train_time
     from gpuadvisor.estimate.parallel.search import Fixed, search
     from gpuadvisor.workload import Sharding
@@ -121,7 +121,8 @@ def run_parallel(args: argparse.Namespace, w: Any, card: Any, hw: Any) -> int:
                       checkpointing=Checkpointing(recompute) if recompute else None)
         how = "the fastest layout that fits (--layout auto)"
     else:
-        fixed = Fixed(tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, vp=args.vp, micro_batch=args.micro_batch or 1,
+        fixed = Fixed(tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, vp=args.vp,
+                      micro_batch=args.micro_batch or 1,
                       sharding=sharding or Sharding(fw.default_sharding if w.num_gpus > 1 else "none"),
                       checkpointing=Checkpointing(recompute) if recompute else None)
         # the layout as given; an impossible one is refused with the conflict named
@@ -140,7 +141,8 @@ def run_parallel(args: argparse.Namespace, w: Any, card: Any, hw: Any) -> int:
     if args.json:
         from gpuadvisor.cli.common import print_json
 
-        print_json({"workload": w.to_dict(), "card": card.name, "notes": [note] if note else [], "framework": fw.name, "selected_by": how,
+        print_json({"workload": w.to_dict(), "card": card.name, "notes": [note] if note else [],
+                    "framework": fw.name, "selected_by": how,
                     "estimate": est.to_dict(), "time_to_train": budget.to_dict(),
                     "alternatives": [e.to_dict() for e in ranked[1:6] if e.fits]})
         return 0

@@ -61,7 +61,8 @@ def _load() -> dict[str, Framework]:
     for name, p in raw.items():
         out[name] = Framework(
             name=name, description=p["description"], sources=tuple(p["sources"]), compute_eff_ref=p["compute_eff"],
-            attention_eff_ref=p["attention_eff"],            elementwise_ref=p["elementwise"], tp_overlap_ref=p["tp_overlap"], host_dispatch=bool(p["host_dispatch"]),
+            attention_eff_ref=p["attention_eff"], elementwise_ref=p["elementwise"], tp_overlap_ref=p["tp_overlap"],
+            host_dispatch=bool(p["host_dispatch"]),
             logit_bytes=float(p["logit_bytes"]), fp8=p["fp8"], default_sharding=p["default_sharding"],
             sequence_parallel=bool(p["sequence_parallel"]))
     return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, replace
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,12 @@ class Case:
 
 
 def load(path: Path = PUBLISHED) -> list[dict[str, Any]]:
-    return list(json.loads(path.read_text())["entries"])
+    return [dict(e) for e in _load(path)]
+
+
+@lru_cache(maxsize=4)
+def _load(path: Path) -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(path.read_text())["entries"])
 
 
 def _model(spec: str | dict[str, Any]) -> ModelSpec:
@@ -48,9 +54,13 @@ def _model(spec: str | dict[str, Any]) -> ModelSpec:
     return ModelSpec.from_architecture(kw.pop("name"), **kw)
 
 
+@cache
+def _card(name: str) -> HardwareFigures:
+    return HardwareFigures.from_card(find(load_catalog(use_env=False), name)[0])
+
+
 def _hardware(e: dict[str, Any]) -> HardwareFigures:
-    cards = find(load_catalog(use_env=False), e["gpu"])
-    hw = HardwareFigures.from_card(cards[0])
+    hw = _card(e["gpu"])
     o = e.get("gpu_overrides") or {}
     scale = float(o.get("tflops_scale", 1.0))
     return replace(hw, memory_gib=o.get("memory_gib", hw.memory_gib), bandwidth_gbs=o.get("bandwidth_gbs",
@@ -72,6 +82,26 @@ def evaluate(entries: list[dict[str, Any]] | None = None) -> list[Case]:
         w, lay = workload_of(e)
         out.append(Case(e, estimate_training(w, lay, _hardware(e), framework(e["framework"]))))
     return out
+
+
+#: the fitted framework efficiencies and the profiles whose calibration runs fit each (tools/fit_training.py)
+FITTED = {"MEGATRON_EFF": ("megatron",), "FSDP2_EFF": ("fsdp2",), "COMPILE_EFF": ("compile", "compile-asynctp")}
+GRID = tuple(round(0.5 + i * 0.01, 2) for i in range(51))
+
+
+def fit_efficiency(name: str) -> float:
+    """The grid value (0.50-1.00 by 0.01) of one framework efficiency with the least mean |log ratio| over its
+    framework's calibration runs, the other constants at their table values."""
+    from gpuadvisor.estimate import calibration as cal
+
+    entries = [e for e in load() if not e["held_out"] and e["framework"] in FITTED[name]]
+    best, best_err = GRID[0], math.inf
+    for v in GRID:
+        with cal.override(**{name: v}):
+            err = sum(abs(math.log(c.ratio)) for c in evaluate(entries)) / len(entries)
+        if err < best_err - 1e-12:
+            best, best_err = v, err
+    return best
 
 
 def _share(cases: list[Case], lo: float, hi: float) -> float:
