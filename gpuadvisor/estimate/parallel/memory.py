@@ -54,8 +54,18 @@ def activation_bytes_per_token(w: Workload, lay: Layout, fw: Framework) -> float
 
 
 def layout_memory(w: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum: int) -> LayoutMemory:
-    """Peak bytes per GPU (module docstring)."""
+    """Peak bytes per GPU (module docstring). Eager full training without model parallelism is what the
+    single-GPU memory model (estimate/memory.py, validated against H100 measurements) already counts phase by phase:
+    it answers that case."""
     m = w.model
+    if (fw.host_dispatch and w.mode == Mode.TRAINING and lay.model_parallel == 1
+            and lay.checkpointing != Checkpointing.SELECTIVE):
+        from gpuadvisor.estimate.memory import estimate_memory
+
+        dp0 = gpus // lay.model_parallel
+        mb = estimate_memory(w.with_(batch=lay.micro_batch * dp0, num_gpus=gpus, tensor_parallel=1,
+                                     sharding=lay.sharding, checkpointing=lay.checkpointing == Checkpointing.FULL))
+        return LayoutMemory(items=tuple((k, v) for k, v in mb.items if v))
     dp = gpus // lay.model_parallel
     shard = dp * lay.cp  # optimizer states and gradients shard over data x context parallel ranks
     z = Sharding(lay.sharding).stage if shard > 1 else 0
