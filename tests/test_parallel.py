@@ -154,6 +154,14 @@ def test_cli_megatron_layout_answers_tokens_per_gpu():
     assert "tokens/s per GPU" in r.stdout and "TP 4, PP 4, CP 2, DP 2" in r.stdout
 
 
+def test_cli_time_to_train_from_samples_seen():
+    r = _cli("llama-2-7b", "--mode", "qlora", "--gpus", "8", "--micro-batch", "2", "--batch", "64",
+             "--samples-seen", "1e6", "--restart-overhead", "0.1", "--json")
+    assert r.returncode == 0, r.stderr
+    t = json.loads(r.stdout)["time_to_train"]
+    assert t["steps"] == 15625 and t["seconds"] == pytest.approx(15625 * t["step_s"] * 1.1)
+
+
 def test_cli_layout_auto_picks_the_fastest_fitting():
     r = _cli("llama-3.1-70b", "--mode", "training", "--gpus", "64", "--layout", "auto", "--framework", "megatron",
              "--batch", "128", "--seq", "8192", "--json")

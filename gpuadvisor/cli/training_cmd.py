@@ -42,6 +42,12 @@ def _gbs(text: str) -> float:
     return v
 
 
+def _count(text: str) -> float:
+    from gpuadvisor.cli.estimate_cmd import token_count
+
+    return float(token_count(text))
+
+
 def add_training_args(p: argparse.ArgumentParser) -> None:
     from gpuadvisor.estimate.parallel import framework_names
 
@@ -63,6 +69,8 @@ def add_training_args(p: argparse.ArgumentParser) -> None:
                    help="GPUs per NVLink domain (default 8; 72 on GB200/GB300 NVL72)")
     g.add_argument("--net-gbs", type=_gbs, default=None, metavar="GB/s",
                    help="node network bandwidth per GPU between nodes (default 50: one 400 Gb/s NIC per GPU)")
+    g.add_argument("--samples-seen", type=_count, default=0.0, metavar="N",
+                   help="time to train: sequences to train on (a sample budget, or MLPerf's samples-seen target)")
     g.add_argument("--restart-overhead", type=_fraction, default=0.0, metavar="FRACTION",
                    help="time to train: checkpointing and restarts as a share of the step time (e.g. 0.05)")
 
@@ -71,7 +79,8 @@ def wants_parallel(args: argparse.Namespace, w: Any) -> bool:
     """Whether the training-at-scale path answers (a flag of its group was given)."""
     given = (args.micro_batch is not None or args.pp > 1 or args.vp > 1 or args.cp > 1 or args.ep > 1
              or args.framework is not None or args.layout == "auto" or args.recompute is not None
-             or args.gpus_per_node is not None or args.net_gbs is not None or args.restart_overhead)
+             or args.gpus_per_node is not None or args.net_gbs is not None or args.restart_overhead
+             or args.samples_seen)
     if not given:
         return False
     if not w.is_training:
@@ -136,7 +145,7 @@ def run_parallel(args: argparse.Namespace, w: Any, card: Any, hw: Any) -> int:
         raise UserError(f"no layout of {w.model.name} on {w.num_gpus} GPUs divides its layers, heads and the "
                         f"global batch of {w.batch} with the degrees given")
     est = ranked[0] if ranked[0].fits else min(ranked, key=lambda e: e.memory.total)
-    budget = train_time(est.step_s, w.batch, w.seq, tokens=w.train_tokens, samples=w.train_samples,
+    budget = train_time(est.step_s, w.batch, w.seq, tokens=w.train_tokens, samples=args.samples_seen,
                         overhead=args.restart_overhead)
     if args.json:
         from gpuadvisor.cli.common import print_json
