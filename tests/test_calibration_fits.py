@@ -214,6 +214,15 @@ def _op_model_host() -> dict[str, float]:
     return fit_host_constants()
 
 
+@fit("MEGATRON_EFF", "FSDP2_EFF", "COMPILE_EFF")
+@functools.lru_cache(maxsize=1)
+def _training_efficiencies() -> dict[str, float]:
+    """The framework efficiencies' grid fit over the calibration split of tests/data/published-training.json."""
+    from gpuadvisor.estimate.parallel.published import FITTED, fit_efficiency
+
+    return {name: fit_efficiency(name) for name in FITTED}
+
+
 def test_every_measured_or_fitted_constant_has_a_recomputation():
     reproducible = {c.name for c in calibration.constants() if c.method.reproducible}
     assert reproducible == set(FITS), "measured/fitted constants need a recomputation here (or another method)"

@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tools" / "data"
 PAGE = ROOT / "BENCHMARKS.md"
 CASES_PAGE = ROOT / "docs" / "model-accuracy.md"
+SERVING_PAGE = ROOT / "docs" / "serving-accuracy.md"
+TRAINING_PAGE = ROOT / "docs" / "training-accuracy.md"
 
 H100_PROBE = DATA / "h100-final-2026-11-23" / "h100-final.json"
 H200_PROBE = ROOT / "reports" / "sample-h200x2-probe.json"
@@ -36,6 +38,7 @@ H200_MULTIGPU = DATA / "h200x2-2026-11-23" / "multigpu.json"
 MEMORY_V2 = DATA / "validation-h100-v2.json"
 PROBE_TIME = ROOT / "lab" / "data" / "h100-probe-time" / "time.txt"
 COLD_START = DATA / "cold-start.json"
+SERVING_SPEED = DATA / "serving-speed.json"
 
 #: the figures of the probe table: those a vendor library also measures in the same run
 PROBE_KEYS = ("memory.copy", "memory.triad", "transfer.h2d_pinned", "transfer.d2h_pinned", "tensor.fp16",
@@ -193,13 +196,40 @@ def advisor() -> list[str]:
             f"median {t[len(t) // 2]:.2f} s, min {t[0]:.2f} s ({_rel(COLD_START)}).", ""]
 
 
+def _summary(section: str, title: str, page: Path, tables: int = 0) -> list[str]:
+    """A generated accuracy section cut before its per-result table (after `tables` summary tables); the
+    whole section goes to its own page."""
+    lines = section.splitlines()
+    starts = [i for i, line in enumerate(lines)
+              if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|"))]
+    cut = starts[tables] if len(starts) > tables else len(lines)
+    body = [line for line in lines[:cut] if not line.startswith("## ")]
+    return [f"## {title}", "", *body, "", f"Every result with its source and conditions: {_rel(page)}.", ""]
+
+
+def serving() -> list[str]:
+    from gpuadvisor.estimate.serve.published import markdown_section
+
+    speed = json.loads(SERVING_SPEED.read_text())
+    rows = [f"| {r['lengths']} | {r['rate']} | {r['iterations']:,} | {r['seconds']:.2f} s |" for r in speed["runs"]]
+    return [*_summary(markdown_section(), "Serving against published engine results", SERVING_PAGE),
+            f"Simulation speed ({speed['date']}, {speed['machine']}; {speed['workload']}; {_rel(SERVING_SPEED)}):", "",
+            "| lengths | rate | iterations | wall time |", "|---|---|---:|---:|", *rows, ""]
+
+
+def training() -> list[str]:
+    from gpuadvisor.estimate.parallel.published import markdown_section
+
+    return _summary(markdown_section(), "Training at scale against published results", TRAINING_PAGE, tables=1)
+
+
 def page() -> str:
     head = ["# Benchmarks", "",
             "What gpuadvisor measures and how far its estimates are from measurements, per group, written by "
             "`python3 -m tools.bench_page` from the result files named in each section (a test regenerates it). "
             "Dated measurement notes and older runs are in `lab/history/`.", ""]
     parts = [head, probes(), node(), repeat(), probe_time(), bench_models.section(per_case=False).splitlines(),
-             [""], llm_time(), llm_memory(), multigpu(), advisor()]
+             [""], llm_time(), llm_memory(), serving(), training(), multigpu(), advisor()]
     text = "\n".join(line for part in parts for line in part)
     return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"
 
@@ -215,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if a file differs from what would be written")
     args = ap.parse_args(argv)
     stale = []
-    for path, text in ((PAGE, page()), (CASES_PAGE, cases_page())):
+    from gpuadvisor.estimate.parallel.published import markdown_section as training_section
+    from gpuadvisor.estimate.serve.published import markdown_section as serving_section
+
+    pages = ((PAGE, page()), (CASES_PAGE, cases_page()), (SERVING_PAGE, serving_section()),
+             (TRAINING_PAGE, training_section()))
+    for path, text in pages:
         if args.check:
             if not path.exists() or path.read_text() != text:
                 stale.append(str(path.relative_to(ROOT)))

@@ -160,6 +160,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from gpuadvisor.cli.serve_args import add_serve_args
 
     add_serve_args(p)
+    from gpuadvisor.cli.training_cmd import add_training_args
+
+    add_training_args(p)
     p.set_defaults(func=run)
 
 
@@ -254,6 +257,10 @@ def run(args: argparse.Namespace) -> int:
         if not figs:
             raise UserError(f"{args.probe}: no measured figures for {card.name}")
         hw = apply_measured(hw, figs)
+    from gpuadvisor.cli import training_cmd
+
+    if training_cmd.wants_parallel(args, w):
+        return training_cmd.run_parallel(args, w, card, hw)
     mem = estimate_memory(w)
     comp = estimate_compute(w, hw, eff, engine=args.engine)
     plan = offload_plan(args, w, card, hw, eff) if args.offload else None

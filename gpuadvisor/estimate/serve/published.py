@@ -139,6 +139,6 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         gpus = f"{e['gpus']}x {e['gpu']}" + (f" TP{e['tp']}" if e["tp"] > 1 else "")
         src = e["source"].get("url", "")
         lines.append(f"| {e['model']} | {e['engine']} {e['engine_version']} | {gpus} | {e['weights']}/{e['kv_dtype']} "
-                     f"| {e['input_len']}/{e['output_len']} | {load} | {c.metric} | {_num(c.published)} | {_num(c.tool)} "
-                     f"| {c.ratio:.2f} | {'yes' if c.held_out else ''} | [{e['table'][:40]}]({src}) |")
+                     f"| {e['input_len']}/{e['output_len']} | {load} | {c.metric} | {_num(c.published)} "
+                     f"| {_num(c.tool)} | {c.ratio:.2f} | {'yes' if c.held_out else ''} | [{e['table'][:40]}]({src}) |")
     return "\n".join(lines) + "\n"
