@@ -54,7 +54,8 @@ def add_training_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("training at scale (parallel layouts; training, lora, qlora)")
     g.add_argument("--micro-batch", type=_positive, default=None, metavar="N",
                    help="sequences per GPU per forward/backward; gradient accumulation reaches the global --batch")
-    g.add_argument("--pp", type=_positive, default=1, help="pipeline-parallel degree")
+    if "--pp" not in p._option_string_actions:  # the serving flags define it too, with the same meaning
+        g.add_argument("--pp", type=_positive, default=1, help="pipeline-parallel degree")
     g.add_argument("--vp", type=_positive, default=1, help="interleaved pipeline: model chunks per GPU (1: 1F1B)")
     g.add_argument("--cp", type=_positive, default=1, help="context-parallel degree (sequence split, ring attention)")
     g.add_argument("--ep", type=_positive, default=1, help="expert-parallel degree (MoE)")
