@@ -46,26 +46,36 @@ class Estimate:
     memory: Any  # estimate.MemoryBreakdown (per GPU)
     compute: Any  # estimate.ComputeEstimate
     serving: Any | None  # estimate.ServingEstimate
+    layout: Any | None = None  # advisor.figures.Figures: fit, memory per GPU, speed of this layout (as recommend)
 
     def to_dict(self) -> dict[str, Any]:
         return {"card": self.card, "memory": self.memory.to_dict(), "compute": self.compute.to_dict(),
-                "serving": self.serving.to_dict() if self.serving else None}
+                "serving": self.serving.to_dict() if self.serving else None,
+                "layout": self.layout.to_dict() if self.layout else None}
 
 
 def estimate(w: Workload, card: str = "H100 SXM5 80GB", *, users: int = 1, prompt_tokens: int | None = None,
              output_tokens: int | None = None, engine: str = "graphs", efficiency: Any = None,
              cat: Any = None) -> Estimate:
-    """Estimate `w` on `card` (a catalog name or alias; fuzzy)."""
-    from gpuadvisor.estimate import HardwareFigures, estimate_compute, estimate_memory, estimate_serving
+    """Estimate `w` on `card` (a catalog name or alias; fuzzy) in its own layout (`w.num_gpus`,
+    `w.tensor_parallel`, `w.sharding`); serving a decoder: `users` at once on every replica together.
+    `layout` holds the figures `advise` gives the same card x count (one path for both)."""
+    from gpuadvisor.advisor.figures import layout_figures
+    from gpuadvisor.advisor.options import hardware_of
+    from gpuadvisor.estimate import estimate_compute, estimate_memory, estimate_serving
 
     c = (cat or catalog()).get(card)
-    hw = HardwareFigures.from_card(c)
+    hw = hardware_of(c)
     serving = None
-    if w.mode == "inference" and w.model.kind == "decoder":
-        serving = estimate_serving(w, hw, concurrency=users, prompt_tokens=prompt_tokens or w.seq,
-                                   output_tokens=output_tokens or max(1, w.gen_tokens), engine=engine,
+    decoder = w.mode == "inference" and w.model.kind == "decoder"
+    if decoder:
+        w = w.with_(seq_len=prompt_tokens or w.seq, gen_tokens=output_tokens or max(1, w.gen_tokens),
+                    batch=users if users > 1 else w.batch)
+        serving = estimate_serving(w.with_(batch=w.data_parallel), hw, concurrency=w.micro_batch,
+                                   prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=engine,
                                    efficiency=efficiency)
-    return Estimate(c.name, estimate_memory(w), estimate_compute(w, hw, efficiency, engine=engine), serving)
+    lay = layout_figures(w, hw, efficiency, engine)
+    return Estimate(c.name, estimate_memory(w), estimate_compute(w, hw, efficiency, engine=engine), serving, lay)
 
 
 def advise(

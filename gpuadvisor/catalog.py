@@ -45,7 +45,11 @@ class _Strict(BaseModel):
 
 
 class TensorTflops(_Strict):
-    """Dense (not 2:4 sparse) matrix-unit peaks; int8 in TOPS. None: absent or unpublished."""
+    """Dense (not 2:4 sparse) matrix-unit peaks; int8 in TOPS. None: absent or unpublished.
+
+    `basis`: "datasheet" (the vendor's figures), "derived" (unpublished: computed from the
+    architecture, units per SM x clock x ops per clock, `note` says how), or "none" (the card has
+    no matrix units; `note` says at what rate 16-bit work is costed)."""
 
     fp16: float | None
     bf16: float | None
@@ -53,6 +57,21 @@ class TensorTflops(_Strict):
     fp8: float | None
     fp4: float | None
     int8: float | None
+    basis: Literal["datasheet", "derived", "none"] = "datasheet"
+    note: str | None = None
+
+    @field_validator("note")
+    @classmethod
+    def _note_not_blank(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+    @model_validator(mode="after")
+    def _derived_says_how(self) -> TensorTflops:
+        if self.basis != "datasheet" and not self.note:
+            raise ValueError(f"basis {self.basis!r} needs a note saying how the figures were had")
+        return self
 
     def get(self, dtype: str) -> float | None:
         return getattr(self, dtype, None)

@@ -41,6 +41,19 @@ def money(usd: float | None, digits: int = 2) -> str:
     return f"${usd:,.0f}" if abs(usd) >= 1000 else f"${usd:,.{digits}f}"
 
 
+def workload_shape(w: Any, users: int | None = None) -> str:
+    """One label for a workload's size, the same in `estimate`, `recommend`, `run`, the report and
+    the TUI: a served decoder by its users and prompt + answer tokens (the context each user holds),
+    a traced model by its batch, anything else by batch x sequence."""
+    if w.mode == "inference" and w.model.kind == "decoder" and not w.model.is_traced:
+        n = users if users is not None else w.batch
+        who = f"{n} user{'s' if n != 1 else ''} x " if users is not None else f"batch {w.batch} x "
+        return f"{who}({w.seq:,} prompt + {w.gen_tokens:,} answer tokens = {w.seq + w.gen_tokens:,}-token context)"
+    if w.model.is_traced:
+        return f"batch {w.batch}"
+    return f"batch {w.batch} x {w.seq:,} tokens"
+
+
 def short_label(o: Any) -> str:
     """A label that fits a terminal column: '4x H100 SXM5 80GB · runpod', 'buy RTX 4090'.
     The full label (instance type, region) is `o.label`."""
@@ -134,13 +147,17 @@ def option_cells(advice: Any, o: Any, picks: dict[int, list[str]] | None = None,
     picks = pick_names(advice, compact=compact) if picks is None else picks
     w = advice.workload
     pick = ("\n" if compact else ", ").join(picks.get(id(o), []))  # compact: one name a line
+    fits = o.fits  # no run time for what does not fit
     if w.mode == "inference" and w.model.kind == "decoder":
-        speed = "-" if o.per_user_tokens_per_s is None else f"{o.per_user_tokens_per_s:,.0f}"
-        body = [money(o.usd_per_hour), money(o.usd_per_mtok), speed] + ([] if compact else [duration(o.ttft_s)])
+        speed = "-" if o.per_user_tokens_per_s is None or not fits else f"{o.per_user_tokens_per_s:,.0f}"
+        body = [money(o.usd_per_hour), money(o.usd_per_mtok) if fits else "-", speed] + (
+            [] if compact else [duration(o.ttft_s) if fits else "no fit"])
     elif w.mode == "inference":
-        body = [money(o.usd_per_hour), money(o.usd_per_1k_requests, 3), duration(o.request_s)]
+        body = [money(o.usd_per_hour), money(o.usd_per_1k_requests, 3) if fits else "-",
+                duration(o.request_s) if fits else "no fit"]
     else:
-        body = ([] if compact else [money(o.usd_per_hour)]) + [money(o.job_usd), duration(o.wall_s)]
+        body = ([] if compact else [money(o.usd_per_hour)]) + [money(o.job_usd) if fits else "-",
+                                                               duration(o.wall_s) if fits else "no fit"]
     if compact:
         return [pick, short_label(o), *body, "link" if o.binds == "interconnect" else o.binds]
     meets = "yes" if o.meets else ("no" if not o.misses else "no: " + "; ".join(o.misses))

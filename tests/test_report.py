@@ -277,3 +277,18 @@ def test_presentation_shared_by_tui_and_report(workload, catalog):
     ticks = _log_ticks(3.2, 480, "$")
     assert ticks["tickvals"][0] <= 3.2 and ticks["tickvals"][-1] >= 480
     assert "$5" in ticks["ticktext"] and "$200" in ticks["ticktext"] and "$0.5" not in ticks["ticktext"]
+
+
+def test_cpu_only_report_labels_its_charts_and_shows_spread():
+    """On a machine without a GPU the crossover charts are CPU timings, titled and with a legend,
+    and host figures carry their spread (a large one flagged)."""
+    from gpuadvisor import results as _results
+    from gpuadvisor.catalog import load_catalog as _load
+    from gpuadvisor.report import build_report as _build
+
+    run = _results.load(Path(__file__).parent / "data" / "cpu-only-probe.json")
+    html = _build(run, None, _load())
+    assert "CPU timings (no GPU here)" in html and "on the CPU (no GPU measured)" in html
+    assert "CPU vs GPU crossover" not in html
+    assert "spread over repeats" in html and "±" in html
+    assert '"showlegend":true' in html.replace(" ", "")

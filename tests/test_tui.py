@@ -71,6 +71,9 @@ def message(app: GpuAdvisorApp, wid: str = "#form-msg") -> str:
 
 async def settle(pilot, seconds: float = 0.2) -> None:
     await pilot.pause(seconds)
+    advice = [w for w in pilot.app.workers if w.group == "advice"]  # the advisor runs in a worker thread
+    if advice:  # an empty list would wait for every worker, a probe run too
+        await pilot.app.workers.wait_for_complete(advice)
     await pilot.pause()
 
 
@@ -150,10 +153,11 @@ async def test_bad_input_shows_inline_message_and_keeps_running(field, text, exp
         await settle(pilot)
         assert expect in message(app)
         assert app.query_one("#form-msg").has_class("error")
-        assert option_rows(app) == good  # the last good decision stays
+        assert good and option_rows(app) == {}  # no other workload's options under the error
         app.query_one(field, Input).value = {"#model": "llama-3-8b", "#users": "1", "#batch": "1"}.get(field, "")
         await settle(pilot)
         assert not app.query_one("#form-msg").has_class("error")
+        assert option_rows(app) == good
 
 
 @sync
@@ -381,3 +385,54 @@ def test_snapshot_device(snap_compare):
 
 def test_snapshot_catalog(snap_compare):
     assert snap_compare(make_app(), terminal_size=SIZE, press=["f4"], run_before=lambda pilot: pilot.pause(0.3))
+
+
+@sync
+async def test_large_terminal_shows_every_column_and_fast_typing_is_kept():
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        table = app.query_one("#options", DataTable)
+        heads = [str(c.label) for c in table.columns.values()]
+        assert "first token" in heads and "meets" in heads  # 80 columns keep them in the detail line
+        model = app.query_one("#model", Input)
+        model.value = ""
+        await pilot.press(*"llama-3.1-70b")  # typed at once while the advisor recomputes in a worker
+        assert model.value == "llama-3.1-70b"
+        await settle(pilot, 0.5)
+        assert "llama-3.1-70b" in message(app)
+
+
+@sync
+async def test_checkpointing_and_quant_fields_reach_the_decision():
+    app = make_app(initial={"model": "llama-3.1-70b"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.advice.workload.quant == "none"
+        app.query_one("#quant", Select).value = "awq"
+        await settle(pilot, 0.5)
+        assert app.advice.workload.quant == "awq"
+        app.query_one("#quant", Select).value = "none"
+        app.query_one("#mode", Select).value = "lora"
+        await settle(pilot, 0.5)
+        from textual.widgets import Checkbox
+
+        app.query_one("#checkpointing", Checkbox).value = True
+        await settle(pilot, 0.5)
+        assert app.advice.workload.checkpointing is True
+
+
+@sync
+async def test_catalog_card_opens_with_figures_and_sources():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f4")
+        app.query_one("#cat-match", Input).value = "h100 sxm"
+        await settle(pilot)
+        table = app.query_one("#catalog-table", DataTable)
+        table.move_cursor(row=0)
+        await pilot.pause()
+        detail = message(app, "#cat-detail")
+        assert "H100 SXM5 80GB" in detail and "memory_bandwidth_gbs" in detail and "tensor_dense_tflops" in detail
+        assert "source" in detail and "https://" in detail

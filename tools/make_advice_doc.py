@@ -1,9 +1,12 @@
-"""Write docs/advice.md: eight practitioner questions answered by `gpuadvisor recommend` itself.
+"""Write docs/advice.md: practitioner questions answered by the tool itself (`recommend`,
+`estimate`, `check`), five of them the users of issue 23 (a student with an RTX 3060, a startup
+serving a 70B model, a computer-vision engineer, a hobbyist buying a card, a cluster admin).
 
 Each answer is the exact command, its text output pasted, and a summary built from the same
-command's --json (pick, cost, what binds), followed by a sanity check written against what
-practitioners know. Run from the repository root after the catalog or the price snapshot
-changes: `python3 -m tools.make_advice_doc` (about 10 s).
+command's --json, followed by a sanity check written against what practitioners know. Run from
+the repository root after the catalog, the estimator or the price snapshot changes:
+`python3 -m tools.make_advice_doc` (about a minute); `--check` exits 1 when docs/advice.md is
+not what the tool answers today (tests/test_advice_doc.py runs it).
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ QUESTIONS = [
      "for 3B q4 models on the Orin Nano, so 10 tok/s is comfortably met on every Orin. Prefill is slow: a "
      "1,024-token prompt takes seconds."),
     ("Buy or rent for 6 hours a day of 8B fine-tuning",
-     "llama-3-8b --mode lora --batch 4 --seq 2048 --checkpointing --tokens 20m --deadline 6h --hours-per-day 6",
+     "llama-3-8b --mode lora --batch 4 --seq 2048 --checkpointing --tokens 20m --deadline 6h --hours-per-day 6 "
+     "--use-months 24",
      "The job: a 20M-token LoRA run that must fit into the day's 6 hours, so about 1,000 tokens/s or more. "
      "6 h/day is about 180 h/month. A card that does the job costs a few hundred to two thousand dollars; "
      "renting comparable work costs about $0.3-1 per hour. Break-even is purchase / (rent - electricity) hours: "
@@ -66,11 +70,65 @@ QUESTIONS = [
      "for 20-50 steps; the target here is 0.5 s per step, about 15 s per 30-step image. An 8 GB card such as "
      "the RTX 4060 is the floor (SDXL users keep the text encoders off the GPU on it); the preset counts UNet "
      "FLOPs only, so the time per step is on the optimistic side, but the ranking of cards holds."),
+    ("Student: can my RTX 3060 (12 GB) QLoRA-tune Llama-3.1-8B on 20M tokens?",
+     "estimate llama-3.1-8b --mode qlora --batch 4 --checkpointing --tokens 20m --gpu 3060",
+     "QLoRA keeps the 8B base in 4 bits (about 5 GB with the 16-bit embeddings and head), and the adapters and "
+     "their Adam states are small; what does not fit 12 GB at a micro-batch of 4 x 2,048 tokens is the "
+     "activations, even checkpointed. A micro-batch of 1 with gradient accumulation (same effective batch) is "
+     "what people run on 12 GB cards, and an RTX 3060 (about 25 dense bf16 TFLOPS) does a few hundred tokens/s: "
+     "20M tokens take most of a day."),
+    ("Student: what does my RTX 3060 serve in 4-bit, and how fast?",
+     "estimate llama-3.1-8b --quant q4_k_m --gpu 3060 --users 1 --context 1280 --gen 256",
+     "A Q4_K_M 8B model is about 4.9 GB: it fits a 12 GB card with room for the KV cache, and one user's decode "
+     "is bandwidth-bound at 360 GB/s / 4.9 GB, about 60 tok/s at most; llama.cpp users report 40-55 tok/s for "
+     "8B Q4 models on an RTX 3060. The per-user figure also counts the prefill of each 1,024-token prompt."),
+    ("Startup: serve Llama-3.1-70B to 100 concurrent users with 4k contexts at 20 tok/s each",
+     "recommend llama-3.1-70b --users 100 --context 4096",
+     "Memory first: 141 GB of bf16 weights plus 100 users x 4,096 tokens x 320 KiB = 125 GiB of KV cache, so at "
+     "least four 80 GB GPUs. But every user's 3,840-token prompt must be prefilled too (this estimate assumes no "
+     "prefix caching): at 20 tok/s each, 100 users start a new 256-token answer about every 13 s, about 30,000 "
+     "prompt tokens/s, 4 PFLOP/s for a 70B model. That is eight B200-class or more H100-class GPUs, not four "
+     "A100s; with prefix caching (chat turns reusing their history) far less."),
+    ("Startup: the same 70B service on a $15,000-a-month budget",
+     "recommend llama-3.1-70b --users 100 --context 4096 --budget-per-month 15000 --rent-only",
+     "A month is 730 h, so $15,000 allows about $20/h: one 8-GPU H100 or H200 server rents for roughly that or "
+     "more. The answer should either name such a rental or say plainly that nothing meets both the speed and "
+     "the budget, and what comes closest."),
+    ("Computer-vision engineer: train ViT-B/16 on 10 epochs of ImageNet (12.8M images) within a day",
+     "recommend hf:vit-base-patch16-224 --mode training --batch 64 --samples 12.8m --deadline 24h --rent-only",
+     "ViT-B/16 costs about 3 x 17.6 GFLOPs = 53 GFLOPs per training image, so 12.8M images are 6.8e17 FLOPs: "
+     "hours on one modern GPU at realistic utilisation, minutes on eight. JPEG decoding and augmentation need "
+     "CPU cores: instances with too few vCPUs per GPU are left out (the note says the default)."),
+    ("Hobbyist: which card under $1,000 should I buy to chat with an 8B model?",
+     "recommend llama-3.1-8b --tok-s 30 --buy-only --max-card-price 1000",
+     "An 8B model in bf16 is 16 GB of weights: a 24 GB card (a used RTX 3090) runs it at 40+ tok/s; 16 GB cards "
+     "need a quantized model. Every card the answer names costs at most $1,000 each, and prices are GPUs alone."),
+    ("Hobbyist: buy or rent for a one-off 8B LoRA run?",
+     "recommend llama-3-8b --mode lora --batch 4 --seq 2048 --checkpointing --tokens 20m",
+     "A one-off job of a few GPU-hours rents for a few dollars; a card to buy costs hundreds to thousands. "
+     "Buying cannot pay back within one job, and the answer should say so ('not worth buying') with what "
+     "renting costs in all."),
+    ("Cluster admin: does the shipped H200 node pass the acceptance rules?",
+     "check --rules rules/training-node.yaml --probe reports/sample-h200x2-probe.json",
+     "Both H200s reach their bandwidth, bf16 and NVLink thresholds, report no ECC, row-remap or XID errors, and "
+     "agree with each other within 5% (bf16) and 3% (triad): a node to accept."),
+    ("Cluster admin: will a 70B full fine-tune fit one 8x H100 node?",
+     "estimate llama-3.1-70b --mode training --gpus 8 --sharding zero3 --batch 8 --checkpointing --tokens 1e8 "
+     "--gpu 'H100 SXM5 80GB'",
+     "Mixed-precision AdamW needs 16 bytes per parameter (fp32 weights, gradients, two moments) plus a bf16 copy: "
+     "about 1.1 TB for 70B, against 640 GB on 8 x 80 GB. ZeRO-3 shards it but cannot make it smaller: it does "
+     "not fit one node without an 8-bit optimizer, offload or more nodes, and the tool should say which."),
+    ("Is a Tesla P40 a good cheap card for QLoRA?",
+     "recommend llama-3.1-8b --mode qlora --batch 1 --checkpointing --tokens 20m --buy-only --only P40,3090",
+     "The P40 has 24 GB but no tensor cores and 1/64-rate fp16: its 16-bit matmuls run at its 12 TFLOPS FP32 "
+     "rate, several times slower than an RTX 3090's tensor cores. Named explicitly it is costed at that rate "
+     "and says so; it is never shortlisted on its own."),
 ]
 
-INTRO = """# What the advisor answers: eight practitioner questions
+INTRO = """# What the advisor answers: {n} practitioner questions
 
-Each answer below is `gpuadvisor recommend` run on this repository's catalog and price snapshot:
+Each answer below is the tool (`recommend`, `estimate`, `check`) run on this repository's catalog
+and price snapshot:
 the exact command, its output, then the pick, its cost and what binds (from the same command's
 `--json`), and a check against what practitioners know. All figures are estimates: datasheet
 figures and calibrated efficiencies (BENCHMARKS.md), the rental snapshot's date and source in each
@@ -92,11 +150,46 @@ snapshot changes.
 """
 
 
-def _run(args: list[str]) -> str:
+def _run(args: list[str]) -> tuple[str, int]:
     env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "gpuadvisor", "recommend", *args], capture_output=True, text=True,
-                         cwd=ROOT, env=env, check=True)
-    return out.stdout
+    out = subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, cwd=ROOT,
+                         env=env)
+    if out.returncode not in (0, 1):  # check exits 1 when a rule fails: an answer, not an error
+        raise SystemExit(f"gpuadvisor {' '.join(args)} failed: {out.stderr.strip()}")
+    return out.stdout, out.returncode
+
+
+def _command(cmdline: str) -> tuple[str, list[str]]:
+    """('recommend' | 'estimate' | 'check', its arguments); a bare argument list is a recommend."""
+    argv = shlex.split(cmdline)
+    if argv[0] in ("recommend", "estimate", "check"):
+        return argv[0], argv[1:]
+    return "recommend", argv
+
+
+def _estimate_answer(d: dict) -> str:
+    lay = d.get("layout") or {}
+    mem = lay.get("needed_gib_per_gpu")
+    where = f"{d['card']}" + (f" ({lay.get('layout')})" if lay.get("layout") else "")
+    if not d["fits"]:
+        fixes = d.get("way_forward") or []
+        more = ("; the cheapest change that fits: " + fixes[0]["line"]) if fixes else "; nothing tried makes it fit"
+        return f"No: it does not fit {where} ({mem:,.1f} GiB per GPU needed){more}"
+    speed = ""
+    if lay.get("per_user_tokens_per_s"):
+        speed = f", {lay['per_user_tokens_per_s']:,.0f} tok/s per user"
+    elif lay.get("wall_s"):
+        h = lay["wall_s"] / 3600
+        speed = f", {h / 24:,.1f} days for the job" if h >= 48 else f", {h:,.1f} h for the job"
+    return f"Yes: it fits {where} with {mem:,.1f} GiB per GPU{speed}"
+
+
+def _check_answer(d: dict) -> str:
+    devs = d.get("devices", [])
+    bad = [f"GPU {g['index']}: {g['failures']} failed" for g in devs if not g["passed"]]
+    if not bad:
+        return f"Yes: every rule passes on all {len(devs)} GPUs"
+    return "No: " + "; ".join(bad)
 
 
 def _summary(d: dict) -> list[str]:
@@ -130,18 +223,22 @@ def one_line(title: str, d: dict) -> str:
     if rent:
         parts.append(f"rent {rent['option']['label']} ({_cost(rent['option'])})")
     if buy:
-        parts.append(f"or buy {buy['option']['label'][4:]} ({_cost(buy['option'])})")
+        parts.append(f"{'or ' if rent else ''}buy {buy['option']['label'][4:]} ({_cost(buy['option'])})")
     line = "; ".join(parts)
     o = (rent or buy)["option"]
     line += f"; binds: {o['binds']}"
+    notes = (buy or rent)["option"].get("notes") or []
+    if notes:
+        line += f"; note: {notes[0]}"
     be = d.get("buy_vs_rent")
-    if be and title.startswith("Buy or rent"):
-        word = {"close": "close call", "buy": "buy", "rent": "rent"}[be["verdict"]]
+    if be and "buy or rent" in title.lower():
+        word = {"close": "close call", "buy": "buy", "rent": "rent, not worth buying"}[be["verdict"]]
         if be["break_even_months"] is None:
             line = f"{word}: buying never pays back; " + line
         else:
-            line = (f"{word}: buying {be['purchase'][4:]} pays back after {be['break_even_months']:.0f} months "
-                    f"of 6 h/day; " + line)
+            hpm = d["targets"]["hours_per_month"]
+            line = (f"{word}: buying {be['purchase'][4:]} pays back after {be['break_even_hours']:,.0f} h of use "
+                    f"({be['break_even_months']:.0f} months at {hpm:,.0f} h/month); " + line)
     return line[0].upper() + line[1:]
 
 
@@ -159,25 +256,48 @@ def _cost(o: dict) -> str:
     return f"{price}, {o['request_s'] * 1000:,.0f} ms per request"
 
 
-def main() -> int:
-    parts = [INTRO]
+def render() -> str:
+    parts = [INTRO.replace("{n}", str(len(QUESTIONS)))]
     answers: list[str] = []
-    for i, (title, args, sanity) in enumerate(QUESTIONS, 1):
-        argv = [*shlex.split(args), "--top", "8"]
-        text = _run(argv)
-        data = json.loads(_run([*shlex.split(args), "--json"]))
+    for i, (title, cmdline, sanity) in enumerate(QUESTIONS, 1):
+        cmd, args = _command(cmdline)
+        shown = args + (["--top", "8"] if cmd == "recommend" else [])
+        text, _ = _run([cmd, *shown])
+        data = json.loads(_run([cmd, *args, "--json"])[0])
         parts.append(f"## {i}. {title}\n")
-        parts.append(f"```\ngpuadvisor recommend {args} --top 8\n```\n")
+        parts.append(f"```\ngpuadvisor {cmd} {shlex.join(shown)}\n```\n")
         parts.append("```\n" + text.rstrip() + "\n```\n")
-        answer = one_line(title, data)
+        if cmd == "recommend":
+            answer = one_line(title, data)
+        elif cmd == "estimate":
+            answer = _estimate_answer(data)
+        else:
+            answer = _check_answer(data)
         answers.append(f"{i}. {title}: {answer}.")
         parts.append(f"**Answer**: {answer}.\n")
-        parts.append("Picks (from `--json`):\n")
-        parts.extend(_summary(data))
+        if cmd == "recommend":
+            parts.append("Picks (from `--json`):\n")
+            parts.extend(_summary(data))
         parts.append(f"\n**Sanity check**: {sanity}\n")
     parts.insert(1, "## The answers in one line\n\n" + "\n".join(answers) + "\n")
+    return "\n".join(parts)
+
+
+def main() -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="write docs/advice.md from the tool's own answers")
+    ap.add_argument("--check", action="store_true", help="exit 1 if docs/advice.md differs from today's answers")
+    args = ap.parse_args()
     path = ROOT / "docs" / "advice.md"
-    path.write_text("\n".join(parts))
+    text = render()
+    if args.check:
+        if path.read_text() != text:
+            print(f"{path.relative_to(ROOT)} is out of date: run python tools/make_advice_doc.py", file=sys.stderr)
+            return 1
+        print(f"{path.relative_to(ROOT)} is current ({len(QUESTIONS)} answers)")
+        return 0
+    path.write_text(text)
     print(f"wrote {path.relative_to(ROOT)} ({len(QUESTIONS)} answers)")
     return 0
 

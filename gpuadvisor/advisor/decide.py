@@ -143,6 +143,8 @@ def advise(
         miss = closest_miss(opts, targets)
         if miss:
             closest, take = miss
+            if not closest.option.fits:
+                take = _way_forward_line(closest.option, workload, catalog, targets, engine, efficiency) or take
     notes = ["estimates from datasheet figures and calibrated efficiencies (BENCHMARKS.md), not measurements"]
     decoder = workload.mode == "inference" and workload.model.kind == "decoder"
     if decoder:
@@ -151,11 +153,31 @@ def advise(
     if workload.mode != "inference" and not (workload.train_tokens or workload.train_samples) and (
             targets_in is None or not targets_in.tokens):
         unit = ("samples", "--samples") if workload.model.is_traced else ("tokens", "--tokens")
-        notes.append(f"no {unit[0][:-1]} budget given ({unit[1]}): costs are for {targets.tokens:.3g} {unit[0]}")
-    if not (targets.usd_per_hour or targets.budget_usd):
-        notes.append("no budget set (--budget-per-hour or --budget): no 'fastest within budget' pick")
+        dl = f" and the {targets.deadline_h:g} h deadline" if targets.deadline_h else ""
+        notes.append(f"no {unit[0][:-1]} budget given ({unit[1]}): costs{dl} are for {targets.tokens:.3g} {unit[0]}, "
+                     "the default")
+    if not targets.any_budget:
+        notes.append("no budget set (--budget-per-hour, --budget-per-month, --budget-per-job): no 'fastest within "
+                     "budget' pick")
+    if targets.budget_usd:
+        notes.append(f"--budget ${targets.budget_usd:,.0f} is read as "
+                     + ("a month of serving (--budget-per-month)" if workload.mode == "inference"
+                        else "the whole job (--budget-per-job)") + "; --max-card-price caps what a card to buy costs")
+    if rent and any(o.hardware.kind == "rent" for o in opts):
+        from gpuadvisor.advisor.options import MIN_HOST_GIB, QLORA_LOAD_SHARE, VCPUS_PER_GPU, VISION_VCPUS_PER_GPU
+
+        notes.append(f"rental instances checked for host needs (defaults): {VCPUS_PER_GPU} vCPUs per GPU "
+                     f"({VISION_VCPUS_PER_GPU} for vision training's data loading), host memory >= {MIN_HOST_GIB} GiB "
+                     f"and >= the 16-bit checkpoint for training and LoRA ({QLORA_LOAD_SHARE:.0%} of it for QLoRA); "
+                     "local disk is not in the price snapshot and is not checked")
     if rent and not any(o.hardware.kind == "rent" for o in opts):
         notes.append("no rental offers were evaluated (no price snapshot, or the filters left none)")
+    if not decoder and workload.compute_dtype in ("bf16", "fp16", "fp8"):
+        notes.append("cards without tensor cores (Pascal and older, AMD GCN 5 and RDNA 1-2) are left out: "
+                     f"{workload.compute_dtype} work runs there at the FP32 rate (--only NAME includes one)")
+    if (workload.mode == "inference" and not decoder and targets_in is not None and targets_in.ttft_s is None) \
+            or (workload.mode == "inference" and not decoder and targets_in is None):
+        notes.append(f"no --ttft: a request is wanted within {targets.ttft_s:g} s (the default); --ttft sets it")
     if decoder and engine == "graphs":
         notes.append("NVIDIA cards older than Volta (compute capability < 7.0) are left out: vLLM-class engines "
                      "do not run on them (--engine eager includes them)")
@@ -180,6 +202,21 @@ def basis_note(opts: list[Option], basis: str) -> str:
     back = (f"; no {basis} price, so the {other} price: {', '.join(fell[:8])}"
             + (f" and {len(fell) - 8} more" if len(fell) > 8 else "") if fell else "")
     return f"purchase price basis: {what} (--price-basis){back}"
+
+
+def _way_forward_line(o: Option, workload: Workload, catalog: Any, targets: Targets, engine: str,
+                      efficiency: Efficiency | None) -> str | None:
+    """The cheapest change that makes the closest option fit, with its figures (advisor.remedy)."""
+    from gpuadvisor.advisor.options import hardware_of
+    from gpuadvisor.advisor.remedy import way_forward
+
+    card = next((c for c in catalog.cards if c.name == o.hardware.card), None)
+    if card is None:
+        return None
+    fixes = way_forward(workload, hardware_of(card), o.hardware.gpus, targets, engine=engine, efficiency=efficiency)
+    if not fixes:
+        return None
+    return f"{o.hardware.card} x {o.hardware.gpus} does not fit; " + "; or ".join(r.line for r in fixes)
 
 
 __all__ = ["Advice", "PriceInfo", "advise"]

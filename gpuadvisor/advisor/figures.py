@@ -56,6 +56,20 @@ class Figures:
     wall_s: float | None = None
     tokens_per_s: float | None = None
     why_not: str = ""
+    memory_parts: tuple[tuple[str, float], ...] = ()  # (item, GiB) per GPU; their sum is `needed_gib`
+    usable_gib: float | None = None  # what the layout may use per GPU (serving engines keep a reserve free)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON; no speed figures for a layout that does not fit."""
+        ok = self.fits
+        return {"fits": ok, "layout": self.layout, "tensor_parallel": self.tp, "replicas": self.replicas,
+                "needed_gib_per_gpu": self.needed_gib, "usable_gib_per_gpu": self.usable_gib,
+                "memory_parts": dict(self.memory_parts), "max_users": self.max_users,
+                "per_user_tokens_per_s": self.per_user if ok else None,
+                "aggregate_tokens_per_s": self.aggregate if ok else None, "ttft_s": self.ttft if ok else None,
+                "tpot_s": self.tpot if ok else None, "request_s": self.request_s if ok else None,
+                "wall_s": self.wall_s if ok else None, "tokens_per_s": self.tokens_per_s if ok else None,
+                "binds": self.binds, "binds_note": self.binds_note, "why_not": self.why_not}
 
 
 def _tp_degrees(workload: Workload, gpus: int) -> list[int]:
@@ -70,13 +84,17 @@ def _tp_degrees(workload: Workload, gpus: int) -> list[int]:
 
 
 def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, engine: str,
-                     eff: Efficiency | None) -> Figures:
-    """Fewest tensor-parallel GPUs per replica that hold the weights and the users' KV cache."""
+                     eff: Efficiency | None, tp_only: int | None = None) -> Figures:
+    """Fewest tensor-parallel GPUs per replica that hold the weights and the users' KV cache
+    (`tp_only`: that degree alone, as `estimate --tp` asks). Per-user and aggregate tok/s count the
+    prefills that continuous batching interleaves with decoding (`estimate_serving`'s cycle) plus
+    the tensor-parallel all-reduces of each decode step."""
     cap = hw.memory_gib
     if w.model.kind != "decoder":
         return _request_figures(w, hw, gpus, t, eff)
     last = None
-    for tp in _tp_degrees(w, gpus):
+    degrees = [tp_only] if tp_only else _tp_degrees(w, gpus)
+    for tp in degrees:
         replicas = gpus // tp
         per_replica = -(-t.users // replicas)
         wt = w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1)
@@ -86,15 +104,25 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
         static = (mem.get("weights") + mem.get("activations") + cal.CUDA_CONTEXT_BYTES) / GiB
         kv_gib = s.kv_bytes_per_token * (t.prompt_tokens + t.output_tokens) * per_replica / GiB
         need = static + kv_gib
+        parts = (("weights", mem.get("weights") / GiB),
+                 ("activations (one prefill)", mem.get("activations") / GiB),
+                 (f"KV cache ({per_replica} user{'s' if per_replica != 1 else ''} x "
+                  f"{t.prompt_tokens + t.output_tokens:,} tokens)", kv_gib),
+                 ("CUDA context", cal.CUDA_CONTEXT_BYTES / GiB))
         lay = f"TP{tp}" if tp > 1 else "1 GPU"
         lay += f" x {replicas} replicas" if replicas > 1 else ""
         users = s.max_concurrent_seqs * replicas
         comm = _tp_latency_s(w, hw, tp)
         tpot = None if s.tpot_s is None else s.tpot_s + comm
+        per_user = None
+        if tpot is not None and s.per_user_tokens_per_s:
+            cycle = t.output_tokens / s.per_user_tokens_per_s + t.output_tokens * comm  # decode + prefills + TP
+            per_user = t.output_tokens / cycle
         last = Figures(fits=s.fits, layout=lay, tp=tp, replicas=replicas, needed_gib=need, binds="memory",
-                       binds_note="", per_user=None if tpot is None else 1.0 / tpot,
-                       aggregate=None if tpot is None else t.users / tpot,
-                       ttft=s.ttft_s, tpot=tpot, max_users=users)
+                       binds_note="", per_user=per_user,
+                       aggregate=None if per_user is None else t.users * per_user,
+                       ttft=s.ttft_s, tpot=tpot, max_users=users, memory_parts=parts,
+                       usable_gib=None if cap is None else cap * (1 - cal.SERVING_RESERVE))
         if cap is None:
             return _with_binds(last, "unknown", f"{hw.name}: no memory figure in the catalog", fits=False)
         if not s.fits:
@@ -110,6 +138,12 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
         if tpot and comm > cal.INTERCONNECT_BINDS * tpot:
             return _with_binds(last, "interconnect", f"interconnect: tensor-parallel all-reduces take "
                                f"{comm / tpot:.0%} of each decode step", fits=True)
+        if per_user and tpot:
+            prefill_share = 1.0 - t.output_tokens * tpot * per_user / t.output_tokens
+            if prefill_share > 0.5 and users >= cal.MEMORY_BINDS_HEADROOM * t.users:
+                return _with_binds(last, "compute", f"compute: prefilling each user's {t.prompt_tokens:,}-token "
+                                   f"prompt takes {prefill_share:.0%} of the time (no prefix caching assumed)",
+                                   fits=True)
         return _with_binds(last, *_serving_binds(s, w, hw, t, users, tp, eff), fits=True)
     return last  # type: ignore[return-value]
 
@@ -121,7 +155,10 @@ def _capacity_tokens_per_s(wt: Workload, hw: HardwareFigures, s: Any, t: Targets
     full = s if n == s.concurrency else estimate_serving(
         wt, hw, concurrency=n, prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens, engine=engine,
         efficiency=eff)
-    return n / (full.tpot_s + comm) if full.tpot_s else 0.0
+    if not full.per_user_tokens_per_s:
+        return 0.0
+    cycle = t.output_tokens / full.per_user_tokens_per_s + t.output_tokens * comm
+    return n * t.output_tokens / cycle
 
 
 def _tp_latency_s(w: Workload, hw: HardwareFigures, tp: int) -> float:
@@ -159,6 +196,7 @@ def _request_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets,
     lay = "1 GPU" + (f" x {gpus} replicas" if gpus > 1 else "")
     base = Figures(fits=hw.memory_gib is not None and need <= hw.memory_gib, layout=lay, tp=1, replicas=gpus,
                    needed_gib=need, binds="memory", binds_note="", request_s=comp.time_s,
+                   memory_parts=tuple((k, v / GiB) for k, v in mem.items if v), usable_gib=hw.memory_gib,
                    requests_per_s=None if not comp.time_s else per_replica * gpus / comp.time_s)
     if hw.memory_gib is None or need > hw.memory_gib:
         return _with_binds(base, "memory", f"needs {need:.1f} GiB, {hw.name} has {hw.memory_gib or 0:g}", fits=False)
@@ -171,9 +209,11 @@ def _with_binds(f: Figures, binds: str, note: str, *, fits: bool) -> Figures:
     return replace(f, binds=binds, binds_note=note, fits=fits, why_not="" if fits else note)
 
 
-def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, eff: Efficiency | None) -> Figures:
-    """Plain data parallel when a replica fits one GPU, else ZeRO-3 (or the user's sharding)."""
-    shardings = [w.sharding] if (w.sharding != "none" or gpus == 1) else ["none", "zero3"]
+def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, eff: Efficiency | None,
+                      exact: bool = False) -> Figures:
+    """Plain data parallel when a replica fits one GPU, else ZeRO-3 (or the user's sharding; `exact`:
+    the workload's own sharding and tensor parallelism only, as `estimate` asks)."""
+    shardings = [w.sharding] if (exact or w.sharding != "none" or gpus == 1) else ["none", "zero3"]
     tp = w.tensor_parallel if gpus % w.tensor_parallel == 0 else 1
     last = None
     for sh in shardings:
@@ -192,7 +232,8 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
             parts.append(f"{name} x {dp}")
         lay = " + ".join(parts) or "1 GPU"
         last = Figures(fits=False, layout=lay, tp=tp, replicas=dp, needed_gib=need, binds="memory", binds_note="",
-                       wall_s=comp.time_s if budget else None, tokens_per_s=comp.tokens_per_s or comp.samples_per_s)
+                       wall_s=comp.time_s if budget else None, tokens_per_s=comp.tokens_per_s or comp.samples_per_s,
+                       memory_parts=tuple((k, v / GiB) for k, v in mem.items if v), usable_gib=hw.memory_gib)
         if hw.memory_gib is None or need > hw.memory_gib:
             last = _with_binds(last, "memory", f"needs {need:.1f} GiB per GPU ({lay}), {hw.name} has "
                                f"{hw.memory_gib or 0:g}", fits=False)
@@ -223,11 +264,32 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
 
 
 def figures(workload: Workload, hw: HardwareFigures, gpus: int, targets: Targets, *,
-            engine: str = DEFAULT_ENGINE, efficiency: Efficiency | None = None) -> Figures:
-    """The price-free figures of `gpus` x `hw` running `workload` under `targets`."""
+            engine: str = DEFAULT_ENGINE, efficiency: Efficiency | None = None, exact: bool = False) -> Figures:
+    """The price-free figures of `gpus` x `hw` running `workload` under `targets`: the one path that
+    `estimate`, `recommend`, the API, the TUI and the report share. `exact`: the workload's own
+    layout (tensor parallelism, sharding), as `estimate` asks; otherwise the fewest tensor-parallel
+    GPUs that fit (serving) or plain data parallel before ZeRO-3 (training). Training reads the
+    workload's batch as sequences per GPU."""
     if workload.mode == "inference":
-        return _serving_figures(workload, hw, gpus, targets, engine, efficiency)
-    return _training_figures(workload, hw, gpus, targets, efficiency)
+        return _serving_figures(workload, hw, gpus, targets, engine, efficiency,
+                                workload.tensor_parallel if exact else None)
+    return _training_figures(workload, hw, gpus, targets, efficiency, exact)
 
 
-__all__ = ["Figures", "figures"]
+def layout_figures(w: Workload, hw: HardwareFigures, eff: Efficiency | None, engine: str = DEFAULT_ENGINE
+                   ) -> Figures | None:
+    """The figures of exactly this workload's layout (`w.num_gpus`, tensor parallelism, sharding), as
+    `estimate` and `api.estimate` show them: the path `recommend` prices. Serving a decoder: the
+    batch is the users at once (their prompt `seq`, answer `gen_tokens`). None for what the advisor
+    does not cost (scoring, a model that does not decode in inference)."""
+    if w.mode == "inference" and w.model.kind == "decoder" and w.gen_tokens and w.seq:
+        t = Targets(users=w.batch, context=w.seq + w.gen_tokens,
+                    output_tokens=w.gen_tokens, tokens_per_s=1.0)
+        return figures(w.with_(batch=1), hw, w.num_gpus, t, engine=engine, efficiency=eff, exact=True)
+    if w.mode in ("training", "lora", "qlora"):
+        t = Targets(tokens=float(w.train_tokens or w.train_samples) or None)
+        return figures(w.with_(batch=w.micro_batch), hw, w.num_gpus, t, engine=engine, efficiency=eff, exact=True)
+    return None
+
+
+__all__ = ["Figures", "figures", "layout_figures"]

@@ -108,6 +108,8 @@ class Option:
     uses_measured: bool = False
     shortfall: float = 1.0  # worst ratio of target to achieved (1.0: meets every target)
     notes: tuple[str, ...] = field(default=())
+    memory_parts: tuple[tuple[str, float], ...] = ()  # (item, GiB) per GPU of this layout
+    usable_gib: float | None = None  # per GPU: the card less what a serving engine keeps free
 
     @property
     def serving(self) -> bool:
@@ -135,6 +137,7 @@ class Option:
         d["hardware"] = self.hardware.to_dict()
         d["misses"] = list(self.misses)
         d["notes"] = list(self.notes)
+        d["memory_parts"] = {k: v for k, v in self.memory_parts}
         d["label"] = self.label
         d["cost"] = self.cost
         d["time_s"] = self.time_s
@@ -143,8 +146,10 @@ class Option:
 
 
 def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: Workload,
-                 targets: Targets, notes: tuple[str, ...] = ()) -> Option:
-    """Attach the hardware's costs to its figures and check every target."""
+                 targets: Targets, notes: tuple[str, ...] = (), host_misses: tuple[tuple[str, float], ...] = ()
+                 ) -> Option:
+    """Attach the hardware's costs to its figures and check every target (`host_misses`: what the
+    rental instance lacks for the workload, with the ratio of need to have)."""
     t = targets
     g = hardware.gpus
     elec = t.electricity_usd_h(hw.tdp_w, g)
@@ -177,6 +182,17 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
             per_kreq = usd_h / (f.requests_per_s * 3600.0) * 1e3
     energy = kw_h * (t.hours_per_month if serving else (wall_h or 0.0)) if hw.tdp_w else None
     misses, shortfall = _misses(f, t, serving, usd_h, monthly, job, wall_h)
+    if hardware.kind == "buy" and t.max_card_usd and not hardware.purchase_usd:
+        misses.append(f"price unknown, cap ${t.max_card_usd:,.0f} a card")  # a cap cannot vouch for it
+        shortfall = max(shortfall, 2.0)
+    elif hardware.kind == "buy" and t.max_card_usd and hardware.purchase_usd:
+        unit = hardware.purchase_usd / hardware.gpus
+        if unit > t.max_card_usd:
+            misses.append(f"a card costs ${unit:,.0f}, cap ${t.max_card_usd:,.0f}")
+            shortfall = max(shortfall, unit / t.max_card_usd)
+    for text, ratio in host_misses:
+        misses.append(text)
+        shortfall = max(shortfall, ratio)
     return Option(
         hardware=hardware, mode=workload.mode, fits=f.fits, layout=f.layout, tensor_parallel=f.tp,
         replicas=f.replicas, needed_gib_per_gpu=f.needed_gib, memory_gib_per_gpu=hw.memory_gib,
@@ -187,17 +203,44 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
         capacity_tokens_per_s=f.capacity, usd_per_mtok_at_capacity=per_mtok_cap,
         wall_s=f.wall_s, tokens_per_s=f.tokens_per_s, job_usd=job,
         uses_measured=hw.source == "measured", shortfall=shortfall, notes=notes,
+        memory_parts=f.memory_parts, usable_gib=f.usable_gib,
     )
 
 
+def tensor_basis(card: Any) -> str:
+    """"datasheet", "derived" (unpublished, computed from the architecture) or "none" (no matrix units)."""
+    t = getattr(card, "tensor_dense_tflops", None)
+    return str(getattr(t, "basis", "datasheet") or "datasheet")
+
+
 def hw_notes(card: Any, workload: Workload) -> tuple[str, ...]:
-    """What the figures quietly assume about this card: NVIDIA cards before Ampere (compute
-    capability 8.0) have no bf16 and would run a bf16 model in fp16."""
+    """What the figures assume about this card, in words: no matrix units (16-bit work at the FP32
+    rate), tensor figures derived from the architecture, no bf16 (runs in fp16 on tensor cores)."""
+    out: list[str] = []
     cc = getattr(card, "compute_capability", None)
-    if workload.compute_dtype == "bf16" and getattr(card, "vendor", "") == "nvidia" and cc and \
-            tuple(int(x) for x in cc.split(".")) < (8, 0):
-        return (f"{card.name} has no bf16: it would run in fp16 (same memory and speed estimate)",)
-    return ()
+    sixteen = workload.compute_dtype in ("bf16", "fp16", "fp8")
+    basis = tensor_basis(card)
+    if sixteen and basis == "none":
+        out.append(f"{card.name} has no tensor cores: {workload.compute_dtype} work is costed at its FP32 rate "
+                   f"({card.fp32_tflops or 0:g} TFLOPS)")
+    elif sixteen and basis == "derived":
+        out.append(f"{card.name}: tensor rates unpublished, derived from its architecture (catalog note)")
+    if basis != "none" and workload.compute_dtype == "bf16" and getattr(card, "vendor", "") == "nvidia" and cc \
+            and tuple(int(x) for x in cc.split(".")) < (8, 0):
+        out.append(f"{card.name} has no bf16: it would run in fp16 on its tensor cores (same memory and speed "
+                   "estimate)")
+    return tuple(out)
+
+
+def runs_sixteen_bit_well(card: Any, workload: Workload, only: tuple[str, ...] = ()) -> bool:
+    """Whether to shortlist a card for 16-bit training, LoRA, QLoRA or a non-decoding model: cards
+    with no matrix units (Pascal and older, GCN 5, RDNA 1-2) run it at the FP32 rate (QLoRA's
+    4-bit kernels and bf16 autocast were not written for them) and are left out unless named."""
+    if tensor_basis(card) != "none" or workload.compute_dtype not in ("bf16", "fp16", "fp8"):
+        return True
+    if only and any(q.casefold() in card.name.casefold() for q in only):
+        return True
+    return workload.mode == "inference" and workload.model.kind == "decoder"
 
 
 def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly: float | None,
@@ -208,7 +251,9 @@ def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly:
     if not f.fits:
         out.append(f.why_not or "does not fit")
         worst = math.inf if not f.max_users else max(worst, t.users / f.max_users)
-    if serving:
+    if not f.fits:
+        pass  # what does not fit has no speed to miss targets by
+    elif serving:
         if t.tokens_per_s and f.per_user is not None and f.per_user < t.tokens_per_s:
             out.append(f"{f.per_user:.1f} tok/s per user, {t.tokens_per_s:g} asked")
             worst = max(worst, t.tokens_per_s / f.per_user)
@@ -216,16 +261,18 @@ def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly:
         if t.ttft_s and lat is not None and lat > t.ttft_s:
             out.append(f"first token after {lat:.2f} s, {t.ttft_s:g} s asked")
             worst = max(worst, lat / t.ttft_s)
-        if t.budget_usd and monthly is not None and monthly > t.budget_usd:
-            out.append(f"${monthly:,.0f} a month, budget ${t.budget_usd:,.0f}")
-            worst = max(worst, monthly / t.budget_usd)
+        mb = t.month_budget
+        if mb and monthly is not None and monthly > mb:
+            out.append(f"${monthly:,.0f} a month, budget ${mb:,.0f}")
+            worst = max(worst, monthly / mb)
     else:
         if t.deadline_h and wall_h is not None and wall_h > t.deadline_h:
             out.append(f"takes {wall_h:,.1f} h, deadline {t.deadline_h:g} h")
             worst = max(worst, wall_h / t.deadline_h)
-        if t.budget_usd and job is not None and job > t.budget_usd:
-            out.append(f"costs ${job:,.0f}, budget ${t.budget_usd:,.0f}")
-            worst = max(worst, job / t.budget_usd)
+        jb = t.job_budget
+        if jb and job is not None and job > jb:
+            out.append(f"costs ${job:,.0f}, budget ${jb:,.0f}")
+            worst = max(worst, job / jb)
     if t.usd_per_hour and usd_h is not None and usd_h > t.usd_per_hour:
         out.append(f"${usd_h:,.2f}/h, budget ${t.usd_per_hour:g}/h")
         worst = max(worst, usd_h / t.usd_per_hour)
@@ -249,6 +296,50 @@ def purchase_of(card: Any, basis: str = "new") -> tuple[float | None, str | None
     if other is not None:
         return other[0], f"{other[1]}, no {basis}", other[2]
     return None, None, None
+
+
+def hardware_of(card: Any, measured: dict[str, float] | None = None) -> HardwareFigures:
+    """The figures every interface costs a card at: its datasheet (or `measured` figures), with a
+    Jetson's unified memory less what its OS and CPU take."""
+    from gpuadvisor.estimate import apply_measured
+
+    hw = HardwareFigures.from_card(card)
+    if card.family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
+        hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - cal.JETSON_SYSTEM_GIB))
+    return apply_measured(hw, measured) if measured else hw
+
+
+# What a rental instance's host must have for the workload (defaults, stated in the advice's notes):
+VISION_VCPUS_PER_GPU = 6  # DataLoader workers decoding and augmenting JPEGs (ImageNet-style training)
+VCPUS_PER_GPU = 2  # a tokenizer / engine process and the launcher per GPU
+MIN_HOST_GIB = 16
+QLORA_LOAD_SHARE = 0.5  # QLoRA: the 16-bit checkpoint is read and quantized while loading (page cache)
+
+
+def host_needs(workload: Workload, gpus: int) -> tuple[int, float, str]:
+    """(vCPUs, host memory GiB, why) an instance needs for the workload on `gpus` GPUs."""
+    m = workload.model
+    ckpt = m.num_params * 2 / 2**30  # the 16-bit checkpoint
+    if workload.mode != "inference" and m.is_traced:
+        return VISION_VCPUS_PER_GPU * gpus, float(MIN_HOST_GIB), "data loading for vision training"
+    if workload.mode == "qlora":
+        return VCPUS_PER_GPU * gpus, max(MIN_HOST_GIB, QLORA_LOAD_SHARE * ckpt), "loading and quantizing the base"
+    if workload.mode in ("training", "lora"):
+        return VCPUS_PER_GPU * gpus, max(MIN_HOST_GIB, ckpt), "loading the 16-bit checkpoint"
+    return VCPUS_PER_GPU * gpus, float(MIN_HOST_GIB), "the engine and the tokenizer"
+
+
+def host_misses(offer: Any, workload: Workload, gpus: int) -> tuple[tuple[str, float], ...]:
+    """What an instance lacks (vCPUs, memory), with the ratio of need to have; unknown counts pass."""
+    cpus, mem, why = host_needs(workload, gpus)
+    out = []
+    have_c = getattr(offer, "vcpus", None)
+    have_m = getattr(offer, "memory_gib", None)
+    if have_c and have_c < cpus:
+        out.append((f"{have_c:g} vCPUs, {cpus} wanted for {why}", cpus / have_c))
+    if have_m and have_m < mem:
+        out.append((f"{have_m:g} GiB host memory, {mem:,.0f} wanted for {why}", mem / have_m))
+    return tuple(out)
 
 
 def _entry(p: Any) -> tuple[float, str, str | None] | None:
@@ -313,8 +404,6 @@ def build_options(
     `buy_counts`: family -> GPU counts to consider buying (default BUY_COUNTS, else 1/2/4/8);
     `price_basis`: "new" (list prices) or "street" (dated street/used prices), see `purchase_of`.
     """
-    from gpuadvisor.estimate import apply_measured
-
     workload = workload.validate()
     targets = targets.for_workload(workload)
     engine_profile(engine)
@@ -323,24 +412,25 @@ def build_options(
         raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
     if workload.mode == "inference" and workload.model.kind == "decoder" and engine == "graphs":
         cards = {n: c for n, c in cards.items() if _runs_serving_engine(c)}
+    cards = {n: c for n, c in cards.items() if runs_sixteen_bit_well(c, workload, only)}
     hws: dict[str, HardwareFigures] = {}
     cache: dict[tuple[str, int], Figures | None] = {}
     measured = measured or {}
 
     def hw_of(name: str) -> HardwareFigures:
         if name not in hws:
-            hw = HardwareFigures.from_card(cards[name])
-            if cards[name].family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
-                hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - cal.JETSON_SYSTEM_GIB))
-            hws[name] = apply_measured(hw, measured[name]) if name in measured else hw
+            hws[name] = hardware_of(cards[name], measured.get(name))
         return hws[name]
+
+    errors: list[UserError] = []
 
     def figs(name: str, g: int) -> Figures | None:
         if (name, g) not in cache:
             try:
                 cache[(name, g)] = figures(workload, hw_of(name), g, targets, engine=engine, efficiency=efficiency)
-            except UserError:
+            except UserError as e:
                 cache[(name, g)] = None  # an impossible layout for this count
+                errors.append(e)
         return cache[(name, g)]
 
     out: list[Option] = []
@@ -361,7 +451,8 @@ def build_options(
             reg = region or getattr(o, "region", None)
             hwd = Hardware("rent", name, g, usd_per_hour=float(price), provider=o.provider,
                            instance_type=o.instance_type, region=reg, spot=spot)
-            out.append(price_option(f, hwd, hw_of(name), workload, targets, hw_notes(cards[name], workload)))
+            out.append(price_option(f, hwd, hw_of(name), workload, targets, hw_notes(cards[name], workload),
+                                    host_misses(o, workload, g)))
     if buy:
         for card in cards.values():
             unit, kind, source = purchase_of(card, price_basis)
@@ -385,7 +476,13 @@ def build_options(
             g, f = chosen
             out.append(price_option(f, Hardware("local", name, g), hw_of(name), workload, targets,
                                     hw_notes(cards[name], workload)))
+    if not out and errors:
+        raise errors[0]  # nothing could be estimated (e.g. a traced model without PyTorch): say why
     return out
 
 
 __all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "figures", "price_option", "purchase_of"]
+
+
+__all__ = ["BUY_COUNTS", "Hardware", "Option", "build_options", "figures", "hardware_of", "price_option",
+           "purchase_of"]

@@ -106,6 +106,9 @@ def describe(o: Option) -> str:
             f", ~${o.usd_per_hour:,.2f}/h amortised with power" if o.serving and o.usd_per_hour else "")
     else:
         price = f"electricity ~${o.usd_per_hour:,.2f}/h" if o.usd_per_hour is not None else "owned"
+    if not o.fits:  # no run time for what does not fit
+        return " ".join([o.label + ":", price + ";", f"does not fit ({o.binds_note or o.binds})."]) + "".join(
+            f" Note: {n}." for n in o.notes)
     if o.serving:
         if o.per_user_tokens_per_s is not None:
             speed = (f"{o.per_user_tokens_per_s:,.0f} tok/s per user, first token {duration(o.ttft_s)}, "
@@ -143,7 +146,7 @@ def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
         add("cheapest_single_gpu", _cheapest([o for o in meets if o.hardware.kind == "rent" and o.hardware.gpus == 1]))
     # "fastest within budget" needs a budget: without one, the fastest option is whatever flagship
     # server there is, which is a ranking by speed, not advice (the frontier still shows it).
-    if targets.usd_per_hour or targets.budget_usd:
+    if targets.any_budget:
         priced = [o for o in meets if o.cost is not None]  # a budget cannot vouch for an unknown price
         add("fastest_within_budget", min(priced, key=lambda o: (o.time_s if o.time_s is not None else math.inf,
                                                                 o.cost or 0.0, o.label), default=None))
@@ -194,19 +197,17 @@ def what_it_would_take(o: Option, t: Targets) -> str:
 
 
 def buy_vs_rent(options: list[Option], targets: Targets) -> BreakEven | None:
-    """Break-even against the cheapest rental that meets every target, for the purchase (among
-    those that meet every target) that pays back soonest. Serving: both serve the same users, so
-    the rental's $/h is taken as is and the cheapest purchase pays back soonest. Training: the
-    rental's $/h is its job cost over the purchase's wall time, the cost of renting one hour of
-    the purchased hardware's work, so a faster card can pay back sooner than a cheaper one."""
-    meets = [o for o in options if o.meets]
-    buys = [o for o in meets if o.hardware.kind == "buy" and o.hardware.purchase_usd]
+    """Break-even of the cheapest purchase that meets every target (the "cheapest to buy" pick)
+    against the cheapest rental that does, judged against the hours the user will really use the
+    hardware (`Targets.planned_hours`: the amortisation period for serving, one job for training,
+    or --use-hours / --use-months). Training: the rental's $/h is its job cost over the purchase's
+    wall time, the cost of renting one hour of the purchased hardware's work."""
+    meets = [o for o in options if o.meets and o.hardware.kind != "local"]
+    buy = _cheapest([o for o in meets if o.hardware.kind == "buy" and o.hardware.purchase_usd])
     rent = _cheapest([o for o in meets if o.hardware.kind == "rent" and o.usd_per_hour])
-    if not buys or rent is None:
+    if buy is None or rent is None:
         return None
-    evens = [_break_even(b, rent, targets) for b in buys]
-    return min(evens, key=lambda e: (e.hours is None, e.hours or 0.0, e.purchase.hardware.purchase_usd or 0.0,
-                                     e.purchase.label))
+    return _break_even(buy, rent, targets)
 
 
 def _break_even(buy: Option, rent: Option, targets: Targets) -> BreakEven:
@@ -218,6 +219,7 @@ def _break_even(buy: Option, rent: Option, targets: Targets) -> BreakEven:
                   f"{duration(buy.wall_s)}, so its hour of work rents for ${rent_h:,.2f})")
     elec = buy.electricity_usd_h
     price = buy.hardware.purchase_usd or 0.0
+    plan_h, plan = targets.planned_hours(buy.serving, (buy.wall_s or 0) / 3600.0 or None)
     if rent_h <= elec:
         hours = months = None
         verdict = "rent"
@@ -226,14 +228,15 @@ def _break_even(buy: Option, rent: Option, targets: Targets) -> BreakEven:
     else:
         hours = price / (rent_h - elec)
         months = hours / targets.hours_per_month
-        # pays back within half its life: buy; never within its life: rent; in between: a close call
-        life = targets.amortise_months
-        verdict = "buy" if months <= life / 2 else ("rent" if months > life else "close")
-        word = {"buy": "buy", "rent": "rent", "close": "close call, buying pays back late in the hardware's life"}
+        # pays back within half the planned use: buy; not within it: not worth buying; in between: close
+        verdict = "close" if plan_h is None else "buy" if hours <= plan_h / 2 else "rent" if hours > plan_h else "close"
+        word = {"buy": "buy", "rent": "rent, not worth buying",
+                "close": "close call, buying pays back late in the planned use"}
         line = (f"{word[verdict]}: {buy.label} (${price:,.0f}) breaks even with renting {rent.label} after "
-                f"{hours:,.0f} h of use, {months:,.1f} months at {targets.hours_per_month:g} h/month (${price:,.0f} / "
-                f"(${rent_h:,.2f}/h rent - ${elec:,.2f}/h electricity)){scaled}; hardware life taken as "
-                f"{targets.amortise_months:g} months")
+                f"{hours:,.0f} h of use (${price:,.0f} / (${rent_h:,.2f}/h rent - ${elec:,.2f}/h electricity))"
+                f"{scaled}; planned use: {plan}")
+        if verdict == "rent" and plan_h is not None:
+            line += f", {plan_h:,.0f} h, so renting costs ${rent_h * plan_h:,.2f} in all"
     return BreakEven(buy, rent, rent_h, elec, hours, months, verdict, line)
 
 

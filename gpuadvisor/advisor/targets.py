@@ -21,6 +21,7 @@ DEFAULT_UTILISATION = 0.8  # fraction of TDP drawn while working
 DEFAULT_AMORTISE_MONTHS = 36  # purchased hardware is written off over three years
 HOURS_PER_MONTH = 730.0
 DEFAULT_TRAIN_TOKENS = 1e8  # training with no token budget: costs are quoted for 100M tokens
+DEFAULT_REQUEST_S = 1.0  # a model that does not decode (a UNet step, a classifier): a request within a second
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,16 @@ class Targets:
     tokens: float | None = None
     deadline_h: float | None = None
     usd_per_hour: float | None = None
-    budget_usd: float | None = None
+    budget_usd: float | None = None  # legacy --budget: a training job, or a month of serving
     hours_per_month: float = HOURS_PER_MONTH
     usd_per_kwh: float = DEFAULT_USD_PER_KWH
     utilisation: float = DEFAULT_UTILISATION
     amortise_months: float = DEFAULT_AMORTISE_MONTHS
+    budget_job_usd: float | None = None  # the whole training job
+    budget_month_usd: float | None = None  # a month of serving (at hours_per_month)
+    max_card_usd: float | None = None  # a card to buy may cost at most this (each)
+    use_hours: float | None = None  # the hardware is used this many hours in all (a one-off)
+    use_months: float | None = None  # ... or for this many months at hours_per_month
 
     def with_(self, **changes: Any) -> Targets:
         return replace(self, **changes).validate()
@@ -61,6 +67,8 @@ class Targets:
             "deadline_h": "deadline", "usd_per_hour": "budget per hour", "budget_usd": "budget",
             "hours_per_month": "hours of use per month", "usd_per_kwh": "electricity price",
             "utilisation": "utilisation", "amortise_months": "amortisation period",
+            "budget_job_usd": "budget per job", "budget_month_usd": "budget per month",
+            "max_card_usd": "card price cap", "use_hours": "hours of use", "use_months": "months of use",
         }
         for f in fields(self):
             v = getattr(self, f.name)
@@ -85,6 +93,36 @@ class Targets:
         return self
 
     @property
+    def job_budget(self) -> float | None:
+        """What one training job may cost: --budget-per-job, else the legacy --budget."""
+        return self.budget_job_usd or self.budget_usd
+
+    @property
+    def month_budget(self) -> float | None:
+        """What a month of serving may cost: --budget-per-month, else the legacy --budget."""
+        return self.budget_month_usd or self.budget_usd
+
+    @property
+    def any_budget(self) -> bool:
+        return bool(self.usd_per_hour or self.budget_usd or self.budget_job_usd or self.budget_month_usd)
+
+    def planned_hours(self, serving: bool, job_hours: float | None = None) -> tuple[float | None, str]:
+        """Hours the hardware will work in all, and how that was had: --use-hours, --use-months x
+        hours a month, else serving for the amortisation period, else one training job."""
+        if self.use_hours:
+            return self.use_hours, f"{self.use_hours:,.0f} h of use in all (--use-hours)"
+        if self.use_months:
+            h = self.use_months * self.hours_per_month
+            return h, f"{self.use_months:g} months at {self.hours_per_month:,.0f} h/month (--use-months)"
+        if serving:
+            h = self.amortise_months * self.hours_per_month
+            return h, f"{self.amortise_months:g} months at {self.hours_per_month:g} h/month (the default)"
+        if job_hours:
+            return job_hours, (f"one job of {job_hours:,.1f} h (the default; --use-months or --use-hours for more "
+                               "use)")
+        return None, "unknown"
+
+    @property
     def prompt_tokens(self) -> int:
         return (self.context or DEFAULT_PROMPT_TOKENS + self.output_tokens) - self.output_tokens
 
@@ -92,8 +130,11 @@ class Targets:
         """These targets with the mode's default filled in: serving with no speed target asks for
         DEFAULT_TOKENS_PER_S per user; training takes its token budget from the workload."""
         t = self
-        if workload.mode == "inference" and t.tokens_per_s is None and t.ttft_s is None:
+        decoder = getattr(workload.model, "kind", "decoder") == "decoder"
+        if workload.mode == "inference" and decoder and t.tokens_per_s is None and t.ttft_s is None:
             t = replace(t, tokens_per_s=DEFAULT_TOKENS_PER_S)
+        if workload.mode == "inference" and not decoder and t.ttft_s is None:
+            t = replace(t, ttft_s=DEFAULT_REQUEST_S)
         if workload.mode != "inference" and t.tokens is None:
             t = replace(t, tokens=float(workload.train_tokens or workload.train_samples or DEFAULT_TRAIN_TOKENS))
         return t.validate()
@@ -102,7 +143,7 @@ class Targets:
         """Running cost of `gpus` cards at `utilisation` of TDP (the GPUs only, not the host)."""
         return (tdp_w or 0.0) * gpus * self.utilisation / 1000.0 * self.usd_per_kwh
 
-    def describe(self, mode: str, decoder: bool = True) -> str:
+    def describe(self, mode: str, decoder: bool = True, unit: str = "tokens") -> str:
         """One line: the targets that apply to `mode` (and to a model that decodes tokens or not)."""
         parts: list[str] = []
         if mode == "inference":
@@ -115,13 +156,17 @@ class Targets:
                 parts.append(f"{'first token' if decoder else 'a request'} <= {self.ttft_s:g} s")
         else:
             if self.tokens:
-                parts.append(f"{self.tokens:.3g} tokens")
+                parts.append(f"{self.tokens:.3g} {unit}")
             if self.deadline_h:
                 parts.append(f"within {_hours(self.deadline_h)}")
         if self.usd_per_hour:
             parts.append(f"<= ${self.usd_per_hour:g}/h")
-        if self.budget_usd:
-            parts.append(f"<= ${self.budget_usd:,.0f} in all")
+        if mode == "inference" and self.month_budget:
+            parts.append(f"<= ${self.month_budget:,.0f} a month")
+        if mode != "inference" and self.job_budget:
+            parts.append(f"<= ${self.job_budget:,.0f} for the job")
+        if self.max_card_usd:
+            parts.append(f"cards to buy <= ${self.max_card_usd:,.0f} each")
         parts.append(f"{self.hours_per_month:g} h/month of use")
         return ", ".join(parts)
 

@@ -48,8 +48,21 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
     b = p.add_argument_group("budget, ownership and electricity")
     b.add_argument("--budget-per-hour", type=positive_float, metavar="USD",
                    help="the hardware may cost at most this per hour")
+    b.add_argument("--budget-per-job", type=positive_float, metavar="USD",
+                   help="training: the whole job may cost at most this")
+    b.add_argument("--budget-per-month", type=positive_float, metavar="USD",
+                   help="serving: a month (at --hours-per-month) may cost at most this")
     b.add_argument("--budget", type=positive_float, metavar="USD",
-                   help="total: the training job, or a month of serving")
+                   help="kept for old scripts: --budget-per-job for training, --budget-per-month for serving "
+                        "(not a card price: that is --max-card-price)")
+    b.add_argument("--max-card-price", type=positive_float, metavar="USD",
+                   help="a card to buy may cost at most this, each")
+    use = b.add_mutually_exclusive_group()
+    use.add_argument("--use-hours", type=positive_float, metavar="H",
+                     help="buy or rent: the hardware works this many hours in all (a one-off job or project)")
+    use.add_argument("--use-months", type=positive_float, metavar="M",
+                     help="buy or rent: it is used this many months at --hours-per-month/--hours-per-day "
+                          "(default: serving 36 months; training one job)")
     own = b.add_mutually_exclusive_group()
     own.add_argument("--hours-per-month", type=positive_float, metavar="H",
                      help="hours of use per month, for monthly cost and buy versus rent (default 730: always on)")
@@ -77,10 +90,33 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
                     help="serving engine: graphs = vLLM-class, CUDA graphs (default); eager = HF generate()")
 
 
+def check_combinations(args: argparse.Namespace) -> None:
+    """Flags that would be ignored together are refused, one line each."""
+    from gpuadvisor.errors import UserError
+
+    if getattr(args, "spot", False) and getattr(args, "buy_only", False):
+        raise UserError("--spot prices rentals, and --buy-only leaves no rental: drop one of them")
+    serving = getattr(args, "mode", "inference") in ("inference", "infer")
+    if getattr(args, "budget_per_job", None) is not None and serving:
+        raise UserError("--budget-per-job applies to training, LoRA and QLoRA; serving takes --budget-per-month or "
+                        "--budget-per-hour")
+    if getattr(args, "budget_per_month", None) is not None and not serving:
+        raise UserError("--budget-per-month applies to serving; a training job takes --budget-per-job")
+    if getattr(args, "budget", None) is not None and (getattr(args, "budget_per_job", None) is not None
+                                                      or getattr(args, "budget_per_month", None) is not None):
+        raise UserError("give --budget-per-job or --budget-per-month, not --budget as well")
+    if getattr(args, "max_card_price", None) is not None and getattr(args, "rent_only", False):
+        raise UserError("--max-card-price caps cards to buy, and --rent-only leaves none: drop one of them")
+    if getattr(args, "price_per_hour", None) is not None and not getattr(args, "rank", False):
+        raise UserError("--price-per-hour applies to --rank only; without it the rental prices come from the price "
+                        "snapshot (use --budget-per-hour for a cap)")
+
+
 def targets_from(args: argparse.Namespace) -> Any:
     """The advisor's Targets from the flags above (validated: UserError on nonsense)."""
     from gpuadvisor.advisor.targets import HOURS_PER_MONTH, Targets
 
+    check_combinations(args)
     hpm = args.hours_per_month
     if args.hours_per_day is not None:
         if args.hours_per_day > 24:
@@ -91,7 +127,9 @@ def targets_from(args: argparse.Namespace) -> Any:
     return Targets(
         tokens_per_s=args.tok_s, users=args.users, ttft_s=args.ttft, context=args.context,
         output_tokens=args.output_tokens, deadline_h=args.deadline, usd_per_hour=args.budget_per_hour,
-        budget_usd=args.budget, hours_per_month=hpm or HOURS_PER_MONTH, usd_per_kwh=args.usd_per_kwh,
+        budget_usd=args.budget, budget_job_usd=args.budget_per_job, budget_month_usd=args.budget_per_month,
+        max_card_usd=args.max_card_price, use_hours=args.use_hours, use_months=args.use_months,
+        hours_per_month=hpm or HOURS_PER_MONTH, usd_per_kwh=args.usd_per_kwh,
         utilisation=args.utilisation, amortise_months=args.amortise_months,
     ).validate()
 

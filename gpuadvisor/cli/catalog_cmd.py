@@ -87,8 +87,12 @@ def describe(card: Card) -> list[str]:
         if key == "purchase" and card.purchase is not None:
             value = card.purchase.describe()
         lines.append(f"  {key:<24} {'-' if value is None else value}")
-    tensor = ", ".join(f"{k} {v if v is not None else '-'}" for k, v in d["tensor_dense_tflops"].items())
-    lines.append(f"  {'tensor_dense_tflops':<24} {tensor}  (int8 in TOPS)")
+    t = d["tensor_dense_tflops"]
+    tensor = ", ".join(f"{k} {v if v is not None else '-'}" for k, v in t.items() if k not in ("basis", "note"))
+    basis = {"datasheet": "", "derived": " [derived]", "none": " [no tensor cores]"}[t.get("basis") or "datasheet"]
+    lines.append(f"  {'tensor_dense_tflops':<24} {tensor}  (int8 in TOPS){basis}")
+    if t.get("note"):
+        lines.append(f"  {'tensor note':<24} {t['note']}")
     for field, url in card.sources.items():
         lines.append(f"  source for {field}: {url}")
     if card.purchase is not None:

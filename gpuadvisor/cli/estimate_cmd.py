@@ -14,11 +14,14 @@ GiB = 2**30
 
 
 def fraction(text: str) -> float:
-    v = positive_float(text)
+    """An efficiency: a fraction in (0, 1] ("0.4"), or a percentage with its sign ("40%")."""
+    t = text.strip()
+    pct = t.endswith("%")
+    v = positive_float(t[:-1] if pct else t)
+    if pct:
+        v /= 100.0
     if v > 1:
-        if v <= 100:
-            return v / 100.0  # "40" means 40%
-        raise argparse.ArgumentTypeError(f"must be a fraction in (0, 1] or a percentage: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a fraction in (0, 1], or a percentage with % (40%): {text!r}")
     return v
 
 
@@ -110,7 +113,14 @@ def workload_from(args: argparse.Namespace) -> Any:
         raise UserError("no model given: e.g. 'llama-2-7b', '7b' or path/to/config.json (see --list-models)")
     dtype = args.dtype or "bf16"
     extra = {"optimizer": args.optimizer} if args.optimizer else {}
-    return make_workload(
+    ctx = getattr(args, "serve_context", None)
+    if ctx is not None:
+        if args.seq:
+            raise UserError("give --context (prompt + answer) or --seq (prompt), not both")
+        if ctx <= args.gen:
+            raise UserError(f"--context {ctx} must exceed --gen ({args.gen})")
+        args.seq = ctx - args.gen
+    w = make_workload(
         model, mode=args.mode, dtype=dtype, batch=args.batch, seq_len=args.seq, gen_tokens=args.gen,
         mixed_precision=not args.pure, checkpointing=args.checkpointing,
         num_gpus=args.gpus, sharding=args.sharding, tensor_parallel=args.tp, lora_rank=args.lora_rank,
@@ -119,6 +129,21 @@ def workload_from(args: argparse.Namespace) -> Any:
         freeze=tuple(args.freeze), trainable=tuple(args.trainable), input_shape=tuple(args.input),
         train_samples=args.samples, **extra,
     )
+    return check_workload_flags(w, args)
+
+
+MAX_PARAMS = 1e14  # 100T parameters: well beyond any published model; a larger count is a typo
+
+
+def check_workload_flags(w: Any, args: argparse.Namespace) -> Any:
+    """Refuse what would be ignored or is surely a typo, in one line each."""
+    if w.model.num_params > MAX_PARAMS:
+        raise UserError(f"{w.model.name}: {w.model.num_params:.3g} parameters is more than {MAX_PARAMS:.0e}, larger "
+                        "than any model; check the count (e.g. 70b, 405b)")
+    if args.checkpointing and w.mode in ("inference", "scoring"):
+        raise UserError(f"--checkpointing applies to training, LoRA and QLoRA, not --mode {w.mode} "
+                        "(inference keeps no activations for a backward pass)")
+    return w
 
 
 def efficiency_from(args: argparse.Namespace) -> Any:
@@ -150,6 +175,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="inference engine: graphs (CUDA graphs / vLLM, TensorRT-LLM, SGLang; default) or eager "
                         "(Hugging Face generate()); vllm, sglang, trtllm, llamacpp or hf run the serving simulation")
     p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
+    s = p.add_argument_group("serving (a decoder in inference mode; the figures `recommend` shows for a layout)")
+    s.add_argument("--users", type=positive_int, metavar="N", dest="serve_users",
+                   help="concurrent users of a server (default: --batch); each holds a KV cache of --seq + --gen")
+    s.add_argument("--context", type=positive_int, metavar="TOKENS", dest="serve_context",
+                   help="prompt + answer tokens per user, as `recommend --context` (sets --seq to this less --gen)")
     p.add_argument("--probe", metavar="RESULTS.json", help="use measured figures from a probe result for this card")
     p.add_argument("--offload", action="store_true",
                    help="inference on a card too small for the model: layers on the GPU and decode speed with the "
@@ -186,7 +216,7 @@ def gib(v: float) -> str:
 fmt_time = duration  # the CLI's name for the shared formatter
 
 
-def describe_workload(w: Any) -> str:
+def describe_workload(w: Any, users: int | None = None) -> str:
     m = w.model
     parts = [f"{m.name} ({m.num_params / 1e9:.2f}B params)", w.mode]
     if w.mode == "training":
@@ -205,7 +235,9 @@ def describe_workload(w: Any) -> str:
                      + (f", trainable {' '.join(w.trainable)}" if w.trainable else "")
                      + (f", frozen {' '.join(w.freeze)}" if w.freeze else ""))
     else:
-        parts.append(f"batch {w.batch} x {w.seq} tokens")
+        from gpuadvisor.presentation import workload_shape
+
+        parts.append(workload_shape(w, users))
     if w.num_gpus > 1:
         parts.append(f"{w.num_gpus} GPUs (TP {w.tensor_parallel}, {w.sharding})")
     if w.checkpointing:
@@ -235,10 +267,10 @@ def run(args: argparse.Namespace) -> int:
 
     if serving_requested(args):
         return run_estimate(args)
-    from gpuadvisor.cli.common import catalog_from, console, print_json
+    from gpuadvisor.advisor.figures import layout_figures
+    from gpuadvisor.advisor.options import hardware_of
+    from gpuadvisor.cli.common import catalog_from, console, print_json, resolve_card
     from gpuadvisor.estimate import (
-        HardwareFigures,
-        apply_measured,
         estimate_compute,
         estimate_memory,
         estimate_serving,
@@ -247,8 +279,8 @@ def run(args: argparse.Namespace) -> int:
     w = workload_from(args)
     eff = efficiency_from(args)
     catalog = catalog_from(args)
-    card = catalog.get(args.gpu)
-    hw = HardwareFigures.from_card(card)
+    card = resolve_card(catalog, args.gpu)
+    figs = None
     if args.probe:
         from gpuadvisor import results
         from gpuadvisor.compare import measured_by_card
@@ -256,41 +288,57 @@ def run(args: argparse.Namespace) -> int:
         figs = measured_by_card(results.load(args.probe), catalog).get(card.name)
         if not figs:
             raise UserError(f"{args.probe}: no measured figures for {card.name}")
-        hw = apply_measured(hw, figs)
+    hw = hardware_of(card, figs)
     from gpuadvisor.cli import training_cmd
 
     if training_cmd.wants_parallel(args, w):
         return training_cmd.run_parallel(args, w, card, hw)
+    decoder_serving = w.mode == "inference" and w.model.kind == "decoder" and bool(w.gen_tokens and w.seq)
+    if args.serve_users and not decoder_serving:
+        raise UserError("--users applies to serving a decoder (--mode inference, a language model)")
+    if decoder_serving and args.serve_users:
+        w = w.with_(batch=args.serve_users)
     mem = estimate_memory(w)
     comp = estimate_compute(w, hw, eff, engine=args.engine)
     plan = offload_plan(args, w, card, hw, eff) if args.offload else None
     serving = None
-    if w.mode == "inference" and w.model.kind == "decoder" and w.gen_tokens and w.seq:
-        serving = estimate_serving(w, hw, concurrency=w.micro_batch,
+    lay = layout_figures(w, hw, eff, args.engine) if not args.offload else None
+    if decoder_serving:
+        serving = estimate_serving(w.with_(batch=w.data_parallel), hw, concurrency=w.micro_batch,
                                    prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=args.engine,
                                    efficiency=eff)
+    fits = lay.fits if lay is not None else card.memory_gib is not None and mem.total / GiB <= card.memory_gib
     if args.json:
         print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "card": card.name,
                     "hardware_source": hw.source, "memory": mem.to_dict(), "compute": comp.to_dict(),
                     "engine": args.engine, "serving": serving.to_dict() if serving else None,
-                    "fits": card.memory_gib is not None and mem.total / GiB <= card.memory_gib,
+                    "layout": lay.to_dict() if lay else None, "fits": fits,
+                    "way_forward": [r.to_dict() for r in _fixes(w, hw, lay, eff, args.engine)],
                     **({"offload": plan.to_dict()} if plan else {})})
         return 0
     from rich.table import Table
 
     con = console()
-    con.print(f"[bold]{describe_workload(w)}[/bold]")
-    t = Table(title=f"memory per GPU (peak: {mem.phase})", show_header=True)
+    con.print(f"[bold]{describe_workload(w, users=w.batch if decoder_serving else None)}[/bold]")
+    parts = list(lay.memory_parts) if lay is not None else [(k, v / GiB) for k, v in mem.items if v]
+    need = sum(v for _, v in parts)
+    phase = "serving: weights, one prefill's activations, every user's KV cache" if decoder_serving else mem.phase
+    t = Table(title=f"memory per GPU (peak: {phase})", show_header=True)
     t.add_column("item")
     t.add_column("GiB", justify="right")
-    for k, v in mem.items:
-        if v:
-            t.add_row(k, gib(v))
-    t.add_row("[bold]total[/bold]", f"[bold]{gib(mem.total)}[/bold]")
+    for k, v in parts:
+        t.add_row(k, f"{v:,.2f}")
+    t.add_row("[bold]total[/bold]", f"[bold]{need:,.2f}[/bold]")
     con.print(t)
-    fits = card.memory_gib is not None and mem.total / GiB <= card.memory_gib
     verdict = "fits" if fits else "does NOT fit"
-    con.print(f"{card.name}: {verdict} ({mem.total / GiB:.1f} GiB needed per GPU, {card.memory_gib:g} GiB on the card)")
+    room = (f"{lay.usable_gib:.1f} GiB usable of {hw.memory_gib:g} (a serving engine keeps "
+            f"{1 - lay.usable_gib / hw.memory_gib:.0%} free)" if decoder_serving and lay and lay.usable_gib
+            and hw.memory_gib else f"{hw.memory_gib or 0:g} GiB on the card")
+    con.print(f"{card.name}: {verdict} ({need:.1f} GiB needed per GPU, {room})"
+              + ("" if fits or lay is None else f": {lay.why_not}"))
+    if hw.memory_gib is not None and card.memory_gib is not None and hw.memory_gib < card.memory_gib:
+        con.print(f"  note: {card.name} shares its {card.memory_gib:g} GiB with the OS and CPU: "
+                  f"{hw.memory_gib:g} GiB taken as free for the GPU")
     for n in mem.notes:
         con.print(f"  note: {n}")
     if plan:
@@ -302,6 +350,9 @@ def run(args: argparse.Namespace) -> int:
         if not plan.fits_entirely:
             con.print("  note: the times below assume the whole model on the GPU; with offload, decode runs at the "
                       "rate above")
+    if lay is not None and not lay.fits:
+        print_way_forward(con, w, hw, lay, eff, args.engine)
+        return 0
     src = "measured (probe)" if hw.source == "measured" else "datasheet"
     eng = f", engine {comp.engine}" if w.mode in ("inference", "scoring") else ", eager PyTorch"
     con.print(f"[bold]time on {w.num_gpus} x {card.name}[/bold] (estimate; {src} figures{eng}, "
@@ -314,14 +365,16 @@ def run(args: argparse.Namespace) -> int:
         con.print(f"  forward: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
                   f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
     elif w.mode == "inference":
+        if serving:
+            con.print(f"  offline, the {w.batch} prompts at once:")
         con.print(f"  prefill: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
                   f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
         if comp.decode_tokens_per_s:
             con.print(f"  decode: {comp.decode_tokens_per_s:,.0f} tokens/s over the batch, "
                       f"{fmt_time(comp.decode_step_s)} per step ({comp.decode_bound} bound)")
         con.print(f"  total for prompt + {w.gen_tokens} tokens: {fmt_time(comp.time_s)}")
-        if serving:
-            print_serving(con, serving)
+        if serving and lay is not None:
+            print_serving(con, serving, lay)
     else:
         con.print(f"  step: {fmt_time(comp.step_time_s)} ({comp.tokens_per_s:,.0f} tokens/s, {comp.bound} bound)")
         if w.train_tokens:
@@ -355,22 +408,55 @@ def print_traced(con: Any, w: Any, comp: Any) -> None:
         con.print(f"  {w.train_samples:.3g} samples: {fmt_time(comp.time_s)}")
 
 
-def print_serving(con: Any, s: Any) -> None:
-    """The serving lines of `estimate`: engine, TTFT, TPOT, tok/s under continuous batching, KV capacity."""
+def _fixes(w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> list[Any]:
+    """The way forward for a layout that does not fit (empty when it fits or is not costed)."""
+    from gpuadvisor.advisor.remedy import way_forward
+    from gpuadvisor.advisor.targets import Targets
+
+    if lay is None or lay.fits:
+        return []
+    if w.mode == "inference":
+        t = Targets(users=w.batch, context=w.seq + w.gen_tokens, output_tokens=w.gen_tokens,
+                    tokens_per_s=1.0)
+        base = w.with_(batch=1)
+    else:
+        t = Targets(tokens=float(w.train_tokens or w.train_samples) or None)
+        base = w.with_(batch=w.micro_batch)
+    return way_forward(base, hw, w.num_gpus, t, engine=engine, efficiency=eff, current=lay, global_batch=True)
+
+
+def print_way_forward(con: Any, w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> None:
+    """No run time for a layout that does not fit; the cheapest change that makes it fit instead."""
+    con.print("  no run time: this layout does not fit")
+    fixes = _fixes(w, hw, lay, eff, engine)
+    if not fixes:
+        con.print("  way forward: none of checkpointing, a smaller micro-batch, a quantized format or up to 8 "
+                  "GPUs makes it fit; a card with more memory")
+    for r in fixes:
+        con.print(f"  way forward: {r.line}", soft_wrap=True)
+
+
+def print_serving(con: Any, s: Any, lay: Any) -> None:
+    """The serving lines of `estimate`: the layout's figures (as `recommend` shows them) and the
+    engine's assumptions."""
     a = s.assumptions or {}
     eng = a.get("engine", {})
-    con.print(f"[bold]serving ({s.engine}: {eng.get('label', s.engine)})[/bold]")
+    con.print(f"[bold]serving ({s.engine}: {eng.get('label', s.engine)})[/bold], {lay.layout}")
     if s.tpot_s is None:
         con.print("  no throughput figures for this card")
         return
     step = a.get("decode_step", {})
-    con.print(f"  {s.concurrency} concurrent x ({s.prompt_tokens} prompt + {s.output_tokens} output tokens): "
-              f"TTFT {fmt_time(s.ttft_s)}, TPOT {fmt_time(s.tpot_s)} ({s.bound} bound)")
-    con.print(f"  {s.per_user_tokens_per_s:,.1f} tok/s per user, {s.aggregate_tokens_per_s:,.0f} tok/s aggregate "
-              "(continuous batching, prefills included)")
+    users = s.concurrency * lay.replicas if lay.replicas == 1 else f"{s.concurrency} per replica x {lay.replicas}"
+    if not lay.fits:
+        con.print(f"  {users} users do not fit ({lay.why_not}): no speed figures for this layout")
+    else:
+        con.print(f"  {users} concurrent x ({s.prompt_tokens} prompt + {s.output_tokens} output tokens): "
+                  f"TTFT {fmt_time(lay.ttft)}, TPOT {fmt_time(lay.tpot)} ({s.bound} bound)")
+        con.print(f"  {lay.per_user:,.1f} tok/s per user, {lay.aggregate:,.0f} tok/s aggregate "
+                  "(continuous batching, every prompt prefilled in full, tensor-parallel all-reduces included)")
     con.print(f"  KV cache {s.kv_bytes_per_token / 1024:,.0f} KiB/token: {s.kv_capacity_tokens:,} tokens fit, "
-              f"{s.max_concurrent_seqs:,} sequences of {s.prompt_tokens + s.output_tokens} tokens "
-              f"(16-token blocks){'' if s.fits else ' -- fewer than asked'}")
+              f"{lay.max_users:,} sequences of {s.prompt_tokens + s.output_tokens} tokens "
+              f"(16-token blocks){'' if lay.fits else ' -- fewer than asked'}")
     plan = a.get("attention_plan_s", 0.0)
     con.print(f"  engine assumptions ({a.get('host_figures', 'assumed')} host figures): host "
               f"{a.get('host_fixed_s', eng.get('host_fixed_s', 0)) * 1e3:.1f} ms/step + "

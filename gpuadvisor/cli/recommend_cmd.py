@@ -55,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
         from gpuadvisor.cli.serve_args import run_recommend
 
         return run_recommend(args)
+    from gpuadvisor.cli.advisor_args import check_combinations
     from gpuadvisor.cli.common import catalog_from
 
+    check_combinations(args)
     w = workload_from(args)
     eff = efficiency_from(args)
     catalog = catalog_from(args)
@@ -105,14 +107,20 @@ def print_advice(advice: Any, *, top: int = 12, all_options: bool = False, curre
     con = console()
     w, t = advice.workload, advice.targets
     decoder = w.model.kind == "decoder"
-    con.print(f"[bold]{describe_workload(w)}[/bold]")
-    con.print(f"targets: {t.describe(w.mode, decoder)}")
+    wide = con.width >= COMPACT_BELOW  # a narrow terminal wraps at words; a wide one keeps lines whole
+    con.print(f"[bold]{describe_workload(w, users=t.users if w.mode == 'inference' else None)}[/bold]",
+              soft_wrap=wide)
+    con.print(f"targets: {t.describe(w.mode, decoder, 'samples' if w.model.is_traced else 'tokens')}",
+              soft_wrap=wide)
     if advice.prices:
         p = advice.prices
         con.print(f"rental prices: {p.source} ({p.offers} offers, {'spot' if p.spot else 'on-demand'})")
     if currency != "USD":
         con.print(f"money in {currency} at {rate:g} per USD")
     con.print()
+    if con.width < COMPACT_BELOW:
+        _print_compact(con, advice, top=top, all_options=all_options, currency=currency, rate=rate)
+        return
     if advice.picks:
         con.print("[bold]picks[/bold] (estimates)")
         shown = set()
@@ -145,6 +153,89 @@ def print_advice(advice: Any, *, top: int = 12, all_options: bool = False, curre
         con.print(f"note: {n}", soft_wrap=True)
 
 
+COMPACT_BELOW = 100  # terminal columns under which picks and options print one short line each
+
+
+def _compact_cells(o: Any, currency: str, rate: float) -> list[str]:
+    """An option's cost and speed in a few characters: $/h (serving) or the job's $ (training), the
+    purchase price where it is bought, tok/s per user, time per request or the wall time."""
+    buy = money(o.hardware.purchase_usd, currency, rate) if o.hardware.kind == "buy" else "-"
+    if not o.fits:  # no run time for what does not fit
+        return [money(o.usd_per_hour if o.serving else None, currency, rate), buy, "no fit"]
+    if o.serving:
+        speed = (f"{o.per_user_tokens_per_s:,.0f}" if o.per_user_tokens_per_s is not None
+                 else fmt_time(o.request_s))
+        return [money(o.usd_per_hour, currency, rate), buy, speed]
+    return [money(o.job_usd, currency, rate), buy, fmt_time(o.wall_s)]
+
+
+def _print_compact(con: Any, advice: Any, *, top: int, all_options: bool, currency: str, rate: float) -> None:
+    """The decision for a narrow terminal: each pick and each option on one line (cost and speed
+    first), the full lines (`--json`, a wider terminal) carry the rest."""
+    from rich.table import Table
+
+    from gpuadvisor.presentation import short_label
+
+    w = advice.workload
+    speed_head = ("tok/s/user" if w.model.kind == "decoder" else "per request") if w.mode == "inference" \
+        else "wall time"
+    cost_head = "$/h" if w.mode == "inference" else "job $"
+
+    def row_table(title: str) -> Any:
+        t = Table(title=title, title_justify="left", box=None, pad_edge=False, show_header=True,
+                  header_style="bold")
+        t.add_column("", no_wrap=True, min_width=5)
+        t.add_column("option", no_wrap=True, overflow="ellipsis", max_width=26)
+        for c in (cost_head, "to buy", speed_head):
+            t.add_column(c, justify="right", no_wrap=True)
+        t.add_column("layout", no_wrap=True, overflow="ellipsis")
+        return t
+
+    if advice.picks:
+        t = row_table("picks (estimates)")
+        shown = set()
+        for name in PICK_ORDER:
+            pk = advice.picks.get(name)
+            if pk is None:
+                continue
+            o = pk.option
+            short = {"cheapest_rental": "rent", "cheapest_single_gpu": "1 GPU", "cheapest_purchase": "buy",
+                     "fastest_within_budget": "fast", "best_value": "value"}.get(name, name)
+            t.add_row(short, short_label(o) + (" (=)" if id(o) in shown else ""),
+                      *_compact_cells(o, currency, rate), o.layout)
+            shown.add(id(o))
+        con.print(t)
+        if advice.buy_vs_rent:
+            b = advice.buy_vs_rent
+            word = {"buy": "buy", "rent": "rent (not worth buying)", "close": "close call"}[b.verdict]
+            pays = f"buying pays back after {b.hours:,.0f} h" if b.hours else "renting costs less than power"
+            con.print(f"buy or rent: {word}: {pays}")
+    else:
+        con.print("[bold red]nothing evaluated meets every target[/bold red]")
+        if advice.closest:
+            o = advice.closest.option
+            cost, _, speed = _compact_cells(o, currency, rate)
+            con.print(f"closest: {short_label(o)}: {cost_head} {cost}, "
+                      + (f"{speed_head} {speed}" if o.fits else "does not fit"))
+            con.print(f"it would take: {advice.what_it_would_take}")
+    line = advice.local_line()
+    if line:
+        con.print(_conv(line, currency, rate))
+    rows = sorted([o for o in advice.options if o.hardware.kind != "local"],
+                  key=lambda o: (not o.fits, o.cost is None, o.cost or 0.0, o.time_s or 0.0, o.label)) \
+        if all_options else advice.frontier
+    if not rows:
+        con.print("no option fits: nothing to put on the cost-versus-speed frontier")
+        con.print(f"{len(advice.notes)} notes and each option's full line: a terminal of 100+ columns or --json")
+        return
+    t = row_table(f"{'every option' if all_options else 'cost-versus-speed frontier'}: "
+                  f"{min(top, len(rows))} of {len(rows)} (ok: meets every target)")
+    for o in rows[:top]:
+        t.add_row("ok" if o.meets else "miss", short_label(o), *_compact_cells(o, currency, rate), o.layout)
+    con.print(t)
+    con.print(f"{len(advice.notes)} notes and each option's full line: a terminal of 100+ columns or --json")
+
+
 def _conv(text: str, currency: str, rate: float) -> str:
     """Rewrite $ amounts of a one-line pick into the display currency."""
     if currency == "USD":
@@ -174,6 +265,10 @@ def _table(con: Any, rows: list[Any], w: Any, currency: str, rate: float, *, tit
     for c in cols:
         tab.add_column(c, justify="left" if c in ("option", "layout", "binds", "meets") else "right")
     for o in rows:
+        if not o.fits:  # no run time for what does not fit
+            tab.add_row(o.label, money(o.usd_per_hour, currency, rate), *(["-"] * (len(cols) - 5)), o.layout,
+                        o.binds, "no: " + "; ".join(o.misses)[:60])
+            continue
         per_h = money(o.usd_per_hour, currency, rate)
         meets = "yes" if o.meets else "no: " + "; ".join(o.misses)[:60]
         if serving and decoder:

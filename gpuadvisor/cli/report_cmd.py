@@ -56,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else default_output(run_result, workload)
     if out.suffix.lower() not in (".html", ".htm"):
         raise UserError(f"output file must end in .html: {out}")
+    if args.output and not out.parent.is_dir():  # a typo must not create folders (at the root, say)
+        raise UserError(f"-o {args.output}: the folder {out.parent} does not exist (create it first)")
 
     from gpuadvisor.fileio import atomic_write_text
     from gpuadvisor.report import build_report

@@ -134,7 +134,9 @@ def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any]
     from gpuadvisor.advisor.ranking import one_per_card
     from gpuadvisor.cli.estimate_cmd import describe_workload, fmt_time
 
-    print(f"\nRecommendations for {describe_workload(workload)} (estimates)")
+    workload = advice.workload  # with the targets' prompt and answer: the one label of this workload
+    users = advice.targets.users if workload.mode == "inference" else None
+    print(f"\nRecommendations for {describe_workload(workload, users=users)} (estimates)")
     print(f"  targets: {advice.targets.describe(workload.mode, workload.model.kind == 'decoder')}")
     for name in ("cheapest_rental", "cheapest_single_gpu", "cheapest_purchase", "best_value"):
         pk = advice.picks.get(name)

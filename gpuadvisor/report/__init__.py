@@ -115,6 +115,17 @@ def _n(v: float | None, digits: int = 1, unit: str = "") -> str:
     return f"{text} {unit}".rstrip()
 
 
+LARGE_SPREAD = 0.2  # (max-min)/median above this: the figure is shown with its range and flagged
+
+
+def _spread(spread: float | None) -> str:
+    """A measurement's spread as people read it: ±half the range; a large one says so."""
+    if spread is None:
+        return ""
+    text = f"±{100 * spread / 2:.0f}%"
+    return text + " (noisy: repeat it)" if spread > LARGE_SPREAD else text
+
+
 def _figure_view(f: FigureRow) -> dict[str, str]:
     pct = f.pct
     ref = ""
@@ -125,7 +136,7 @@ def _figure_view(f: FigureRow) -> dict[str, str]:
         "key": f.key,
         "label": f.label,
         "value": _n(f.value, 1, f.unit) if f.value is not None else "no value",
-        "spread": f"±{100 * f.spread / 2:.1f}%" if f.spread is not None else "",
+        "spread": _spread(f.spread) if f.spread is None or f.spread > LARGE_SPREAD else f"±{100 * f.spread / 2:.1f}%",
         "datasheet": _n(f.datasheet, 1, f.unit) if f.datasheet else "",
         "pct": f"{pct:.1f}%" if pct is not None else "",
         "pct_class": "" if pct is None else "ok" if pct >= 85 else "warn" if pct >= 60 else "bad",
@@ -235,7 +246,8 @@ def _run_view(run: RunResult, catalog: Any, add: Any, figures: Any) -> dict[str,
         ("CuPy / PyTorch", f"{h.cupy_version or '-'} / {h.torch_version or '-'}"),
     ]
     host_figures = [
-        {"label": m.label, "value": _n(m.value, 1, m.unit) if m.value is not None else "no value"}
+        {"label": m.label, "value": _n(m.value, 1, m.unit) if m.value is not None else "no value",
+         "spread": _spread(m.spread), "noisy": m.spread is not None and m.spread > LARGE_SPREAD}
         for p in run.host_probes
         for m in p.measurements
         if not m.key.startswith("crossover.")

@@ -12,7 +12,7 @@ from gpuadvisor import presentation as pres
 GiB = 2**30
 
 
-def model_rows(workload: Any) -> list[tuple[str, str]]:
+def model_rows(workload: Any, users: int | None = None) -> list[tuple[str, str]]:
     w = workload
     m = w.model
     rows = [
@@ -24,7 +24,7 @@ def model_rows(workload: Any) -> list[tuple[str, str]]:
         ),
         ("mode", w.mode),
         ("precision", f"{w.dtype} (weights {w.weight_dtype}, compute {w.compute_dtype})" if w.is_training else w.dtype),
-        ("batch × sequence", f"{w.batch} × {w.seq}"),
+        ("size", pres.workload_shape(w, users)),
     ]
     if w.is_training:
         rows.append(("optimizer", w.optimizer + (", activation checkpointing" if w.checkpointing else "")))
@@ -41,23 +41,33 @@ def memory_parts(breakdown: Any) -> list[tuple[str, float]]:
 
 
 def workload_view(advice: Any) -> dict[str, Any]:
-    """Everything the template shows about a workload and the decision for it."""
+    """Everything the template shows about a workload and the decision for it. The memory is the
+    first pick's per GPU, in its layout with every user's KV cache (the figures `estimate` and
+    `recommend` give that option); the bare workload on one GPU only when nothing was evaluated."""
     from gpuadvisor.estimate import estimate_memory
 
     w = advice.workload
     breakdown = estimate_memory(w)
-    parts = memory_parts(breakdown)
     first = pres.first_choice(advice)
-    cap = first.memory_gib_per_gpu if first is not None and first.hardware.gpus == 1 else None
+    users = advice.targets.users if w.mode == "inference" else None
+    if first is not None and first.memory_parts:
+        parts = list(first.memory_parts)
+        total = sum(v for _, v in parts)
+        title = (f"Memory per GPU of the first pick, {first.label} ({first.layout}): {total:,.1f} GiB of "
+                 f"{first.memory_gib_per_gpu or 0:,.0f}")
+        cap = first.memory_gib_per_gpu
+    else:
+        parts = memory_parts(breakdown)
+        total = breakdown.total / GiB
+        title = f"Memory on one GPU: {total:,.1f} GiB at the {breakdown.phase} peak"
+        cap = None
     return {
         "name": w.model.name,
-        "rows": model_rows(w),
+        "rows": model_rows(w, users),
         "memory_parts": parts,
         "memory": [(k, f"{v:,.2f}") for k, v in parts],
-        "memory_total": f"{breakdown.total / GiB:,.2f}",
-        "memory_title": f"Memory on one GPU: {breakdown.total / GiB:,.1f} GiB at the {breakdown.phase} peak"
-        + (f"; the first pick, {first.hardware.card}, has {first.memory_gib_per_gpu:,.0f} GiB"
-           if cap and first is not None else ""),
+        "memory_total": f"{total:,.2f}",
+        "memory_title": title,
         "capacity_gib": cap,
         "notes": [*breakdown.notes, "Estimates, not measurements: validate on the card (see BENCHMARKS.md)."],
         "decision": decision_view(advice),

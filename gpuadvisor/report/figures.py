@@ -214,7 +214,9 @@ def crossover(probe: ProbeResult | None) -> list[go.Figure]:
                 )
         if not fig.data:
             continue
-        _layout(fig, title, height=400)
+        if len(fig.data) == 1:  # the CPU alone (no GPU here): no "vs" and a legend for the one line
+            title = title.replace(": CPU vs GPU", " on the CPU (no GPU measured)")
+        _layout(fig, title, height=400, showlegend=True)
         fig.update_xaxes(type="log", dtick=1, title_text=xlabel)
         fig.update_yaxes(type="log", dtick=1, title_text="time (ms, median)")
         figs.append(fig)

@@ -3,7 +3,8 @@
 Each tab is a pane in gpuadvisor/tui/panes/ (advisor, memory, device, catalog); numbers come
 from the core (the advisor's options and picks, estimate, readings, compare) and the panes only
 lay them out. The app owns what several panes share (the decision, the probe result, the price
-snapshot) and the probe run's worker thread. Works at 80x24; every key binding is in the footer.
+snapshot), the advisor's worker thread and the probe run's. Works at 80x24 and uses the room of a
+larger terminal; every key binding is in the footer.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class GpuAdvisorApp(App[None]):
         self._breakdown: Any = None
         self.chosen: str | None = None  # label of the option highlighted on the Advisor tab
         self.probing = False
+        self._generation = 0  # the form's version: a worker's answer for an older form is dropped
 
     def compose(self) -> ComposeResult:
         with TabbedContent(initial="advisor", id="tabs"):
@@ -105,11 +107,21 @@ class GpuAdvisorApp(App[None]):
         self.refresh_memory()
 
     def recompute(self) -> None:
-        """Decide for the form's workload and targets; a bad field is one line under the form."""
+        """Decide for the form's workload and targets in a worker thread, so typing never waits on
+        the advisor; a bad field is one line under the form (and the old table goes)."""
         self._timer = None
         pane = self.query_one(AdvisorPane)
         try:
             values = pane.form_values()
+        except UserError as e:
+            pane.show_error(str(e))
+            return
+        self._generation += 1
+        self.advise_worker(values, self._generation)
+
+    @work(thread=True, exclusive=True, group="advice")
+    def advise_worker(self, values: dict[str, Any], generation: int) -> None:
+        try:
             from gpuadvisor.advisor import advise
             from gpuadvisor.estimate import estimate_memory
 
@@ -121,11 +133,21 @@ class GpuAdvisorApp(App[None]):
                 w, self.catalog, targets, offers=offers, prices=info, measured=measured, local_cards=local
             )
         except UserError as e:
-            pane.show_error(str(e))
+            self.call_from_thread(self._advice_failed, str(e), generation)
             return
         except Exception as e:  # never crash on input: say what went wrong
-            pane.show_error(f"could not estimate: {type(e).__name__}: {e}")
+            self.call_from_thread(self._advice_failed, f"could not estimate: {type(e).__name__}: {e}", generation)
             return
+        self.call_from_thread(self._advice_done, advice, breakdown, generation)
+
+    def _advice_failed(self, text: str, generation: int) -> None:
+        if generation == self._generation:  # a newer form's answer is on its way: drop this one
+            self.query_one(AdvisorPane).show_error(text)
+
+    def _advice_done(self, advice: Any, breakdown: Any, generation: int) -> None:
+        if generation != self._generation:
+            return
+        pane = self.query_one(AdvisorPane)
         self.advice, self._breakdown = advice, breakdown
         from gpuadvisor.presentation import first_choice, shown_options
 

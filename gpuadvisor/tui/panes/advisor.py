@@ -3,7 +3,8 @@ with the named picks marked, what binds, and where the prices came from.
 
 The pane parses its form and shows the `Advice` the app computed (gpuadvisor.advisor); it posts
 FormChanged (the app debounces and recomputes) and OptionHighlighted (the memory tab and the
-detail line follow the highlighted row). Laid out for 80x24.
+detail line follow the highlighted row). Laid out for 80x24; from 120 columns the table shows
+every column.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.suggester import SuggestFromList
-from textual.widgets import DataTable, Input, Label, Select, Static, TabPane
+from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static, TabPane
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.tui.widgets import GiB
@@ -24,12 +25,17 @@ from gpuadvisor.tui.widgets import GiB
 WORKLOAD_INPUTS = ("model", "batch", "seq")
 TARGET_INPUTS = ("budget", "tok_s", "users", "ttft", "context", "tokens", "deadline")
 FORM_INPUTS = WORKLOAD_INPUTS + TARGET_INPUTS
-FORM_SELECTS = ("mode", "dtype")
+FORM_SELECTS = ("mode", "dtype", "quant")
+FORM_CHECKS = ("checkpointing",)
+QUANTS = ("none", "fp8", "int8", "awq", "gptq", "q4_k_m", "q5_k_m", "q8_0", "nf4")
+WIDE = 120  # terminal columns from which the table shows every column
 COLUMN_WIDTHS = {"pick": 10, "option": 26}  # longer text is cut: the detail line has it in full
 DEFAULTS = {
     "model": "llama-3-8b",
     "mode": "inference",
     "dtype": "bf16",
+    "quant": "none",
+    "checkpointing": "",
     "batch": "1",
     "seq": "",
     "budget": "",
@@ -40,6 +46,16 @@ DEFAULTS = {
     "tokens": "",
     "deadline": "",
 }
+
+
+def _memory_head(advice: Any, breakdown: Any) -> str:
+    """The first pick's memory per GPU in its layout (the figure `estimate` gives that option)."""
+    from gpuadvisor import presentation as pres
+
+    first = pres.first_choice(advice)
+    if first is not None and first.memory_parts:
+        return f"{first.needed_gib_per_gpu:,.1f} GiB per GPU on {pres.short_label(first)} ({first.layout})"
+    return f"{breakdown.total / GiB:,.1f} GiB on 1 GPU"
 
 
 class AdvisorPane(TabPane):
@@ -80,6 +96,8 @@ class AdvisorPane(TabPane):
         with Horizontal(classes="form-row"):
             yield Label("Dtype", classes="lbl")
             yield Select([(d, d) for d in DTYPES], value=init["dtype"], allow_blank=False, id="dtype", compact=True)
+            yield Label("Quant", classes="lbl")
+            yield Select([(q, q) for q in QUANTS], value=init["quant"], allow_blank=False, id="quant", compact=True)
             yield from field("Batch", "batch")
             yield from field("Seq", "seq", "auto")
             yield from field("Budget", "budget", "$/h or $", classes="")
@@ -91,6 +109,7 @@ class AdvisorPane(TabPane):
         with Horizontal(classes="form-row", id="train-row"):
             yield from field("Tokens", "tokens", "1e8", classes="mid")
             yield from field("Deadline", "deadline", "none", classes="mid")
+            yield Checkbox("Checkpointing", bool(init["checkpointing"]), id="checkpointing", compact=True)
             yield Static("e.g. 2e8 or 200M · 24h or 14d", classes="hint")
         yield Static("", id="form-msg")
         yield DataTable(id="options", cursor_type="row", zebra_stripes=True)
@@ -110,6 +129,11 @@ class AdvisorPane(TabPane):
             event.stop()
             if event.select.id == "mode":
                 self._show_mode_rows(str(event.value))
+            self.post_message(self.FormChanged())
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        if event.checkbox.id in FORM_CHECKS:
+            event.stop()
             self.post_message(self.FormChanged())
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -137,7 +161,11 @@ class AdvisorPane(TabPane):
         seq = _int(get["seq"], "sequence", 0) if get["seq"] else 0
         mode = str(self.query_one("#mode", Select).value)
         dtype = str(self.query_one("#dtype", Select).value)
-        w = make_workload(model, mode=mode, dtype=dtype, batch=batch, seq_len=seq)
+        quant = str(self.query_one("#quant", Select).value)
+        ckpt = self.query_one("#checkpointing", Checkbox).value and mode != "inference"
+        if quant != "none" and mode in ("training", "lora", "qlora"):
+            raise UserError(f"a quantized format applies to inference (QLoRA quantizes its base itself), not {mode}")
+        w = make_workload(model, mode=mode, dtype=dtype, batch=batch, seq_len=seq, quant=quant, checkpointing=ckpt)
         per_hour, total = _budget(get["budget"])
         kw: dict[str, Any] = {"usd_per_hour": per_hour, "budget_usd": total}
         if mode == "inference":
@@ -152,10 +180,14 @@ class AdvisorPane(TabPane):
         return {"workload": w, "targets": Targets(**kw).validate()}
 
     def show_error(self, text: str) -> None:
-        """Say what is wrong under the form; the last good decision stays."""
+        """Say what is wrong under the form, and clear the table: a previous workload's options
+        under an error would read as the answer to this one."""
         msg = self.query_one("#form-msg", Static)
         msg.update(Text(f"✗ {text}", style="bold red"))
         msg.set_class(True, "error")
+        self.query_one("#options", DataTable).clear(columns=True)
+        self.query_one("#option-detail", Static).update("")
+        self._shown = []
 
     # ------------------------------------------------------------------ decision
     def show_advice(self, advice: Any, breakdown: Any, chosen: str | None) -> None:
@@ -169,7 +201,7 @@ class AdvisorPane(TabPane):
         head = Text.assemble(
             ("✓ " if advice.met else "✗ ", "green" if advice.met else "bold yellow"),
             (w.model.name, "bold"),
-            f": {breakdown.total / GiB:,.1f} GiB on 1 GPU · {pres.summary_line(advice)}",
+            f": {_memory_head(advice, breakdown)} · {pres.summary_line(advice)}",
         )
         if not advice.met:
             head.append("\nnothing meets every target: ", style="yellow")
@@ -180,15 +212,16 @@ class AdvisorPane(TabPane):
 
         table = self.query_one("#options", DataTable)
         table.clear(columns=True)
-        for c in pres.columns(advice, compact=True):  # first token, meets: in the detail line
-            table.add_column(c, key=c, width=COLUMN_WIDTHS.get(c))
-        picks = pres.pick_names(advice, compact=True)
+        compact = self.app.size.width < WIDE  # a large terminal shows every column
+        for c in pres.columns(advice, compact=compact):  # compact: first token, meets in the detail line
+            table.add_column(c, key=c, width=COLUMN_WIDTHS.get(c) if compact else None)
+        picks = pres.pick_names(advice, compact=compact)
         by_label: dict[str, Any] = {}  # the row key: two offers with one label (same instance and region) show once
         for o in pres.shown_options(advice):
             by_label.setdefault(o.label, o)
         self._shown = list(by_label.values())
         for o in self._shown:
-            cells = pres.option_cells(advice, o, picks, compact=True)
+            cells = pres.option_cells(advice, o, picks, compact=compact)
             style = "" if o.meets else "grey50"
             pick_style = "bold green" if o.meets else "bold yellow"
             row = [Text(c, style=pick_style if i == 0 and c else style) for i, c in enumerate(cells)]

@@ -30,9 +30,11 @@ class CatalogPane(TabPane):
             yield Input(placeholder="any", id="cat-mem", compact=True, classes="short")
             yield Static("", id="cat-msg")
         yield DataTable(id="catalog-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="cat-detail")
 
     def on_mount(self) -> None:
-        self.query_one("#catalog-table", DataTable).add_columns("card", "family", "GiB", "GB/s", "BF16 TF", "FP32 TF")
+        self.query_one("#catalog-table", DataTable).add_columns("card", "family", "GiB", "GB/s", "BF16 TF", "FP32 TF",
+                                                                "tensor")
         self.refresh_table()
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -42,6 +44,23 @@ class CatalogPane(TabPane):
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()
         self.refresh_table()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "catalog-table" and event.row_key is not None and event.row_key.value:
+            event.stop()
+            self.show_card(str(event.row_key.value))
+
+    def show_card(self, name: str) -> None:
+        """The highlighted card in full: every figure, the tensor figures' basis, and the sources."""
+        from gpuadvisor.cli.catalog_cmd import describe
+
+        card = next((c for c in self.catalog.cards if c.name == name), None)
+        view = self.query_one("#cat-detail", Static)
+        if card is None:
+            view.update("")
+            return
+        lines = describe(card)
+        view.update(Text("\n".join(lines[:1]), style="bold") + Text("\n" + "\n".join(lines[1:])))
 
     def refresh_table(self) -> None:
         from gpuadvisor.catalog import find
@@ -77,7 +96,8 @@ class CatalogPane(TabPane):
                 c.family,
                 num(c.memory_gib),
                 num(c.memory_bandwidth_gbs),
-                num(c.tensor_tflops("bf16")),
+                num(c.tensor_tflops("bf16") or c.tensor_tflops("fp16")),
                 num(c.fp32_tflops),
+                {"datasheet": "", "derived": "derived", "none": "none"}[c.tensor_dense_tflops.basis],
                 key=c.name,
             )
