@@ -95,13 +95,15 @@ def advise(
     efficiency: Any = None,
     measured: Any = None,
     local_cards: Sequence[str] = (),
+    price_basis: str = "new",
 ) -> Advice:
     """Options, the cost-versus-time frontier and named picks for `w` under `targets`.
 
     Rental offers come from the shipped price snapshot (filtered by `providers` and `region`)
     unless `offers` is given; purchases from the catalog's prices. `measured` is a probe
     RunResult (its figures replace the matching card's datasheet figures) or a dict
-    card name -> measured figures; `local_cards` names the cards in this machine.
+    card name -> measured figures; `local_cards` names the cards in this machine;
+    `price_basis` "new" (list prices, the default) or "street" (dated street/used prices) for purchases.
     """
     from gpuadvisor.advisor import advise as _advise
     from gpuadvisor.advisor.decide import PriceInfo
@@ -125,7 +127,7 @@ def advise(
         meas = measured_by_card(measured, cat)
     return _advise(w, cat, targets, offers=offer_list, prices=info, spot=spot, region=region, buy=buy, rent=rent,
                    engine=engine, efficiency=efficiency, measured=meas, local_cards=tuple(local_cards),
-                   only=tuple(only))
+                   only=tuple(only), price_basis=price_basis)
 
 
 def options(w: Workload, targets: Targets | None = None, **kw: Any) -> list[Option]:
@@ -147,6 +149,16 @@ def probe(mode: str = "quick", device: str | int = "all", *, refresh_host: bool 
     return run_probes(RunOptions(mode=mode, device=device, refresh_host=refresh_host), on_event=on_event)
 
 
+def prices_line(snapshot: Any = None) -> str:
+    """One line on the rental price snapshot in use, for the TUI and the report: its date, offer
+    and provider counts, and each source file's version ('aws v9@3e9a175, ...'); '' where this
+    build has no price snapshot."""
+    from gpuadvisor.advisor.market import load_snapshot
+
+    snap = snapshot if snapshot is not None else load_snapshot()
+    return "" if snap is None else str(snap.versions_line())
+
+
 def check(result: Any, rules: str | os.PathLike[str] | Any) -> Any:
     """Evaluate a probe result (a RunResult or a results JSON path) against rules (a RuleSet or a
     YAML path): a checks.CheckReport with `.passed` and `.exit_code`."""
@@ -158,4 +170,4 @@ def check(result: Any, rules: str | os.PathLike[str] | Any) -> Any:
 
 
 __all__ = ["Advice", "Estimate", "Option", "Targets", "advise", "catalog", "check", "estimate", "options", "picks",
-           "probe", "workload"]
+           "prices_line", "probe", "workload"]

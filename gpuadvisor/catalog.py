@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -77,15 +77,21 @@ class TensorTflops(_Strict):
         return getattr(self, dtype, None)
 
 
+NEW_KINDS = ("list", "estimate")
+STREET_KINDS = ("street", "used")
+
+
 class Purchase(_Strict):
     """What one card costs to buy, with where and when the figure was seen.
 
-    kind: "list" is the vendor's list price or MSRP; "street" a dated retail or used-market
-    price; "estimate" a press or analyst figure for cards sold only through OEMs (data center).
+    kind: "list" is the vendor's list price or MSRP; "estimate" a press or analyst figure for new
+    cards sold only through OEMs (data center): these two are the card's `purchase` (the "new"
+    price basis). "street" is a dated retail price, "used" a dated used-market price: these go
+    in the card's `street` (the "street" basis), never in `purchase`.
     """
 
     usd: float = Field(gt=0)
-    kind: Literal["list", "street", "estimate"]
+    kind: Literal["list", "estimate", "street", "used"]
     source: SourceUrl
     date: str
     note: str | None = None
@@ -134,10 +140,35 @@ class Card(_Strict):
     interconnect_gbs: float | None = Field(ge=0)
     form_factor: str | None
     launch_price_usd: float | None = Field(gt=0)
-    purchase: Purchase | None
+    purchase: Purchase | None  # new: list price or estimate (PRICE_BASES "new")
+    street: Purchase | None = None  # dated street or used price (PRICE_BASES "street")
     source: SourceUrl
     sources: dict[str, str] = Field(default_factory=dict)
     notes: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _street_purchase_moves(cls, data: Any) -> Any:
+        """A card file written before the two bases (a street or used price under `purchase:`)
+        still loads: that price is read as the card's `street` price."""
+        if isinstance(data, dict) and isinstance(data.get("purchase"), dict) and data.get("street") is None \
+                and data["purchase"].get("kind") in STREET_KINDS:
+            data = {**data, "street": data["purchase"], "purchase": None}
+        return data
+
+    @field_validator("purchase")
+    @classmethod
+    def _new_basis(cls, v: Purchase | None) -> Purchase | None:
+        if v is not None and v.kind not in NEW_KINDS:
+            raise ValueError(f"kind {v.kind!r} is a street price: put it under 'street:' (purchase: list or estimate)")
+        return v
+
+    @field_validator("street")
+    @classmethod
+    def _street_basis(cls, v: Purchase | None) -> Purchase | None:
+        if v is not None and v.kind not in STREET_KINDS:
+            raise ValueError(f"kind {v.kind!r} is a new price: put it under 'purchase:' (street: street or used)")
+        return v
 
     @field_validator("compute_capability")
     @classmethod

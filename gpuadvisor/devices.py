@@ -11,6 +11,8 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuadvisor.core.provenance import nvml_handle  # noqa: F401  (its home is the bottom layer)
+
 
 class Unavailable(Exception):
     """NVML or CuPy cannot be used here; the message is the reason, on one line."""
@@ -192,13 +194,3 @@ def discover() -> Discovery:
         if d.nvml_reason and d.cupy_reason and "not installed" not in d.cupy_reason:
             d.reason = f"{d.nvml_reason}; {d.cupy_reason}"
     return d
-
-
-def nvml_handle(nvml: Any, index: int) -> Any:
-    """The NVML handle of a device, or None."""
-    if nvml is None:
-        return None
-    try:
-        return nvml.nvmlDeviceGetHandleByIndex(index)
-    except Exception:
-        return None

@@ -1,12 +1,11 @@
-"""One error type for everything a user can get wrong.
+"""Old import path of gpuadvisor.core.errors (the bottom layer, see gpuadvisor/core/__init__.py)."""
 
-The CLI turns a UserError into one line on stderr and exit code 2; anything else is a bug
-and is also caught at the top, but reported as an internal error with exit code 3.
-"""
+import sys
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from gpuadvisor.core.errors import *  # noqa: F403
+else:  # the same module object under both names, so that state and patches are shared
+    from gpuadvisor.core import errors as _moved
 
-class UserError(Exception):
-    """Bad input: a file, a flag, a name. The message names what is wrong, on one line."""
-
-    def __init__(self, message: str):
-        super().__init__(" ".join(str(message).split()))
+    sys.modules[__name__] = _moved

@@ -17,7 +17,7 @@ from typing import Any
 from gpuadvisor import devices as devmod
 from gpuadvisor import provenance
 from gpuadvisor.errors import UserError
-from gpuadvisor.results import DeviceResult, ProbeResult, RunResult
+from gpuadvisor.results import DeviceResult, ProbeResult, RunResult, Status
 from probes import ALL_PROBES, GPU_PROBES, HOST_PROBES, LOAD_PROBES, NODE_PROBES
 from probes.base import ProbeContext
 from probes.timing import Deadline, ProbeSkipped, ProbeTimeout, is_oom
@@ -38,7 +38,7 @@ TIME_LIMITS: dict[str, dict[str, float]] = {
 
 
 def default_probe(name: str) -> ProbeFn:
-    return importlib.import_module(f"probes.{name}").run  # type: ignore[no-any-return]
+    return importlib.import_module(f"probes.{name}").run
 
 
 @dataclass
@@ -91,6 +91,7 @@ def run_one(name: str, fn: ProbeFn, ctx: ProbeContext, limit_s: float | None) ->
     """Run one probe, turning every outcome into a ProbeResult. KeyboardInterrupt -> Interrupted."""
     ctx.deadline = Deadline(limit_s)
     t0 = time.perf_counter()
+    status: Status
     try:
         res = fn(ctx)
         if not isinstance(res, ProbeResult):

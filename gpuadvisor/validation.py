@@ -118,32 +118,91 @@ def workload_v1(rec: dict[str, Any]) -> Any:
                          mixed_precision=mode.startswith("mixed"), checkpointing=mode.endswith("ckpt"))
 
 
-#: the grid the op model's three fitted constants are chosen from (calibration/opgraph.py)
-FIT_GRID = {"HOST_OPS_PER_ATEN_OP": (1.5, 2.0, 2.5, 3.0, 3.5), "STREAM_BW_EFF": (0.4, 0.5, 0.6, 0.7, 0.85, 1.0),
-            "CONV_EFF": (0.35, 0.5, 0.7)}
+#: the op model's GPU constants, each fitted on its own class's profiled GPU time (calibration split only):
+#: constant -> (op classes whose profiled time it is fitted to, the grid it is chosen from)
+GPU_FITS: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
+    "CONV_EFF": (("conv",), (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
+    "NORM_BW_EFF": (("norm",), (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)),
+    "REDUCTION_BW_EFF": (("reduction",), (0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0)),
+    "STREAM_BW_EFF": (("elementwise",), (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
+}
+#: a class's profiled time must reach this for the case to count in that class's fit
+FIT_MIN_CLASS_S = 2e-4
 
 
-def fit_op_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
-    """The grid point of FIT_GRID with the least mean |log(estimate / measured)| step time over the
-    calibration split (held-out cases are never read). Graphs are built once; only the costing reruns."""
-    import itertools
-
-    from gpuadvisor.estimate import calibration as cal
+def _calibration_graphs(cases: list[dict[str, Any]] | None) -> list[tuple[dict[str, Any], Any]]:
     from gpuadvisor.estimate.graph_estimate import workload_graph
+
+    return [(c, workload_graph(workload(c))) for c in (cases if cases is not None else load())
+            if not c.get("held_out")]
+
+
+def fit_gpu_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
+    """Each of GPU_FITS's constants: the grid value with the least mean |log(estimate / profiled)| GPU time of
+    its classes over the calibration split (held-out cases are never read)."""
+    from gpuadvisor.estimate import calibration as cal
     from gpuadvisor.estimate.opcost import step_time
 
     hw = hardware()
-    rows = [(c, workload_graph(workload(c))) for c in (cases if cases is not None else load())
-            if not c.get("held_out")]
-    best: tuple[float, dict[str, float]] | None = None
-    for point in itertools.product(*FIT_GRID.values()):
-        values = dict(zip(FIT_GRID, point, strict=True))
-        with cal.override(**values):
-            err = sum(abs(math.log(step_time(g, hw).step_s / c["time_s"])) for c, g in rows) / len(rows)
-        if best is None or err < best[0]:
-            best = (err, values)
-    assert best is not None
-    return best[1]
+    rows = _calibration_graphs(cases)
+    out: dict[str, float] = {}
+    for name, (classes, grid) in GPU_FITS.items():
+        used = [(c, g) for c, g in rows
+                if sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes) >= FIT_MIN_CLASS_S]
+        errs = {}
+        for value in grid:
+            with cal.override(**{name: value}):
+                errs[value] = sum(abs(math.log(sum(step_time(g, hw).by_class.get(k, 0.0) for k in classes)
+                                               / sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes)))
+                                  for c, g in used) / len(used)
+        out[name] = min(errs, key=errs.__getitem__)
+    return out
+
+
+def fit_overlap(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
+    """OP_OVERLAP_P: the exponent with the least mean |log(estimate / measured)| step over the calibration split."""
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate.opcost import step_time
+
+    hw = hardware()
+    rows = [(c, step_time(g, hw)) for c, g in _calibration_graphs(cases)]
+    errs = {}
+    for p in (1.5, 2.0, 3.0, 4.0, 8.0):
+        with cal.override(OP_OVERLAP_P=p):
+            errs[p] = sum(abs(math.log(st.step_s / c["time_s"])) for c, st in rows) / len(rows)
+    return {"OP_OVERLAP_P": min(errs, key=errs.__getitem__)}
+
+
+#: host constants, in the order of opcost.host_counts's features
+HOST_FITS = ("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS")
+
+
+def fit_host_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
+    """Host time per op kind (units of HOST_OP_S, rounded to 0.1): least squares of the relative error of the
+    measured step over the calibration split's host-bound steps (profiled GPU time under half the step; the
+    LSTM's, whose time is cuDNN's recurrence, left out), clipped at zero."""
+    import numpy as np
+
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate.opcost import host_counts
+
+    feats, times = [], []
+    for c, g in _calibration_graphs(cases):
+        if sum(c["profiled_s_by_class"].values()) >= 0.5 * c["time_s"] or c["profiled_s_by_class"].get("recurrent"):
+            continue
+        feats.append([x * cal.HOST_OP_S for x in host_counts(g)])
+        times.append(c["time_s"])
+    a = np.array(feats) / np.array(times)[:, None]
+    active = list(range(a.shape[1]))
+    while True:  # non-negative least squares by dropping the most negative coefficient
+        coef = np.linalg.lstsq(a[:, active], np.ones(len(times)), rcond=None)[0]
+        if (coef >= 0).all():
+            break
+        active.pop(int(np.argmin(coef)))
+    full = dict.fromkeys(HOST_FITS, 0.0)
+    for i, v in zip(active, coef, strict=True):
+        full[HOST_FITS[i]] = round(float(v), 1)
+    return full
 
 
 def summary(results: list[Result]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ Time: median of 8 steps after 3 warm-ups, each between CUDA events. Memory: the 
 torch.cuda.max_memory_allocated over the timed steps. One more step under torch.profiler gives
 the device time per aten op (what the op cost model is checked against, class by class).
 
-  python3 lab/measure_models.py --out results.json [--part 0/2] [--only SUBSTRING]
+  python3 -m lab.measure_models --out results.json [--part 0/2] [--only SUBSTRING]
 """
 
 from __future__ import annotations
@@ -21,17 +21,13 @@ import datetime
 import gc
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import torch
 
-import torch  # noqa: E402
-
-from gpuadvisor.estimate.trace import zoo  # noqa: E402
-from lab.model_cases import CASES  # noqa: E402
+from gpuadvisor.estimate.trace import zoo
+from lab.model_cases import CASES
 
 WARMUP, TIMED = 3, 8
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuadvisor.results import Measurement
+from gpuadvisor.core.results import Measurement
 from probes.timing import Deadline, ProbeSkipped
 
 _PRELOAD: dict[str, threading.Thread] = {}
@@ -24,7 +24,7 @@ def compiled(cp: Any, key: str, code: str, names: tuple[str, ...], options: tupl
     if cache_key not in _MODULES:
         mod = cp.RawModule(code=code, options=options)
         _MODULES[cache_key] = {n: mod.get_function(n) for n in names}
-    return _MODULES[cache_key]  # type: ignore[no-any-return]
+    return _MODULES[cache_key]
 
 
 def wait_for_torch() -> None:

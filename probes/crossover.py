@@ -5,15 +5,21 @@ size from which the GPU is faster at every larger size of the sweep."""
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext, measurement
 from probes.timing import time_gpu, time_host
 
 NAME = "crossover"
+
+
+def _on_gpu(cp: Any, op: Any, a: Any, b: Any) -> Any:
+    """op on the GPU with both copies: host arrays in, a host array out."""
+    return op(cp.asarray(a), cp.asarray(b)).get()
 
 
 def vector_sizes(quick: bool) -> list[int]:
@@ -49,16 +55,16 @@ def run(ctx: ProbeContext) -> ProbeResult:
         a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
         c = np.empty_like(a)
         row: dict[str, Any] = {"size": n}
-        row["cpu_ms"] = time_host(lambda a=a, b=b, c=c: np.add(a, b, out=c), repeats=max(reps, 5),
+        row["cpu_ms"] = time_host(partial(np.add, a, b, out=c), repeats=max(reps, 5),
                                   deadline=ctx.deadline, what="CPU vector add").median_ms
         if cp is not None:
             da, db = cp.asarray(a), cp.asarray(b)
             dc = cp.empty_like(da)
-            row["gpu_ms"] = time_gpu(cp, lambda da=da, db=db, dc=dc: cp.add(da, db, out=dc), warmup=2,
+            row["gpu_ms"] = time_gpu(cp, partial(cp.add, da, db, out=dc), warmup=2,
                                      repeats=max(reps, 5), deadline=ctx.deadline, what="GPU vector add").median_ms
             if n == vsizes[0] and not np.array_equal(cp.asnumpy(dc), a + b):
                 raise RuntimeError("GPU vector add is wrong")
-            row["gpu_transfer_ms"] = time_host(lambda a=a, b=b: cp.add(cp.asarray(a), cp.asarray(b)).get(),
+            row["gpu_transfer_ms"] = time_host(partial(_on_gpu, cp, cp.add, a, b),
                                                repeats=reps, deadline=ctx.deadline, what="GPU vector add + copies",
                                                sync=sync).median_ms
         vec_rows.append(row)
@@ -67,18 +73,18 @@ def run(ctx: ProbeContext) -> ProbeResult:
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
         row = {"size": n}
-        row["cpu_ms"] = time_host(lambda a=a, b=b: a @ b, repeats=reps, deadline=ctx.deadline,
+        row["cpu_ms"] = time_host(partial(np.matmul, a, b), repeats=reps, deadline=ctx.deadline,
                                   what="CPU matmul").median_ms
         if cp is not None:
             da, db = cp.asarray(a), cp.asarray(b)
-            row["gpu_ms"] = time_gpu(cp, lambda da=da, db=db: cp.matmul(da, db), warmup=2, repeats=max(reps, 5),
+            row["gpu_ms"] = time_gpu(cp, partial(cp.matmul, da, db), warmup=2, repeats=max(reps, 5),
                                      deadline=ctx.deadline, what="GPU matmul").median_ms
             if n == msizes[0]:
                 err = np.linalg.norm(cp.asnumpy(da @ db) - a.astype(np.float64) @ b) / np.linalg.norm(
                     a.astype(np.float64) @ b)
                 if not err < 1e-3:
                     raise RuntimeError(f"GPU matmul is wrong: relative error {err:.1e}")
-            row["gpu_transfer_ms"] = time_host(lambda a=a, b=b: cp.matmul(cp.asarray(a), cp.asarray(b)).get(),
+            row["gpu_transfer_ms"] = time_host(partial(_on_gpu, cp, cp.matmul, a, b),
                                                repeats=reps, deadline=ctx.deadline, what="GPU matmul + copies",
                                                sync=sync).median_ms
         mat_rows.append(row)

@@ -114,8 +114,8 @@ class Plan:
             lt._check(lib.cublasLtMatmulDescSetAttribute(self.desc, attr, ctypes.byref(v), 4), "DescSetAttribute")
         for attr, ptr in ((DESC_A_SCALE_POINTER, a_scale_ptr), (DESC_B_SCALE_POINTER, b_scale_ptr)):
             if ptr is not None:
-                v = _vp(ptr)
-                lt._check(lib.cublasLtMatmulDescSetAttribute(self.desc, attr, ctypes.byref(v), 8), "scale pointer")
+                vp = _vp(ptr)
+                lt._check(lib.cublasLtMatmulDescSetAttribute(self.desc, attr, ctypes.byref(vp), 8), "scale pointer")
 
         def layout(dtype: int, rows: int, cols: int) -> _vp:
             h = _vp()

@@ -19,8 +19,8 @@ import statistics
 import time
 from typing import Any
 
-from gpuadvisor.provenance import as_text, dist_version, nvml_try
-from gpuadvisor.results import Measurement, ProbeResult
+from gpuadvisor.core.provenance import as_text, dist_version, nvml_try
+from gpuadvisor.core.results import Measurement, ProbeResult
 from probes import hostcache
 from probes.base import ProbeContext, measurement, wait_for_torch
 from probes.timing import ProbeSkipped

@@ -4,11 +4,12 @@ stalls), the grid fills every SM. Theoretical = SMs x FMA lanes per SM x 2 x max
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext, compiled, datasheet_for, measurement
 from probes.timing import time_gpu
 
@@ -114,14 +115,14 @@ def run(ctx: ProbeContext) -> ProbeResult:
         # calibrate the iteration count to about target_ms per launch
         iters = 64
         while True:
-            t = time_gpu(cp, lambda k=kernel, o=out, it=iters, f=np_dtype: k((blocks,), (threads,), (o, f(B), f(C),
-                         np.int32(it))), warmup=1, repeats=1, deadline=ctx.deadline, what=dtype, min_repeats=1)
+            t = time_gpu(cp, partial(kernel, (blocks,), (threads,), (out, np_dtype(B), np_dtype(C), np.int32(iters))),
+                         warmup=1, repeats=1, deadline=ctx.deadline, what=dtype, min_repeats=1)
             if t.median_ms >= target_ms / 8 or iters >= 1 << 22:
                 break
             iters *= 4
         iters = max(1, int(iters * target_ms / max(t.median_ms, 1e-3)))
-        t = time_gpu(cp, lambda k=kernel, o=out, it=iters, f=np_dtype: k((blocks,), (threads,), (o, f(B), f(C),
-                     np.int32(it))), warmup=1, repeats=reps, deadline=ctx.deadline, what=dtype)
+        t = time_gpu(cp, partial(kernel, (blocks,), (threads,), (out, np_dtype(B), np_dtype(C), np.int32(iters))),
+                     warmup=1, repeats=reps, deadline=ctx.deadline, what=dtype)
         flops = 2.0 * ACC * INNER * iters * blocks * threads
         tflops = t.rate(flops, 1e12)
         n_lanes = lanes(cc, table)

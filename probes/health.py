@@ -20,9 +20,9 @@ import threading
 import time
 from typing import Any
 
-from gpuadvisor.provenance import NvmlPoller, gpu_state_light
-from gpuadvisor.provenance import nvml_try as _try
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.provenance import NvmlPoller, gpu_state_light
+from gpuadvisor.core.provenance import nvml_try as _try
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext
 from probes.timing import ProbeSkipped
 
@@ -239,7 +239,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
     t0 = time.perf_counter()
     if ctx.nvml is None or ctx.device_index is None:
         raise ProbeSkipped("NVML not available: health counters not read")
-    from gpuadvisor.devices import nvml_handle
+    from gpuadvisor.core.provenance import nvml_handle
 
     handle = nvml_handle(ctx.nvml, ctx.device_index)
     if handle is None:

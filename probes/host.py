@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext, measurement
 from probes.timing import time_host
 
@@ -43,7 +44,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
     for dtype, key in ((np.float32, "host.matmul_fp32"), (np.float64, "host.matmul_fp64")):
         x = rng.standard_normal((mat_n, mat_n)).astype(dtype)
         y = rng.standard_normal((mat_n, mat_n)).astype(dtype)
-        t = time_host(lambda x=x, y=y: x @ y, repeats=reps, deadline=ctx.deadline, what=key)
+        t = time_host(partial(np.matmul, x, y), repeats=reps, deadline=ctx.deadline, what=key)
         k = min(mat_n, 64)
         ref = x[:k].astype(np.float64) @ y.astype(np.float64)
         err = np.linalg.norm((x[:k] @ y) - ref) / np.linalg.norm(ref)

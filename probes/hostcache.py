@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.paths import user_cache_dir
-from gpuadvisor.provenance import cpu_name
+from gpuadvisor.core.paths import user_cache_dir
+from gpuadvisor.core.provenance import cpu_name
 
 SCHEMA = 1
 MAX_AGE_DAYS = 30  # hosts drift (kernel, BIOS, governor) without a version to key on
@@ -75,8 +75,8 @@ def load(name: str, key: dict[str, Any], *, not_before: float | None = None) -> 
 
 def store(name: str, key: dict[str, Any], figures: dict[str, float]) -> str:
     """Write the entry (replacing whatever file was there); one line saying where, or why not."""
-    from gpuadvisor.errors import UserError
-    from gpuadvisor.fileio import atomic_write_text
+    from gpuadvisor.core.errors import UserError
+    from gpuadvisor.core.fileio import atomic_write_text
 
     doc = {"schema": SCHEMA, "key": key, "figures": figures,
            "measured_at": dt.datetime.now(dt.timezone.utc).isoformat()}  # to the microsecond: vs not_before

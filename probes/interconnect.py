@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.results import Measurement, ProbeResult
+from gpuadvisor.core.results import Measurement, ProbeResult, Status
 from probes.base import ProbeContext, measurement
 from probes.collectives import MIB, OPS, combine, sweep_sizes
 from probes.timing import ProbeSkipped
@@ -258,7 +258,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
     topo = None
     if ctx.nvml is not None:
         try:
-            from gpuadvisor.devices import nvml_handle
+            from gpuadvisor.core.provenance import nvml_handle
             from probes.topology import topology
 
             topo = topology(ctx.nvml, [nvml_handle(ctx.nvml, i) for i in indices], indices)
@@ -316,8 +316,8 @@ def run(ctx: ProbeContext) -> ProbeResult:
                 for k, v in (r.get("errors") or {}).items():
                     data["errors"][f"nccl rank {r.get('rank')} {k}"] = v
             data["nccl_versions"] = versions
-            for i, e in enumerate(nccl["errors"]):
-                data["errors"][f"nccl {i}"] = e
+            for i, err in enumerate(nccl["errors"]):
+                data["errors"][f"nccl {i}"] = err
             primary = next((b for b in ("cupy", "torch") if any(k.startswith(b + ".") for k in nccl["sweep"])), None)
             data["nccl_primary"] = primary
             if primary:
@@ -325,7 +325,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
         else:
             data["errors"]["nccl"] = "no NCCL binding: " + "; ".join(f"{k}: {v}" for k, v in why.items())
     errors = data["errors"]
-    status = "ok" if ms else "failed"
+    status: Status = "ok" if ms else "failed"
     reason = "; ".join(f"{k}: {v}" for k, v in errors.items())[:1000] or None
     return ProbeResult(probe=NAME, status=status, reason=reason, duration_s=time.perf_counter() - t0,
                        measurements=ms, data=data)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext, compiled, datasheet_for, measurement
 from probes.timing import retry_smaller, time_gpu
 
@@ -120,7 +120,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
     ctx.deadline.check("correctness check")
 
     def best(kernel_args: Any, kernel: Any, nbytes_moved: int, what: str) -> tuple[float, float, tuple[int, int], list]:
-        tried = []
+        tried: list[dict[str, Any]] = []
         for threads, blocks in launch_configs(sms, n_vec, quick):
             def fn(threads: int = threads, blocks: int = blocks) -> None:
                 kernel((blocks,), (threads,), kernel_args)
@@ -148,14 +148,14 @@ def run(ctx: ProbeContext) -> ProbeResult:
     theo = props.get("memory_bandwidth_theoretical_gbs")
     how = f"{props.get('mem_clock_max_mhz')} MHz x 2 x {props.get('memory_bus_width_bits')} bit / 8"
     ds = datasheet_for(getattr(ctx.card, "memory_bandwidth_gbs", None), theo, how)
-    common = {"array_mib": nbytes / 2**20, "theoretical_gbs": theo,
+    common: dict[str, Any] = {"array_mib": nbytes / 2**20, "theoretical_gbs": theo,
               "pct_of_theoretical": None}
     ms = []
     for key, label, val, spread, cfg, tried, moved in (
         ("memory.copy", "Memory copy (kernel)", copy_gbs, copy_spread, copy_cfg, copy_tried, copy_bytes),
         ("memory.triad", "Memory triad (kernel)", triad_gbs, triad_spread, triad_cfg, triad_tried, triad_bytes),
     ):
-        d = dict(common, threads=cfg[0], blocks=cfg[1], bytes_per_iteration=moved, configs_tried=tried)
+        d: dict[str, Any] = dict(common, threads=cfg[0], blocks=cfg[1], bytes_per_iteration=moved, configs_tried=tried)
         d["pct_of_theoretical"] = 100 * val / theo if theo else None
         ms.append(measurement(key, label, val, "GB/s", spread=spread, datasheet=ds, reference=d2d_gbs,
                               reference_label="cudaMemcpy D2D", **d))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from gpuadvisor.provenance import as_text as _s
-from gpuadvisor.provenance import nvml_try as _try
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.provenance import as_text as _s
+from gpuadvisor.core.provenance import nvml_try as _try
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext
 
 NAME = "properties"

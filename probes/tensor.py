@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult, Status
 from probes import cublaslt as L
 from probes.base import ProbeContext, compiled, measurement
-from probes.timing import ProbeSkipped, ProbeTimeout, gpu_burst, interleaved_bursts, time_gpu, torch_burst
+from probes.timing import ProbeSkipped, ProbeTimeout, Timing, gpu_burst, interleaved_bursts, time_gpu, torch_burst
 
 NAME = "tensor"
 
@@ -116,6 +116,9 @@ class Gemm:
         self.variant: dict[str, Any] = {"name": "cublasGemmEx", "out": {"tf32": "fp32"}.get(dtype, dtype)}
         self.lt_path = dtype in LT_VARIANTS
         self.tried: list[str] = []
+        self.A: Any = None  # CuPy device buffers (an untyped library): set by setup()
+        self.B: Any = None
+        self.C: Any = None
 
     def choose_variant(self, n: int = 512) -> float:
         """Find the first configuration that runs and computes the right product; returns its error."""
@@ -261,7 +264,7 @@ def _with_tf32(torch: Any, allow: bool, fn: Any) -> Any:
         before = torch.backends.cuda.matmul.allow_tf32
         try:
             torch.backends.cuda.matmul.allow_tf32 = allow
-            return fn()  # type: ignore[no-any-return]
+            return fn()
         finally:
             torch.backends.cuda.matmul.allow_tf32 = before
 
@@ -308,7 +311,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
                     continue
                 ctx.deadline.check(f"{dt} n={n}")
                 g.setup(n, max_algos=1 if ctx.quick else 4)
-                best = (0, None) if g.n_algos == 1 else None
+                best: tuple[int, Timing | None] | None = (0, None) if g.n_algos == 1 else None
                 for algo in range(g.n_algos if g.n_algos > 1 else 0):
                     g.algo = algo
                     try:
@@ -317,12 +320,12 @@ def run(ctx: ProbeContext) -> ProbeResult:
                         raise
                     except Exception:  # an algorithm the heuristic offered but that fails here
                         continue
-                    if best is None or t.median_ms < best[1].median_ms:
+                    if best is None or best[1] is None or t.median_ms < best[1].median_ms:
                         best = (algo, t)
                 if best is None:
                     raise RuntimeError(f"no {dt} algorithm ran at n={n}")
                 g.algo = best[0]
-                row = {"n": n, "algo": best[0], "algos_offered": g.n_algos}
+                row: dict[str, Any] = {"n": n, "algo": best[0], "algos_offered": g.n_algos}
                 # ours and PyTorch's on the same input buffers, burst for burst, so that both see
                 # the same data (power draw depends on it) and the same thermal and power-cap state
                 tfn = None
@@ -339,10 +342,10 @@ def run(ctx: ProbeContext) -> ProbeResult:
                                          what=f"{dt} n={n}", optional=("torch",), errors=errors)
                 if "torch" in errors:
                     ref_note = f"PyTorch {dt} failed: {errors['torch']}"
-                t = res["ours"]
+                b = res["ours"]
                 flop = 2.0 * n**3
-                row.update(tflops=t.rate(flop, 1e12), median_tflops=t.rate(flop, 1e12, "median"), spread=t.spread,
-                           median_ms=t.median_ms, best_ms=t.best_ms, bursts=len(t.ms_per_op), per_burst=per_burst)
+                row.update(tflops=b.rate(flop, 1e12), median_tflops=b.rate(flop, 1e12, "median"), spread=b.spread,
+                           median_ms=b.median_ms, best_ms=b.best_ms, bursts=len(b.ms_per_op), per_burst=per_burst)
                 if "torch" in res:
                     tt = res["torch"]
                     row.update(torch_tflops=tt.rate(flop, 1e12), torch_median_tflops=tt.rate(flop, 1e12, "median"),
@@ -382,7 +385,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
     if lt is not None:
         lt.close()
     ctx.free_pools()
-    status = "ok" if ms else ("failed" if failed else "skipped")
+    status: Status = "ok" if ms else ("failed" if failed else "skipped")
     notes = [f"{k} skipped: {v}" for k, v in skipped.items()] + [f"{k} failed: {v}" for k, v in failed.items()]
     return ProbeResult(probe=NAME, status=status, duration_s=time.perf_counter() - t0, measurements=ms,
                        data={"sizes": data, "skipped": skipped, "failed": failed, "cublaslt_reason": lt_reason,

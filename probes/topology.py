@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.provenance import as_text as _s
-from gpuadvisor.provenance import nvml_try as _try
+from gpuadvisor.core.provenance import as_text as _s
+from gpuadvisor.core.provenance import nvml_try as _try
 
 # nvmlGpuTopologyLevel_t: how far apart two GPUs are on the PCIe/CPU tree, with nvidia-smi topo's names
 LEVELS: dict[int, tuple[str, str]] = {
@@ -49,7 +49,7 @@ def nvlinks(nvml: Any, handle: Any, max_links: int | None = None) -> list[dict[s
     if nvml is None or handle is None or not hasattr(nvml, "nvmlDeviceGetNvLinkState"):
         return []
     n = max_links or min(int(getattr(nvml, "NVML_NVLINK_MAX_LINKS", MAX_LINKS)), 36)
-    links = []
+    links: list[dict[str, Any]] = []
     for link in range(n):
         try:
             state = nvml.nvmlDeviceGetNvLinkState(handle, link)
@@ -107,7 +107,7 @@ def topology(nvml: Any, handles: list[Any], indices: list[int]) -> dict[str, Any
     Returns {"devices": [...], "pairs": [{"a", "b", "label", "level", "level_name", nvlink...}],
     "matrix": [[label]]} where label is what nvidia-smi topo -m prints (NV18, PIX, SYS, X).
     """
-    info = []
+    info: list[dict[str, Any]] = []  # JSON out: a device's bus id and links
     for idx, h in zip(indices, handles, strict=True):
         pci = _try(nvml.nvmlDeviceGetPciInfo, h) if nvml is not None and h is not None else None
         info.append({"index": idx, "bus_id": _bus(getattr(pci, "busId", None)) if pci is not None else None,

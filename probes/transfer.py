@@ -7,11 +7,13 @@ cudaMemcpy of pinned memory)."""
 from __future__ import annotations
 
 import time
+from functools import partial
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-from gpuadvisor.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult
 from probes.base import ProbeContext, measurement
 from probes.timing import retry_smaller, time_gpu, time_host, time_torch
 
@@ -69,11 +71,11 @@ def run(ctx: ProbeContext) -> ProbeResult:
                 else:
                     dst, src = host.ctypes.data, dev.data.ptr
                 if hname == "pinned":
-                    t = time_gpu(cp, lambda d=dst, s=src, k=kind, n=size: cp.cuda.runtime.memcpyAsync(
-                        d, s, n, k, stream.ptr), warmup=1, repeats=reps, deadline=ctx.deadline,
+                    t = time_gpu(cp, partial(cp.cuda.runtime.memcpyAsync, dst, src, size, kind, stream.ptr),
+                                 warmup=1, repeats=reps, deadline=ctx.deadline,
                         what=f"{name} {hname}")
                 else:  # pageable copies stage through the driver: time on the host clock
-                    t = time_host(lambda d=dst, s=src, k=kind, n=size: cp.cuda.runtime.memcpy(d, s, n, k),
+                    t = time_host(partial(cp.cuda.runtime.memcpy, dst, src, size, kind),
                                   warmup=1, repeats=max(3, reps // 2), deadline=ctx.deadline,
                                   what=f"{name} {hname}")
                 row[f"{name}_{hname}_gbs"] = t.rate(size, 1e9)
@@ -118,7 +120,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
     for name, label, ref in (("h2d", "Host to device", ref_h2d), ("d2h", "Device to host", ref_d2h)):
         for hname in ("pinned", "pageable"):
             col = f"{name}_{hname}_gbs"
-            best = max(rows, key=lambda r, c=col: r[c])
+            best = max(rows, key=itemgetter(col))
             ms.append(measurement(
                 f"transfer.{name}_{hname}", f"{label}, {hname}" + (" (host-bound)" if hname == "pageable" else ""),
                 best[col], "GB/s",

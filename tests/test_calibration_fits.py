@@ -25,6 +25,7 @@ from gpuadvisor.validation import workload_v1
 from gpuadvisor.workload import make_workload, spec_from_config
 
 DATA = Path(__file__).resolve().parents[1] / "tools" / "data"
+LAB = Path(__file__).resolve().parents[1] / "lab" / "data"  # raw files of the dated measurement runs
 H100_BF16_TFLOPS, H100_BANDWIDTH_GBS = 989.4, 3350.0  # catalog H100 SXM5 80GB, the datasheet the fits divide by
 FITS: dict[str, Callable[[], float]] = {}
 
@@ -38,8 +39,8 @@ def fit(*names: str) -> Callable[[Callable[[], dict[str, float]]], Callable[[], 
     return deco
 
 
-def _load(rel: str) -> dict:
-    return json.loads((DATA / rel).read_text())
+def _load(rel: str, base: Path = DATA) -> dict:
+    return json.loads((base / rel).read_text())
 
 
 def _round_to(x: float, step: float) -> float:
@@ -130,7 +131,7 @@ def int8_linear() -> dict[str, float]:
     """tools/device/int8_gemm.py on an H100: host time per linear (wall - GPU) without and with outlier
     columns, mixed as in v2 case 98's profile (43 of 196 linears had outliers); and the output-side
     kernels' bytes per output element at the achieved bandwidth (0.86 x 3,350 GB/s)."""
-    d = _load("h100-round4/int8-gemm.json")
+    d = _load("h100-round4/int8-gemm.json", LAB)
     plain = statistics.mean(r["linear_s"] - r["linear_profile"]["gpu_ms"] * 1e-3 for r in d["shapes"])
     outl = statistics.mean(r["linear_outliers_s"] - r["linear_outliers_profile"]["gpu_ms"] * 1e-3 for r in d["shapes"])
     share = 43 / 196
@@ -149,7 +150,7 @@ def int8_linear() -> dict[str, float]:
 @fit("DTENSOR_HOST_FACTOR")
 def dtensor() -> dict[str, float]:
     """Issue time of a step on a one-GPU DTensor mesh over the plain step's, two H200 hosts."""
-    ratios = [_load(f"{run}/dtensor-overhead.json") for run in ("h200-round3", "h200-round5")]
+    ratios = [_load(f"{run}/dtensor-overhead.json", LAB) for run in ("h200-round3", "h200-round5")]
     return {"DTENSOR_HOST_FACTOR": round(statistics.mean(d["dtensor"]["issue_ms"] / d["plain"]["issue_ms"]
                                                          for d in ratios), 1)}
 
@@ -157,7 +158,7 @@ def dtensor() -> dict[str, float]:
 @fit("CUDNN_ATTENTION_PLAN_S")
 def attention_plan() -> dict[str, float]:
     """SDPA on a new sequence length, default and cuDNN backends (cuDNN builds a plan), to 5 ms."""
-    d = _load("h100-round3/sdpa-host.json")
+    d = _load("h100-round3/sdpa-host.json", LAB)
     ms = [rec[b]["fresh_ms"] for rec in d["sdpa"] for b in ("default", "cudnn")]
     return {"CUDNN_ATTENTION_PLAN_S": _round_to(statistics.mean(ms), 5) * 1e-3}
 
@@ -188,13 +189,38 @@ def overlap_exponent() -> dict[str, float]:
     return {"OVERLAP_P": min(rms, key=rms.__getitem__)}
 
 
-@fit("CONV_EFF", "STREAM_BW_EFF", "HOST_OPS_PER_ATEN_OP")
+@fit("CONV_EFF", "NORM_BW_EFF", "REDUCTION_BW_EFF", "STREAM_BW_EFF")
 @functools.lru_cache(maxsize=1)
-def _op_model_grid() -> dict[str, float]:
-    """The op cost model's grid fit over the calibration split of tests/data/models-h100.json."""
-    from gpuadvisor.validation import fit_op_constants
+def _op_model_gpu() -> dict[str, float]:
+    """The op cost model's per-class GPU fits over the calibration split of tests/data/models-h100.json."""
+    from gpuadvisor.validation import fit_gpu_constants
 
-    return fit_op_constants()
+    return fit_gpu_constants()
+
+
+@fit("OP_OVERLAP_P")
+def _op_model_overlap() -> dict[str, float]:
+    from gpuadvisor.validation import fit_overlap
+
+    return fit_overlap()
+
+
+@fit("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS")
+@functools.lru_cache(maxsize=1)
+def _op_model_host() -> dict[str, float]:
+    """The op cost model's host fit over the calibration split's host-bound steps."""
+    from gpuadvisor.validation import fit_host_constants
+
+    return fit_host_constants()
+
+
+@fit("MEGATRON_EFF", "FSDP2_EFF", "COMPILE_EFF")
+@functools.lru_cache(maxsize=1)
+def _training_efficiencies() -> dict[str, float]:
+    """The framework efficiencies' grid fit over the calibration split of tests/data/published-training.json."""
+    from gpuadvisor.estimate.parallel.published import FITTED, fit_efficiency
+
+    return {name: fit_efficiency(name) for name in FITTED}
 
 
 def test_every_measured_or_fitted_constant_has_a_recomputation():

@@ -222,7 +222,7 @@ def test_link_lines_for_the_tui_and_cli():
 def test_real_h200_pair_result_passes_the_node_rules():
     from gpuadvisor import checks
 
-    path = Path(__file__).resolve().parents[1] / "tools" / "data" / "interconnect-h200-run1" / "full.json"
+    path = Path(__file__).resolve().parents[1] / "lab" / "data" / "interconnect-h200-run1" / "full.json"
     run = load(path)
     p = run.node_probe("interconnect")
     assert p.status == "ok" and p.data["topology"]["matrix"][0][1] == "NV18"

@@ -60,5 +60,5 @@ def test_ci_runs_the_readme_set_up_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     command = next(line for line in readme.splitlines() if line.startswith('python3 -m pip install -e ".[dev]"'))
-    assert "python3 -m mypy gpuadvisor/estimate gpuadvisor/advisor" in command
+    assert "python3 -m mypy gpuadvisor probes" in command
     assert command in ci.splitlines()

@@ -119,15 +119,18 @@ def test_unmapped_accelerators_are_reported_not_dropped(fixture_snapshot):
     why = {(u.provider, u.accelerator): (u.reason, u.rows) for u in fixture_snapshot.unmapped}
     assert why[("aws", "Inferentia2")] == ("not a GPU", 1)
     assert why[("aws", "Radeon Pro V999")][0].startswith("no card mapping")
-    assert why[("aws", "T4")] == ("fractional GPU count 0.5", 1)
+    assert ("aws", "T4") not in why  # a half T4 is a fractional offer, not a left-out row
     assert not any(o.instance_type in ("m5.large", "cpu_4x_general") for o in fixture_snapshot.offers)
 
 
 def test_a_card_missing_from_the_catalog_is_unmapped(names):
     rows = read_csv(GOOD / "aws" / "vms.csv", "aws")
-    offers, unmapped = reduce_rows(rows, load_map(), {k: v for k, v in names.items() if v != "L4"})
-    assert not offers
-    assert ("aws", "L4", 4, "maps to 'L4', which is not in the catalog") in unmapped
+    red = reduce_rows(rows, load_map(), {k: v for k, v in names.items() if v != "L4"})
+    assert [o.card for o in red.offers] == ["Tesla T4"]  # the half T4
+    assert ("aws", "L4", 4, "maps to 'L4', which is not in the catalog", 1) in red.unmapped
+    cov = red.coverage["aws"]
+    assert cov["excluded"]["g6.xlarge"] == "L4: maps to 'L4', which is not in the catalog"
+    assert cov["gpu_shapes"] == cov["offers"] + len(cov["excluded"]) == 3
 
 
 def test_gcp_gpus_join_their_host_vm_per_zone(fixture_snapshot):
@@ -158,7 +161,7 @@ def test_filters_and_their_errors(fixture_snapshot):
     snap = fixture_snapshot
     assert snap.providers() == ["aws", "gcp", "lambda", "runpod"]
     only = snap.filter(providers=["AWS"])
-    assert {o.provider for o in only} == {"aws"} and len(only) == 1 and only.source == snap.source
+    assert {o.provider for o in only} == {"aws"} and len(only) == 2 and only.source == snap.source  # g6.xlarge, half T4
     west = snap.filter(region="us-east-1", providers=["lambda"])
     assert [(o.instance_type, o.region, o.price_usd_h()) for o in west] == [
         ("gpu_1x_a100", "us-east-1", 1.29), ("gpu_8x_a100", "us-east-1", 15.92)]  # priced in that region
@@ -240,7 +243,7 @@ def test_update_writes_user_copy_and_keeps_it_on_failure(capsys, user_copy):
     snap = load_prices()
     assert {o.instance_type for o in snap.offers if o.provider == "lambda"} == {"gpu_1x_a100", "gpu_8x_a100"}
     assert "aws" in snap.providers()  # the other providers come from the shipped snapshot
-    assert snap.source.date == "2026-11-23" and any(f["read"] == "2026-11-21" for f in snap.source.files)
+    assert snap.source.date == "2026-11-24" and any(f["read"] == "2026-11-21" for f in snap.source.files)
     before = user_copy.read_bytes()
     rc, out, err = run(capsys, "prices", "update", "--from", str(BAD / "negative_price.csv"), "--provider", "lambda")
     assert rc == 2 and err.count("\n") == 1 and "negative_price.csv:4: column Price: negative price" in err
@@ -253,14 +256,10 @@ def test_update_writes_user_copy_and_keeps_it_on_failure(capsys, user_copy):
 
 def test_build_tool_writes_a_snapshot(tmp_path):
     out = tmp_path / "rental.json"
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import build_prices
-    finally:
-        sys.path.pop(0)
+    from tools import build_prices
     assert build_prices.main([str(GOOD), "--commit", "b" * 40, "--date", "2026-11-20", "-o", str(out)]) == 0
     snap = load_prices(out)
-    assert snap.source.commit == "b" * 40 and len(snap) == 6
+    assert snap.source.commit == "b" * 40 and len(snap) == 7
     assert build_prices.main([str(GOOD), "--commit", "x", "--date", "20-11-2026", "-o", str(out)]) == 2
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "purchase_prices.py"
 if not TOOL.is_file():  # an sdist carries tests/ but not tools/
     pytest.skip("tools/purchase_prices.py is not in this source tree", allow_module_level=True)
-_spec = importlib.util.spec_from_file_location("purchase_prices", TOOL)
-pp = importlib.util.module_from_spec(_spec)
-sys.modules["purchase_prices"] = pp
-_spec.loader.exec_module(pp)
+from tools import purchase_prices as pp  # noqa: E402  (after the sdist skip)
 
 HEADER = "card,usd,kind,source,date,note\n"
 
@@ -53,26 +49,43 @@ def test_shipped_catalog_agrees_with_the_csv(capsys):
 
 def test_write_touches_only_purchase_lines_and_check_then_passes(capsys, workspace):
     cat, csv = workspace
-    csv.write_text(HEADER + 'Radeon RX 7600,259.99,street,https://example.com/rx7600,2025-06,"cheapest new, in stock"\n'
-                   "Jetson Nano,99,list,https://example.com/nano,2019-03-18,\n")
+    csv.write_text(HEADER + "Jetson Nano,99,list,https://example.com/nano,2019-03-18,\n"
+                   "Radeon RX 7600,269,list,https://example.com/rx7600-launch,2023-05,\n")
+    street = csv.parent / "street.csv"
+    street.write_text(HEADER + "Radeon RX 7600,259.99,street,https://example.com/rx7600,2025-06,"
+                      '"cheapest new, in stock"\n')
+    args = ("--csv", str(csv), "--street-csv", str(street), "--catalog", str(cat))
     before = {p.name: p.read_text().splitlines() for p in cat.iterdir()}
-    code, _, err = run(capsys, "--csv", str(csv), "--catalog", str(cat), "--check")
+    code, _, err = run(capsys, *args, "--check")
     assert code == 1 and "2 cards disagree" in err
-    code, out, _ = run(capsys, "--csv", str(csv), "--catalog", str(cat))
-    assert code == 0 and "updated 2 cards" in out
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "updated 2 cards" in out and "1 with a street price (1 street)" in out
     for p in cat.iterdir():
-        after = p.read_text().splitlines()
-        assert len(after) == len(before[p.name])
-        diff = [(a, b) for a, b in zip(before[p.name], after, strict=True) if a != b]
-        assert len(diff) == 1 and all("purchase:" in a and "purchase:" in b for a, b in diff)
+        after = Counter(p.read_text().splitlines())
+        was = Counter(before[p.name])
+        added, removed = list((after - was).elements()), list((was - after).elements())
+        assert len(removed) == 1 and "purchase: null" in removed[0]
+        assert len(added) == (2 if p.name == "amd-radeon.yaml" else 1)  # + the street line
+        assert all("purchase:" in a or "street:" in a for a in added)
     rx = {c.name: c for c in load_file(cat / "amd-radeon.yaml")}["Radeon RX 7600"]
-    assert rx.purchase.usd == 259.99 and rx.purchase.kind == "street" and rx.purchase.note == "cheapest new, in stock"
+    assert rx.purchase.usd == 269 and rx.purchase.kind == "list"
+    assert rx.street.usd == 259.99 and rx.street.kind == "street" and rx.street.note == "cheapest new, in stock"
     assert {c.name: c for c in load_file(cat / "nvidia-jetson.yaml")}["Jetson Nano"].purchase.date == "2019-03-18"
-    assert run(capsys, "--csv", str(csv), "--catalog", str(cat), "--check")[0] == 0
-    # dropping a row sets the card back to null
+    assert run(capsys, *args, "--check")[0] == 0
+    # dropping a row sets the card back to null, and its street line goes
     csv.write_text(HEADER + "Jetson Nano,99,list,https://example.com/nano,2019-03-18,\n")
-    assert run(capsys, "--csv", str(csv), "--catalog", str(cat))[0] == 0
-    assert {c.name: c for c in load_file(cat / "amd-radeon.yaml")}["Radeon RX 7600"].purchase is None
+    street.write_text(HEADER)
+    assert run(capsys, *args)[0] == 0
+    rx = {c.name: c for c in load_file(cat / "amd-radeon.yaml")}["Radeon RX 7600"]
+    assert rx.purchase is None and rx.street is None
+
+
+def test_a_street_price_in_the_new_price_table_is_refused(capsys, workspace):
+    cat, csv = workspace
+    csv.write_text(HEADER + "Radeon RX 7600,259.99,street,https://example.com/rx7600,2025-06,\n")
+    code, _, err = run(capsys, "--csv", str(csv), "--catalog", str(cat))
+    assert code == 2 and err.count("\n") == 1
+    assert "kind 'street' does not belong in this file (here: list, estimate)" in err
 
 
 def test_missing_purchase_line_is_inserted_after_launch_price(capsys, workspace):
@@ -121,7 +134,7 @@ def test_bad_header_is_an_error(capsys, workspace):
 
 def test_written_catalog_still_loads(capsys, workspace):
     cat, csv = workspace
-    row = 'Radeon PRO W7900,3499,street,https://example.com/a?b=1&c=2,2025-05-02,"50% off: ""deal"""'
+    row = 'Radeon PRO W7900,3499,list,https://example.com/a?b=1&c=2,2025-05-02,"50% off: ""deal"""'
     csv.write_text(HEADER + row + "\n")
     assert run(capsys, "--csv", str(csv), "--catalog", str(cat))[0] == 0
     card = load_catalog([cat], use_env=False).get("Radeon PRO W7900")

@@ -25,6 +25,7 @@ from gpuadvisor.estimate import (
 from gpuadvisor.workload import make_workload, spec_from_config
 
 DATA = Path(__file__).resolve().parent.parent / "tools" / "data"
+LAB = Path(__file__).resolve().parent.parent / "lab" / "data"  # raw files of the dated eager-decode checks
 H100 = HardwareFigures(name="H100", memory_gib=80, bandwidth_gbs=3350, tflops={"bf16": 989.4, "fp16": 989.4,
                        "fp32": 66.9, "fp8": 1978.9}, tdp_w=700, interconnect_gbs=900, compute_units=132,
                        compute_capability="9.0")
@@ -68,19 +69,11 @@ def test_graphs_held_out_points_within_25_percent():
 
 def _eager_errors(path: str, card: str, variant: str = "default") -> list[float]:
     """tok/s errors of the eager estimate made with the dispatch probe's figures from the same run, as
-    tools/validate_time.py computes them for docs/validation-time.md."""
-    import importlib.util
-    import sys
+    tools/validate_time.py computes them."""
+    from tools import validate_time as mod
 
-    saved = list(sys.path)  # the tool puts the repo and tools/ on the path when it loads
-    try:
-        spec = importlib.util.spec_from_file_location("validate_time", DATA.parent / "validate_time.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path[:] = saved
     label = mod.EAGER_VARIANTS[variant] + " ["
-    return [r["err"] / 100 for r in mod.eager_check_rows(DATA / path, card, run="")
+    return [r["err"] / 100 for r in mod.eager_check_rows(LAB / path, card, run="")
             if r["engine"].startswith(label) and not r["engine"].endswith("[no probe]")]
 
 
@@ -312,6 +305,7 @@ def test_cli_text_shows_the_engine_notes(capsys):
 
 
 def test_cli_unknown_engine_one_line_exit_2(capsys):
-    assert main(["estimate", "7b", "--engine", "vllm"]) == 2
+    # vllm, sglang, trtllm, llamacpp and hf are engines of the serving simulation now (tests/test_serve_cli.py)
+    assert main(["estimate", "7b", "--engine", "tgi"]) == 2
     err = capsys.readouterr().err
-    assert "unknown engine 'vllm'" in err and err.count("\n") == 1
+    assert "unknown engine 'tgi'" in err and err.count("\n") == 1

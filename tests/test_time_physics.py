@@ -88,7 +88,7 @@ def test_int8_linear_bytes_match_the_kernel_level_benchmark():
 
     from gpuadvisor.estimate import traffic
 
-    d = json.loads((Path(__file__).parents[1] / "tools/data/h100-round4/int8-gemm.json").read_text())
+    d = json.loads((Path(__file__).parents[1] / "lab/data/h100-round4/int8-gemm.json").read_text())
     bw = 3350e9 * 0.86
     for rec in d["shapes"]:
         prof = rec["linear_profile"]
@@ -109,7 +109,7 @@ def test_tensor_parallel_training_pays_dtensor_host_time():
 
     data = Path(__file__).resolve().parents[1] / "tools" / "data"
     for run in ("h200-round3", "h200-round5"):
-        d = json.loads((data / run / "dtensor-overhead.json").read_text())
+        d = json.loads((data.parents[1] / "lab" / "data" / run / "dtensor-overhead.json").read_text())
         ratio = d["dtensor"]["issue_ms"] / d["plain"]["issue_ms"]
         assert abs(ratio / DTENSOR_HOST_FACTOR - 1) < 0.1, run
     case = next(c for c in json.loads((data / "h200x2-2026-11-23" / "multigpu.json").read_text())["cases"]

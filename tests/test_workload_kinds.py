@@ -4,9 +4,7 @@ validation data (every measured case within 8%)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -205,14 +203,9 @@ def test_cli_bad_values_one_line_exit_2(capsys, argv):
 
 # ---- the H100 validation data -------------------------------------------------------------------
 def _validation_module():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        spec = importlib.util.spec_from_file_location("validate_estimates", ROOT / "tools" / "validate_estimates.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    from tools import validate_estimates
+
+    return validate_estimates
 
 
 def test_h100_validation_every_kind_within_8_percent():
@@ -230,13 +223,8 @@ def test_h100_validation_every_kind_within_8_percent():
 
 
 def test_compare_multigpu_maps_each_strategy(tmp_path):
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        spec = importlib.util.spec_from_file_location("compare_multigpu", ROOT / "tools" / "compare_multigpu.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    from tools import compare_multigpu as mod
+
     cfg = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
            "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}
     cases = []

@@ -14,9 +14,9 @@ Physics primitives, for the model in gpuadvisor/estimate/compute.py:
   * SDPA attention TFLOP/s against sequence length (forward, forward+backward);
   * elementwise bandwidth against tensor size.
 
-  python3 tools/bench_decode.py                 # on the GPU; writes $OUT/decode-h100.json (~6 min)
-  python3 tools/bench_decode.py --quick         # one small model, two batches (~1 min)
-  python3 tools/bench_decode.py --device cpu --tiny   # shake out bugs without a GPU
+  python3 -m tools.bench_decode                 # on the GPU; writes $OUT/decode-h100.json (~6 min)
+  python3 -m tools.bench_decode --quick         # one small model, two batches (~1 min)
+  python3 -m tools.bench_decode --device cpu --tiny   # shake out bugs without a GPU
 
 Every case runs in its own try/except; a failure is recorded and the rest carries on.
 """
@@ -32,8 +32,7 @@ import time
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_kernels import (
+from tools.bench_kernels import (
     Timer,
     attention_sweep,
     ceilings,
@@ -43,7 +42,7 @@ from bench_kernels import (
     launch_costs,
     log,
 )
-from validation_cases import MODELS as CASE_MODELS
+from tools.validation_cases import MODELS as CASE_MODELS
 
 MODELS = {  # the 0.5-3B configs are the validation cases' own; the 8B is Llama 3.1 (head_dim given)
     **{k: CASE_MODELS[k] for k in ("qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b")},

@@ -1,32 +1,38 @@
 #!/usr/bin/env python3
-"""Build catalog/prices/rental.json from SkyPilot catalog CSVs (DIR/<cloud>/vms.csv).
+"""Build catalog/prices/rental.json from the raw SkyPilot rows committed in catalog/prices/raw/.
 
-    python tools/build_prices.py DIR --commit SHA --date YYYY-MM-DD [-o catalog/prices/rental.json]
-        [--files COMMITS.tsv] [--catalog EXTRA_CARD_DIR ...]
+    python3 -m tools.build_prices                       # rebuild rental.json offline from the raw rows
+    python3 -m tools.build_prices --import DIR [--date YYYY-MM-DD] [--only P,P]
+        # first copy DIR/<provider>/vms.csv (+ SOURCE.tsv, where DIR/<provider>/DONE exists) into
+        # catalog/prices/raw/ (compressed, with SOURCES.tsv), then rebuild
+    python3 -m tools.build_prices DIR --commit SHA --date YYYY-MM-DD [-o FILE]
+        # a snapshot straight from DIR/<cloud>/vms.csv files (no raw copy), as `prices update` does
 
-DIR holds one folder per cloud with the vms.csv read from github.com/skypilot-org/skypilot-catalog
-(catalogs/v8/<cloud>/vms.csv). --commit is the catalog commit the files were read at; where they
-come from several commits, pass --commit per-file and --files, a TSV of
-`provider<TAB>path in the repository<TAB>commit<TAB>what was read`, which the snapshot records.
-Uses the same parser and reduction as `gpuadvisor prices update` (gpuadvisor.prices.refresh).
-Accelerators that map to no catalog card are printed and kept in the snapshot's `unmapped` list.
+The raw rows are what was read from github.com/skypilot-org/skypilot-catalog
+(catalogs/vN/<cloud>/vms.csv at the commit in SOURCES.tsv). The same parser, reduction and checks
+serve `gpuadvisor prices update` (gpuadvisor.prices.refresh). Printed: offers and coverage per
+provider, every anomaly the checks found (also kept in the snapshot's `anomalies`), and every
+accelerator left out (`unmapped`). Bad input is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
+from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from gpuadvisor.errors import UserError
+from gpuadvisor.fileio import atomic_write_text, read_text
+from gpuadvisor.prices.model import PriceSnapshot, dump_snapshot
+from gpuadvisor.prices.reduce import catalog_card_memory, catalog_card_names
+from gpuadvisor.prices.refresh import build_from_raw, build_snapshot, unmapped_lines
+from gpuadvisor.prices.skypilot import find_sources
 
-from gpuadvisor.errors import UserError  # noqa: E402
-from gpuadvisor.fileio import atomic_write_text, read_text  # noqa: E402
-from gpuadvisor.prices.model import dump_snapshot  # noqa: E402
-from gpuadvisor.prices.reduce import catalog_card_names  # noqa: E402
-from gpuadvisor.prices.refresh import build_snapshot, unmapped_lines  # noqa: E402
-from gpuadvisor.prices.skypilot import find_sources  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
+
+RAW = ROOT / "catalog" / "prices" / "raw"
 
 
 def read_files_tsv(path: str, date: str) -> list[dict[str, str]]:
@@ -44,34 +50,83 @@ def read_files_tsv(path: str, date: str) -> list[dict[str, str]]:
     return files
 
 
+def report(snap: PriceSnapshot, output: str) -> None:
+    per = {p: sum(o.provider == p for o in snap.offers) for p in snap.providers()}
+    print(f"wrote {output}: {len(snap.offers)} offers from {len(per)} providers "
+          f"({', '.join(f'{p} {n}' for p, n in per.items())})")
+    for p, c in snap.coverage.items():
+        print(f"coverage: {p}: {c['rows']} rows, {c['gpu_shapes']} GPU shapes -> {c['offers']} offers, "
+              f"{len(c['excluded'])} excluded, {len(c['joined'])} GPU-only shapes joined to host VMs, "
+              f"{c['non_gpu_shapes']} non-GPU shapes")
+    kinds = Counter(a.kind for a in snap.anomalies)
+    print(f"anomalies: {sum(kinds.values())} ({', '.join(f'{k} {n}' for k, n in kinds.items()) or 'none'})")
+    for a in snap.anomalies:
+        print(f"anomaly: {a.kind}: {a.provider} {a.shape}{' ' + a.region if a.region else ''}: {a.figures}; {a.action}")
+    for line in unmapped_lines(snap.unmapped, limit=1000):
+        print(f"unmapped: {line}")
+
+
+def coverage_table(snap: PriceSnapshot) -> str:
+    """The coverage table of catalog/prices/README.md (tests/test_price_coverage.py checks it)."""
+    rows = ["| provider | file | commit | raw rows | GPU shapes | offers | excluded | joined to host |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    files = {f["provider"]: f for f in snap.source.files}
+    for p, c in snap.coverage.items():
+        f = files.get(p, {})
+        rows.append(f"| {p} | {f.get('path', '')} | {str(f.get('commit', ''))[:7]} | {c['rows']} | {c['gpu_shapes']} "
+                    f"| {c['offers']} | {len(c['excluded'])} | {len(c['joined'])} |")
+    total = sum(c["offers"] for c in snap.coverage.values())
+    rows.append(f"| **all** | | | {sum(c['rows'] for c in snap.coverage.values())} "
+                f"| {sum(c['gpu_shapes'] for c in snap.coverage.values())} | {total} "
+                f"| {sum(len(c['excluded']) for c in snap.coverage.values())} "
+                f"| {sum(len(c['joined']) for c in snap.coverage.values())} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    ap.add_argument("dir", help="folder of <cloud>/vms.csv files")
-    ap.add_argument("--commit", required=True, help="skypilot-catalog commit read, or 'per-file' with --files")
-    ap.add_argument("--date", required=True, help="date the files were read, YYYY-MM-DD")
-    ap.add_argument("--files", help="TSV of provider, repository path, commit, coverage per file")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("dir", nargs="?", help="a folder of <cloud>/vms.csv files (without it: the raw rows)")
+    ap.add_argument("--raw", default=str(RAW), help="the raw-rows folder (default catalog/prices/raw)")
+    ap.add_argument("--import", dest="import_dir", metavar="DIR",
+                    help="copy DIR/<provider>/vms.csv of finished providers into the raw folder first")
+    ap.add_argument("--only", default="", metavar="P,P", help="with --import: only these providers")
+    ap.add_argument("--commit", help="DIR mode: skypilot-catalog commit read, or 'per-file' with --files")
+    ap.add_argument("--date", help="date the files were read, YYYY-MM-DD (--import: default today)")
+    ap.add_argument("--files", help="DIR mode: TSV of provider, repository path, commit, coverage per file")
     ap.add_argument("--catalog", action="append", default=[], help="extra card folder to check names against")
     ap.add_argument("-o", "--output", default=str(ROOT / "catalog" / "prices" / "rental.json"))
+    ap.add_argument("--table", action="store_true", help="also print the README's coverage table (markdown)")
     args = ap.parse_args(argv)
     try:
-        sources = find_sources(args.dir)
-        files = read_files_tsv(args.files, args.date) if args.files else None
-        if files is not None:
-            missing = sorted(set(sources) - {f["provider"] for f in files})
-            if missing:
-                raise UserError(f"{args.files}: no line for {', '.join(missing)}")
-            files = [f for f in files if f["provider"] in sources]
-        snap = build_snapshot(sources, commit=args.commit, date=args.date, files=files,
-                              card_names=catalog_card_names(args.catalog))
+        names, memory = catalog_card_names(args.catalog), catalog_card_memory(args.catalog)
+        if args.dir:
+            if not (args.commit and args.date):
+                raise UserError("a DIR of vms.csv files needs --commit and --date")
+            sources = find_sources(args.dir)
+            files = read_files_tsv(args.files, args.date) if args.files else None
+            if files is not None:
+                missing = sorted(set(sources) - {f["provider"] for f in files})
+                if missing:
+                    raise UserError(f"{args.files}: no line for {', '.join(missing)}")
+                files = [f for f in files if f["provider"] in sources]
+            snap = build_snapshot(sources, commit=args.commit, date=args.date, files=files, card_names=names,
+                                  card_memory=memory)
+        else:
+            if args.import_dir:
+                from gpuadvisor.prices.raw import import_folder
+
+                date = args.date or dt.date.today().isoformat()
+                only = [p.strip() for p in args.only.split(",") if p.strip()] or None
+                done = import_folder(args.import_dir, args.raw, date, only)
+                print(f"raw rows: {', '.join(f'{e.provider} {e.rows}' for e in done)}")
+            snap = build_from_raw(args.raw, card_names=names, card_memory=memory)
         atomic_write_text(args.output, dump_snapshot(snap), force=True)
     except UserError as e:
         print(f"build_prices: error: {e}", file=sys.stderr)
         return 2
-    per = {p: sum(o.provider == p for o in snap.offers) for p in snap.providers()}
-    print(f"wrote {args.output}: {len(snap.offers)} offers from {len(per)} providers "
-          f"({', '.join(f'{p} {n}' for p, n in per.items())})")
-    for line in unmapped_lines(snap.unmapped, limit=100):
-        print(f"unmapped: {line}")
+    report(snap, args.output)
+    if args.table:
+        print(coverage_table(snap))
     return 0
 
 

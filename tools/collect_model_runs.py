@@ -4,7 +4,7 @@ estimator is checked against in CI (gpuadvisor/validation.py). Keeps each case's
 step time and peak memory, and its GPU time per op class from the profiled step (aten ops only: kernels
 are attributed to the aten op that launched them, and user annotations are dropped).
 
-  python3 tools/collect_model_runs.py lab/data/h100-models/models-p*.json
+  python3 -m tools.collect_model_runs lab/data/h100-models/models-p*.json
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from gpuadvisor.estimate.trace.classify import classify
 
-from gpuadvisor.estimate.trace.classify import classify  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 KEEP = ("spec", "mode", "batch", "held_out", "channels_last", "trainable", "seq", "time_s", "time_spread",
         "wall_s", "peak_bytes", "params", "trainable_params", "unit")

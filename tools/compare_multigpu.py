@@ -2,7 +2,7 @@
 """Compare the measured per-GPU peak memory and step time of tools/validate_multigpu.py with
 gpuadvisor's estimate for the same workload (no torch needed; run it here after the device run).
 
-  python3 tools/compare_multigpu.py out/multigpu.json [--gpu "H200 SXM5 141GB"] [--markdown]
+  python3 -m tools.compare_multigpu out/multigpu.json [--gpu "H200 SXM5 141GB"] [--markdown]
 
 Memory: the largest torch.cuda.max_memory_allocated over the ranks against the estimate's tensor
 bytes (context and fragmentation excluded, as in tools/validate_estimates.py). Time: the median
@@ -16,8 +16,6 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 GiB = 2**30
 

@@ -18,5 +18,5 @@ echo "run rc=$? wall=$(t $s) s"; tail -n 14 "$W/run.txt"
 python3 -m gpuadvisor check --rules rules/training-node.yaml --probe "$W/full.json" --junit "$W/check.xml" >"$W/check.txt" 2>&1
 echo "check rc=$?"; cat "$W/check.txt" | tail -n 16
 python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['devices'][0]['properties']; print({k: v for k, v in p.items() if 'ecc' in k})" "$W/full.json"
-python3 tools/repeatability.py "$W"/rep*.json | tee "$W/repeat.txt" | tail -n 25
+python3 -m tools.repeatability "$W"/rep*.json | tee "$W/repeat.txt" | tail -n 25
 tar czf "$OUT/final.tar.gz" -C "$W" .

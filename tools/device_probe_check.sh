@@ -29,4 +29,4 @@ fi
 if [[ $what == tests || $what == all ]]; then
   timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_probes.py -x 2>&1 | tail -n 25 | tee "$OUT/pytest.txt"
 fi
-python3 tools/probe_table.py "$OUT"/quick.json "$OUT"/full.json 2>&1 || true
+python3 -m tools.probe_table "$OUT"/quick.json "$OUT"/full.json 2>&1 || true

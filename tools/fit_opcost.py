@@ -2,22 +2,17 @@
 """Refit the op cost model's fitted constants (gpuadvisor/estimate/calibration/opgraph.py) on the calibration
 split of tests/data/models-h100.json, and print them beside the table's values.
 
-  python3 tools/fit_opcost.py
+  python3 -m tools.fit_opcost
 """
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gpuadvisor import validation
 from gpuadvisor.estimate import calibration as cal
 
 
 def main() -> int:
-    for name, v in validation.fit_op_constants().items():
+    for name, v in {**validation.fit_gpu_constants(), **validation.fit_host_constants()}.items():
         print(f"{name:22s} fit {v:g}   table {cal.value(name):g}")
     return 0
 

@@ -5,7 +5,7 @@ serving a 70B model, a computer-vision engineer, a hobbyist buying a card, a clu
 Each answer is the exact command, its text output pasted, and a summary built from the same
 command's --json, followed by a sanity check written against what practitioners know. Run from
 the repository root after the catalog, the estimator or the price snapshot changes:
-`python tools/make_advice_doc.py` (about a minute); `--check` exits 1 when docs/advice.md is
+`python3 -m tools.make_advice_doc` (about a minute); `--check` exits 1 when docs/advice.md is
 not what the tool answers today (tests/test_advice_doc.py runs it).
 """
 
@@ -145,7 +145,7 @@ budget (named only when a budget is set: without one it would name the biggest s
 is). Buy versus rent: break-even hours = purchase price /
 (rental $/h - electricity $/h).
 
-This file is written by `python tools/make_advice_doc.py`; rerun it when the catalog or the price
+This file is written by `python3 -m tools.make_advice_doc`; rerun it when the catalog or the price
 snapshot changes.
 """
 

@@ -2,7 +2,7 @@
 validation record (top kernels by GPU time, GPU time per kernel family, host syncs and launches).
 
 Used by tools/validation_measure.py when GPUADVISOR_PROFILE is set and by tools/device/host_eager.py;
-the summaries are what the time model's physics is checked against (docs/validation-time.md).
+the summaries are what the time model's physics is checked against (lab/history/validation-time.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Write the purchase prices in tools/data/purchase-prices.csv into the catalog's `purchase` lines.
+"""Write the purchase prices in tools/data/purchase-prices.csv (the "new" basis: list prices and
+estimates) and tools/data/street-prices.csv (the "street" basis: dated street and used prices)
+into the catalog's `purchase` and `street` lines.
 
-The CSV (columns card, usd, kind, source, date, note) is the source of truth: one row per card,
-each price with the page it was read from and when. This script rewrites only the `purchase:`
-line of each card (inserting it after `launch_price_usd:` where it is missing), so the YAML
-keeps its layout and a price change is a one-line diff. A card with no row gets `purchase: null`.
+The CSVs (columns card, usd, kind, source, date, note) are the source of truth: one row per card
+each, every price with the page it was read from and when. This script rewrites only the
+`purchase:` and `street:` lines of each card (inserting `purchase:` after `launch_price_usd:` and
+`street:` after `purchase:` where missing), so the YAML keeps its layout and a price change is a
+one-line diff. A card with no new-price row gets `purchase: null`; one with no street row no
+`street:` line. `gpuadvisor recommend --price-basis new|street` picks which of the two is used.
 
-  python3 tools/purchase_prices.py            # rewrite catalog/*.yaml from the CSV
-  python3 tools/purchase_prices.py --check    # exit 1, naming the cards, if YAML and CSV disagree
+  python3 -m tools.purchase_prices            # rewrite catalog/*.yaml from the CSVs
+  python3 -m tools.purchase_prices --check    # exit 1, naming the cards, if YAML and CSVs disagree
 
 Bad input (unknown card, duplicate row, bad usd/kind/source/date) is one line naming the row, exit 2.
 """
@@ -24,25 +28,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
+
+from gpuadvisor.catalog import NEW_KINDS, STREET_KINDS, Purchase
+from gpuadvisor.errors import UserError
+from gpuadvisor.fileio import atomic_write_text, read_text
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from pydantic import ValidationError  # noqa: E402
-
-from gpuadvisor.catalog import Purchase  # noqa: E402
-from gpuadvisor.errors import UserError  # noqa: E402
-from gpuadvisor.fileio import atomic_write_text, read_text  # noqa: E402
 
 DEFAULT_CSV = ROOT / "tools" / "data" / "purchase-prices.csv"
+DEFAULT_STREET_CSV = ROOT / "tools" / "data" / "street-prices.csv"
 DEFAULT_CATALOG = ROOT / "catalog"
 COLUMNS = ["card", "usd", "kind", "source", "date", "note"]
 
 _CARD_START = re.compile(r"^(?P<indent>\s*)- name:\s*(?P<name>.+?)\s*$")
 
 
-def read_prices(path: Path) -> dict[str, Purchase]:
-    """Card name -> Purchase, validated; every problem is one line naming the row."""
+def read_prices(path: Path, kinds: tuple[str, ...] = NEW_KINDS) -> dict[str, Purchase]:
+    """Card name -> Purchase, validated (kind one of `kinds`); every problem is one line naming the row."""
     text = read_text(path, "purchase price CSV")
     reader = csv.DictReader(text.splitlines())
     if reader.fieldnames != COLUMNS:
@@ -66,6 +69,8 @@ def read_prices(path: Path) -> dict[str, Purchase]:
             e = err.errors()[0]
             field = ".".join(str(x) for x in e["loc"]) or "(row)"
             raise UserError(f"{where}: field {field!r}: {e['msg']}") from None
+        if out[card].kind not in kinds:
+            raise UserError(f"{where}: kind {out[card].kind!r} does not belong in this file (here: {', '.join(kinds)})")
     return out
 
 
@@ -94,8 +99,10 @@ def _card_name(raw: str) -> str:
     return str(value)
 
 
-def update_text(text: str, prices: dict[str, Purchase], path: Path) -> tuple[str, list[str], list[str]]:
-    """The file with each card's purchase line set from prices; (new text, cards, changed cards)."""
+def update_text(text: str, prices: dict[str, Purchase], path: Path,
+                street: dict[str, Purchase] | None = None) -> tuple[str, list[str], list[str]]:
+    """The file with each card's purchase (and street) line set; (new text, cards, changed cards)."""
+    street = street or {}
     lines = text.splitlines(keepends=True)
     out: list[str] = []
     cards: list[str] = []
@@ -116,6 +123,7 @@ def update_text(text: str, prices: dict[str, Purchase], path: Path) -> tuple[str
         ):
             j += 1
         block = _set_purchase(lines[i:j], field_indent, render(prices.get(name)), name, path)
+        block = _set_street(block, field_indent, street.get(name))
         if block != lines[i:j]:
             changed.append(name)
         out.extend(block)
@@ -140,8 +148,28 @@ def _set_purchase(block: list[str], indent: str, value: str, name: str, path: Pa
     raise UserError(f"{path}: card {name!r}: no launch_price_usd line to put the purchase line after")
 
 
-def plan(csv_path: Path, catalog_dir: Path) -> list[FileUpdate]:
+def _set_street(block: list[str], indent: str, p: Purchase | None) -> list[str]:
+    """Set, insert (after `purchase:`) or remove the card's `street:` line."""
+    key = re.compile(rf"^{re.escape(indent)}(?P<key>[A-Za-z_]+):")
+    keys = [(k, m.group("key")) for k, line in enumerate(block) if (m := key.match(line))]
+    at = next((k for k, name in keys if name == "street"), None)
+    if at is not None:
+        end = at + 1
+        while end < len(block) and block[end].startswith(indent + " "):
+            end += 1
+        block = [*block[:at], *block[end:]]
+    if p is None:
+        return block
+    after = next(k for k, line in enumerate(block) if (m := key.match(line)) and m.group("key") == "purchase")
+    end = after + 1
+    while end < len(block) and block[end].startswith(indent + " "):
+        end += 1
+    return [*block[:end], f"{indent}street: {render(p)}\n", *block[end:]]
+
+
+def plan(csv_path: Path, catalog_dir: Path, street_path: Path | None = None) -> list[FileUpdate]:
     prices = read_prices(csv_path)
+    street = read_prices(street_path, STREET_KINDS) if street_path else {}
     files = sorted(p for p in catalog_dir.glob("*.yaml") if p.is_file())
     if not files:
         raise UserError(f"no catalog files in {catalog_dir}")
@@ -149,33 +177,44 @@ def plan(csv_path: Path, catalog_dir: Path) -> list[FileUpdate]:
     seen: set[str] = set()
     for path in files:
         old = read_text(path, "catalog file")
-        new, cards, changed = update_text(old, prices, path)
+        new, cards, changed = update_text(old, prices, path, street)
         seen.update(cards)
         updates.append(FileUpdate(path, old, new, tuple(cards), tuple(changed)))
-    unknown = sorted(set(prices) - seen)
-    if unknown:
-        raise UserError(f"{csv_path}: no catalog card named {unknown[0]!r}" + (
-            f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""))
+    for table, where in ((prices, csv_path), (street, street_path)):
+        unknown = sorted(set(table) - seen)
+        if unknown:
+            raise UserError(f"{where}: no catalog card named {unknown[0]!r}" + (
+                f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""))
     return updates
 
 
-def summary(updates: list[FileUpdate], prices: dict[str, Purchase]) -> str:
+def summary(updates: list[FileUpdate], prices: dict[str, Purchase], street: dict[str, Purchase] | None = None) -> str:
     cards = [c for u in updates for c in u.cards]
     kinds = Counter(prices[c].kind for c in cards if c in prices)
     unpriced = sum(1 for c in cards if c not in prices)
     by_kind = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    return f"{len(cards)} cards: {sum(kinds.values())} priced ({by_kind}), {unpriced} without a purchase price"
+    street = street or {}
+    skinds = Counter(street[c].kind for c in cards if c in street)
+    st = ", ".join(f"{n} {k}" for k, n in sorted(skinds.items()))
+    only = sum(1 for c in cards if c in street and c not in prices)
+    return (f"{len(cards)} cards: {sum(kinds.values())} with a new price ({by_kind}), {unpriced} without; "
+            f"{sum(skinds.values())} with a street price ({st or 'none'}), {only} of them with no new price")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--csv", type=Path, default=DEFAULT_CSV, help="the price table (default: %(default)s)")
+    ap.add_argument("--street-csv", type=Path, default=None,
+                    help=f"the street/used price table (default: {DEFAULT_STREET_CSV.relative_to(ROOT)} with the "
+                         "default --csv; none with another --csv)")
     ap.add_argument("--catalog", type=Path, default=DEFAULT_CATALOG, help="catalog folder (default: %(default)s)")
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if the YAML and the CSV disagree")
     args = ap.parse_args(argv)
     try:
-        updates = plan(args.csv, args.catalog)
+        street_csv = args.street_csv or (DEFAULT_STREET_CSV if args.csv == DEFAULT_CSV else None)
+        updates = plan(args.csv, args.catalog, street_csv)
         prices = read_prices(args.csv)
+        street = read_prices(street_csv, STREET_KINDS) if street_csv else {}
         stale = [(u.path.name, c) for u in updates for c in u.changed]
         if args.check:
             if stale:
@@ -183,13 +222,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{len(stale)} cards disagree with {args.csv.name}: {names}; "
                       f"run tools/purchase_prices.py to rewrite them", file=sys.stderr)
                 return 1
-            print(f"catalog agrees with {args.csv.name}; {summary(updates, prices)}")
+            print(f"catalog agrees with {args.csv.name}; {summary(updates, prices, street)}")
             return 0
         for u in updates:
             if u.new != u.old:
                 atomic_write_text(u.path, u.new, force=True)
         print(f"updated {len(stale)} cards in {sum(1 for u in updates if u.new != u.old)} files; "
-              f"{summary(updates, prices)}")
+              f"{summary(updates, prices, street)}")
         return 0
     except UserError as e:
         print(f"purchase_prices: error: {e}", file=sys.stderr)

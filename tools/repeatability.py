@@ -1,6 +1,6 @@
 """Spread of each figure over several probe runs, next to the spread each run recorded itself.
 
-Usage: python3 tools/repeatability.py run1.json run2.json ... [--limit-pct 3] [--json OUT]
+Usage: python3 -m tools.repeatability run1.json run2.json ... [--limit-pct 3] [--json OUT]
 Per GPU figure and per node figure (interconnect): runs, median, min, max, the largest
 |run - median| / median over the runs, and the median of the in-run spreads (each figure's
 `spread`: (max - min) / median over its bursts, repeats or rounds). Host-bound figures
@@ -13,10 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpuadvisor.results import Measurement, load
 

@@ -7,26 +7,22 @@ two trace batches (gpuadvisor.estimate.trace.TRACE_BATCHES). Needs PyTorch, torc
 transformers and diffusers (torchaudio and torch_geometric for those models); a model whose library
 is missing is reported and left out, and an existing entry for it is kept.
 
-  python3 tools/trace_models.py [--only SUBSTRING] [--out PATH]
+  python3 -m tools.trace_models [--only SUBSTRING] [--out PATH]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from gpuadvisor.errors import UserError  # noqa: E402
-from gpuadvisor.estimate.graph import GraphMode, load, save  # noqa: E402
-from gpuadvisor.estimate.graphstore import SHIPPED_FILE, key  # noqa: E402
-from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches  # noqa: E402
-from gpuadvisor.modelref import parse_ref  # noqa: E402
-from gpuadvisor.paths import shipped_graphs_dir  # noqa: E402
-from lab.model_cases import CASES  # noqa: E402
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate.graph import GraphMode, load, save
+from gpuadvisor.estimate.graphstore import SHIPPED_FILE, key
+from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches
+from gpuadvisor.modelref import parse_ref
+from gpuadvisor.paths import shipped_graphs_dir
+from lab.model_cases import CASES
 
 #: popular models, traced with default settings in both modes (images channels-last)
 POPULAR = ["torchvision:resnet50", "torchvision:vit_b_16", "hf:bert-base-uncased", "hf:whisper-small",
@@ -58,7 +54,11 @@ def main() -> int:
     ap.add_argument("--out", default=str(shipped_graphs_dir() / SHIPPED_FILE))
     a = ap.parse_args()
     path = Path(a.out)
-    graphs = load(path) if path.is_file() else {}
+    try:
+        graphs = load(path) if path.is_file() else {}
+    except UserError as e:  # an older format: every entry is traced again
+        print(f"{path}: {e}; starting afresh")
+        graphs = {}
     for k, (spec, opts) in sorted(wanted().items()):
         if a.only not in spec:
             continue

@@ -1,7 +1,7 @@
 """Regenerate docs/tui-screenshot.svg and .png: the TUI's Advisor tab at 80x24 with the shipped
 catalog and price snapshot and the sample H100 probe result (its card placed beside the picks).
 
-    python tools/tui_screenshot.py            # needs textual; the PNG needs a chromium binary
+    python3 -m tools.tui_screenshot            # needs textual; the PNG needs a chromium binary
 
 The PNG is the SVG rendered by headless Chromium at 1000x640, as the README shows it.
 """
@@ -11,15 +11,13 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from gpuadvisor import results
+from gpuadvisor.tui.app import GpuAdvisorApp
 
-from gpuadvisor import results  # noqa: E402
-from gpuadvisor.tui.app import GpuAdvisorApp  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 PROBE = ROOT / "reports" / "sample-h100-probe.json"
 OUT = ROOT / "docs" / "tui-screenshot"

@@ -7,9 +7,9 @@ QLoRA with and without checkpointing, MoE, quantized weights, AdamW foreach/fuse
 torch.cuda.max_memory_allocated and CUDA-event times (tools/validation_measure.py), and compares
 them with the estimate for the same workload. A third of the cases (id % 3 == 0) are held out.
 
-  python3 tools/validate_estimates.py                      # on the GPU: $OUT/validation-h100-v2.json
-  python3 tools/validate_estimates.py --device cpu --tiny  # shake out bugs without a GPU
-  python3 tools/validate_estimates.py --compare tools/data/validation-h100-v2.json [--markdown]
+  python3 -m tools.validate_estimates                      # on the GPU: $OUT/validation-h100-v2.json
+  python3 -m tools.validate_estimates --device cpu --tiny  # shake out bugs without a GPU
+  python3 -m tools.validate_estimates --compare tools/data/validation-h100-v2.json [--markdown]
 """
 
 from __future__ import annotations
@@ -22,10 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from validation_cases import CASES, MODELS, TINY, TINY_CASES, case_label
+from tools.validation_cases import CASES, MODELS, TINY, TINY_CASES, case_label
 
 GiB = 2**30
 OPTIMIZER = {"foreach": "adamw-foreach", "fused": "adamw-fused", "8bit": "adamw8bit"}
@@ -167,7 +164,8 @@ def hardware(device_name: str | None):
 
 def run_cases(args) -> int:
     import torch
-    from validation_measure import environment, measure
+
+    from tools.validation_measure import environment, measure
 
     models = TINY if args.tiny else MODELS
     cases = TINY_CASES if args.tiny else CASES

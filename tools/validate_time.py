@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check gpuadvisor's time model against H100 measurements and write docs/validation-time.md.
+"""Check gpuadvisor's time model against H100 measurements and write lab/history/validation-time.md.
 
 Inputs (all measured on an H100 80GB HBM3 SXM, PyTorch 2.11, transformers 5.17):
   * tools/data/decode-h100.json       tools/bench_decode.py: decode per engine, 0.5B-8B, batch 1-64
@@ -11,11 +11,11 @@ Inputs (all measured on an H100 80GB HBM3 SXM, PyTorch 2.11, transformers 5.17):
 Held-out rules, fixed before fitting: decode points with (model index + batch index) % 3 == 0
 (models 0.5B, 1B, 3B, 8B; batches 1, 8, 32, 64) and every point of the second run; validation
 cases as their file marks them. The time model has no constant fitted to the validation cases:
-its rates come from the kernel sweeps of tools/bench_decode.py (docs/validation-time.md says which).
+its rates come from the kernel sweeps of tools/bench_decode.py (lab/history/validation-time.md says which).
 
-  python3 tools/validate_time.py                       # print the tables
-  python3 tools/validate_time.py --write docs/validation-time.md
-  python3 tools/validate_time.py --validation other/validation-h100-v2.json
+  python3 -m tools.validate_time                       # print the tables
+  python3 -m tools.validate_time --write lab/history/validation-time.md
+  python3 -m tools.validate_time --validation other/validation-h100-v2.json
 """
 
 from __future__ import annotations
@@ -25,13 +25,11 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
+from gpuadvisor.estimate import Efficiency, HardwareFigures, decode_step, estimate_compute
+from gpuadvisor.validation import workload_v1
+from gpuadvisor.workload import make_workload
 
-from gpuadvisor.estimate import Efficiency, HardwareFigures, decode_step, estimate_compute  # noqa: E402
-from gpuadvisor.validation import workload_v1  # noqa: E402
-from gpuadvisor.workload import make_workload  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 try:
     from gpuadvisor.workload import spec_from_config
@@ -39,6 +37,7 @@ except ImportError:  # older trees kept it in hfconfig
     from gpuadvisor.hfconfig import spec_from_config
 
 DATA = ROOT / "tools" / "data"
+LAB = ROOT / "lab" / "data"  # raw files of the dated eager-decode checks and re-runs
 ORDER = ["qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b"]
 BATCHES = [1, 8, 32, 64]
 V1_HELD_OUT = {("gpt2-large", "bf16", 4, 1024), ("gpt2-large", "infer", 8, 1024), ("llama-3.2-3b", "infer", 8, 2048),
@@ -128,7 +127,7 @@ def phase_rows(path: Path, hw: HardwareFigures, source: str) -> tuple[list[dict]
         m = rec.get("measured") or {}
         try:
             if "kind" in rec:
-                import validate_estimates as V
+                from tools import validate_estimates as V
 
                 w = V.workload_for(rec)
                 kind, held = rec["kind"], rec["held_out"]
@@ -199,12 +198,8 @@ def phase_table(rows: list[dict]) -> list[str]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--validation", action="append", help="validation JSON (repeatable; default: the ones in "
-                    "tools/data)")
-    ap.add_argument("--write", metavar="MD", help="write the tables into this Markdown file's generated section")
-    args = ap.parse_args()
+def collect(validation: list[Path] | None = None) -> tuple[list[dict], list[dict], list[str]]:
+    """Decode rows (per engine), phase rows (prefill, scoring, training, decode step) and the cases skipped."""
     hw = h100()
     drows = decode_rows(DATA / "decode-h100.json", hw, all_held_out=False, run="A")
     if (DATA / "decode-h100-host.json").exists():
@@ -214,26 +209,37 @@ def main() -> int:
     for r in drows:
         if r["engine"] == "eager":
             r["engine"] = "eager (lengths repeated: not scored)"
-    for path, card, run in ((DATA / "h100-round3" / "eager-check.json", "H100 SXM5 80GB", "C"),
-                            (DATA / "h200-round3" / "eager-check.json", "H200 SXM 141GB", "D"),
-                            (DATA / "h100-round4" / "eager-check-e.json", "H100 SXM5 80GB", "E"),
-                            (DATA / "h100-round4" / "eager-check-f.json", "H100 SXM5 80GB", "F"),
-                            (DATA / "h200-round4" / "eager-check-g.json", "H200 SXM 141GB", "G"),
-                            (DATA / "h100-round5" / "eager-check-h.json", "H100 SXM5 80GB", "H"),
-                            (DATA / "h200-round5" / "eager-check-i.json", "H200 SXM 141GB", "I")):
+    for path, card, run in ((LAB / "h100-round3" / "eager-check.json", "H100 SXM5 80GB", "C"),
+                            (LAB / "h200-round3" / "eager-check.json", "H200 SXM 141GB", "D"),
+                            (LAB / "h100-round4" / "eager-check-e.json", "H100 SXM5 80GB", "E"),
+                            (LAB / "h100-round4" / "eager-check-f.json", "H100 SXM5 80GB", "F"),
+                            (LAB / "h200-round4" / "eager-check-g.json", "H200 SXM 141GB", "G"),
+                            (LAB / "h100-round5" / "eager-check-h.json", "H100 SXM5 80GB", "H"),
+                            (LAB / "h200-round5" / "eager-check-i.json", "H200 SXM 141GB", "I")):
         if path.exists():
             drows += eager_check_rows(path, card, run)
-    paths = [Path(p) for p in args.validation] if args.validation else sorted(DATA.glob("validation-h100*.json"))
-    reruns = {DATA / "h100-round3" / "validation-cases-profiled.json": "v2 rerun",  # 8 v2 cases again, profiled
-              DATA / "h100-round4" / "validation-case98.json": "v2 rerun 2"}  # case 98, median of 5
-    if not args.validation:
+    paths = list(validation) if validation else sorted(DATA.glob("validation-h100*.json"))
+    reruns = {LAB / "h100-round3" / "validation-cases-profiled.json": "v2 rerun",  # 8 v2 cases again, profiled
+              LAB / "h100-round4" / "validation-case98.json": "v2 rerun 2"}  # case 98, median of 5
+    if not validation:
         paths += [p for p in reruns if p.exists()]
-    prows, skipped = [], []
+    prows: list[dict] = []
+    skipped: list[str] = []
     for p in paths:
         src = reruns.get(p) or p.stem.replace("validation-h100", "v1").replace("v1-v2", "v2")
         r, s = phase_rows(p, hw, src)
         prows += r
         skipped += s
+    return drows, prows, skipped
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--validation", action="append", help="validation JSON (repeatable; default: the ones in "
+                    "tools/data)")
+    ap.add_argument("--write", metavar="MD", help="write the tables into this Markdown file's generated section")
+    args = ap.parse_args()
+    drows, prows, skipped = collect([Path(p) for p in args.validation] if args.validation else None)
     text = ["## Decode (tools/data/decode-h100*.json)", "", "Error = estimated tok/s / measured tok/s - 1.", "",
             *summary(drows, "engine"), "",
             "Run A calibrated the engine profiles; run B is a second H100 machine of the same kind. Runs C (H100) "

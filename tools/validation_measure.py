@@ -157,7 +157,7 @@ def _maybe_profile(out: dict, fn, cuda: bool, key: str = "profile") -> None:
     """With GPUADVISOR_PROFILE set: one more call under torch.profiler (tools/profile_summary.py)."""
     if not (cuda and os.environ.get("GPUADVISOR_PROFILE")):
         return
-    from profile_summary import profile_call
+    from tools.profile_summary import profile_call
 
     try:
         out[key] = profile_call(fn)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuadvisor.advisor.options import Option, build_options
+from gpuadvisor.advisor.options import PRICE_BASES, Option, build_options
 from gpuadvisor.advisor.picks import BreakEven, Pick, buy_vs_rent, closest_miss, frontier, make_picks
 from gpuadvisor.advisor.targets import Targets
 from gpuadvisor.errors import UserError
@@ -46,6 +46,7 @@ class Advice:
     prices: PriceInfo | None
     engine: str
     notes: tuple[str, ...] = field(default=())
+    price_basis: str = "new"  # purchase prices: "new" (list) or "street" (dated street/used)
 
     @property
     def met(self) -> bool:
@@ -86,6 +87,7 @@ class Advice:
             "engine": self.engine if self.workload.mode == "inference" and self.workload.model.kind == "decoder"
             else None,
             "prices": self.prices.to_dict() if self.prices else None,
+            "price_basis": self.price_basis,
             "met": self.met,
             "picks": {k: p.to_dict() for k, p in self.picks.items()},
             "frontier": [o.to_dict() for o in self.frontier],
@@ -117,10 +119,13 @@ def advise(
     measured: dict[str, dict[str, float]] | None = None,
     local_cards: tuple[str, ...] = (),
     only: tuple[str, ...] = (),
+    price_basis: str = "new",
 ) -> Advice:
     """Evaluate every offer and purchasable card x count, then pick (module docstring)."""
     if not (buy or rent):
         raise UserError("nothing to evaluate: both renting and buying are excluded")
+    if price_basis not in PRICE_BASES:
+        raise UserError(f"price basis must be one of {', '.join(PRICE_BASES)}, not {price_basis!r}")
     workload = workload.validate()
     targets_in = targets
     targets = (targets or Targets()).for_workload(workload)
@@ -129,7 +134,7 @@ def advise(
         workload = workload.with_(seq_len=targets.prompt_tokens, gen_tokens=targets.output_tokens)
     opts = build_options(workload, catalog, targets, offers=offers, spot=spot, region=region, buy=buy, rent=rent,
                          engine=engine, efficiency=efficiency, measured=measured, local_cards=local_cards,
-                         only=only)
+                         only=only, price_basis=price_basis)
     local = [o for o in opts if o.hardware.kind == "local"]
     picks = make_picks(opts, targets)
     closest = None
@@ -178,12 +183,25 @@ def advise(
                      "do not run on them (--engine eager includes them)")
     if buy:
         notes.append("purchase prices are for the GPUs alone, not the host or server around them")
+        notes.append(basis_note(opts, price_basis))
         notes.append(f"bought hardware: purchase amortised over {targets.amortise_months:g} months at "
                      f"{targets.hours_per_month:g} h/month, plus electricity at ${targets.usd_per_kwh:g}/kWh x "
                      f"{targets.utilisation:.0%} of TDP (GPUs only)")
     return Advice(workload=workload, targets=targets, options=opts, frontier=frontier(opts), picks=picks,
                   buy_vs_rent=buy_vs_rent(opts, targets), closest=closest, what_it_would_take=take, local=local,
-                  prices=prices, engine=engine, notes=tuple(notes))
+                  prices=prices, engine=engine, notes=tuple(notes), price_basis=price_basis)
+
+
+def basis_note(opts: list[Option], basis: str) -> str:
+    """Which purchase prices were used, naming the cards that fell back to the other basis."""
+    other = "street" if basis == "new" else "new"
+    fell = sorted({o.hardware.card for o in opts if o.hardware.kind == "buy"
+                   and (o.hardware.purchase_kind or "").endswith(f"no {basis}")})
+    what = ("new: list prices and estimates for new cards" if basis == "new"
+            else "street: dated street and used prices")
+    back = (f"; no {basis} price, so the {other} price: {', '.join(fell[:8])}"
+            + (f" and {len(fell) - 8} more" if len(fell) > 8 else "") if fell else "")
+    return f"purchase price basis: {what} (--price-basis){back}"
 
 
 def _way_forward_line(o: Option, workload: Workload, catalog: Any, targets: Targets, engine: str,

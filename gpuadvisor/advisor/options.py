@@ -46,7 +46,7 @@ class Hardware:
     gpus: int
     usd_per_hour: float | None = None  # rent: the instance's price per hour
     purchase_usd: float | None = None  # buy: the price of all `gpus` cards
-    purchase_kind: str | None = None  # "list" | "street" | "estimate"
+    purchase_kind: str | None = None  # "list" | "estimate" | "street" | "used" (+ ", no street|new": the other basis)
     purchase_source: str | None = None
     provider: str | None = None
     instance_type: str | None = None
@@ -279,6 +279,25 @@ def _misses(f: Figures, t: Targets, serving: bool, usd_h: float | None, monthly:
     return out, worst
 
 
+PRICE_BASES = ("new", "street")
+
+
+def purchase_of(card: Any, basis: str = "new") -> tuple[float | None, str | None, str | None]:
+    """(unit price in USD, kind, source) of a card on a price basis. "new": its `purchase` entry
+    (list price or estimate), else its launch price; "street": its dated street or used price.
+    Where the basis has none the other is used and the kind says so ("list, no street")."""
+    new = _entry(getattr(card, "purchase", None))
+    if new is None and getattr(card, "launch_price_usd", None):
+        new = (float(card.launch_price_usd), "list", getattr(card, "source", None))
+    street = _entry(getattr(card, "street", None))
+    first, other = (street, new) if basis == "street" else (new, street)
+    if first is not None:
+        return first
+    if other is not None:
+        return other[0], f"{other[1]}, no {basis}", other[2]
+    return None, None, None
+
+
 def hardware_of(card: Any, measured: dict[str, float] | None = None) -> HardwareFigures:
     """The figures every interface costs a card at: its datasheet (or `measured` figures), with a
     Jetson's unified memory less what its OS and CPU take."""
@@ -323,18 +342,12 @@ def host_misses(offer: Any, workload: Workload, gpus: int) -> tuple[tuple[str, f
     return tuple(out)
 
 
-def purchase_of(card: Any) -> tuple[float | None, str | None, str | None]:
-    """(unit price in USD, kind, source) of a card: its `purchase` entry where the catalog has one,
-    else its launch (list) price."""
-    p = getattr(card, "purchase", None)
-    if p is not None:
-        get = p.get if isinstance(p, dict) else (lambda k, _p=p: getattr(_p, k, None))
-        usd = get("usd")
-        if usd:
-            return float(usd), get("kind") or "street", get("source")
-    if getattr(card, "launch_price_usd", None):
-        return float(card.launch_price_usd), "list", getattr(card, "source", None)
-    return None, None, None
+def _entry(p: Any) -> tuple[float, str, str | None] | None:
+    if p is None:
+        return None
+    get = p.get if isinstance(p, dict) else (lambda k, _p=p: getattr(_p, k, None))
+    usd = get("usd")
+    return (float(usd), str(get("kind") or "list"), get("source")) if usd else None
 
 
 def _buy_counts(card: Any, override: dict[str, tuple[int, ...]] | None) -> tuple[int, ...]:
@@ -379,6 +392,7 @@ def build_options(
     measured: dict[str, dict[str, float]] | None = None,
     local_cards: tuple[str, ...] = (),
     only: tuple[str, ...] = (),
+    price_basis: str = "new",
 ) -> list[Option]:
     """Every rental offer, every purchasable card x count and the local card(s), priced and checked.
 
@@ -387,7 +401,8 @@ def build_options(
     the cards in this machine, one entry per GPU, each card added as a "local" option on the fewest
     of its GPUs that fit (all of them when none fits);
     `only`: keep cards whose name contains one of these (case-insensitive) or whose family is one;
-    `buy_counts`: family -> GPU counts to consider buying (default BUY_COUNTS, else 1/2/4/8).
+    `buy_counts`: family -> GPU counts to consider buying (default BUY_COUNTS, else 1/2/4/8);
+    `price_basis`: "new" (list prices) or "street" (dated street/used prices), see `purchase_of`.
     """
     workload = workload.validate()
     targets = targets.for_workload(workload)
@@ -425,6 +440,8 @@ def build_options(
             g = getattr(o, "gpu_count", None)
             if not isinstance(name, str) or name not in cards or not isinstance(g, int) or g < 1:
                 continue
+            if getattr(o, "fractional", False):
+                continue  # a share of one GPU (prices.Offer.gpu_fraction < 1) is not a whole card
             price = o.price_usd_h(spot=spot, region=region)
             if price is None or not price > 0:
                 continue
@@ -438,7 +455,7 @@ def build_options(
                                     host_misses(o, workload, g)))
     if buy:
         for card in cards.values():
-            unit, kind, source = purchase_of(card)
+            unit, kind, source = purchase_of(card, price_basis)
             for g in _buy_counts(card, buy_counts):
                 f = figs(card.name, g)
                 if f is None:
@@ -462,6 +479,9 @@ def build_options(
     if not out and errors:
         raise errors[0]  # nothing could be estimated (e.g. a traced model without PyTorch): say why
     return out
+
+
+__all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "figures", "price_option", "purchase_of"]
 
 
 __all__ = ["BUY_COUNTS", "Hardware", "Option", "build_options", "figures", "hardware_of", "price_option",

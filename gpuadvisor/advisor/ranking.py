@@ -165,6 +165,7 @@ def recommend(
     sort_by: str = "time",
     efficiency: Efficiency | None = None,
     cards: Iterable[str] | None = None,
+    price_basis: str = "new",
 ) -> list[Option]:
     """Every card x GPU count, ranked (see the module docstring).
 
@@ -196,7 +197,7 @@ def recommend(
                 continue  # an edge module is one GPU: there is no tensor parallelism across modules
             try:
                 options.append(evaluate(workload, hw, n, price_per_hour=price_per_hour,
-                                        launch_price_usd=purchase_of(card)[0], efficiency=efficiency))
+                                        launch_price_usd=purchase_of(card, price_basis)[0], efficiency=efficiency))
             except UserError:
                 continue  # this layout is impossible (e.g. heads not divisible): skip the count
     options.sort(key=lambda o: _key(o, sort_by))

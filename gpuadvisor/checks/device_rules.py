@@ -228,8 +228,8 @@ class TemperatureC(MinMaxRule):
         return f"temperature {self.bounds('°C')}"
 
     def evaluate(self, dev: DeviceResult, run: RunResult) -> Outcome:
-        temps = [s.temperature_c for s in (dev.state_before, dev.state_after) if isinstance(s, GpuState)]
-        temps = [t for t in temps if t is not None]
+        temps = [s.temperature_c for s in (dev.state_before, dev.state_after)
+                 if isinstance(s, GpuState) and s.temperature_c is not None]
         if not temps:
             return self.outcome(False, "missing", "no temperature in the results")
         t = max(temps)

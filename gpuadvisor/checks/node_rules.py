@@ -240,7 +240,7 @@ class P2pBandwidth(_LinkThresholds):
                 bad.append("no peer access: staged through host")
             if bad:
                 problems.append(f"{a}{arrow}{b}: " + ", ".join(bad))
-            if worst is None or m.value < worst[2].value:
+            if worst is None or m.value < (worst[2].value or 0.0):  # worst's value was checked like m's
                 worst = (a, b, m)
         assert worst is not None
         a, b, m = worst

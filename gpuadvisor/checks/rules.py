@@ -94,7 +94,7 @@ R = TypeVar("R", bound=type[Rule])
 
 def register(cls: R) -> R:
     """Class decorator: make a rule type known to `parse_rules` under its `check` tag."""
-    args = typing.get_args(cls.model_fields["check"].annotation)
+    args = typing.get_args(cls.__pydantic_fields__["check"].annotation)  # the class's fields (mypy: not model_fields)
     if len(args) != 1 or not isinstance(args[0], str):
         raise TypeError(f"{cls.__name__}: declare `check: Literal['tag']` to register a rule type")
     if args[0] in RULE_TYPES and RULE_TYPES[args[0]] is not cls:

@@ -81,6 +81,9 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
     src = pr.add_mutually_exclusive_group()
     src.add_argument("--rent-only", action="store_true", help="only rental offers")
     src.add_argument("--buy-only", action="store_true", help="only cards to buy")
+    pr.add_argument("--price-basis", default=None, choices=["new", "street"],
+                    help="purchase prices: new = list/launch prices (default); street = dated street or used "
+                         "prices (a card without one keeps its new price, and says so)")
     pr.add_argument("--only", type=_list, action="extend", default=[], metavar="CARD[,CARD]",
                     help="only cards whose name contains this, or of this family (jetson, geforce, ...)")
     pr.add_argument("--engine", default="graphs", choices=["graphs", "eager"],
@@ -136,7 +139,11 @@ def advice_from(args: argparse.Namespace, workload: Any, catalog: Any, *, effici
     """Run the advisor with the flags: prices loaded and filtered, targets checked."""
     from gpuadvisor import api
 
+    if args.price_basis and args.rent_only:
+        from gpuadvisor.errors import UserError
+
+        raise UserError("--price-basis sets purchase prices, and --rent-only evaluates no purchase")
     return api.advise(workload, targets_from(args), catalog=catalog, providers=args.provider, region=args.region,
                       spot=args.spot, currency=args.currency, rent=not args.buy_only, buy=not args.rent_only,
                       only=tuple(args.only), engine=args.engine, efficiency=efficiency, measured=measured,
-                      local_cards=local_cards)
+                      local_cards=local_cards, price_basis=args.price_basis or "new")

@@ -150,7 +150,7 @@ def efficiency_from(args: argparse.Namespace) -> Any:
     from gpuadvisor.estimate import Efficiency
 
     d = Efficiency()
-    kw = {}
+    kw: dict[str, float] = {}
     if args.mfu:
         kw.update(mfu=args.mfu, mfu_vs_measured=min(1.0, args.mfu / d.mfu * d.mfu_vs_measured))
     if args.bw_eff:
@@ -160,10 +160,11 @@ def efficiency_from(args: argparse.Namespace) -> Any:
 
 
 def engine_name(text: str) -> str:
+    from gpuadvisor.cli.serve_args import SERVE_ENGINES
     from gpuadvisor.estimate.engines import ENGINES
 
-    if text not in ENGINES:
-        raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join(ENGINES)})")
+    if text not in ENGINES and text not in SERVE_ENGINES:
+        raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join([*ENGINES, *SERVE_ENGINES])})")
     return text
 
 
@@ -172,7 +173,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workload_args(p)
     p.add_argument("--engine", type=engine_name, default="graphs",
                    help="inference engine: graphs (CUDA graphs / vLLM, TensorRT-LLM, SGLang; default) or eager "
-                        "(Hugging Face generate())")
+                        "(Hugging Face generate()); vllm, sglang, trtllm, llamacpp or hf run the serving simulation")
     p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
     s = p.add_argument_group("serving (a decoder in inference mode; the figures `recommend` shows for a layout)")
     s.add_argument("--users", type=positive_int, metavar="N", dest="serve_users",
@@ -186,6 +187,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host-bw", type=positive_float, metavar="GB/s",
                    help="--offload: host memory bandwidth (default: the host probe of --probe, else "
                         "60 GB/s)")
+    from gpuadvisor.cli.serve_args import add_serve_args
+
+    add_serve_args(p)
+    from gpuadvisor.cli.training_cmd import add_training_args
+
+    add_training_args(p)
     p.set_defaults(func=run)
 
 
@@ -256,6 +263,10 @@ def offload_plan(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any)
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
+    from gpuadvisor.cli.serve_args import run_estimate, serving_requested
+
+    if serving_requested(args):
+        return run_estimate(args)
     from gpuadvisor.advisor.figures import layout_figures
     from gpuadvisor.advisor.options import hardware_of
     from gpuadvisor.cli.common import catalog_from, console, print_json, resolve_card
@@ -278,6 +289,10 @@ def run(args: argparse.Namespace) -> int:
         if not figs:
             raise UserError(f"{args.probe}: no measured figures for {card.name}")
     hw = hardware_of(card, figs)
+    from gpuadvisor.cli import training_cmd
+
+    if training_cmd.wants_parallel(args, w):
+        return training_cmd.run_parallel(args, w, card, hw)
     decoder_serving = w.mode == "inference" and w.model.kind == "decoder" and bool(w.gen_tokens and w.seq)
     if args.serve_users and not decoder_serving:
         raise UserError("--users applies to serving a decoder (--mode inference, a language model)")

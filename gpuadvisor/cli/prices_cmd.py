@@ -73,17 +73,29 @@ def selected(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 
 def run_list(args: argparse.Namespace) -> int:
     from gpuadvisor.prices import convert_usd
+    from gpuadvisor.prices.model import NOT_GPU
 
     snap, offers = selected(args)
     cur = args.currency.strip().upper()
     rate = convert_usd(1.0, cur, snap)
     if args.json:
-        print_json({"source": {**snap.source.to_dict(), "describe": snap.describe()}, "currency": cur,
-                    "rate_per_usd": rate, "count": len(offers),
+        print_json({"source": {**snap.source.to_dict(), "describe": snap.describe(), "versions": snap.versions_line()},
+                    "currency": cur, "rate_per_usd": rate, "count": len(offers),
                     "offers": [_converted(o.to_dict(), rate) for o in offers],
-                    "unmapped": [u._asdict() for u in snap.unmapped]})
+                    "unmapped": [u._asdict() for u in snap.unmapped if u.reason != NOT_GPU],
+                    "non_gpu": [u._asdict() for u in snap.non_gpu],
+                    "coverage": snap.coverage, "anomalies": [a._asdict() for a in snap.anomalies]})
         return 0
     print(f"prices: {snap.describe()}; {len(snap)} offers from {len(snap.providers())} providers")
+    import textwrap
+
+    print(textwrap.fill(f"files: {_files_line(snap)}", width=100, subsequent_indent="  "))
+    if snap.anomalies:
+        from collections import Counter
+
+        kinds = Counter(a.kind for a in snap.anomalies)
+        print(textwrap.fill(f"checks: {', '.join(f'{k} {n}' for k, n in kinds.items())} (see --json 'anomalies')",
+                            width=100, subsequent_indent="  "))
     _warn_unmapped(snap)
     if not offers:
         print("no offers match")
@@ -95,19 +107,33 @@ def run_list(args: argparse.Namespace) -> int:
     plural = "" if len(offers) == 1 else "s"
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{len(offers)} offer{plural}{where}, {cur}/hour")
     table.add_column("provider", no_wrap=True, max_width=10, overflow="ellipsis")
-    table.add_column("instance", no_wrap=True, max_width=24, overflow="ellipsis")
+    table.add_column("instance", no_wrap=True, max_width=22, overflow="ellipsis")
     table.add_column("card", no_wrap=True, max_width=22, overflow="ellipsis")
     table.add_column("GPUs", justify="right", no_wrap=True)
     table.add_column("on-dem.", justify="right", no_wrap=True)
     table.add_column("spot", justify="right", no_wrap=True)
-    table.add_column("spot region" if args.spot and not args.region else "region", no_wrap=True, max_width=14,
+    table.add_column("spot region" if args.spot and not args.region else "region", no_wrap=True, max_width=12,
                      overflow="ellipsis")
     for o in offers:
         od, spot = o.price_usd_h(False, args.region), o.price_usd_h(True, args.region)
-        table.add_row(o.provider, o.instance_type, o.card, str(o.gpu_count), fmt(_mul(od, rate), 2),
+        table.add_row(o.provider, o.instance_type, _card_label(o), str(o.gpu_count), fmt(_mul(od, rate), 2),
                       fmt(_mul(spot, rate), 2), args.region or (_spot_region(o) if args.spot else o.region))
     console().print(table)
     return 0
+
+
+def _files_line(snap: Any) -> str:
+    """Each provider's file and version: 'aws catalogs/v8/aws/vms.csv@00148f2, ...'."""
+    return ", ".join(f"{f.get('provider')} {f.get('path')}@{str(f.get('commit', ''))[:7]}" for f in snap.source.files)
+
+
+def _card_label(o: Any) -> str:
+    """'1/8 Radeon Instinct MI25' for a share of one GPU, else the card."""
+    if not getattr(o, "fractional", False):
+        return str(o.card)
+    from fractions import Fraction
+
+    return f"{Fraction(o.gpu_fraction).limit_denominator(64)} {o.card}"
 
 
 def _spot_region(o: Any) -> str:
@@ -132,8 +158,8 @@ def _warn_unmapped(snap: Any) -> None:
     if snap.unmapped:
         from gpuadvisor.prices.refresh import unmapped_lines
 
-        print(f"warning: {len(snap.unmapped)} accelerators left out: {'; '.join(unmapped_lines(snap.unmapped, 4))}",
-              file=sys.stderr)
+        print(f"note: {len(snap.unmapped)} accelerators left out (not GPUs, or no catalog card): "
+              f"{'; '.join(unmapped_lines(snap.unmapped, 4))}", file=sys.stderr)
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -153,7 +179,9 @@ def run_show(args: argparse.Namespace) -> int:
     print(f"prices: {snap.describe()}")
     for o in offers:
         cpu = f"{fmt(o.vcpus, 0)} vCPU, {fmt(o.memory_gib, 0)} GiB" if o.vcpus else "host VM not included"
-        print(f"\n{o.provider} {o.instance_type}: {o.gpu_count}x {o.card} ({o.accelerator}), {cpu}")
+        share = f" ({o.gpu_memory_gib:g} GiB of GPU memory)" if o.fractional and o.gpu_memory_gib else ""
+        count = "" if o.fractional else f"{o.gpu_count}x "
+        print(f"\n{o.provider} {o.instance_type}: {count}{_card_label(o)}{share} ({o.accelerator}), {cpu}")
         print(f"  cheapest {fmt(o.on_demand_usd_h, 3)} USD/h in {o.region}; median region "
               f"{fmt(o.median_on_demand_usd_h, 3)}; cheapest spot {fmt(o.spot_usd_h, 3)}")
         if o.note:

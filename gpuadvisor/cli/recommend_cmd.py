@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workload_args(p)
     add_target_args(p)
     p.add_argument("--probe", metavar="RESULTS.json", help="probe result: measured figures replace the local card's")
+    from gpuadvisor.cli.serve_args import add_serve_args
+
+    add_serve_args(p, recommend=True)
     p.add_argument("--top", type=positive_int, default=12, help="rows of the frontier or option table (default 12)")
     p.add_argument("--all", action="store_true", help="list every option evaluated, cheapest first")
     r = p.add_argument_group("plain speed ranking (--rank)")
@@ -48,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
+    if args.rate is not None or args.p99_ttft is not None or args.p99_tpot is not None:
+        from gpuadvisor.cli.serve_args import run_recommend
+
+        return run_recommend(args)
     from gpuadvisor.cli.advisor_args import check_combinations
     from gpuadvisor.cli.common import catalog_from
 
@@ -284,12 +291,13 @@ def _rank(args: argparse.Namespace, w: Any, eff: Any, catalog: Any, measured: An
     from gpuadvisor.cli.common import console, print_json
 
     options = recommend(w, catalog, gpu_counts=args.gpu_counts, price_per_hour=args.price_per_hour,
-                        measured=measured, sort_by=args.sort, efficiency=eff)
+                        measured=measured, sort_by=args.sort, efficiency=eff, price_basis=args.price_basis or "new")
     if measured is not None and not any(o.uses_measured for o in options):
         raise UserError(f"{args.probe}: its GPU matches no card in the catalog")
     fails = why_not(options)
     if args.json:
         print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "sort_by": args.sort,
+                    "price_basis": args.price_basis or "new",
                     "options": [o.to_dict() for o in options], "not_fitting": fails, "estimate": True})
         return 0
     from rich.table import Table
@@ -298,7 +306,7 @@ def _rank(args: argparse.Namespace, w: Any, eff: Any, catalog: Any, measured: An
     con.print(f"[bold]{describe_workload(w)}[/bold]")
     fitting = [o for o in options if o.fits] if args.all else fewest_gpus_per_card(options)
     if fitting:
-        cost_head = "cost $" if args.price_per_hour is not None else "price $ (to buy)"
+        cost_head = "cost $" if args.price_per_hour is not None else f"price $ (to buy, {args.price_basis or 'new'})"
         what = "configurations" if args.all else "fewest GPUs per card"
         t = Table(title=f"{what} that fit, by {args.sort} (estimates)")
         for col in ("#", "card", "GPUs", "GiB/GPU", "time", cost_head, "energy Wh", "bound"):

@@ -79,11 +79,12 @@ def train_host_s(w: Workload) -> float:
     return (cal.HOST_OPS_FIXED_TRAIN + per_layer * m.num_layers) * cal.HOST_OP_S
 
 
-def overlap(host: float, device: float) -> float:
+def overlap(host: float, device: float, p: float | None = None) -> float:
     """Step time when the host dispatches kernels the GPU runs behind it: the larger of the two where
     one dominates, more than either where they are close (the GPU starves whenever the host falls
-    behind, and the host stalls on the allocator and on syncs)."""
+    behind, and the host stalls on the allocator and on syncs). `p` defaults to the transformer path's
+    exponent; the op graph has its own (OP_OVERLAP_P)."""
     if host <= 0 or device <= 0:
         return max(host, device)
-    p = cal.OVERLAP_P
+    p = cal.OVERLAP_P if p is None else p
     return (host**p + device**p) ** (1 / p)

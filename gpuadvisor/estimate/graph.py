@@ -3,7 +3,7 @@
 Every front-end (the PyTorch tracer in `trace/`, the analytic transformer front-end) produces an
 `OpGraph`; one cost model (`opcost.py`) times it. An op carries its class (which decides how it is
 costed), the phase it runs in, its FLOPs and the bytes it reads and writes, and a class-specific
-shape (GEMM: batch, m, n, k; convolution: N, C, H, W, K, R, S, groups, out H, out W; attention:
+shape (GEMM: batch, m, n, k; convolution: N, C, H, W, K, R, S, groups, out H, out W, NHWC, gradients; attention:
 B, heads, q length, kv length, head dim, causal). Identical ops are merged with a `count`.
 
 Graphs are traced at two batch sizes; `BatchGraph` holds both and gives the graph at any batch by
@@ -24,7 +24,7 @@ from typing import Any
 
 from gpuadvisor.errors import UserError
 
-FORMAT = 2  # bump when the stored layout changes (2: a peak per phase)
+FORMAT = 3  # bump when the stored layout changes (2: a peak per phase; 3: convolution gradients)
 
 
 class OpClass(str, Enum):

@@ -35,20 +35,41 @@ def wave_efficiency(m: float, n: float, sms: int | None) -> float:
     """Fraction of the SMs busy over a GEMM's waves of output tiles (1.0 where SMs are unknown)."""
     if not sms or m <= 0 or n <= 0:
         return 1.0
-    tiles = math.ceil(m / cal.TILE_M) * math.ceil(n / cal.TILE_N)
+    return _waves(math.ceil(m / cal.TILE_M) * math.ceil(n / cal.TILE_N), sms)
+
+
+def _waves(tiles: float, sms: int) -> float:
     return tiles / (math.ceil(tiles / sms) * sms)
 
 
+def split_k(m: float, n: float, k: float, sms: int | None) -> int:
+    """How many ways cuBLAS splits the inner dimension of a GEMM with fewer output tiles than SMs (split-K /
+    stream-K): enough to fill the SMs, never below SPLIT_K_MIN inner steps a split."""
+    if not sms or m <= 0 or n <= 0:
+        return 1
+    tiles = math.ceil(m / cal.TILE_M) * math.ceil(n / cal.TILE_N)
+    if tiles >= sms:
+        return 1
+    return max(1, min(sms // tiles, int(k // cal.SPLIT_K_MIN)))
+
+
 def gemm_time(m: float, n: float, k: float, *, rate: float, bandwidth: float, sms: int | None,
-              elem_bytes: float = 2.0) -> float:
-    """Seconds of one (m x k) @ (k x n) product at `rate` FLOP/s (large-GEMM) and `bandwidth` B/s."""
+              elem_bytes: float = 2.0, k_ramp: float | None = None) -> float:
+    """Seconds of one (m x k) @ (k x n) product at `rate` FLOP/s (large-GEMM) and `bandwidth` B/s.
+
+    Few output tiles with a long inner dimension (a weight gradient: K = every token) split K across the idle
+    SMs; the fp32 partial tiles are written and summed, which costs bandwidth."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
-    eff = wave_efficiency(m, n, sms) * k / (k + cal.K_RAMP)
+    splits = split_k(m, n, k, sms)
+    ks = k / splits
+    tiles = math.ceil(m / cal.TILE_M) * math.ceil(n / cal.TILE_N) * splits
+    ramp = cal.K_RAMP if k_ramp is None else k_ramp
+    eff = (_waves(tiles, sms) if sms else 1.0) * ks / (ks + ramp)
     if n % ALIGN_ELEMS or k % ALIGN_ELEMS:  # m is the token count: any value keeps the rows aligned
         eff /= cal.MISALIGNED_SLOWDOWN
     t_compute = 2.0 * m * n * k / (rate * eff)
-    t_memory = elem_bytes * (m * k + n * k + m * n) / bandwidth
+    t_memory = (elem_bytes * (m * k + n * k + m * n) + (2 * 4.0 * m * n * splits if splits > 1 else 0.0)) / bandwidth
     return max(t_compute, t_memory)
 
 

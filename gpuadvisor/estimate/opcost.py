@@ -65,7 +65,7 @@ class StepTime:
 
     @property
     def step_s(self) -> float:
-        return overlap(self.host_s, self.device_s)
+        return overlap(self.host_s, self.device_s, cal.OP_OVERLAP_P)
 
     @property
     def bound(self) -> str:
@@ -94,25 +94,46 @@ def op_time(op: Op, r: Rates) -> float:
         return max(op.flops / arate, t_mem, cal.OP_KERNEL_FLOOR_S)
     if op.cls is OpClass.RECURRENT and op.shape and rate:
         return _rnn_time(op, r, rate)
-    t_mem /= cal.STREAM_BW_EFF  # norms, elementwise, reductions: several passes, strided channels-last reads
-    if op.cls is OpClass.GATHER:
-        t_mem /= cal.GATHER_BW_EFF
-    return max(t_mem, cal.OP_KERNEL_FLOOR_S)
+    # streaming ops: a traced op counts each tensor once; the kernels make more passes (a norm's statistics,
+    # a reduction's partial sums) and reach less of the bandwidth than a copy, by class
+    return max(t_mem / bandwidth_efficiency(op.cls), cal.OP_KERNEL_FLOOR_S)
+
+
+def bandwidth_efficiency(cls: OpClass) -> float:
+    """The fraction of copy bandwidth the streaming ops of one class reach, passes included."""
+    if cls is OpClass.NORM:
+        return cal.NORM_BW_EFF
+    if cls is OpClass.REDUCTION:
+        return cal.REDUCTION_BW_EFF
+    if cls is OpClass.GATHER:
+        return cal.GATHER_BW_EFF
+    return cal.STREAM_BW_EFF
 
 
 def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
-    n, c, _h, _w, k, kr, ks, groups, oh, ow = op.shape[:10]
+    """An implicit GEMM per pass on tensor cores, or CUDA cores where the channels per group rule tensor
+    cores out (grouped and depthwise convolutions, 3-channel image stems)."""
+    n, c, h, w, k, kr, ks, groups, oh, ow = op.shape[:10]
     nhwc = op.shape[10] if len(op.shape) > 10 else 1.0
     extra = 0.0
     if not nhwc and op.dtype in ("bf16", "fp16"):  # cuDNN transposes NCHW in and out of NHWC
         extra = cal.NCHW_TRANSPOSE_PASSES * t_mem
-    if c / groups <= 1.0 and groups > 1:  # depthwise: bandwidth-bound (and a little worse)
-        return t_mem / cal.DEPTHWISE_BW_EFF + extra
-    gm = n * oh * ow
-    gn = k / groups
-    gk = c / groups * kr * ks
-    eff = kernels.wave_efficiency(gm, gn, r.sms) * gk / (gk + cal.K_RAMP)
-    t = op.flops / (rate * cal.CONV_EFF * max(eff, 1e-3))
+    if groups > 1:  # grouped and depthwise: no tensor-core path; FLOPs on CUDA cores, bytes at best
+        cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
+        return max(op.flops / cuda_rate, t_mem / cal.DEPTHWISE_BW_EFF) + extra
+    if c % 8:  # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads
+        rate /= cal.MISALIGNED_SLOWDOWN
+        c = math.ceil(c / 8) * 8
+    grads = int(op.shape[11]) if len(op.shape) > 11 else 3
+    data, weight = (n * h * w, c, k * kr * ks), (k, c * kr * ks, n * oh * ow)
+    if op.phase is Phase.FORWARD:
+        passes = [(n * oh * ow, k, c * kr * ks)]
+    else:  # the input's gradient, the weight's, or both
+        passes = [p for bit, p in ((1, data), (2, weight)) if grads & bit]
+    t = sum(kernels.gemm_time(m, nn, kk, rate=rate * cal.CONV_EFF, bandwidth=r.bandwidth, sms=r.sms,
+                              k_ramp=cal.CONV_K_RAMP) for m, nn, kk in passes)
+    if grads & 4 and r.bandwidth:  # the bias gradient: one more pass over the output gradient, as a reduction
+        t += n * k * oh * ow * _BYTES.get(op.dtype, 2.0) / (r.bandwidth * cal.REDUCTION_BW_EFF)
     return max(t, t_mem) + extra
 
 
@@ -152,7 +173,24 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
         st.kernels += launches
         st.by_class[OpClass.OPTIMIZER.value] = t_opt
         st.by_phase[Phase.OPTIMIZER.value] = t_opt
-    if eager:
-        per_op = cal.HOST_OP_S * host_op_scale(hw) * cal.HOST_OPS_PER_ATEN_OP  # the probe's op time where measured
-        st.host_s = (g.host_ops or st.kernels) * per_op
+    if eager:  # the probe's op time where measured, the calibration host's otherwise
+        st.host_s = host_units(g) * cal.HOST_OP_S * host_op_scale(hw)
     return st
+
+
+def host_counts(g: OpGraph) -> tuple[float, float, float, float]:
+    """(forward kernels in inference, forward kernels in training, backward kernels, views and other
+    kernel-less ops) of one eager step: the host spends a different time on each."""
+    fwd = sum(op.count for op in g.ops if op.phase is Phase.FORWARD)
+    bwd = sum(op.count for op in g.ops if op.phase is Phase.BACKWARD)
+    launched = sum(op.count for op in g.ops)
+    views = max(0.0, float(g.host_ops - launched))
+    training = g.mode.value == "training"
+    return (0.0 if training else fwd, fwd if training else 0.0, bwd, views)
+
+
+def host_units(g: OpGraph) -> float:
+    """Host time of one eager step in units of HOST_OP_S: forward ops under inference_mode, forward ops that
+    autograd records, backward ops the autograd engine runs, and views, each at its own cost."""
+    weights = (cal.HOST_FWD_OPS_INFERENCE, cal.HOST_FWD_OPS_TRAINING, cal.HOST_BWD_OPS, cal.HOST_VIEW_OPS)
+    return sum(n * w for n, w in zip(host_counts(g), weights, strict=True))

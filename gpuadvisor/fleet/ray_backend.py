@@ -111,7 +111,7 @@ class RayBackend:
             name=f"gpuadvisor-probe-{node.node_id[:8]}",
         ).remote(self.request, self._board)
         self._node_of[ref] = node.node_id
-        return ref  # type: ignore[no-any-return]
+        return ref
 
     def wait(self, handles: Sequence[Hashable], timeout_s: float) -> list[Hashable]:
         ready, _ = self.ray.wait(list(handles), num_returns=1, timeout=max(0.0, timeout_s))
@@ -157,7 +157,7 @@ class RayBackend:
         if not ready:
             return {}
         ref, self._board_ref = self._board_ref, None
-        return self.ray.get(ref)  # type: ignore[no-any-return]
+        return self.ray.get(ref)
 
     def cancel(self, handle: Hashable) -> None:
         with contextlib.suppress(Exception):

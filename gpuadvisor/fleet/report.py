@@ -15,6 +15,7 @@ from gpuadvisor import __version__
 from gpuadvisor.fleet.model import Fleet
 from gpuadvisor.fleet.outliers import FigureStat, figure_stats
 from gpuadvisor.fleet.verdict import FleetVerdict
+from gpuadvisor.results import DeviceResult
 
 TEMPLATE = "fleet_report.html.j2"
 HEADLINE_GPU = ("memory.triad", "memory.d2d", "transfer.h2d_pinned", "fp32.fma", "fp64.fma", "tensor.bf16",
@@ -88,10 +89,12 @@ def _heatmap(fleet: Fleet, stats: dict[tuple[str, str], FigureStat]) -> Any:
         run = fleet.results.get(entry.name)
         if run is None:
             continue
-        units = [(f"{entry.name} GPU {d.index}", d.name, d) for d in run.devices] or [
+        units: list[tuple[str, str, DeviceResult | None]] = [
+            (f"{entry.name} GPU {d.index}", d.name, d) for d in run.devices] or [
             (f"{entry.name} host", f"host: {run.host.cpu}", None)]
         for label, hw, dev in units:
-            row, trow = [], []
+            row: list[float | None] = []
+            trow: list[str] = []
             for k in keys:
                 m = dev.measurement(k) if dev is not None else next(
                     (mm for p in run.host_probes for mm in p.measurements if mm.key == k), None)

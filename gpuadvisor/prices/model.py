@@ -42,6 +42,13 @@ class Offer:
     median_on_demand_usd_h: float | None
     regions: dict[str, tuple[float | None, float | None]] = field(default_factory=dict, hash=False)
     note: str = ""
+    gpu_fraction: float = 1.0  # a share of one card (Azure NV4as_v4: 0.125 of an MI25); gpu_count is then 1
+    gpu_memory_gib: float | None = None  # the memory that share has (fractional offers only)
+
+    @property
+    def fractional(self) -> bool:
+        """A share of one GPU, not a whole card: the advisor does not count it as a card."""
+        return self.gpu_fraction < 1.0
 
     def price_usd_h(self, spot: bool = False, region: str | None = None) -> float | None:
         """On-demand (or spot) USD/h in `region`, or at the cheapest region; None if not offered."""
@@ -62,22 +69,55 @@ class Offer:
         d["regions"] = {r: list(p) for r, p in sorted(self.regions.items())}
         if not self.note:
             d.pop("note")
+        if not self.fractional:
+            d.pop("gpu_fraction")
+            d.pop("gpu_memory_gib")
         return d
 
 
 _OFFER_FIELDS = (
     "provider", "instance_type", "accelerator", "card", "gpu_count", "vcpus", "memory_gib", "region",
-    "on_demand_usd_h", "spot_usd_h", "median_on_demand_usd_h", "regions", "note",
+    "on_demand_usd_h", "spot_usd_h", "median_on_demand_usd_h", "regions", "note", "gpu_fraction", "gpu_memory_gib",
 )
 
 
 class Unmapped(NamedTuple):
-    """An accelerator the snapshot could not turn into offers, and why (reported, never dropped)."""
+    """An accelerator the snapshot could not turn into offers, and why (reported, never dropped).
+    Non-GPU accelerators (Gaudi, Inferentia, Trainium, TPUs) carry the reason `NOT_GPU`."""
 
     provider: str
     accelerator: str
     rows: int
     reason: str
+    shapes: int = 0
+
+
+NOT_GPU = "not a GPU"
+
+
+class Anomaly(NamedTuple):
+    """Something the builder's checks found in the source rows, and what the snapshot did about it.
+    `kind` is one of ANOMALY_KINDS; `figures` holds the numbers that tripped the check."""
+
+    kind: str
+    provider: str
+    shape: str
+    region: str
+    figures: str
+    action: str
+
+
+ANOMALY_KINDS = {
+    "spot_above_on_demand": "spot price above the on-demand price of the same shape and region",
+    "outlier": "per-GPU price more than 3x from the provider's median for the same GPU",
+    "host_vm_added": "GPU-only rows priced with the host VM the same file lists",
+    "gpu_only": "GPU-only rows whose host VM is not fixed or not listed",
+    "fractional": "a share of one GPU, priced per share with that share's memory",
+    "missing_on_demand": "a region with a spot price but no on-demand price",
+    "no_price": "a shape listed without any price",
+    "unmapped": "an accelerator with no catalog card",
+    "non_gpu": "a non-GPU accelerator",
+}
 
 
 @dataclass(frozen=True)
@@ -106,6 +146,8 @@ class PriceSnapshot:
     reduction: str = ""
     rates: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False)
     path: str = ""
+    anomalies: tuple[Anomaly, ...] = ()
+    coverage: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False)
 
     def __iter__(self) -> Iterator[Offer]:
         return iter(self.offers)
@@ -122,6 +164,22 @@ class PriceSnapshot:
         else:
             where = f" ({s.commit})" if s.commit else ""
         return f"{s.name} {s.repository}{where}, {s.date}"
+
+    def versions_line(self) -> str:
+        """One line for the TUI and the report: date, offers, and each file's version.
+        'rental prices 2026-11-24: 1,234 offers, 12 providers (aws v8@00148f2, gcp v8@006059e, ...)'."""
+        parts = []
+        for f in self.source.files:
+            path, commit = str(f.get("path", "")), str(f.get("commit", ""))
+            ver = next((seg for seg in path.split("/") if seg[:1] == "v" and seg[1:].isdigit()), "")
+            parts.append(f"{f.get('provider', '?')} {ver}@{commit[:7]}" if commit else str(f.get("provider", "?")))
+        files = f" ({', '.join(parts)})" if parts else ""
+        return (f"rental prices {self.source.date}: {len(self.offers):,} offers, {len(self.providers())} providers, "
+                f"{self.source.name}{files}")
+
+    @property
+    def non_gpu(self) -> tuple[Unmapped, ...]:
+        return tuple(u for u in self.unmapped if u.reason == NOT_GPU)
 
     def providers(self) -> list[str]:
         return sorted({o.provider for o in self.offers})
@@ -166,8 +224,10 @@ class PriceSnapshot:
             "built_by": self.built_by,
             "reduction": self.reduction,
             "rates": self.rates,
+            "coverage": self.coverage,
             "offers": [o.to_dict() for o in self.offers],
             "unmapped": [u._asdict() for u in self.unmapped],
+            "anomalies": [a._asdict() for a in self.anomalies],
         }
 
 
@@ -259,8 +319,10 @@ def snapshot_from_dict(d: Any, where: str | os.PathLike[str] = "price snapshot")
         source = Source(str(s["name"]), str(s["repository"]), str(s["commit"]), str(s["date"]),
                         str(s["license"]), tuple(dict(f) for f in s.get("files", ())))
         offers = tuple(_offer(o) for o in d["offers"])
-        unmapped = tuple(Unmapped(str(u["provider"]), str(u["accelerator"]), int(u["rows"]), str(u["reason"]))
-                         for u in d.get("unmapped", ()))
+        unmapped = tuple(Unmapped(str(u["provider"]), str(u["accelerator"]), int(u["rows"]), str(u["reason"]),
+                                  int(u.get("shapes", 0))) for u in d.get("unmapped", ()))
+        anomalies = tuple(Anomaly(*(str(a[k]) for k in Anomaly._fields)) for a in d.get("anomalies", ()))
+        coverage = dict(d.get("coverage") or {})
         rates = dict(d.get("rates") or {})
         for code, r in rates.items():
             if not (isinstance(r, dict) and r.get("source") and r.get("date")):
@@ -272,7 +334,7 @@ def snapshot_from_dict(d: Any, where: str | os.PathLike[str] = "price snapshot")
         n = len(d.get("offers", [])) if isinstance(d.get("offers"), list) else 0
         raise UserError(f"{where}: damaged price snapshot ({n} offers): {_msg(e)}") from None
     return PriceSnapshot(source, offers, unmapped, str(d.get("currency", "USD")), str(d.get("built_by", "")),
-                         str(d.get("reduction", "")), rates, str(where))
+                         str(d.get("reduction", "")), rates, str(where), anomalies, coverage)
 
 
 def _msg(e: Exception) -> str:
@@ -281,21 +343,41 @@ def _msg(e: Exception) -> str:
 
 def _offer(o: dict[str, Any]) -> Offer:
     try:
-        regions = {str(r): (_price(p[0]), _price(p[1])) for r, p in o["regions"].items()}
+        regions = _regions(o["regions"])
         offer = Offer(
             provider=str(o["provider"]), instance_type=str(o["instance_type"]), accelerator=str(o["accelerator"]),
             card=str(o["card"]), gpu_count=int(o["gpu_count"]), vcpus=_opt(o.get("vcpus")),
             memory_gib=_opt(o.get("memory_gib")), region=str(o["region"]),
             on_demand_usd_h=_price(o.get("on_demand_usd_h")), spot_usd_h=_price(o.get("spot_usd_h")),
             median_on_demand_usd_h=_price(o.get("median_on_demand_usd_h")), regions=regions,
-            note=str(o.get("note", "")),
+            note=str(o.get("note", "")), gpu_fraction=float(o.get("gpu_fraction", 1.0)),
+            gpu_memory_gib=_opt(o.get("gpu_memory_gib")),
         )
     except (KeyError, TypeError, ValueError) as e:
         name = o.get("instance_type", "?") if isinstance(o, dict) else "?"
         raise ValueError(f"offer {name!r}: {_msg(e)}") from None
     if offer.gpu_count < 1 or (offer.on_demand_usd_h is None and offer.spot_usd_h is None):
         raise ValueError(f"offer {offer.instance_type!r}: needs a GPU count >= 1 and a price")
+    if not 0 < offer.gpu_fraction <= 1 or (offer.fractional and offer.gpu_count != 1):
+        raise ValueError(f"offer {offer.instance_type!r}: gpu_fraction must be in (0, 1], with one GPU when below 1")
     return offer
+
+
+def _regions(raw: dict[str, Any]) -> dict[str, tuple[float | None, float | None]]:
+    """Every region's (on-demand, spot) pair, checked in one pass: the bulk of a snapshot, so kept
+    lean (a cold `recommend` loads it)."""
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for r, (od, spot) in raw.items():
+        if od is not None:
+            od = float(od)
+            if not 0 < od < math.inf:
+                raise ValueError(f"price must be a positive number, not {od!r}")
+        if spot is not None:
+            spot = float(spot)
+            if not 0 < spot < math.inf:
+                raise ValueError(f"price must be a positive number, not {spot!r}")
+        out[r] = (od, spot)
+    return out
 
 
 def _opt(v: Any) -> float | None:
@@ -316,9 +398,15 @@ def _positive(v: Any, what: str) -> float:
 def dump_snapshot(snapshot: PriceSnapshot) -> str:
     """The JSON text of a snapshot: one offer per line keeps diffs of refreshes readable."""
     d = snapshot.to_dict()
-    offers, unmapped = d.pop("offers"), d.pop("unmapped")
+    tail = {k: d.pop(k) for k in ("coverage", "offers", "unmapped", "anomalies")}
     head = json.dumps(d, indent=1)[:-2]
-    lines = [json.dumps(o, separators=(",", ":")) for o in offers]
-    um = [json.dumps(u, separators=(",", ":")) for u in unmapped]
-    return (head + ',\n "offers": [\n  ' + ",\n  ".join(lines) + '\n ],\n "unmapped": [\n  '
-            + ",\n  ".join(um) + "\n ]\n}\n")
+    parts = []
+    for key, items in tail.items():
+        if isinstance(items, dict):
+            lines = [f"{json.dumps(k)}:{json.dumps(v, separators=(',', ':'), sort_keys=True)}"
+                     for k, v in items.items()]
+            parts.append(f' "{key}": {{\n  ' + ",\n  ".join(lines) + "\n }")
+        else:
+            lines = [json.dumps(x, separators=(",", ":")) for x in items]
+            parts.append(f' "{key}": [\n  ' + ",\n  ".join(lines) + "\n ]")
+    return head + ",\n" + ",\n".join(parts) + "\n}\n"

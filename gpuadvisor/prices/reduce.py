@@ -6,15 +6,16 @@ spot, the median region, every region's pair). What cannot be mapped is counted,
 from __future__ import annotations
 
 import os
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpuadvisor.errors import UserError
-from gpuadvisor.prices.model import Offer, Unmapped, median_or_none
+from gpuadvisor.prices import checks
+from gpuadvisor.prices.hosts import attached_name, with_hosts
+from gpuadvisor.prices.model import ANOMALY_KINDS, NOT_GPU, Anomaly, Offer, Unmapped, median_or_none
 from gpuadvisor.prices.skypilot import Row
 
 REDUCTION = (
@@ -22,11 +23,15 @@ REDUCTION = (
     "lowest spot price over its zones. Kept: the cheapest on-demand region (its price and name), the "
     "cheapest spot price anywhere, the median of the regions' on-demand prices, and every region's "
     "(on-demand, spot) pair. GCP prices GPUs apart from their host VM: host families with fixed GPUs "
-    "(a2, a3) get VM + GPUs per zone; other GCP GPUs are listed alone with a note. CPU-only shapes, "
-    "fractional GPUs, non-GPU accelerators and names with no catalog card are left out and counted "
-    "in `unmapped`."
+    "(a2, a3, a4, g2; host_families in accelerators.yaml) get VM + GPUs per zone; other GCP GPUs are "
+    "listed alone with a note. A share of one GPU (Azure NV*as_v4, NV*ads_A10_v5) is an offer with "
+    "gpu_fraction < 1 and that share's memory, never a whole card. Checks (anomalies): a spot price "
+    "above on-demand is dropped; a per-GPU price more than 3x from the provider's median for the card "
+    "is flagged; a region more than 3x from the same shape's other regions is left out, and one more "
+    "than 20x below the market median for the card (a placeholder price); spot-only regions are "
+    "flagged. CPU-only shapes are not counted; non-GPU accelerators and names with no catalog card "
+    "are left out and counted in `unmapped`."
 )
-_COUNT_IN_NAME = re.compile(r"-(\d+)g(?:-|$)")
 
 
 @dataclass(frozen=True)
@@ -38,8 +43,9 @@ class AcceleratorMap:
     instances: dict[str, dict[str, str]] = field(default_factory=dict)
     not_gpu: frozenset[str] = frozenset()
     not_gpu_prefixes: tuple[str, ...] = ()
-    gpu_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    gpu_counts: dict[str, dict[str, float]] = field(default_factory=dict)
     host_families: dict[str, dict[str, str]] = field(default_factory=dict)
+    host_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def is_gpu(self, accelerator: str) -> bool:
         a = accelerator.lower()
@@ -50,7 +56,8 @@ class AcceleratorMap:
                            (self.providers.get(provider, {}), accelerator), (self.cards, accelerator)):
             if key in table:
                 return table[key]
-        return None
+        folded = accelerator.casefold()
+        return next((c for a, c in sorted(self.cards.items()) if a.casefold() == folded), None)
 
 
 def default_map_path() -> Path:
@@ -83,83 +90,184 @@ def load_map(path: str | os.PathLike[str] | None = None) -> AcceleratorMap:
         not_gpu_prefixes=tuple(str(x).lower() for x in d.get("not_gpu_prefixes") or ()),
         gpu_counts=counts,
         host_families={k: {str(a): str(c) for a, c in v.items()} for k, v in table("host_families", True).items()},
+        host_counts={k: {str(a): _host_count(c, p, a) for a, c in v.items()}
+                     for k, v in table("host_counts", True).items()},
     )
 
 
-def _count(v: Any, p: Path, instance: str) -> int:
+def _host_count(v: Any, p: Path, instance: str) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise UserError(f"{p}: host_counts {instance}: needs a GPU count (integer >= 1), not {v!r}")
+    return v
+
+
+def _count(v: Any, p: Path, instance: str) -> float:
+    """A corrected GPU count: a whole number >= 1, or a share of one GPU in (0, 1) (Azure lists its
+    1/8-MI25 NV4as_v4 with count 1); always with the reason."""
     n = v.get("count") if isinstance(v, dict) else None
-    if not isinstance(n, int) or n < 1 or not (isinstance(v, dict) and v.get("why")):
-        raise UserError(f"{p}: gpu_counts {instance}: needs 'count' (integer >= 1) and 'why'")
-    return n
+    ok = isinstance(n, (int, float)) and not isinstance(n, bool) and ((n >= 1 and n == int(n)) or 0 < n < 1)
+    if not ok or not (isinstance(v, dict) and v.get("why")) or not isinstance(n, (int, float)):
+        raise UserError(f"{p}: gpu_counts {instance}: needs 'count' (a whole number >= 1 or a share "
+                        "between 0 and 1) and 'why'")
+    return float(n)
+
+
+class Reduction(NamedTuple):
+    """What the reduction made of the rows: offers, what it left out, what its checks found, and
+    per provider the accounting of every raw GPU shape (`coverage`)."""
+
+    offers: list[Offer]
+    unmapped: list[Unmapped]
+    anomalies: list[Anomaly]
+    coverage: dict[str, dict[str, Any]]
+
+
+def raw_shape(r: Row) -> str:
+    """A raw row's shape name: its instance type, or '8x H100 (attached)' for a GPU-only row."""
+    return r.instance_type or attached_name(r.count, r.accelerator)
 
 
 def reduce_rows(
-    rows: Iterable[Row], amap: AcceleratorMap, card_names: Mapping[str, str] | None = None
-) -> tuple[list[Offer], list[Unmapped]]:
-    """Offers and the unmapped tally. `card_names` (lower-case name or alias -> card name), when
-    given, turns a mapping to a card the catalog lacks into an unmapped entry."""
+    rows: Iterable[Row],
+    amap: AcceleratorMap,
+    card_names: Mapping[str, str] | None = None,
+    card_memory: Mapping[str, float] | None = None,
+) -> Reduction:
+    """Offers, the unmapped tally, the checks' findings and the coverage. `card_names` (lower-case
+    name or alias -> card name), when given, turns a mapping to a card the catalog lacks into an
+    unmapped entry; `card_memory` (card -> GiB) gives a fractional offer its share's memory."""
     by_provider: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
         by_provider[r.provider].append(r)
-    skipped: dict[tuple[str, str, str], int] = defaultdict(int)
-    shapes: dict[tuple[str, str, str], list[tuple[Row, str, int]]] = defaultdict(list)
+    skipped: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
+    shapes: dict[tuple[str, str, str], list[tuple[Row, str, float]]] = defaultdict(list)
     notes: dict[tuple[str, str, str], str] = {}
-    for provider, prows in by_provider.items():
-        for r, note in _with_hosts(prows, amap.host_families.get(provider, {})):
+    anomalies: list[Anomaly] = []
+    coverage: dict[str, dict[str, Any]] = {}
+    for provider, prows in sorted(by_provider.items()):
+        raw_gpu = {raw_shape(r) for r in prows if r.accelerator and amap.is_gpu(r.accelerator)}
+        joined = with_hosts(prows, amap.host_families.get(provider, {}), amap.host_counts.get(provider, {}),
+                            amap.is_gpu)
+        anomalies.extend(joined.anomalies)
+        excluded: dict[str, str] = {}
+        for r, note in joined.rows:
             if not r.accelerator:
                 continue  # a CPU-only shape
             acc = r.accelerator
             if not amap.is_gpu(acc):
-                skipped[(provider, acc, "not a GPU")] += 1
+                skipped[(provider, acc, NOT_GPU)].append(r)
                 continue
-            count = amap.gpu_counts.get(provider, {}).get(r.instance_type) or r.count or 0
-            if count != int(count):
-                skipped[(provider, acc, f"fractional GPU count {count:g}")] += 1
-                continue
+            count = float(amap.gpu_counts.get(provider, {}).get(r.instance_type) or r.count or 0)
             card = amap.card_for(provider, acc, r.instance_type)
-            if card is None:
-                skipped[(provider, acc, "no card mapping in catalog/prices/accelerators.yaml")] += 1
-                continue
-            if card_names is not None:
+            why = None
+            if count > 1 and count != int(count):
+                why = f"GPU count {count:g} is neither whole nor a share of one GPU"
+            elif card is None:
+                why = "no card mapping in catalog/prices/accelerators.yaml"
+            elif card_names is not None:
                 known = card_names.get(card.lower())
-                if known is None:
-                    skipped[(provider, acc, f"maps to {card!r}, which is not in the catalog")] += 1
-                    continue
-                card = known
+                why = None if known else f"maps to {card!r}, which is not in the catalog"
+                card = known or card
+            if why or card is None:
+                skipped[(provider, acc, why or "")].append(r)
+                excluded[r.instance_type] = f"{acc}: {why}"
+                continue
             key = (provider, r.instance_type, acc)
-            shapes[key].append((r, card, int(count)))
+            shapes[key].append((r, card, count))
             if note:
                 notes[key] = note
+        coverage[provider] = {"rows": len(prows), "gpu_shapes": len(raw_gpu), "excluded": excluded,
+                              "joined": {k: sorted(v) for k, v in sorted(joined.joined.items())},
+                              "non_gpu_shapes": len({raw_shape(r) for r in prows
+                                                     if r.accelerator and not amap.is_gpu(r.accelerator)})}
+    tables = {key: _regions(group) for key, group in shapes.items()}
+    for (provider, shape, _), regions in tables.items():
+        anomalies.extend(checks.spot_above_on_demand(provider, shape, regions))
+    medians = checks.provider_medians(
+        (k[0], g[0][1], _whole_gpus(g[0][2]), tables[k]) for k, g in shapes.items() if g[0][2] >= 1)
+    market = checks.market_medians((k[0], g[0][1], g[0][2], tables[k]) for k, g in shapes.items() if g[0][2] >= 1)
     offers = []
     for key, group in shapes.items():
-        offer = _offer(group, notes.get(key, ""))
+        provider, shape, _ = key
+        first, card, count = group[0]
+        regions = tables[key]
+        if count >= 1:
+            cheap = checks.below_market(provider, shape, card, count, market.get(card), regions)
+            anomalies.extend(cheap)
+            if cheap and not regions:
+                why = f"{first.accelerator}: every region more than 20x below the market median for {card} (anomalies)"
+                coverage[provider]["excluded"][shape] = why
+                continue
+        found = checks.outliers(provider, shape, _whole_gpus(count) if count >= 1 else count,
+                                medians.get((provider, card)), regions)
+        anomalies.extend(found)
+        note = notes.get(key, "")
+        for a in found:
+            if a.action.startswith("kept"):
+                flag = f"check: {a.figures} in {a.region} (kept; see anomalies)"
+                note = f"{note}; {flag}" if note else flag
+        anomalies.extend(checks.missing_on_demand(provider, shape, regions))
+        offer = _offer(first, card, count, regions, note, card_memory)
         if offer is None:
-            skipped[(key[0], key[2], "listed without a price in any region")] += len(group)
-        else:
-            offers.append(offer)
-    offers.sort(key=lambda o: (o.provider, o.card, o.gpu_count, o.on_demand_usd_h or o.spot_usd_h or 0.0))
-    unmapped = [Unmapped(p, a, n, why) for (p, a, why), n in sorted(skipped.items())]
-    return offers, unmapped
+            no_price = "listed without a price in any region"
+            skipped[(provider, first.accelerator, no_price)].extend(r for r, _, _ in group)
+            coverage[provider]["excluded"][shape] = "listed without a price in any region"
+            anomalies.append(Anomaly("no_price", provider, shape, "", f"{len(group)} rows, no price",
+                                     "shape left out (counted in unmapped)"))
+            continue
+        if offer.fractional:
+            anomalies.append(Anomaly(
+                "fractional", provider, shape, "",
+                f"{count:g} of one {card}" + (f" = {offer.gpu_memory_gib:g} GiB" if offer.gpu_memory_gib else ""),
+                "kept as a fractional offer (gpu_fraction); the advisor does not count it as a card"))
+        offers.append(offer)
+    offers.sort(key=lambda o: (o.provider, o.card, o.gpu_count, o.gpu_fraction,
+                               o.on_demand_usd_h or o.spot_usd_h or 0.0,
+                               o.instance_type))
+    for provider, cov in coverage.items():
+        cov["offers"] = sum(o.provider == provider for o in offers)
+        cov["excluded"] = dict(sorted(cov["excluded"].items()))
+    unmapped = [Unmapped(p, a, len(rs), why, len({raw_shape(r) for r in rs}))
+                for (p, a, why), rs in sorted(skipped.items())]
+    for u in unmapped:
+        kind = "non_gpu" if u.reason == NOT_GPU else "unmapped"
+        anomalies.append(Anomaly(kind, u.provider, u.accelerator, "", f"{u.shapes} shapes, {u.rows} rows",
+                                 f"left out: {u.reason} (listed in unmapped)"))
+    order = list(ANOMALY_KINDS)
+    anomalies.sort(key=lambda a: (order.index(a.kind), a.provider, a.shape, a.region))
+    return Reduction(offers, unmapped, anomalies, coverage)
 
 
-def _offer(group: list[tuple[Row, str, int]], note: str) -> Offer | None:
-    first, card, count = group[0]
+def _whole_gpus(count: float) -> float:
+    return max(count, 1.0)
+
+
+def _regions(group: list[tuple[Row, str, float]]) -> dict[str, list[float | None]]:
+    """Per region, the lowest on-demand and the lowest spot price over its zones."""
     per_region: dict[str, list[float | None]] = {}
     for r, _, _ in group:
         od, spot = per_region.setdefault(r.region, [None, None])
         per_region[r.region] = [_min(od, r.price), _min(spot, r.spot)]
-    regions = {reg: (p[0], p[1]) for reg, p in per_region.items() if p[0] is not None or p[1] is not None}
+    return per_region
+
+
+def _offer(first: Row, card: str, count: float, table: dict[str, list[float | None]], note: str,
+           card_memory: Mapping[str, float] | None) -> Offer | None:
+    regions = {reg: (p[0], p[1]) for reg, p in sorted(table.items()) if p[0] is not None or p[1] is not None}
     if not regions:
         return None
     ods = {reg: p[0] for reg, p in regions.items() if p[0] is not None}
     spots = [p[1] for p in regions.values() if p[1] is not None]
-    pool = ods or {reg: p[1] for reg, p in regions.items()}
+    pool: dict[str, float] = ods or {reg: p[1] for reg, p in regions.items() if p[1] is not None}
     region = min(sorted(pool), key=lambda reg: pool[reg])
+    fraction = count if count < 1 else 1.0
+    whole = card_memory.get(card) if card_memory else None
     return Offer(
         provider=first.provider, instance_type=first.instance_type, accelerator=first.accelerator, card=card,
-        gpu_count=count, vcpus=first.vcpus, memory_gib=first.memory_gib, region=region,
+        gpu_count=int(count) if count >= 1 else 1, vcpus=first.vcpus, memory_gib=first.memory_gib, region=region,
         on_demand_usd_h=ods.get(region), spot_usd_h=min(spots) if spots else None,
         median_on_demand_usd_h=median_or_none(ods.values()), regions=regions, note=note,
+        gpu_fraction=round(fraction, 6), gpu_memory_gib=round(whole * fraction, 3) if whole and fraction < 1 else None,
     )
 
 
@@ -167,39 +275,11 @@ def _min(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else min(a, b)
 
 
-def _add(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else round(a + b, 6)
+def catalog_card_memory(extra_dirs: Iterable[str] = ()) -> dict[str, float]:
+    """card name -> memory in GiB, from the catalog: a fractional offer's share of it."""
+    from gpuadvisor.catalog import load_catalog
 
-
-def _with_hosts(rows: list[Row], families: dict[str, str]) -> list[tuple[Row, str]]:
-    """Rows ready to group. Where GPUs are priced on their own rows (InstanceType empty, as in
-    GCP), host VMs of a family with fixed GPUs get VM + GPU prices per zone; GPU rows that no host
-    used are kept alone, with a note that the host VM is billed on top."""
-    gpu_rows = [r for r in rows if not r.instance_type]
-    if not gpu_rows:
-        return [(r, "") for r in rows]
-    index = {(r.accelerator, r.count, r.region, r.zone): r for r in gpu_rows}
-    used: set[tuple[str, float | None]] = set()
-    out: list[tuple[Row, str]] = []
-    for r in rows:
-        if not r.instance_type or r.accelerator:
-            continue
-        acc = next((a for prefix, a in families.items() if r.instance_type.startswith(prefix)), None)
-        m = _COUNT_IN_NAME.search(r.instance_type)
-        if acc is None or m is None:
-            continue
-        gpu = index.get((acc, float(m.group(1)), r.region, r.zone))
-        if gpu is None:
-            continue
-        used.add((acc, gpu.count))
-        out.append((replace(r, accelerator=acc, count=gpu.count, price=_add(r.price, gpu.price),
-                            spot=_add(r.spot, gpu.spot)), ""))
-    note = "GPU only: the provider bills a host VM on top of this price"
-    for r in gpu_rows:
-        if (r.accelerator, r.count) not in used:
-            out.append((replace(r, instance_type=f"{r.count:g}x {r.accelerator} (attached)"), note))
-    out.extend((r, "") for r in rows if r.instance_type and r.accelerator)
-    return out
+    return {c.name: float(c.memory_gib) for c in load_catalog(list(extra_dirs)).cards if c.memory_gib}
 
 
 def catalog_card_names(extra_dirs: Iterable[str] = ()) -> dict[str, str]:

@@ -33,15 +33,47 @@ def build_snapshot(
     files: Iterable[dict[str, str]] | None = None,
     amap: AcceleratorMap | None = None,
     card_names: Mapping[str, str] | None = None,
+    card_memory: Mapping[str, float] | None = None,
     name: str = SKYPILOT["name"],
 ) -> PriceSnapshot:
     _check_date(date)
     rows = read_all(sources)
-    offers, unmapped = reduce_rows(rows, amap or load_map(), card_names)
+    red = reduce_rows(rows, amap or load_map(), card_names, card_memory)
     if files is None:
         files = [{"provider": p, "path": str(f), "commit": commit, "read": date} for p, f in sources.items()]
     source = Source(name, SKYPILOT["repository"], commit, date, SKYPILOT["license"], tuple(files))
-    return PriceSnapshot(source, tuple(offers), tuple(unmapped), reduction=REDUCTION)
+    return PriceSnapshot(source, tuple(red.offers), tuple(red.unmapped), reduction=REDUCTION,
+                         anomalies=tuple(red.anomalies), coverage=red.coverage)
+
+
+def build_from_raw(
+    folder: str | os.PathLike[str] | None = None,
+    *,
+    amap: AcceleratorMap | None = None,
+    card_names: Mapping[str, str] | None = None,
+    card_memory: Mapping[str, float] | None = None,
+) -> PriceSnapshot:
+    """The shipped snapshot from the committed raw rows (catalog/prices/raw): offline and
+    deterministic, dated by the latest day a file was read."""
+    from gpuadvisor.prices.raw import default_dir, raw_text, read_sources
+    from gpuadvisor.prices.skypilot import parse_csv
+
+    where = Path(folder) if folder else default_dir()
+    entries = read_sources(where)
+    if not entries:
+        raise UserError(f"{where}: no providers in SOURCES.tsv")
+    rows: list[Row] = []
+    for e in entries:
+        rows.extend(parse_csv(raw_text(where, e), f"{e.provider}.csv.gz", e.provider))
+    for e in entries:
+        _check_date(e.read)
+    red = reduce_rows(rows, amap or load_map(), card_names, card_memory)
+    commits = {e.commit for e in entries}
+    commit = commits.pop() if len(commits) == 1 else "per-file"
+    source = Source(SKYPILOT["name"], SKYPILOT["repository"], commit, max(e.read for e in entries),
+                    SKYPILOT["license"], tuple(e.file_entry() for e in entries))
+    return PriceSnapshot(source, tuple(red.offers), tuple(red.unmapped), reduction=REDUCTION,
+                         anomalies=tuple(red.anomalies), coverage=red.coverage)
 
 
 def merge(base: PriceSnapshot, new: PriceSnapshot) -> PriceSnapshot:
@@ -49,6 +81,8 @@ def merge(base: PriceSnapshot, new: PriceSnapshot) -> PriceSnapshot:
     fresh = {f["provider"] for f in new.source.files} | set(new.providers())
     offers = tuple(o for o in base.offers if o.provider not in fresh) + new.offers
     unmapped = tuple(u for u in base.unmapped if u.provider not in fresh) + new.unmapped
+    anomalies = tuple(a for a in base.anomalies if a.provider not in fresh) + new.anomalies
+    coverage = {**{p: c for p, c in base.coverage.items() if p not in fresh}, **new.coverage}
     files = tuple(f for f in base.source.files if f.get("provider") not in fresh) + new.source.files
     commits = {f.get("commit", "") for f in files}
     commit = commits.pop() if len(commits) == 1 else "per-file commits"
@@ -56,7 +90,8 @@ def merge(base: PriceSnapshot, new: PriceSnapshot) -> PriceSnapshot:
     date = dates[-1] if dates else new.source.date
     source = replace(new.source, commit=commit, date=date, files=files)
     offers = tuple(sorted(offers, key=lambda o: (o.provider, o.card, o.gpu_count, o.on_demand_usd_h or 0.0)))
-    return replace(new, source=source, offers=offers, unmapped=tuple(sorted(unmapped)), rates=base.rates)
+    return replace(new, source=source, offers=offers, unmapped=tuple(sorted(unmapped)), rates=base.rates,
+                   anomalies=anomalies, coverage=dict(sorted(coverage.items())))
 
 
 def update_user_copy(

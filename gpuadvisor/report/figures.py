@@ -54,7 +54,7 @@ def measured_vs_datasheet(rows: Sequence[FigureRow], title: str) -> go.Figure | 
     if not rows:
         return None
     rows = list(reversed(rows))  # plotly draws the first bar at the bottom
-    colors = ["#16a34a" if r.pct >= 85 else "#ca8a04" if r.pct >= 60 else "#dc2626" for r in rows]
+    colors = ["#16a34a" if (r.pct or 0) >= 85 else "#ca8a04" if (r.pct or 0) >= 60 else "#dc2626" for r in rows]
     fig = go.Figure(
         go.Bar(
             x=[r.pct for r in rows],
@@ -72,7 +72,7 @@ def measured_vs_datasheet(rows: Sequence[FigureRow], title: str) -> go.Figure | 
         )
     )
     fig.add_vline(x=100, line_dash="dot", line_color="#6b7280")
-    top = max(110.0, max(r.pct for r in rows) + 10)
+    top = max(110.0, max(r.pct or 0.0 for r in rows) + 10)
     _layout(fig, title, height=max(260, 34 * len(rows) + 120), showlegend=False)
     fig.update_xaxes(title_text="% of datasheet (or theoretical) value", range=[0, top], ticksuffix="%")
     fig.update_yaxes(automargin=True)

@@ -15,8 +15,8 @@ export OUT PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
   | tee "$OUT/nvidia-smi.txt"
 case "${1:-full}" in
-  full) python3 tools/bench_decode.py --budget-s 400 2>&1 | tee "$OUT/bench_decode.log" ;;
-  host) python3 tools/bench_decode.py --host --budget-s 330 2>&1 | tee "$OUT/bench_host.log" ;;
-  diag) python3 tools/bench_decode.py --diag 2>&1 | tee "$OUT/bench_diag.log" ;;
+  full) python3 -m tools.bench_decode --budget-s 400 2>&1 | tee "$OUT/bench_decode.log" ;;
+  host) python3 -m tools.bench_decode --host --budget-s 330 2>&1 | tee "$OUT/bench_host.log" ;;
+  diag) python3 -m tools.bench_decode --diag 2>&1 | tee "$OUT/bench_diag.log" ;;
   *) echo "usage: bash tools/device/bench_decode.sh [full|host|diag]"; exit 2 ;;
 esac

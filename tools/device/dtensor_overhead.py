@@ -5,7 +5,7 @@ mesh of one GPU (the same ColwiseParallel/RowwiseParallel plan and loss_parallel
 tools/validate_multigpu.py). With one rank there is nothing to communicate, so the difference is
 DTensor's own cost (host dispatch and redistributions); the profile says which.
 
-  python3 tools/device/dtensor_overhead.py       # writes $OUT/dtensor-overhead.json
+  python3 -m tools.device.dtensor_overhead       # writes $OUT/dtensor-overhead.json
 """
 
 from __future__ import annotations
@@ -13,15 +13,11 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-
-from profile_summary import profile_call  # noqa: E402
-from validate_multigpu import LLAMA2_7B, _build, _Optimizers, _tensor_parallel, tp_loss_backward  # noqa: E402
+from tools.profile_summary import profile_call
+from tools.validate_multigpu import LLAMA2_7B, _build, _Optimizers, _tensor_parallel, tp_loss_backward
 
 
 def main() -> int:

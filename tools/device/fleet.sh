@@ -73,4 +73,4 @@ elif [[ $what != local ]]; then
 fi
 
 echo "total wall=$(el "$t0") s"
-python3 tools/device/fleet_summary.py "$OUT"/fleet-local "$OUT"/fleet-2nodes 2>&1 | tee "$OUT/summary.txt"
+python3 -m tools.device.fleet_summary "$OUT"/fleet-local "$OUT"/fleet-2nodes 2>&1 | tee "$OUT/summary.txt"

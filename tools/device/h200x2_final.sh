@@ -26,7 +26,7 @@ echo "run: rc=$? $((SECONDS - s)) s"; grep -iE "your|local|this machine|GPU 0|GP
 
 s=$SECONDS
 left=$(( ${TOTAL:-560} - (SECONDS - t0) - 25 ))  # TOTAL: the seconds this call may take in all
-OUT=$W/multigpu timeout -k 10 $left python3 tools/validate_multigpu.py > "$W/multigpu/log.txt" 2>&1
+OUT=$W/multigpu timeout -k 10 $left python3 -m tools.validate_multigpu > "$W/multigpu/log.txt" 2>&1
 echo "multigpu: rc=$? $((SECONDS - s)) s (limit $left s)"; tail -n 15 "$W/multigpu/log.txt"
 
 tar -C "$W" -czf "$OUT/final.tar.gz" .

@@ -8,7 +8,7 @@ calls per generate() step and profiles where generate()'s host time goes.
 The eager engine profile is then a function of two measured host figures (gpuadvisor/estimate/
 engines.py); this run is its check. Writes $OUT/host-eager.json.
 
-  python3 tools/device/host_eager.py [--quick]
+  python3 -m tools.device.host_eager [--quick]
 """
 
 from __future__ import annotations
@@ -21,16 +21,11 @@ import multiprocessing as mp
 import os
 import pstats
 import statistics
-import sys
 import time
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
-
-from bench_decode import MODELS, build_hf  # noqa: E402
+from tools.bench_decode import MODELS, build_hf
 
 
 def log(*a):

@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-
-from profile_summary import profile_call  # noqa: E402
+from tools.profile_summary import profile_call
 
 TOKENS = 16384
 SHAPES = [(3072, 3072), (3072, 1024), (3072, 8192), (8192, 3072)]  # (in, out): q/o, k/v, gate/up, down

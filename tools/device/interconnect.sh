@@ -25,7 +25,7 @@ if [ "$MODE" = smoke ]; then
     >"$W/smoke.txt" 2>"$W/smoke.err"; echo "smoke probe rc=$? wall=$(t $s) s"
   tail -n 25 "$W/smoke.err"
   timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_interconnect.py 2>&1 | tail -n 5
-  python3 tools/interconnect_table.py "$OUT/smoke.json" | tee "$OUT/summary.txt"
+  python3 -m tools.interconnect_table "$OUT/smoke.json" | tee "$OUT/summary.txt"
   tar czf "$OUT/logs.tar.gz" -C "$W" .
   exit 0
 fi
@@ -44,9 +44,9 @@ for i in 1 2 3 4 5; do
 done
 python3 -m gpuadvisor check --rules rules/training-node.yaml --probe "$W/full.json" >"$W/check.txt" 2>&1
 echo "check rc=$?"; grep -iE "fail|✗" "$W/check.txt" | head -n 12
-python3 tools/repeatability.py "$W"/quick*.json --json "$W/repeat.json" >"$W/repeat.txt" 2>&1
+python3 -m tools.repeatability "$W"/quick*.json --json "$W/repeat.json" >"$W/repeat.txt" 2>&1
 (cd "$W" && tar czf "$OUT/quick.tar.gz" quick*.json)
 tar czf "$OUT/logs.tar.gz" -C "$W" --exclude='quick*.json' --exclude=full.json .
-{ python3 tools/interconnect_table.py "$W/full.json"; echo; grep -E "tensor|busbw_1g|busbw_4g|p2p_|worst" "$W/repeat.txt"; } \
+{ python3 -m tools.interconnect_table "$W/full.json"; echo; grep -E "tensor|busbw_1g|busbw_4g|p2p_|worst" "$W/repeat.txt"; } \
   >"$OUT/summary.txt" 2>&1
 cat "$OUT/summary.txt"

@@ -3,7 +3,7 @@
 key/value length it has not seen before (a new shape each decode step) against one it has, per
 backend; then generate() with fresh prompt lengths, with the cuDNN attention backend on and off.
 
-  python3 tools/device/sdpa_host.py       # writes $OUT/sdpa-host.json
+  python3 -m tools.device.sdpa_host       # writes $OUT/sdpa-host.json
 """
 
 from __future__ import annotations
@@ -12,16 +12,11 @@ import itertools
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
-
-from bench_decode import MODELS, build_hf  # noqa: E402
-from eager_check import generate_fresh  # noqa: E402
+from tools.bench_decode import MODELS, build_hf
+from tools.device.eager_check import generate_fresh
 
 _fresh = itertools.count(700)
 

@@ -7,5 +7,5 @@ export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 
 OUT=${OUT:-./out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$OUT/env.txt"
 timeout 60 python3 -m gpuadvisor probe --quick --only dispatch --out "$OUT/dispatch.json" 2>&1 | grep -E "op dispatch|ok \(" | tee -a "$OUT/env.txt"
-python3 tools/validate_multigpu.py --out "$OUT" --cases tp2,tp2-b8s1024,ddp-b4s1024 2>&1 | tail -8
+python3 -m tools.validate_multigpu --out "$OUT" --cases tp2,tp2-b8s1024,ddp-b4s1024 2>&1 | tail -8
 timeout 60 python3 -m gpuadvisor probe --quick --only dispatch --out "$OUT/dispatch-after.json" 2>&1 | grep -E "op dispatch" | tee -a "$OUT/env.txt"

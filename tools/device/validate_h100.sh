@@ -10,4 +10,4 @@ OUT=${OUT:-./out}
 mkdir -p "$OUT"
 if [ -d .vendor ]; then export PYTHONPATH="$PWD/.vendor:${PYTHONPATH:-}"; fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv | tee "$OUT/nvidia-smi.csv"
-python3 tools/validate_estimates.py --out "$OUT" --budget-s 500 "$@" 2>&1 | grep -v -E "warnings.warn|UserWarning" | tee "$OUT/log.txt"
+python3 -m tools.validate_estimates --out "$OUT" --budget-s 500 "$@" 2>&1 | grep -v -E "warnings.warn|UserWarning" | tee "$OUT/log.txt"

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
-from gpuadvisor.estimate.calibration import gpu, host, opgraph, sizing, traffic_bytes
+from gpuadvisor.estimate.calibration import gpu, host, opgraph, sizing, traffic_bytes, training
 from gpuadvisor.estimate.calibration.record import Constant, Method
 
 __all__ = ["DOC_COMMAND", "SECTIONS", "TABLE", "Constant", "Method", "aliases", "constants", "get", "override",
@@ -37,6 +37,7 @@ _SECTIONS = (
     ("Bytes moved by elementwise kernels, the loss and the optimizer", traffic_bytes.CONSTANTS),
     ("Memory, serving, offload and the advisor", sizing.CONSTANTS),
     ("The op cost model of traced models (opcost.py)", opgraph.CONSTANTS),
+    ("Parallel training: network, frameworks, overlaps (estimate/parallel/)", training.CONSTANTS),
 )
 
 

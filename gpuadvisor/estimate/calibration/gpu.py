@@ -40,6 +40,10 @@ CONSTANTS = (
              "efficiency k / (k + K_RAMP)", f"{DECODE_A} (GEMM sweep)", Method.FITTED,
              "log-space least squares of rate and K_RAMP over the 21 GEMMs of >= 1024 rows that took over 150 us "
              "(each within +-20 % after the fit), rounded to 100"),
+    Constant("SPLIT_K_MIN", 512, "inner steps", "the least inner dimension one split of a split-K GEMM gets",
+             "tests/data/models-h100.json (GEMM class of the profiled training steps)", Method.ASSUMPTION,
+             "cuBLAS's heuristics are not public; set where weight-gradient GEMMs of ViT and ConvNeXt training match "
+             "their profiled GEMM time"),
     Constant("MISALIGNED_SLOWDOWN", 3.0, "x", "rate divisor for a GEMM with a dimension that is not a multiple of "
              "8 elements (no 16-byte tensor-core path; GPT-2's 50257 vocabulary)", "-", Method.ASSUMPTION,
              "not yet measured: tools/bench_kernels.py times 50257 against 50304 for the next device run"),

@@ -68,10 +68,10 @@ CONSTANTS = (
              "PyTorch picks cuDNN attention (compute capability 9.x, 10.x) and no probe measured it",
              "tools/data/h100-round3/sdpa-host.json", Method.MEASURED,
              "mean of the six new-length calls (default and cuDNN backends, 36-45 ms), rounded to 5 ms"),
-    Constant("OVERLAP_P", 3.0, "exponent", "host/GPU overlap: step = (host^p + device^p)^(1/p)",
+    Constant("OVERLAP_P", 2.0, "exponent", "host/GPU overlap: step = (host^p + device^p)^(1/p)",
              "tools/data/validation-h100.json (v1, 30 cases)", Method.FITTED,
              "the exponent of {1.5, 2, 3, 4, 8} with the least RMS relative error of prefill and step times over "
-             "the 30 v1 cases (held-out ones included; p = 2 comes a close second)", held_out=True),
+             "the 30 v1 cases (held-out ones included; p = 3 comes a close second)", held_out=True),
     Constant("DP_OVERLAP", 0.5, "fraction", "share of the data-parallel gradient all-reduce hidden behind "
              "backward", "-", Method.ASSUMPTION, "not measured; DDP and FSDP steps on 2x H200 land within -16 %"),
     Constant("LOW_CONFIDENCE_PARAMS", 1e9, "parameters", "models under this size get time estimates flagged low "

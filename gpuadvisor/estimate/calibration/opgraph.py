@@ -7,22 +7,36 @@ from __future__ import annotations
 from gpuadvisor.estimate.calibration.record import Constant, Method
 
 MODELS = "tests/data/models-h100.json"
-GRID = ("grid search with the other two of CONV_EFF, STREAM_BW_EFF and HOST_OPS_PER_ATEN_OP over the calibration "
-        "split's step times, least mean |log(estimate / measured)| (gpuadvisor.validation.fit_op_constants)")
+HOST_FIT = ("least squares of the relative error of the measured step time over the calibration split's "
+            "host-bound steps (GPU time under half the step), the four op counts as features, non-negative "
+            "(gpuadvisor.validation.fit_host_constants)")
+GPU_FIT = ("grid search against the profiled GPU time of its own op class over the calibration split, least mean "
+           "|log(estimate / profiled)| (gpuadvisor.validation.fit_gpu_constants)")
 
 CONSTANTS = (
     Constant("OP_KERNEL_FLOOR_S", 2.5e-6, "s", "GPU time of the smallest kernel of an eager step (launch, ramp, tail)",
              "gpu.KERNEL_FLOOR_S (3.4 us inside a CUDA graph, H100)", Method.ASSUMPTION,
              "a graph's floor less its gaps; not measured on its own"),
-    Constant("CONV_EFF", 0.5, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
-             Method.FITTED, GRID),
+    Constant("CONV_EFF", 0.6, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
+             Method.FITTED, GPU_FIT),
     Constant("NCHW_TRANSPOSE_PASSES", 1.0, "passes", "extra passes over a 16-bit NCHW convolution's tensors "
              "(cuDNN runs 16-bit convolutions in NHWC and transposes around them)", "-", Method.ASSUMPTION,
              "not measured: every validation CNN runs channels-last"),
     Constant("DEPTHWISE_BW_EFF", 0.6, "fraction", "depthwise convolutions against streaming bandwidth", "-",
              Method.ASSUMPTION, "set by hand, not fitted"),
-    Constant("STREAM_BW_EFF", 1.0, "fraction", "streaming ops (norms, elementwise, reductions) against the "
-             "bandwidth large copies reach: a traced op counts each tensor once", MODELS, Method.FITTED, GRID),
+    Constant("CONV_K_RAMP", 100, "inner steps", "a convolution's K ramp (kernels.gemm_time): cuDNN's implicit "
+             "GEMMs pipeline the filter taps, so short reductions cost less than a cuBLAS GEMM's", MODELS,
+             Method.ASSUMPTION, "set by hand: 0-200 move the convolution class's mean |log error| by under 0.02 "
+             "(tests/data/models-h100.json, calibration split)"),
+    Constant("CUDA_CORE_CONV_EFF", 0.3, "fraction", "convolutions with no tensor-core path (grouped, depthwise, "
+             "3-channel stems) against the FP32 FMA rate", MODELS, Method.ASSUMPTION, "set by hand"),
+    Constant("STREAM_BW_EFF", 0.7, "fraction", "streaming ops (norms, elementwise, reductions) against the "
+             "bandwidth large copies reach: a traced op counts each tensor once", MODELS, Method.FITTED, GPU_FIT),
+    Constant("NORM_BW_EFF", 0.4, "fraction", "normalisations (batch, layer, group, RMS norm) against copy bandwidth, "
+             "per byte a traced op reads and writes: their statistics pass and backward re-reads included", MODELS,
+             Method.FITTED, GPU_FIT),
+    Constant("REDUCTION_BW_EFF", 0.7, "fraction", "reductions (sums, softmax, losses) against copy bandwidth", MODELS,
+             Method.FITTED, GPU_FIT),
     Constant("GATHER_BW_EFF", 0.5, "fraction", "gathers and scatters (embeddings, GNN messages) against streaming "
              "bandwidth", "-", Method.ASSUMPTION, "set by hand, not fitted"),
     Constant("RNN_STEP_FLOOR_S", 25e-6, "s", "one time step of one cuDNN RNN layer, at the least", MODELS,
@@ -30,9 +44,18 @@ CONSTANTS = (
              "steps x 2 layers = 27.6 us); not fitted"),
     Constant("OPTIMIZER_PARAMS_PER_LAUNCH", 2e7, "params", "parameters one fused-AdamW launch covers", "-",
              Method.ASSUMPTION, "PyTorch's multi-tensor apply chunking, not measured"),
-    Constant("HOST_OPS_PER_ATEN_OP", 2.5, "x HOST_OP_S", "host time of one traced aten op of an eager step, in units "
-             "of the dispatch probe's op time (module code, autograd and Python around it)", MODELS,
-             Method.FITTED, GRID),
+    Constant("OP_OVERLAP_P", 8.0, "exponent", "host/GPU overlap of an eager step of a traced model: step = "
+             "(host^p + device^p)^(1/p)", MODELS, Method.FITTED, "the exponent of {1.5, 2, 3, 4, 8} with the "
+             "least mean |log(estimate / measured)| step time over the calibration split, the other constants "
+             "as in the table (gpuadvisor.validation.fit_overlap)"),
+    Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
+             "under inference_mode (module code and Python around it included)", MODELS, Method.FITTED, HOST_FIT),
+    Constant("HOST_FWD_OPS_TRAINING", 2.9, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
+             "recorded by autograd", MODELS, Method.FITTED, HOST_FIT),
+    Constant("HOST_BWD_OPS", 5.5, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
+             "gradient accumulation and allocator work)", MODELS, Method.FITTED, HOST_FIT),
+    Constant("HOST_VIEW_OPS", 0.8, "x HOST_OP_S", "host time of one traced op that launches no kernel (views, "
+             "reshapes, detach)", MODELS, Method.FITTED, HOST_FIT),
     Constant("WORKSPACE_BYTES", 64 * 2**20, "bytes", "cuBLAS and cuDNN workspaces PyTorch allocates on the first "
              "matmul and convolution (max_memory_allocated counts them)", MODELS, Method.ASSUMPTION,
              "set by hand near the MLP's gap (75 MB measured for 12 MB of weights and inputs); not fitted"),

@@ -95,7 +95,8 @@ def gemm_shape(name: str, args: tuple[Any, ...]) -> tuple[float, ...]:
 
 
 def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> tuple[float, ...]:
-    """(N, C, H, W, K, R, S, groups, outH, outW, NHWC) of a 2-D convolution (1-D/3-D folded into 2-D)."""
+    """(N, C, H, W, K, R, S, groups, outH, outW, NHWC, grads) of a 2-D convolution (1-D/3-D folded into 2-D);
+    grads as conv_grads says."""
     if name == "convolution_backward":
         grad_out, x, w = args[0], args[1], args[2]
         groups = args[9] if len(args) > 9 else 1
@@ -112,7 +113,27 @@ def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> tuple[float, ...]:
     k, _, r, s = dims(w)
     _, _, oh, ow = dims(y)
     nhwc = 1.0 if len(x.shape) == 4 and x.is_contiguous(memory_format=_channels_last()) and c > 1 else 0.0
-    return (n, c, h, wd, k, r, s, float(groups), oh, ow, nhwc)
+    return (n, c, h, wd, k, r, s, float(groups), oh, ow, nhwc, conv_grads(name, args))
+
+
+def conv_flops(name: str, args: tuple[Any, ...], shape: tuple[float, ...]) -> float:
+    """2 x MACs of the forward, once per gradient a backward computes. Not flop_counter's formula: its
+    convolution backward ignores `groups` and counts a depthwise weight gradient groups-times over."""
+    n, c, _h, _w, k, r, s, groups, oh, ow = shape[:10]
+    fwd = 2.0 * n * oh * ow * k * (c / groups) * r * s
+    if name != "convolution_backward":
+        return fwd
+    mask = args[10] if len(args) > 10 else (True, True, False)
+    return fwd * (bool(mask[0]) + bool(mask[1]))
+
+
+def conv_grads(name: str, args: tuple[Any, ...]) -> float:
+    """Which gradients a convolution backward computes, as bits: 1 the input's, 2 the weight's, 4 the bias's
+    (a reduction over every output position); 0 for a forward."""
+    if name != "convolution_backward":
+        return 0.0
+    mask = args[10] if len(args) > 10 else (True, True, False)
+    return float(bool(mask[0]) + 2 * bool(mask[1]) + 4 * bool(mask[2]))
 
 
 def _channels_last() -> Any:

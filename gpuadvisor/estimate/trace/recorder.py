@@ -109,7 +109,7 @@ class Recorder(TorchDispatchMode):
             flops = C.registry_flops(func, args, kwargs, out) or 2.0 * shape[0] * shape[1] * shape[2] * shape[3]
         elif cls is OpClass.CONV:
             shape = C.conv_shape(name, args, out)
-            flops = C.registry_flops(func, args, kwargs, out)
+            flops = C.conv_flops(name, args, shape)
         elif cls is OpClass.ATTENTION:
             backward = "backward" in name
             shape = C.attention_shape(args, kwargs, backward)

@@ -225,7 +225,7 @@ class AdvisorPane(TabPane):
         for c in pres.columns(advice, compact=compact):  # compact: first token, meets in the detail line
             table.add_column(c, key=c, width=COLUMN_WIDTHS.get(c) if compact else None)
         picks = pres.pick_names(advice, compact=compact)
-        by_label = {}  # the row key: two offers with one label (same instance and region) show once
+        by_label: dict[str, Any] = {}  # the row key: two offers with one label (same instance and region) show once
         for o in pres.shown_options(advice):
             by_label.setdefault(o.label, o)
         self._shown = list(by_label.values())

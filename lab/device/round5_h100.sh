@@ -6,7 +6,7 @@
 #   c) on an H200 (another host): the tensor-parallel loss shared by validate_multigpu.py and
 #      dtensor_overhead.py (2 ranks on CPU, and DTensor on a one-GPU mesh), then run I, the held-out
 #      eager check of H without the padded variant (a first try on an H200 lost its machine).
-#   bash tools/device/round5_h100.sh a|b|c
+#   bash lab/device/round5_h100.sh a|b|c
 set -u
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 OUT=${OUT:-./out}; mkdir -p "$OUT"
@@ -15,10 +15,10 @@ case "${1:-a}" in
   a) s=$SECONDS
      python3 -m gpuadvisor probe --quick --only dispatch --out "$OUT/dispatch-quick.json" 2>&1 | grep -vE "warnings.warn|UserWarning" | tail -12
      echo "quick dispatch probe: $((SECONDS - s)) s" | tee -a "$OUT/env-a.txt"
-     bash tools/device/round4_h100.sh probe-eager h ;;
-  b) bash tools/device/round4_final.sh ;;
-  c) timeout 100 python3 tools/validate_multigpu.py --tiny --device cpu --cases tp2,ddp 2>&1 | tail -4
-     timeout 120 python3 tools/device/dtensor_overhead.py 2>&1 | grep -E "^(plain|dtensor)" | cut -c1-300
-     python3 tools/device/eager_check.py --reverse --variants default,nocudnn --name eager-check-i 2>&1 \
+     bash lab/device/round4_h100.sh probe-eager h ;;
+  b) bash lab/device/round4_final.sh ;;
+  c) timeout 100 python3 -m tools.validate_multigpu --tiny --device cpu --cases tp2,ddp 2>&1 | tail -4
+     timeout 120 python3 -m tools.device.dtensor_overhead 2>&1 | grep -E "^(plain|dtensor)" | cut -c1-300
+     python3 -m tools.device.eager_check --reverse --variants default,nocudnn --name eager-check-i 2>&1 \
        | grep -vE "warnings.warn|UserWarning" > "$OUT/eager-log.txt" ;;
 esac

@@ -1,0 +1,186 @@
+"""Serving-simulation flags of `estimate` and `recommend` (--rate, --users, --input-len, --output-len, --lengths,
+--kv-dtype, --weights, --pp, --replicas, --p99-ttft, --p99-tpot) and their runs. Bad values: one line, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from gpuadvisor.cli.common import positive_int
+from gpuadvisor.errors import UserError
+
+SERVE_ENGINES = ("vllm", "sglang", "trtllm", "llamacpp", "hf")
+
+
+def seconds(text: str) -> float:
+    """'1s', '50ms', '0.2' (seconds) -> seconds."""
+    s = str(text).strip().lower()
+    mult = 1e-3 if s.endswith("ms") else 1.0
+    s = s[:-2] if s.endswith("ms") else (s[:-1] if s.endswith("s") else s)
+    try:
+        v = float(s) * mult
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 1s, 50ms)") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive duration: {text!r}")
+    return v
+
+
+def rate(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a request rate: {text!r} (requests per second, e.g. 20)") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"a request rate must be a positive number, got {text!r}")
+    return v
+
+
+def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> None:
+    g = p.add_argument_group("serving simulation (continuous batching; engines vllm, sglang, trtllm, llamacpp, hf)")
+    g.add_argument("--rate", type=rate, metavar="REQ/S", help="requests per second, Poisson arrivals (seeded)")
+    if not recommend:
+        g.add_argument("--users", dest="serve_users", type=positive_int, metavar="N",
+                       help="N concurrent users (closed loop) instead of --rate")
+    g.add_argument("--input-len", type=positive_int, default=None, metavar="TOKENS",
+                   help="prompt tokens (default 1000)")
+    g.add_argument("--output-len", type=positive_int, default=None, metavar="TOKENS",
+                   help="output tokens (default 200)")
+    g.add_argument("--lengths", metavar="DIST|FILE",
+                   help="request lengths: fixed (default), sharegpt, uniform:A-B, or a file of 'INPUT OUTPUT' lines")
+    g.add_argument("--requests", type=positive_int, default=None, metavar="N",
+                   help="requests to simulate (default 1000; recommend 300)")
+    g.add_argument("--seed", type=int, default=0, help="random seed of arrivals and lengths (default 0)")
+    g.add_argument("--weights", default=None, metavar="FORMAT",
+                   help="weight format: bf16 | fp16 | fp8 | fp4 | nvfp4 | mxfp4 | awq | gptq | q4_0 | q4_k_m | q5_k_m "
+                        "| q8_0 (default: --dtype)")
+    g.add_argument("--kv-dtype", default=None, metavar="DTYPE",
+                   help="KV cache: bf16 | fp16 | fp8 | int8 (default: fp8 with fp8/fp4 weights where the engine has "
+                        "it, else 16-bit)")
+    g.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel stages (default 1)")
+    g.add_argument("--replicas", type=positive_int, default=1, help="data-parallel replicas (default 1)")
+    g.add_argument("--p99-ttft", type=seconds, metavar="DURATION", help="SLO: P99 time to first token (1s, 300ms)")
+    g.add_argument("--p99-tpot", type=seconds, metavar="DURATION", help="SLO: P99 time per output token (50ms)")
+    if recommend:
+        g.add_argument("--serve-engine", default="vllm", metavar="ENGINE",
+                       help="engine for --rate / --p99-* (default vllm; one of " + ", ".join(SERVE_ENGINES) + ")")
+
+
+def serving_requested(args: argparse.Namespace) -> bool:
+    keys = ("rate", "serve_users", "input_len", "output_len", "lengths", "p99_ttft", "p99_tpot", "kv_dtype", "weights")
+    return any(getattr(args, k, None) is not None for k in keys) or getattr(args, "engine", "") in SERVE_ENGINES
+
+
+def _weights(args: argparse.Namespace) -> str:
+    if args.weights:
+        return str(args.weights).lower()
+    if args.quant and args.quant != "none":
+        return str(args.quant).lower()
+    d = (args.dtype or "bf16").lower()
+    if d in ("fp32", "int4"):
+        raise UserError(f"--dtype {d}: serving engines run bf16, fp16, fp8 or quantized weights (see --weights)")
+    return d
+
+
+def _lengths(args: argparse.Namespace) -> Any:
+    from gpuadvisor.estimate.serve.lengths import parse_lengths
+
+    return parse_lengths(args.lengths, args.input_len or 1000, args.output_len or 200)
+
+
+def _model(args: argparse.Namespace) -> Any:
+    from gpuadvisor.cli.estimate_cmd import workload_from
+
+    w = workload_from(args)
+    m = w.model
+    if m.kind != "decoder" or not m.is_transformer:
+        raise UserError(f"{m.name}: the serving simulation needs a decoder transformer")
+    return m, w
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    """`estimate MODEL --engine vllm --rate 20 ...`: simulated throughput and TTFT/TPOT percentiles."""
+    from gpuadvisor.cli.common import catalog_from, console, print_json
+    from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
+    from gpuadvisor.estimate.serve.parallel import Layout
+
+    engine = args.engine if args.engine in SERVE_ENGINES else "vllm"
+    if args.engine not in SERVE_ENGINES:
+        raise UserError(f"--engine {args.engine}: the serving simulation takes one of {', '.join(SERVE_ENGINES)}")
+    if args.rate is not None and args.serve_users is not None:
+        raise UserError("give --rate or --users, not both")
+    m, w = _model(args)
+    lengths = _lengths(args)
+    card = catalog_from(args).get(args.gpu)
+    lay = Layout(tp=w.tensor_parallel, pp=args.pp, replicas=args.replicas)
+    s = serve_setup(m, card_figures(card), engine, weights=_weights(args), kv_dtype=args.kv_dtype, layout=lay,
+                    efficiency=None)
+    r = estimate_load(s, lengths, rate=args.rate, users=args.serve_users, requests=args.requests or 1000,
+                      seed=args.seed, slo_ttft=args.p99_ttft, slo_tpot=args.p99_tpot)
+    r["model"] = m.name
+    if args.json:
+        print_json(r)
+        return 0
+    f, a, ld = r["figures"], r["assumptions"], r["load"]
+    con = console()
+    load = (f"{ld['rate']:g} req/s (Poisson)" if ld["rate"] else
+            f"{ld['users']} concurrent users" if ld["users"] else "every request queued at once")
+    con.print(f"[bold]{m.name} on {a['gpus']} x {card.name} ({a['layout']}), {a['engine_label']}[/bold] (simulated "
+              "estimate)")
+    con.print(f"  load: {load}, {f['requests']} requests, lengths {ld['lengths']}")
+    con.print(f"  throughput: {f['requests_per_s']:,.2f} req/s, {f['output_tokens_per_s']:,.0f} output tok/s "
+              f"({f['total_tokens_per_s']:,.0f} tok/s with prompts)")
+    for key, label in (("ttft_s", "TTFT"), ("tpot_s", "time per output token")):
+        q = f[key]
+        if q["p50"] is not None:
+            con.print(f"  {label}: P50 {q['p50'] * 1e3:,.1f} ms, P90 {q['p90'] * 1e3:,.1f} ms, "
+                      f"P99 {q['p99'] * 1e3:,.1f} ms")
+    if args.p99_ttft or args.p99_tpot:
+        con.print(f"  goodput under the SLOs: {f['goodput_requests_per_s']:,.2f} req/s "
+                  f"({f['slo_attainment']:.0%} of requests meet them)")
+    con.print(f"  scheduler: {f['iterations']:,} iterations, at most {f['max_running']} sequences at once, "
+              f"{f['preemptions']} preemptions")
+    con.print(f"  assumptions: weights {a['weights']}, KV cache {a['kv_dtype']} in {a['kv_block_tokens']}-token "
+              f"blocks ({a['kv_blocks_per_group']:,} blocks), token budget {a['max_batched_tokens']} per iteration "
+              f"(chunked prefill: {'chunks of up to ' + str(a['chunk_tokens']) if a['chunk_tokens'] else 'off'}), "
+              f"max {a['max_seqs']} sequences, host {a['host_s_per_iteration'] * 1e3:.1f} ms/iteration, "
+              f"CUDA graphs {'on' if a['cuda_graphs'] else 'off'}")
+    return 0
+
+
+def run_recommend(args: argparse.Namespace) -> int:
+    """`recommend MODEL --rate 5 --p99-ttft 1s --p99-tpot 50ms`: the cheapest rental meeting the SLOs."""
+    from gpuadvisor.advisor.market import offers_for
+    from gpuadvisor.advisor.serve_slo import cheapest_for_slo
+    from gpuadvisor.cli.common import catalog_from, console, print_json
+    from gpuadvisor.estimate.serve.profiles import serve_engine
+
+    if args.rate is None:
+        raise UserError("--p99-ttft / --p99-tpot need a load: --rate REQ/S")
+    serve_engine(args.serve_engine)  # one-line error on an unknown engine
+    m, _ = _model(args)
+    offers, _ = offers_for(args.provider, args.region, spot=args.spot)
+    if not offers:
+        raise UserError("no rental offers to choose from (price snapshot empty after the filters)")
+    pick, tried = cheapest_for_slo(m, catalog_from(args), offers, engine=args.serve_engine, weights=_weights(args),
+                                   kv_dtype=args.kv_dtype, lengths=_lengths(args), rate=args.rate,
+                                   slo_ttft=args.p99_ttft, slo_tpot=args.p99_tpot, requests=args.requests or 300,
+                                   seed=args.seed)
+    if args.json:
+        print_json({"model": m.name, "rate": args.rate, "p99_ttft_s": args.p99_ttft, "p99_tpot_s": args.p99_tpot,
+                    "engine": args.serve_engine, "pick": pick.to_dict() if pick else None,
+                    "evaluated": [t.to_dict() for t in tried], "estimate": True})
+        return 0
+    con = console()
+    con.print(f"[bold]{m.name} at {args.rate:g} req/s[/bold], {args.serve_engine}; targets: "
+              + ", ".join(x for x in (f"P99 TTFT <= {args.p99_ttft * 1e3:,.0f} ms" if args.p99_ttft else "",
+                                      f"P99 TPOT <= {args.p99_tpot * 1e3:,.1f} ms" if args.p99_tpot else "") if x)
+              + " (simulated estimates)")
+    if pick:
+        con.print(f"  [bold]cheapest that meets them[/bold]: {pick.line()}", soft_wrap=True)
+    else:
+        con.print("[bold red]  nothing evaluated meets the targets[/bold red]")
+    for t in tried[:-1] if pick else tried[:8]:
+        con.print(f"  cheaper, misses: {t.line()}", soft_wrap=True)
+    return 0

@@ -1,0 +1,205 @@
+"""`estimate`'s training-at-scale flags and output: a layout (--tp --pp --cp --ep --vp --micro-batch), a framework
+profile, or --layout auto, costed by gpuadvisor.estimate.parallel (step time, tokens/s per GPU, memory per GPU,
+time to train)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gpuadvisor.errors import UserError
+
+LAYOUTS = ("given", "auto")
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _fraction(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.05, got {text!r}") from None
+    if not (0.0 <= v < 10.0):
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 10), got {text!r}")
+    return v
+
+
+def _gbs(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected GB/s, got {text!r}") from None
+    if not (v > 0) or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected GB/s > 0, got {text!r}")
+    return v
+
+
+def _count(text: str) -> float:
+    from gpuadvisor.cli.estimate_cmd import token_count
+
+    return float(token_count(text))
+
+
+def add_training_args(p: argparse.ArgumentParser) -> None:
+    from gpuadvisor.estimate.parallel import framework_names
+
+    g = p.add_argument_group("training at scale (parallel layouts; training, lora, qlora)")
+    g.add_argument("--micro-batch", type=_positive, default=None, metavar="N",
+                   help="sequences per GPU per forward/backward; gradient accumulation reaches the global --batch")
+    if "--pp" not in p._option_string_actions:  # the serving flags define it too, with the same meaning
+        g.add_argument("--pp", type=_positive, default=1, help="pipeline-parallel degree")
+    g.add_argument("--vp", type=_positive, default=1, help="interleaved pipeline: model chunks per GPU (1: 1F1B)")
+    g.add_argument("--cp", type=_positive, default=1, help="context-parallel degree (sequence split, ring attention)")
+    g.add_argument("--ep", type=_positive, default=1, help="expert-parallel degree (MoE)")
+    g.add_argument("--framework", default=None, metavar="NAME",
+                   help=f"training framework profile: {' | '.join(framework_names())} (default: hf, or megatron "
+                        "with PP/CP/EP)")
+    g.add_argument("--layout", choices=LAYOUTS, default="given",
+                   help="auto: search the layouts that fit and take the fastest (degrees given stay fixed)")
+    g.add_argument("--recompute", choices=("none", "selective", "full"), default=None,
+                   help="activation recomputation (default: --checkpointing's full, else the fastest that fits)")
+    g.add_argument("--gpus-per-node", type=_positive, default=None, metavar="N",
+                   help="GPUs per NVLink domain (default 8; 72 on GB200/GB300 NVL72)")
+    g.add_argument("--net-gbs", type=_gbs, default=None, metavar="GB/s",
+                   help="node network bandwidth per GPU between nodes (default 50: one 400 Gb/s NIC per GPU)")
+    g.add_argument("--samples-seen", type=_count, default=0.0, metavar="N",
+                   help="time to train: sequences to train on (a sample budget, or MLPerf's samples-seen target)")
+    g.add_argument("--restart-overhead", type=_fraction, default=0.0, metavar="FRACTION",
+                   help="time to train: checkpointing and restarts as a share of the step time (e.g. 0.05)")
+
+
+def wants_parallel(args: argparse.Namespace, w: Any) -> bool:
+    """Whether the training-at-scale path answers (a flag of its group was given)."""
+    given = (args.micro_batch is not None or args.pp > 1 or args.vp > 1 or args.cp > 1 or args.ep > 1
+             or args.framework is not None or args.layout == "auto" or args.recompute is not None
+             or args.gpus_per_node is not None or args.net_gbs is not None or args.restart_overhead
+             or args.samples_seen)
+    if not given:
+        return False
+    if not w.is_training:
+        raise UserError(f"--micro-batch, --pp, --cp, --ep, --vp, --framework, --layout and --recompute are for "
+                        f"training, lora and qlora; --mode is {w.mode}")
+    if not w.model.is_transformer:
+        raise UserError(f"{w.model.name}: parallel layouts are costed for transformer shapes only")
+    if args.pure:
+        raise UserError("--pure is not modelled by parallel layouts (bf16 compute, fp32 master weights and Adam)")
+    if args.optimizer and args.optimizer not in ("adamw", "adam", "adamw-fused", "adamw-foreach"):
+        raise UserError(f"--optimizer {args.optimizer}: parallel layouts model AdamW only")
+    return True
+
+
+def _framework(args: argparse.Namespace) -> Any:
+    from gpuadvisor.estimate.parallel import framework
+
+    if args.framework:
+        return framework(args.framework)
+    return framework("megatron" if (args.pp > 1 or args.cp > 1 or args.ep > 1) else "hf")
+
+
+def run_parallel(args: argparse.Namespace, w: Any, card: Any, hw: Any) -> int:
+    from gpuadvisor.estimate.parallel import Checkpointing, Cluster, Layout
+    from gpuadvisor.estimate.parallel.budget import train_time
+    from gpuadvisor.estimate.parallel.search import Fixed, search
+    from gpuadvisor.workload import Sharding
+
+    fw = _framework(args)
+    cluster = Cluster(gpus_per_node=args.gpus_per_node or 0, net_gbs_per_gpu=args.net_gbs or 0.0)
+    w = w.with_(tensor_parallel=1)
+    note = ""
+    if w.batch == 1 and w.num_gpus > 1:  # --batch not given (1 cannot be split over data-parallel GPUs)
+        if args.layout == "auto":
+            gbs = 4 * w.num_gpus
+        else:
+            dp = max(1, w.num_gpus // (args.tp * args.pp * args.cp))
+            gbs = dp * (args.micro_batch or 1) * (4 * args.pp if args.pp > 1 else 1)
+        w = w.with_(batch=gbs)
+        note = f"global batch not given: taken as {gbs} sequences (--batch sets it)"
+    recompute = args.recompute or ("full" if args.checkpointing else None)
+    sharding = Sharding(args.sharding) if args.sharding != "none" else None
+    if args.layout == "auto":
+        fixed = Fixed(tp=args.tp if args.tp > 1 else None, pp=args.pp if args.pp > 1 else None,
+                      cp=args.cp if args.cp > 1 else None, ep=args.ep if args.ep > 1 else None,
+                      vp=args.vp if args.vp > 1 else None, micro_batch=args.micro_batch, sharding=sharding,
+                      checkpointing=Checkpointing(recompute) if recompute else None)
+        how = "the fastest layout that fits (--layout auto)"
+    else:
+        fixed = Fixed(tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, vp=args.vp,
+                      micro_batch=args.micro_batch or 1,
+                      sharding=sharding or Sharding(fw.default_sharding if w.num_gpus > 1 else "none"),
+                      checkpointing=Checkpointing(recompute) if recompute else None)
+        # the layout as given; an impossible one is refused with the conflict named
+        from gpuadvisor.estimate.parallel import check_layout
+
+        check_layout(w.model, w.num_gpus, w.batch, w.seq, Layout(
+            tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, vp=args.vp, micro_batch=args.micro_batch or 1))
+        how = "the layout given" + ("" if recompute else "; recomputation: the fastest that fits")
+    ranked = search(w, hw, fw, cluster=cluster, fixed=fixed)
+    if not ranked:
+        raise UserError(f"no layout of {w.model.name} on {w.num_gpus} GPUs divides its layers, heads and the "
+                        f"global batch of {w.batch} with the degrees given")
+    est = ranked[0] if ranked[0].fits else min(ranked, key=lambda e: e.memory.total)
+    budget = train_time(est.step_s, w.batch, w.seq, tokens=w.train_tokens, samples=args.samples_seen,
+                        overhead=args.restart_overhead)
+    if args.json:
+        from gpuadvisor.cli.common import print_json
+
+        print_json({"workload": w.to_dict(), "card": card.name, "notes": [note] if note else [],
+                    "framework": fw.name, "selected_by": how,
+                    "estimate": est.to_dict(), "time_to_train": budget.to_dict(),
+                    "alternatives": [e.to_dict() for e in ranked[1:6] if e.fits]})
+        return 0
+    _print(w, card, fw, est, budget, how, ranked)
+    if note:
+        from gpuadvisor.cli.common import console
+
+        console().print(f"  note: {note}")
+    return 0
+
+
+def _print(w: Any, card: Any, fw: Any, est: Any, budget: Any, how: str, ranked: list[Any]) -> None:
+    from rich.table import Table
+
+    from gpuadvisor.cli.common import console
+    from gpuadvisor.estimate.memory_result import GiB
+
+    con = console()
+    lay = est.layout
+    con.print(f"[bold]{w.model.name} {w.mode} ({w.dtype}) on {w.num_gpus} x {card.name}[/bold], global batch "
+              f"{w.batch} x {w.seq} tokens, framework {fw.name}: {fw.description}")
+    con.print(f"layout ({how}): TP {lay.tp}, PP {lay.pp}" + (f" x VP {lay.vp}" if lay.vp > 1 else "")
+              + f", CP {lay.cp}" + (f", EP {lay.ep}" if lay.ep > 1 else "") + f", DP {lay.dp(w.num_gpus)}; "
+              f"micro-batch {lay.micro_batch}, {est.grad_accum} micro-batches per step; sharding {lay.sharding}; "
+              f"recomputation {lay.checkpointing}")
+    t = Table(title="memory per GPU (fullest pipeline stage)")
+    t.add_column("item")
+    t.add_column("GiB", justify="right")
+    for k, v in est.memory.items:
+        if v:
+            t.add_row(k, f"{v / GiB:.1f}")
+    t.add_row("[bold]total[/bold]", f"[bold]{est.memory.total / GiB:.1f}[/bold]")
+    con.print(t)
+    cap = f"{card.memory_gib:g} GiB on the card" if card.memory_gib else "card memory unknown"
+    con.print(f"{card.name}: {'fits' if est.fits else 'does NOT fit'} ({est.memory.total / GiB:.1f} GiB per GPU, "
+              f"{cap})")
+    con.print(f"[bold]step[/bold] {est.step_s:.3g} s: {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
+              f"{est.tokens_per_s:,.0f} tokens/s in all, MFU {est.mfu:.0%} of the bf16 peak (estimate)")
+    parts = ", ".join(f"{k} {v / est.step_s:.0%}" for k, v in est.parts if v / est.step_s >= 0.005)
+    con.print(f"  where the step goes: {parts}")
+    for n in est.notes:
+        con.print(f"  note: {n}")
+    if budget.steps > 1:
+        extra = f" (+{budget.overhead:.0%} checkpoints and restarts)" if budget.overhead else ""
+        con.print(f"[bold]time to train[/bold]: {budget.steps:,} steps ({budget.tokens:.3g} tokens), "
+                  f"{budget.seconds / 3600:,.1f} h{extra}")
+    alts = [e for e in ranked[1:] if e.fits][:3]
+    if alts:
+        con.print("next fastest that fit: " + "; ".join(
+            f"{e.layout.label()} {e.tokens_per_s_per_gpu:,.0f} tok/s/GPU" for e in alts))

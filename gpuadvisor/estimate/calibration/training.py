@@ -1,0 +1,62 @@
+"""Constants of the parallel training model (estimate/parallel/): the network between GPUs, the frameworks'
+compute efficiencies and overlaps. The fitted ones come from the calibration split of
+tests/data/published-training.json (tools/fit_training.py; every third published run is held out)."""
+
+from __future__ import annotations
+
+from gpuadvisor.estimate.calibration.record import Constant, Method
+
+PUBLISHED = "tests/data/published-training.json"
+FIT = ("grid search over the calibration split's published runs of this framework, least mean "
+       "|log(estimate / published)| (tools/fit_training.py)")
+DGX_H100 = "https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
+
+CONSTANTS = (
+    Constant("NODE_NET_GBS_PER_GPU", 50.0, "GB/s", "node network bandwidth per GPU between nodes (one 400 Gb/s "
+             "InfiniBand NDR / RoCE NIC per GPU), when the user gives none", f"{DGX_H100} (8x ConnectX-7, 400 Gb/s)",
+             Method.DATASHEET, "400 Gb/s = 50 GB/s per direction"),
+    Constant("NET_EFFICIENCY", 0.8, "fraction", "bus bandwidth a collective reaches over the node network, as a "
+             "fraction of the NIC line rate", "-", Method.ASSUMPTION, "NCCL over NDR typically reaches 40-45 of "
+             "50 GB/s; not measured here"),
+    Constant("NVLINK_BUSBW_FRACTION", 0.4, "fraction", "all-reduce bus bandwidth inside an NVLink domain, as a "
+             "fraction of the catalog's (bidirectional) NVLink figure", "-", Method.ASSUMPTION,
+             "about 360 of 900 GB/s on an H100 HGX without NVLink SHARP; not measured here"),
+    Constant("GPUS_PER_NODE", 8, "GPUs", "GPUs that share an NVLink domain (HGX/DGX boards), when the user gives "
+             "none", DGX_H100, Method.DATASHEET, "8 GPUs per HGX board"),
+    Constant("NVL72_DOMAIN", 72, "GPUs", "GPUs of one NVLink domain on GB200/GB300 NVL72 racks",
+             "https://www.nvidia.com/en-us/data-center/gb200-nvl72/", Method.DATASHEET, "72 GPUs per rack"),
+    Constant("FP8_GEMM_EFF", 0.6, "fraction", "large FP8 GEMMs (per-tensor scaled) against the datasheet dense FP8 "
+             "peak", "-", Method.ASSUMPTION, "cuBLASLt FP8 GEMMs on H100 reach about 1.2 of 1.98 PFLOP/s; "
+             "not measured here (the bf16 rate is MFU, measured)"),
+    Constant("SDPA_FLASH_EFF", 0.55, "fraction", "PyTorch SDPA's FlashAttention-2 kernels against the attention rate "
+             "the kernel model was fitted to (cuDNN/FA3-class fused attention, as TransformerEngine runs it)",
+             "https://arxiv.org/abs/2407.08608 (FlashAttention-3, H100: FA2 about 350 TFLOP/s forward and less in "
+             "backward at head dim 128, FA3 and cuDNN 600+)", Method.ASSUMPTION,
+             "about 330 of the 585 TFLOP/s the kernel model gives long causal sequences at head dim 128"),
+    Constant("FP8_CAST_BYTES", 3.0, "bytes per element", "bytes an FP8 cast moves per GEMM input element "
+             "(read bf16, write fp8), forward and backward", "-", Method.COUNTED, "2 read + 1 written"),
+    Constant("SELECTIVE_AC_KEEP", 0.6, "fraction", "share of a layer's activations selective checkpointing keeps "
+             "(matmul outputs kept, elementwise recomputed)", "-", Method.ASSUMPTION, "not measured here"),
+    Constant("MEGATRON_EFF", 0.99, "fraction", "Megatron-Core / NeMo with TransformerEngine: achieved share of the "
+             "kernel-level step time (launch gaps, imperfect overlap)", PUBLISHED, Method.FITTED, FIT),
+    Constant("MEGATRON_ELEMENTWISE", 0.35, "fraction", "bytes TransformerEngine's fused kernels move, as a share "
+             "of eager PyTorch's elementwise bytes", "-", Method.ASSUMPTION, "fused norm+cast, bias+activation, "
+             "fused cross-entropy; not measured here"),
+    Constant("MEGATRON_TP_OVERLAP", 0.5, "fraction", "share of tensor-parallel communication hidden behind GEMMs "
+             "(TP communication overlap)", "-", Method.ASSUMPTION, "not measured here"),
+    Constant("FSDP2_EFF", 0.8, "fraction", "torchtitan FSDP2, eager: achieved share of the kernel-level step time",
+             PUBLISHED, Method.FITTED, FIT),
+    Constant("COMPILE_EFF", 0.83, "fraction", "torchtitan FSDP2 + torch.compile: achieved share of the kernel-level "
+             "step time", PUBLISHED, Method.FITTED, FIT),
+    Constant("COMPILE_ELEMENTWISE", 0.5, "fraction", "bytes torch.compile's fused kernels move, as a share of eager "
+             "PyTorch's elementwise bytes", "-", Method.ASSUMPTION, "not measured here"),
+    Constant("ASYNC_TP_OVERLAP", 0.5, "fraction", "share of tensor-parallel communication Async TP hides",
+             "https://discuss.pytorch.org/t/distributed-w-torchtitan-introducing-async-tensor-parallelism-in-"
+             "pytorch/209487", Method.ASSUMPTION, "not measured here"),
+    Constant("HF_EFF", 0.9, "fraction", "Hugging Face Trainer (eager): achieved share of the kernel-level step time "
+             "beyond the host dispatch the eager model already counts", "-", Method.ASSUMPTION,
+             "no published multi-GPU Trainer run in the set; single-GPU eager steps are gated elsewhere"),
+    Constant("DP_OVERLAP_WINDOW", 1.0, "x backward of one micro-batch", "data-parallel gradient reduction hidden "
+             "behind the backward of the last micro-batch (overlap_grad_reduce / FSDP prefetch)", "-",
+             Method.ASSUMPTION, "the reduction of all buckets but the last runs under the backward"),
+)

@@ -1,0 +1,133 @@
+"""A serving estimate from names: model, card, engine, formats, layout, load and lengths -> simulated figures.
+
+`serve_setup` builds the StepCost and the scheduler's configuration (KV blocks from the memory left after the
+weights); `estimate_load` simulates a request stream (rate, users or an offline batch) and summarises it;
+`llama_bench` runs llama-bench's pp/tg tests on the same cost (one sequence, micro-batches of `ubatch` tokens).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
+from gpuadvisor.estimate.serve.lengths import Lengths, parse_lengths
+from gpuadvisor.estimate.serve.parallel import Layout
+from gpuadvisor.estimate.serve.profiles import ServeEngine, _raw_physics, serve_engine
+from gpuadvisor.estimate.serve.sim import KV_BLOCK, SimConfig, simulate
+from gpuadvisor.estimate.serve.stepcost import KV_BYTES, WEIGHT_BITS, RooflineStepCost
+
+DEFAULT_REQUESTS = 1000
+
+
+@dataclass
+class ServeSetup:
+    model: Any
+    hw: HardwareFigures
+    engine: ServeEngine
+    weights: str
+    kv_dtype: str
+    layout: Layout
+    cost: RooflineStepCost
+    cfg: SimConfig
+
+    def assumptions(self) -> dict[str, Any]:
+        e = self.engine
+        return {"engine": e.name.value, "engine_label": e.label, "max_batched_tokens": e.max_batched_tokens,
+                "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
+                "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
+                "host_s_per_iteration": e.host_s_per_iter, "weights": self.weights, "kv_dtype": self.kv_dtype,
+                "kv_block_tokens": KV_BLOCK, "kv_blocks_per_group": self.cfg.kv_blocks,
+                "kv_mem_fraction": e.kv_mem_fraction, "layout": self.layout.describe(), "gpus": self.layout.gpus,
+                "card": self.hw.name, "engine_sources": list(e.sources), "calibrated_on": e.calibrated_on}
+
+
+def card_figures(card: Any) -> HardwareFigures:
+    """HardwareFigures of a catalog card, with its FP4 tensor peak where it has one."""
+    hw = HardwareFigures.from_card(card)
+    fp4 = card.tensor_tflops("fp4")
+    return replace(hw, tflops={**hw.tflops, "fp4": float(fp4)}) if fp4 else hw
+
+
+def default_kv_dtype(engine: ServeEngine, weights: str) -> str:
+    return "fp8" if weights in ("fp8", "fp4", "nvfp4", "mxfp4") and engine.fp8_kv else (
+        "fp16" if weights not in ("bf16",) else "bf16")
+
+
+def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, weights: str = "bf16",
+                kv_dtype: str | None = None, layout: Layout | None = None, efficiency: Efficiency | None = None,
+                phys: dict[str, float] | None = None, **knobs: Any) -> ServeSetup:
+    eng = engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)
+    if weights not in WEIGHT_BITS:
+        raise UserError(f"unknown weight format {weights!r} (one of {', '.join(WEIGHT_BITS)})")
+    kv = kv_dtype or default_kv_dtype(eng, weights)
+    if kv not in KV_BYTES:
+        raise UserError(f"unknown KV cache dtype {kv!r} (one of {', '.join(KV_BYTES)})")
+    if kv == "fp8" and not eng.fp8_kv:
+        raise UserError(f"{eng.name}: no FP8 KV cache in this engine's profile")
+    lay = (layout or Layout()).validate(model.num_layers, model.num_heads)
+    cost = RooflineStepCost(model, hw, eng, weights=weights, kv_dtype=kv, tp=lay.tp, pp=lay.pp,
+                            efficiency=efficiency, phys=phys or _raw_physics())
+    tokens = cost.kv_tokens_capacity()
+    if tokens <= 0:
+        raise UserError(f"{model.name} as {weights} does not fit on {lay.tp * lay.pp} x {hw.name} with {eng.name} "
+                        f"(weights {cost.weight_bytes_per_gpu() / 2**30:.1f} GiB per GPU)")
+    # pipeline stages: pp interleaved schedulers, each with 1/pp of the group's KV tokens (parallel.py)
+    cfg = SimConfig(max_batched_tokens=eng.max_batched_tokens, max_seqs=eng.max_seqs,
+                    kv_blocks=tokens // KV_BLOCK, chunked_prefill=eng.chunked_prefill,
+                    prefill_first=eng.prefill_first, time_scale=float(lay.pp),
+                    reserve_output=eng.reserve_output)
+    return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg)
+
+
+def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None, users: int | None = None,
+                  requests: int = DEFAULT_REQUESTS, seed: int = 0, slo_ttft: float | None = None,
+                  slo_tpot: float | None = None) -> dict[str, Any]:
+    """Simulate the load on the deployment (replicas x pp schedulers share it evenly) and summarise it."""
+    if rate is not None and not (rate > 0 and np.isfinite(rate)):
+        raise UserError(f"--rate must be a positive number of requests per second, got {rate!r}")
+    if users is not None and users < 1:
+        raise UserError(f"--users must be at least 1, got {users!r}")
+    if requests < 1:
+        raise UserError(f"--requests must be at least 1, got {requests!r}")
+    groups = s.layout.replicas * s.layout.pp
+    inp, out = lengths.draw(requests, seed)
+    if int((inp + out).max()) > s.cfg.kv_blocks * KV_BLOCK:
+        raise UserError(f"a request of {int((inp + out).max())} tokens does not fit in the KV cache "
+                        f"({s.cfg.kv_blocks * KV_BLOCK:,} tokens per scheduler)")
+    sub = slice(None)
+    r = rate / groups if rate is not None else None
+    u = max(1, round(users / groups)) if users is not None else None
+    if groups > 1:  # one scheduler's share of the stream, figures scaled back to the deployment
+        k = max(1, requests // groups)
+        sub = slice(0, k)
+    res = simulate(s.cost, s.cfg, inp[sub], out[sub], rate=r, users=u, seed=seed)
+    # closed loop: the first round of requests arrives at once; the figures are of the rounds after it
+    warm = min(u, len(res.arrival) // 2) if u is not None else 0
+    summ = res.summary(slo_ttft=slo_ttft, slo_tpot=slo_tpot, warmup=warm)
+    for key in ("requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "goodput_requests_per_s"):
+        if summ[key] is not None:
+            summ[key] *= groups
+    summ["requests"] = requests
+    load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe()}
+    return {"load": load, "figures": summ, "assumptions": s.assumptions(), "estimate": True}
+
+
+def llama_bench(s: ServeSetup, *, prompt: int = 0, gen: int = 0, ubatch: int = 512) -> float:
+    """llama-bench's t/s: pp (prompt tokens in micro-batches of `ubatch`) or tg (`gen` tokens one at a time)."""
+    if prompt:
+        t, done = 0.0, 0
+        while done < prompt:
+            c = min(ubatch, prompt - done)
+            t += s.cost.iteration_s(c, c * (done + c / 2.0), 0, 0.0)
+            done += c
+        return prompt / t
+    t = sum(s.cost.iteration_s(0, 0.0, 1, float(k)) for k in range(gen))
+    return gen / t
+
+
+__all__ = ["DEFAULT_REQUESTS", "Layout", "ServeSetup", "card_figures", "estimate_load", "llama_bench",
+           "parse_lengths", "serve_setup"]

@@ -1,0 +1,101 @@
+"""Request lengths: fixed, a named distribution, or a file of lengths. Pure functions, seeded.
+
+* `fixed` (default): every request has --input-len and --output-len tokens;
+* `sharegpt`: lognormal inputs and outputs with the means of the ShareGPT V3 set as the engines' benchmark
+  scripts sample it (227 input and 188 output tokens a request: sgl-project/sglang issue #1639, 2,000 prompts,
+  453,502 input and 376,493 output tokens), clipped to 4-4,096 tokens;
+* `uniform:A-B`: inputs uniform in [A, B], outputs --output-len;
+* a file: one request a line, `INPUT OUTPUT` (whitespace or comma), `#` comments allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gpuadvisor.errors import UserError
+
+SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, SHAREGPT_SIGMA = 227.0, 188.0, 0.9
+NAMED = ("fixed", "sharegpt", "uniform:A-B")
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """A way of drawing request lengths (see the module docstring); `describe()` says which."""
+
+    kind: str  # fixed | sharegpt | uniform | file
+    input_len: int
+    output_len: int
+    lo: int = 0
+    hi: int = 0
+    pairs: tuple[tuple[int, int], ...] = ()
+    path: str = ""
+
+    def describe(self) -> str:
+        if self.kind == "fixed":
+            return f"fixed: {self.input_len} input, {self.output_len} output tokens"
+        if self.kind == "sharegpt":
+            return (f"sharegpt-like lognormal (mean {SHAREGPT_MEAN_IN:g} input, {SHAREGPT_MEAN_OUT:g} output tokens, "
+                    f"sigma {SHAREGPT_SIGMA:g})")
+        if self.kind == "uniform":
+            return f"uniform inputs {self.lo}-{self.hi} tokens, {self.output_len} output tokens"
+        return f"{len(self.pairs)} (input, output) pairs from {self.path}"
+
+    def draw(self, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        if self.kind == "fixed":
+            return np.full(n, self.input_len, np.int64), np.full(n, self.output_len, np.int64)
+        if self.kind == "sharegpt":
+            def ln(mean: float, size: int) -> np.ndarray:
+                mu = math.log(mean) - SHAREGPT_SIGMA ** 2 / 2
+                return np.clip(np.rint(rng.lognormal(mu, SHAREGPT_SIGMA, size)), 4, 4096).astype(np.int64)
+            return ln(SHAREGPT_MEAN_IN, n), ln(SHAREGPT_MEAN_OUT, n)
+        if self.kind == "uniform":
+            return rng.integers(self.lo, self.hi + 1, n).astype(np.int64), np.full(n, self.output_len, np.int64)
+        idx = np.arange(n) % len(self.pairs)
+        arr = np.array(self.pairs, np.int64)
+        return arr[idx, 0], arr[idx, 1]
+
+
+def parse_lengths(spec: str | None, input_len: int, output_len: int) -> Lengths:
+    """`spec` as given to --lengths (None: fixed); UserError with one line on anything else."""
+    if input_len < 1 or output_len < 1:
+        raise UserError(f"input and output lengths must be at least 1 token, got {input_len} and {output_len}")
+    if spec is None or spec == "fixed":
+        return Lengths("fixed", input_len, output_len)
+    if spec == "sharegpt":
+        return Lengths("sharegpt", input_len, output_len)
+    if spec.startswith("uniform:"):
+        try:
+            a, b = (int(x) for x in spec[len("uniform:"):].split("-"))
+        except ValueError:
+            raise UserError(f"--lengths {spec!r}: write uniform:A-B with whole token counts, e.g. uniform:100-2000") \
+                from None
+        if not 1 <= a <= b:
+            raise UserError(f"--lengths {spec!r}: need 1 <= A <= B")
+        return Lengths("uniform", input_len, output_len, lo=a, hi=b)
+    p = Path(spec)
+    if not p.is_file():
+        raise UserError(f"--lengths {spec!r}: not a distribution ({', '.join(NAMED)}) nor a file of lengths")
+    pairs = []
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"--lengths {spec}: cannot read it ({e.__class__.__name__})") from None
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.split("#", 1)[0].replace(",", " ").split()
+        if not s:
+            continue
+        try:
+            i, o = int(s[0]), int(s[1])
+        except (ValueError, IndexError):
+            raise UserError(f"{spec}:{n}: expected 'INPUT OUTPUT' token counts, got {line.strip()!r}") from None
+        if i < 1 or o < 1 or len(s) > 2:
+            raise UserError(f"{spec}:{n}: expected two token counts of at least 1, got {line.strip()!r}")
+        pairs.append((i, o))
+    if not pairs:
+        raise UserError(f"--lengths {spec}: no lengths in the file")
+    return Lengths("file", input_len, output_len, pairs=tuple(pairs), path=str(p))

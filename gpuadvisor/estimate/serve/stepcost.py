@@ -1,0 +1,172 @@
+"""The time of one engine iteration: the per-step cost the scheduler simulation asks for. Pure functions.
+
+`StepCost` is the interface (a Protocol): the seconds of one iteration that runs `prefill_tokens` prompt tokens
+(chunks of one or more prompts; `prefill_pairs` is the sum over those tokens of the context each attends to) and
+`decode_seqs` decoding sequences whose contexts add up to `decode_context` tokens. `RooflineStepCost` implements it
+on the kernel physics of estimate/kernels.py; the op-graph cost model (estimate/opcost.py) can replace it later.
+
+Roofline of one iteration on one GPU (a tensor-parallel rank, 1/pp of the layers):
+* each linear layer's GEMM over the iteration's T tokens: max(2 T n k / rate, weight bytes x dequant passes +
+  activations / bandwidth) at the rate of the weights' format (fp8 / fp4 tensor cores where the card has them;
+  llama.cpp's quantized formats on int8 tensor cores at INT8_MMQ_EFF, else dequantized to 16 bit), with the K ramp
+  and no wave quantization (cuBLASLt / CUTLASS split-K and stream-K keep short GEMMs' SMs busy);
+* attention: prefill FLOPs (4 x pairs x q_dim) at kernels.attention_rate; decode reads the KV cache once;
+* elementwise kernels: the eager byte count of traffic.py x ELEMENTWISE_SHARE (the engines fuse them);
+* the LM head for the rows that sample a token; kernel floors per layer; tensor-parallel all-reduces (two a layer,
+  ring bytes over the link plus a latency); the engine's host time per iteration.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate import kernels, traffic
+from gpuadvisor.estimate.collectives import link_bytes_s
+from gpuadvisor.estimate.compute import _layer_gemms
+from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
+from gpuadvisor.estimate.serve.profiles import ServeEngine
+
+# bits per weight of the weight formats a serving estimate takes (GGUF: llama.cpp's own block sizes)
+WEIGHT_BITS = {"bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "fp4": 4.5, "nvfp4": 4.5, "mxfp4": 4.25, "int8": 8.0,
+               "awq": 4.25, "gptq": 4.25, "q4_0": 4.5, "q4_k_m": 4.85, "q5_k_m": 5.7, "q8_0": 8.5}
+KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "q8_0": 1.0625, "fp4": 0.5625}
+GGUF = ("q4_0", "q4_k_m", "q5_k_m", "q8_0")
+WEIGHT_ONLY_INT4 = ("awq", "gptq")
+
+
+class StepCost(Protocol):
+    """Seconds of one engine iteration (module docstring)."""
+
+    def iteration_s(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int,
+                    decode_context: float) -> float: ...
+
+
+def physics(engine_data: dict[str, Any] | None = None) -> dict[str, float]:
+    from gpuadvisor.estimate.serve.profiles import _raw_physics
+
+    return _raw_physics() if engine_data is None else engine_data
+
+
+@dataclass
+class RooflineStepCost:
+    """StepCost on kernel physics for one model, card, engine, weight and KV format, and layout (tp, pp)."""
+
+    model: Any  # ModelSpec
+    hw: HardwareFigures
+    engine: ServeEngine
+    weights: str = "bf16"
+    kv_dtype: str = "bf16"
+    tp: int = 1
+    pp: int = 1
+    efficiency: Efficiency | None = None
+    phys: dict[str, float] = field(default_factory=physics)
+    _gemm_cache: dict[int, float] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        m = self.model
+        eff = (self.efficiency or Efficiency()).validate()
+        mfu, bw_eff = eff.for_source(self.hw.source)
+        self.bw = (self.hw.bandwidth_gbs or 0.0) * 1e9 * bw_eff
+        bf16 = (self.hw.peak_tflops("bf16") or 0.0) * 1e12 * mfu
+        self.attn_rate = bf16
+        self.rate = bf16 * self.engine.gemm_eff
+        w = self.weights
+        if w == "fp8" and self.hw.tflops.get("fp8"):
+            self.rate = self.hw.tflops["fp8"] * 1e12 * mfu * self.engine.gemm_eff
+        elif w in ("fp4", "nvfp4", "mxfp4"):
+            peak = self.hw.tflops.get("fp4") or self.hw.tflops.get("fp8")
+            if peak:
+                self.rate = peak * 1e12 * mfu * self.engine.gemm_eff * (self.phys["fp4_mfu_scale"] if
+                                                                       self.hw.tflops.get("fp4") else 1.0)
+        elif w in GGUF and self.engine.int8_prefill and self.hw.tflops.get("int8"):
+            self.rate = self.hw.tflops["int8"] * 1e12 * self.phys["int8_mmq_eff"]
+        self.gguf = w in GGUF
+        # llama.cpp's MMVQ (batches up to 8) on CUDA cores: instructions per weight per extra column
+        self.mmvq_s_per_weight = (self.phys["gguf_mmvq_ops_per_weight"] / ((self.hw.tflops.get("fp32") or 1.0) * 0.5e12)
+                                  if self.gguf else 0.0)
+        self.wbytes = WEIGHT_BITS[w] / 8.0
+        self.passes = self.engine.int4_dequant_passes if w in WEIGHT_ONLY_INT4 else 1.0
+        self.layers = m.num_layers / self.pp
+        self.gemms = _layer_gemms(m, self.tp)
+        self.kv_per_token = 2.0 * self.layers * m.kv_dim * KV_BYTES[self.kv_dtype] / min(self.tp, m.num_kv_heads)
+        self.elem_per_token = (traffic.forward_bytes_per_token_layer(m, a=2.0, mixed=False, tp=self.tp)
+                               * self.layers * self.phys["elementwise_share"])
+        self.head_bytes = (m.vocab_size * m.hidden_size / self.tp) * (0.8 if w in GGUF else 2.0)
+        self.floor = (self.engine.kernels_per_layer * self.layers + 8) * cal.KERNEL_FLOOR_S
+        self.link = link_bytes_s(self.hw, eff.interconnect)
+        self.hd = m.head_dim or 64
+        self.q_dim_gpu = m.q_dim / self.tp
+
+    def _linear_s(self, t: int) -> float:
+        """GEMMs of the layers over `t` tokens (cached by t: the simulation asks for a few hundred distinct ones)."""
+        got = self._gemm_cache.get(t)
+        if got is not None:
+            return got
+        m = self.model
+        total = 0.0
+        for share, n, k, count, expert in self.gemms:
+            rows = share * t
+            wbytes = n * k * count * self.wbytes * self.passes
+            if expert:  # experts that at least one of the t tokens routes to
+                wbytes *= 1.0 - (1.0 - m.experts_per_token / m.num_experts) ** max(t, 1)
+            comp = 2.0 * rows * n * k * count / (self.rate * k / (k + cal.K_RAMP)) if rows else 0.0
+            mem = (wbytes + 2.0 * rows * (n + k) * count) / self.bw
+            if self.gguf:  # quantized blocks are unpacked in the kernel: the unpacking does not hide under the reads
+                extra = (t - 1) * n * k * count * self.mmvq_s_per_weight if t <= 8 else comp
+                total += mem + extra
+            else:
+                total += max(comp, mem)
+        total *= self.layers
+        self._gemm_cache[t] = total
+        return total
+
+    def _head_s(self, rows: int) -> float:
+        if rows <= 0:
+            return 0.0
+        n, k = self.model.vocab_size / self.tp, self.model.hidden_size
+        rate = self.attn_rate
+        return max(2.0 * rows * n * k / rate, (self.head_bytes + 2.0 * rows * (n + k)) / self.bw)
+
+    def iteration_s(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int,
+                    decode_context: float) -> float:
+        t = prefill_tokens + decode_seqs
+        if t <= 0:
+            return 0.0
+        s = self._linear_s(t)
+        if prefill_pairs > 0:
+            avg_ctx = prefill_pairs / max(prefill_tokens, 1)
+            flops = 4.0 * prefill_pairs * self.q_dim_gpu * self.layers
+            s += flops / kernels.attention_rate(max(avg_ctx * 2, 1.0), self.hd, self.attn_rate)
+        s += decode_context * self.kv_per_token / self.bw
+        s += t * (self.elem_per_token + self.kv_per_token) / self.bw
+        s += self._head_s(decode_seqs + (1 if prefill_tokens else 0)) / self.pp
+        s += self.floor
+        if self.tp > 1:
+            nbytes = t * self.model.hidden_size * 2.0
+            ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.link
+            s += 2 * self.layers * (ring + self.phys["allreduce_latency_s"])
+        return s + self.engine.host_s_per_iter
+
+    # figures the simulation and the report need
+    def weight_bytes_per_gpu(self) -> float:
+        m = self.model
+        lin = sum(n * k * c for _, n, k, c, _ in self.gemms) * self.layers * WEIGHT_BITS[self.weights] / 8.0
+        emb = m.vocab_size * m.hidden_size * 2.0 / self.tp * (1 if m.tied_embeddings else 2) / self.pp
+        return lin + emb
+
+    def kv_tokens_capacity(self) -> int:
+        """KV tokens one GPU group (a tensor-parallel group of one pipeline stage) holds."""
+        cap = (self.hw.memory_gib or 0.0) * 2**30
+        reserve = self.phys["activation_reserve_gib"] * 2**30
+        free = cap * self.engine.kv_mem_fraction - self.weight_bytes_per_gpu() - reserve
+        return max(0, int(free // self.kv_per_token)) if self.kv_per_token > 0 else 0
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b) if b else 0
+
+
+__all__ = ["GGUF", "KV_BYTES", "WEIGHT_BITS", "RooflineStepCost", "StepCost", "ceil_div", "math"]

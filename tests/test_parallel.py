@@ -1,0 +1,187 @@
+"""Parallel training layouts: validation, memory per GPU, step time physics, layout search, time to train, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.catalog import load_catalog
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate import HardwareFigures
+from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.memory_result import GiB
+from gpuadvisor.estimate.parallel import Cluster, Layout, check_layout, estimate_training, framework
+from gpuadvisor.estimate.parallel.budget import train_time
+from gpuadvisor.estimate.parallel.search import Fixed, best_layout, search
+from gpuadvisor.workload import make_workload
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return HardwareFigures.from_card(load_catalog(use_env=False).get("H100 SXM5 80GB"))
+
+
+def w70(mode="training", gpus=64, batch=128, seq=8192, **kw):
+    return make_workload("llama-3.1-70b", mode=mode, batch=batch, num_gpus=gpus, **kw).with_(seq_len=seq)
+
+
+@pytest.mark.parametrize("lay, words", [
+    (Layout(tp=3), "cannot be split"),
+    (Layout(tp=128), "cannot be split"),
+    (Layout(pp=16, vp=2), "32 stages does not divide"),
+    (Layout(pp=1, vp=2), "needs PP > 1"),
+    (Layout(cp=2, tp=2), ""),
+    (Layout(ep=2), "has no experts"),
+    (Layout(tp=8, micro_batch=3), "not a multiple of data parallel"),
+])
+def test_impossible_layouts_name_the_conflict(lay, words):
+    w = w70()
+    if not words:
+        assert check_layout(w.model, 64, 128, 8192, lay) == 128 // 16
+        return
+    with pytest.raises(UserError, match=words):
+        check_layout(w.model, 64, 128, 8192, lay)
+
+
+def test_frozen_base_shards_under_fsdp_and_fits(h100):
+    """Llama 2 70B LoRA on 8 x H100 under FSDP: the bf16 base is split 8 ways (17.6 GB each), not kept whole."""
+    w = make_workload("llama-2-70b", mode="lora", batch=32, num_gpus=8).with_(seq_len=4096)
+    fsdp = estimate_training(w, Layout(micro_batch=1, sharding="fsdp", checkpointing="full"), h100, framework("hf"))
+    ddp = estimate_training(w, Layout(micro_batch=1, sharding="none", checkpointing="full"), h100, framework("hf"))
+    assert fsdp.memory.get("weights") < ddp.memory.get("weights") / 6
+    assert fsdp.fits and not ddp.fits
+    assert fsdp.grad_accum == 4
+
+
+def test_lora_skips_weight_gradients(h100):
+    def w(mode):
+        return make_workload("llama-2-7b", mode=mode, batch=32, num_gpus=8, lora_targets="attn").with_(seq_len=4096)
+
+    full = estimate_training(w("training"), Layout(), h100, framework("megatron"))
+    lora = estimate_training(w("lora"), Layout(), h100, framework("megatron"))
+    assert 1.25 < full.step_s / lora.step_s < 1.6  # NeMo measures 1.47 (BENCHMARKS)
+
+
+def test_pipeline_bubble_shrinks_with_micro_batches_and_interleaving(h100):
+    fw = framework("megatron")
+    few = estimate_training(w70(batch=16), Layout(tp=8, pp=4, micro_batch=1), h100, fw)
+    many = estimate_training(w70(batch=128), Layout(tp=8, pp=4, micro_batch=1), h100, fw)
+    inter = estimate_training(w70(batch=128), Layout(tp=8, pp=4, vp=5, micro_batch=1), h100, fw)
+    share = [e.part("pipeline bubble") / e.step_s for e in (few, many, inter)]
+    assert share[0] > share[1] > share[2] > 0
+    assert share[0] == pytest.approx(3 / (8 + 3), rel=0.15)  # (pp-1)/(m+pp-1) with m = 16/2 = 8
+
+
+def test_node_network_binds_data_parallel_across_nodes(h100):
+    fw = framework("megatron")
+    w = w70(gpus=16, batch=32, seq=4096)
+    fast = estimate_training(w, Layout(tp=8), h100, fw, cluster=Cluster(net_gbs_per_gpu=50))
+    slow = estimate_training(w, Layout(tp=8), h100, fw, cluster=Cluster(net_gbs_per_gpu=5))
+    assert slow.part("data parallel") > fast.part("data parallel") and slow.step_s > fast.step_s
+
+
+def test_fp8_is_faster_than_bf16_under_megatron(h100):
+    fw = framework("megatron")
+    bf16 = estimate_training(w70(gpus=8, batch=8, seq=4096), Layout(tp=8), h100, fw)
+    fp8 = estimate_training(w70(gpus=8, batch=8, seq=4096, dtype="fp8"), Layout(tp=8), h100, fw)
+    assert 1.2 < bf16.step_s / fp8.step_s < 2.0
+
+
+def test_search_finds_a_fitting_layout_faster_than_a_poor_one(h100):
+    fw = framework("megatron")
+    w = w70(batch=128)
+    best = best_layout(w, h100, fw)
+    assert best.fits and best.memory.total <= 80 * GiB
+    poor = estimate_training(w, Layout(pp=16, micro_batch=1, checkpointing="full"), h100, fw)
+    assert best.tokens_per_s > poor.tokens_per_s
+    fixed = search(w, h100, fw, fixed=Fixed(tp=4, pp=4, cp=2))
+    assert fixed and all((e.layout.tp, e.layout.pp, e.layout.cp) == (4, 4, 2) for e in fixed)
+
+
+def test_nothing_fits_is_said(h100):
+    w = make_workload("llama-3.1-405b", mode="training", batch=8, num_gpus=8).with_(seq_len=4096)
+    with pytest.raises(UserError, match=r"no layout of llama-3\.1-405b fits"):
+        best_layout(w, h100, framework("megatron"))
+
+
+def test_time_to_train():
+    t = train_time(2.0, 128, 8192, tokens=1e12, overhead=0.05)
+    assert t.steps == 953675 and t.seconds == pytest.approx(953675 * 2.0 * 1.05)
+    assert train_time(2.0, 256, 2048, samples=1e6).steps == 3907
+    with pytest.raises(UserError):
+        train_time(1.0, 1, 1, tokens=1.0, samples=1.0)
+    with pytest.raises(UserError):
+        train_time(1.0, 1, 1, overhead=-0.1)
+
+
+def test_framework_efficiencies_come_from_the_table():
+    fw = framework("megatron")
+    with cal.override(MEGATRON_EFF=0.5):
+        assert fw.compute_eff == 0.5
+    with pytest.raises(UserError, match="unknown framework"):
+        framework("deepspeedx")
+
+
+def test_heads_conflict_is_named():
+    m = make_workload("llama-2-13b", mode="training").model
+    with pytest.raises(UserError, match=r"TP 16 does not divide llama-2-13b's 40 attention heads"):
+        check_layout(m, 64, 64, 4096, Layout(tp=16))
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "gpuadvisor", "estimate", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_lora_fsdp_fits_on_8_h100():
+    r = _cli("llama-2-70b", "--mode", "lora", "--gpus", "8", "--sharding", "fsdp", "--micro-batch", "1",
+             "--batch", "32", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["estimate"]["fits"] and d["estimate"]["layout"]["grad_accum"] == 4
+
+
+def test_cli_megatron_layout_answers_tokens_per_gpu():
+    r = _cli("llama-3.1-70b", "--mode", "training", "--gpus", "64", "--tp", "4", "--pp", "4", "--cp", "2",
+             "--framework", "megatron")
+    assert r.returncode == 0, r.stderr
+    assert "tokens/s per GPU" in r.stdout and "TP 4, PP 4, CP 2, DP 2" in r.stdout
+
+
+def test_cli_time_to_train_from_samples_seen():
+    r = _cli("llama-2-7b", "--mode", "qlora", "--gpus", "8", "--micro-batch", "2", "--batch", "64",
+             "--samples-seen", "1e6", "--restart-overhead", "0.1", "--json")
+    assert r.returncode == 0, r.stderr
+    t = json.loads(r.stdout)["time_to_train"]
+    assert t["steps"] == 15625 and t["seconds"] == pytest.approx(15625 * t["step_s"] * 1.1)
+
+
+def test_cli_layout_auto_picks_the_fastest_fitting():
+    r = _cli("llama-3.1-70b", "--mode", "training", "--gpus", "64", "--layout", "auto", "--framework", "megatron",
+             "--batch", "128", "--seq", "8192", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["estimate"]["fits"]
+    assert all(a["tokens_per_s"] <= d["estimate"]["tokens_per_s"] for a in d["alternatives"])
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--tp", "3"), "cannot be split into tensor-parallel groups of 3"),
+    (("--pp", "3"), "3-GPU model replicas"),
+    (("--pp", "64", "--batch", "64"), "does not divide llama-3.1-70b's 80 layers"),
+    (("--framework", "nope"), "unknown framework"),
+    (("--mode", "inference", "--pp", "2"), "are for training"),
+])
+def test_cli_impossible_layouts_exit_2_with_one_line(args, words):
+    base = {"--mode": "training", "--gpus": "64"}
+    extra = dict(zip(args[::2], args[1::2], strict=True))
+    flat = [x for k, v in {**base, **extra}.items() for x in (k, v)]
+    r = _cli("llama-3.1-70b", *flat)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr

@@ -1,0 +1,82 @@
+"""`estimate --engine vllm --rate ...` and `recommend --rate --p99-*`: output and one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuadvisor.cli import main
+
+
+def code_of(argv):
+    """The exit status of the CLI (argparse raises SystemExit; UserError is returned as 2)."""
+    try:
+        return main(list(argv))
+    except SystemExit as e:
+        return e.code
+
+
+def run(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_estimate_rate_json(capsys):
+    rc, out, _ = run(capsys, "estimate", "llama-3.1-8b", "--engine", "vllm", "--rate", "20", "--input-len", "1000",
+                     "--output-len", "200", "--requests", "200", "--json")
+    assert rc == 0
+    d = json.loads(out)
+    f = d["figures"]
+    assert f["output_tokens_per_s"] > 0 and f["ttft_s"]["p99"] >= f["ttft_s"]["p50"] > 0
+    assert f["tpot_s"]["p90"] > 0
+    a = d["assumptions"]
+    assert a["engine"] == "vllm" and a["kv_dtype"] == "bf16" and a["chunk_tokens"] == 8192
+
+
+def test_estimate_sharegpt_text(capsys):
+    rc, out, _ = run(capsys, "estimate", "llama-3.1-8b", "--engine", "sglang", "--rate", "10", "--lengths", "sharegpt",
+                     "--requests", "200", "--kv-dtype", "fp8")
+    assert rc == 0
+    assert "sharegpt" in out and "P99" in out and "KV cache fp8" in out and "token budget" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["--engine", "tgi", "--rate", "2"],
+    ["--engine", "vllm", "--rate", "0"],
+    ["--engine", "vllm", "--rate", "fast"],
+    ["--engine", "vllm", "--lengths", "zipf"],
+    ["--engine", "vllm", "--lengths", "/no/such/file"],
+    ["--engine", "vllm", "--p99-ttft", "-1s"],
+    ["--engine", "vllm", "--p99-tpot", "soon"],
+    ["--engine", "vllm", "--kv-dtype", "fp3"],
+    ["--engine", "llamacpp", "--kv-dtype", "fp8"],
+    ["--engine", "vllm", "--rate", "2", "--users", "3"],
+])
+def test_estimate_bad_input_one_line_exit_2(capsys, argv):
+    assert code_of(["estimate", "llama-3.1-8b", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_bad_length_file_exit_2(capsys, tmp_path):
+    f = tmp_path / "l.txt"
+    f.write_text("12 x\n")
+    assert code_of(["estimate", "llama-3.1-8b", "--engine", "vllm", "--lengths", str(f)]) == 2
+    assert "l.txt:1" in capsys.readouterr().err
+
+
+def test_recommend_slo(capsys):
+    rc, out, _ = run(capsys, "recommend", "llama-3.1-70b", "--rate", "5", "--p99-ttft", "1s", "--p99-tpot", "50ms",
+                     "--requests", "150", "--json")
+    assert rc == 0
+    d = json.loads(out)
+    p = d["pick"]
+    assert p and p["meets"] and p["p99_ttft_s"] <= 1.0 and p["p99_tpot_s"] <= 0.05 and "binds" in p
+    cheaper = [t for t in d["evaluated"] if not t["meets"]]
+    assert all(t["usd_per_hour"] <= p["usd_per_hour"] for t in cheaper)
+
+
+def test_recommend_slo_needs_a_rate(capsys):
+    assert code_of(["recommend", "llama-3.1-70b", "--p99-ttft", "1s"]) == 2

@@ -1,0 +1,166 @@
+"""The scheduler simulation, the per-iteration cost and request lengths (estimate/serve/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuadvisor.catalog import load_catalog
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate.serve.api import card_figures, estimate_load, llama_bench, serve_setup
+from gpuadvisor.estimate.serve.lengths import SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, Lengths, parse_lengths
+from gpuadvisor.estimate.serve.parallel import Layout
+from gpuadvisor.estimate.serve.profiles import EngineName, engine_names, serve_engine
+from gpuadvisor.estimate.serve.sim import SimConfig, simulate
+from gpuadvisor.workload import make_workload
+
+
+class Const:
+    """A StepCost of fixed time per iteration: the scheduler's arithmetic can be checked by hand."""
+
+    def __init__(self, s: float = 0.01) -> None:
+        self.s = s
+        self.calls: list[tuple[int, float, int, float]] = []
+
+    def iteration_s(self, prefill_tokens, prefill_pairs, decode_seqs, decode_context):
+        self.calls.append((prefill_tokens, prefill_pairs, decode_seqs, decode_context))
+        return self.s
+
+
+def cfg(**kw):
+    base = dict(max_batched_tokens=1024, max_seqs=64, kv_blocks=10_000)
+    return SimConfig(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def h100_8b():
+    m = make_workload("llama-3.1-8b").model
+    return serve_setup(m, card_figures(load_catalog().get("H100 SXM")), "vllm")
+
+
+def test_one_request_by_hand():
+    c = Const(0.01)
+    r = simulate(c, cfg(), np.array([100]), np.array([5]))
+    # one prefill iteration samples the first token, then 4 decode iterations
+    assert r.iterations == 5 and r.first_token[0] == pytest.approx(0.01) and r.finish[0] == pytest.approx(0.05)
+    assert r.tpot[0] == pytest.approx(0.01)
+    assert c.calls[0] == (100, 100 * 50.0, 0, 0.0) and c.calls[1] == (0, 0.0, 1, 101.0)
+
+
+def test_prompts_batch_across_requests_and_chunk_under_the_budget():
+    c = Const(0.01)
+    r = simulate(c, cfg(max_batched_tokens=256), np.array([100, 100, 300]), np.array([2, 2, 2]))
+    assert c.calls[0][0] == 256  # two whole prompts and a chunk of the third in one iteration
+    assert r.first_token[2] > r.first_token[0]
+    assert np.isfinite(r.finish).all()
+
+
+def test_decodes_run_with_prefill_chunks_unless_the_engine_schedules_prompts_first():
+    ins, outs = np.array([10, 2000]), np.array([50, 2])
+    mixed = Const()
+    simulate(mixed, cfg(max_batched_tokens=512), ins, outs, rate=None)
+    assert any(p and d for p, _, d, _ in mixed.calls)
+    first = Const()
+    simulate(first, cfg(max_batched_tokens=512, prefill_first=True), ins, outs)
+    assert not any(p and d for p, _, d, _ in first.calls)
+
+
+def test_kv_exhaustion_preempts_or_reserves():
+    ins, outs = np.full(20, 64), np.full(20, 200)
+    tight = simulate(Const(), cfg(kv_blocks=100), ins, outs)
+    assert tight.preemptions > 0 and np.isfinite(tight.finish).all()
+    reserved = simulate(Const(), cfg(kv_blocks=100, reserve_output=True), ins, outs)
+    assert reserved.preemptions == 0 and reserved.max_running <= 100 // 17
+    with pytest.raises(ValueError):
+        simulate(Const(), cfg(kv_blocks=2), np.array([100]), np.array([10]))
+
+
+def test_closed_loop_users_and_poisson_rate():
+    ins, outs = np.full(40, 50), np.full(40, 20)
+    r = simulate(Const(0.01), cfg(), ins, outs, users=4)
+    assert r.max_running <= 4
+    low = simulate(Const(0.001), cfg(), np.full(500, 50), np.full(500, 10), rate=5.0, seed=1)
+    s = low.summary()
+    assert s["requests_per_s"] == pytest.approx(5.0, rel=0.15)
+    assert s["ttft_s"]["p50"] == pytest.approx(0.001)  # an idle engine: one iteration
+    again = simulate(Const(0.001), cfg(), np.full(500, 50), np.full(500, 10), rate=5.0, seed=1)
+    assert np.array_equal(again.arrival, low.arrival)
+
+
+def test_goodput_counts_requests_within_the_slos():
+    r = simulate(Const(0.01), cfg(max_seqs=2), np.full(10, 10), np.full(10, 5))
+    s = r.summary(slo_ttft=0.025)
+    assert 0 < s["slo_attainment"] < 1 and s["goodput_requests_per_s"] < s["requests_per_s"]
+
+
+def test_roofline_cost_is_physical(h100_8b):
+    c = h100_8b.cost
+    d1, d64 = c.iteration_s(0, 0, 1, 1000), c.iteration_s(0, 0, 64, 64 * 1000)
+    assert 3e-3 < d1 < 12e-3  # 16 GB of bf16 weights at ~2.9 TB/s
+    assert d1 < d64 < 4 * d1  # decode batches nearly for free
+    p = c.iteration_s(4096, 4096 * 2048, 0, 0)
+    assert p > 10 * d1  # a 4k-token prefill is compute-bound
+    fp8 = serve_setup(h100_8b.model, h100_8b.hw, "vllm", weights="fp8")
+    assert fp8.cost.iteration_s(4096, 4096 * 2048, 0, 0) < 0.75 * p
+    assert fp8.kv_dtype == "fp8" and fp8.cfg.kv_blocks > 2 * h100_8b.cfg.kv_blocks * 0.9
+
+
+def test_tensor_and_pipeline_parallel(h100_8b):
+    m, hw = h100_8b.model, h100_8b.hw
+    tp2 = serve_setup(m, hw, "vllm", layout=Layout(tp=2))
+    assert tp2.cost.iteration_s(0, 0, 8, 8000) < h100_8b.cost.iteration_s(0, 0, 8, 8000)
+    pp2 = serve_setup(m, hw, "vllm", layout=Layout(pp=2))
+    assert pp2.cfg.time_scale == 2 and pp2.cost.layers == m.num_layers / 2
+    with pytest.raises(UserError):
+        serve_setup(m, hw, "vllm", layout=Layout(tp=3))
+    with pytest.raises(UserError):
+        serve_setup(make_workload("llama-3.1-70b").model, card_figures(load_catalog().get("RTX 4090")), "vllm")
+
+
+def test_estimate_load_reports_percentiles_and_assumptions(h100_8b):
+    r = estimate_load(h100_8b, parse_lengths(None, 1000, 200), rate=20, requests=1000)
+    f = r["figures"]
+    assert f["ttft_s"]["p50"] <= f["ttft_s"]["p90"] <= f["ttft_s"]["p99"]
+    assert f["output_tokens_per_s"] == pytest.approx(20 * 200, rel=0.12)
+    a = r["assumptions"]
+    assert a["kv_dtype"] == "bf16" and a["chunk_tokens"] == 8192 and a["engine"] == "vllm"
+
+
+def test_llama_bench_on_a_consumer_card():
+    m = make_workload("llama-3-8b").model
+    s = serve_setup(m, card_figures(load_catalog().get("RTX 4090")), "llamacpp", weights="q4_0")
+    tg, pp = llama_bench(s, gen=128), llama_bench(s, prompt=512, ubatch=512)
+    assert 100 < tg < 250 and 5000 < pp < 20000
+
+
+def test_engine_registry():
+    assert engine_names() == tuple(e.value for e in EngineName) == ("vllm", "sglang", "trtllm", "llamacpp", "hf")
+    for n in engine_names():
+        e = serve_engine(n)
+        assert e.sources and e.calibrated_on and e.max_batched_tokens > 0
+    with pytest.raises(UserError, match="unknown engine"):
+        serve_engine("tgi")
+
+
+def test_lengths(tmp_path: Path):
+    i, o = parse_lengths("sharegpt", 1, 1).draw(4000, seed=3)
+    assert i.mean() == pytest.approx(SHAREGPT_MEAN_IN, rel=0.15)
+    assert o.mean() == pytest.approx(SHAREGPT_MEAN_OUT, rel=0.15)
+    i, o = parse_lengths("uniform:10-20", 5, 7).draw(100)
+    assert i.min() >= 10 and i.max() <= 20 and (o == 7).all()
+    f = tmp_path / "lens.txt"
+    f.write_text("# in out\n100 20\n300,40\n")
+    lens = parse_lengths(str(f), 1, 1)
+    assert lens.pairs == ((100, 20), (300, 40)) and lens.draw(3)[0].tolist() == [100, 300, 100]
+    for bad in ("zipf", "uniform:20-10", "uniform:a-b"):
+        with pytest.raises(UserError):
+            parse_lengths(bad, 10, 10)
+    f.write_text("100\n")
+    with pytest.raises(UserError, match=":1:"):
+        parse_lengths(str(f), 1, 1)
+    f.write_text("")
+    with pytest.raises(UserError, match="no lengths"):
+        parse_lengths(str(f), 1, 1)
+    assert Lengths("fixed", 5, 6).describe().startswith("fixed")

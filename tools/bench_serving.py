@@ -1,0 +1,17 @@
+"""Print the BENCHMARKS.md section of the serving simulation against published results
+(gpuadvisor.estimate.serve.published.markdown_section); `--append` adds it to BENCHMARKS.md."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gpuadvisor.estimate.serve.published import markdown_section
+
+if __name__ == "__main__":
+    md = markdown_section()
+    if "--append" in sys.argv:
+        p = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+        p.write_text(p.read_text().rstrip("\n") + "\n\n" + md)
+    else:
+        print(md)
