@@ -100,9 +100,10 @@ QUESTIONS = [
      "hours on one modern GPU at realistic utilisation, minutes on eight. JPEG decoding and augmentation need "
      "CPU cores: instances with too few vCPUs per GPU are left out (the note says the default)."),
     ("Hobbyist: which card under $1,000 should I buy to chat with an 8B model?",
-     "recommend llama-3.1-8b --tok-s 30 --buy-only --max-card-price 1000",
+     "recommend llama-3.1-8b --tok-s 30 --buy-only --max-card-price 1000 --price-basis street",
      "An 8B model in bf16 is 16 GB of weights: a 24 GB card (a used RTX 3090) runs it at 40+ tok/s; 16 GB cards "
-     "need a quantized model. Every card the answer names costs at most $1,000 each, and prices are GPUs alone."),
+     "need a quantized model. Every card the answer names costs at most $1,000 each at street (used) prices, and "
+     "prices are GPUs alone."),
     ("Hobbyist: buy or rent for a one-off 8B LoRA run?",
      "recommend llama-3-8b --mode lora --batch 4 --seq 2048 --checkpointing --tokens 20m",
      "A one-off job of a few GPU-hours rents for a few dollars; a card to buy costs hundreds to thousands. "
@@ -119,7 +120,8 @@ QUESTIONS = [
      "about 1.1 TB for 70B, against 640 GB on 8 x 80 GB. ZeRO-3 shards it but cannot make it smaller: it does "
      "not fit one node without an 8-bit optimizer, offload or more nodes, and the tool should say which."),
     ("Is a Tesla P40 a good cheap card for QLoRA?",
-     "recommend llama-3.1-8b --mode qlora --batch 1 --checkpointing --tokens 20m --buy-only --only P40,3090",
+     "recommend llama-3.1-8b --mode qlora --batch 1 --checkpointing --tokens 20m --buy-only --only 'Tesla P40,3090' "
+     "--price-basis street",
      "The P40 has 24 GB but no tensor cores and 1/64-rate fp16: its 16-bit matmuls run at its 12 TFLOPS FP32 "
      "rate, several times slower than an RTX 3090's tensor cores. Named explicitly it is costed at that rate "
      "and says so; it is never shortlisted on its own."),
@@ -224,6 +226,9 @@ def one_line(title: str, d: dict) -> str:
         parts.append(f"rent {rent['option']['label']} ({_cost(rent['option'])})")
     if buy:
         parts.append(f"{'or ' if rent else ''}buy {buy['option']['label'][4:]} ({_cost(buy['option'])})")
+    best = picks.get("best_value")
+    if best and best["option"]["label"] not in {p["option"]["label"] for p in (rent, buy) if p}:
+        parts.append(f"best value (cost x time): {best['option']['label']} ({_cost(best['option'])})")
     line = "; ".join(parts)
     o = (rent or buy)["option"]
     line += f"; binds: {o['binds']}"

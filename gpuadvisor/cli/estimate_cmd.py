@@ -175,9 +175,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="inference engine: graphs (CUDA graphs / vLLM, TensorRT-LLM, SGLang; default) or eager "
                         "(Hugging Face generate()); vllm, sglang, trtllm, llamacpp or hf run the serving simulation")
     p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
-    s = p.add_argument_group("serving (a decoder in inference mode; the figures `recommend` shows for a layout)")
-    s.add_argument("--users", type=positive_int, metavar="N", dest="serve_users",
-                   help="concurrent users of a server (default: --batch); each holds a KV cache of --seq + --gen")
+    s = p.add_argument_group("serving (a decoder in inference mode; the figures `recommend` shows for a layout; "
+                             "--users alone gives them, with --rate or --engine vllm|... it runs the simulation)")
     s.add_argument("--context", type=positive_int, metavar="TOKENS", dest="serve_context",
                    help="prompt + answer tokens per user, as `recommend --context` (sets --seq to this less --gen)")
     p.add_argument("--probe", metavar="RESULTS.json", help="use measured figures from a probe result for this card")
@@ -265,7 +264,9 @@ def run(args: argparse.Namespace) -> int:
         return print_presets(args.json)
     from gpuadvisor.cli.serve_args import run_estimate, serving_requested
 
-    if serving_requested(args):
+    # `--users N` alone (one flag, shared with the simulation) asks for the layout's figures, the ones
+    # `recommend` prices; with --rate, --engine vllm|..., lengths or p99 targets it runs the simulation
+    if serving_requested(argparse.Namespace(**{**vars(args), "serve_users": None})):
         return run_estimate(args)
     from gpuadvisor.advisor.figures import layout_figures
     from gpuadvisor.advisor.options import hardware_of
