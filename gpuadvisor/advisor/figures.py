@@ -251,13 +251,16 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
                 "utilisation over the whole step" if b == "compute"
                 else "bandwidth: activations and optimizer traffic dominate the step")
         return _with_binds(last, "bandwidth" if b == "memory" else b, note, fits=True)
+    if exact:
+        return last  # type: ignore[return-value]  # estimate's own layout: no other layout in its place
     from gpuadvisor.advisor.training_layouts import searched  # data/ZeRO-3 does not fit: search the layouts
 
     found = searched(w, hw, gpus, float(t.tokens or w.train_tokens or 0.0))
     if found is not None:
         f = Figures(fits=True, layout=found["layout"], tp=found["tp"], replicas=found["replicas"],
                     needed_gib=found["needed_gib"], binds="memory", binds_note="", wall_s=found["wall_s"],
-                    tokens_per_s=found["tokens_per_s"])
+                    tokens_per_s=found["tokens_per_s"], memory_parts=found.get("memory_parts", ()),
+                    usable_gib=hw.memory_gib)
         return _with_binds(f, "memory", f"memory: data parallel alone does not fit; {found['layout']} does "
                            f"({found['needed_gib']:.1f} GiB per GPU)", fits=True)
     return last  # type: ignore[return-value]

@@ -31,4 +31,5 @@ def searched(w: Workload, hw: HardwareFigures, gpus: int, budget: float) -> dict
     lay = est.layout
     return {"layout": f"{SEARCH_FRAMEWORK} " + lay.label(), "tp": lay.tp, "replicas": lay.dp(gpus),
             "needed_gib": est.memory.total / GiB, "tokens_per_s": est.tokens_per_s,
+            "memory_parts": tuple((k, v / GiB) for k, v in est.memory.items if v),
             "wall_s": t.seconds if budget else None}
