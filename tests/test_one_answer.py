@@ -56,8 +56,8 @@ def _estimate_argv(args, card, o):
     else:
         g = o["hardware"]["gpus"]
         if o["layout"].startswith("megatron"):  # data parallel did not fit: the searched layout, as estimate finds it
-            return argv + ["--batch", str(int(_flag(rest, "--batch", 1)) * g), "--framework", "megatron",
-                           "--layout", "auto"]
+            return [*argv, "--batch", str(int(_flag(rest, "--batch", 1)) * g), "--framework", "megatron",
+                    "--layout", "auto"]
         dp = o["replicas"]
         argv += ["--batch", str(int(_flag(rest, "--batch", 1)) * dp)]
         if "ZeRO-3" in o["layout"]:
