@@ -7,19 +7,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gpuadvisor.cli.common import positive_float, positive_int
 from gpuadvisor.errors import UserError
 
 LAYOUTS = ("given", "auto")
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
 
 
 def _fraction(text: str) -> float:
@@ -29,16 +20,6 @@ def _fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a fraction such as 0.05, got {text!r}") from None
     if not (0.0 <= v < 10.0):
         raise argparse.ArgumentTypeError(f"expected a fraction in [0, 10), got {text!r}")
-    return v
-
-
-def _gbs(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected GB/s, got {text!r}") from None
-    if not (v > 0) or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected GB/s > 0, got {text!r}")
     return v
 
 
@@ -52,13 +33,13 @@ def add_training_args(p: argparse.ArgumentParser) -> None:
     from gpuadvisor.estimate.parallel import framework_names
 
     g = p.add_argument_group("training at scale (parallel layouts; training, lora, qlora)")
-    g.add_argument("--micro-batch", type=_positive, default=None, metavar="N",
+    g.add_argument("--micro-batch", type=positive_int, default=None, metavar="N",
                    help="sequences per GPU per forward/backward; gradient accumulation reaches the global --batch")
     if "--pp" not in p._option_string_actions:  # the serving flags define it too, with the same meaning
-        g.add_argument("--pp", type=_positive, default=1, help="pipeline-parallel degree")
-    g.add_argument("--vp", type=_positive, default=1, help="interleaved pipeline: model chunks per GPU (1: 1F1B)")
-    g.add_argument("--cp", type=_positive, default=1, help="context-parallel degree (sequence split, ring attention)")
-    g.add_argument("--ep", type=_positive, default=1, help="expert-parallel degree (MoE)")
+        g.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel degree")
+    g.add_argument("--vp", type=positive_int, default=1, help="interleaved pipeline: model chunks per GPU (1: 1F1B)")
+    g.add_argument("--cp", type=positive_int, default=1, help="context-parallel degree (ring attention)")
+    g.add_argument("--ep", type=positive_int, default=1, help="expert-parallel degree (MoE)")
     g.add_argument("--framework", default=None, metavar="NAME",
                    help=f"training framework profile: {' | '.join(framework_names())} (default: hf, or megatron "
                         "with PP/CP/EP)")
@@ -66,9 +47,9 @@ def add_training_args(p: argparse.ArgumentParser) -> None:
                    help="auto: search the layouts that fit and take the fastest (degrees given stay fixed)")
     g.add_argument("--recompute", choices=("none", "selective", "full"), default=None,
                    help="activation recomputation (default: --checkpointing's full, else the fastest that fits)")
-    g.add_argument("--gpus-per-node", type=_positive, default=None, metavar="N",
+    g.add_argument("--gpus-per-node", type=positive_int, default=None, metavar="N",
                    help="GPUs per NVLink domain (default 8; 72 on GB200/GB300 NVL72)")
-    g.add_argument("--net-gbs", type=_gbs, default=None, metavar="GB/s",
+    g.add_argument("--net-gbs", type=positive_float, default=None, metavar="GB/s",
                    help="node network bandwidth per GPU between nodes (default 50: one 400 Gb/s NIC per GPU)")
     g.add_argument("--samples-seen", type=_count, default=0.0, metavar="N",
                    help="time to train: sequences to train on (a sample budget, or MLPerf's samples-seen target)")
