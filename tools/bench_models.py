@@ -39,10 +39,11 @@ def section(per_case: bool = True) -> str:
            "this section is written by `tools/bench_models.py`.", "",
            "Estimates: `gpuadvisor.validation` from the shipped pre-traced graphs (`tools/trace_models.py`, CPU, fake "
            "tensors) and the H100 SXM's datasheet figures (no probe). Every third model (all of its cases) is held out "
-           "of calibration; the op model's three fitted constants (conv efficiency, streaming-op bandwidth, host time "
-           "per op; `tools/fit_opcost.py`, recomputed by `tests/test_calibration_fits.py`) come from the calibration "
-           "split, and the RNN step floor and library workspace were set by hand near calibration-split cases "
-           "(`gpuadvisor/estimate/calibration/opgraph.py`). Ratio = estimate / measurement.", "",
+           "of calibration; the op model's fitted constants (convolution efficiency and the norm, reduction and "
+           "elementwise bandwidths, each against its own class's profiled GPU time; four host costs per op kind; the "
+           "overlap exponent; `tools/fit_opcost.py`, recomputed by `tests/test_calibration_fits.py`) come from the "
+           "calibration split, and the RNN step floor and library workspace were set by hand near calibration-split "
+           "cases (`gpuadvisor/estimate/calibration/opgraph.py`). Ratio = estimate / measurement.", "",
            "| group | cases | time within ±25 % | memory within ±10 % | median time error | worst time "
            "| worst memory |",
            "|---|---:|---:|---:|---:|---:|---:|"]

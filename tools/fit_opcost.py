@@ -12,7 +12,8 @@ from gpuadvisor.estimate import calibration as cal
 
 
 def main() -> int:
-    for name, v in {**validation.fit_gpu_constants(), **validation.fit_host_constants()}.items():
+    fits = {**validation.fit_gpu_constants(), **validation.fit_host_constants(), **validation.fit_overlap()}
+    for name, v in fits.items():
         print(f"{name:22s} fit {v:g}   table {cal.value(name):g}")
     return 0
 
