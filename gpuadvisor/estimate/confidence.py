@@ -48,7 +48,7 @@ def low_confidence_reasons(w: Workload, host_share: float, *, eager: bool = True
     elif host_share > cal.LOW_CONFIDENCE_HOST_SHARE and not dtensor:  # the DTensor note already says host-bound
         if hw is not None and hw.host_measured:
             notes.append("low confidence: this step is mostly host-side dispatch (eager PyTorch), measured on this "
-                         "host by the dispatch probe; on lent H100 hosts it drifted up to 35% within one run")
+                         "host by the dispatch probe; on the H100 hosts measured it drifted up to 35% within one run")
         else:
             notes.append("low confidence: this step is mostly host-side kernel dispatch (eager PyTorch), which "
                          "depends on the host CPU (`gpuadvisor run` measures it)")

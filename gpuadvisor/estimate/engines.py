@@ -14,7 +14,7 @@ The engine decides the rest:
   time scales it), the GPU runs behind it, and generate() synchronizes twice a step and does its
   bookkeeping (~1.5 ms). On top, PyTorch's attention on a sequence length it has not seen yet builds
   a plan where it picks cuDNN attention (its default on Hopper and Blackwell): 29-65 ms of host time
-  on lent H100 and H200 hosts, once a step because every decode step has a new length (plans are
+  on the H100 and H200 hosts measured, once a step because every decode step has a new length (plans are
   cached per length, so a process that decoded at these lengths before skips it). That build, not Python,
   is why generate() ran 13-20 tok/s for 1-8B models on an H100 (tools/device/sdpa_host.py: 45-57 ms
   a step with cuDNN attention, 13-15 ms without, for a 1B model). Step = fixed + plan + layers x
@@ -152,7 +152,8 @@ class _Engines(Mapping[str, EngineProfile]):
 
 
 ENGINES: Mapping[str, EngineProfile] = _Engines()
-PLAN_RANGE = "29-65 ms on lent H100 and H200 hosts, varying up to 2x within one run"  # probe runs F-H, 2026-11-23
+# the dispatch probe, 2026-11-23
+PLAN_RANGE = "29-65 ms on the H100 and H200 hosts measured, varying up to 2x within one run"
 
 
 DEFAULT_ENGINE = Engine.GRAPHS

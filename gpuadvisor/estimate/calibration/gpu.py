@@ -20,7 +20,7 @@ CONSTANTS = (
              "product (790 TFLOP/s): 0.94"),
     Constant("BANDWIDTH", 0.86, "fraction", "achieved memory bandwidth (decode weight streaming) as a fraction of "
              "the datasheet", f"{DECODE_A} (graphs_own decode steps); {H100_DATASHEET}", Method.FITTED,
-             "least squares (seconds) of step = bytes / bandwidth + kernels x KERNEL_FLOOR_S over run A's 10 "
+             "least squares (seconds) of step = bytes / bandwidth + kernels x KERNEL_FLOOR_S over the decode file's 10 "
              "calibration points: 2.87 TB/s, / 3,350 = 0.86"),
     Constant("BANDWIDTH_VS_MEASURED", 0.97, "fraction", "achieved memory bandwidth as a fraction of a measured "
              "triad/copy bandwidth", f"{DECODE_A} (ceilings.copy_gbs)", Method.NOT_REPRODUCIBLE,
@@ -59,7 +59,8 @@ CONSTANTS = (
              "a log-space least-squares refit of the 27 forward + backward points gives about 1600, not 1300"),
     Constant("KERNEL_FLOOR_S", 3.4e-6, "s", "GPU time of a small kernel of a decode step, even inside a CUDA graph "
              "(launch latency, ramp and tail)", f"{DECODE_A} (graphs_own decode steps)", Method.FITTED,
-             "least squares (seconds) of step = bytes / bandwidth + (17 x layers + 6) x floor over run A's 10 "
+             "least squares (seconds) of step = bytes / bandwidth + (17 x layers + 6) x floor over the "
+             "decode file's 10 "
              "calibration points: 3.37 us, rounded to 0.1 us"),
     Constant("GRAPHS_KERNELS_PER_LAYER", 17, "kernels", "GPU kernels per layer of a decode step captured in a "
              "CUDA graph", f"{DECODE_A} (graphs_own)", Method.NOT_REPRODUCIBLE,
@@ -73,12 +74,14 @@ CONSTANTS = (
              "layers", f"{DECODE_A} (eager)", Method.NOT_REPRODUCIBLE, "counted in a profile that is not stored"),
     Constant("EAGER_KV_PASSES", 3.0, "passes", "times an eager decode step moves the KV cache without padding "
              "(concatenated: read + write; attention reads it once with enable_gqa)",
-             "transformers 5.17 DynamicCache + SDPA; H100 profiles in BENCHMARKS.md round 4 (3.8-4.4 passes)",
+             "transformers 5.17 DynamicCache + SDPA; H100 profiles in lab/history/BENCHMARKS-2026-11.md "
+             "(3.8-4.4 passes)",
              Method.COUNTED, "2 passes for the concatenation, 1 for attention"),
     Constant("EAGER_KV_PASSES_PADDED", 4.0, "passes", "KV passes of a padded batch, fixed part (4 + 4g with g query "
-             "heads per KV head)", "transformers 5.17 repeat_kv; H100 profiles in BENCHMARKS.md round 4 "
+             "heads per KV head)", "transformers 5.17 repeat_kv; H100 profiles in lab/history/BENCHMARKS-2026-11.md "
              "(15.9-20.5 passes at g = 3-4)", Method.COUNTED, "concatenation and mask path, before repeat_kv"),
     Constant("EAGER_KV_PASSES_PER_GROUP_PADDED", 4.0, "passes", "KV passes of a padded batch per query head per KV "
              "head (repeat_kv copies K and V, attention reads the copies)", "transformers 5.17 repeat_kv; H100 "
-             "profiles in BENCHMARKS.md round 4", Method.COUNTED, "copy read + write, attention read, per group"),
+             "profiles in "
+             "lab/history/BENCHMARKS-2026-11.md", Method.COUNTED, "copy read + write, attention read, per group"),
 )

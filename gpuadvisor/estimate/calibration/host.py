@@ -14,7 +14,8 @@ CONSTANTS = (
     Constant("HOST_OP_S", 10e-6, "s", "host CPU time to dispatch one PyTorch eager op on the calibration host "
              "(PyTorch 2.11); the dispatch probe's figure scales every host time", f"{DECODE_A}, "
              "tools/data/decode-h100-host.json (launch.add_us)", Method.MEASURED,
-             "small-op launch time on the two H100 hosts of runs A and B (9.5 and 10.1 us), mean rounded to 1 "
+             "small-op launch time on the two H100 hosts of tools/data/decode-h100.json and "
+             "decode-h100-host.json (9.5 and 10.1 us), mean rounded to 1 "
              "significant figure"),
     Constant("HOST_OPS_TRAIN_RMSNORM", 410.0, "ops/layer", "host ops per layer of a training step, RMSNorm models "
              "(Python RMSNorm, rotary), pure bf16 (fp32 assumed the same)", HOST_SWEEP, Method.MEASURED,
@@ -41,21 +42,21 @@ CONSTANTS = (
              "counted from the code path, not measured"),
     Constant("INT8_HOST_OPS_PER_LINEAR", 23.0, "ops/linear", "host time bitsandbytes LLM.int8() adds per linear "
              "(its syncs keep the host from running ahead), in HOST_OP_S units",
-             "tools/data/h100-round4/int8-gemm.json", Method.MEASURED,
+             "lab/data/h100-round4/int8-gemm.json", Method.MEASURED,
              "wall minus GPU time per linear, mean over four shapes: 0.18 ms without outlier columns, 0.41 ms "
              "with; mixed as in v2 case 98 (43 of 196 linears with outliers, from its profile); rounded to an op"),
     Constant("DTENSOR_HOST_FACTOR", 3.2, "x", "host time of a tensor-parallel (DTensor) training step over plain "
-             "eager's", "tools/data/h200-round3/dtensor-overhead.json, tools/data/h200-round5/dtensor-overhead.json",
+             "eager's", "lab/data/h200-round3/dtensor-overhead.json, lab/data/h200-round5/dtensor-overhead.json",
              Method.MEASURED, "issue time on a one-GPU mesh over the plain step's on two H200 hosts (3.27x, 3.05x), "
              "mean rounded to 0.1; the TP=2 step on 2x H200 (multigpu.json) is held out as its check"),
     Constant("EAGER_HOST_FIXED_S", 1.5e-3, "s", "generate()'s host bookkeeping per decode step where the dispatch "
              "probe did not measure it", DECODE_A, Method.NOT_REPRODUCIBLE,
              "the lowest fixed host cost seen before the dispatch probe existed; the probe measures 0.3-2.7 ms on "
-             "lent hosts (BENCHMARKS.md rounds 4-5)"),
+             "the hosts measured (lab/history/BENCHMARKS-2026-11.md)"),
     Constant("EAGER_HOST_PER_LAYER_S", 0.84e-3, "s/layer", "generate()'s host dispatch per layer and decode step "
              "on the calibration host (scaled by this host's op time)", f"{DECODE_A}, {HOST_SWEEP}",
-             Method.NOT_REPRODUCIBLE, "read off the eager decode steps of runs A and B; the fit is not stored, and "
-             "the host sweep's generate() slopes give 0.74-1.07 ms"),
+             Method.NOT_REPRODUCIBLE, "read off the eager decode steps of both decode files; the fit is not "
+             "stored, and the host sweep's generate() slopes give 0.74-1.07 ms"),
     Constant("EAGER_PREFILL_HOST_OPS_PER_LAYER", 95.0, "ops/layer", "host ops per layer of an eager (no-grad) "
              "prefill forward", HOST_SWEEP, Method.MEASURED, f"mean of Llama, Qwen2 and GPT-2, {SLOPE}"),
     Constant("PREFILL_HOST_OPS_FIXED", 300, "ops", "host ops of an eager prefill outside the layers (embedding, "
@@ -66,7 +67,7 @@ CONSTANTS = (
              "transformers 5 grouped_mm experts", Method.COUNTED, "counted from the code path, not measured"),
     Constant("CUDNN_ATTENTION_PLAN_S", 40e-3, "s", "host time of SDPA on a sequence length it has not seen, where "
              "PyTorch picks cuDNN attention (compute capability 9.x, 10.x) and no probe measured it",
-             "tools/data/h100-round3/sdpa-host.json", Method.MEASURED,
+             "lab/data/h100-round3/sdpa-host.json", Method.MEASURED,
              "mean of the six new-length calls (default and cuDNN backends, 36-45 ms), rounded to 5 ms"),
     Constant("OVERLAP_P", 2.0, "exponent", "host/GPU overlap: step = (host^p + device^p)^(1/p)",
              "tools/data/validation-h100.json (v1, 30 cases)", Method.FITTED,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuadvisor.estimate.calibration.record import Constant, Method
 
-INT8_GEMM = "tools/data/h100-round4/int8-gemm.json"
+INT8_GEMM = "lab/data/h100-round4/int8-gemm.json"
 
 CONSTANTS = (
     Constant("BWD_FACTOR", 2.0, "x", "backward bytes per forward byte of an elementwise op (grad in, saved input, "
@@ -29,7 +29,7 @@ CONSTANTS = (
              "33 ns a parameter fitted on cases 28 and 46 with an earlier model; solving the current model for "
              "those two step times gives 114-121 B"),
     Constant("MOE_ROUTED_BYTES", 48.0, "B/element", "HF grouped_mm experts: bytes per routed token and intermediate "
-             "element (gate/up output read and written ~3 times in fp32)", "tools/data/h100-round3/"
+             "element (gate/up output read and written ~3 times in fp32)", "lab/data/h100-round3/"
              "validation-cases-profiled.json (v2 case 95 profile)", Method.COUNTED,
              "2 outputs x 4 B x read + write x 3 passes, counted from the profile's kernels"),
     Constant("MIXED_WEIGHT_BYTES", 12.0, "B/param", "autocast per parameter and step: weight fp32 -> bf16 each "
