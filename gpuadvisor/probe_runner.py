@@ -18,7 +18,7 @@ from gpuadvisor import devices as devmod
 from gpuadvisor import provenance
 from gpuadvisor.errors import UserError
 from gpuadvisor.results import DeviceResult, ProbeResult, RunResult, Status
-from probes import ALL_PROBES, GPU_PROBES, HOST_PROBES, LOAD_PROBES, NODE_PROBES
+from probes import ALL_PROBES, FULL_ONLY, GPU_PROBES, HOST_PROBES, LOAD_PROBES, NODE_PROBES, TORCH_PROBES
 from probes.base import ProbeContext
 from probes.timing import Deadline, ProbeSkipped, ProbeTimeout, is_oom
 
@@ -26,15 +26,23 @@ ProbeFn = Callable[[ProbeContext], ProbeResult]
 EventFn = Callable[..., None]
 
 # Safety caps, not budgets (a probe that reaches one is recorded as `timeout`): cold kernel caches and
-# slow hosts need room. On an H100 a whole --quick run takes ~10 s and --full ~30 s; the dispatch
+# slow hosts need room. On an H100 a whole --quick run takes under 10 s and --full under 30 s; the dispatch
 # probe's generate() timing (~15 s) runs only in --full, once per host (probes/hostcache.py), and
-# needs its 45 s there; in --quick it times single ops only (well under a second).
+# needs its 45 s there; in --quick it reads its single-op figures from the host cache where it can.
 TIME_LIMITS: dict[str, dict[str, float]] = {
     "quick": {"properties": 10, "memory_bandwidth": 15, "transfer": 15, "flops": 15, "tensor": 30, "host": 15,
-              "crossover": 15, "dispatch": 10, "health": 10, "interconnect": 120},
+              "crossover": 15, "dispatch": 10, "conv": 30, "elementwise": 20, "health": 10, "interconnect": 120},
     "full": {"properties": 30, "memory_bandwidth": 60, "transfer": 60, "flops": 60, "tensor": 120, "host": 60,
-             "crossover": 90, "dispatch": 45, "health": 20, "interconnect": 420},
+             "crossover": 90, "dispatch": 45, "conv": 60, "elementwise": 30, "health": 20, "interconnect": 420},
 }
+FULL_ONLY_NOTE = "runs in --full only (or name it: `gpuadvisor probe --only {name}`)"
+
+
+def needs_torch(mode: str, selected: Sequence[str], gpus: int) -> bool:
+    """Whether this run's probes import PyTorch (so the runner loads it early, in the background):
+    the interconnect probe where there are two GPUs or more, else TORCH_PROBES of the mode."""
+    return bool(set(TORCH_PROBES.get(mode, TORCH_PROBES["quick"])) & set(selected)) or (
+        "interconnect" in selected and gpus > 1)
 
 
 def default_probe(name: str) -> ProbeFn:
@@ -173,6 +181,8 @@ def run_probes(
         opts = replace(opts, probe_options={**opts.probe_options, "host_cache": {"not_before": time.time()}})
     d = discovery if discovery is not None else devmod.discover()
     selected = list(opts.only) if opts.only else list(ALL_PROBES)
+    full_only = [] if opts.only or opts.mode == "full" else [p for p in FULL_ONLY if p in selected]
+    selected = [p for p in selected if p not in full_only]
     limits = dict(TIME_LIMITS.get(opts.mode, TIME_LIMITS["quick"]), **opts.time_limits)
 
     def fn_for(name: str) -> ProbeFn:
@@ -200,7 +210,7 @@ def run_probes(
     def keep_torch(ctx: ProbeContext) -> None:
         torch_holder._torch, torch_holder._torch_reason = ctx._torch, ctx._torch_reason
 
-    if opts.use_torch and d.usable and {"transfer", "tensor", "interconnect"} & set(selected):
+    if opts.use_torch and d.usable and needs_torch(opts.mode, selected, len(indices)):
         # PyTorch takes seconds to import: load it while kernels compile, and wait for it
         # before anything is timed, so that the import never disturbs a measurement
         from probes.base import preload_torch
@@ -227,6 +237,9 @@ def run_probes(
     with xids:
         _measure(result, opts, d, selected, indices, limits, catalog, catalog_note, new_ctx, keep_torch, fn_for,
                  on_event, xids)
+    for dev in result.devices:  # named, not run: a quick run says where the full-only probes are
+        for name in full_only:
+            dev.probes.append(ProbeResult(probe=name, status="skipped", reason=FULL_ONLY_NOTE.format(name=name)))
     for dev in result.devices:  # XIDs that came after a GPU's own health probe ran
         h = dev.probe("health")
         if h is not None and h.status == "ok" and len(xids.for_device(dev.index)) > len(h.data["xid_events"]):

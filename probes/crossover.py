@@ -30,6 +30,12 @@ def matmul_sizes(quick: bool) -> list[int]:
     return [64, 128, 256, 512, 1024, 2048] if quick else [32, 64, 128, 256, 512, 1024, 2048, 4096]
 
 
+def repeats_at(size: int, big: int, reps: int) -> int:
+    """Host timings at the large end of the sweep (tens to hundreds of ms each, far from any crossover)
+    need fewer repeats: 3 from `big` up."""
+    return min(reps, 3) if size >= big else reps
+
+
 def crossover(rows: list[dict[str, Any]], gpu_key: str) -> int | None:
     """Smallest size from which the GPU is faster at that size and every larger one."""
     found = None
@@ -55,7 +61,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
         a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
         c = np.empty_like(a)
         row: dict[str, Any] = {"size": n}
-        row["cpu_ms"] = time_host(partial(np.add, a, b, out=c), repeats=max(reps, 5),
+        row["cpu_ms"] = time_host(partial(np.add, a, b, out=c), repeats=repeats_at(n, 1 << 24, max(reps, 5)),
                                   deadline=ctx.deadline, what="CPU vector add").median_ms
         if cp is not None:
             da, db = cp.asarray(a), cp.asarray(b)
@@ -65,7 +71,8 @@ def run(ctx: ProbeContext) -> ProbeResult:
             if n == vsizes[0] and not np.array_equal(cp.asnumpy(dc), a + b):
                 raise RuntimeError("GPU vector add is wrong")
             row["gpu_transfer_ms"] = time_host(partial(_on_gpu, cp, cp.add, a, b),
-                                               repeats=reps, deadline=ctx.deadline, what="GPU vector add + copies",
+                                               repeats=repeats_at(n, 1 << 24, reps), deadline=ctx.deadline,
+                                               what="GPU vector add + copies",
                                                sync=sync).median_ms
         vec_rows.append(row)
         ctx.deadline.check("vector add sweep")
@@ -73,7 +80,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
         row = {"size": n}
-        row["cpu_ms"] = time_host(partial(np.matmul, a, b), repeats=reps, deadline=ctx.deadline,
+        row["cpu_ms"] = time_host(partial(np.matmul, a, b), repeats=repeats_at(n, 2048, reps), deadline=ctx.deadline,
                                   what="CPU matmul").median_ms
         if cp is not None:
             da, db = cp.asarray(a), cp.asarray(b)
@@ -85,7 +92,8 @@ def run(ctx: ProbeContext) -> ProbeResult:
                 if not err < 1e-3:
                     raise RuntimeError(f"GPU matmul is wrong: relative error {err:.1e}")
             row["gpu_transfer_ms"] = time_host(partial(_on_gpu, cp, cp.matmul, a, b),
-                                               repeats=reps, deadline=ctx.deadline, what="GPU matmul + copies",
+                                               repeats=repeats_at(n, 2048, reps), deadline=ctx.deadline,
+                                               what="GPU matmul + copies",
                                                sync=sync).median_ms
         mat_rows.append(row)
         ctx.deadline.check("matmul sweep")

@@ -10,7 +10,9 @@ host time per layer 1.15 against 0.78 ms).
 
 The attention and generate() figures take ~15 s and depend only on the host and its software, so
 they are measured once and cached per host (probes/hostcache.py): --full measures them where no
-fresh entry exists, --quick only reads them, and every run measures the single-op figures (~0.2 s).
+fresh entry exists, --quick only reads them. The single-op figures take ~0.2 s but need PyTorch, whose
+import and CUDA start cost seconds: --full measures them every run and caches them under their own entry,
+--quick reads that entry where it is fresh and measures them (importing PyTorch) only where it is not.
 """
 
 from __future__ import annotations
@@ -157,10 +159,35 @@ def _driver(ctx: ProbeContext) -> str | None:
 
 
 def cache_key(ctx: ProbeContext, torch: Any) -> dict[str, str | None]:
-    """What host_figures() depends on: this host, PyTorch, transformers, the GPU model and its driver."""
-    return hostcache.host_key(probe=f"{NAME}/{METHOD}", torch=torch.__version__,
-                              transformers=dist_version("transformers"), driver=_driver(ctx),
-                              gpu=ctx.props.get("name") or torch.cuda.get_device_name())
+    """What host_figures() depends on: this host, PyTorch, transformers, the GPU model and its driver.
+    PyTorch's installed version, so that --quick finds the entry without importing it (`torch` may be None)."""
+    version = dist_version("torch") or (torch.__version__ if torch is not None else None)
+    gpu = ctx.props.get("name") or (torch.cuda.get_device_name() if torch is not None else None)
+    return hostcache.host_key(probe=f"{NAME}/{METHOD}", torch=version, transformers=dist_version("transformers"),
+                              driver=_driver(ctx), gpu=gpu)
+
+
+OP_CACHE = "dispatch_op"  # the single-op figures' host-cache entry (its own: --quick may write it)
+
+
+def op_cache_key(ctx: ProbeContext) -> dict[str, str | None]:
+    """What the single-op figures depend on, found without importing PyTorch (its installed version)."""
+    return hostcache.host_key(probe=f"{NAME}-op/{METHOD}", torch=dist_version("torch"), driver=_driver(ctx),
+                              gpu=ctx.props.get("name"))
+
+
+def op_measurements(r: dict[str, float], reps: int | None, **provenance: Any) -> list[Measurement]:
+    """measure()'s figures as measurements; cached ones say so in their label and details."""
+    tag = f" (cached {provenance['measured_at'][:10]})" if provenance.get("cached") else ""
+    return [
+        measurement("dispatch.op", "PyTorch eager op dispatch (host)" + tag, r["op_s"] * 1e6, "us",
+                    spread=r.get("op_spread"), op="16-element in-place add, back to back", repeats=reps,
+                    **provenance),
+        measurement("dispatch.sync", "Host-GPU synchronization (host)" + tag, r["sync_s"] * 1e6, "us",
+                    op="torch.cuda.synchronize() after one small op, the op's dispatch subtracted", **provenance),
+        measurement("dispatch.python", "Python loop iteration (host)" + tag, r["python_iter_s"] * 1e9, "ns",
+                    **provenance),
+    ]
 
 
 def host_figures(ctx: ProbeContext, torch: Any) -> tuple[dict[str, float], list[str], bool]:
@@ -215,21 +242,24 @@ def run(ctx: ProbeContext) -> ProbeResult:
     else measured in --full (and cached) and left out of --quick, with a note saying how to get them."""
     t0 = time.perf_counter()
     ctx.gpu()
-    wait_for_torch()
-    torch = ctx.torch()
-    if torch is None:
-        raise ProbeSkipped(f"needs PyTorch with CUDA: {ctx.torch_reason}")
+    not_before = ctx.options.get("host_cache", {}).get("not_before")
     reps = 3 if ctx.quick else 7
-    r = measure(torch, repeats=reps)
-    ms = [
-        measurement("dispatch.op", "PyTorch eager op dispatch (host)", r["op_s"] * 1e6, "us",
-                    spread=r["op_spread"], op="16-element in-place add, back to back", repeats=reps),
-        measurement("dispatch.sync", "Host-GPU synchronization (host)", r["sync_s"] * 1e6, "us",
-                    op="torch.cuda.synchronize() after one small op, the op's dispatch subtracted"),
-        measurement("dispatch.python", "Python loop iteration (host)", r["python_iter_s"] * 1e9, "ns"),
-    ]
+    op_key = op_cache_key(ctx)
+    op_entry = hostcache.load(OP_CACHE, op_key, not_before=not_before) if ctx.quick else None
+    if op_entry is not None and op_key["torch"] is not None:  # --quick on a known host: no PyTorch at all
+        ms = op_measurements(op_entry.figures, None, cached=True, measured_at=op_entry.measured_at)
+        torch = None
+    else:
+        wait_for_torch()
+        torch = ctx.torch()
+        if torch is None:
+            raise ProbeSkipped(f"needs PyTorch with CUDA: {ctx.torch_reason}")
+        r = measure(torch, repeats=reps)
+        ms = op_measurements(r, reps)
+        if op_key["torch"] is not None:
+            hostcache.store(OP_CACHE, op_key, r)
     key = cache_key(ctx, torch)
-    entry = hostcache.load(NAME, key, not_before=ctx.options.get("host_cache", {}).get("not_before"))
+    entry = hostcache.load(NAME, key, not_before=not_before)
     host: dict[str, Any] = {"source": "not measured"}
     if entry is not None:
         ms += host_measurements(entry.figures, cached=True, measured_at=entry.measured_at)
@@ -245,6 +275,8 @@ def run(ctx: ProbeContext) -> ProbeResult:
         host = {"source": "measured"}
         if figures and cacheable:
             notes.append("generate() and attention figures " + hostcache.store(NAME, key, figures))
-    data = {"torch": torch.__version__, "transformers": key["transformers"], "repeats": reps, "host_figures": host}
+    data = {"torch": key["torch"], "transformers": key["transformers"], "repeats": reps, "host_figures": host,
+            "op_figures": ({"source": "cache", "measured_at": op_entry.measured_at, "cache_file": str(op_entry.path)}
+                           if op_entry is not None else {"source": "measured"})}
     return ProbeResult(probe=NAME, status="ok", duration_s=time.perf_counter() - t0, measurements=ms, data=data,
                        reason="; ".join(notes) or None)
