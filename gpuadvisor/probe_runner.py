@@ -210,7 +210,15 @@ def run_probes(
     def keep_torch(ctx: ProbeContext) -> None:
         torch_holder._torch, torch_holder._torch_reason = ctx._torch, ctx._torch_reason
 
-    if opts.use_torch and d.usable and needs_torch(opts.mode, selected, len(indices)):
+    want_torch = needs_torch(opts.mode, selected, len(indices))
+    if not want_torch and opts.use_torch and d.usable and "dispatch" in selected and not (
+            probe_fns and "dispatch" in probe_fns):  # --quick on a host whose cache lacks the single-op figures
+        from probes import dispatch
+
+        with contextlib.suppress(Exception):  # a hint only: the probe decides for itself
+            first = next(x for x in d.devices if x.index == indices[0])
+            want_torch = not dispatch.op_figures_cached(new_ctx(cp=d.cupy, props={"name": first.name}))
+    if opts.use_torch and d.usable and want_torch:
         # PyTorch takes seconds to import: load it while kernels compile, and wait for it
         # before anything is timed, so that the import never disturbs a measurement
         from probes.base import preload_torch

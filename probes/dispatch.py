@@ -176,6 +176,13 @@ def op_cache_key(ctx: ProbeContext) -> dict[str, str | None]:
                               gpu=ctx.props.get("name"))
 
 
+def op_figures_cached(ctx: ProbeContext) -> bool:
+    """Whether --quick will find the single-op figures in the host cache (and so need no PyTorch)."""
+    key = op_cache_key(ctx)
+    not_before = ctx.options.get("host_cache", {}).get("not_before")
+    return key["torch"] is not None and hostcache.load(OP_CACHE, key, not_before=not_before) is not None
+
+
 def op_measurements(r: dict[str, float], reps: int | None, **provenance: Any) -> list[Measurement]:
     """measure()'s figures as measurements; cached ones say so in their label and details."""
     tag = f" (cached {provenance['measured_at'][:10]})" if provenance.get("cached") else ""

@@ -65,6 +65,11 @@ class HardwareFigures:
     attention_plan_s: float | None = None  # measured host time of SDPA on a new sequence length (dispatch probe)
     eager_layer_s: float | None = None  # measured generate() host time per layer and decode step (dispatch probe)
     eager_fixed_s: float | None = None  # measured generate() host time per decode step, fixed (dispatch probe)
+    # the op cost model's measured efficiencies (conv and elementwise probes, --full); empty/None = the calibration's
+    conv_eff: dict[str, float] = field(default_factory=dict)  # "bf16_nhwc": dense conv rate / same-run GEMM rate
+    depthwise_bw_eff: float | None = None  # depthwise conv (bf16, NHWC) bandwidth / same-run copy bandwidth
+    stream_eff: dict[str, float] = field(default_factory=dict)  # op class ("elementwise", "norm", "reduction") ->
+    # achieved bandwidth / same-run copy bandwidth, bytes counted as a traced op counts them
 
     @classmethod
     def from_card(cls, card: Any) -> HardwareFigures:
@@ -108,8 +113,9 @@ class HardwareFigures:
 def measured_figures(device: Any) -> dict[str, float]:
     """Map a probe DeviceResult's measurements onto estimate figures (the one place that knows
     the probe keys): bandwidth_gbs from memory.triad (else memory.copy), tflops per dtype from
-    tensor.<dtype>, fp32 from fp32.fma, allreduce_busbw_gbs from interconnect.allreduce_busbw, and the
-    host's eager figures from dispatch.* (generate()'s own attention plan before the SDPA-level one)."""
+    tensor.<dtype>, fp32 from fp32.fma, allreduce_busbw_gbs from interconnect.allreduce_busbw, the op cost
+    model's efficiencies from conv.* and elementwise.* (op_efficiencies), and the host's eager figures from
+    dispatch.* (generate()'s own attention plan before the SDPA-level one)."""
     out: dict[str, float] = {}
 
     def val(key: str, *, zero_ok: bool = False) -> float | None:
@@ -130,6 +136,7 @@ def measured_figures(device: Any) -> dict[str, float]:
     v = val("interconnect.allreduce_busbw")  # helper `interconnect`'s probe, GB/s
     if v:
         out["allreduce_busbw_gbs"] = v
+    out.update(op_efficiencies(device))
     v = val("dispatch.op")  # us
     if v:
         out["host_op_s"] = v * 1e-6
@@ -144,6 +151,35 @@ def measured_figures(device: Any) -> dict[str, float]:
         f = val("dispatch.generate_fixed", zero_ok=True)
         if f is not None:
             out["eager_fixed_s"] = f * 1e-3
+    return out
+
+
+STREAM_OPS = {"elementwise": ("add",), "norm": ("layer_norm", "batch_norm"), "reduction": ("softmax",)}
+
+
+def op_efficiencies(device: Any) -> dict[str, float]:
+    """The conv and elementwise probes' figures as fractions of their same-run references: conv_eff.<dtype>_<layout>
+    (dense convolution TFLOP/s over a large GEMM's), depthwise_bw_eff (bf16 NHWC, over a copy) and
+    stream_eff.<class> (elementwise: add; norm: the mean of layer and batch norm; reduction: softmax)."""
+    out: dict[str, float] = {}
+
+    def ratio(key: str) -> float | None:
+        m = device.measurement(key)
+        r = getattr(m, "ratio_to_reference", None) if m is not None else None
+        return float(r) if r is not None and 0 < r <= 2 else None
+
+    for dt in ("bf16", "fp16"):
+        for layout in ("nhwc", "nchw"):
+            r = ratio(f"conv.{dt}_{layout}")
+            if r:
+                out[f"conv_eff.{dt}_{layout}"] = r
+    r = ratio("conv.depthwise_bf16_nhwc")
+    if r:
+        out["depthwise_bw_eff"] = r
+    for cls, ops in STREAM_OPS.items():
+        got = [x for x in (ratio(f"elementwise.{op}") for op in ops) if x]
+        if got:
+            out[f"stream_eff.{cls}"] = sum(got) / len(got)
     return out
 
 
@@ -165,6 +201,10 @@ def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFi
         attention_plan_s=figures.get("attention_plan_s", hw.attention_plan_s),
         eager_layer_s=figures.get("eager_layer_s", hw.eager_layer_s),
         eager_fixed_s=figures.get("eager_fixed_s", hw.eager_fixed_s),
+        conv_eff={**hw.conv_eff, **{k.split(".", 1)[1]: v for k, v in figures.items() if k.startswith("conv_eff.")}},
+        depthwise_bw_eff=figures.get("depthwise_bw_eff", hw.depthwise_bw_eff),
+        stream_eff={**hw.stream_eff, **{k.split(".", 1)[1]: v for k, v in figures.items()
+                                        if k.startswith("stream_eff.")}},
         tflops=tf,
         source="measured" if rates else hw.source,
         measured_keys=tuple(sorted(figures)),
