@@ -13,9 +13,8 @@ import pytest
 
 from gpuadvisor import devices
 from gpuadvisor.core.results import ProbeResult
-from gpuadvisor.estimate import HardwareFigures, apply_measured, measured_figures
+from gpuadvisor.estimate import HardwareFigures, apply_measured, measured_figures, opcost
 from gpuadvisor.estimate import calibration as cal
-from gpuadvisor.estimate import opcost
 from gpuadvisor.estimate.graph import Op, OpClass, Phase
 from gpuadvisor.probe_runner import FULL_ONLY_NOTE, RunOptions, needs_torch, run_probes
 from gpuadvisor.results import load
@@ -191,7 +190,6 @@ def test_hardware_figures_carry_them_and_the_rates_use_them(device):
     assert set(hw.stream_eff) == {"elementwise", "norm", "reduction"} and hw.depthwise_bw_eff
     assert "conv_eff.bf16_nhwc" in hw.measured_keys
     r, base = opcost.Rates.of(hw), opcost.Rates.of(replace(hw, conv_eff={}, depthwise_bw_eff=None, stream_eff={}))
-    mfu, bw = opcost.Efficiency().for_source(hw.source)
     # rate x efficiency is the measured rate itself: the measured GEMM times the measured conv fraction
     assert r.rate("bf16") * r.conv_eff["bf16"] == pytest.approx(hw.tflops["bf16"] * 1e12 * hw.conv_eff["bf16_nhwc"])
     assert set(r.conv_eff) == {"bf16", "fp16"}  # NHWC: the model adds NCHW's transposes itself
