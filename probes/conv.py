@@ -1,6 +1,7 @@
 """Convolutions through cuDNN (PyTorch's conv2d, forward), per dtype (bf16, fp16) and layout (NHWC,
 NCHW), on the shapes CNNs spend their time in: ResNet's 3x3 convolutions at 56x56x64 and 14x14x256, a 1x1
-expansion (64 -> 256 at 56x56) and ConvNeXt's depthwise 7x7 at 56x56x96, batch 128, random data.
+expansion (64 -> 256 at 56x56) and ConvNeXt's depthwise 7x7 at 56x56x96, batch 256 (512 for the 14x14
+shape), random data.
 
 The op cost model (gpuadvisor/estimate/opcost.py) costs a dense convolution as an implicit GEMM at the
 large-GEMM rate times an efficiency (its formula adds the shape's wave quantization and its bytes), and a
@@ -28,7 +29,7 @@ from probes.timing import ProbeSkipped, interleaved_bursts, torch_burst
 NAME = "conv"
 DTYPES = ("bf16", "fp16")
 LAYOUTS = ("nhwc", "nchw")
-BATCH = 128
+BATCH = 256  # per call 0.1-0.3 ms: at 128 the 14x14 shape's 55 us calls timed 15-30 % apart run to run
 GEMM_N = 8192
 
 
@@ -42,6 +43,7 @@ class Shape:
     k: int
     r: int
     groups: int = 1
+    batch_scale: int = 1  # its batch is BATCH times this: short kernels need more work per call to time well
 
     def flops(self, n: int) -> float:
         return 2.0 * n * self.hw * self.hw * self.k * (self.c // self.groups) * self.r * self.r
@@ -56,7 +58,7 @@ class Shape:
 
 
 SHAPES = (
-    Shape("3x3 14x14x256", 256, 14, 256, 3),  # the compute-bound one: the dense figures' value
+    Shape("3x3 14x14x256", 256, 14, 256, 3, batch_scale=2),  # the compute-bound one: the dense figures' value
     Shape("3x3 56x56x64", 64, 56, 64, 3),
     Shape("1x1 56x56 64->256", 64, 56, 256, 1),
     Shape("depthwise 7x7 56x56x96", 96, 56, 96, 7, groups=96),
@@ -102,7 +104,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
     opts = ctx.options.get(NAME, {})
     n = int(opts.get("batch", BATCH))
     gemm_n = int(opts.get("gemm_n", GEMM_N))
-    bursts, per_burst = int(opts.get("bursts", 6)), int(opts.get("per_burst", 5))
+    bursts, per_burst = int(opts.get("bursts", 8)), int(opts.get("per_burst", 5))
     gen = torch.Generator(device="cuda")
     gen.manual_seed(17)
     errors = {}
@@ -124,7 +126,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
             runners[f"gemm {dt}"] = torch_burst(torch, partial(torch.matmul, a, b, out=c), 2)
             for layout in LAYOUTS:
                 for s in SHAPES:
-                    x, w = make(torch, s, n, dt, layout, gen)
+                    x, w = make(torch, s, n * s.batch_scale, dt, layout, gen)
                     keep += [x, w]
                     runners[f"{s.name} {dt} {layout}"] = torch_burst(
                         torch, partial(F.conv2d, x, w, padding=s.r // 2, groups=s.groups), per_burst)
@@ -145,16 +147,16 @@ def run(ctx: ProbeContext) -> ProbeResult:
         for layout in LAYOUTS:
             here: list[dict[str, Any]] = []
             for s in SHAPES:
-                b = res[f"{s.name} {dt} {layout}"]
-                here.append({"shape": s.name, "dtype": dt, "layout": layout, "batch": n, "best_ms": b.best_ms,
-                             "median_ms": b.median_ms, "spread": b.spread, "tflops": b.rate(s.flops(n), 1e12),
-                             "median_tflops": b.rate(s.flops(n), 1e12, "median"), "gbs": b.rate(s.bytes(n), 1e9)})
+                b, ns = res[f"{s.name} {dt} {layout}"], n * s.batch_scale
+                here.append({"shape": s.name, "dtype": dt, "layout": layout, "batch": ns, "best_ms": b.best_ms,
+                             "median_ms": b.median_ms, "spread": b.spread, "tflops": b.rate(s.flops(ns), 1e12),
+                             "median_tflops": b.rate(s.flops(ns), 1e12, "median"), "gbs": b.rate(s.bytes(ns), 1e9)})
             rows += here
             top = here[0]  # SHAPES[0], the compute-bound shape
             ms.append(measurement(
                 f"conv.{dt}_{layout}", f"Convolution {dt} {layout.upper()} (cuDNN, {top['shape']})", top["tflops"],
                 "TFLOP/s", spread=top["spread"], reference=gemm_tflops, reference_label=f"torch.matmul {gemm_n} {dt}",
-                shape=top["shape"], batch=n, median=top["median_tflops"],
+                shape=top["shape"], batch=top["batch"], median=top["median_tflops"],
                 shapes={r["shape"]: {"tflops": round(r["tflops"], 1), "gbs": round(r["gbs"])} for r in here},
                 how="best of short bursts, the reference GEMM in the same bursts",
             ))
@@ -164,7 +166,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
         ms.append(measurement(
             f"conv.depthwise_bf16_{layout}", f"Depthwise convolution bf16 {layout.upper()} (cuDNN)", r["gbs"], "GB/s",
             spread=r["spread"], reference=copy_gbs, reference_label="torch copy_ bf16 (read + write)",
-            shape=dw.name, batch=n, tflops=r["tflops"], bytes_counted="input, output and filter once each",
+            shape=dw.name, batch=r["batch"], tflops=r["tflops"], bytes_counted="input, output and filter once each",
         ))
     return ProbeResult(probe=NAME, status="ok", duration_s=time.perf_counter() - t0, measurements=ms,
                        data={"rows": rows, "rel_errors": errors, "copy_gbs": copy_gbs, "torch": torch.__version__,
