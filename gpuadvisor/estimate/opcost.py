@@ -28,7 +28,6 @@ from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.workload import BYTES_PER_DTYPE
 
 _BYTES = {**BYTES_PER_DTYPE, "fp64": 8.0}  # traced ops can be fp64; workloads cannot
-MEASURED_STREAM_CLASSES = ("norm",)  # streaming classes whose probe-measured efficiency replaces the constant
 
 
 @dataclass(frozen=True)
@@ -40,9 +39,9 @@ class Rates:
     sms: int | None
     source: str
     # --- measured op efficiencies (conv and elementwise probes); empty/None: the calibration constants stand ---
-    conv_eff: dict[str, float] = field(default_factory=dict)  # dtype -> in place of CONV_EFF (NHWC measured)
-    depthwise_eff: float | None = None  # in place of DEPTHWISE_BW_EFF
-    stream_eff: dict[str, float] = field(default_factory=dict)  # OpClass value -> in place of bandwidth_efficiency()
+    conv_eff: dict[str, float] = field(default_factory=dict)  # dtype -> CONV_EFF as the conv probe moves it
+    depthwise_eff: float | None = None  # DEPTHWISE_BW_EFF as the conv probe moves it
+    stream_eff: dict[str, float] = field(default_factory=dict)  # OpClass value -> bandwidth_efficiency(), moved
 
     @classmethod
     def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
@@ -52,14 +51,12 @@ class Rates:
             peak = hw.peak_tflops(dt)
             if peak:
                 gemm[dt] = peak * 1e12 * mfu  # fp32 is the FMA rate: CUDA-core GEMMs reach it as well
-        # the probes measured these against their own GEMM and copy: divided by the efficiencies applied above,
-        # so that rate x efficiency is the measured rate itself (the calibration's constants are against the
-        # already-discounted rates). Of the streaming classes only the norms: on the H100 validation set a
-        # large add's and softmax's measured bandwidth made the held-out cases worse (traced elementwise ops
-        # are small; their fitted constants absorb that), the measured norm and conv figures did not
-        conv = {k.split("_")[0]: v / mfu for k, v in hw.conv_eff.items() if k.endswith("_nhwc")}
-        stream = {k: v / bw_eff for k, v in hw.stream_eff.items() if k in MEASURED_STREAM_CLASSES}
-        dw = hw.depthwise_bw_eff / bw_eff if hw.depthwise_bw_eff else None
+        # measured op efficiencies (conv and elementwise probes) move the fitted constants by the user's GPU's
+        # figure over the calibration H100's (HardwareFigures.op_scale): an H100's estimates stay as validated
+        conv = {dt: cal.CONV_EFF * x for dt in ("bf16", "fp16") if (x := hw.op_scale(f"conv_eff.{dt}_nhwc"))}
+        dw = cal.DEPTHWISE_BW_EFF * x if (x := hw.op_scale("depthwise_bw_eff")) else None
+        stream = {c.value: bandwidth_efficiency(c) * x for c in (OpClass.ELEMENTWISE, OpClass.NORM, OpClass.REDUCTION)
+                  if (x := hw.op_scale(f"stream_eff.{c.value}"))}
         return cls(gemm, (hw.bandwidth_gbs or 0.0) * 1e9 * bw_eff, hw.compute_units, hw.source, conv, dw, stream)
 
     def rate(self, dtype: str) -> float:
