@@ -153,8 +153,9 @@ _GEN_OP = f"Hugging Face generate(), tiny Llama of {TINY_LAYERS[0]} and {TINY_LA
 
 def _driver(ctx: ProbeContext) -> str | None:
     v = nvml_try(ctx.nvml.nvmlSystemGetDriverVersion) if ctx.nvml is not None else None
-    if v is None and ctx.cp is not None:
-        v = nvml_try(ctx.cp.cuda.runtime.driverGetVersion)
+    runtime = getattr(getattr(ctx.cp, "cuda", None), "runtime", None)  # before PyTorch: any cp at all
+    if v is None and runtime is not None:
+        v = nvml_try(runtime.driverGetVersion)
     return None if v is None else str(as_text(v))
 
 
