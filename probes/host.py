@@ -48,7 +48,7 @@ def run(ctx: ProbeContext) -> ProbeResult:
         x = rng.standard_normal((mat_n, mat_n)).astype(dtype)
         y = rng.standard_normal((mat_n, mat_n)).astype(dtype)
         # at least 7 repeats after 2 warm-ups: a --quick product lasts milliseconds, and medians of 3 read
-        # 2-9x low in some runs on an H100 host (lab/data/h100-probe-time; cause not established)
+        # 2-9x low in some runs on an H100 host (lab/data/h100-probe-time/before-after.txt; cause not established)
         t = time_host(partial(np.matmul, x, y), warmup=2, repeats=max(reps, 7), deadline=ctx.deadline, what=key)
         k = min(mat_n, 64)
         ref = x[:k].astype(np.float64) @ y.astype(np.float64)

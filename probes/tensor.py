@@ -273,10 +273,10 @@ def _with_tf32(torch: Any, allow: bool, fn: Any) -> Any:
 
 
 def sizes(dtype: str, quick: bool) -> list[int]:
-    """Square sizes to try: 8192, and in --full also 16384 for the 8-bit types only. On an H100
-    (lab/data/h100-probe-time) 16384 raised fp8's best by 3-6 % (an 8192 fp8 GEMM lasts under a
-    millisecond, where launch and tail weigh), fp16's by 1-2 %, and lowered bf16's and tf32's (the
-    power cap); it cost ~8 s of the 15 s the probe took in --full."""
+    """Square sizes to try: 8192, and in --full also 16384 for the 8-bit types only. On an H100 (the runs
+    before this rule: lab/data/h100-probe-time/probe-time.tgz) 16384 raised fp8's best by 3-6 % (an 8192 fp8
+    GEMM lasts under a millisecond, where launch and tail weigh), fp16's by 1-2 %, and lowered bf16's and
+    tf32's (the power cap); it cost ~8 s of the 15 s the probe took in --full."""
     return [8192] if quick or DTYPES[dtype][1] > 1 else [8192, 16384]
 
 

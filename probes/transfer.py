@@ -23,7 +23,7 @@ H2D, D2H = 1, 2  # cudaMemcpyKind
 
 def sizes(quick: bool, free_bytes: int) -> list[int]:
     # --full stops at 256 MiB: on an H100 host 1 GiB moved no faster (pinned 54.3-55.1 GB/s against 53.8-55.1 at
-    # 256 MiB; lab/data/h100-probe-time) and its allocations and random fill took seconds
+    # 256 MiB; lab/data/h100-probe-time/probe-time.tgz) and its allocations and random fill took seconds
     top = 64 << 20 if quick else 256 << 20
     top = min(top, max(16 << 20, free_bytes // 4))
     out, s = [], 1 << 20

@@ -37,6 +37,7 @@ H200_REPEAT = DATA / "h200x2-2026-11-23" / "repeatability-quick5.tar.gz"
 H200_MULTIGPU = DATA / "h200x2-2026-11-23" / "multigpu.json"
 MEMORY_V2 = DATA / "validation-h100-v2.json"
 PROBE_TIME = ROOT / "lab" / "data" / "h100-probe-time" / "time.txt"
+PROBE_BEFORE = ROOT / "lab" / "data" / "h100-probe-time" / "before-after.txt"
 COLD_START = DATA / "cold-start.json"
 SERVING_SPEED = DATA / "serving-speed.json"
 
@@ -126,14 +127,24 @@ def repeat() -> list[str]:
 
 
 def probe_time() -> list[str]:
-    lines = PROBE_TIME.read_text().splitlines()
-    device = lines[0]
-    runs = re.findall(r"^(\S+) \(([^)]*)\): rc=\d+ wall=([\d.]+) s", PROBE_TIME.read_text(), flags=re.M)
-    cells = ", ".join(f"{name} {wall} s" for name, _, wall in runs)
+    def walls(path: Path) -> dict[str, str]:  # "after quick-warm" -> "6.1"
+        runs = re.findall(r"^(?:(\S+) )?(\S+) \([^)]*\): rc=\d+ wall=([\d.]+) s", path.read_text(), flags=re.M)
+        return {f"{tree} {name}".strip(): wall for tree, name, wall in runs}
+
+    device = PROBE_TIME.read_text().splitlines()[0]
+    now = walls(PROBE_TIME)
+    cells = ", ".join(f"{k.split()[-1]} {v} s" for k, v in now.items())
+    ba, text = walls(PROBE_BEFORE), PROBE_BEFORE.read_text()
+    parts = text.split("== figures, ")
+    worst = {m: re.findall(r"largest GPU-figure difference[^:]*: ([\d.]+) %", next((x for x in parts if x.startswith(
+        f"{m}-warm: before")), "")) for m in ("full", "quick")}
+    moved = ", ".join(f"{m} {ba[f'before {m}']} -> {ba[f'after {m}']} s" for m in ("quick-warm", "full-warm")
+                      if f"before {m}" in ba and f"after {m}" in ba)
+    within = " and ".join(f"{w[0]} % ({m})" for m, w in worst.items() if w)
     return ["## How long a probe takes", "",
             f"Wall time of `gpuadvisor probe` on an {device} ({_rel(PROBE_TIME)}; `tools/device/probe_time.sh`): "
-            f"{cells}. \"cold\" is a fresh host and kernel cache; the dispatch probe's generate() timing "
-            "(`--full`) is cached per host.", ""]
+            f"{cells} (cold: fresh host and kernel caches). The tree before, in one call ({_rel(PROBE_BEFORE)}): "
+            f"{moved}, GPU figures within {within}.", ""]
 
 
 def llm_time() -> list[str]:

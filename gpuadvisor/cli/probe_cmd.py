@@ -21,9 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("probe", help="measure the GPU you have against its datasheet")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                      help="short run (default, ~10 s on an H100)")
+                      help="short run (default, ~5 s on an H100; no PyTorch)")
     mode.add_argument("--full", dest="mode", action="store_const", const="full",
-                      help="longer sweeps (~30 s; the first on a host also times generate(), ~15 s more)")
+                      help="longer sweeps, PyTorch references, cuDNN convolutions and streaming ops "
+                           "(~25 s; the first on a host also times generate(), ~20 s more)")
     p.set_defaults(mode="quick")
     add_refresh_host(p)
     p.add_argument("--device", default="all", metavar="N|all", help="GPU index or 'all' (default)")
