@@ -163,7 +163,7 @@ def sdpa(tp: Tape, q: T, k: T, v: T, shape: tuple[float, ...], flops: float) -> 
     """F.scaled_dot_product_attention as one flash kernel (GQA without repeated K/V); autocast casts q, k, v."""
     if tp.autocast:
         q, k, v = (cast(tp, t, tp.autocast) for t in (q, k, v))
-    b, h, s, _skv, d, _c = shape
+    b, h, s = shape[:3]
     out = tp.new(q.numel, q.dtype)
     lse = tp.new(b * h * s, "fp32")
     tp.emit("flash_attention", OpClass.ATTENTION, [q, k, v], [out], shape=shape, flops=flops)

@@ -135,10 +135,11 @@ class Tape:
 
     def cast_weight(self, w: T) -> T:
         """Autocast's cast of a parameter, made once per forward and reused (its weight cache)."""
-        from gpuadvisor.estimate.frontends.prims import cast
-
+        if w.dtype == self.autocast:
+            return w
         if id(w) not in self._weight_casts:
-            self._weight_casts[id(w)] = cast(self, w, self.autocast)
+            self._weight_casts[id(w)] = self.op("_to_copy", [w], w.numel, self.autocast, backward=lambda g: [
+                self.op("_to_copy", [g], g.numel, w.dtype)])
         return self._weight_casts[id(w)]
 
     def end_autocast(self) -> None:
