@@ -149,7 +149,7 @@ def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_gr
             gb = tp.op("sum", [g], n_out, g.dtype, R) if b.requires_grad else None
         return [gx, gw] if b is None else [gx, gw, gb]
     ins = [x, w] if b is None else [b, x, w]
-    saved = (x, w)
+    saved = tuple(t for t, other in ((x, w), (w, x)) if other.requires_grad)  # x for W's gradient, W for x's
     name = "mm" if b is None else "addmm"
     out = tp.op(name, ins, tokens * n_out, x.dtype, OpClass.GEMM, backward=None,
                 shape=(1.0, tokens, n_out, n_in), flops=2.0 * tokens * n_out * n_in)
