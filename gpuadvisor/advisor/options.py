@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpuadvisor.advisor.figures import Figures, figures
+from gpuadvisor.advisor.figures import Figures, ServingMemo, figures
 from gpuadvisor.advisor.targets import Targets
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import DEFAULT_ENGINE, Efficiency, HardwareFigures, engine_profile
@@ -415,6 +415,7 @@ def build_options(
     cards = {n: c for n, c in cards.items() if runs_sixteen_bit_well(c, workload, only)}
     hws: dict[str, HardwareFigures] = {}
     cache: dict[tuple[str, int], Figures | None] = {}
+    memo: ServingMemo = {}  # serving estimates shared between card x count figures (figures.ServingMemo)
     measured = measured or {}
 
     def hw_of(name: str) -> HardwareFigures:
@@ -427,7 +428,8 @@ def build_options(
     def figs(name: str, g: int) -> Figures | None:
         if (name, g) not in cache:
             try:
-                cache[(name, g)] = figures(workload, hw_of(name), g, targets, engine=engine, efficiency=efficiency)
+                cache[(name, g)] = figures(workload, hw_of(name), g, targets, engine=engine, efficiency=efficiency,
+                                           memo=memo)
             except UserError as e:
                 cache[(name, g)] = None  # an impossible layout for this count
                 errors.append(e)
@@ -481,8 +483,5 @@ def build_options(
     return out
 
 
-__all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "figures", "price_option", "purchase_of"]
-
-
-__all__ = ["BUY_COUNTS", "Hardware", "Option", "build_options", "figures", "hardware_of", "price_option",
-           "purchase_of"]
+__all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "figures", "hardware_of",
+           "price_option", "purchase_of"]
