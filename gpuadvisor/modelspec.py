@@ -11,7 +11,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -98,21 +98,21 @@ class ModelSpec:
         bias = (2 * i if self.gated else i) + h if self.mlp_bias else 0
         return mats * h * i + bias
 
-    @property
+    @cached_property  # asked thousands of times per `recommend`; the spec is frozen
     def attention_params(self) -> int:
         h = self.hidden_size
         w = h * self.q_dim + 2 * h * self.kv_dim + self.q_dim * h
         b = self.q_dim + 2 * self.kv_dim + (h if self.mlp_bias else 0) if self.attn_bias else 0
         return w + b
 
-    @property
+    @cached_property  # asked thousands of times per `recommend`; the spec is frozen
     def layer_params(self) -> int:
         """Parameters of one transformer block (all experts)."""
         norms = 2 * self.hidden_size * (2 if self.norm == "layernorm" else 1)
         router = self.hidden_size * self.num_experts if self.num_experts > 1 else 0
         return self.attention_params + self.num_experts * self.expert_params + router + norms
 
-    @property
+    @cached_property  # asked thousands of times per `recommend`; the spec is frozen
     def total_params(self) -> int:
         if not self.is_transformer or self.params > 0:
             return self.params

@@ -118,13 +118,21 @@ def workload_v1(rec: dict[str, Any]) -> Any:
                          mixed_precision=mode.startswith("mixed"), checkpointing=mode.endswith("ckpt"))
 
 
-#: the op model's GPU constants, each fitted on its own class's profiled GPU time (calibration split only):
-#: constant -> (op classes whose profiled time it is fitted to, the grid it is chosen from)
-GPU_FITS: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
-    "CONV_EFF": (("conv",), (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
-    "NORM_BW_EFF": (("norm",), (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)),
-    "REDUCTION_BW_EFF": (("reduction",), (0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0)),
-    "STREAM_BW_EFF": (("elementwise",), (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
+#: the op model's GPU constants, fitted on the profiled GPU time of their op classes (calibration split only):
+#: op classes -> {constant: the grid it is chosen from}; the constants of one entry are fitted together
+GPU_FITS: dict[tuple[str, ...], dict[str, tuple[float, ...]]] = {
+    ("conv",): {"CONV_EFF": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+                "DEPTHWISE_BW_EFF": (0.1, 0.15, 0.2, 0.3, 0.4, 0.6),
+                "CUDA_CORE_CONV_EFF": (0.1, 0.2, 0.3, 0.4, 0.6)},
+    ("norm",): {"NORM_BW_EFF": (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8),
+                "BN_STATS_PASSES": (1.5, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5),
+                "NORM_BWD_PASSES": (1.0, 1.25, 1.5, 1.75, 2.0, 2.5),
+                "LN_BW_EFF": (0.7, 0.8, 0.9, 1.0, 1.1, 1.2),
+                "LN_ROW_BYTES": (400, 800, 1200, 1600, 2000, 2400, 3200),
+                "GN_HALF_BLOCKS": (50, 100, 150, 200, 300)},
+    ("reduction",): {"REDUCTION_BW_EFF": (0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0)},
+    ("elementwise",): {"STREAM_BW_EFF": (0.7, 0.8, 0.9, 1.0, 1.1),
+                       "STRIDED_BW_EFF": (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)},
 }
 #: a class's profiled time must reach this for the case to count in that class's fit
 FIT_MIN_CLASS_S = 2e-4
@@ -138,24 +146,36 @@ def _calibration_graphs(cases: list[dict[str, Any]] | None) -> list[tuple[dict[s
 
 
 def fit_gpu_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
-    """Each of GPU_FITS's constants: the grid value with the least mean |log(estimate / profiled)| GPU time of
-    its classes over the calibration split (held-out cases are never read)."""
+    """Each of GPU_FITS's constants: coordinate descent over their grids (from each grid's middle value, until no
+    constant moves) to the least mean |log(estimate / profiled)| GPU time of their classes over the calibration
+    split (held-out cases are never read)."""
     from gpuadvisor.estimate import calibration as cal
-    from gpuadvisor.estimate.opcost import step_time
+    from gpuadvisor.estimate.opcost import Rates, op_time
 
-    hw = hardware()
+    r = Rates.of(hardware())
     rows = _calibration_graphs(cases)
     out: dict[str, float] = {}
-    for name, (classes, grid) in GPU_FITS.items():
-        used = [(c, g) for c, g in rows
-                if sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes) >= FIT_MIN_CLASS_S]
-        errs = {}
-        for value in grid:
-            with cal.override(**{name: value}):
-                errs[value] = sum(abs(math.log(sum(step_time(g, hw).by_class.get(k, 0.0) for k in classes)
-                                               / sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes)))
-                                  for c, g in used) / len(used)
-        out[name] = min(errs, key=errs.__getitem__)
+    for classes, grids in GPU_FITS.items():
+        used = [([op for op in g.ops if op.cls.value in classes], g.mode.value == "training",
+                 sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes)) for c, g in rows]
+        used = [u for u in used if u[2] >= FIT_MIN_CLASS_S]
+
+        def err(values: dict[str, float], used: list[Any] = used) -> float:
+            with cal.override(**values):
+                return sum(abs(math.log(sum(op_time(op, r, training=t) * op.count for op in ops) / prof))
+                           for ops, t, prof in used) / len(used)
+
+        best = {name: grid[len(grid) // 2] for name, grid in grids.items()}
+        for _ in range(6):
+            moved = False
+            for name, grid in grids.items():
+                errs = {v: err({**best, name: v}) for v in grid}
+                pick = min(errs, key=errs.__getitem__)
+                moved |= pick != best[name]
+                best[name] = pick
+            if not moved:
+                break
+        out.update(best)
     return out
 
 

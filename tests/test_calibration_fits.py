@@ -189,7 +189,9 @@ def overlap_exponent() -> dict[str, float]:
     return {"OVERLAP_P": min(rms, key=rms.__getitem__)}
 
 
-@fit("CONV_EFF", "NORM_BW_EFF", "REDUCTION_BW_EFF", "STREAM_BW_EFF")
+@fit("CONV_EFF", "DEPTHWISE_BW_EFF", "CUDA_CORE_CONV_EFF", "NORM_BW_EFF", "BN_STATS_PASSES", "NORM_BWD_PASSES",
+     "LN_BW_EFF", "LN_ROW_BYTES", "GN_HALF_BLOCKS",
+     "REDUCTION_BW_EFF", "STREAM_BW_EFF", "STRIDED_BW_EFF")
 @functools.lru_cache(maxsize=1)
 def _op_model_gpu() -> dict[str, float]:
     """The op cost model's per-class GPU fits over the calibration split of tests/data/models-h100.json."""

@@ -78,3 +78,61 @@ def test_add_a_probe():
 
     res = probe_runner.run_one("toy", broken, ProbeContext(), limit_s=5)
     assert res.status == "failed" and "no such device" in (res.reason or "")
+
+
+def test_add_an_engine(monkeypatch):
+    """Every profile in engines.json is an EngineName and back; a what-if knob moves the simulation."""
+    import json
+
+    from gpuadvisor.estimate.serve import profiles
+    from gpuadvisor.estimate.serve.api import estimate_load, serve_setup
+    from gpuadvisor.estimate.serve.lengths import Lengths
+    from gpuadvisor.modelspec import resolve_model
+    from gpuadvisor.validation import hardware
+
+    on_file = set(json.loads(profiles.DATA.read_text())["engines"])
+    assert on_file == set(profiles.engine_names())
+    model, hw, lengths = resolve_model("llama-3.1-8b"), hardware(), Lengths("fixed", 1000, 200)
+
+    def tpot(**knobs):
+        s = serve_setup(model, hw, profiles.serve_engine("vllm", **knobs))
+        return estimate_load(s, lengths, users=8, requests=64)["figures"]["tpot_s"]["p50"]
+
+    assert tpot(host_s_per_iter=0.010) > tpot() + 0.005
+    with pytest.raises(UserError, match="unknown engine"):
+        profiles.serve_engine("tgi")
+
+
+#: one op of each class, as the tracer records them (shapes: see graph.py's module docstring)
+OP_EXAMPLES = {
+    "GEMM": ("addmm", 4.8e9, 7.5e6, 6.3e6, (1, 4096, 768, 768)),
+    "CONV": ("convolution", 3.8e8, 1.5e5, 1.0e7, (4.0, 4.0, 64.0, 64.0, 320.0, 3.0, 3.0, 1.0, 64.0, 64.0, 0.0, 0.0)),
+    "ATTENTION": ("flash_attention", 6.4e9, 1.9e7, 6.3e6, (8, 12, 512, 512, 64, 0)),
+    "NORM": ("native_layer_norm", 0.0, 6.3e6, 6.3e6, (3145728, 1, 768)),
+    "ELEMENTWISE": ("add", 0.0, 1.3e7, 6.3e6, (3145728, 0)),
+    "REDUCTION": ("_log_softmax", 0.0, 1.0e8, 1.0e8, (51471360, 0)),
+    "GATHER": ("embedding", 0.0, 7.7e7, 6.3e6, (38603520, 1)),
+    "RECURRENT": ("cudnn_rnn_lstm", 2.4e11, 3.8e7, 1.8e8, (32, 256, 512, 1024, 2, 4, 1)),
+    "OPTIMIZER": ("_fused_adamw", 0.0, 1.4e9, 1.0e9, (86e6, 0)),
+    "COLLECTIVE": ("all_reduce", 0.0, 3.5e8, 3.5e8, ()),
+}
+
+
+def test_add_an_op_class():
+    """Every op class is costed (a new class without an example here fails), in finite positive time, and the
+    compute classes take longer as their FLOPs grow at the same bytes."""
+    from dataclasses import replace
+
+    from gpuadvisor.estimate.graph import Op, OpClass, Phase
+    from gpuadvisor.estimate.opcost import Rates, op_time
+    from gpuadvisor.validation import hardware
+
+    assert set(OP_EXAMPLES) == {c.name for c in OpClass}
+    r = Rates.of(hardware())
+    for cls, (name, flops, read, written, shape) in OP_EXAMPLES.items():
+        op = Op(name, OpClass[cls], Phase.FORWARD, "bf16", flops, read, written, shape)
+        t = op_time(op, r)
+        assert 0 < t < 1, (cls, t)
+        if cls == "GEMM":
+            big = replace(op, flops=flops * 8, shape=(1, 4096 * 8, 768, 768))
+            assert op_time(big, r) > 2 * t

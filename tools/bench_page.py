@@ -190,8 +190,9 @@ def advisor() -> list[str]:
     cold = json.loads(COLD_START.read_text())
     t = sorted(cold["seconds"])
     return ["## Advisor", "",
-            f"Shipped rental prices: {len(snap.offers)} offers from {len(per)} providers "
-            f"({', '.join(f'{k} {v}' for k, v in per.most_common())}); source: {snap.describe()}.", "",
+            f"Shipped rental prices: {len(snap.offers)} offers from {len(per)} providers (the most: "
+            f"{', '.join(f'{k} {v}' for k, v in per.most_common(3))}; `gpuadvisor prices list` has them all); "
+            f"source: {snap.describe()}.", "",
             f"Start-up of `{cold['command']}` (whole process, {len(t)} runs, {cold['date']}, {cold['machine']}): "
             f"median {t[len(t) // 2]:.2f} s, min {t[0]:.2f} s ({_rel(COLD_START)}).", ""]
 
@@ -208,11 +209,19 @@ def _summary(section: str, title: str, page: Path, tables: int = 0) -> list[str]
 
 
 def serving() -> list[str]:
+    from gpuadvisor.estimate.serve import gpu_check
     from gpuadvisor.estimate.serve.published import markdown_section
 
     speed = json.loads(SERVING_SPEED.read_text())
     rows = [f"| {r['lengths']} | {r['rate']} | {r['iterations']:,} | {r['seconds']:.2f} s |" for r in speed["runs"]]
+    checks = gpu_check.checks()
+    e2e = [c.ratio for c in checks if c.what != "prefill GPU"]
+    gpu = [c.ratio for c in checks if c.what == "prefill GPU"]
     return [*_summary(markdown_section(), "Serving against published engine results", SERVING_PAGE),
+            f"H100 check ({_rel(gpu_check.DATA)}; table on the same page): generate() TTFT/TPOT vs `--engine hf` "
+            f"{min(e2e):.2f}-{max(e2e):.2f}x; prefill step cost vs eager PyTorch kernels "
+            f"{min(gpu):.2f}-{max(gpu):.2f}x "
+            "(engines fuse kernels).", "",
             f"Simulation speed ({speed['date']}, {speed['machine']}; {speed['workload']}; {_rel(SERVING_SPEED)}):", "",
             "| lengths | rate | iterations | wall time |", "|---|---|---:|---:|", *rows, ""]
 
@@ -246,7 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     stale = []
     from gpuadvisor.estimate.parallel.published import markdown_section as training_section
-    from gpuadvisor.estimate.serve.published import markdown_section as serving_section
+    from gpuadvisor.estimate.serve import gpu_check
+    from gpuadvisor.estimate.serve.published import markdown_section
+
+    def serving_section() -> str:
+        return (markdown_section().rstrip() + "\n\n## GPU check: Hugging Face generate() and prefill kernels\n\n"
+                + gpu_check.markdown())
 
     pages = ((PAGE, page()), (CASES_PAGE, cases_page()), (SERVING_PAGE, serving_section()),
              (TRAINING_PAGE, training_section()))

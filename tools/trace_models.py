@@ -24,7 +24,7 @@ from gpuadvisor.modelref import parse_ref
 from gpuadvisor.paths import shipped_graphs_dir
 from lab.model_cases import CASES
 
-#: popular models, traced with default settings in both modes (images channels-last)
+#: popular models, traced in the default settings (`default_settings`) like every validation model
 POPULAR = ["torchvision:resnet50", "torchvision:vit_b_16", "hf:bert-base-uncased", "hf:whisper-small",
            "hf:sd15-unet", "hf:sdxl-unet", "torchvision:efficientnet_b0", "timm:convnext_tiny",
            "hf:t5-base", "hf:vit-base-patch16-224", "hf:wav2vec2-base", "hf:roberta-base"]
@@ -40,11 +40,21 @@ def wanted() -> dict[str, tuple[str, TraceOptions]]:
     for c in CASES:
         ref = parse_ref(c["spec"])
         out[key(ref, case_options(c))] = (c["spec"], case_options(c))
-    for spec in POPULAR:
-        image = spec.split(":")[0] in ("torchvision", "timm")
-        for mode in GraphMode:
-            opts = TraceOptions(mode=mode, channels_last=image)
+    for spec in sorted(set(POPULAR) | {c["spec"] for c in CASES}):
+        for opts in default_settings(spec):
             out[key(parse_ref(spec), opts)] = (spec, opts)
+    return out
+
+
+def default_settings(spec: str) -> list[TraceOptions]:
+    """What a user without PyTorch can ask of a shipped model: both modes; training with and without
+    activation checkpointing (the advisor proposes it when memory binds); images in either layout."""
+    image = spec.split(":")[0] in ("torchvision", "timm")
+    out = []
+    for channels_last in ((True, False) if image else (False,)):
+        out.append(TraceOptions(mode=GraphMode.INFERENCE, channels_last=channels_last))
+        for checkpointing in (False, True):
+            out.append(TraceOptions(mode=GraphMode.TRAINING, channels_last=channels_last, checkpointing=checkpointing))
     return out
 
 

@@ -84,7 +84,7 @@ def _tp_degrees(workload: Workload, gpus: int) -> list[int]:
 
 
 def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, engine: str,
-                     eff: Efficiency | None, tp_only: int | None = None) -> Figures:
+                     eff: Efficiency | None, tp_only: int | None = None, memo: ServingMemo | None = None) -> Figures:
     """Fewest tensor-parallel GPUs per replica that hold the weights and the users' KV cache
     (`tp_only`: that degree alone, as `estimate --tp` asks). Per-user and aggregate tok/s count the
     prefills that continuous batching interleaves with decoding (`estimate_serving`'s cycle) plus
@@ -99,8 +99,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
         replicas = gpus // tp
         per_replica = -(-t.users // replicas)
         wt = w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1)
-        s = estimate_serving(wt, hw, concurrency=per_replica, prompt_tokens=t.prompt_tokens,
-                             output_tokens=t.output_tokens, engine=engine, efficiency=eff)
+        s = _serving(wt, hw, per_replica, t.prompt_tokens, t.output_tokens, engine, eff, memo)
         mem = estimate_memory(wt.with_(seq_len=t.prompt_tokens, gen_tokens=t.output_tokens))
         static = (mem.get("weights") + mem.get("activations") + cal.CUDA_CONTEXT_BYTES) / GiB
         kv_gib = s.kv_bytes_per_token * (t.prompt_tokens + t.output_tokens) * per_replica / GiB
@@ -135,7 +134,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
             continue
         if s.tpot_s is None:
             return _with_binds(last, "unknown", f"{hw.name}: no throughput figures in the catalog", fits=True)
-        last = replace(last, capacity=_capacity_tokens_per_s(wt, hw, s, t, engine, eff, comm) * replicas)
+        last = replace(last, capacity=_capacity_tokens_per_s(wt, hw, s, t, engine, eff, comm, memo) * replicas)
         if tpot and comm > cal.INTERCONNECT_BINDS * tpot:
             return _with_binds(last, "interconnect", f"interconnect: tensor-parallel all-reduces take "
                                f"{comm / tpot:.0%} of each decode step", fits=True)
@@ -149,13 +148,31 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
     return last  # type: ignore[return-value]
 
 
+#: estimate_serving's answers by their arguments, shared by the `figures` calls of one `build_options`:
+#: ranking every card, provider and GPU count asks the same question about three times over (a cold
+#: `recommend llama-2-7b` asked 667 times for 201 answers). Scoped to one call, never process-wide, so
+#: a changed calibration constant is never answered from a stale entry.
+ServingMemo = dict[tuple[Any, ...], Any]
+
+
+def _serving(w: Workload, hw: HardwareFigures, users: int, prompt: int, output: int, engine: str,
+             eff: Efficiency | None, memo: ServingMemo | None) -> Any:
+    """`estimate_serving`, answered from `memo` when asked before (it is a pure function of frozen inputs)."""
+    key = (w, repr(hw), users, prompt, output, engine, eff)
+    if memo is None or key not in memo:
+        s = estimate_serving(w, hw, concurrency=users, prompt_tokens=prompt, output_tokens=output, engine=engine,
+                             efficiency=eff)
+        if memo is None:
+            return s
+        memo[key] = s
+    return memo[key]
+
+
 def _capacity_tokens_per_s(wt: Workload, hw: HardwareFigures, s: Any, t: Targets, engine: str,
-                           eff: Efficiency | None, comm: float) -> float:
+                           eff: Efficiency | None, comm: float, memo: ServingMemo | None) -> float:
     """One replica's aggregate tok/s at full load: as many sequences as fit, at most MAX_BATCH."""
     n = max(1, min(s.max_concurrent_seqs, int(cal.MAX_BATCH)))
-    full = s if n == s.concurrency else estimate_serving(
-        wt, hw, concurrency=n, prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens, engine=engine,
-        efficiency=eff)
+    full = s if n == s.concurrency else _serving(wt, hw, n, t.prompt_tokens, t.output_tokens, engine, eff, memo)
     if not full.per_user_tokens_per_s:
         return 0.0
     cycle = t.output_tokens / full.per_user_tokens_per_s + t.output_tokens * comm
@@ -268,15 +285,16 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
 
 
 def figures(workload: Workload, hw: HardwareFigures, gpus: int, targets: Targets, *,
-            engine: str = DEFAULT_ENGINE, efficiency: Efficiency | None = None, exact: bool = False) -> Figures:
+            engine: str = DEFAULT_ENGINE, efficiency: Efficiency | None = None, exact: bool = False,
+            memo: ServingMemo | None = None) -> Figures:
     """The price-free figures of `gpus` x `hw` running `workload` under `targets`: the one path that
     `estimate`, `recommend`, the API, the TUI and the report share. `exact`: the workload's own
     layout (tensor parallelism, sharding), as `estimate` asks; otherwise the fewest tensor-parallel
     GPUs that fit (serving) or plain data parallel before ZeRO-3 (training). Training reads the
-    workload's batch as sequences per GPU."""
+    workload's batch as sequences per GPU. `memo`: a dict shared by the calls that rank one workload."""
     if workload.mode == "inference":
         return _serving_figures(workload, hw, gpus, targets, engine, efficiency,
-                                workload.tensor_parallel if exact else None)
+                                workload.tensor_parallel if exact else None, memo)
     return _training_figures(workload, hw, gpus, targets, efficiency, exact)
 
 

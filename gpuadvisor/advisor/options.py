@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpuadvisor.advisor.figures import Figures, figures
+from gpuadvisor.advisor.figures import Figures, ServingMemo, figures
 from gpuadvisor.advisor.targets import Targets
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate import DEFAULT_ENGINE, Efficiency, HardwareFigures, engine_profile
@@ -440,6 +440,7 @@ class _Builder:
         self.hws: dict[str, HardwareFigures] = {}
         self.cache: dict[tuple[str, int], Figures | None] = {}
         self.errors: list[UserError] = []
+        self.memo: ServingMemo = {}  # serving estimates shared between card x count figures (figures.ServingMemo)
 
     def hw_of(self, name: str) -> HardwareFigures:
         if name not in self.hws:
@@ -451,7 +452,7 @@ class _Builder:
         if (name, g) not in self.cache:
             try:
                 self.cache[(name, g)] = figures(self.workload, self.hw_of(name), g, self.targets, engine=self.engine,
-                                                efficiency=self.efficiency)
+                                                efficiency=self.efficiency, memo=self.memo)
             except UserError as e:
                 self.cache[(name, g)] = None  # an impossible layout for this count
                 self.errors.append(e)
@@ -515,8 +516,5 @@ class _Builder:
         return out
 
 
-__all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "figures", "price_option", "purchase_of"]
-
-
-__all__ = ["BUY_COUNTS", "Hardware", "Option", "build_options", "figures", "hardware_of", "price_option",
-           "purchase_of"]
+__all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "figures", "hardware_of",
+           "price_option", "purchase_of"]

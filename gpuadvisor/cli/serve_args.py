@@ -141,10 +141,13 @@ def run_estimate(args: argparse.Namespace) -> int:
                   f"({f['slo_attainment']:.0%} of requests meet them)")
     con.print(f"  scheduler: {f['iterations']:,} iterations, at most {f['max_running']} sequences at once, "
               f"{f['preemptions']} preemptions")
+    host = (f"host {a['host_s_per_iteration'] * 1e3:.1f} ms/iteration" if a["host_s_per_iteration"] is not None else
+            f"host (eager dispatch) {a['host_s_per_decode_step'] * 1e3:.1f} ms a decode step, "
+            f"{a['host_s_per_prefill'] * 1e3:.1f} ms a prefill")
     con.print(f"  assumptions: weights {a['weights']}, KV cache {a['kv_dtype']} in {a['kv_block_tokens']}-token "
               f"blocks ({a['kv_blocks_per_group']:,} blocks), token budget {a['max_batched_tokens']} per iteration "
               f"(chunked prefill: {'chunks of up to ' + str(a['chunk_tokens']) if a['chunk_tokens'] else 'off'}), "
-              f"max {a['max_seqs']} sequences, host {a['host_s_per_iteration'] * 1e3:.1f} ms/iteration, "
+              f"max {a['max_seqs']} sequences, {host}, "
               f"CUDA graphs {'on' if a['cuda_graphs'] else 'off'}")
     return 0
 

@@ -49,7 +49,7 @@ from gpuadvisor.workload import Workload
 
 __all__ = ["CUDNN_ATTENTION_CC", "DEFAULT_ENGINE", "ENGINES", "PLAN_RANGE", "DecodeStep", "Engine", "EngineProfile",
            "attention_plan_s", "decode_notes", "decode_step", "decode_step_time", "engine_profile", "host_op_scale",
-           "prefill_host_s"]
+           "prefill_dispatch_s", "prefill_host_s"]
 # figures this module used to define, now read from the calibration table
 __getattr__ = cal.aliases(__name__, ("CUDNN_ATTENTION_PLAN_S", "PREFILL_HOST_OPS_FIXED", "PREFILL_HOST_OPS_MOE"))
 
@@ -282,10 +282,15 @@ def decode_step_time(
 
 def prefill_host_s(w: Workload, engine: str, hw: HardwareFigures | None = None) -> float:
     """Host time to dispatch one prefill forward (eager: every op of every layer; graphs: ~0)."""
+    m = w.model
+    return prefill_dispatch_s(engine, m.num_layers if m.is_transformer else 1, moe=m.num_experts > 1, hw=hw)
+
+
+def prefill_dispatch_s(engine: str, layers: float, *, moe: bool = False, hw: HardwareFigures | None = None) -> float:
+    """Host time to dispatch a prefill forward of `layers` layers (the serving simulation's eager engine asks
+    for one pipeline stage's share)."""
     prof = engine_profile(engine)
     if not prof.prefill_host_ops_per_layer:
         return 0.0
-    m = w.model
-    layers = m.num_layers if m.is_transformer else 1
-    per_layer = prof.prefill_host_ops_per_layer + (cal.PREFILL_HOST_OPS_MOE if m.num_experts > 1 else 0)
+    per_layer = prof.prefill_host_ops_per_layer + (cal.PREFILL_HOST_OPS_MOE if moe else 0)
     return (per_layer * layers + cal.PREFILL_HOST_OPS_FIXED) * cal.HOST_OP_S * host_op_scale(hw)

@@ -27,6 +27,12 @@ from gpuadvisor.errors import UserError
 FORMAT = 3  # bump when the stored layout changes (2: a peak per phase; 3: convolution gradients)
 
 
+#: layout bits of a streaming op's shape (its second element; trace.classify.stream_shape): an input broadcast over
+#: the output, a full-size tensor in another layout than the output's (a transpose, a permuted view), mixed dtypes,
+#: and a batch norm forward that computes its batch's statistics (train mode) rather than an eval affine
+BROADCAST, STRIDED, MIXED_DTYPE, BATCH_STATS = 1, 2, 4, 8
+
+
 class OpClass(str, Enum):
     """How an op is costed (opcost.py has one formula per class)."""
 

@@ -5,13 +5,24 @@ never below a kernel's floor on the GPU; eager PyTorch also spends host time on 
 step is the host and the GPU overlapped (compute._overlap's rule). One formula per class:
 
 * GEMM: kernels.gemm_time (wave quantization of 128x256 tiles, the K ramp, misaligned shapes).
-* convolution: an implicit GEMM (M = N x out H x out W, N = K / groups, K = C / groups x R x S), at
-  the GEMM rate times CONV_EFF; depthwise convolutions (one input channel per group) have no reuse and
-  run at bandwidth; NCHW tensors in 16-bit are transposed to NHWC and back around every cuDNN call.
+* convolution: an implicit GEMM (M = N x out H x out W, N = K / groups, K = C / groups x R x S), its compute at
+  the GEMM rate times CONV_EFF, floored by its own tensors at bandwidth (the input is read in place, never as
+  the im2col matrix: charging that made VGG16 2x slow); grouped and depthwise convolutions (no tensor-core
+  path) run on CUDA cores or at DEPTHWISE_BW_EFF of bandwidth; NCHW tensors in 16-bit are transposed to NHWC
+  and back around every cuDNN call.
 * attention: FlashAttention's FLOPs (causal triangle halved) at kernels.attention_rate.
 * recurrent (cuDNN LSTM/GRU): the input projections of all steps as one GEMM, then one small GEMM per
   time step and layer, never faster than RNN_STEP_FLOOR_S; the backward does twice the work.
-* everything else (norms, elementwise, reductions, gathers, the optimizer): bytes at bandwidth.
+* normalisation, by kind and pass (norm_passes): an eval batch norm is one affine pass; a train-mode batch or
+  group norm adds a Welford statistics pass far below copy bandwidth (BN_STATS_PASSES in all; 2.2-2.5x an eval
+  one on the H100 profiles); layer norms run one thread block per row, so short rows (ConvNeXt's and Swin's
+  96 channels) stream at a sixth of copy bandwidth (LN_ROW_BYTES); group norms run one block per sample and
+  group, so a UNet at batch 1 (32 blocks) leaves SMs idle (GN_HALF_BLOCKS); every backward is
+  NORM_BWD_PASSES of its forward.
+* elementwise: vectorized where every tensor is dense in one layout and of one dtype (about copy bandwidth,
+  STREAM_BW_EFF); broadcasts, transposed or permuted inputs and mixed dtypes take the per-element offset path
+  (STRIDED_BW_EFF, about half). The tracer records these layout bits (graph.BROADCAST ...).
+* reductions, gathers, the optimizer: bytes at bandwidth times their class's efficiency.
 The figures measured on the user's GPU (HardwareFigures from a probe) replace datasheet x efficiency.
 """
 
@@ -23,10 +34,11 @@ from dataclasses import dataclass, field
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import kernels
 from gpuadvisor.estimate.dispatch import host_op_scale, overlap
-from gpuadvisor.estimate.graph import Op, OpClass, OpGraph, Phase
+from gpuadvisor.estimate.graph import BATCH_STATS, BROADCAST, MIXED_DTYPE, STRIDED, Op, OpClass, OpGraph, Phase
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.workload import BYTES_PER_DTYPE
 
+COPY_OPS = ("copy", "_to_copy", "clone", "contiguous")  # one read, one write, any dtype: vectorized when dense
 _BYTES = {**BYTES_PER_DTYPE, "fp64": 8.0}  # traced ops can be fp64; workloads cannot
 
 
@@ -76,7 +88,7 @@ class StepTime:
         return "compute" if compute >= self.device_s - compute else "memory"
 
 
-def op_time(op: Op, r: Rates) -> float:
+def op_time(op: Op, r: Rates, *, training: bool = False) -> float:
     """GPU seconds of one instance of `op` (its count is applied by the caller)."""
     nbytes = op.read + op.written
     t_mem = nbytes / r.bandwidth if r.bandwidth else 0.0
@@ -96,18 +108,59 @@ def op_time(op: Op, r: Rates) -> float:
         return _rnn_time(op, r, rate)
     # streaming ops: a traced op counts each tensor once; the kernels make more passes (a norm's statistics,
     # a reduction's partial sums) and reach less of the bandwidth than a copy, by class
-    return max(t_mem / bandwidth_efficiency(op.cls), cal.OP_KERNEL_FLOOR_S)
+    if op.cls is OpClass.NORM:
+        return max(t_mem * norm_passes(op, training=training), cal.OP_KERNEL_FLOOR_S)
+    return max(t_mem / bandwidth_efficiency(op), cal.OP_KERNEL_FLOOR_S)
 
 
-def bandwidth_efficiency(cls: OpClass) -> float:
-    """The fraction of copy bandwidth the streaming ops of one class reach, passes included."""
-    if cls is OpClass.NORM:
-        return cal.NORM_BW_EFF
-    if cls is OpClass.REDUCTION:
+def bandwidth_efficiency(op: Op) -> float:
+    """The fraction of copy bandwidth the streaming ops of one class reach, passes included: elementwise ops
+    at STREAM_BW_EFF where PyTorch's vectorized kernel runs them (every tensor dense in one layout and of one
+    dtype), at STRIDED_BW_EFF where it computes offsets per element (broadcasts, transposed or permuted inputs,
+    mixed dtypes); graphs traced before the layout bits were recorded count as vectorized."""
+    if op.cls is OpClass.REDUCTION:
         return cal.REDUCTION_BW_EFF
-    if cls is OpClass.GATHER:
+    if op.cls is OpClass.GATHER:
         return cal.GATHER_BW_EFF
+    layout = int(op.shape[1]) if len(op.shape) > 1 else 0
+    if layout & (BROADCAST | STRIDED | MIXED_DTYPE) and op.name not in COPY_OPS:
+        return cal.STRIDED_BW_EFF
+    if layout & STRIDED:  # a copy that transposes: a tiled transpose kernel
+        return cal.STRIDED_BW_EFF
     return cal.STREAM_BW_EFF
+
+
+def norm_passes(op: Op, *, training: bool) -> float:
+    """A normalisation's time in units of its traced bytes at copy bandwidth, by kind and pass:
+
+    * batch norm in eval: one per-channel affine pass, at NORM_BW_EFF;
+    * batch norm in train mode: a statistics pass (a Welford reduction per channel, far below copy bandwidth)
+      then the affine pass: BN_STATS_PASSES affine passes in all;
+    * group norm: statistics as batch norm's, with one thread block per (sample, group): N x G blocks under
+      GN_HALF_BLOCKS leave SMs idle;
+    * layer and RMS norm: one thread block per row, whose reduction latency is hidden only over long rows:
+      LN_BW_EFF x row bytes / (row bytes + LN_ROW_BYTES); a permuted input (LayerNorm2d) is copied first;
+    * every backward: NORM_BWD_PASSES of its forward's passes (a reduction over input and gradient, then the
+      elementwise pass; the weight gradient a column reduction)."""
+    numel = op.shape[0] if op.shape else 0.0
+    layout = int(op.shape[1]) if len(op.shape) > 1 else 0
+    reduce_len = op.shape[2] if len(op.shape) > 2 else 0.0
+    backward = op.phase is Phase.BACKWARD or op.name.endswith("backward")
+    eb = _BYTES.get(op.dtype, 2.0)
+    if "layer_norm" in op.name or "rms_norm" in op.name:
+        row = (reduce_len or 768.0) * eb
+        passes = (row + cal.LN_ROW_BYTES) / (row * cal.LN_BW_EFF)
+        if layout & STRIDED:
+            passes += 1.0 / cal.STRIDED_BW_EFF
+    elif "group_norm" in op.name:
+        blocks = numel / reduce_len if reduce_len else cal.GN_HALF_BLOCKS
+        passes = cal.BN_STATS_PASSES / cal.NORM_BW_EFF * (blocks + cal.GN_HALF_BLOCKS) / blocks
+    elif backward:  # batch norm: the backward's reduce and elementwise passes
+        passes = 1.0 / cal.NORM_BW_EFF
+    else:
+        stats = bool(layout & BATCH_STATS) if len(op.shape) > 1 else training
+        passes = (cal.BN_STATS_PASSES if stats else 1.0) / cal.NORM_BW_EFF
+    return passes * (cal.NORM_BWD_PASSES if backward else 1.0)
 
 
 def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
@@ -130,7 +183,10 @@ def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
         passes = [(n * oh * ow, k, c * kr * ks)]
     else:  # the input's gradient, the weight's, or both
         passes = [p for bit, p in ((1, data), (2, weight)) if grads & bit]
-    t = sum(kernels.gemm_time(m, nn, kk, rate=rate * cal.CONV_EFF, bandwidth=r.bandwidth, sms=r.sms,
+    # the implicit GEMM's compute only: its A operand is the input read in place (each element once per filter
+    # tap from shared memory and L2), never the im2col matrix gemm_time's memory term would charge; the
+    # convolution's own tensors at bandwidth are the floor below
+    t = sum(kernels.gemm_time(m, nn, kk, rate=rate * cal.CONV_EFF, bandwidth=math.inf, sms=r.sms,
                               k_ramp=cal.CONV_K_RAMP) for m, nn, kk in passes)
     if grads & 4 and r.bandwidth:  # the bias gradient: one more pass over the output gradient, as a reduction
         t += n * k * oh * ow * _BYTES.get(op.dtype, 2.0) / (r.bandwidth * cal.REDUCTION_BW_EFF)
@@ -155,11 +211,12 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
     r = Rates.of(hw, eff)
     st = StepTime()
     optimizer_bytes = 0.0
+    training = g.mode.value == "training"
     for op in g.ops:
         if op.cls is OpClass.OPTIMIZER:
             optimizer_bytes += (op.read + op.written) * op.count
             continue
-        t = op_time(op, r) * op.count
+        t = op_time(op, r, training=training) * op.count
         st.device_s += t
         st.kernels += op.count
         st.by_class[op.cls.value] = st.by_class.get(op.cls.value, 0.0) + t

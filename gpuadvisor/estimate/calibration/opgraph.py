@@ -13,28 +13,53 @@ HOST_FIT = ("least squares of the relative error of the measured step time over 
 GPU_FIT = ("grid search against the profiled GPU time of its own op class over the calibration split, least mean "
            "|log(estimate / profiled)| (gpuadvisor.validation.fit_gpu_constants)")
 
+CONV_FIT = ("coordinate descent over grids of the three convolution constants against the profiled convolution GPU "
+            "time over the calibration split, least mean |log(estimate / profiled)| "
+            "(gpuadvisor.validation.fit_gpu_constants)")
+STREAM_FIT = ("coordinate descent over grids of both against the profiled elementwise GPU time over the calibration "
+              "split, least mean |log(estimate / profiled)| (gpuadvisor.validation.fit_gpu_constants)")
+NORM_FIT = ("coordinate descent over grids of the six norm constants against the profiled normalisation GPU time "
+            "over the calibration split, least mean |log(estimate / profiled)| "
+            "(gpuadvisor.validation.fit_gpu_constants)")
+
 CONSTANTS = (
     Constant("OP_KERNEL_FLOOR_S", 2.5e-6, "s", "GPU time of the smallest kernel of an eager step (launch, ramp, tail)",
              "gpu.KERNEL_FLOOR_S (3.4 us inside a CUDA graph, H100)", Method.ASSUMPTION,
              "a graph's floor less its gaps; not measured on its own"),
     Constant("CONV_EFF", 0.6, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
-             Method.FITTED, GPU_FIT),
+             Method.FITTED, CONV_FIT),
     Constant("NCHW_TRANSPOSE_PASSES", 1.0, "passes", "extra passes over a 16-bit NCHW convolution's tensors "
              "(cuDNN runs 16-bit convolutions in NHWC and transposes around them)", "-", Method.ASSUMPTION,
              "not measured: every validation CNN runs channels-last"),
-    Constant("DEPTHWISE_BW_EFF", 0.6, "fraction", "depthwise convolutions against streaming bandwidth", "-",
-             Method.ASSUMPTION, "set by hand, not fitted"),
+    Constant("DEPTHWISE_BW_EFF", 0.3, "fraction", "grouped and depthwise convolutions (no tensor-core path) "
+             "against streaming bandwidth, per byte of their tensors", MODELS, Method.FITTED, CONV_FIT),
     Constant("CONV_K_RAMP", 100, "inner steps", "a convolution's K ramp (kernels.gemm_time): cuDNN's implicit "
              "GEMMs pipeline the filter taps, so short reductions cost less than a cuBLAS GEMM's", MODELS,
              Method.ASSUMPTION, "set by hand: 0-200 move the convolution class's mean |log error| by under 0.02 "
              "(tests/data/models-h100.json, calibration split)"),
-    Constant("CUDA_CORE_CONV_EFF", 0.3, "fraction", "convolutions with no tensor-core path (grouped, depthwise, "
-             "3-channel stems) against the FP32 FMA rate", MODELS, Method.ASSUMPTION, "set by hand"),
-    Constant("STREAM_BW_EFF", 0.7, "fraction", "streaming ops (norms, elementwise, reductions) against the "
-             "bandwidth large copies reach: a traced op counts each tensor once", MODELS, Method.FITTED, GPU_FIT),
-    Constant("NORM_BW_EFF", 0.4, "fraction", "normalisations (batch, layer, group, RMS norm) against copy bandwidth, "
-             "per byte a traced op reads and writes: their statistics pass and backward re-reads included", MODELS,
-             Method.FITTED, GPU_FIT),
+    Constant("CUDA_CORE_CONV_EFF", 0.2, "fraction", "convolutions with no tensor-core path (grouped, depthwise, "
+             "3-channel stems) against the FP32 FMA rate", MODELS, Method.FITTED, CONV_FIT),
+    Constant("STREAM_BW_EFF", 0.9, "fraction", "elementwise ops PyTorch runs vectorized (every tensor dense in one "
+             "layout, one dtype) against the achieved copy bandwidth (BANDWIDTH x datasheet)", MODELS, Method.FITTED,
+             STREAM_FIT),
+    Constant("STRIDED_BW_EFF", 0.5, "fraction", "elementwise ops with a broadcast, transposed or permuted input or "
+             "mixed dtypes (per-element offsets, no vector loads), against copy bandwidth", MODELS, Method.FITTED,
+             STREAM_FIT),
+    Constant("NORM_BW_EFF", 0.6, "fraction", "batch norm's per-channel affine pass (eval mode) against copy "
+             "bandwidth", MODELS, Method.FITTED, NORM_FIT),
+    Constant("BN_STATS_PASSES", 2.25, "affine passes", "a train-mode batch or group norm forward: the statistics "
+             "pass (a Welford reduction per channel or group) and the affine pass, in affine passes", MODELS,
+             Method.FITTED, NORM_FIT),
+    Constant("NORM_BWD_PASSES", 1.5, "x forward", "a norm's backward (reduce over input and gradient, then the "
+             "elementwise pass, the weight gradient a column reduction) per byte, against its forward", MODELS,
+             Method.FITTED, NORM_FIT),
+    Constant("LN_BW_EFF", 1, "fraction", "layer and RMS norm forward over long rows against copy bandwidth",
+             MODELS, Method.FITTED, NORM_FIT),
+    Constant("LN_ROW_BYTES", 1600, "bytes", "row length at which a layer norm (one thread block per row) reaches "
+             "half of LN_BW_EFF: ConvNeXt's and Swin's 96-channel rows stream at a sixth of copy bandwidth", MODELS,
+             Method.FITTED, NORM_FIT),
+    Constant("GN_HALF_BLOCKS", 50, "blocks", "sample x group count at which a group norm (one thread block per "
+             "sample and group) reaches half its rate: a UNet at batch 1 has 32", MODELS, Method.FITTED, NORM_FIT),
     Constant("REDUCTION_BW_EFF", 0.7, "fraction", "reductions (sums, softmax, losses) against copy bandwidth", MODELS,
              Method.FITTED, GPU_FIT),
     Constant("GATHER_BW_EFF", 0.5, "fraction", "gathers and scatters (embeddings, GNN messages) against streaming "
@@ -44,7 +69,7 @@ CONSTANTS = (
              "steps x 2 layers = 27.6 us); not fitted"),
     Constant("OPTIMIZER_PARAMS_PER_LAUNCH", 2e7, "params", "parameters one fused-AdamW launch covers", "-",
              Method.ASSUMPTION, "PyTorch's multi-tensor apply chunking, not measured"),
-    Constant("OP_OVERLAP_P", 8.0, "exponent", "host/GPU overlap of an eager step of a traced model: step = "
+    Constant("OP_OVERLAP_P", 8, "exponent", "host/GPU overlap of an eager step of a traced model: step = "
              "(host^p + device^p)^(1/p)", MODELS, Method.FITTED, "the exponent of {1.5, 2, 3, 4, 8} with the "
              "least mean |log(estimate / measured)| step time over the calibration split, the other constants "
              "as in the table (gpuadvisor.validation.fit_overlap)"),

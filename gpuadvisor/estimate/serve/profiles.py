@@ -34,7 +34,10 @@ class ServeEngine:
     (each pays KERNEL_FLOOR_S); `int8_prefill`: quantized weights multiply on int8 tensor cores (llama.cpp MMQ);
     `int4_dequant_passes`: weight reads a weight-only int4 GEMM costs at small batch; `kv_mem_fraction`: share
     of GPU memory the engine takes for weights + KV cache; `reserve_output`: a request is admitted only with
-    KV blocks for its whole output (no preemption), else blocks are taken as tokens come (preemption)."""
+    KV blocks for its whole output (no preemption), else blocks are taken as tokens come (preemption);
+    `eager_host`: the host dispatches every op of every iteration (Hugging Face generate()): its host time is
+    the eager profile of estimate/engines.py (per layer, generate()'s bookkeeping, the attention plan), which
+    adds to a decode step's GPU time and overlaps a prefill's, in place of `host_s_per_iter`."""
 
     name: EngineName
     label: str
@@ -55,6 +58,7 @@ class ServeEngine:
     reserve_output: bool
     sources: tuple[str, ...]
     calibrated_on: str
+    eager_host: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self)}

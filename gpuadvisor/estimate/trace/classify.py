@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpuadvisor.estimate.graph import OpClass
+from gpuadvisor.estimate.graph import BATCH_STATS, BROADCAST, MIXED_DTYPE, STRIDED, OpClass
 
 GEMM_OPS = {"mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "_grouped_mm", "addmv", "mv", "dot", "_int_mm",
             "addbmm"}
@@ -134,6 +134,59 @@ def conv_grads(name: str, args: tuple[Any, ...]) -> float:
         return 0.0
     mask = args[10] if len(args) > 10 else (True, True, False)
     return float(bool(mask[0]) + 2 * bool(mask[1]) + 4 * bool(mask[2]))
+
+
+
+
+def stream_shape(name: str, cls: OpClass, args: tuple[Any, ...], ins: list[Any], outs: list[Any]) -> tuple[float, ...]:
+    """(elements of the largest tensor, layout bits, and for a norm the elements each statistic reduces over) of a
+    streaming op: PyTorch's vectorized elementwise path needs every tensor dense in one layout and of one dtype;
+    a norm's kernels take a row or a group per thread block, so its reduction length sets how well they stream."""
+    tensors = ins + outs
+    biggest = max((t.numel() for t in tensors), default=0)
+    if not biggest:
+        return (0.0, 0.0)
+    ref = max(outs or ins, key=lambda t: t.numel())
+    bits = 0
+    floats = {t.dtype for t in tensors if t.is_floating_point() and t.numel() > 1}
+    if len(floats) > 1:
+        bits |= MIXED_DTYPE
+    for t in ins:
+        if 1 < t.numel() < biggest:
+            bits |= BROADCAST
+        elif t.numel() == biggest and _layout(t) != _layout(ref):
+            bits |= STRIDED
+    if name in ("native_batch_norm", "_native_batch_norm_legit", "cudnn_batch_norm", "_batch_norm_with_update",
+                "_native_batch_norm_legit_functional") and any(a is True for a in args):
+        bits |= BATCH_STATS
+    shape: tuple[float, ...] = (float(biggest), float(bits))
+    if cls is OpClass.NORM:
+        shape += (_norm_reduction(name, args, biggest),)
+    return shape
+
+
+def _layout(t: Any) -> str:
+    if t.is_contiguous():
+        return "contiguous"
+    if t.dim() == 4 and t.is_contiguous(memory_format=_channels_last()):
+        return "channels_last"
+    return "strided"
+
+
+def _norm_reduction(name: str, args: tuple[Any, ...], numel: int) -> float:
+    """Elements each mean/variance reduces over: the normalized shape of a layer norm, C/G x H x W of a group norm,
+    N x H x W of a batch norm (per channel)."""
+    x = next((a for a in args if hasattr(a, "shape")), None)
+    if x is None or x.dim() < 2:
+        return float(numel)
+    if "layer_norm" in name or "rms_norm" in name:
+        norm_shape = next((a for a in args[1:] if isinstance(a, (list, tuple))), None)
+        return float(math.prod(norm_shape)) if norm_shape else float(x.shape[-1])
+    if "group_norm" in name:
+        ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+        groups = ints[-1] if ints else 1  # native_group_norm(x, w, b, N, C, HxW, group, eps)
+        return float(x.numel() / max(1, x.shape[0] * groups))
+    return float(x.numel() / max(1, x.shape[1]))
 
 
 def _channels_last() -> Any:

@@ -115,8 +115,7 @@ class Recorder(TorchDispatchMode):
             shape = C.attention_shape(args, kwargs, backward)
             flops = C.attention_flops(shape, backward)
         else:
-            biggest = max((t.numel() for t in ins + outs), default=0)
-            shape = (float(biggest),)
+            shape = C.stream_shape(name, cls, args, ins, outs)
         if inplace and not outs:
             written = read
         return Op(name, cls, self.phase, dtype, float(flops), read, written, shape)

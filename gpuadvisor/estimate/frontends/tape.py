@@ -1,0 +1,215 @@
+"""A symbolic autograd tape: the ops one eager PyTorch step launches, written down without PyTorch.
+
+The analytic front-ends (decoder.py) write a model's forward against this tape with the same calls the
+model's PyTorch code makes (casts, matmuls, elementwise ops, SDPA); the tape records each op as the tracer
+would (class, dtype of its largest floating input, bytes of each distinct input and output, GEMM and
+attention shapes) and, for a training step, replays autograd: each differentiable op leaves a node whose
+backward emits the ops PyTorch's derivative formulas launch, gradients of a tensor used twice are added,
+gradients are cast back to their input's dtype, and leaf parameters accumulate theirs.
+
+Tensors are sizes and dtypes only. Every storage records the op that created it and the last op that used
+it (an input, or a saved tensor of a node whose backward ran), so the live bytes after each op, and the
+peak of each phase, follow without per-architecture formulas. `views` counts the ops the host dispatches
+that launch no kernel (views, reshapes), which eager host time scales with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpuadvisor.estimate.graph import Op, OpClass, Phase
+
+ELEM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int64": 8.0, "other": 8.0}
+FLOATS = ("fp32", "bf16", "fp16")
+
+
+class Storage:
+    """Bytes alive from the op that made them to the last op that read them (or forever: `hold`)."""
+
+    __slots__ = ("born", "hold", "kind", "last", "nbytes")
+
+    def __init__(self, nbytes: float, born: int) -> None:
+        self.nbytes = nbytes
+        self.born = born
+        self.last = born
+        self.hold = False  # kept to the end of the step (model outputs, the KV cache, parameters, states)
+        self.kind = "activations"
+
+
+@dataclass(eq=False)
+class T:
+    """A symbolic tensor: element count and dtype; `storage` is shared by views."""
+
+    numel: float
+    dtype: str
+    storage: Storage
+    requires_grad: bool = False
+    node: Node | None = None  # the op that made it (None for leaves)
+    param: bool = False
+    grad: T | None = None
+
+    @property
+    def nbytes(self) -> float:
+        return self.numel * ELEM[self.dtype]
+
+
+@dataclass(eq=False)
+class Node:
+    """One differentiable op: its inputs and the rule that emits its backward ops for an output gradient."""
+
+    inputs: list[T]
+    backward: Callable[[T], list[T | None]]  # the output's gradient -> one gradient (or None) per input
+    saved: list[T] = field(default_factory=list)
+    seq: int = 0
+
+
+class Tape:
+    def __init__(self, *, grad: bool) -> None:
+        self.ops: list[Op] = []
+        self.phase = Phase.FORWARD
+        self.grad_enabled = grad
+        self.storages: list[Storage] = []
+        self.nodes: list[Node] = []
+        self.views = 0  # host ops that launch nothing
+        self.autocast = ""  # the autocast dtype inside a mixed-precision forward
+        self._weight_casts: dict[int, T] = {}
+
+    # ---- tensors and ops ------------------------------------------------------------------------
+    def tensor(self, numel: float, dtype: str, *, requires_grad: bool = False) -> T:
+        st = Storage(numel * ELEM[dtype], len(self.ops))
+        self.storages.append(st)
+        return T(numel, dtype, st, requires_grad=requires_grad)
+
+    def view(self, x: T, numel: float | None = None, n: int = 1) -> T:
+        """A view of `x` (a reshape, transpose, slice or expand): no kernel, the same storage."""
+        self.views += n
+        return T(x.numel if numel is None else numel, x.dtype, x.storage, x.requires_grad, x.node)
+
+    def emit(self, name: str, cls: OpClass, ins: list[T], outs: list[T], *, shape: tuple[float, ...] = (),
+             flops: float = 0.0, read: float | None = None, written: float | None = None) -> None:
+        """Record one kernel: bytes of each distinct input storage read and each output written, as the tracer
+        counts them; inputs are alive up to here."""
+        idx = len(self.ops)
+        seen: set[int] = set()
+        nread = 0.0
+        for t in ins:
+            if id(t.storage) not in seen:
+                seen.add(id(t.storage))
+                nread += t.nbytes
+            t.storage.last = max(t.storage.last, idx)
+        floats = [t for t in ins if t.dtype in FLOATS]
+        dtype = max(floats, key=lambda t: t.numel).dtype if floats else "other"
+        if not shape:
+            shape = (float(max((t.numel for t in ins + outs), default=0.0)),)
+        self.ops.append(Op(name, cls, self.phase, dtype, flops, nread if read is None else read,
+                           sum(t.nbytes for t in outs) if written is None else written, shape))
+
+    def new(self, numel: float, dtype: str) -> T:
+        """An op's output: born at the op about to be emitted."""
+        return self.tensor(numel, dtype)
+
+    def op(self, name: str, ins: list[T], numel: float, dtype: str, cls: OpClass = OpClass.ELEMENTWISE, *,
+           backward: Callable[[T], list[T | None]] | None = None, saved: tuple[T, ...] = (),
+           **kw: float | tuple[float, ...]) -> T:
+        """Emit a forward op making one tensor; with `backward`, a node when an input needs a gradient."""
+        out = self.new(numel, dtype)
+        self.emit(name, cls, ins, [out], **kw)  # type: ignore[arg-type]
+        if backward is not None and self.grad_enabled and any(t.requires_grad for t in ins):
+            node = Node(list(ins), backward, list(saved), len(self.nodes))
+            self.nodes.append(node)
+            out.requires_grad, out.node = True, node
+        return out
+
+    def attach(self, out: T, ins: list[T], backward: Callable[[T], list[T | None]], saved: tuple[T, ...]) -> None:
+        """Make `out` the output of a differentiable node (for ops emitted by hand)."""
+        node = Node(list(ins), backward, list(saved), len(self.nodes))
+        self.nodes.append(node)
+        out.requires_grad, out.node = True, node
+
+    def op_view(self, out: T, base: T, backward: Callable[[T], list[T | None]]) -> T:
+        """A view with a backward of its own (a slice): no forward kernel."""
+        if self.grad_enabled and base.requires_grad:
+            self.attach(out, [base], backward, ())
+        return out
+
+    def cast_weight(self, w: T) -> T:
+        """Autocast's cast of a parameter, made once per forward and reused (its weight cache)."""
+        if w.dtype == self.autocast:
+            return w
+        if id(w) not in self._weight_casts:
+            self._weight_casts[id(w)] = self.op("_to_copy", [w], w.numel, self.autocast, backward=lambda g: [
+                self.op("_to_copy", [g], g.numel, w.dtype)])
+        return self._weight_casts[id(w)]
+
+    def end_autocast(self) -> None:
+        self.autocast = ""
+        self._weight_casts.clear()
+
+    # ---- backward ---------------------------------------------------------------------------------
+    def run_backward(self, loss: T) -> None:
+        """Autograd's engine: nodes in reverse creation order, gradients summed as they arrive, cast back to
+        each input's dtype, accumulated into leaf parameters."""
+        self.phase = Phase.BACKWARD
+        pending: dict[int, T] = {}
+        one = self.op("ones_like", [loss], 1, loss.dtype)
+        if loss.node is not None:
+            pending[loss.node.seq] = one
+        for node in reversed(self.nodes):
+            g = pending.pop(node.seq, None)
+            if g is None:
+                continue
+            grads = node.backward(g)
+            last = len(self.ops) - 1
+            g.storage.last = max(g.storage.last, last)
+            for t in node.saved:
+                t.storage.last = max(t.storage.last, last)
+            for x, gx in zip(node.inputs, grads, strict=True):
+                if gx is None or not x.requires_grad:
+                    continue
+                if gx.dtype != x.dtype:  # the engine casts a gradient to its input's dtype
+                    gx = self.op("_to_copy", [gx], gx.numel, x.dtype)
+                if x.node is None:
+                    self._accumulate(x, gx)
+                elif x.node.seq in pending:
+                    prev = pending[x.node.seq]
+                    pending[x.node.seq] = self.op("add", [prev, gx], gx.numel, gx.dtype)
+                else:
+                    pending[x.node.seq] = gx
+
+    def _accumulate(self, p: T, g: T) -> None:
+        if not p.param:
+            return
+        if p.grad is None:
+            p.grad = g
+        else:  # a parameter used twice (tied embeddings): .grad = .grad + new, the old .grad freed
+            old = p.grad
+            p.grad = self.op("add", [old, g], g.numel, g.dtype)
+            old.storage.hold = False
+        p.grad.storage.hold = True
+
+    # ---- memory -----------------------------------------------------------------------------------
+    def phase_peaks(self, kinds: dict[int, str]) -> dict[Phase, tuple[float, dict[str, float]]]:
+        """The largest live bytes just after each op's outputs are allocated, per phase, and what was alive then
+        by item (`kinds`: id(storage) -> item for weights, gradients and states; the rest are activations)."""
+        n = len(self.ops)
+        delta = [0.0] * (n + 2)
+        for st in self.storages:
+            delta[st.born] += st.nbytes
+            end = n if st.hold else st.last
+            delta[end + 1] -= st.nbytes
+        peaks: dict[Phase, tuple[float, int]] = {}
+        live = 0.0
+        for i, op in enumerate(self.ops):
+            live += delta[i]
+            if live > peaks.get(op.phase, (-1.0, 0))[0]:
+                peaks[op.phase] = (live, i)
+        out: dict[Phase, tuple[float, dict[str, float]]] = {}
+        for ph, (total, i) in peaks.items():
+            items: dict[str, float] = {}
+            for st in self.storages:
+                if st.born <= i and (st.hold or st.last >= i):
+                    k = kinds.get(id(st), "activations")
+                    items[k] = items.get(k, 0.0) + st.nbytes
+            out[ph] = (total, items)
+        return out

@@ -1,0 +1,126 @@
+"""The analytic front-end (gpuadvisor.estimate.analytic) against the tracer on the same Hugging Face decoder
+configs: both graphs costed by the one op cost model on the H100 catalog card agree within 10 % in step time
+and in peak memory. The traced graphs are stored (tests/data/analytic-traced.json.gz, built by
+tools/trace_decoders.py), so this runs without PyTorch; one is re-traced live where PyTorch is installed."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuadvisor.errors import UserError
+from gpuadvisor.estimate.analytic import transformer_graph
+from gpuadvisor.estimate.graph import FORMAT, GraphMode, OpClass, OpGraph, Phase
+from gpuadvisor.estimate.opcost import step_time
+from gpuadvisor.modelspec import ModelSpec, spec_from_config_file
+from gpuadvisor.validation import hardware
+from tools.trace_decoders import CASES, OUT, case_key, trace_case
+
+ROOT = Path(__file__).resolve().parents[1]
+BOUND = 0.10
+
+
+@lru_cache(maxsize=1)
+def stored() -> dict[str, Any]:
+    data = json.loads(gzip.decompress(OUT.read_bytes()))
+    assert data["format"] == FORMAT, "re-run tools/trace_decoders.py: the graph format changed"
+    return data
+
+
+def traced(case: tuple[Any, ...]) -> OpGraph:
+    return OpGraph.from_dict(stored()["graphs"][case_key(*case)])
+
+
+def spec_of(config: str) -> ModelSpec:
+    path = ROOT / config if config.endswith(".json") else ROOT / "gpuadvisor" / "data" / "configs" / f"{config}.json"
+    return spec_from_config_file(path)
+
+
+def analytic(case: tuple[Any, ...]) -> OpGraph:
+    config, mode, batch, seq, opts = case
+    return transformer_graph(spec_of(config), mode=GraphMode(mode), batch=batch, seq=seq,
+                             mixed_precision=opts.get("mixed_precision", True), freeze=tuple(opts.get("freeze", ())))
+
+
+IDS = [case_key(*c).replace("tests/data/configs/", "") for c in CASES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_analytic_and_traced_agree_in_time_and_memory(case):
+    t, a = traced(case), analytic(case)
+    hw = hardware()
+    st, sa = step_time(t, hw), step_time(a, hw)
+    assert sa.step_s == pytest.approx(st.step_s, rel=BOUND), (st.by_class, sa.by_class)
+    assert sa.device_s == pytest.approx(st.device_s, rel=BOUND)
+    assert a.memory.peak_bytes == pytest.approx(t.memory.peak_bytes, rel=BOUND)
+    assert a.memory.phase == t.memory.phase
+    assert (a.params, a.trainable_params) == (t.params, t.trainable_params)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_analytic_graph_has_every_class_the_tracer_records(case):
+    """Dropping a class (no attention op, no optimizer step, no weight gradients) fails here even where the
+    time would still agree."""
+    t, a = traced(case), analytic(case)
+
+    def classes(g: OpGraph) -> dict[tuple[str, str], float]:
+        return {(ph.value, c.value): g.total("flops", phase=ph, cls=c) + g.total("read", phase=ph, cls=c)
+                for ph in Phase for c in OpClass if any(o.phase is ph and o.cls is c for o in g.ops)}
+    tc, ac = classes(t), classes(a)
+    assert set(ac) == set(tc)
+    for k, v in tc.items():
+        assert ac[k] == pytest.approx(v, rel=0.02), k
+
+
+def test_frozen_parameters_get_no_weight_gradients():
+    spec = spec_of("qwen2.5-0.5b")
+    full = transformer_graph(spec, mode=GraphMode.TRAINING, batch=2, seq=128)
+    part = transformer_graph(spec, mode=GraphMode.TRAINING, batch=2, seq=128, freeze=("model.layers.[0-9].mlp.*",))
+    n = sum(o.count for o in full.ops if o.cls is OpClass.GEMM and o.phase is Phase.BACKWARD)
+    m = sum(o.count for o in part.ops if o.cls is OpClass.GEMM and o.phase is Phase.BACKWARD)
+    assert n - m == 10 * 3  # gate, up and down of ten layers lose their weight-gradient GEMMs
+    assert part.trainable_params == full.trainable_params - 10 * 3 * spec.hidden_size * spec.intermediate_size
+    assert part.memory.peak_bytes < full.memory.peak_bytes
+
+
+def test_inference_is_one_forward_with_attention_and_no_backward():
+    g = transformer_graph(spec_of("llama-3.2-1b"), mode=GraphMode.INFERENCE, batch=1, seq=64)
+    assert {o.phase for o in g.ops} == {Phase.FORWARD}
+    att = [o for o in g.ops if o.cls is OpClass.ATTENTION]
+    assert att and att[0].shape == (1.0, 32.0, 64.0, 64.0, 64.0, 1.0) and att[0].count == 16
+
+
+@pytest.mark.parametrize(("spec", "words"), [
+    ("gpt2", "norm layernorm"), ("mixtral-8x7b", "mixture of experts"), ("bert-base-uncased", "kind encoder"),
+])
+def test_unsupported_architectures_are_one_line(spec, words):
+    from gpuadvisor.modelspec import resolve_model
+
+    try:
+        m = resolve_model(spec)
+    except UserError:
+        pytest.skip(f"no preset {spec}")
+    with pytest.raises(UserError) as e:
+        transformer_graph(m, mode=GraphMode.INFERENCE, batch=1, seq=16)
+    assert "analytic op graph covers" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_glob_matching_no_parameter_is_refused():
+    with pytest.raises(UserError, match="matches no parameter"):
+        transformer_graph(spec_of("llama-3.2-1b"), mode=GraphMode.TRAINING, batch=1, seq=16, freeze=("encoder.*",))
+
+
+def test_stored_traces_match_a_live_trace():
+    """The stored traced graphs are what the tracer gives today (PyTorch and transformers needed)."""
+    pytest.importorskip("torch", reason="tracing needs PyTorch (the [trace] extra)")
+    pytest.importorskip("transformers", reason="tracing a Hugging Face config needs transformers")
+    case = CASES[4]  # the smallest: Qwen2.5-0.5B inference
+    live = trace_case(*case)
+    t = traced(case)
+    assert live.to_dict()["ops"] == t.to_dict()["ops"]
+    assert live.memory.peak_bytes == t.memory.peak_bytes and live.host_ops == t.host_ops
