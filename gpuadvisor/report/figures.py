@@ -151,23 +151,29 @@ def transfer_sweep(probe: ProbeResult | None) -> go.Figure | None:
     ]
     for i, (col, label) in enumerate(series):
         pts = [(r["bytes"], r.get(col)) for r in rows if isinstance(r, dict) and r.get(col) is not None]
-        if pts:
-            fig.add_trace(
-                go.Scatter(
-                    x=[p[0] for p in pts],
-                    y=[p[1] for p in pts],
-                    mode="lines+markers",
-                    name=label,
-                    line={"color": PALETTE[i], "dash": "solid" if "pinned" in col else "dot"},
-                    hovertemplate="%{x:.3s}B: %{y:.1f} GB/s<extra>" + label + "</extra>",
-                )
-            )
+        _add_series(fig, pts, label, {"color": PALETTE[i], "dash": "solid" if "pinned" in col else "dot"},
+                    "%{x:.3s}B: %{y:.1f} GB/s")
     if not fig.data:
         return None
     _layout(fig, "Host ↔ device copies across sizes", height=400)
     fig.update_xaxes(type="log", dtick=1, title_text="bytes per copy")
     fig.update_yaxes(title_text="GB/s", rangemode="tozero")
     return fig
+
+
+def _add_series(fig: go.Figure, pts: list[tuple[Any, Any]], label: str, line: dict[str, Any], hover: str) -> None:
+    """One measured sweep as a line with markers (nothing where it has no point); `hover` names x and y."""
+    if pts:
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in pts],
+                y=[p[1] for p in pts],
+                mode="lines+markers",
+                name=label,
+                line=line,
+                hovertemplate=hover + "<extra>" + label + "</extra>",
+            )
+        )
 
 
 def crossover(probe: ProbeResult | None) -> list[go.Figure]:
@@ -185,17 +191,8 @@ def crossover(probe: ProbeResult | None) -> list[go.Figure]:
             (("cpu_ms", "CPU (NumPy)"), ("gpu_ms", "GPU, kernel only"), ("gpu_transfer_ms", "GPU, with copies"))
         ):
             pts = [(r["size"], r.get(col)) for r in rows if r.get(col)]
-            if pts:
-                fig.add_trace(
-                    go.Scatter(
-                        x=[p[0] for p in pts],
-                        y=[p[1] for p in pts],
-                        mode="lines+markers",
-                        name=label,
-                        line={"color": ("#4b5563", "#16a34a", "#2563eb")[i], "dash": "dash" if i == 2 else "solid"},
-                        hovertemplate="size %{x:,}<br>%{y:.4g} ms<extra>" + label + "</extra>",
-                    )
-                )
+            _add_series(fig, pts, label, {"color": ("#4b5563", "#16a34a", "#2563eb")[i],
+                                          "dash": "dash" if i == 2 else "solid"}, "size %{x:,}<br>%{y:.4g} ms")
         for suffix, dash, label in (("kernel", "dot", "GPU wins from"), ("with_transfers", "dash", "with copies from")):
             m = next((m for m in probe.measurements if m.key == f"crossover.{name}.{suffix}"), None)
             if m is not None and m.value:
