@@ -10,6 +10,7 @@ so the dependency runs one way: workload -> hfconfig.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,49 +63,71 @@ def architecture_from_config(cfg: Any, origin: str = "config.json") -> dict[str,
     }
     if cfg.get("head_dim"):
         kw["head_dim"] = int(cfg["head_dim"])
-    if mt == "falcon":
-        if not cfg.get("new_decoder_architecture") and cfg.get("multi_query", True):
-            kw["num_kv_heads"] = f["num_kv_heads"] or 1
-        kw.update(norm="layernorm", mlp_act="gelu", fused_qkv=True, attn_bias=bool(cfg.get("bias")))
-        kw["intermediate_size"] = f["intermediate_size"] or 4 * h
-        kw["tied_embeddings"] = bool(cfg.get("tie_word_embeddings", False))
-    elif mt in ("gpt2", "gpt_neo", "gptj", "gpt_neox", "opt"):
-        kw.update(norm="layernorm", mlp_act="gelu_tanh" if mt == "gpt2" else "gelu", attn_bias=True,
-                  mlp_bias=True, fused_qkv=mt in ("gpt2", "gpt_neox"))
-        kw["intermediate_size"] = f["intermediate_size"] or 4 * h
-        kw["max_positions"] = int(_first(cfg, ("n_positions", "max_position_embeddings")) or 0) if mt in (
-            "gpt2", "opt", "gpt_neo") else 0
-    elif mt in ("bert", "roberta", "distilbert", "deberta", "electra"):
-        kw.update(kind="encoder", norm="layernorm", mlp_act="gelu", attn_bias=True, mlp_bias=True)
-        kw["intermediate_size"] = f["intermediate_size"] or 4 * h
-        kw["max_positions"] = int(cfg.get("max_position_embeddings") or 512) + int(cfg.get("type_vocab_size") or 0)
-        kw["tied_embeddings"] = True
-    elif mt in ("vit", "deit", "beit", "dinov2"):
-        kw.update(kind="vision", norm="layernorm", mlp_act="gelu", attn_bias=True, mlp_bias=True, vocab_size=0,
-                  tied_embeddings=True)
-        kw["intermediate_size"] = f["intermediate_size"] or 4 * h
-        kw["image_size"] = int(cfg.get("image_size") or 224)
-        kw["patch_size"] = int(cfg.get("patch_size") or 16)
-        kw["max_positions"] = (kw["image_size"] // kw["patch_size"]) ** 2 + 1
-    else:  # llama-like: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gemma2, phi3, ...
-        if f["intermediate_size"] is None:
-            raise UserError(f"{origin}: not a model config this tool reads (no intermediate_size; model_type {mt!r})")
-        kw["intermediate_size"] = f["intermediate_size"]
-        act = str(cfg.get("hidden_act") or cfg.get("hidden_activation") or "silu")
-        kw["mlp_act"] = "geglu" if "gelu" in act else "swiglu"
-        kw["attn_bias"] = bool(cfg.get("attention_bias", mt in ("qwen2", "qwen2_moe")))
-        kw["fused_qkv"] = mt in ("phi3",)
-        if mt in ("gemma2", "gemma3", "gemma3_text"):
-            kw["norms_per_layer"] = 4
-            # Gemma2Config defaults final_logit_softcapping to 30.0; an explicit null turns it off
-            kw["logit_softcap"] = cfg.get("final_logit_softcapping", 30.0 if mt == "gemma2" else None) is not None
-        experts = _first(cfg, ("num_local_experts", "num_experts", "n_routed_experts"))
-        if experts and int(experts) > 1:
-            kw["num_experts"] = int(experts)
-            kw["experts_per_token"] = int(_first(cfg, ("num_experts_per_tok", "top_k", "moe_topk")) or 2)
-            if cfg.get("moe_intermediate_size"):
-                kw["intermediate_size"] = int(cfg["moe_intermediate_size"])
+    family = next((fn for types, fn in _FAMILIES if mt in types), _llama_like)
+    family(kw, cfg, f, mt, origin)
     return kw
+
+
+def _falcon(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: str, origin: str) -> None:
+    if not cfg.get("new_decoder_architecture") and cfg.get("multi_query", True):
+        kw["num_kv_heads"] = f["num_kv_heads"] or 1
+    kw.update(norm="layernorm", mlp_act="gelu", fused_qkv=True, attn_bias=bool(cfg.get("bias")))
+    kw["intermediate_size"] = f["intermediate_size"] or 4 * f["hidden_size"]
+    kw["tied_embeddings"] = bool(cfg.get("tie_word_embeddings", False))
+
+
+def _gpt_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: str, origin: str) -> None:
+    kw.update(norm="layernorm", mlp_act="gelu_tanh" if mt == "gpt2" else "gelu", attn_bias=True,
+              mlp_bias=True, fused_qkv=mt in ("gpt2", "gpt_neox"))
+    kw["intermediate_size"] = f["intermediate_size"] or 4 * f["hidden_size"]
+    kw["max_positions"] = int(_first(cfg, ("n_positions", "max_position_embeddings")) or 0) if mt in (
+        "gpt2", "opt", "gpt_neo") else 0
+
+
+def _encoder(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: str, origin: str) -> None:
+    kw.update(kind="encoder", norm="layernorm", mlp_act="gelu", attn_bias=True, mlp_bias=True)
+    kw["intermediate_size"] = f["intermediate_size"] or 4 * f["hidden_size"]
+    kw["max_positions"] = int(cfg.get("max_position_embeddings") or 512) + int(cfg.get("type_vocab_size") or 0)
+    kw["tied_embeddings"] = True
+
+
+def _vision(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: str, origin: str) -> None:
+    kw.update(kind="vision", norm="layernorm", mlp_act="gelu", attn_bias=True, mlp_bias=True, vocab_size=0,
+              tied_embeddings=True)
+    kw["intermediate_size"] = f["intermediate_size"] or 4 * f["hidden_size"]
+    kw["image_size"] = int(cfg.get("image_size") or 224)
+    kw["patch_size"] = int(cfg.get("patch_size") or 16)
+    kw["max_positions"] = (kw["image_size"] // kw["patch_size"]) ** 2 + 1
+
+
+def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: str, origin: str) -> None:
+    """llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gemma2, phi3, ...: gated MLPs, optional experts."""
+    if f["intermediate_size"] is None:
+        raise UserError(f"{origin}: not a model config this tool reads (no intermediate_size; model_type {mt!r})")
+    kw["intermediate_size"] = f["intermediate_size"]
+    act = str(cfg.get("hidden_act") or cfg.get("hidden_activation") or "silu")
+    kw["mlp_act"] = "geglu" if "gelu" in act else "swiglu"
+    kw["attn_bias"] = bool(cfg.get("attention_bias", mt in ("qwen2", "qwen2_moe")))
+    kw["fused_qkv"] = mt in ("phi3",)
+    if mt in ("gemma2", "gemma3", "gemma3_text"):
+        kw["norms_per_layer"] = 4
+        # Gemma2Config defaults final_logit_softcapping to 30.0; an explicit null turns it off
+        kw["logit_softcap"] = cfg.get("final_logit_softcapping", 30.0 if mt == "gemma2" else None) is not None
+    experts = _first(cfg, ("num_local_experts", "num_experts", "n_routed_experts"))
+    if experts and int(experts) > 1:
+        kw["num_experts"] = int(experts)
+        kw["experts_per_token"] = int(_first(cfg, ("num_experts_per_tok", "top_k", "moe_topk")) or 2)
+        if cfg.get("moe_intermediate_size"):
+            kw["intermediate_size"] = int(cfg["moe_intermediate_size"])
+
+
+# model_type -> how its config maps to ModelSpec keywords; anything else is read as llama-like
+_FAMILIES: tuple[tuple[tuple[str, ...], Callable[..., None]], ...] = (
+    (("falcon",), _falcon),
+    (("gpt2", "gpt_neo", "gptj", "gpt_neox", "opt"), _gpt_like),
+    (("bert", "roberta", "distilbert", "deberta", "electra"), _encoder),
+    (("vit", "deit", "beit", "dinov2"), _vision),
+)
 
 
 def load_config_file(path: str | os.PathLike[str]) -> tuple[str, Any]:

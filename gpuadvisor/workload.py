@@ -27,6 +27,11 @@ from gpuadvisor.modelspec import (
 from gpuadvisor.strenum import StrEnum
 
 
+def _is_int(v: object) -> bool:
+    """An int and not a bool (True would pass as 1)."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 class Mode(StrEnum):
     """What is done with the model."""
 
@@ -228,7 +233,21 @@ class Workload:
         return replace(self, **changes).validate()
 
     def validate(self) -> Workload:
-        """Normalised copy-free validation; raises UserError on nonsense combinations."""
+        """Normalised copy-free validation; raises UserError on nonsense combinations.
+
+        One concern per check, run in this order (the first problem found is the one reported)."""
+        self._validate_names()
+        self._validate_sizes()
+        self._validate_parallelism()
+        self._validate_quantization()
+        self._validate_inference_flags()
+        self._validate_training_flags()
+        self._validate_traced()
+        self._validate_sequence()
+        return self
+
+    def _validate_names(self) -> None:
+        """Mode, dtype, optimizer and sharding are each one of a closed set."""
         if self.mode not in MODES:
             raise UserError(f"unknown mode {self.mode!r}{_did_you_mean(self.mode, MODES)}")
         if self.dtype not in DTYPES:
@@ -237,16 +256,22 @@ class Workload:
             raise UserError(f"unknown optimizer {self.optimizer!r}{_did_you_mean(self.optimizer, OPTIMIZERS)}")
         if self.sharding not in SHARDINGS:
             raise UserError(f"unknown sharding {self.sharding!r}{_did_you_mean(self.sharding, SHARDINGS)}")
+
+    def _validate_sizes(self) -> None:
+        """Counts are integers (batch and GPUs at least 1), the token budget finite and >= 0."""
         for f in ("batch", "num_gpus", "tensor_parallel"):
             v = getattr(self, f)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            if not _is_int(v) or v < 1:
                 raise UserError(f"{f.replace('_', ' ')} must be a positive integer, got {v!r}")
         for f in ("seq_len", "gen_tokens"):
             v = getattr(self, f)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            if not _is_int(v) or v < 0:
                 raise UserError(f"{f.replace('_', ' ')} must be an integer >= 0, got {v!r}")
         if not (self.train_tokens >= 0) or math.isinf(self.train_tokens):
             raise UserError(f"token budget must be >= 0, got {self.train_tokens!r}")
+
+    def _validate_parallelism(self) -> None:
+        """Tensor-parallel groups divide the GPUs and the attention heads."""
         if self.num_gpus % self.tensor_parallel:
             raise UserError(
                 f"{self.num_gpus} GPUs cannot be split into tensor-parallel groups of {self.tensor_parallel}"
@@ -255,6 +280,9 @@ class Workload:
             raise UserError(
                 f"tensor parallel {self.tensor_parallel} does not divide the {self.model.num_heads} attention heads"
             )
+
+    def _validate_quantization(self) -> None:
+        """A known weight format, its bits where custom, and only where the mode keeps weights frozen."""
         if self.quant not in QUANT_FORMATS and self.quant != "custom":
             raise UserError(f"unknown quantization format {self.quant!r}"
                             f"{_did_you_mean(self.quant, (*QUANT_FORMATS, 'custom'))}")
@@ -262,19 +290,26 @@ class Workload:
             raise UserError(f"bits per weight must be between 1 and 16, got {self.quant_bits!r}")
         if self.quant != "custom" and self.quant_bits:
             raise UserError("bits per weight are given with quantization format 'custom' only")
-        if self.quant != "none":
-            if self.mode in (Mode.TRAINING, Mode.LORA):
-                raise UserError(f"{self.mode} updates the weights, so they cannot be stored as {self.quant}; "
-                                "use --mode qlora for a quantized frozen base")
-            if self.mode == Mode.QLORA and self.quant not in ("nf4", "nf4-dq"):
-                raise UserError(f"QLoRA keeps its base in NF4 (nf4 or nf4-dq), not {self.quant}")
-            if self.dtype in ("int8", "int4", "fp8"):
-                raise UserError(f"give the weight format once: --quant {self.quant} computes in bf16/fp16, "
-                                f"not --dtype {self.dtype}")
+        if self.quant == "none":
+            return
+        if self.mode in (Mode.TRAINING, Mode.LORA):
+            raise UserError(f"{self.mode} updates the weights, so they cannot be stored as {self.quant}; "
+                            "use --mode qlora for a quantized frozen base")
+        if self.mode == Mode.QLORA and self.quant not in ("nf4", "nf4-dq"):
+            raise UserError(f"QLoRA keeps its base in NF4 (nf4 or nf4-dq), not {self.quant}")
+        if self.dtype in ("int8", "int4", "fp8"):
+            raise UserError(f"give the weight format once: --quant {self.quant} computes in bf16/fp16, "
+                            f"not --dtype {self.dtype}")
+
+    def _validate_inference_flags(self) -> None:
+        """Scoring's method is known; CPU offload is for inference only."""
         if self.scoring not in SCORING:
             raise UserError(f"unknown scoring {self.scoring!r}{_did_you_mean(self.scoring, SCORING)}")
         if self.offload and self.mode != Mode.INFERENCE:
             raise UserError("CPU offload (--offload) applies to inference only")
+
+    def _validate_training_flags(self) -> None:
+        """Trainable precisions, LoRA's rank, architecture and targets, and sharding for training only."""
         if self.mode == Mode.QLORA and self.dtype in ("fp32", "fp8"):
             raise UserError(f"QLoRA quantizes the base model to 4 bits and computes in bf16/fp16, not {self.dtype}")
         if self.mode in (Mode.TRAINING, Mode.LORA) and self.dtype in ("int8", "int4"):
@@ -283,7 +318,7 @@ class Workload:
                 "trained (use --mode qlora for a 4-bit base, or bf16/fp16)"
             )
         if self.mode in (Mode.LORA, Mode.QLORA):
-            if not isinstance(self.lora_rank, int) or isinstance(self.lora_rank, bool) or self.lora_rank < 1:
+            if not _is_int(self.lora_rank) or self.lora_rank < 1:
                 raise UserError(f"LoRA rank must be a positive integer, got {self.lora_rank!r}")
             if not self.model.is_transformer:
                 raise UserError(
@@ -293,7 +328,9 @@ class Workload:
                 raise UserError(f"LoRA targets must be 'all' or 'attn', got {self.lora_targets!r}")
         if self.mode in (Mode.INFERENCE, Mode.SCORING) and self.sharding != Sharding.NONE:
             raise UserError("ZeRO/FSDP sharding applies to training; for inference use tensor parallel")
-        self._validate_traced()
+
+    def _validate_sequence(self) -> None:
+        """The sequence (plus what inference generates) fits the model's learned positions and any context."""
         m = self.model
         if m.kind in ("decoder", "encoder") and m.max_positions and self.seq + (
                 self.gen_tokens if self.mode == Mode.INFERENCE and m.kind == "decoder" else 0) > m.max_positions:
@@ -304,7 +341,6 @@ class Workload:
             )
         if self.seq > 10_000_000:
             raise UserError(f"sequence length {self.seq} is beyond any model's context")
-        return self
 
     def _validate_traced(self) -> None:
         """Settings that exist for traced models only, and what traced models do not model (yet)."""

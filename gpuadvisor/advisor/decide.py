@@ -137,14 +137,29 @@ def advise(
                          only=only, price_basis=price_basis)
     local = [o for o in opts if o.hardware.kind == "local"]
     picks = make_picks(opts, targets)
-    closest = None
-    take = None
-    if not picks:
-        miss = closest_miss(opts, targets)
-        if miss:
-            closest, take = miss
-            if not closest.option.fits:
-                take = _way_forward_line(closest.option, workload, catalog, targets, engine, efficiency) or take
+    closest, take = (None, None) if picks else _closest(opts, workload, catalog, targets, engine, efficiency)
+    notes = _notes(workload, targets, targets_in, opts, engine=engine, rent=rent, buy=buy, price_basis=price_basis)
+    return Advice(workload=workload, targets=targets, options=opts, frontier=frontier(opts), picks=picks,
+                  buy_vs_rent=buy_vs_rent(opts, targets), closest=closest, what_it_would_take=take, local=local,
+                  prices=prices, engine=engine, notes=tuple(notes), price_basis=price_basis)
+
+
+def _closest(opts: list[Option], workload: Workload, catalog: Any, targets: Targets, engine: str,
+             efficiency: Efficiency | None) -> tuple[Any, str | None]:
+    """With no pick: the option closest to every target and what it would take (the way forward where
+    it does not fit); (None, None) when nothing was evaluated."""
+    miss = closest_miss(opts, targets)
+    if not miss:
+        return None, None
+    closest, take = miss
+    if not closest.option.fits:
+        take = _way_forward_line(closest.option, workload, catalog, targets, engine, efficiency) or take
+    return closest, take
+
+
+def _notes(workload: Workload, targets: Targets, targets_in: Targets | None, opts: list[Option], *, engine: str,
+           rent: bool, buy: bool, price_basis: str) -> list[str]:
+    """What the answer assumes and leaves out, in the user's terms (defaults taken, cards left out, prices)."""
     notes = ["estimates from datasheet figures and calibrated efficiencies (BENCHMARKS.md), not measurements"]
     decoder = workload.mode == "inference" and workload.model.kind == "decoder"
     if decoder:
@@ -187,9 +202,7 @@ def advise(
         notes.append(f"bought hardware: purchase amortised over {targets.amortise_months:g} months at "
                      f"{targets.hours_per_month:g} h/month, plus electricity at ${targets.usd_per_kwh:g}/kWh x "
                      f"{targets.utilisation:.0%} of TDP (GPUs only)")
-    return Advice(workload=workload, targets=targets, options=opts, frontier=frontier(opts), picks=picks,
-                  buy_vs_rent=buy_vs_rent(opts, targets), closest=closest, what_it_would_take=take, local=local,
-                  prices=prices, engine=engine, notes=tuple(notes), price_basis=price_basis)
+    return notes
 
 
 def basis_note(opts: list[Option], basis: str) -> str:

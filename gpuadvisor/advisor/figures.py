@@ -88,7 +88,8 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
     """Fewest tensor-parallel GPUs per replica that hold the weights and the users' KV cache
     (`tp_only`: that degree alone, as `estimate --tp` asks). Per-user and aggregate tok/s count the
     prefills that continuous batching interleaves with decoding (`estimate_serving`'s cycle) plus
-    the tensor-parallel all-reduces of each decode step."""
+    the tensor-parallel all-reduces of each decode step. One loop over the TP degrees, kept whole
+    (63 lines): each exit names what binds beside the figures it tests."""
     cap = hw.memory_gib
     if w.model.kind != "decoder":
         return _request_figures(w, hw, gpus, t, eff)

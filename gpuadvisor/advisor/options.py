@@ -407,80 +407,113 @@ def build_options(
     workload = workload.validate()
     targets = targets.for_workload(workload)
     engine_profile(engine)
+    b = _Builder(workload, targets, _cards_for(workload, catalog, engine, only), engine, efficiency, measured or {})
+    out: list[Option] = []
+    if rent:
+        out += b.rent(offers, spot, region)
+    if buy:
+        out += b.buy(buy_counts, price_basis)
+    out += b.local(local_cards)
+    if not out and b.errors:
+        raise b.errors[0]  # nothing could be estimated (e.g. a traced model without PyTorch): say why
+    return out
+
+
+def _cards_for(workload: Workload, catalog: Any, engine: str, only: tuple[str, ...]) -> dict[str, Any]:
+    """The catalog cards to consider: those `only` names, that run the engine and the workload's precision."""
     cards = {c.name: c for c in catalog.cards if _wanted(c, only)}
     if only and not cards:
         raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
     if workload.mode == "inference" and workload.model.kind == "decoder" and engine == "graphs":
         cards = {n: c for n, c in cards.items() if _runs_serving_engine(c)}
-    cards = {n: c for n, c in cards.items() if runs_sixteen_bit_well(c, workload, only)}
-    hws: dict[str, HardwareFigures] = {}
-    cache: dict[tuple[str, int], Figures | None] = {}
-    memo: ServingMemo = {}  # serving estimates shared between card x count figures (figures.ServingMemo)
-    measured = measured or {}
+    return {n: c for n, c in cards.items() if runs_sixteen_bit_well(c, workload, only)}
 
-    def hw_of(name: str) -> HardwareFigures:
-        if name not in hws:
-            hws[name] = hardware_of(cards[name], measured.get(name))
-        return hws[name]
 
-    errors: list[UserError] = []
+class _Builder:
+    """The options of one workload on a set of cards: each card's figures and each (card, count)'s
+    estimate computed once, whichever of rent, buy and local asks first."""
 
-    def figs(name: str, g: int) -> Figures | None:
-        if (name, g) not in cache:
+    def __init__(self, workload: Workload, targets: Targets, cards: dict[str, Any], engine: str,
+                 efficiency: Efficiency | None, measured: dict[str, dict[str, float]]) -> None:
+        self.workload, self.targets, self.cards = workload, targets, cards
+        self.engine, self.efficiency, self.measured = engine, efficiency, measured
+        self.hws: dict[str, HardwareFigures] = {}
+        self.cache: dict[tuple[str, int], Figures | None] = {}
+        self.errors: list[UserError] = []
+        self.memo: ServingMemo = {}  # serving estimates shared between card x count figures (figures.ServingMemo)
+
+    def hw_of(self, name: str) -> HardwareFigures:
+        if name not in self.hws:
+            self.hws[name] = hardware_of(self.cards[name], self.measured.get(name))
+        return self.hws[name]
+
+    def figs(self, name: str, g: int) -> Figures | None:
+        """The estimate on `g` of the card; None (and the error kept) for an impossible layout."""
+        if (name, g) not in self.cache:
             try:
-                cache[(name, g)] = figures(workload, hw_of(name), g, targets, engine=engine, efficiency=efficiency,
-                                           memo=memo)
+                self.cache[(name, g)] = figures(self.workload, self.hw_of(name), g, self.targets, engine=self.engine,
+                                                efficiency=self.efficiency, memo=self.memo)
             except UserError as e:
-                cache[(name, g)] = None  # an impossible layout for this count
-                errors.append(e)
-        return cache[(name, g)]
+                self.cache[(name, g)] = None  # an impossible layout for this count
+                self.errors.append(e)
+        return self.cache[(name, g)]
 
-    out: list[Option] = []
-    if rent:
+    def priced(self, f: Figures, hwd: Hardware, misses: tuple[tuple[str, float], ...] = ()) -> Option:
+        name = hwd.card
+        return price_option(f, hwd, self.hw_of(name), self.workload, self.targets,
+                            hw_notes(self.cards[name], self.workload), misses)
+
+    def rent(self, offers: Any, spot: bool, region: str | None) -> list[Option]:
+        """Every whole-GPU rental offer of a considered card with a price."""
+        out = []
         for o in offers:
             name = getattr(o, "card", None)
             g = getattr(o, "gpu_count", None)
-            if not isinstance(name, str) or name not in cards or not isinstance(g, int) or g < 1:
+            if not isinstance(name, str) or name not in self.cards or not isinstance(g, int) or g < 1:
                 continue
             if getattr(o, "fractional", False):
                 continue  # a share of one GPU (prices.Offer.gpu_fraction < 1) is not a whole card
             price = o.price_usd_h(spot=spot, region=region)
             if price is None or not price > 0:
                 continue
-            f = figs(name, g)
+            f = self.figs(name, g)
             if f is None:
                 continue
             reg = region or getattr(o, "region", None)
             hwd = Hardware("rent", name, g, usd_per_hour=float(price), provider=o.provider,
                            instance_type=o.instance_type, region=reg, spot=spot)
-            out.append(price_option(f, hwd, hw_of(name), workload, targets, hw_notes(cards[name], workload),
-                                    host_misses(o, workload, g)))
-    if buy:
-        for card in cards.values():
+            out.append(self.priced(f, hwd, host_misses(o, self.workload, g)))
+        return out
+
+    def buy(self, buy_counts: dict[str, tuple[int, ...]] | None, price_basis: str) -> list[Option]:
+        """Every considered card bought, by count, up to the fewest that meet every target."""
+        out = []
+        for card in self.cards.values():
             unit, kind, source = purchase_of(card, price_basis)
             for g in _buy_counts(card, buy_counts):
-                f = figs(card.name, g)
+                f = self.figs(card.name, g)
                 if f is None:
                     continue
                 hwd = Hardware("buy", card.name, g, purchase_usd=None if unit is None else unit * g,
                                purchase_kind=kind, purchase_source=source)
-                opt = price_option(f, hwd, hw_of(card.name), workload, targets,
-                                   hw_notes(card, workload))
+                opt = self.priced(f, hwd)
                 out.append(opt)
                 if opt.meets:
                     break  # more cards than the fewest that meet every target is not a purchase to suggest
-    for name, have in Counter(local_cards).items():  # one entry per local GPU
-        if name not in cards:
-            continue
-        tried = [(g, f) for g in range(1, have + 1) if (f := figs(name, g)) is not None]
-        chosen = next(((g, f) for g, f in tried if f.fits), tried[-1] if tried else None)  # fewest that fit
-        if chosen is not None:
-            g, f = chosen
-            out.append(price_option(f, Hardware("local", name, g), hw_of(name), workload, targets,
-                                    hw_notes(cards[name], workload)))
-    if not out and errors:
-        raise errors[0]  # nothing could be estimated (e.g. a traced model without PyTorch): say why
-    return out
+        return out
+
+    def local(self, local_cards: tuple[str, ...]) -> list[Option]:
+        """This machine's cards: each on the fewest of its GPUs that fit (all of them when none fits)."""
+        out = []
+        for name, have in Counter(local_cards).items():  # one entry per local GPU
+            if name not in self.cards:
+                continue
+            tried = [(g, f) for g in range(1, have + 1) if (f := self.figs(name, g)) is not None]
+            chosen = next(((g, f) for g, f in tried if f.fits), tried[-1] if tried else None)  # fewest that fit
+            if chosen is not None:
+                g, f = chosen
+                out.append(self.priced(f, Hardware("local", name, g)))
+        return out
 
 
 __all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "figures", "hardware_of",

@@ -5,7 +5,8 @@ and its thresholds; rules/README.md documents every check. Layout:
   rules.py         base Rule model, the registry (`@register`), parse_rules / load_rules
   device_rules.py  the built-in per-GPU rule types, each model with its evaluation beside it
   node_rules.py    rules over the node: peer consistency, NCCL and P2P bandwidth, row remaps, XIDs
-  evaluate.py      evaluate(): every rule on every device -> CheckReport; exit codes
+  verdict.py       Verdict: the one pass/fail type (and exit codes) of `check` and `fleet check`
+  evaluate.py      evaluate(): every rule on every device -> CheckReport (a Verdict)
   junit.py         JUnit XML
 A module of new rule types is imported below so that its `@register` runs.
 """
@@ -17,9 +18,6 @@ from gpuadvisor.checks import (
     node_rules,  # noqa: F401  (GPUs against each other, links, health)
 )
 from gpuadvisor.checks.evaluate import (
-    EXIT_FAIL,
-    EXIT_PASS,
-    EXIT_USAGE,
     CheckReport,
     DeviceOutcome,
     evaluate,
@@ -37,6 +35,7 @@ from gpuadvisor.checks.rules import (
     parse_rules,
     register,
 )
+from gpuadvisor.checks.verdict import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, Verdict
 
 __all__ = [
     "EXIT_FAIL",
@@ -49,6 +48,7 @@ __all__ = [
     "Outcome",
     "Rule",
     "RuleSet",
+    "Verdict",
     "check_names",
     "evaluate",
     "evaluate_rule",

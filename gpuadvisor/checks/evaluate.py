@@ -2,17 +2,17 @@
 
 Pure: reads a RunResult, returns a CheckReport, so the CLI only prints, writes JUnit XML and
 picks the exit code (0 every rule passed on every device, 1 some rule failed, 2 bad rules/usage).
+The pass/fail logic and the JSON head are verdict.Verdict's, shared with `fleet check`.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from gpuadvisor.checks.rules import Outcome, Rule, RuleSet
+from gpuadvisor.checks.verdict import Verdict
 from gpuadvisor.results import DeviceResult, RunResult
-
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 @dataclass
@@ -36,34 +36,24 @@ class DeviceOutcome:
 
 
 @dataclass
-class CheckReport:
-    rules_source: str
-    devices: list[DeviceOutcome]
+class CheckReport(Verdict[DeviceOutcome]):
+    """The rules on every GPU of one probe result: passes when every GPU passes."""
+
+    devices: list[DeviceOutcome] = field(default_factory=list)
+    parts_key: ClassVar[str] = "devices"
 
     @property
-    def passed(self) -> bool:
-        return bool(self.devices) and all(d.passed for d in self.devices)
+    def parts(self) -> list[DeviceOutcome]:
+        return self.devices
 
-    @property
-    def exit_code(self) -> int:
-        return EXIT_PASS if self.passed else EXIT_FAIL
-
-    def to_dict(self) -> dict[str, Any]:
+    def part_dict(self, part: DeviceOutcome) -> dict[str, Any]:
         return {
-            "rules": self.rules_source,
-            "passed": self.passed,
-            "exit_code": self.exit_code,
-            "devices": [
-                {
-                    "index": d.index,
-                    "name": d.name,
-                    "uuid": d.uuid,
-                    "passed": d.passed,
-                    "failures": d.failures,
-                    "outcomes": [asdict(o) for o in d.outcomes],
-                }
-                for d in self.devices
-            ],
+            "index": part.index,
+            "name": part.name,
+            "uuid": part.uuid,
+            "passed": part.passed,
+            "failures": part.failures,
+            "outcomes": [asdict(o) for o in part.outcomes],
         }
 
 

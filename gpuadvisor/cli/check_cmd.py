@@ -75,11 +75,10 @@ def _print(report: Any) -> None:
             mark = "[green]ok[/]" if o.passed else "[red]FAIL[/]"
             table.add_row(mark, _esc(o.rule), _esc(o.measured), _esc(o.message))
         console.print(table)
-    n_fail = sum(not d.passed for d in report.devices)
     if report.passed:
         console.print(f"[green]all checks passed[/] on {len(report.devices)} GPU(s)")
     else:
-        console.print(f"[red]checks failed[/] on {n_fail} of {len(report.devices)} GPU(s)")
+        console.print(f"[red]checks failed[/] on {report.failed_parts} of {len(report.devices)} GPU(s)")
 
 
 def _esc(text: str) -> str:

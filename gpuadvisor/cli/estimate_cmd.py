@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.cli.common import non_negative_int, positive_float, positive_int
@@ -259,6 +260,25 @@ def offload_plan(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any)
                         bandwidth_efficiency=eff.for_source(hw.source)[1])
 
 
+@dataclass
+class Answer:
+    """What `estimate` found for one workload on one card, before it is printed (estimate_text) or
+    written as JSON."""
+
+    w: Any
+    card: Any
+    hw: Any
+    eff: Any
+    engine: str
+    decoder_serving: bool
+    mem: Any
+    comp: Any
+    plan: Any
+    serving: Any
+    lay: Any
+    fits: bool
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
@@ -268,14 +288,35 @@ def run(args: argparse.Namespace) -> int:
     # `recommend` prices; with --rate, --engine vllm|..., lengths or p99 targets it runs the simulation
     if serving_requested(argparse.Namespace(**{**vars(args), "serve_users": None})):
         return run_estimate(args)
-    from gpuadvisor.advisor.figures import layout_figures
+    from gpuadvisor.cli import training_cmd
+
+    w, card, hw, eff = _inputs(args)
+    if training_cmd.wants_parallel(args, w):
+        return training_cmd.run_parallel(args, w, card, hw)
+    a = _answer(args, w, card, hw, eff)
+    if args.json:
+        from gpuadvisor.cli.common import print_json
+
+        print_json(_answer_dict(a))
+        return 0
+    from gpuadvisor.cli import estimate_text
+    from gpuadvisor.cli.common import console
+
+    con = console()
+    estimate_text.print_memory(con, a)
+    if a.plan:
+        estimate_text.print_offload(con, a)
+    if a.lay is not None and not a.lay.fits:
+        estimate_text.print_way_forward(con, a.w, a.hw, a.lay, a.eff, a.engine)
+        return 0
+    estimate_text.print_time(con, a)
+    return 0
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
+    """The workload, the card, its figures (datasheet, or measured with --probe) and the efficiencies."""
     from gpuadvisor.advisor.options import hardware_of
-    from gpuadvisor.cli.common import catalog_from, console, print_json, resolve_card
-    from gpuadvisor.estimate import (
-        estimate_compute,
-        estimate_memory,
-        estimate_serving,
-    )
+    from gpuadvisor.cli.common import catalog_from, resolve_card
 
     w = workload_from(args)
     eff = efficiency_from(args)
@@ -289,11 +330,14 @@ def run(args: argparse.Namespace) -> int:
         figs = measured_by_card(results.load(args.probe), catalog).get(card.name)
         if not figs:
             raise UserError(f"{args.probe}: no measured figures for {card.name}")
-    hw = hardware_of(card, figs)
-    from gpuadvisor.cli import training_cmd
+    return w, card, hardware_of(card, figs), eff
 
-    if training_cmd.wants_parallel(args, w):
-        return training_cmd.run_parallel(args, w, card, hw)
+
+def _answer(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any) -> Answer:
+    """Memory, time, the layout's figures, serving (a decoder with --users) and the offload plan."""
+    from gpuadvisor.advisor.figures import layout_figures
+    from gpuadvisor.estimate import estimate_compute, estimate_memory, estimate_serving
+
     decoder_serving = w.mode == "inference" and w.model.kind == "decoder" and bool(w.gen_tokens and w.seq)
     if args.serve_users and not decoder_serving:
         raise UserError("--users applies to serving a decoder (--mode inference, a language model)")
@@ -309,111 +353,19 @@ def run(args: argparse.Namespace) -> int:
                                    prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=args.engine,
                                    efficiency=eff)
     fits = lay.fits if lay is not None else card.memory_gib is not None and mem.total / GiB <= card.memory_gib
-    if args.json:
-        print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "card": card.name,
-                    "hardware_source": hw.source, "memory": mem.to_dict(), "compute": comp.to_dict(),
-                    "engine": args.engine, "serving": serving.to_dict() if serving else None,
-                    "layout": lay.to_dict() if lay else None, "fits": fits,
-                    "way_forward": [r.to_dict() for r in _fixes(w, hw, lay, eff, args.engine)],
-                    **({"offload": plan.to_dict()} if plan else {})})
-        return 0
-    from rich.table import Table
-
-    con = console()
-    con.print(f"[bold]{describe_workload(w, users=w.batch if decoder_serving else None)}[/bold]")
-    parts = list(lay.memory_parts) if lay is not None else [(k, v / GiB) for k, v in mem.items if v]
-    need = sum(v for _, v in parts)
-    phase = "serving: weights, one prefill's activations, every user's KV cache" if decoder_serving else mem.phase
-    t = Table(title=f"memory per GPU (peak: {phase})", show_header=True)
-    t.add_column("item")
-    t.add_column("GiB", justify="right")
-    for k, v in parts:
-        t.add_row(k, f"{v:,.2f}")
-    t.add_row("[bold]total[/bold]", f"[bold]{need:,.2f}[/bold]")
-    con.print(t)
-    verdict = "fits" if fits else "does NOT fit"
-    room = (f"{lay.usable_gib:.1f} GiB usable of {hw.memory_gib:g} (a serving engine keeps "
-            f"{1 - lay.usable_gib / hw.memory_gib:.0%} free)" if decoder_serving and lay and lay.usable_gib
-            and hw.memory_gib else f"{hw.memory_gib or 0:g} GiB on the card")
-    con.print(f"{card.name}: {verdict} ({need:.1f} GiB needed per GPU, {room})"
-              + ("" if fits or lay is None else f": {lay.why_not}"))
-    if hw.memory_gib is not None and card.memory_gib is not None and hw.memory_gib < card.memory_gib:
-        con.print(f"  note: {card.name} shares its {card.memory_gib:g} GiB with the OS and CPU: "
-                  f"{hw.memory_gib:g} GiB taken as free for the GPU")
-    for n in mem.notes:
-        con.print(f"  note: {n}")
-    from gpuadvisor.advisor.options import hw_notes
-
-    for n in hw_notes(card, w):  # no tensor cores (FP32 rate), derived tensor figures, no bf16
-        con.print(f"  note: {n}")
-    if plan:
-        con.print(f"[bold]CPU offload on {card.name}[/bold]: {plan.gpu_layers} of {plan.total_layers} layers on "
-                  f"the GPU ({plan.gpu_bytes / GiB:.1f} GiB), {plan.host_bytes / GiB:.1f} GiB in host memory; decode "
-                  f"{plan.decode_tokens_per_s:,.1f} tokens/s ({fmt_time(plan.decode_step_s)} per step)")
-        for n in plan.notes:
-            con.print(f"  note: {n}")
-        if not plan.fits_entirely:
-            con.print("  note: the times below assume the whole model on the GPU; with offload, decode runs at the "
-                      "rate above")
-    if lay is not None and not lay.fits:
-        print_way_forward(con, w, hw, lay, eff, args.engine)
-        return 0
-    src = "measured (probe)" if hw.source == "measured" else "datasheet"
-    eng = f", engine {comp.engine}" if w.mode in ("inference", "scoring") else ", eager PyTorch"
-    con.print(f"[bold]time on {w.num_gpus} x {card.name}[/bold] (estimate; {src} figures{eng}, "
-              f"large matmuls at {comp.mfu:.0%} of peak, bandwidth efficiency {comp.bandwidth_efficiency:.0%})")
-    if comp.time_s is None:
-        con.print("  no throughput figures for this card")
-    elif w.model.is_traced:
-        print_traced(con, w, comp)
-    elif w.mode == "scoring":
-        con.print(f"  forward: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
-                  f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
-    elif w.mode == "inference":
-        if serving:
-            con.print(f"  offline, the {w.batch} prompts at once:")
-        con.print(f"  prefill: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
-                  f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
-        if comp.decode_tokens_per_s:
-            con.print(f"  decode: {comp.decode_tokens_per_s:,.0f} tokens/s over the batch, "
-                      f"{fmt_time(comp.decode_step_s)} per step ({comp.decode_bound} bound)")
-        con.print(f"  total for prompt + {w.gen_tokens} tokens: {fmt_time(comp.time_s)}")
-        if serving and lay is not None:
-            print_serving(con, serving, lay)
-    else:
-        con.print(f"  step: {fmt_time(comp.step_time_s)} ({comp.tokens_per_s:,.0f} tokens/s, {comp.bound} bound)")
-        if w.train_tokens:
-            con.print(f"  {w.train_tokens:.3g} tokens: {fmt_time(comp.time_s)}")
-        if w.num_gpus > 1:
-            con.print(f"  scaling efficiency {comp.scaling_efficiency:.0%} "
-                      f"(communication {fmt_time(comp.comm_time_s)}/step)")
-    if comp.achieved_mfu:
-        con.print(f"  achieved MFU {comp.achieved_mfu:.0%}; confidence: {comp.confidence}")
-    # low-confidence reasons, and what the engine assumes that the user can change (decode_notes: "<engine>: ...")
-    reasons = {*comp.low_confidence_reasons, *(serving.low_confidence_reasons if serving else ())}
-    low = [n for n in (*comp.notes, *(serving.notes if serving else ()))
-           if n in reasons or n.startswith(f"{comp.engine}:")]
-    for n in dict.fromkeys(low):  # the serving and compute notes can repeat one another
-        con.print(f"  note: {n}")
-    return 0
+    return Answer(w, card, hw, eff, args.engine, decoder_serving, mem, comp, plan, serving, lay, fits)
 
 
-def print_traced(con: Any, w: Any, comp: Any) -> None:
-    """A traced model's step: one forward (inference) or one training step, its rate and where the GPU time goes."""
-    what = "training step" if w.is_training else "forward pass"
-    con.print(f"  {what}: {fmt_time(comp.step_time_s)} for a batch of {w.batch}, "
-              f"{comp.samples_per_s:,.0f} {comp.unit}/s"
-              + (f" ({comp.tokens_per_s:,.0f} tokens/s)" if comp.tokens_per_s and comp.unit != "tokens" else "")
-              + f", {comp.bound} bound")
-    if comp.breakdown:
-        parts = sorted(comp.breakdown.items(), key=lambda kv: -kv[1])
-        con.print("  GPU time by op class: " + ", ".join(f"{k} {fmt_time(v)}" for k, v in parts if v >= 1e-5)
-                  + f"; host dispatch {fmt_time(comp.host_time_s or 0.0)}")
-    if w.train_samples:
-        con.print(f"  {w.train_samples:.3g} samples: {fmt_time(comp.time_s)}")
+def _answer_dict(a: Answer) -> dict[str, Any]:
+    return {"workload": a.w.to_dict(), "model": a.w.model.to_dict(), "card": a.card.name,
+            "hardware_source": a.hw.source, "memory": a.mem.to_dict(), "compute": a.comp.to_dict(),
+            "engine": a.engine, "serving": a.serving.to_dict() if a.serving else None,
+            "layout": a.lay.to_dict() if a.lay else None, "fits": a.fits,
+            "way_forward": [r.to_dict() for r in fixes_for(a.w, a.hw, a.lay, a.eff, a.engine)],
+            **({"offload": a.plan.to_dict()} if a.plan else {})}
 
 
-def _fixes(w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> list[Any]:
+def fixes_for(w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> list[Any]:
     """The way forward for a layout that does not fit (empty when it fits or is not costed)."""
     from gpuadvisor.advisor.remedy import way_forward
     from gpuadvisor.advisor.targets import Targets
@@ -428,45 +380,3 @@ def _fixes(w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> list[Any]:
         t = Targets(tokens=float(w.train_tokens or w.train_samples) or None)
         base = w.with_(batch=w.micro_batch)
     return way_forward(base, hw, w.num_gpus, t, engine=engine, efficiency=eff, current=lay, global_batch=True)
-
-
-def print_way_forward(con: Any, w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> None:
-    """No run time for a layout that does not fit; the cheapest change that makes it fit instead."""
-    con.print("  no run time: this layout does not fit")
-    fixes = _fixes(w, hw, lay, eff, engine)
-    if not fixes:
-        con.print("  way forward: none of checkpointing, a smaller micro-batch, a quantized format or up to 8 "
-                  "GPUs makes it fit; a card with more memory")
-    for r in fixes:
-        con.print(f"  way forward: {r.line}", soft_wrap=True)
-
-
-def print_serving(con: Any, s: Any, lay: Any) -> None:
-    """The serving lines of `estimate`: the layout's figures (as `recommend` shows them) and the
-    engine's assumptions."""
-    a = s.assumptions or {}
-    eng = a.get("engine", {})
-    con.print(f"[bold]serving ({s.engine}: {eng.get('label', s.engine)})[/bold], {lay.layout}")
-    if s.tpot_s is None:
-        con.print("  no throughput figures for this card")
-        return
-    step = a.get("decode_step", {})
-    users = s.concurrency * lay.replicas if lay.replicas == 1 else f"{s.concurrency} per replica x {lay.replicas}"
-    if not lay.fits:
-        con.print(f"  {users} users do not fit ({lay.why_not}): no speed figures for this layout")
-    else:
-        con.print(f"  {users} concurrent x ({s.prompt_tokens} prompt + {s.output_tokens} output tokens): "
-                  f"TTFT {fmt_time(lay.ttft)}, TPOT {fmt_time(lay.tpot)} ({s.bound} bound)")
-        con.print(f"  {lay.per_user:,.1f} tok/s per user, {lay.aggregate:,.0f} tok/s aggregate "
-                  "(continuous batching, every prompt prefilled in full, tensor-parallel all-reduces included)")
-    con.print(f"  KV cache {s.kv_bytes_per_token / 1024:,.0f} KiB/token: {s.kv_capacity_tokens:,} tokens fit, "
-              f"{lay.max_users:,} sequences of {s.prompt_tokens + s.output_tokens} tokens "
-              f"(16-token blocks){'' if lay.fits else ' -- fewer than asked'}")
-    plan = a.get("attention_plan_s", 0.0)
-    con.print(f"  engine assumptions ({a.get('host_figures', 'assumed')} host figures): host "
-              f"{a.get('host_fixed_s', eng.get('host_fixed_s', 0)) * 1e3:.1f} ms/step + "
-              + (f"{plan * 1e3:.0f} ms attention plan/step + " if plan else "")
-              + f"{a.get('host_layer_s', eng.get('host_per_layer_s', 0)) * 1e3:.2f} ms/layer, "
-              f"{eng.get('kernels_per_layer', 0):g} kernels/layer, "
-              f"KV read x{step.get('kv_multiplier', 1):.0f}; step = memory {fmt_time(step.get('memory_s'))}, "
-              f"kernel floors {fmt_time(step.get('kernel_floor_s'))}, host {fmt_time(step.get('host_s'))}")

@@ -222,11 +222,10 @@ def run_check(args: argparse.Namespace) -> int:
         c.print(f"{mark} {_esc(v.node)}{_esc(extra)}", soft_wrap=True)
     for o in verdict.outliers:
         c.print(f"  [yellow]outlier[/]: {_esc(o.describe())}", soft_wrap=True)
-    n_fail = sum(not v.passed for v in verdict.nodes)
     if verdict.passed:
         c.print(f"[green]fleet passes[/]: {len(verdict.nodes)} node(s)")
     else:
-        c.print(f"[red]fleet fails[/]: {n_fail} of {len(verdict.nodes)} node(s)")
+        c.print(f"[red]fleet fails[/]: {verdict.failed_parts} of {len(verdict.nodes)} node(s)")
     return verdict.exit_code
 
 

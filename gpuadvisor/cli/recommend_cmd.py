@@ -191,8 +191,30 @@ def _print_compact(con: Any, advice: Any, *, top: int, all_options: bool, curren
         t.add_column("layout", no_wrap=True, overflow="ellipsis")
         return t
 
+    _print_compact_decision(con, advice, row_table("picks (estimates)"), currency, rate, cost_head, speed_head)
+    line = advice.local_line()
+    if line:
+        con.print(_conv(line, currency, rate))
+    rows = sorted([o for o in advice.options if o.hardware.kind != "local"],
+                  key=lambda o: (not o.fits, o.cost is None, o.cost or 0.0, o.time_s or 0.0, o.label)) \
+        if all_options else advice.frontier
+    if not rows:
+        con.print("no option fits: nothing to put on the cost-versus-speed frontier")
+        con.print(f"{len(advice.notes)} notes and each option's full line: a terminal of 100+ columns or --json")
+        return
+    t = row_table(f"{'every option' if all_options else 'cost-versus-speed frontier'}: "
+                  f"{min(top, len(rows))} of {len(rows)} (ok: meets every target)")
+    for o in rows[:top]:
+        t.add_row("ok" if o.meets else "miss", short_label(o), *_compact_cells(o, currency, rate), o.layout)
+    con.print(t)
+    con.print(f"{len(advice.notes)} notes and each option's full line: a terminal of 100+ columns or --json")
+
+def _print_compact_decision(con: Any, advice: Any, t: Any, currency: str, rate: float, cost_head: str,
+                            speed_head: str) -> None:
+    """The picks, one a row of `t`, and buy-or-rent; with none, the closest option and what it would take."""
+    from gpuadvisor.presentation import short_label
+
     if advice.picks:
-        t = row_table("picks (estimates)")
         shown = set()
         for name in PICK_ORDER:
             pk = advice.picks.get(name)
@@ -218,22 +240,6 @@ def _print_compact(con: Any, advice: Any, *, top: int, all_options: bool, curren
             con.print(f"closest: {short_label(o)}: {cost_head} {cost}, "
                       + (f"{speed_head} {speed}" if o.fits else "does not fit"))
             con.print(f"it would take: {advice.what_it_would_take}")
-    line = advice.local_line()
-    if line:
-        con.print(_conv(line, currency, rate))
-    rows = sorted([o for o in advice.options if o.hardware.kind != "local"],
-                  key=lambda o: (not o.fits, o.cost is None, o.cost or 0.0, o.time_s or 0.0, o.label)) \
-        if all_options else advice.frontier
-    if not rows:
-        con.print("no option fits: nothing to put on the cost-versus-speed frontier")
-        con.print(f"{len(advice.notes)} notes and each option's full line: a terminal of 100+ columns or --json")
-        return
-    t = row_table(f"{'every option' if all_options else 'cost-versus-speed frontier'}: "
-                  f"{min(top, len(rows))} of {len(rows)} (ok: meets every target)")
-    for o in rows[:top]:
-        t.add_row("ok" if o.meets else "miss", short_label(o), *_compact_cells(o, currency, rate), o.layout)
-    con.print(t)
-    con.print(f"{len(advice.notes)} notes and each option's full line: a terminal of 100+ columns or --json")
 
 
 def _conv(text: str, currency: str, rate: float) -> str:

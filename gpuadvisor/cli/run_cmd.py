@@ -59,28 +59,11 @@ def _unique(path: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor import results
     from gpuadvisor.advisor.ranking import recommend, why_not
-    from gpuadvisor.cli.advisor_args import targets_from
-    from gpuadvisor.cli.common import catalog_from, print_json
-    from gpuadvisor.cli.probe_cmd import Progress, print_summary
-    from gpuadvisor.errors import UserError
-    from gpuadvisor.fileio import ensure_writable
-    from gpuadvisor.probe_runner import RunOptions, run_probes
+    from gpuadvisor.cli.common import print_json
+    from gpuadvisor.cli.probe_cmd import Progress
+    from gpuadvisor.probe_runner import run_probes
 
-    if not (args.model or args.model_opt):
-        args.model = DEFAULT_MODEL
-    workload = workload_from(args)  # validate the workload before spending time on probes
-    efficiency = efficiency_from(args)
-    targets_from(args)  # bad targets fail before the probes, too
-    if args.top < 1:
-        raise UserError(f"--top must be >= 1, got {args.top}")
-    opts = RunOptions(mode="full" if args.full else "quick", device="all", catalog_dirs=args.catalog or [],
-                      refresh_host=args.refresh_host)
-    catalog = catalog_from(args)
-    out_dir = Path(args.out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"--out-dir is not a directory: {out_dir}")
-    ensure_writable(out_dir / "probe.json", force=True)  # fail now, not after the probes
-
+    workload, efficiency, opts, catalog, out_dir = _inputs(args)
     progress = Progress()
     try:
         result = run_probes(opts, on_event=progress)
@@ -113,6 +96,39 @@ def run(args: argparse.Namespace) -> int:
             "advice": advice.to_dict(),
         })
         return 0 if result.complete else 130
+    return _print_text(args, workload, options, fitting, result, advice, probe_path, report_path)
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any, Path]:
+    """The workload, efficiencies, probe options, catalog and output folder: every flag checked (and
+    the folder found writable) before any time is spent on probes."""
+    from gpuadvisor.cli.advisor_args import targets_from
+    from gpuadvisor.cli.common import catalog_from
+    from gpuadvisor.errors import UserError
+    from gpuadvisor.fileio import ensure_writable
+    from gpuadvisor.probe_runner import RunOptions
+
+    if not (args.model or args.model_opt):
+        args.model = DEFAULT_MODEL
+    workload = workload_from(args)  # validate the workload before spending time on probes
+    efficiency = efficiency_from(args)
+    targets_from(args)  # bad targets fail before the probes, too
+    if args.top < 1:
+        raise UserError(f"--top must be >= 1, got {args.top}")
+    opts = RunOptions(mode="full" if args.full else "quick", device="all", catalog_dirs=args.catalog or [],
+                      refresh_host=args.refresh_host)
+    catalog = catalog_from(args)
+    out_dir = Path(args.out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"--out-dir is not a directory: {out_dir}")
+    ensure_writable(out_dir / "probe.json", force=True)  # fail now, not after the probes
+    return workload, efficiency, opts, catalog, out_dir
+
+
+def _print_text(args: argparse.Namespace, workload: Any, options: list[Any], fitting: list[Any], result: Any,
+                advice: Any, probe_path: Path, report_path: Path | None) -> int:
+    """The probe summary, the recommendations and where the files are; 130 when Ctrl-C cut the probes short."""
+    from gpuadvisor.cli.probe_cmd import print_summary
 
     if not result.gpu_found:
         print(f"No GPU was found on this machine ({result.message}).")

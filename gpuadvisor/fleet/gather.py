@@ -97,77 +97,105 @@ def gather(
     poll_s: float = 0.5,
 ) -> Gathered:
     """Run one task per node and collect every outcome; never raises for a node's trouble."""
-    t0 = clock()
-    deadline = t0 + timeout_s
-    out = Gathered([NodeOutcome(n) for n in nodes])
-    by_id = {o.node.node_id: o for o in out.outcomes}
-    pending: dict[Hashable, NodeOutcome] = {}
+    g = _Gathering(nodes, backend, timeout_s, on_event, clock)
+    try:
+        g.submit_all()
+        g.wait(poll_s)
+    except KeyboardInterrupt:
+        g.out.interrupted = True
+    g.close()
+    return g.out
 
-    def finish(o: NodeOutcome, status: str, reason: str | None = None, result: RunResult | None = None) -> None:
+
+class _Gathering:
+    """One gather: the outcomes, the tasks still pending (by handle) and the one deadline."""
+
+    def __init__(self, nodes: Sequence[NodeInfo], backend: Backend, timeout_s: float, on_event: EventFn | None,
+                 clock: Callable[[], float]) -> None:
+        self.backend, self.timeout_s, self.on_event, self.clock = backend, timeout_s, on_event, clock
+        self.t0 = clock()
+        self.deadline = self.t0 + timeout_s
+        self.out = Gathered([NodeOutcome(n) for n in nodes])
+        self.by_id = {o.node.node_id: o for o in self.out.outcomes}
+        self.pending: dict[Hashable, NodeOutcome] = {}
+
+    def finish(self, o: NodeOutcome, status: str, reason: str | None = None, result: RunResult | None = None) -> None:
         o.status, o.reason, o.result = status, reason, result
         if result is not None:  # progress reports may trail the result: count from the result itself
             o.done_probes = len(result.host_probes) + sum(len(d.probes) for d in result.devices)
-        o.duration_s = round(clock() - o.t_submit, 3)
-        _emit(on_event, "node_done", outcome=o)
+        o.duration_s = round(self.clock() - o.t_submit, 3)
+        _emit(self.on_event, "node_done", outcome=o)
 
-    try:
-        for o in out.outcomes:
-            o.t_submit = clock()
+    def submit_all(self) -> None:
+        for o in self.out.outcomes:
+            o.t_submit = self.clock()
             try:
-                pending[backend.submit(o.node)] = o
+                self.pending[self.backend.submit(o.node)] = o
             except NodeLost as e:
-                finish(o, "lost", _one_line(e))
+                self.finish(o, "lost", _one_line(e))
             except Exception as e:
-                finish(o, "failed", f"could not schedule: {type(e).__name__}: {_one_line(e)}")
+                self.finish(o, "failed", f"could not schedule: {type(e).__name__}: {_one_line(e)}")
             else:
-                _emit(on_event, "node_submitted", outcome=o)
-        while pending:
-            now = clock()
-            if now >= deadline:
+                _emit(self.on_event, "node_submitted", outcome=o)
+
+    def wait(self, poll_s: float) -> None:
+        """Until every task is done or the deadline: collect what finished, apply progress, drop lost nodes."""
+        while self.pending:
+            now = self.clock()
+            if now >= self.deadline:
                 break
-            for h in backend.wait(list(pending), min(poll_s, deadline - now)):
-                o = pending.pop(h)
-                try:
-                    payload = backend.fetch(h)
-                except NodeLost as e:
-                    finish(o, "lost", _one_line(e))
-                    continue
-                except TaskFailed as e:
-                    finish(o, "failed", _one_line(e))
-                    continue
-                except Exception as e:
-                    finish(o, "failed", f"{type(e).__name__}: {_one_line(e)}")
-                    continue
-                o.started = True  # it returned, so it ran, even if its start report never reached us
-                try:
-                    finish(o, "ok", None, RunResult.model_validate_json(payload))
-                except (ValidationError, ValueError, TypeError) as e:
-                    finish(o, "failed", f"its result is not a probe result: {_one_line(e)}")
-            _apply_progress(backend, by_id, on_event)
-            alive = backend.alive_nodes() if pending else None
-            if alive is not None:
-                for h, o in list(pending.items()):
-                    if o.node.node_id not in alive:
-                        del pending[h]
-                        with contextlib.suppress(Exception):
-                            backend.cancel(h)
-                        when = "while probing" if o.started else "before its task started"
-                        finish(o, "lost", f"node died or left the cluster {when}")
-    except KeyboardInterrupt:
-        out.interrupted = True
-    for h, o in pending.items():
-        with contextlib.suppress(Exception):
-            backend.cancel(h)
-        if out.interrupted:
-            finish(o, "failed", "not finished: the driver was interrupted (Ctrl-C)")
-        elif o.started:
-            where = f" (running {o.current})" if o.current else ""
-            finish(o, "timeout", f"no result within {timeout_s:g} s{where}")
-        else:
-            finish(o, "timeout", f"not started within {timeout_s:g} s: the task waits for all "
-                                 f"{o.node.gpus} GPU(s) of the node; are they busy?")
-    out.duration_s = round(clock() - t0, 3)
-    return out
+            for h in self.backend.wait(list(self.pending), min(poll_s, self.deadline - now)):
+                self.collect(h)
+            _apply_progress(self.backend, self.by_id, self.on_event)
+            self.drop_lost()
+
+    def collect(self, h: Hashable) -> None:
+        """A finished task: its result, or why there is none."""
+        o = self.pending.pop(h)
+        try:
+            payload = self.backend.fetch(h)
+        except NodeLost as e:
+            self.finish(o, "lost", _one_line(e))
+            return
+        except TaskFailed as e:
+            self.finish(o, "failed", _one_line(e))
+            return
+        except Exception as e:
+            self.finish(o, "failed", f"{type(e).__name__}: {_one_line(e)}")
+            return
+        o.started = True  # it returned, so it ran, even if its start report never reached us
+        try:
+            self.finish(o, "ok", None, RunResult.model_validate_json(payload))
+        except (ValidationError, ValueError, TypeError) as e:
+            self.finish(o, "failed", f"its result is not a probe result: {_one_line(e)}")
+
+    def drop_lost(self) -> None:
+        """Pending tasks on nodes that are no longer alive are cancelled and recorded as lost."""
+        alive = self.backend.alive_nodes() if self.pending else None
+        if alive is None:
+            return
+        for h, o in list(self.pending.items()):
+            if o.node.node_id not in alive:
+                del self.pending[h]
+                with contextlib.suppress(Exception):
+                    self.backend.cancel(h)
+                when = "while probing" if o.started else "before its task started"
+                self.finish(o, "lost", f"node died or left the cluster {when}")
+
+    def close(self) -> None:
+        """What is still pending is cancelled: interrupted, late, or never started; the run is timed."""
+        for h, o in self.pending.items():
+            with contextlib.suppress(Exception):
+                self.backend.cancel(h)
+            if self.out.interrupted:
+                self.finish(o, "failed", "not finished: the driver was interrupted (Ctrl-C)")
+            elif o.started:
+                where = f" (running {o.current})" if o.current else ""
+                self.finish(o, "timeout", f"no result within {self.timeout_s:g} s{where}")
+            else:
+                self.finish(o, "timeout", f"not started within {self.timeout_s:g} s: the task waits for all "
+                                          f"{o.node.gpus} GPU(s) of the node; are they busy?")
+        self.out.duration_s = round(self.clock() - self.t0, 3)
 
 
 def _apply_progress(backend: Backend, by_id: dict[str, NodeOutcome], on_event: EventFn | None) -> None:

@@ -1,20 +1,20 @@
 """The fleet report: one self-contained HTML file (Plotly inlined once, works offline).
 
 It arranges what the core computed (the summary, the verdict, the outliers, the figure
-statistics) into one Jinja2 template with autoescape on; node and device names are text.
-Plotly is imported here only, when a report is written.
+statistics) into one Jinja2 template, rendered through gpuadvisor.htmlpage like the report
+(the same page, styles and charts; autoescape on: node and device names are text).
+Plotly is imported only when a report is written.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor import __version__
 from gpuadvisor.fleet.model import Fleet
 from gpuadvisor.fleet.outliers import FigureStat, figure_stats
 from gpuadvisor.fleet.verdict import FleetVerdict
+from gpuadvisor.htmlpage import Charts, plotly_js, render_page
 from gpuadvisor.results import DeviceResult
 
 TEMPLATE = "fleet_report.html.j2"
@@ -120,32 +120,25 @@ def _heatmap(fleet: Fleet, stats: dict[tuple[str, str], FigureStat]) -> Any:
 
 def build_fleet_report(fleet: Fleet, verdict: FleetVerdict, *, title: str | None = None) -> str:
     """The report as one HTML string; without Plotly importable, the same tables and no chart."""
-    import jinja2
-
     stats_list = figure_stats(fleet.results)
     stats = {(s.hardware, s.key): s for s in stats_list}
     columns, rows, links = _rows(fleet, verdict, stats)
-    charts: dict[str, Any] = {}
-    plotly_js, chart_note = "", ""
+    charts, chart_note = Charts(), ""
     try:
-        import plotly.offline
-
-        fig = _heatmap(fleet, stats)
-        if fig is not None:
-            charts["chart-heatmap"] = json.loads(fig.to_json())
-            plotly_js = plotly.offline.get_plotlyjs()
+        charts.add(_heatmap(fleet, stats))
+        if charts.figures:
+            plotly_js()  # the page inlines it: find out now whether it can
     except Exception as e:  # missing, or broken by a mismatched dependency: the tables still count
-        charts, plotly_js = {}, ""
+        charts = Charts()
         chart_note = f"no chart: Plotly is not usable here ({type(e).__name__}: {e})"
     s = fleet.summary
-    counts = s.counts()
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent)), autoescape=True,
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    return env.get_template(TEMPLATE).render(
+    return render_page(
+        Path(__file__).parent,
+        TEMPLATE,
         title=title or f"gpuadvisor fleet report: {len(s.nodes)} node(s), {s.created_at}",
-        tool_version=__version__,
+        charts=charts,
         summary=s,
-        counts=counts,
+        counts=s.counts(),
         gpus=sum(len(r.devices) for r in fleet.results.values()),
         verdict=verdict,
         columns=columns,
@@ -154,7 +147,5 @@ def build_fleet_report(fleet: Fleet, verdict: FleetVerdict, *, title: str | None
         outliers=[o.describe() for o in verdict.outliers],
         stats=[{"hardware": st.hardware, "label": st.label, "unit": st.unit, "median": _n(st.median),
                 "range": f"{_n(st.lowest)} - {_n(st.highest)}", "count": st.count} for st in stats_list],
-        charts=charts,
         chart_note=chart_note,
-        plotly_js=plotly_js,
     )

@@ -4,15 +4,16 @@ Pure: it reads a Fleet and a RuleSet. A node passes when it answered, every rule
 of its GPUs, and none of its figures is an outlier. A node that was lost, late or failed fails,
 with its reason, and so does a node that Ray lists with GPUs whose probe found none (no driver,
 no CuPy there). A host-only node (one probed through --include-cpu-nodes) has no GPU to apply
-GPU rules to: it is checked for outliers only, and says so.
+GPU rules to: it is checked for outliers only, and says so. FleetVerdict is a checks.Verdict, the
+same pass/fail type as `check`'s report, whose JSON it nests per node.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from gpuadvisor.checks import EXIT_FAIL, EXIT_PASS, CheckReport, RuleSet, evaluate
+from gpuadvisor.checks import CheckReport, RuleSet, Verdict, evaluate
 from gpuadvisor.fleet.model import Fleet
 from gpuadvisor.fleet.outliers import DEFAULT_TOLERANCE_PCT, Outlier, find_outliers
 
@@ -34,40 +35,34 @@ class NodeVerdict:
 
 
 @dataclass
-class FleetVerdict:
-    rules_source: str | None
-    tolerance_pct: float
-    nodes: list[NodeVerdict]
-    outliers: list[Outlier]
+class FleetVerdict(Verdict[NodeVerdict]):
+    """The rules and the outliers on every node: passes when every node passes."""
+
+    tolerance_pct: float = DEFAULT_TOLERANCE_PCT
+    nodes: list[NodeVerdict] = field(default_factory=list)
+    outliers: list[Outlier] = field(default_factory=list)
+    parts_key: ClassVar[str] = "nodes"
 
     @property
-    def passed(self) -> bool:
-        return bool(self.nodes) and all(n.passed for n in self.nodes)
+    def parts(self) -> list[NodeVerdict]:
+        return self.nodes
 
-    @property
-    def exit_code(self) -> int:
-        return EXIT_PASS if self.passed else EXIT_FAIL
+    def head_dict(self) -> dict[str, Any]:
+        return {"tolerance_pct": self.tolerance_pct}
 
-    def to_dict(self) -> dict[str, Any]:
+    def part_dict(self, part: NodeVerdict) -> dict[str, Any]:
         return {
-            "rules": self.rules_source,
-            "tolerance_pct": self.tolerance_pct,
-            "passed": self.passed,
-            "exit_code": self.exit_code,
-            "nodes": [
-                {
-                    "node": n.node,
-                    "status": n.status,
-                    "passed": n.passed,
-                    "reason": n.reason,
-                    "note": n.note,
-                    "checks": n.report.to_dict() if n.report is not None else None,
-                    "outliers": [asdict(o) for o in n.outliers],
-                }
-                for n in self.nodes
-            ],
-            "outliers": [asdict(o) for o in self.outliers],
+            "node": part.node,
+            "status": part.status,
+            "passed": part.passed,
+            "reason": part.reason,
+            "note": part.note,
+            "checks": part.report.to_dict() if part.report is not None else None,
+            "outliers": [asdict(o) for o in part.outliers],
         }
+
+    def tail_dict(self) -> dict[str, Any]:
+        return {"outliers": [asdict(o) for o in self.outliers]}
 
 
 def evaluate_fleet(

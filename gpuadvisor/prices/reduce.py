@@ -127,6 +127,19 @@ def raw_shape(r: Row) -> str:
     return r.instance_type or attached_name(r.count, r.accelerator)
 
 
+@dataclass
+class _Tally:
+    """What reduce_rows gathers as it goes: rows left out by (provider, accelerator, why), the rows of
+    every kept shape by (provider, shape, accelerator) with their join notes, findings and coverage."""
+
+    skipped: dict[tuple[str, str, str], list[Row]] = field(default_factory=lambda: defaultdict(list))
+    shapes: dict[tuple[str, str, str], list[tuple[Row, str, float]]] = field(
+        default_factory=lambda: defaultdict(list))
+    notes: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    anomalies: list[Anomaly] = field(default_factory=list)
+    coverage: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
 def reduce_rows(
     rows: Iterable[Row],
     amap: AcceleratorMap,
@@ -139,103 +152,126 @@ def reduce_rows(
     by_provider: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
         by_provider[r.provider].append(r)
-    skipped: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
-    shapes: dict[tuple[str, str, str], list[tuple[Row, str, float]]] = defaultdict(list)
-    notes: dict[tuple[str, str, str], str] = {}
-    anomalies: list[Anomaly] = []
-    coverage: dict[str, dict[str, Any]] = {}
+    t = _Tally()
     for provider, prows in sorted(by_provider.items()):
-        raw_gpu = {raw_shape(r) for r in prows if r.accelerator and amap.is_gpu(r.accelerator)}
-        joined = with_hosts(prows, amap.host_families.get(provider, {}), amap.host_counts.get(provider, {}),
-                            amap.is_gpu)
-        anomalies.extend(joined.anomalies)
-        excluded: dict[str, str] = {}
-        for r, note in joined.rows:
-            if not r.accelerator:
-                continue  # a CPU-only shape
-            acc = r.accelerator
-            if not amap.is_gpu(acc):
-                skipped[(provider, acc, NOT_GPU)].append(r)
-                continue
-            count = float(amap.gpu_counts.get(provider, {}).get(r.instance_type) or r.count or 0)
-            card = amap.card_for(provider, acc, r.instance_type)
-            why = None
-            if count > 1 and count != int(count):
-                why = f"GPU count {count:g} is neither whole nor a share of one GPU"
-            elif card is None:
-                why = "no card mapping in catalog/prices/accelerators.yaml"
-            elif card_names is not None:
-                known = card_names.get(card.lower())
-                why = None if known else f"maps to {card!r}, which is not in the catalog"
-                card = known or card
-            if why or card is None:
-                skipped[(provider, acc, why or "")].append(r)
-                excluded[r.instance_type] = f"{acc}: {why}"
-                continue
-            key = (provider, r.instance_type, acc)
-            shapes[key].append((r, card, count))
-            if note:
-                notes[key] = note
-        coverage[provider] = {"rows": len(prows), "gpu_shapes": len(raw_gpu), "excluded": excluded,
-                              "joined": {k: sorted(v) for k, v in sorted(joined.joined.items())},
-                              "non_gpu_shapes": len({raw_shape(r) for r in prows
-                                                     if r.accelerator and not amap.is_gpu(r.accelerator)})}
-    tables = {key: _regions(group) for key, group in shapes.items()}
-    for (provider, shape, _), regions in tables.items():
-        anomalies.extend(checks.spot_above_on_demand(provider, shape, regions))
-    medians = checks.provider_medians(
-        (k[0], g[0][1], _whole_gpus(g[0][2]), tables[k]) for k, g in shapes.items() if g[0][2] >= 1)
-    market = checks.market_medians((k[0], g[0][1], g[0][2], tables[k]) for k, g in shapes.items() if g[0][2] >= 1)
-    offers = []
-    for key, group in shapes.items():
-        provider, shape, _ = key
-        first, card, count = group[0]
-        regions = tables[key]
-        if count >= 1:
-            cheap = checks.below_market(provider, shape, card, count, market.get(card), regions)
-            anomalies.extend(cheap)
-            if cheap and not regions:
-                why = f"{first.accelerator}: every region more than 20x below the market median for {card} (anomalies)"
-                coverage[provider]["excluded"][shape] = why
-                continue
-        found = checks.outliers(provider, shape, _whole_gpus(count) if count >= 1 else count,
-                                medians.get((provider, card)), regions)
-        anomalies.extend(found)
-        note = notes.get(key, "")
-        for a in found:
-            if a.action.startswith("kept"):
-                flag = f"check: {a.figures} in {a.region} (kept; see anomalies)"
-                note = f"{note}; {flag}" if note else flag
-        anomalies.extend(checks.missing_on_demand(provider, shape, regions))
-        offer = _offer(first, card, count, regions, note, card_memory)
-        if offer is None:
-            no_price = "listed without a price in any region"
-            skipped[(provider, first.accelerator, no_price)].extend(r for r, _, _ in group)
-            coverage[provider]["excluded"][shape] = "listed without a price in any region"
-            anomalies.append(Anomaly("no_price", provider, shape, "", f"{len(group)} rows, no price",
-                                     "shape left out (counted in unmapped)"))
-            continue
-        if offer.fractional:
-            anomalies.append(Anomaly(
-                "fractional", provider, shape, "",
-                f"{count:g} of one {card}" + (f" = {offer.gpu_memory_gib:g} GiB" if offer.gpu_memory_gib else ""),
-                "kept as a fractional offer (gpu_fraction); the advisor does not count it as a card"))
-        offers.append(offer)
-    offers.sort(key=lambda o: (o.provider, o.card, o.gpu_count, o.gpu_fraction,
-                               o.on_demand_usd_h or o.spot_usd_h or 0.0,
-                               o.instance_type))
-    for provider, cov in coverage.items():
+        _map_provider(t, provider, prows, amap, card_names)
+    offers = _offers(t, card_memory)
+    for provider, cov in t.coverage.items():
         cov["offers"] = sum(o.provider == provider for o in offers)
         cov["excluded"] = dict(sorted(cov["excluded"].items()))
     unmapped = [Unmapped(p, a, len(rs), why, len({raw_shape(r) for r in rs}))
-                for (p, a, why), rs in sorted(skipped.items())]
+                for (p, a, why), rs in sorted(t.skipped.items())]
     for u in unmapped:
         kind = "non_gpu" if u.reason == NOT_GPU else "unmapped"
-        anomalies.append(Anomaly(kind, u.provider, u.accelerator, "", f"{u.shapes} shapes, {u.rows} rows",
-                                 f"left out: {u.reason} (listed in unmapped)"))
+        t.anomalies.append(Anomaly(kind, u.provider, u.accelerator, "", f"{u.shapes} shapes, {u.rows} rows",
+                                   f"left out: {u.reason} (listed in unmapped)"))
     order = list(ANOMALY_KINDS)
-    anomalies.sort(key=lambda a: (order.index(a.kind), a.provider, a.shape, a.region))
-    return Reduction(offers, unmapped, anomalies, coverage)
+    t.anomalies.sort(key=lambda a: (order.index(a.kind), a.provider, a.shape, a.region))
+    return Reduction(offers, unmapped, t.anomalies, t.coverage)
+
+
+def _map_provider(t: _Tally, provider: str, prows: list[Row], amap: AcceleratorMap,
+                  card_names: Mapping[str, str] | None) -> None:
+    """One provider's rows, joined to their hosts, each to a card and GPU count or left out with why."""
+    raw_gpu = {raw_shape(r) for r in prows if r.accelerator and amap.is_gpu(r.accelerator)}
+    joined = with_hosts(prows, amap.host_families.get(provider, {}), amap.host_counts.get(provider, {}),
+                        amap.is_gpu)
+    t.anomalies.extend(joined.anomalies)
+    excluded: dict[str, str] = {}
+    for r, note in joined.rows:
+        if not r.accelerator:
+            continue  # a CPU-only shape
+        acc = r.accelerator
+        if not amap.is_gpu(acc):
+            t.skipped[(provider, acc, NOT_GPU)].append(r)
+            continue
+        count = float(amap.gpu_counts.get(provider, {}).get(r.instance_type) or r.count or 0)
+        card, why = _card_of(amap, provider, r, count, card_names)
+        if why or card is None:
+            t.skipped[(provider, acc, why or "")].append(r)
+            excluded[r.instance_type] = f"{acc}: {why}"
+            continue
+        key = (provider, r.instance_type, acc)
+        t.shapes[key].append((r, card, count))
+        if note:
+            t.notes[key] = note
+    t.coverage[provider] = {"rows": len(prows), "gpu_shapes": len(raw_gpu), "excluded": excluded,
+                            "joined": {k: sorted(v) for k, v in sorted(joined.joined.items())},
+                            "non_gpu_shapes": len({raw_shape(r) for r in prows
+                                                   if r.accelerator and not amap.is_gpu(r.accelerator)})}
+
+
+def _card_of(amap: AcceleratorMap, provider: str, r: Row, count: float,
+             card_names: Mapping[str, str] | None) -> tuple[str | None, str | None]:
+    """A GPU row's card, or why it has none (a broken count, no mapping, a card the catalog lacks)."""
+    card = amap.card_for(provider, r.accelerator, r.instance_type)
+    why = None
+    if count > 1 and count != int(count):
+        why = f"GPU count {count:g} is neither whole nor a share of one GPU"
+    elif card is None:
+        why = "no card mapping in catalog/prices/accelerators.yaml"
+    elif card_names is not None:
+        known = card_names.get(card.lower())
+        why = None if known else f"maps to {card!r}, which is not in the catalog"
+        card = known or card
+    return card, why
+
+
+def _offers(t: _Tally, card_memory: Mapping[str, float] | None) -> list[Offer]:
+    """Every kept shape's prices checked (against its provider and the market) and made an offer, sorted."""
+    tables = {key: _regions(group) for key, group in t.shapes.items()}
+    for (provider, shape, _), regions in tables.items():
+        t.anomalies.extend(checks.spot_above_on_demand(provider, shape, regions))
+    medians = checks.provider_medians(
+        (k[0], g[0][1], _whole_gpus(g[0][2]), tables[k]) for k, g in t.shapes.items() if g[0][2] >= 1)
+    market = checks.market_medians((k[0], g[0][1], g[0][2], tables[k]) for k, g in t.shapes.items() if g[0][2] >= 1)
+    offers = []
+    for key, group in t.shapes.items():
+        offer = _shape_offer(t, key, group, tables[key], medians, market, card_memory)
+        if offer is not None:
+            offers.append(offer)
+    offers.sort(key=lambda o: (o.provider, o.card, o.gpu_count, o.gpu_fraction,
+                               o.on_demand_usd_h or o.spot_usd_h or 0.0,
+                               o.instance_type))
+    return offers
+
+
+def _shape_offer(t: _Tally, key: tuple[str, str, str], group: list[tuple[Row, str, float]],
+                 regions: dict[str, list[float | None]], medians: Mapping[Any, Any], market: Mapping[str, Any],
+                 card_memory: Mapping[str, float] | None) -> Offer | None:
+    """One shape's offer, its findings noted; None (and why, in coverage and unmapped) when it is left out."""
+    provider, shape, _ = key
+    first, card, count = group[0]
+    if count >= 1:
+        cheap = checks.below_market(provider, shape, card, count, market.get(card), regions)
+        t.anomalies.extend(cheap)
+        if cheap and not regions:
+            why = f"{first.accelerator}: every region more than 20x below the market median for {card} (anomalies)"
+            t.coverage[provider]["excluded"][shape] = why
+            return None
+    found = checks.outliers(provider, shape, _whole_gpus(count) if count >= 1 else count,
+                            medians.get((provider, card)), regions)
+    t.anomalies.extend(found)
+    note = t.notes.get(key, "")
+    for a in found:
+        if a.action.startswith("kept"):
+            flag = f"check: {a.figures} in {a.region} (kept; see anomalies)"
+            note = f"{note}; {flag}" if note else flag
+    t.anomalies.extend(checks.missing_on_demand(provider, shape, regions))
+    offer = _offer(first, card, count, regions, note, card_memory)
+    if offer is None:
+        no_price = "listed without a price in any region"
+        t.skipped[(provider, first.accelerator, no_price)].extend(r for r, _, _ in group)
+        t.coverage[provider]["excluded"][shape] = "listed without a price in any region"
+        t.anomalies.append(Anomaly("no_price", provider, shape, "", f"{len(group)} rows, no price",
+                                   "shape left out (counted in unmapped)"))
+        return None
+    if offer.fractional:
+        t.anomalies.append(Anomaly(
+            "fractional", provider, shape, "",
+            f"{count:g} of one {card}" + (f" = {offer.gpu_memory_gib:g} GiB" if offer.gpu_memory_gib else ""),
+            "kept as a fractional offer (gpu_fraction); the advisor does not count it as a card"))
+    return offer
 
 
 def _whole_gpus(count: float) -> float:

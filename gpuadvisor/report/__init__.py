@@ -1,17 +1,17 @@
 """The HTML report: one self-contained file (Plotly JS inlined once, no network) from probe
 results and/or a workload. Numbers come from the core (results, readings, compare, estimate, the advisor);
-this package only arranges them, builds the Plotly figures and renders one Jinja2 template with
-autoescape on, so user text (model names, device names) is always shown as text.
+this package only arranges them, builds the Plotly figures and renders one Jinja2 template through
+gpuadvisor.htmlpage (the page, styles and charts it shares with the fleet report; autoescape on, so
+user text, model names and device names, is always shown as text).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor import __version__
 from gpuadvisor.compare import FigureRow, device_card, figure_rows, local_cards
+from gpuadvisor.htmlpage import Charts, render_page
 from gpuadvisor.readings import device_memory_gib, ecc_errors, other_processes, pcie_link
 from gpuadvisor.results import DeviceResult, GpuState, RunResult
 
@@ -33,20 +33,10 @@ def build_report(
     default targets with the shipped price snapshot; probe results, when given, replace the local
     card's datasheet figures and place that card beside the picks.
     """
-    import jinja2
-    import plotly.offline
-
     from gpuadvisor.report import figures
 
-    charts: dict[str, Any] = {}
-
-    def add(fig: Any) -> str | None:
-        if fig is None:
-            return None
-        cid = f"chart-{len(charts) + 1}"
-        charts[cid] = json.loads(fig.to_json())
-        return cid
-
+    charts = Charts()
+    add = charts.add
     run_view = _run_view(run, catalog, add, figures) if run is not None else None
     from gpuadvisor.report.interconnect import node_view
 
@@ -73,22 +63,16 @@ def build_report(
             parts.append(run.devices[0].name)
         title = "gpuadvisor report" + (f": {' on '.join(parts)}" if parts else "")
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
-        autoescape=True,  # the template is .j2, so select_autoescape would not apply: force it on
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-    )
-    return env.get_template(TEMPLATE).render(
+    return render_page(
+        Path(__file__).parent,
+        TEMPLATE,
         title=title,
-        tool_version=__version__,
+        charts=charts,
         run=run_view,
         workload=wl_view,
         node=node,
         crossover_charts=crossover_charts,
         crossover_source=crossover_source,
-        charts=charts,
-        plotly_js=plotly.offline.get_plotlyjs() if charts else "",
     )
 
 

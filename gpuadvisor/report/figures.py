@@ -151,23 +151,29 @@ def transfer_sweep(probe: ProbeResult | None) -> go.Figure | None:
     ]
     for i, (col, label) in enumerate(series):
         pts = [(r["bytes"], r.get(col)) for r in rows if isinstance(r, dict) and r.get(col) is not None]
-        if pts:
-            fig.add_trace(
-                go.Scatter(
-                    x=[p[0] for p in pts],
-                    y=[p[1] for p in pts],
-                    mode="lines+markers",
-                    name=label,
-                    line={"color": PALETTE[i], "dash": "solid" if "pinned" in col else "dot"},
-                    hovertemplate="%{x:.3s}B: %{y:.1f} GB/s<extra>" + label + "</extra>",
-                )
-            )
+        _add_series(fig, pts, label, {"color": PALETTE[i], "dash": "solid" if "pinned" in col else "dot"},
+                    "%{x:.3s}B: %{y:.1f} GB/s")
     if not fig.data:
         return None
     _layout(fig, "Host ↔ device copies across sizes", height=400)
     fig.update_xaxes(type="log", dtick=1, title_text="bytes per copy")
     fig.update_yaxes(title_text="GB/s", rangemode="tozero")
     return fig
+
+
+def _add_series(fig: go.Figure, pts: list[tuple[Any, Any]], label: str, line: dict[str, Any], hover: str) -> None:
+    """One measured sweep as a line with markers (nothing where it has no point); `hover` names x and y."""
+    if pts:
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in pts],
+                y=[p[1] for p in pts],
+                mode="lines+markers",
+                name=label,
+                line=line,
+                hovertemplate=hover + "<extra>" + label + "</extra>",
+            )
+        )
 
 
 def crossover(probe: ProbeResult | None) -> list[go.Figure]:
@@ -185,17 +191,8 @@ def crossover(probe: ProbeResult | None) -> list[go.Figure]:
             (("cpu_ms", "CPU (NumPy)"), ("gpu_ms", "GPU, kernel only"), ("gpu_transfer_ms", "GPU, with copies"))
         ):
             pts = [(r["size"], r.get(col)) for r in rows if r.get(col)]
-            if pts:
-                fig.add_trace(
-                    go.Scatter(
-                        x=[p[0] for p in pts],
-                        y=[p[1] for p in pts],
-                        mode="lines+markers",
-                        name=label,
-                        line={"color": ("#4b5563", "#16a34a", "#2563eb")[i], "dash": "dash" if i == 2 else "solid"},
-                        hovertemplate="size %{x:,}<br>%{y:.4g} ms<extra>" + label + "</extra>",
-                    )
-                )
+            _add_series(fig, pts, label, {"color": ("#4b5563", "#16a34a", "#2563eb")[i],
+                                          "dash": "dash" if i == 2 else "solid"}, "size %{x:,}<br>%{y:.4g} ms")
         for suffix, dash, label in (("kernel", "dot", "GPU wins from"), ("with_transfers", "dash", "with copies from")):
             m = next((m for m in probe.measurements if m.key == f"crossover.{name}.{suffix}"), None)
             if m is not None and m.value:
@@ -264,14 +261,38 @@ def frontier(advice: Any) -> go.Figure | None:
     if not pts:
         return None
     ax = pres.axes(advice)
-    names = pres.pick_names(advice)
+    fig = go.Figure()
+    _frontier_points(fig, pts, ax)
+    front = sorted(advice.frontier, key=lambda o: o.time_s)
+    if front:
+        fig.add_trace(
+            go.Scatter(
+                x=[o.time_s * ax.time_scale for o in front],
+                y=[o.cost for o in front],
+                mode="lines",
+                line={"color": "#111827", "width": 1.5, "shape": "hv"},
+                name="frontier: none is both cheaper and faster",
+                hoverinfo="skip",
+            )
+        )
+    _frontier_picks(fig, advice, ax)
+    _layout(fig, "Cost versus time: every option, the frontier and the picks", height=520)
+    xs = [o.time_s * ax.time_scale for o in pts]
+    ys = [o.cost for o in pts if o.cost > 0]
+    fig.update_xaxes(type="log", title_text=f"{ax.time} (estimate)", **_log_ticks(min(xs), max(xs)))
+    fig.update_yaxes(type="log", title_text=f"{ax.cost} (estimate)", **_log_ticks(min(ys), max(ys), "$"))
+    return fig
+
+
+def _frontier_points(fig: go.Figure, pts: list[Any], ax: Any) -> None:
+    """One marker trace per kind (rent, buy, yours) and per meets/misses; the hover text escaped."""
+    from gpuadvisor import presentation as pres
 
     def hover(o: Any) -> str:  # labels may come from a user's catalog: escaped
         meets = "meets every target" if o.meets else "misses: " + "; ".join(o.misses)
         figs = f"{pres.money(o.cost)} · {o.time_s * ax.time_scale:.3g}"
         return f"<b>{escape(o.label)}</b><br>{figs}<br>binds: {escape(o.binds_note or o.binds)}<br>{escape(meets)}"
 
-    fig = go.Figure()
     kinds = (
         ("rent", "rent", "#2563eb", "circle"),
         ("buy", "buy", "#16a34a", "square"),
@@ -294,19 +315,13 @@ def frontier(advice: Any) -> go.Figure | None:
                     hovertemplate="%{customdata}<extra></extra>",
                 )
             )
-    front = sorted(advice.frontier, key=lambda o: o.time_s)
-    if front:
-        fig.add_trace(
-            go.Scatter(
-                x=[o.time_s * ax.time_scale for o in front],
-                y=[o.cost for o in front],
-                mode="lines",
-                line={"color": "#111827", "width": 1.5, "shape": "hv"},
-                name="frontier: none is both cheaper and faster",
-                hoverinfo="skip",
-            )
-        )
-    # label each pick once, the labels fanned out around their points so that neighbours stay legible
+
+
+def _frontier_picks(fig: go.Figure, advice: Any, ax: Any) -> None:
+    """Each pick labelled once, the labels fanned out around their points so that neighbours stay legible."""
+    from gpuadvisor import presentation as pres
+
+    names = pres.pick_names(advice)
     offsets = ((50, -45), (-70, 45), (70, 40), (-60, -55), (0, 60))
     labelled = [o for o in pres.shown_options(advice) if id(o) in names and o.fits and o.cost and o.time_s]
     for i, o in enumerate(sorted(labelled, key=lambda o: o.time_s)):
@@ -324,12 +339,6 @@ def frontier(advice: Any) -> go.Figure | None:
             bgcolor="rgba(255,255,255,0.9)",
             bordercolor="#9ca3af",
         )
-    _layout(fig, "Cost versus time: every option, the frontier and the picks", height=520)
-    xs = [o.time_s * ax.time_scale for o in pts]
-    ys = [o.cost for o in pts if o.cost > 0]
-    fig.update_xaxes(type="log", title_text=f"{ax.time} (estimate)", **_log_ticks(min(xs), max(xs)))
-    fig.update_yaxes(type="log", title_text=f"{ax.cost} (estimate)", **_log_ticks(min(ys), max(ys), "$"))
-    return fig
 
 
 def _log_ticks(lo: float, hi: float, prefix: str = "") -> dict[str, Any]:

@@ -42,7 +42,6 @@ class DevicePane(TabPane):
 
     def refresh_view(self) -> None:
         from gpuadvisor.compare import device_card, figure_rows
-        from gpuadvisor.readings import device_memory_gib, pcie_link
 
         msg = self.query_one("#device-msg", Static)
         table = self.query_one("#figures", DataTable)
@@ -73,22 +72,7 @@ class DevicePane(TabPane):
         idx = select.value if select.value is not Select.NULL else run.devices[0].index
         dev = next((d for d in run.devices if d.index == idx), run.devices[0])
         card = device_card(dev, self.catalog)
-        gen, width, max_gen, max_width = pcie_link(dev)
-        pcie = f"PCIe gen{gen} x{width}" + (f" (max gen{max_gen} x{max_width})" if max_gen else "") if gen else ""
-        head = Text.assemble(
-            (f"GPU {dev.index}: {dev.name}", "bold"),
-            f"  {num(device_memory_gib(dev), 'GiB')}  {pcie}\n",
-            ("catalog: ", "grey62"),
-            card.name if card else Text("not in the catalog", style="yellow"),
-        )
-        from gpuadvisor.links import link_lines
-
-        for line in link_lines(run, dev.index):
-            head.append(f"\n⇄ {line}", style="cyan")
-        for f in dev.flags:
-            head.append(f"\n⚠ {f}", style="bold red")
-        if not run.complete:
-            head.append("\n⚠ incomplete run: some figures are missing", style="yellow")
+        head = _device_head(run, dev, card)
         msg.update(head)
         for f in figure_rows(dev, card):
             if f.key.startswith("crossover."):
@@ -129,3 +113,25 @@ class DevicePane(TabPane):
         self.query_one("#probe-progress", ProgressBar).display = False
         if error:
             self.query_one("#device-msg", Static).update(Text(f"✗ probe run failed: {error}", style="bold red"))
+
+
+def _device_head(run: Any, dev: Any, card: Any) -> Text:
+    """The pane's header: the GPU, its memory and PCIe link, its catalog card, links, flags and completeness."""
+    from gpuadvisor.links import link_lines
+    from gpuadvisor.readings import device_memory_gib, pcie_link
+
+    gen, width, max_gen, max_width = pcie_link(dev)
+    pcie = f"PCIe gen{gen} x{width}" + (f" (max gen{max_gen} x{max_width})" if max_gen else "") if gen else ""
+    head = Text.assemble(
+        (f"GPU {dev.index}: {dev.name}", "bold"),
+        f"  {num(device_memory_gib(dev), 'GiB')}  {pcie}\n",
+        ("catalog: ", "grey62"),
+        card.name if card else Text("not in the catalog", style="yellow"),
+    )
+    for line in link_lines(run, dev.index):
+        head.append(f"\n⇄ {line}", style="cyan")
+    for f in dev.flags:
+        head.append(f"\n⚠ {f}", style="bold red")
+    if not run.complete:
+        head.append("\n⚠ incomplete run: some figures are missing", style="yellow")
+    return head
