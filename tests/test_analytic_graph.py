@@ -77,6 +77,21 @@ def test_analytic_graph_has_every_class_the_tracer_records(case):
         assert ac[k] == pytest.approx(v, rel=0.02), k
 
 
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_analytic_ops_have_the_traced_shapes(case):
+    """Every op, by phase, name, class, dtype and shape (streaming ops' layout bits included: a broadcast, a
+    transposed input, mixed dtypes cost more), is launched as often in both graphs."""
+    from collections import Counter
+
+    def ops(g: OpGraph) -> Counter[tuple[Any, ...]]:
+        n: Counter[tuple[Any, ...]] = Counter()
+        for o in g.ops:
+            n[(o.phase.value, o.name, o.cls.value, o.dtype, tuple(float(x) for x in o.shape))] += o.count
+        return n
+    t, a = ops(traced(case)), ops(analytic(case))
+    assert {k: (t[k], a[k]) for k in t.keys() | a.keys() if t[k] != a[k]} == {}
+
+
 def test_frozen_parameters_get_no_weight_gradients():
     spec = spec_of("qwen2.5-0.5b")
     full = transformer_graph(spec, mode=GraphMode.TRAINING, batch=2, seq=128)

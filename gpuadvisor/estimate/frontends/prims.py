@@ -30,8 +30,10 @@ def mul(tp: Tape, a: T, b: T) -> T:
         ga = tp.op("mul", [g, b], n, g.dtype) if a.requires_grad else None
         if ga is not None and a.numel < n:
             ga = tp.op("sum", [ga], a.numel, ga.dtype, R)
+            tp.views += 2 if a.param else 0  # a weight's gradient: sum_to_size's and AccumulateGrad's views
         if gb is not None and b.numel < n:
             gb = tp.op("sum", [gb], b.numel, gb.dtype, R)
+            tp.views += 2 if b.param else 0
         return [ga, gb]
     saved = tuple(t for t, other in ((b, a), (a, b)) if other.requires_grad)
     return tp.op("mul", [a, b], n, promote(a, b), backward=bwd, saved=saved)
@@ -60,7 +62,7 @@ def pow2(tp: Tape, x: T) -> T:
 
 def mean_last(tp: Tape, x: T, width: int) -> T:
     def bwd(g: T) -> list[T | None]:
-        return [tp.op("div", [tp.view(g, x.numel, 2)], x.numel, g.dtype)]  # the expanded gradient, divided
+        return [tp.op("div", [tp.view(g, x.numel, 2, strided=True)], x.numel, g.dtype)]  # the expanded gradient
     return tp.op("mean", [x], x.numel / width, x.dtype, R, backward=bwd)
 
 
@@ -88,14 +90,14 @@ def neg(tp: Tape, x: T) -> T:
 
 def half(tp: Tape, x: T) -> T:
     """x[..., :d/2] or x[..., d/2:]: a view whose backward scatters into zeros of x's size."""
-    out = tp.view(x, x.numel / 2)
+    out = tp.view(x, x.numel / 2, strided=True)
     return tp.op_view(out, x, backward=lambda g: [tp.op("slice_backward", [g], x.numel, g.dtype)])
 
 
 def cat(tp: Tape, parts: list[T]) -> T:
     def bwd(g: T) -> list[T | None]:
-        return [tp.view(g, p.numel) for p in parts]  # narrow: views
-    return tp.op("cat", parts, sum(p.numel for p in parts), parts[0].dtype, backward=bwd)
+        return [tp.view(g, p.numel, strided=True) for p in parts]  # narrow: views
+    return tp.op("cat", parts, sum(p.numel for p in parts), parts[0].dtype, backward=bwd, contiguous=True)
 
 
 def cache_cat(tp: Tape, x: T, cache_dtype: str, *, zeros: bool) -> T:
@@ -105,15 +107,16 @@ def cache_cat(tp: Tape, x: T, cache_dtype: str, *, zeros: bool) -> T:
 
     def bwd(g: T) -> list[T | None]:
         if zeros:
-            tp.emit("zeros", OpClass.ELEMENTWISE, [], [], shape=(0.0,), written=0.0)
+            tp.emit("zeros", OpClass.ELEMENTWISE, [], [], shape=(0.0, 0.0), written=0.0)
         return [tp.view(g)]
-    out = tp.op("cat", [x], x.numel, cache_dtype, backward=bwd)
+    out = tp.op("cat", [x], x.numel, cache_dtype, backward=bwd, contiguous=True)
     out.storage.kind = "cache"
     return out
 
 
 def clone(tp: Tape, x: T) -> T:
-    return tp.op("clone", [x], x.numel, x.dtype, backward=lambda g: [g])
+    """x.contiguous() of a non-contiguous x: a copy into the contiguous layout."""
+    return tp.op("clone", [x], x.numel, x.dtype, backward=lambda g: [g], contiguous=True)
 
 
 def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_grad: bool = False) -> T:
@@ -128,9 +131,9 @@ def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_gr
     tp.views += 3  # view, t, _unsafe_view
 
     def bwd(g: T) -> list[T | None]:
-        tp.views += 4
+        tp.views += 4 if w.requires_grad else 0  # t() of the weight and its gradient
         if clone_grad:  # the gradient of a transposed head view comes back non-contiguous
-            g = tp.op("clone", [g], g.numel, g.dtype)
+            g = tp.op("clone", [tp.view(g, n=0, strided=True)], g.numel, g.dtype, contiguous=True)
         gx = gw = gb = None
 
         def grad_x() -> T:
@@ -169,7 +172,7 @@ def sdpa(tp: Tape, q: T, k: T, v: T, shape: tuple[float, ...], flops: float) -> 
     tp.emit("flash_attention", OpClass.ATTENTION, [q, k, v], [out], shape=shape, flops=flops)
 
     def bwd(g: T) -> list[T | None]:
-        grads = [tp.new(t.numel, t.dtype) for t in (q, k, v)]
+        grads = [tp.like(t) for t in (q, k, v)]
         tp.emit("flash_attention_backward", OpClass.ATTENTION, [g, q, k, v, out, lse], grads, shape=shape,
                 flops=flops * 2.5)
         return list(grads)

@@ -18,10 +18,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpuadvisor.estimate.graph import Op, OpClass, Phase
+from gpuadvisor.estimate.graph import BROADCAST, MIXED_DTYPE, STRIDED, Op, OpClass, Phase
 
 ELEM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int64": 8.0, "other": 8.0}
 FLOATS = ("fp32", "bf16", "fp16")
+
+
+def stream_shape(ins: list[T], outs: list[T]) -> tuple[float, ...]:
+    """(elements of the largest tensor, layout bits) of a streaming op, as the tracer records them
+    (trace.classify.stream_shape): mixed floating dtypes among tensors of more than one element, an input
+    broadcast (smaller than the largest tensor, more than one element), a full-size input in another layout
+    than the largest output."""
+    tensors = ins + outs
+    biggest = max((t.numel for t in tensors), default=0.0)
+    if not biggest:
+        return (0.0, 0.0)
+    ref = max(outs or ins, key=lambda t: t.numel)
+    bits = MIXED_DTYPE if len({t.dtype for t in tensors if t.dtype in FLOATS and t.numel > 1}) > 1 else 0
+    for t in ins:
+        if 1 < t.numel < biggest:
+            bits |= BROADCAST
+        elif t.numel == biggest and t.strided != ref.strided:
+            bits |= STRIDED
+    return (float(biggest), float(bits))
 
 
 class Storage:
@@ -48,6 +67,8 @@ class T:
     node: Node | None = None  # the op that made it (None for leaves)
     param: bool = False
     grad: T | None = None
+    strided: bool = False  # not contiguous: a transposed, sliced or expanded view, or an output following one
+    permuted: bool = False  # its dimensions in another order (a transpose): elementwise outputs follow it
 
     @property
     def nbytes(self) -> float:
@@ -81,10 +102,21 @@ class Tape:
         self.storages.append(st)
         return T(numel, dtype, st, requires_grad=requires_grad)
 
-    def view(self, x: T, numel: float | None = None, n: int = 1) -> T:
-        """A view of `x` (a reshape, transpose, slice or expand): no kernel, the same storage."""
+    def view(self, x: T, numel: float | None = None, n: int = 1, *, strided: bool | None = None,
+             permuted: bool | None = None) -> T:
+        """A view of `x` (a reshape, transpose, slice or expand): no kernel, the same storage. It keeps x's
+        layout unless told: a slice or an expand is `strided` (not contiguous) in x's dimension order, a
+        transpose is strided and `permuted`."""
         self.views += n
-        return T(x.numel if numel is None else numel, x.dtype, x.storage, x.requires_grad, x.node)
+        return T(x.numel if numel is None else numel, x.dtype, x.storage, x.requires_grad, x.node,
+                 strided=x.strided if strided is None else strided,
+                 permuted=x.permuted if permuted is None else permuted)
+
+    def like(self, x: T) -> T:
+        """A new tensor in x's layout (empty_like: a kernel's gradient of an input)."""
+        t = self.new(x.numel, x.dtype)
+        t.strided, t.permuted = x.permuted, x.permuted
+        return t
 
     def emit(self, name: str, cls: OpClass, ins: list[T], outs: list[T], *, shape: tuple[float, ...] = (),
              flops: float = 0.0, read: float | None = None, written: float | None = None) -> None:
@@ -101,7 +133,7 @@ class Tape:
         floats = [t for t in ins if t.dtype in FLOATS]
         dtype = max(floats, key=lambda t: t.numel).dtype if floats else "other"
         if not shape:
-            shape = (float(max((t.numel for t in ins + outs), default=0.0)),)
+            shape = stream_shape(ins, outs)
         self.ops.append(Op(name, cls, self.phase, dtype, flops, nread if read is None else read,
                            sum(t.nbytes for t in outs) if written is None else written, shape))
 
@@ -111,9 +143,14 @@ class Tape:
 
     def op(self, name: str, ins: list[T], numel: float, dtype: str, cls: OpClass = OpClass.ELEMENTWISE, *,
            backward: Callable[[T], list[T | None]] | None = None, saved: tuple[T, ...] = (),
-           **kw: float | tuple[float, ...]) -> T:
-        """Emit a forward op making one tensor; with `backward`, a node when an input needs a gradient."""
+           contiguous: bool = False, **kw: float | tuple[float, ...]) -> T:
+        """Emit a forward op making one tensor; with `backward`, a node when an input needs a gradient. An
+        elementwise output takes the dimension order of its first full-size input (TensorIterator's rule: a
+        transposed input makes a transposed output; a slice or an expand, a contiguous one) unless `contiguous`
+        (cat, .contiguous(), reductions)."""
         out = self.new(numel, dtype)
+        if cls is OpClass.ELEMENTWISE and not contiguous:
+            out.permuted = out.strided = next((t.permuted for t in ins if t.numel == numel), False)
         self.emit(name, cls, ins, [out], **kw)  # type: ignore[arg-type]
         if backward is not None and self.grad_enabled and any(t.requires_grad for t in ins):
             node = Node(list(ins), backward, list(saved), len(self.nodes))
