@@ -309,13 +309,14 @@ def run(args: argparse.Namespace) -> int:
                                    prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=args.engine,
                                    efficiency=eff)
     fits = lay.fits if lay is not None else card.memory_gib is not None and mem.total / GiB <= card.memory_gib
+    graph = op_graph(w, hw, eff, comp)
     if args.json:
         print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "card": card.name,
                     "hardware_source": hw.source, "memory": mem.to_dict(), "compute": comp.to_dict(),
                     "engine": args.engine, "serving": serving.to_dict() if serving else None,
                     "layout": lay.to_dict() if lay else None, "fits": fits,
                     "way_forward": [r.to_dict() for r in _fixes(w, hw, lay, eff, args.engine)],
-                    **({"offload": plan.to_dict()} if plan else {})})
+                    **({"offload": plan.to_dict()} if plan else {}), **({"op_graph": graph} if graph else {})})
         return 0
     from rich.table import Table
 
@@ -369,11 +370,13 @@ def run(args: argparse.Namespace) -> int:
     elif w.mode == "scoring":
         con.print(f"  forward: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
                   f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
+        print_op_graph(con, graph, "forward")
     elif w.mode == "inference":
         if serving:
             con.print(f"  offline, the {w.batch} prompts at once:")
         con.print(f"  prefill: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
                   f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
+        print_op_graph(con, graph, "prefill")
         if comp.decode_tokens_per_s:
             con.print(f"  decode: {comp.decode_tokens_per_s:,.0f} tokens/s over the batch, "
                       f"{fmt_time(comp.decode_step_s)} per step ({comp.decode_bound} bound)")
@@ -382,6 +385,7 @@ def run(args: argparse.Namespace) -> int:
             print_serving(con, serving, lay)
     else:
         con.print(f"  step: {fmt_time(comp.step_time_s)} ({comp.tokens_per_s:,.0f} tokens/s, {comp.bound} bound)")
+        print_op_graph(con, graph, "step")
         if w.train_tokens:
             con.print(f"  {w.train_tokens:.3g} tokens: {fmt_time(comp.time_s)}")
         if w.num_gpus > 1:
@@ -396,6 +400,30 @@ def run(args: argparse.Namespace) -> int:
     for n in dict.fromkeys(low):  # the serving and compute notes can repeat one another
         con.print(f"  note: {n}")
     return 0
+
+
+def op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
+    """The analytic op graph of a Llama-style decoder's step costed by the op cost model, beside the calibrated
+    headline (its training step, or its forward over the prompts); None where the analytic front-end does not
+    write the workload (other architectures, LoRA/QLoRA, quantized weights, several GPUs...)."""
+    if w.model.is_traced or w.model.kind != "decoder":
+        return None
+    from gpuadvisor.estimate.analytic import op_graph_summary
+    from gpuadvisor.estimate.compute_result import Engine
+
+    try:
+        return op_graph_summary(w, hw, eff, headline_s=comp.step_time_s if w.is_training else comp.prefill_time_s,
+                                eager=w.is_training or comp.engine == Engine.EAGER)
+    except UserError:
+        return None
+
+
+def print_op_graph(con: Any, graph: dict[str, Any] | None, what: str) -> None:
+    """One line under the calibrated figure: the analytic op graph's time for the same `what`."""
+    if graph:
+        ratio = graph["ratio_to_headline"]
+        con.print(f"  op graph (analytic, op cost model): {fmt_time(graph['step_time_s'])}"
+                  + (f", {ratio:.2f}x the {what}" if ratio else "") + f"; peak {graph['peak_bytes'] / GiB:.1f} GiB")
 
 
 def print_traced(con: Any, w: Any, comp: Any) -> None:
