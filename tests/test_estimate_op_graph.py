@@ -37,6 +37,13 @@ def test_training_step_has_the_analytic_graph_beside_the_headline(capsys):
     assert g["mode"] == "training"
 
 
+def test_checkpointed_training_recomputes_and_holds_less(capsys):
+    argv = ("llama-3.2-1b", "--mode", "training", "--batch", "8", "--seq", "1024")
+    plain, ckpt = estimate(capsys, *argv)["op_graph"], estimate(capsys, *argv, "--checkpointing")["op_graph"]
+    assert ckpt["time_by_class_s"]["gemm"] > 1.2 * plain["time_by_class_s"]["gemm"]  # the layers' forward again
+    assert ckpt["peak_bytes"] < plain["peak_bytes"]
+
+
 def test_inference_compares_the_forward_with_the_prefill(capsys):
     graphs = estimate(capsys, "qwen2.5-0.5b", "--batch", "2", "--seq", "512")
     eager = estimate(capsys, "qwen2.5-0.5b", "--batch", "2", "--seq", "512", "--engine", "eager")
@@ -51,7 +58,7 @@ def test_inference_compares_the_forward_with_the_prefill(capsys):
     ("gpt2",), ("mixtral-8x7b",), ("bert-base",), ("llama-3.2-1b", "--mode", "lora"),
     ("llama-3.2-1b", "--mode", "qlora"), ("llama-3.2-1b", "--quant", "awq"),
     ("llama-3.2-1b", "--mode", "training", "--optimizer", "sgd"), ("llama-3.2-1b", "--dtype", "fp8"),
-    ("llama-3.2-1b", "--mode", "training", "--checkpointing"),
+    ("llama-3.2-1b", "--mode", "training", "--gpus", "2"),
 ])
 def test_unsupported_workloads_have_no_op_graph_and_still_answer(capsys, argv):
     d = estimate(capsys, *argv)

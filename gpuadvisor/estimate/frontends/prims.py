@@ -5,7 +5,7 @@ order a traced step shows them (tests/test_analytic_graph.py compares the two op
 from __future__ import annotations
 
 from gpuadvisor.estimate.frontends.tape import T, Tape
-from gpuadvisor.estimate.graph import OpClass
+from gpuadvisor.estimate.graph import OpClass, Phase
 
 R = OpClass.REDUCTION
 
@@ -162,14 +162,31 @@ def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_gr
     return out
 
 
-def sdpa(tp: Tape, q: T, k: T, v: T, shape: tuple[float, ...], flops: float) -> T:
-    """F.scaled_dot_product_attention as one flash kernel (GQA without repeated K/V); autocast casts q, k, v."""
+def repeat_kv(tp: Tape, x: T, n_rep: float) -> T:
+    """transformers' repeat_kv: K or V expanded over the query heads of their group and copied (reshape of an
+    expand); the backward sums the copies."""
+    full = tp.view(x, x.numel * n_rep, 2, strided=True, permuted=False)
+    return tp.op("clone", [full], full.numel, x.dtype, contiguous=True,
+                 backward=lambda g: [tp.op("sum", [g], x.numel, g.dtype, R)])
+
+
+def sdpa(tp: Tape, q: T, k: T, v: T, shape: tuple[float, ...], flops: float, mask: T | None = None) -> T:
+    """F.scaled_dot_product_attention as one flash kernel (GQA without repeated K/V); autocast casts q, k, v.
+    An explicit `mask` is read (not counted in its bytes, as the tracer counts them) and held to here."""
     if tp.autocast:
         q, k, v = (cast(tp, t, tp.autocast) for t in (q, k, v))
     b, h, s = shape[:3]
     out = tp.new(q.numel, q.dtype)
     lse = tp.new(b * h * s, "fp32")
+    # the forward kernel is labelled forward even when a checkpointed layer recomputes it in the backward, as the
+    # tracer records it (trace/as_cuda.py), and so costed as a forward kernel
+    phase, tp.phase = tp.phase, Phase.FORWARD
     tp.emit("flash_attention", OpClass.ATTENTION, [q, k, v], [out], shape=shape, flops=flops)
+    tp.phase = phase
+    if phase is not Phase.FORWARD:  # its memory still counts in the phase it runs in
+        tp.runs_in[len(tp.ops) - 1] = phase
+    if mask is not None:
+        mask.storage.last = max(mask.storage.last, len(tp.ops) - 1)
 
     def bwd(g: T) -> list[T | None]:
         grads = [tp.like(t) for t in (q, k, v)]
