@@ -42,6 +42,9 @@ CASES: list[tuple[str, str, int, int, dict[str, Any]]] = [
     ("llama-3.2-1b", "training", 2, 256, {"checkpointing": True}),
     ("qwen2.5-0.5b", "training", 8, 512, {"checkpointing": True}),
     ("tests/data/configs/mistral-7b-v0.3.json", "training", 2, 1024, {"checkpointing": True}),
+    # with a frozen embedding: transformers still makes its output require a gradient (enable_input_require_grads)
+    ("llama-3.2-1b", "training", 2, 512, {"checkpointing": True, "freeze": ["model.embed_tokens.*",
+                                                                            "model.layers.[0-3].*"]}),
 ]
 
 

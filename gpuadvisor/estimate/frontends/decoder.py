@@ -28,8 +28,9 @@ from gpuadvisor.modelspec import ModelSpec
 #: read off the traced Llama-3.2-1B, Qwen2.5-0.5B and Mistral-7B steps (tests/data/analytic-traced.json.gz)
 EXTRA_VIEWS = {Phase.FORWARD: (8.0, 6.0, 0.0), Phase.BACKWARD: (36.0, 7.0, 2.0)}
 #: more of them with every decoder layer checkpointed (the recompute's bookkeeping, the mask built without a cache):
-#: (per layer, per step), read off the checkpointed traces of the same three models
-CHECKPOINT_VIEWS = (71.0, 18.0)
+#: (per layer, per trainable weight matrix or norm weight of the layer, per step), read off the checkpointed traces
+#: of the same three models, one with frozen layers
+CHECKPOINT_VIEWS = (35.0, 4.0, 18.0)
 
 
 def check_supported(spec: ModelSpec) -> None:
@@ -145,6 +146,8 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
 
     x = tp.op("embedding", [emb, ids], tokens * h, wdt, OpClass.GATHER, backward=lambda g: [
         tp.op("embedding_dense_backward", [g, ids], emb.numel, g.dtype, OpClass.GATHER), None])
+    if checkpointing:  # transformers makes the embeddings' output require a gradient (enable_input_require_grads)
+        x.requires_grad = True
     # rotary tables (batch 1), cast to the residual stream's dtype
     pos = tp.op("arange", [], s, "int64")
     pos = tp.op("add", [pos], s, "int64")
@@ -225,7 +228,9 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
     extra = sum(spec.num_layers * (per_layer + biases * per_bias) + per_step
                 for ph, (per_layer, per_step, per_bias) in EXTRA_VIEWS.items() if training or ph is Phase.FORWARD)
     if checkpointing:
-        extra += spec.num_layers * CHECKPOINT_VIEWS[0] + CHECKPOINT_VIEWS[1]
+        weights = sum(t.requires_grad for n, t in params.by_name.items() if n.startswith("model.layers.")
+                      and n.endswith(".weight"))
+        extra += spec.num_layers * CHECKPOINT_VIEWS[0] + weights * CHECKPOINT_VIEWS[1] + CHECKPOINT_VIEWS[2]
     all_params = list(params.by_name.values())
     return OpGraph(
         model=spec.name, mode=mode, batch=batch, ops=merge(tp.ops),

@@ -290,15 +290,15 @@ class Tape:
                     pending[x.node.seq] = gx
 
     def _accumulate(self, p: T, g: T) -> None:
-        if not p.param:
-            return
+        """A leaf's gradients summed as they arrive (a tensor used twice, tied embeddings); a parameter's kept."""
         if p.grad is None:
             p.grad = g
-        else:  # a parameter used twice (tied embeddings): .grad = .grad + new, the old .grad freed
+        else:  # .grad = .grad + new, the old .grad freed
             old = p.grad
             p.grad = self.op("add", [old, g], g.numel, g.dtype)
             old.storage.hold = False
-        p.grad.storage.hold = True
+        if p.param:
+            p.grad.storage.hold = True
 
     # ---- memory -----------------------------------------------------------------------------------
     def phase_peaks(self, kinds: dict[int, str]) -> dict[Phase, tuple[float, dict[str, float]]]:
