@@ -5,7 +5,8 @@ one op cost model (opcost.py) serves presets and config.json models as it serves
 
 It is exposed, not wired into the LLM estimate: `estimate_compute`/`estimate_memory` keep compute.py's and
 memory.py's calibrated formulas for decoders (their accuracy is gated against H100/H200 runs);
-`op_graph_summary` gives the graph's time by op class for a workload, for `estimate --json`.
+`op_graph_summary` gives the graph's time by op class for a workload: `estimate`'s `op_graph` (JSON) and its
+"op graph" line.
 """
 
 from __future__ import annotations
