@@ -44,7 +44,8 @@ def spec_of(config: str) -> ModelSpec:
 def analytic(case: tuple[Any, ...]) -> OpGraph:
     config, mode, batch, seq, opts = case
     return transformer_graph(spec_of(config), mode=GraphMode(mode), batch=batch, seq=seq,
-                             mixed_precision=opts.get("mixed_precision", True), freeze=tuple(opts.get("freeze", ())))
+                             mixed_precision=opts.get("mixed_precision", True), freeze=tuple(opts.get("freeze", ())),
+                             checkpointing=opts.get("checkpointing", False))
 
 
 IDS = [case_key(*c).replace("tests/data/configs/", "") for c in CASES]
@@ -59,6 +60,8 @@ def test_analytic_and_traced_agree_in_time_and_memory(case):
     assert sa.device_s == pytest.approx(st.device_s, rel=BOUND)
     assert a.memory.peak_bytes == pytest.approx(t.memory.peak_bytes, rel=BOUND)
     assert a.memory.phase == t.memory.phase
+    assert {m.phase: pytest.approx(m.peak_bytes, rel=BOUND) for m in t.phase_peaks} == {
+        m.phase: m.peak_bytes for m in a.phase_peaks}  # each phase's peak, as BatchGraph scales them
     assert (a.params, a.trainable_params) == (t.params, t.trainable_params)
 
 
@@ -77,6 +80,21 @@ def test_analytic_graph_has_every_class_the_tracer_records(case):
         assert ac[k] == pytest.approx(v, rel=0.02), k
 
 
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_analytic_ops_have_the_traced_shapes(case):
+    """Every op, by phase, name, class, dtype and shape (streaming ops' layout bits included: a broadcast, a
+    transposed input, mixed dtypes cost more), is launched as often in both graphs."""
+    from collections import Counter
+
+    def ops(g: OpGraph) -> Counter[tuple[Any, ...]]:
+        n: Counter[tuple[Any, ...]] = Counter()
+        for o in g.ops:
+            n[(o.phase.value, o.name, o.cls.value, o.dtype, tuple(float(x) for x in o.shape))] += o.count
+        return n
+    t, a = ops(traced(case)), ops(analytic(case))
+    assert {k: (t[k], a[k]) for k in t.keys() | a.keys() if t[k] != a[k]} == {}
+
+
 def test_frozen_parameters_get_no_weight_gradients():
     spec = spec_of("qwen2.5-0.5b")
     full = transformer_graph(spec, mode=GraphMode.TRAINING, batch=2, seq=128)
@@ -86,6 +104,26 @@ def test_frozen_parameters_get_no_weight_gradients():
     assert n - m == 10 * 3  # gate, up and down of ten layers lose their weight-gradient GEMMs
     assert part.trainable_params == full.trainable_params - 10 * 3 * spec.hidden_size * spec.intermediate_size
     assert part.memory.peak_bytes < full.memory.peak_bytes
+
+
+def test_checkpointing_recomputes_each_layer_up_to_its_last_saved_tensor():
+    """Each layer's forward runs again in the backward, stopping (PyTorch's early stop) before the down projection,
+    whose inputs are the last tensors the layer saves; the forward keeps only the layers' inputs (and autocast's
+    weight copies, to the end of the forward)."""
+    spec = spec_of("llama-3.2-1b")
+    plain = transformer_graph(spec, mode=GraphMode.TRAINING, batch=2, seq=256)
+    ckpt = transformer_graph(spec, mode=GraphMode.TRAINING, batch=2, seq=256, checkpointing=True)
+
+    def count(g: OpGraph, cls: OpClass, phase: Phase) -> int:
+        return sum(o.count for o in g.ops if o.cls is cls and o.phase is phase)
+    assert count(ckpt, OpClass.GEMM, Phase.BACKWARD) - count(plain, OpClass.GEMM, Phase.BACKWARD) == 16 * 6
+    assert count(ckpt, OpClass.ATTENTION, Phase.FORWARD) == 2 * 16  # the recomputed forward kernels too
+    fwd = {m.phase: m for m in ckpt.phase_peaks}["forward"]
+    plain_fwd = {m.phase: m for m in plain.phase_peaks}["forward"]
+    # at the forward's end: the logits and autocast's bf16 copies of the weights (2.5 GB) stay, the layers' go
+    assert fwd.items["activations"] < plain_fwd.items["activations"] - 16 * 2 * 256 * 2048 * 2 * 10
+    inference = transformer_graph(spec, mode=GraphMode.INFERENCE, batch=2, seq=256, checkpointing=True)
+    assert inference == transformer_graph(spec, mode=GraphMode.INFERENCE, batch=2, seq=256)  # training only
 
 
 def test_inference_is_one_forward_with_attention_and_no_backward():
@@ -115,11 +153,15 @@ def test_a_glob_matching_no_parameter_is_refused():
         transformer_graph(spec_of("llama-3.2-1b"), mode=GraphMode.TRAINING, batch=1, seq=16, freeze=("encoder.*",))
 
 
-def test_stored_traces_match_a_live_trace():
+#: the smallest case (Qwen2.5-0.5B inference) and the first checkpointed one
+LIVE = [CASES[4], next(c for c in CASES if c[4].get("checkpointing"))]
+
+
+@pytest.mark.parametrize("case", LIVE, ids=[case_key(*c) for c in LIVE])
+def test_stored_traces_match_a_live_trace(case):
     """The stored traced graphs are what the tracer gives today (PyTorch and transformers needed)."""
     pytest.importorskip("torch", reason="tracing needs PyTorch (the [trace] extra)")
     pytest.importorskip("transformers", reason="tracing a Hugging Face config needs transformers")
-    case = CASES[4]  # the smallest: Qwen2.5-0.5B inference
     live = trace_case(*case)
     t = traced(case)
     assert live.to_dict()["ops"] == t.to_dict()["ops"]

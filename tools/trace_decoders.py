@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "data" / "analytic-traced.json.gz"
 
 #: (config spec for hf:, mode, batch, seq, options): three families, inference and training, two points each,
-#: plus pure-16-bit training and a partly frozen model
+#: plus pure-16-bit training, a partly frozen model and checkpointed training
 CASES: list[tuple[str, str, int, int, dict[str, Any]]] = [
     ("llama-3.2-1b", "inference", 2, 256, {}),
     ("llama-3.2-1b", "inference", 8, 1024, {}),
@@ -38,6 +38,13 @@ CASES: list[tuple[str, str, int, int, dict[str, Any]]] = [
     ("tests/data/configs/mistral-7b-v0.3.json", "training", 1, 128, {}),
     ("tests/data/configs/mistral-7b-v0.3.json", "training", 2, 1024, {}),
     ("tests/data/configs/mistral-7b-v0.3.json", "training", 2, 512, {"freeze": ["model.layers.[0-9].*"]}),
+    # activation checkpointing of every decoder layer (transformers' gradient_checkpointing_enable())
+    ("llama-3.2-1b", "training", 2, 256, {"checkpointing": True}),
+    ("qwen2.5-0.5b", "training", 8, 512, {"checkpointing": True}),
+    ("tests/data/configs/mistral-7b-v0.3.json", "training", 2, 1024, {"checkpointing": True}),
+    # with a frozen embedding: transformers still makes its output require a gradient (enable_input_require_grads)
+    ("llama-3.2-1b", "training", 2, 512, {"checkpointing": True, "freeze": ["model.embed_tokens.*",
+                                                                            "model.layers.[0-3].*"]}),
 ]
 
 
@@ -51,7 +58,7 @@ def trace_case(config: str, mode: str, batch: int, seq: int, opts: dict[str, Any
     from gpuadvisor.modelref import parse_ref
 
     to = TraceOptions(mode=GraphMode(mode), seq=seq, mixed_precision=opts.get("mixed_precision", True),
-                      freeze=tuple(opts.get("freeze", ())))
+                      freeze=tuple(opts.get("freeze", ())), checkpointing=opts.get("checkpointing", False))
     g = trace_graph(parse_ref(f"hf:{config}"), to, batch)
     from dataclasses import replace
 

@@ -277,6 +277,7 @@ class Answer:
     serving: Any
     lay: Any
     fits: bool
+    graph: dict[str, Any] | None = None  # the analytic op graph's figures (op_graph), where it writes the model
 
 
 def run(args: argparse.Namespace) -> int:
@@ -353,7 +354,8 @@ def _answer(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any) -> A
                                    prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=args.engine,
                                    efficiency=eff)
     fits = lay.fits if lay is not None else card.memory_gib is not None and mem.total / GiB <= card.memory_gib
-    return Answer(w, card, hw, eff, args.engine, decoder_serving, mem, comp, plan, serving, lay, fits)
+    graph = op_graph(w, hw, eff, comp)
+    return Answer(w, card, hw, eff, args.engine, decoder_serving, mem, comp, plan, serving, lay, fits, graph)
 
 
 def _answer_dict(a: Answer) -> dict[str, Any]:
@@ -362,7 +364,23 @@ def _answer_dict(a: Answer) -> dict[str, Any]:
             "engine": a.engine, "serving": a.serving.to_dict() if a.serving else None,
             "layout": a.lay.to_dict() if a.lay else None, "fits": a.fits,
             "way_forward": [r.to_dict() for r in fixes_for(a.w, a.hw, a.lay, a.eff, a.engine)],
-            **({"offload": a.plan.to_dict()} if a.plan else {})}
+            **({"offload": a.plan.to_dict()} if a.plan else {}), **({"op_graph": a.graph} if a.graph else {})}
+
+
+def op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
+    """The analytic op graph of a Llama-style decoder's step costed by the op cost model, beside the calibrated
+    headline (its training step, or its forward over the prompts); None where the analytic front-end does not
+    write the workload (other architectures, LoRA/QLoRA, quantized weights, several GPUs...)."""
+    if w.model.is_traced or w.model.kind != "decoder":
+        return None
+    from gpuadvisor.estimate.analytic import op_graph_summary
+    from gpuadvisor.estimate.compute_result import Engine
+
+    try:
+        return op_graph_summary(w, hw, eff, headline_s=comp.step_time_s if w.is_training else comp.prefill_time_s,
+                                eager=w.is_training or comp.engine == Engine.EAGER)
+    except UserError:
+        return None
 
 
 def fixes_for(w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> list[Any]:

@@ -67,10 +67,12 @@ def print_time(con: Any, a: Answer) -> None:
     elif w.mode == "scoring":
         con.print(f"  forward: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
                   f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
+        print_op_graph(con, a.graph, "forward")
     elif w.mode == "inference":
         print_inference_time(con, a)
     else:
         con.print(f"  step: {fmt_time(comp.step_time_s)} ({comp.tokens_per_s:,.0f} tokens/s, {comp.bound} bound)")
+        print_op_graph(con, a.graph, "step")
         if w.train_tokens:
             con.print(f"  {w.train_tokens:.3g} tokens: {fmt_time(comp.time_s)}")
         if w.num_gpus > 1:
@@ -92,12 +94,21 @@ def print_inference_time(con: Any, a: Answer) -> None:
         con.print(f"  offline, the {w.batch} prompts at once:")
     con.print(f"  prefill: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
               f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
+    print_op_graph(con, a.graph, "prefill")
     if comp.decode_tokens_per_s:
         con.print(f"  decode: {comp.decode_tokens_per_s:,.0f} tokens/s over the batch, "
                   f"{fmt_time(comp.decode_step_s)} per step ({comp.decode_bound} bound)")
     con.print(f"  total for prompt + {w.gen_tokens} tokens: {fmt_time(comp.time_s)}")
     if serving and a.lay is not None:
         print_serving(con, serving, a.lay)
+
+
+def print_op_graph(con: Any, graph: dict[str, Any] | None, what: str) -> None:
+    """One line under the calibrated figure: the analytic op graph's time for the same `what`."""
+    if graph:
+        ratio = graph["ratio_to_headline"]
+        con.print(f"  op graph (analytic, op cost model): {fmt_time(graph['step_time_s'])}"
+                  + (f", {ratio:.2f}x the {what}" if ratio else "") + f"; peak {graph['peak_bytes'] / GiB:.1f} GiB")
 
 
 def print_traced(con: Any, w: Any, comp: Any) -> None:

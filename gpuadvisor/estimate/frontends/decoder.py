@@ -6,8 +6,11 @@ residual adds, final norm, LM head, cross-entropy over the shifted labels) again
 (tape.py, prims.py) exactly as transformers 5 runs it under the tracer: the same casts (autocast's copies of
 weights and inputs, RMSNorm's fp32 upcast, rotary tables in the residual stream's dtype), the KV cache a
 forward fills, and, for training, autograd's backward (frozen parameters get no weight gradients) and one
-fused AdamW step. The tracer (trace/) and this front-end are checked against each other by
-tests/test_analytic_graph.py: costed by opcost.step_time they agree within 10 % in time and memory.
+fused AdamW step. With activation checkpointing (transformers' gradient_checkpointing_enable(): every decoder
+layer through torch.utils.checkpoint, use_reentrant=False) training runs without a KV cache, so transformers
+builds an explicit mask (no causal skip in SDPA, K and V repeated over the query heads), and each layer's
+forward is recomputed in the backward (tape.Region). The tracer (trace/) and this front-end are checked against
+each other by tests/test_analytic_graph.py: costed by opcost.step_time they agree within 10 % in time and memory.
 """
 
 from __future__ import annotations
@@ -16,14 +19,18 @@ import fnmatch
 
 from gpuadvisor.errors import UserError
 from gpuadvisor.estimate.frontends import prims as P
-from gpuadvisor.estimate.frontends.tape import T, Tape
+from gpuadvisor.estimate.frontends.tape import T, Tape, stream_shape
 from gpuadvisor.estimate.graph import MEMORY_ITEMS, GraphMode, MemoryPeak, Op, OpClass, OpGraph, Phase, merge
 from gpuadvisor.modelspec import ModelSpec
 
 #: host ops that launch no kernel (views, reshapes, mask and cache bookkeeping) beyond those the tape counts:
 #: (per layer, per step, per q/k/v bias per layer) in a forward, and added by a backward and optimizer step;
 #: read off the traced Llama-3.2-1B, Qwen2.5-0.5B and Mistral-7B steps (tests/data/analytic-traced.json.gz)
-EXTRA_VIEWS = {Phase.FORWARD: (8.0, 6.0, 0.0), Phase.BACKWARD: (40.0, 9.0, 2.0)}
+EXTRA_VIEWS = {Phase.FORWARD: (8.0, 6.0, 0.0), Phase.BACKWARD: (36.0, 7.0, 2.0)}
+#: more of them with every decoder layer checkpointed (the recompute's bookkeeping, the mask built without a cache):
+#: (per layer, per trainable weight matrix or norm weight of the layer, per step), read off the checkpointed traces
+#: of the same three models, one with frozen layers
+CHECKPOINT_VIEWS = (35.0, 4.0, 18.0)
 
 
 def check_supported(spec: ModelSpec) -> None:
@@ -107,14 +114,13 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
     `labels`, as the tracer feeds a *ForCausalLM) for inference; forward, backward and a fused AdamW step for
     training, fp32 weights under `dtype` autocast when `mixed_precision` (else weights in `dtype`)."""
     check_supported(spec)
-    if checkpointing:
-        raise UserError(f"{spec.name}: the analytic op graph does not model activation checkpointing yet; "
-                        "trace the model (hf:DIR) for it")
     if dtype not in ("bf16", "fp16", "fp32"):
         raise UserError(f"{spec.name}: the analytic op graph runs in bf16, fp16 or fp32, not {dtype}")
     if batch < 1 or seq < 1:
         raise UserError(f"{spec.name}: batch and sequence length must be >= 1")
     training = mode is GraphMode.TRAINING
+    # transformers checkpoints each decoder layer in training only, and then runs without a KV cache
+    checkpointing = checkpointing and training
     mixed = training and mixed_precision and dtype != "fp32"
     wdt = "fp32" if mixed else dtype
     tp = Tape(grad=training)
@@ -140,9 +146,12 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
 
     x = tp.op("embedding", [emb, ids], tokens * h, wdt, OpClass.GATHER, backward=lambda g: [
         tp.op("embedding_dense_backward", [g, ids], emb.numel, g.dtype, OpClass.GATHER), None])
+    if checkpointing:  # transformers makes the embeddings' output require a gradient (enable_input_require_grads)
+        x.requires_grad = True
     # rotary tables (batch 1), cast to the residual stream's dtype
     pos = tp.op("arange", [], s, "int64")
     pos = tp.op("add", [pos], s, "int64")
+    mask = _causal_mask(tp, b, s) if checkpointing else None
     posf = tp.op("_to_copy", [pos], s, "fp32")
     inv = tp.tensor(d / 2, wdt)
     inv.storage.hold = True
@@ -152,28 +161,36 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
     cos = tp.op("mul", [tp.op("cos", [embt], d * s, "fp32")], d * s, "fp32")
     sin = tp.op("mul", [tp.op("sin", [embt], d * s, "fp32")], d * s, "fp32")
     cos, sin = P.cast(tp, cos, wdt), P.cast(tp, sin, wdt)
-    att_shape = (float(b), float(heads), float(s), float(s), float(d), 1.0)
-    att_flops = 4.0 * b * heads * s * s * d * 0.5
+    # without a cache (checkpointing) transformers passes an explicit mask: no causal skip, no GQA in SDPA
+    att_shape = (float(b), float(heads), float(s), float(s), float(d), 0.0 if mask else 1.0)
+    att_flops = 4.0 * b * heads * s * s * d * (1.0 if mask else 0.5)
     held: list[T] = []
-    for i in range(spec.num_layers):
-        p = f"model.layers.{i}."
+
+    def layer(x: T, p: str) -> T:
         hn = _rmsnorm(tp, x, W(p + "input_layernorm.weight"), h)
 
-        def proj(name: str, n_out: int, hn: T = hn, p: str = p) -> T:
+        def proj(name: str, n_out: int) -> T:
             bias = W(f"{p}self_attn.{name}_proj.bias") if spec.attn_bias else None
             return P.linear(tp, hn, W(f"{p}self_attn.{name}_proj.weight"), bias, n_out, h, clone_grad=True)
-        q, k, v = proj("q", qd), proj("k", kvd), proj("v", kvd)
-        tp.views += 6  # view + transpose of each
+        # view + transpose of each: the heads in another dimension order than the tokens
+        q, k, v = (tp.view(t, n=2, strided=True, permuted=True) for t in (proj("q", qd), proj("k", kvd),
+                                                                            proj("v", kvd)))
         q, k = _rope(tp, q, cos, sin), _rope(tp, k, cos, sin)
-        k = P.cache_cat(tp, k, k.dtype, zeros=training)
-        v = P.cache_cat(tp, v, k.dtype, zeros=training)
-        held += [k, v]
-        o = P.clone(tp, P.sdpa(tp, q, k, v, att_shape, att_flops))
+        if mask is None:
+            k = P.cache_cat(tp, k, k.dtype, zeros=training)
+            v = P.cache_cat(tp, v, k.dtype, zeros=training)
+            held.extend((k, v))
+        elif heads != spec.num_kv_heads:
+            k, v = P.repeat_kv(tp, k, qd / kvd), P.repeat_kv(tp, v, qd / kvd)
+        o = P.clone(tp, tp.view(P.sdpa(tp, q, k, v, att_shape, att_flops, mask), n=0, strided=True))  # transpose
         x = P.add(tp, x, P.linear(tp, o, W(p + "self_attn.o_proj.weight"), None, h, qd))
         hn = _rmsnorm(tp, x, W(p + "post_attention_layernorm.weight"), h)
         gate = P.silu(tp, P.linear(tp, hn, W(p + "mlp.gate_proj.weight"), None, inter, h))
         up = P.linear(tp, hn, W(p + "mlp.up_proj.weight"), None, inter, h)
-        x = P.add(tp, x, P.linear(tp, P.mul(tp, gate, up), W(p + "mlp.down_proj.weight"), None, h, inter))
+        return P.add(tp, x, P.linear(tp, P.mul(tp, gate, up), W(p + "mlp.down_proj.weight"), None, h, inter))
+    for i in range(spec.num_layers):
+        p = f"model.layers.{i}."
+        x = tp.checkpoint(lambda t, p=p: layer(t, p), x) if checkpointing else layer(x, p)  # type: ignore[misc]
     x = _rmsnorm(tp, x, W("model.norm.weight"), h)
     head = emb if spec.tied_embeddings else W("lm_head.weight")
     logits = P.linear(tp, x, head, None, vocab, h)
@@ -183,7 +200,8 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
         lf = P.cast(tp, logits, "fp32")
         tp.op("constant_pad_nd", [ids], b * (s + 1), "int64")
         # labels[..., 1:].contiguous(): a copy, except at batch 1 where the slice is already contiguous
-        target = tp.op("clone", [ids], tokens, "int64") if b > 1 else tp.view(ids)
+        target = tp.op("clone", [tp.view(ids, n=0, strided=True)], tokens, "int64", contiguous=True) if b > 1 \
+            else tp.view(ids)
         loss = _cross_entropy(tp, lf, target)
     tp.end_autocast()
     last_fwd = len(tp.ops) - 1
@@ -209,6 +227,10 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
     biases = 3 if spec.attn_bias else 0
     extra = sum(spec.num_layers * (per_layer + biases * per_bias) + per_step
                 for ph, (per_layer, per_step, per_bias) in EXTRA_VIEWS.items() if training or ph is Phase.FORWARD)
+    if checkpointing:
+        weights = sum(t.requires_grad for n, t in params.by_name.items() if n.startswith("model.layers.")
+                      and n.endswith(".weight"))
+        extra += spec.num_layers * CHECKPOINT_VIEWS[0] + weights * CHECKPOINT_VIEWS[1] + CHECKPOINT_VIEWS[2]
     all_params = list(params.by_name.values())
     return OpGraph(
         model=spec.name, mode=mode, batch=batch, ops=merge(tp.ops),
@@ -229,6 +251,28 @@ def _numel(spec: ModelSpec, name: str) -> float:
         w, bias = sizes[last[0]]
         return float(w if last[1] == "weight" else bias)
     return float(h)  # norms
+
+
+def _causal_mask(tp: Tape, b: int, s: int) -> T:
+    """What transformers runs to build the attention mask when no cache is passed (checkpointed training): a
+    packed-sequence check on the position ids, then the (b, 1, s, s) boolean causal mask, from index ops."""
+    E, G = OpClass.ELEMENTWISE, OpClass.GATHER
+    wide = b > 1  # a column of a (b, s) tensor is strided, and small index tensors broadcast
+    bs, bss = float(b * s), float(b * s * s)
+    ops = [("sub", E, b, 2 if wide else 0, 8 * b, 8 * b), ("cat", E, b * (s + 1), 1, 8 * b * (s + 1), 8 * b * (s + 1)),
+           ("sub", E, bs, 2 if wide else 0, 16 * bs, 8 * bs), ("ne", E, bs, 0, 8 * bs, bs),
+           ("cumsum", OpClass.REDUCTION, bs, 0, bs, 8 * bs), ("arange", E, b, 0, 0, 8 * b), ("arange", E, 1, 0, 0, 8),
+           ("arange", E, s, 0, 0, 8 * s), ("add", E, s, 0, 8 * s, 8 * s), ("arange", E, s, 0, 0, 8 * s),
+           ("add", E, s, 0, 8 * s, 8 * s), ("new_ones", E, s, 0, 8 * s, 1)]
+    idx = ("index", G, bs, 1 if wide else 0, 8 * s + 8 * bs + 8 * b, 8 * bs)
+    ops += [idx, idx, ("eq", E, bss, 1, 16 * bs, bss), ("bitwise_and", E, bss, 0, bss + 1, bss),
+            (*idx[:3], 3 if wide else 0, *idx[4:]), (*idx[:3], 3 if wide else 0, *idx[4:]),
+            ("le", E, bss, 1, 16 * bs, bss)]
+    for name, cls, n, bits, read, written in ops:
+        tp.emit(name, cls, [], [], shape=(float(n), float(bits)), read=float(read), written=float(written))
+    mask = tp.new(bss, "bool")
+    tp.emit("bitwise_and", E, [], [mask], shape=(bss, 0.0), read=2 * bss)
+    return mask
 
 
 def _cross_entropy(tp: Tape, logits: T, target: T) -> T:
@@ -253,8 +297,9 @@ def _adamw(tp: Tape, params: list[T], grads: list[T], states: list[T]) -> None:
     tp.phase = Phase.OPTIMIZER
     steps = [tp.tensor(1, "fp32") for _ in params]
     nbytes = sum(t.nbytes for t in steps)
-    tp.ops.append(Op("_foreach_add", OpClass.OPTIMIZER, Phase.OPTIMIZER, "fp32", 0.0, nbytes, nbytes, (1.0,)))
+    tp.ops.append(Op("_foreach_add", OpClass.OPTIMIZER, Phase.OPTIMIZER, "fp32", 0.0, nbytes, nbytes, (1.0, 0.0)))
     total = sum(t.nbytes for t in (*params, *grads, *states)) + nbytes
     dtype = params[0].dtype if params else "fp32"
+    # its shape as the tracer's stream_shape records it: the largest tensor, and the smaller ones as broadcasts
     tp.ops.append(Op("_fused_adamw", OpClass.OPTIMIZER, Phase.OPTIMIZER, dtype, 0.0, total, total,
-                     (float(max(t.numel for t in params)),)))
+                     stream_shape([*params, *grads, *states], [])))

@@ -5,7 +5,7 @@ order a traced step shows them (tests/test_analytic_graph.py compares the two op
 from __future__ import annotations
 
 from gpuadvisor.estimate.frontends.tape import T, Tape
-from gpuadvisor.estimate.graph import OpClass
+from gpuadvisor.estimate.graph import OpClass, Phase
 
 R = OpClass.REDUCTION
 
@@ -30,8 +30,10 @@ def mul(tp: Tape, a: T, b: T) -> T:
         ga = tp.op("mul", [g, b], n, g.dtype) if a.requires_grad else None
         if ga is not None and a.numel < n:
             ga = tp.op("sum", [ga], a.numel, ga.dtype, R)
+            tp.views += 2 if a.param else 0  # a weight's gradient: sum_to_size's and AccumulateGrad's views
         if gb is not None and b.numel < n:
             gb = tp.op("sum", [gb], b.numel, gb.dtype, R)
+            tp.views += 2 if b.param else 0
         return [ga, gb]
     saved = tuple(t for t, other in ((b, a), (a, b)) if other.requires_grad)
     return tp.op("mul", [a, b], n, promote(a, b), backward=bwd, saved=saved)
@@ -60,7 +62,7 @@ def pow2(tp: Tape, x: T) -> T:
 
 def mean_last(tp: Tape, x: T, width: int) -> T:
     def bwd(g: T) -> list[T | None]:
-        return [tp.op("div", [tp.view(g, x.numel, 2)], x.numel, g.dtype)]  # the expanded gradient, divided
+        return [tp.op("div", [tp.view(g, x.numel, 2, strided=True)], x.numel, g.dtype)]  # the expanded gradient
     return tp.op("mean", [x], x.numel / width, x.dtype, R, backward=bwd)
 
 
@@ -88,14 +90,14 @@ def neg(tp: Tape, x: T) -> T:
 
 def half(tp: Tape, x: T) -> T:
     """x[..., :d/2] or x[..., d/2:]: a view whose backward scatters into zeros of x's size."""
-    out = tp.view(x, x.numel / 2)
+    out = tp.view(x, x.numel / 2, strided=True)
     return tp.op_view(out, x, backward=lambda g: [tp.op("slice_backward", [g], x.numel, g.dtype)])
 
 
 def cat(tp: Tape, parts: list[T]) -> T:
     def bwd(g: T) -> list[T | None]:
-        return [tp.view(g, p.numel) for p in parts]  # narrow: views
-    return tp.op("cat", parts, sum(p.numel for p in parts), parts[0].dtype, backward=bwd)
+        return [tp.view(g, p.numel, strided=True) for p in parts]  # narrow: views
+    return tp.op("cat", parts, sum(p.numel for p in parts), parts[0].dtype, backward=bwd, contiguous=True)
 
 
 def cache_cat(tp: Tape, x: T, cache_dtype: str, *, zeros: bool) -> T:
@@ -105,15 +107,16 @@ def cache_cat(tp: Tape, x: T, cache_dtype: str, *, zeros: bool) -> T:
 
     def bwd(g: T) -> list[T | None]:
         if zeros:
-            tp.emit("zeros", OpClass.ELEMENTWISE, [], [], shape=(0.0,), written=0.0)
+            tp.emit("zeros", OpClass.ELEMENTWISE, [], [], shape=(0.0, 0.0), written=0.0)
         return [tp.view(g)]
-    out = tp.op("cat", [x], x.numel, cache_dtype, backward=bwd)
+    out = tp.op("cat", [x], x.numel, cache_dtype, backward=bwd, contiguous=True)
     out.storage.kind = "cache"
     return out
 
 
 def clone(tp: Tape, x: T) -> T:
-    return tp.op("clone", [x], x.numel, x.dtype, backward=lambda g: [g])
+    """x.contiguous() of a non-contiguous x: a copy into the contiguous layout."""
+    return tp.op("clone", [x], x.numel, x.dtype, backward=lambda g: [g], contiguous=True)
 
 
 def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_grad: bool = False) -> T:
@@ -128,9 +131,9 @@ def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_gr
     tp.views += 3  # view, t, _unsafe_view
 
     def bwd(g: T) -> list[T | None]:
-        tp.views += 4
+        tp.views += 4 if w.requires_grad else 0  # t() of the weight and its gradient
         if clone_grad:  # the gradient of a transposed head view comes back non-contiguous
-            g = tp.op("clone", [g], g.numel, g.dtype)
+            g = tp.op("clone", [tp.view(g, n=0, strided=True)], g.numel, g.dtype, contiguous=True)
         gx = gw = gb = None
 
         def grad_x() -> T:
@@ -159,17 +162,34 @@ def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_gr
     return out
 
 
-def sdpa(tp: Tape, q: T, k: T, v: T, shape: tuple[float, ...], flops: float) -> T:
-    """F.scaled_dot_product_attention as one flash kernel (GQA without repeated K/V); autocast casts q, k, v."""
+def repeat_kv(tp: Tape, x: T, n_rep: float) -> T:
+    """transformers' repeat_kv: K or V expanded over the query heads of their group and copied (reshape of an
+    expand); the backward sums the copies."""
+    full = tp.view(x, x.numel * n_rep, 2, strided=True, permuted=False)
+    return tp.op("clone", [full], full.numel, x.dtype, contiguous=True,
+                 backward=lambda g: [tp.op("sum", [g], x.numel, g.dtype, R)])
+
+
+def sdpa(tp: Tape, q: T, k: T, v: T, shape: tuple[float, ...], flops: float, mask: T | None = None) -> T:
+    """F.scaled_dot_product_attention as one flash kernel (GQA without repeated K/V); autocast casts q, k, v.
+    An explicit `mask` is read (not counted in its bytes, as the tracer counts them) and held to here."""
     if tp.autocast:
         q, k, v = (cast(tp, t, tp.autocast) for t in (q, k, v))
     b, h, s = shape[:3]
     out = tp.new(q.numel, q.dtype)
     lse = tp.new(b * h * s, "fp32")
+    # the forward kernel is labelled forward even when a checkpointed layer recomputes it in the backward, as the
+    # tracer records it (trace/as_cuda.py), and so costed as a forward kernel
+    phase, tp.phase = tp.phase, Phase.FORWARD
     tp.emit("flash_attention", OpClass.ATTENTION, [q, k, v], [out], shape=shape, flops=flops)
+    tp.phase = phase
+    if phase is not Phase.FORWARD:  # its memory still counts in the phase it runs in
+        tp.runs_in[len(tp.ops) - 1] = phase
+    if mask is not None:
+        mask.storage.last = max(mask.storage.last, len(tp.ops) - 1)
 
     def bwd(g: T) -> list[T | None]:
-        grads = [tp.new(t.numel, t.dtype) for t in (q, k, v)]
+        grads = [tp.like(t) for t in (q, k, v)]
         tp.emit("flash_attention_backward", OpClass.ATTENTION, [g, q, k, v, out, lse], grads, shape=shape,
                 flops=flops * 2.5)
         return list(grads)

@@ -18,10 +18,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpuadvisor.estimate.graph import Op, OpClass, Phase
+from gpuadvisor.estimate.graph import BROADCAST, MIXED_DTYPE, STRIDED, Op, OpClass, Phase
 
-ELEM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int64": 8.0, "other": 8.0}
+ELEM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int64": 8.0, "bool": 1.0, "other": 8.0}
 FLOATS = ("fp32", "bf16", "fp16")
+
+
+def stream_shape(ins: list[T], outs: list[T]) -> tuple[float, ...]:
+    """(elements of the largest tensor, layout bits) of a streaming op, as the tracer records them
+    (trace.classify.stream_shape): mixed floating dtypes among tensors of more than one element, an input
+    broadcast (smaller than the largest tensor, more than one element), a full-size input in another layout
+    than the largest output."""
+    tensors = ins + outs
+    biggest = max((t.numel for t in tensors), default=0.0)
+    if not biggest:
+        return (0.0, 0.0)
+    ref = max(outs or ins, key=lambda t: t.numel)
+    bits = MIXED_DTYPE if len({t.dtype for t in tensors if t.dtype in FLOATS and t.numel > 1}) > 1 else 0
+    for t in ins:
+        if 1 < t.numel < biggest:
+            bits |= BROADCAST
+        elif t.numel == biggest and t.strided != ref.strided:
+            bits |= STRIDED
+    return (float(biggest), float(bits))
 
 
 class Storage:
@@ -48,6 +67,8 @@ class T:
     node: Node | None = None  # the op that made it (None for leaves)
     param: bool = False
     grad: T | None = None
+    strided: bool = False  # not contiguous: a transposed, sliced or expanded view, or an output following one
+    permuted: bool = False  # its dimensions in another order (a transpose): elementwise outputs follow it
 
     @property
     def nbytes(self) -> float:
@@ -62,6 +83,22 @@ class Node:
     backward: Callable[[T], list[T | None]]  # the output's gradient -> one gradient (or None) per input
     saved: list[T] = field(default_factory=list)
     seq: int = 0
+    op: int = 0  # the index of the op that made its output
+    region: Region | None = None  # the checkpointed region it was made in
+
+
+@dataclass(eq=False)
+class Region:
+    """A checkpointed call (torch.utils.checkpoint, use_reentrant=False, as transformers enables it): its
+    forward keeps none of its nodes' saved tensors; the backward's first node that needs one re-runs `fn` on
+    the same input, up to the last saved tensor (early stop), and every node of the region runs its twin's
+    backward, on the recomputed tensors."""
+
+    fn: Callable[[T], T]
+    x: T
+    autocast: str
+    nodes: list[Node] = field(default_factory=list)
+    twins: list[Node] | None = None
 
 
 class Tape:
@@ -74,6 +111,9 @@ class Tape:
         self.views = 0  # host ops that launch nothing
         self.autocast = ""  # the autocast dtype inside a mixed-precision forward
         self._weight_casts: dict[int, T] = {}
+        self._region: Region | None = None  # the checkpointed region being written
+        self.runs_in: dict[int, Phase] = {}  # ops labelled with another phase than the one they run in
+        self._uses: list[tuple[int, Storage]] | None = None  # (op, storage read) while recomputing
 
     # ---- tensors and ops ------------------------------------------------------------------------
     def tensor(self, numel: float, dtype: str, *, requires_grad: bool = False) -> T:
@@ -81,10 +121,21 @@ class Tape:
         self.storages.append(st)
         return T(numel, dtype, st, requires_grad=requires_grad)
 
-    def view(self, x: T, numel: float | None = None, n: int = 1) -> T:
-        """A view of `x` (a reshape, transpose, slice or expand): no kernel, the same storage."""
+    def view(self, x: T, numel: float | None = None, n: int = 1, *, strided: bool | None = None,
+             permuted: bool | None = None) -> T:
+        """A view of `x` (a reshape, transpose, slice or expand): no kernel, the same storage. It keeps x's
+        layout unless told: a slice or an expand is `strided` (not contiguous) in x's dimension order, a
+        transpose is strided and `permuted`."""
         self.views += n
-        return T(x.numel if numel is None else numel, x.dtype, x.storage, x.requires_grad, x.node)
+        return T(x.numel if numel is None else numel, x.dtype, x.storage, x.requires_grad, x.node,
+                 strided=x.strided if strided is None else strided,
+                 permuted=x.permuted if permuted is None else permuted)
+
+    def like(self, x: T) -> T:
+        """A new tensor in x's layout (empty_like: a kernel's gradient of an input)."""
+        t = self.new(x.numel, x.dtype)
+        t.strided, t.permuted = x.permuted, x.permuted
+        return t
 
     def emit(self, name: str, cls: OpClass, ins: list[T], outs: list[T], *, shape: tuple[float, ...] = (),
              flops: float = 0.0, read: float | None = None, written: float | None = None) -> None:
@@ -98,10 +149,12 @@ class Tape:
                 seen.add(id(t.storage))
                 nread += t.nbytes
             t.storage.last = max(t.storage.last, idx)
+            if self._uses is not None:
+                self._uses.append((idx, t.storage))
         floats = [t for t in ins if t.dtype in FLOATS]
         dtype = max(floats, key=lambda t: t.numel).dtype if floats else "other"
         if not shape:
-            shape = (float(max((t.numel for t in ins + outs), default=0.0)),)
+            shape = stream_shape(ins, outs)
         self.ops.append(Op(name, cls, self.phase, dtype, flops, nread if read is None else read,
                            sum(t.nbytes for t in outs) if written is None else written, shape))
 
@@ -111,21 +164,68 @@ class Tape:
 
     def op(self, name: str, ins: list[T], numel: float, dtype: str, cls: OpClass = OpClass.ELEMENTWISE, *,
            backward: Callable[[T], list[T | None]] | None = None, saved: tuple[T, ...] = (),
-           **kw: float | tuple[float, ...]) -> T:
-        """Emit a forward op making one tensor; with `backward`, a node when an input needs a gradient."""
+           contiguous: bool = False, **kw: float | tuple[float, ...]) -> T:
+        """Emit a forward op making one tensor; with `backward`, a node when an input needs a gradient. An
+        elementwise output takes the dimension order of its first full-size input (TensorIterator's rule: a
+        transposed input makes a transposed output; a slice or an expand, a contiguous one) unless `contiguous`
+        (cat, .contiguous(), reductions)."""
         out = self.new(numel, dtype)
+        if cls is OpClass.ELEMENTWISE and not contiguous:
+            out.permuted = out.strided = next((t.permuted for t in ins if t.numel == numel), False)
         self.emit(name, cls, ins, [out], **kw)  # type: ignore[arg-type]
         if backward is not None and self.grad_enabled and any(t.requires_grad for t in ins):
-            node = Node(list(ins), backward, list(saved), len(self.nodes))
-            self.nodes.append(node)
-            out.requires_grad, out.node = True, node
+            self.attach(out, ins, backward, saved)
         return out
 
     def attach(self, out: T, ins: list[T], backward: Callable[[T], list[T | None]], saved: tuple[T, ...]) -> None:
-        """Make `out` the output of a differentiable node (for ops emitted by hand)."""
-        node = Node(list(ins), backward, list(saved), len(self.nodes))
+        """Make `out` the output of a differentiable node (for ops emitted by hand: after their op)."""
+        node = Node(list(ins), backward, list(saved), len(self.nodes), len(self.ops) - 1, self._region)
         self.nodes.append(node)
+        if self._region is not None:
+            self._region.nodes.append(node)
         out.requires_grad, out.node = True, node
+
+    # ---- activation checkpointing -----------------------------------------------------------------
+    def checkpoint(self, fn: Callable[[T], T], x: T) -> T:
+        """fn(x) as a checkpointed region (Region): written as usual, its saved tensors recomputed later."""
+        if not self.grad_enabled:
+            return fn(x)
+        region = Region(fn, x, self.autocast)
+        self._region = region
+        try:
+            return fn(x)
+        finally:
+            self._region = None
+
+    def _recompute(self, region: Region) -> None:
+        """Re-run a region's forward in the backward (under its forward's autocast, with a fresh weight-cast
+        cache), stopping as PyTorch's early stop does: at the last saved tensor, before the op it feeds
+        when that tensor is an input of it."""
+        autocast, casts = self.autocast, self._weight_casts
+        self.autocast, self._weight_casts = region.autocast, {}
+        start_node, start_op, start_storage = len(self.nodes), len(self.ops), len(self.storages)
+        lasts = {id(st): st.last for st in self.storages}
+        self._uses = []
+        try:
+            region.fn(region.x)
+        finally:
+            uses, self._uses = self._uses, None
+            self.autocast, self._weight_casts = autocast, casts
+        twins = self.nodes[start_node:]
+        del self.nodes[start_node:]
+        saving = [i for i, n in enumerate(twins) if n.saved]
+        if not saving:
+            region.twins = []
+            return
+        last = twins[saving[-1]]
+        inputs_only = all(t.storage.born < last.op for t in last.saved)
+        cut = last.op if inputs_only else last.op + 1
+        region.twins = twins[:saving[-1] + 1]
+        del self.ops[cut:]
+        self.storages[start_storage:] = [st for st in self.storages[start_storage:] if st.born < cut]
+        for st in {id(st): st for _, st in uses}.values():  # reads by the ops cut off never happened
+            st.last = max([lasts.get(id(st), st.born)] + [i for i, s2 in uses if s2 is st and i < cut])
+        assert start_op <= cut
 
     def op_view(self, out: T, base: T, backward: Callable[[T], list[T | None]]) -> T:
         """A view with a backward of its own (a slice): no forward kernel."""
@@ -143,6 +243,10 @@ class Tape:
         return self._weight_casts[id(w)]
 
     def end_autocast(self) -> None:
+        """Leaving autocast frees its cache: casts of trainable weights lived to here."""
+        for c in self._weight_casts.values():
+            if c.node is not None:  # a cast of a weight that requires a gradient (the ones autocast caches)
+                c.storage.last = max(c.storage.last, len(self.ops) - 1)
         self.autocast = ""
         self._weight_casts.clear()
 
@@ -155,14 +259,22 @@ class Tape:
         one = self.op("ones_like", [loss], 1, loss.dtype)
         if loss.node is not None:
             pending[loss.node.seq] = one
-        for node in reversed(self.nodes):
+        for node in list(reversed(self.nodes)):
             g = pending.pop(node.seq, None)
             if g is None:
                 continue
-            grads = node.backward(g)
+            run = node
+            region = node.region
+            if region is not None:  # a checkpointed node runs its recomputed twin
+                if region.twins is None and node.saved:
+                    self._recompute(region)
+                k = region.nodes.index(node)
+                if region.twins is not None and k < len(region.twins):
+                    run = region.twins[k]
+            grads = run.backward(g)
             last = len(self.ops) - 1
             g.storage.last = max(g.storage.last, last)
-            for t in node.saved:
+            for t in run.saved:
                 t.storage.last = max(t.storage.last, last)
             for x, gx in zip(node.inputs, grads, strict=True):
                 if gx is None or not x.requires_grad:
@@ -178,15 +290,15 @@ class Tape:
                     pending[x.node.seq] = gx
 
     def _accumulate(self, p: T, g: T) -> None:
-        if not p.param:
-            return
+        """A leaf's gradients summed as they arrive (a tensor used twice, tied embeddings); a parameter's kept."""
         if p.grad is None:
             p.grad = g
-        else:  # a parameter used twice (tied embeddings): .grad = .grad + new, the old .grad freed
+        else:  # .grad = .grad + new, the old .grad freed
             old = p.grad
             p.grad = self.op("add", [old, g], g.numel, g.dtype)
             old.storage.hold = False
-        p.grad.storage.hold = True
+        if p.param:
+            p.grad.storage.hold = True
 
     # ---- memory -----------------------------------------------------------------------------------
     def phase_peaks(self, kinds: dict[int, str]) -> dict[Phase, tuple[float, dict[str, float]]]:
@@ -202,8 +314,9 @@ class Tape:
         live = 0.0
         for i, op in enumerate(self.ops):
             live += delta[i]
-            if live > peaks.get(op.phase, (-1.0, 0))[0]:
-                peaks[op.phase] = (live, i)
+            phase = self.runs_in.get(i, op.phase)
+            if live > peaks.get(phase, (-1.0, 0))[0]:
+                peaks[phase] = (live, i)
         out: dict[Phase, tuple[float, dict[str, float]]] = {}
         for ph, (total, i) in peaks.items():
             items: dict[str, float] = {}
