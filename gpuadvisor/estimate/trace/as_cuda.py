@@ -3,9 +3,13 @@
 A few functional entry points take a different path on the CPU than on CUDA, which would put ops
 in the graph that a GPU never runs: scaled_dot_product_attention (the CPU's math fallback
 materialises the attention matrix and its dropout; CUDA runs one flash or memory-efficient kernel,
-forward and backward), dropout (one fused native_dropout kernel on CUDA, three ops on the CPU) and
-nn.MultiheadAttention's inference fast path (a CPU/CUDA fused op the classifier cannot see into).
-`cuda_dispatch(rec)` patches them for the trace and restores them after.
+forward and backward) and dropout (one fused native_dropout kernel on CUDA, three ops on the CPU).
+nn.MultiheadAttention and nn.TransformerEncoderLayer in eval under no_grad take PyTorch's fast path
+(`torch._native_multi_head_attention`, `torch._transformer_encoder_layer_fwd`: fused ops the classifier
+cannot see into), so those two are replaced by what their CUDA kernels launch: one addmm for the packed
+in-projection, one fused attention kernel on the strided q/k/v views (no copies), one addmm out; PyTorch
+itself still decides when the fast path is taken. `cuda_dispatch(rec)` patches them for the trace and
+restores them after.
 """
 
 from __future__ import annotations
@@ -26,15 +30,67 @@ F = torch.nn.functional
 @contextlib.contextmanager
 def cuda_dispatch(rec: Recorder) -> Iterator[None]:
     originals = (F.scaled_dot_product_attention, F.dropout)
+    fused = (torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd)
     fastpath = torch.backends.mha.get_fastpath_enabled()
     F.scaled_dot_product_attention = _fused_attention(rec)
     F.dropout = _fused_dropout
-    torch.backends.mha.set_fastpath_enabled(False)
+    torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = _native_mha, _encoder_layer
+    torch.backends.mha.set_fastpath_enabled(True)
     try:
         yield
     finally:
         F.scaled_dot_product_attention, F.dropout = originals
+        torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = fused
         torch.backends.mha.set_fastpath_enabled(fastpath)
+
+
+def _native_mha(query: Any, key: Any, value: Any, embed_dim: int, num_head: int, qkv_weight: Any, qkv_bias: Any,
+                proj_weight: Any, proj_bias: Any, mask: Any = None, need_weights: bool = True,
+                average_attn_weights: bool = True, mask_type: Any = None) -> Any:
+    """aten's native_multi_head_attention_cuda (transformers/cuda/attention.cu) for self-attention: without the
+    weights, linear -> chunk/view/transpose -> one SDPA kernel -> transpose/reshape (a view) -> linear; with them,
+    the math path (bmm, softmax, bmm, a copy back to tokens)."""
+    b, length = query.shape[0], query.shape[1]
+    head = embed_dim // num_head
+    qkv = F.linear(query, qkv_weight, qkv_bias)
+    q, k, v = (t.view(b, length, num_head, head).transpose(1, 2) for t in qkv.chunk(3, -1))
+    if mask is not None and mask.dim() == 2:  # key padding mask (B, L): broadcast over heads and queries
+        mask = mask.view(b, 1, 1, length)
+    if need_weights:
+        scores = torch.matmul(q, k.transpose(-2, -1)) / head ** 0.5
+        if mask is not None:
+            scores = scores.masked_fill(mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+        weights = torch.softmax(scores, -1)
+        y = torch.matmul(weights, v).transpose(1, 2).reshape(b, length, embed_dim)
+        out = F.linear(y, proj_weight, proj_bias)
+        return out, (weights.mean(1) if average_attn_weights else weights)
+    if mask is not None and mask.dtype == torch.bool:
+        mask = ~mask  # fast-path masks mark what is left out; SDPA's boolean masks what is kept
+    y = F.scaled_dot_product_attention(q, k, v, mask)
+    return F.linear(y.transpose(1, 2).reshape(b, length, embed_dim), proj_weight, proj_bias), None
+
+
+def _encoder_layer(src: Any, embed_dim: int, num_heads: int, qkv_weight: Any, qkv_bias: Any, proj_weight: Any,
+                   proj_bias: Any, use_gelu: bool, norm_first: bool, eps: float, norm_weight_1: Any, norm_bias_1: Any,
+                   norm_weight_2: Any, norm_bias_2: Any, ffn_weight_1: Any, ffn_bias_1: Any, ffn_weight_2: Any,
+                   ffn_bias_2: Any, mask: Any = None, mask_type: Any = None) -> Any:
+    """aten's transformer_encoder_layer_forward (transformers/transformer.cpp): the fused MHA above, an in-place
+    residual add, layer norms, and the feed-forward (linear, in-place activation, linear)."""
+    shape = (embed_dim,)
+    x = F.layer_norm(src, shape, norm_weight_1, norm_bias_1, eps) if norm_first else src
+    x = _native_mha(x, x, x, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, mask, False,
+                    True, mask_type)[0]
+    x.add_(src)
+    if not norm_first:
+        x = F.layer_norm(x, shape, norm_weight_1, norm_bias_1, eps)
+    residual = x
+    if norm_first:
+        x = F.layer_norm(x, shape, norm_weight_2, norm_bias_2, eps)
+    x = F.linear(x, ffn_weight_1, ffn_bias_1)
+    x = F.gelu(x) if use_gelu else x.relu_()
+    x = F.linear(x, ffn_weight_2, ffn_bias_2)
+    x.add_(residual)
+    return x if norm_first else F.layer_norm(x, shape, norm_weight_2, norm_bias_2, eps)
 
 
 def _fused_dropout(x: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:
@@ -49,7 +105,9 @@ def _fused_attention(rec: Recorder) -> Any:
 
         @staticmethod
         def forward(ctx: Any, q: Any, k: Any, v: Any, mask: Any, causal: bool) -> Any:
-            out = q.new_empty((*q.shape[:-1], v.shape[-1]))
+            # the fused kernels write (..., L, heads, E) and return it as a (..., heads, L, E) view, so the
+            # usual transpose(1, 2).reshape back to tokens is a view on the GPU, not a copy
+            out = q.new_empty((*q.shape[:-3], q.shape[-2], q.shape[-3], v.shape[-1])).transpose(-3, -2)
             lse = q.new_empty(q.shape[:-1], dtype=torch.float32)
             ctx.save_for_backward(q, k, v, out, lse, *(() if mask is None else (mask,)))
             ctx.causal = causal
