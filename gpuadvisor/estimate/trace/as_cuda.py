@@ -8,8 +8,10 @@ nn.MultiheadAttention and nn.TransformerEncoderLayer in eval under no_grad take 
 (`torch._native_multi_head_attention`, `torch._transformer_encoder_layer_fwd`: fused ops the classifier
 cannot see into), so those two are replaced by what their CUDA kernels launch: one addmm for the packed
 in-projection, one fused attention kernel on the strided q/k/v views (no copies), one addmm out; PyTorch
-itself still decides when the fast path is taken. `cuda_dispatch(rec)` patches them for the trace and
-restores them after.
+itself still decides when the fast path is taken. Autocast's op lists differ too: CUDA autocast runs layer
+and group norms, softmax, exp/log/pow, sums and losses in float32 (their outputs float32), where CPU autocast
+keeps them in bfloat16, which halved those activations in a traced mixed-precision step; `CudaAutocast`
+applies CUDA's list. `cuda_dispatch(rec)` patches all of these for the trace and restores them after.
 """
 
 from __future__ import annotations
@@ -23,8 +25,37 @@ from gpuadvisor.estimate.graph import Op, OpClass, Phase
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
 _Function: Any = torch.autograd.Function  # torch is untyped here (an optional extra)
+_FunctionMode: Any = torch.overrides.TorchFunctionMode
 
 F = torch.nn.functional
+T = torch.Tensor
+#: ops CUDA autocast runs in float32 (aten/src/ATen/autocast_mode.cpp: its fp32 list, and the fp32_set_opt_dtype
+#: ones where no dtype is given) and CPU autocast leaves in the lower precision
+_CUDA_FP32 = frozenset({
+    F.layer_norm, F.group_norm, torch.layer_norm, torch.group_norm, F.softmax, F.log_softmax, torch.softmax,
+    torch.log_softmax, T.softmax, T.log_softmax, torch.exp, T.exp, torch.log, T.log, torch.log1p, T.log1p,
+    torch.expm1, T.expm1, torch.pow, T.pow, T.__pow__, torch.rsqrt, T.rsqrt, torch.reciprocal, T.reciprocal,
+    torch.sum, T.sum, torch.cumsum, T.cumsum, torch.prod, T.prod, torch.logsumexp, T.logsumexp, F.softplus,
+    F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss, F.kl_div, F.nll_loss, F.cosine_similarity,
+    F.binary_cross_entropy_with_logits})
+_OPT_DTYPE = frozenset({F.softmax, F.log_softmax, torch.softmax, torch.log_softmax, T.softmax, T.log_softmax,
+                        torch.sum, T.sum, torch.cumsum, T.cumsum, torch.prod, T.prod})
+_LOW = (torch.bfloat16, torch.float16)
+
+
+class CudaAutocast(_FunctionMode):
+    """Under CPU autocast, run CUDA autocast's float32 ops in float32: their 16-bit floating inputs cast up."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if func in _CUDA_FP32 and torch.is_autocast_enabled("cpu") and not (
+                func in _OPT_DTYPE and kwargs.get("dtype") is not None):
+            up = [isinstance(a, torch.Tensor) and a.dtype in _LOW for a in args]
+            if any(up):
+                args = tuple(a.float() if u else a for a, u in zip(args, up, strict=True))
+                with torch.autocast("cpu", enabled=False):
+                    return func(*args, **kwargs)
+        return func(*args, **kwargs)
 
 
 @contextlib.contextmanager
@@ -32,12 +63,13 @@ def cuda_dispatch(rec: Recorder) -> Iterator[None]:
     originals = (F.scaled_dot_product_attention, F.dropout)
     fused = (torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd)
     fastpath = torch.backends.mha.get_fastpath_enabled()
-    F.scaled_dot_product_attention = _fused_attention(rec)
+    F.scaled_dot_product_attention = _fused_attention(rec, originals[0])
     F.dropout = _fused_dropout
     torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = _native_mha, _encoder_layer
     torch.backends.mha.set_fastpath_enabled(True)
     try:
-        yield
+        with CudaAutocast():
+            yield
     finally:
         F.scaled_dot_product_attention, F.dropout = originals
         torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = fused
@@ -99,7 +131,7 @@ def _fused_dropout(x: Any, p: float = 0.5, training: bool = True, inplace: bool 
     return torch.ops.aten.native_dropout(x, p, True)[0]
 
 
-def _fused_attention(rec: Recorder) -> Any:
+def _fused_attention(rec: Recorder, math_sdpa: Any) -> Any:
     class Flash(_Function):
         """One fused kernel each way: out and the log-sum-exp saved; no attention matrix in memory."""
 
@@ -122,10 +154,17 @@ def _fused_attention(rec: Recorder) -> Any:
 
     def sdpa(q: Any, k: Any, v: Any, attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False,
              scale: Any = None, enable_gqa: bool = False) -> Any:
-        if torch.is_autocast_enabled("cpu"):
+        mask = attn_mask if isinstance(attn_mask, torch.Tensor) and attn_mask.dtype != torch.bool else None
+        if torch.is_autocast_enabled("cpu"):  # autocast casts every floating argument, the mask included
             dt = torch.get_autocast_dtype("cpu")
             q, k, v = q.to(dt), k.to(dt), v.to(dt)
-        mask = attn_mask if isinstance(attn_mask, torch.Tensor) and attn_mask.dtype != torch.bool else None
+            mask = mask.to(dt) if mask is not None else None
+        if mask is not None and mask.requires_grad:
+            # a float mask that needs its gradient (T5's learned position bias): cuDNN's check_attn_mask_shape
+            # refuses it, flash takes no mask, and on the H100 profiles the memory-efficient kernel is not used
+            # either, so CUDA runs the math path (bmm, softmax, dropout, bmm), as the CPU does here
+            return math_sdpa(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                             enable_gqa=enable_gqa)
         return Flash.apply(q, k, v, mask, bool(is_causal))
     return sdpa
 

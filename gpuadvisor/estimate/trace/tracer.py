@@ -27,6 +27,7 @@ from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, Memor
 from gpuadvisor.estimate.trace.torchlib import import_torch
 from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prepare_inputs
 
+STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (recorder.step_peaks)
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
@@ -109,6 +110,8 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
     args, kwargs = prepare_inputs((args, kwargs), None if training and opts.mixed_precision else weight_dtype,
                                    opts.channels_last)
     rec = Recorder()
+    rec.batch = batch
+    rec.weight_shapes = {tuple(p.shape) for p in model.parameters()}
     notes: list[str] = []
     with rec, cuda_dispatch(rec):
         recurrent.fuse(model, rec)
@@ -152,6 +155,11 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
             grad_ids, state_ids = set(), set()
     phase_peaks = tuple(MemoryPeak(peak, phase.value, _peak_items(alive, param_ids, grad_ids, state_ids, input_ids))
                         for phase, (peak, alive) in rec.phase_peaks.items())
+    # each phase's moment of most activations too, as a peak of its own: BatchGraph scales every peak to the
+    # batch asked and takes the largest, so the one whose activations grow fastest wins at large batches
+    phase_peaks += tuple(MemoryPeak(sum(alive.values()), f"{phase.value}{STEP_PEAK_SUFFIX}",
+                                    _peak_items(alive, param_ids, grad_ids, state_ids, input_ids))
+                         for phase, (_, alive) in rec.step_peaks.items())
     return OpGraph(
         model=ref.text, mode=opts.mode, batch=batch, ops=tuple(rec.ops),  # merged by merge_pair
         params=sum(p.numel() for p in params), trainable_params=sum(p.numel() for p in params if p.requires_grad),
