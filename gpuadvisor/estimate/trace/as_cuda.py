@@ -10,8 +10,9 @@ cannot see into), so those two are replaced by what their CUDA kernels launch: o
 in-projection, one fused attention kernel on the strided q/k/v views (no copies), one addmm out; PyTorch
 itself still decides when the fast path is taken. Autocast's op lists differ too: CUDA autocast runs layer
 and group norms, softmax, exp/log/pow, sums and losses in float32 (their outputs float32), where CPU autocast
-keeps them in bfloat16, which halved those activations in a traced mixed-precision step; `CudaAutocast`
-applies CUDA's list. `cuda_dispatch(rec)` patches all of these for the trace and restores them after.
+keeps them in bfloat16, which halved those activations in a traced mixed-precision step; `cuda_autocast`
+applies CUDA's list (only around autocast: any TorchFunctionMode turns the MHA fast path off).
+`cuda_dispatch(rec)` patches the rest for the trace and restores them after.
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ class CudaAutocast(_FunctionMode):
 
 
 @contextlib.contextmanager
+def cuda_autocast(dtype: Any) -> Iterator[None]:
+    """torch.autocast as CUDA applies it, on the CPU."""
+    with torch.autocast("cpu", dtype=dtype), CudaAutocast():
+        yield
+
+
+@contextlib.contextmanager
 def cuda_dispatch(rec: Recorder) -> Iterator[None]:
     originals = (F.scaled_dot_product_attention, F.dropout)
     fused = (torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd)
@@ -68,8 +76,7 @@ def cuda_dispatch(rec: Recorder) -> Iterator[None]:
     torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = _native_mha, _encoder_layer
     torch.backends.mha.set_fastpath_enabled(True)
     try:
-        with CudaAutocast():
-            yield
+        yield
     finally:
         F.scaled_dot_product_attention, F.dropout = originals
         torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = fused

@@ -94,7 +94,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
     from torch.utils._pytree import tree_leaves
 
     import gpuadvisor.estimate.trace.recurrent as recurrent
-    from gpuadvisor.estimate.trace.as_cuda import cuda_dispatch
+    from gpuadvisor.estimate.trace.as_cuda import cuda_autocast, cuda_dispatch
     from gpuadvisor.estimate.trace.recorder import Recorder
 
     built = build(ref, seq=opts.seq, input_shape=opts.input_shape)
@@ -124,8 +124,8 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
             if not trainable:
                 raise UserError(f"{ref.text}: every parameter is frozen, so there is nothing to train")
             opt = _optimizer(torch, trainable)
-            amp = (torch.autocast("cpu", dtype=getattr(torch, _DTYPES[opts.dtype]))
-                   if opts.mixed_precision and opts.dtype != "fp32" else contextlib.nullcontext())
+            mixed = opts.mixed_precision and opts.dtype != "fp32"
+            autocast_dtype = getattr(torch, _DTYPES[opts.dtype])
             grad_ids: set[int] = set()
             state_ids: set[int] = set()
             for recording in (False, True):
@@ -134,7 +134,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
                 if recording:
                     rec.ops.clear()
                     rec.reset_peak()
-                with amp:
+                with cuda_autocast(autocast_dtype) if mixed else contextlib.nullcontext():
                     loss = built.loss(model(*args, **kwargs))
                 rec.set_phase(Phase.BACKWARD)
                 loss.backward()
