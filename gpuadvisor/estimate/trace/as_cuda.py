@@ -10,8 +10,8 @@ cannot see into), so those two are replaced by what their CUDA kernels launch: o
 in-projection, one fused attention kernel on the strided q/k/v views (no copies), one addmm out; PyTorch
 itself still decides when the fast path is taken. Autocast's op lists differ too: CUDA autocast runs layer
 and group norms, softmax, exp/log/pow, sums and losses in float32 (their outputs float32), where CPU autocast
-keeps them in bfloat16, which halved those activations in a traced mixed-precision step; `cuda_autocast`
-applies CUDA's list (only around autocast: any TorchFunctionMode turns the MHA fast path off).
+keeps them in bfloat16, which halved those activations in a traced mixed-precision step: those functions are
+wrapped to run as CUDA autocast runs them.
 `cuda_dispatch(rec)` patches the rest for the trace and restores them after.
 """
 
@@ -26,44 +26,39 @@ from gpuadvisor.estimate.graph import Op, OpClass, Phase
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
 _Function: Any = torch.autograd.Function  # torch is untyped here (an optional extra)
-_FunctionMode: Any = torch.overrides.TorchFunctionMode
 
 F = torch.nn.functional
 T = torch.Tensor
 #: ops CUDA autocast runs in float32 (aten/src/ATen/autocast_mode.cpp: its fp32 list, and the fp32_set_opt_dtype
-#: ones where no dtype is given) and CPU autocast leaves in the lower precision
-_CUDA_FP32 = frozenset({
-    F.layer_norm, F.group_norm, torch.layer_norm, torch.group_norm, F.softmax, F.log_softmax, torch.softmax,
-    torch.log_softmax, T.softmax, T.log_softmax, torch.exp, T.exp, torch.log, T.log, torch.log1p, T.log1p,
-    torch.expm1, T.expm1, torch.pow, T.pow, T.__pow__, torch.rsqrt, T.rsqrt, torch.reciprocal, T.reciprocal,
-    torch.sum, T.sum, torch.cumsum, T.cumsum, torch.prod, T.prod, torch.logsumexp, T.logsumexp, F.softplus,
-    F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss, F.kl_div, F.nll_loss, F.cosine_similarity,
-    F.binary_cross_entropy_with_logits})
-_OPT_DTYPE = frozenset({F.softmax, F.log_softmax, torch.softmax, torch.log_softmax, T.softmax, T.log_softmax,
-                        torch.sum, T.sum, torch.cumsum, T.cumsum, torch.prod, T.prod})
+#: ones, marked True, where no dtype is given) and CPU autocast leaves in the lower precision, by owner
+_CUDA_FP32: tuple[tuple[Any, tuple[tuple[str, bool], ...]], ...] = (
+    (F, (("layer_norm", False), ("group_norm", False), ("softmax", True), ("log_softmax", True),
+         ("softplus", False), ("mse_loss", False), ("l1_loss", False), ("smooth_l1_loss", False),
+         ("huber_loss", False), ("kl_div", False), ("nll_loss", False), ("cosine_similarity", False),
+         ("binary_cross_entropy_with_logits", False))),
+    (torch, (("layer_norm", False), ("group_norm", False), ("softmax", True), ("log_softmax", True),
+             ("exp", False), ("log", False), ("log1p", False), ("expm1", False), ("pow", False), ("rsqrt", False),
+             ("reciprocal", False), ("sum", True), ("cumsum", True), ("prod", True), ("logsumexp", False))),
+    (torch.Tensor, (("softmax", True), ("log_softmax", True), ("exp", False), ("log", False), ("log1p", False),
+                    ("expm1", False), ("pow", False), ("__pow__", False), ("rsqrt", False), ("reciprocal", False),
+                    ("sum", True), ("cumsum", True), ("prod", True), ("logsumexp", False))),
+)
 _LOW = (torch.bfloat16, torch.float16)
 
 
-class CudaAutocast(_FunctionMode):
-    """Under CPU autocast, run CUDA autocast's float32 ops in float32: their 16-bit floating inputs cast up."""
-
-    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
-        if func in _CUDA_FP32 and torch.is_autocast_enabled("cpu") and not (
-                func in _OPT_DTYPE and kwargs.get("dtype") is not None):
+def _float32_under_autocast(fn: Any, opt_dtype: bool) -> Any:
+    """`fn`, run in float32 (its 16-bit floating inputs cast up, autocast off inside) while CPU autocast is on, as
+    CUDA autocast runs it. A wrapper rather than a TorchFunctionMode: activation checkpointing recomputes outside
+    the forward's mode stack, and any mode turns the MHA fast path off."""
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if torch.is_autocast_enabled("cpu") and not (opt_dtype and kwargs.get("dtype") is not None):
             up = [isinstance(a, torch.Tensor) and a.dtype in _LOW for a in args]
             if any(up):
                 args = tuple(a.float() if u else a for a, u in zip(args, up, strict=True))
                 with torch.autocast("cpu", enabled=False):
-                    return func(*args, **kwargs)
-        return func(*args, **kwargs)
-
-
-@contextlib.contextmanager
-def cuda_autocast(dtype: Any) -> Iterator[None]:
-    """torch.autocast as CUDA applies it, on the CPU."""
-    with torch.autocast("cpu", dtype=dtype), CudaAutocast():
-        yield
+                    return fn(*args, **kwargs)
+        return fn(*args, **kwargs)
+    return run
 
 
 @contextlib.contextmanager
@@ -75,9 +70,15 @@ def cuda_dispatch(rec: Recorder) -> Iterator[None]:
     F.dropout = _fused_dropout
     torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = _native_mha, _encoder_layer
     torch.backends.mha.set_fastpath_enabled(True)
+    saved = [(owner, name, getattr(owner, name)) for owner, names in _CUDA_FP32 for name, _ in names]
+    for owner, names in _CUDA_FP32:
+        for name, opt_dtype in names:
+            setattr(owner, name, _float32_under_autocast(getattr(owner, name), opt_dtype))
     try:
         yield
     finally:
+        for owner, name, fn in saved:
+            setattr(owner, name, fn)
         F.scaled_dot_product_attention, F.dropout = originals
         torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = fused
         torch.backends.mha.set_fastpath_enabled(fastpath)

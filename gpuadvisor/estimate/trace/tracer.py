@@ -27,6 +27,10 @@ from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, Memor
 from gpuadvisor.estimate.trace.torchlib import import_torch
 from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prepare_inputs
 
+#: bumped when what the tracer records changes without the stored layout changing (graph.FORMAT): a user's
+#: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
+#: masks needing their gradient, second peaks per phase)
+TRACER_REVISION = 2
 STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (recorder.step_peaks)
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -94,7 +98,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
     from torch.utils._pytree import tree_leaves
 
     import gpuadvisor.estimate.trace.recurrent as recurrent
-    from gpuadvisor.estimate.trace.as_cuda import cuda_autocast, cuda_dispatch
+    from gpuadvisor.estimate.trace.as_cuda import cuda_dispatch
     from gpuadvisor.estimate.trace.recorder import Recorder
 
     built = build(ref, seq=opts.seq, input_shape=opts.input_shape)
@@ -134,7 +138,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
                 if recording:
                     rec.ops.clear()
                     rec.reset_peak()
-                with cuda_autocast(autocast_dtype) if mixed else contextlib.nullcontext():
+                with torch.autocast("cpu", dtype=autocast_dtype) if mixed else contextlib.nullcontext():
                     loss = built.loss(model(*args, **kwargs))
                 rec.set_phase(Phase.BACKWARD)
                 loss.backward()
@@ -238,7 +242,7 @@ def _cache_key(ref: ModelRef, opts: TraceOptions, torch_version: str) -> str:
     if ref.source.value == "file":
         p = Path(ref.name)
         extra = f"{p.resolve()}:{p.stat().st_mtime_ns}" if p.is_file() else ""
-    raw = json.dumps([FORMAT, ref.text, extra, opts.key(), torch_version, TRACE_BATCHES])
+    raw = json.dumps([FORMAT, TRACER_REVISION, ref.text, extra, opts.key(), torch_version, TRACE_BATCHES])
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
 
 
