@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("torch", reason="tracing needs PyTorch, the [trace] extra")
 
-from gpuadvisor.estimate.graph import GraphMode  # noqa: E402
-from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_graph  # noqa: E402
-from gpuadvisor.modelref import parse_ref  # noqa: E402
+from gpuadvisor.estimate.graph import GraphMode
+from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_graph
+from gpuadvisor.modelref import parse_ref
 
 
 def _trace(tmp_path, body: str, mode: GraphMode, batch: int = 2, **opts):

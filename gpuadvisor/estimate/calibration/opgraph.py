@@ -80,9 +80,9 @@ CONSTANTS = (
              "as in the table (gpuadvisor.validation.fit_overlap)"),
     Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
              "under inference_mode (module code and Python around it included)", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_FWD_OPS_TRAINING", 2.9, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
+    Constant("HOST_FWD_OPS_TRAINING", 2.3, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
              "recorded by autograd", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_BWD_OPS", 5.5, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
+    Constant("HOST_BWD_OPS", 5.6, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
              "gradient accumulation and allocator work)", MODELS, Method.FITTED, HOST_FIT),
     Constant("HOST_VIEW_OPS", 0.8, "x HOST_OP_S", "host time of one traced op that launches no kernel (views, "
              "reshapes, detach)", MODELS, Method.FITTED, HOST_FIT),
