@@ -7,9 +7,11 @@ step is the host and the GPU overlapped (compute._overlap's rule). One formula p
 * GEMM: kernels.gemm_time (wave quantization of 128x256 tiles, the K ramp, misaligned shapes).
 * convolution: an implicit GEMM (M = N x out H x out W, N = K / groups, K = C / groups x R x S), its compute at
   the GEMM rate times CONV_EFF, floored by its own tensors at bandwidth (the input is read in place, never as
-  the im2col matrix: charging that made VGG16 2x slow); grouped and depthwise convolutions (no tensor-core
-  path) run on CUDA cores or at DEPTHWISE_BW_EFF of bandwidth; NCHW tensors in 16-bit are transposed to NHWC
-  and back around every cuDNN call.
+  the im2col matrix: charging that made VGG16 2x slow); grouped convolutions of 4+ channels per group (ResNeXt)
+  run cuDNN's grouped implicit GEMM on tensor cores, at the share of an MMA their groups fill
+  (GROUP_MMA_CHANNELS); depthwise ones (1-3 channels per group: no tensor-core path) run on CUDA cores or at
+  DEPTHWISE_BW_EFF of bandwidth; NCHW tensors in 16-bit are transposed to NHWC and back around every cuDNN
+  call.
 * attention: FlashAttention's FLOPs (causal triangle halved) at kernels.attention_rate.
 * recurrent (cuDNN LSTM/GRU): the input projections of all steps as one GEMM, then one small GEMM per
   time step and layer, never faster than RNN_STEP_FLOOR_S; the backward does twice the work.
@@ -172,14 +174,18 @@ def norm_passes(op: Op, *, training: bool) -> float:
 
 
 def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
-    """An implicit GEMM per pass on tensor cores, or CUDA cores where the channels per group rule tensor
-    cores out (grouped and depthwise convolutions, 3-channel image stems)."""
+    """An implicit GEMM per pass on tensor cores (grouped ones filling part of each MMA), or CUDA cores where
+    the channels per group rule tensor cores out (depthwise convolutions)."""
     n, c, h, w, k, kr, ks, groups, oh, ow = op.shape[:10]
     nhwc = op.shape[10] if len(op.shape) > 10 else 1.0
     extra = 0.0
     if not nhwc and op.dtype in ("bf16", "fp16"):  # cuDNN transposes NCHW in and out of NHWC
         extra = cal.NCHW_TRANSPOSE_PASSES * t_mem
-    if groups > 1:  # grouped and depthwise: no tensor-core path; FLOPs on CUDA cores, bytes at best
+    per_group = min(c, k) / groups if groups > 1 else 0.0
+    if per_group >= 4:  # grouped (ResNeXt): tensor cores, each group's channels padded to one MMA's width
+        fill = min(1.0, per_group / cal.GROUP_MMA_CHANNELS)
+        return max(op.flops / (rate * cal.CONV_EFF * fill), t_mem) + extra
+    if groups > 1:  # depthwise: no tensor-core path; FLOPs on CUDA cores, bytes at best
         cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
         return max(op.flops / cuda_rate, t_mem / (cal.DEPTHWISE_BW_EFF * r.depthwise_scale)) + extra
     if c % 8:  # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads

@@ -36,6 +36,14 @@ class Recorder(TorchDispatchMode):
         # the peak within each phase, and what was alive at it (serial -> bytes): a step's overall peak can move
         # from one phase to another as the batch grows, so each phase's is kept (graph.BatchGraph scales them)
         self.phase_peaks: dict[Phase, tuple[float, dict[int, float]]] = {}
+        # and the moment of each phase with the most bytes in tensors that scale with the batch: at the small
+        # trace batches weights and their casts hide it, at a real batch it can be the peak (a frozen base's wide
+        # early activations against the trainable stage's saved ones)
+        self.step_peaks: dict[Phase, tuple[float, dict[int, float]]] = {}
+        self.batch = 0  # the traced batch: a storage first seen as (batch x ...) and not weight-shaped scales with it
+        self.weight_shapes: set[tuple[int, ...]] = set()
+        self._scaling: set[int] = set()  # serials of the live storages that scale with the batch
+        self._scaling_bytes = 0.0
 
     # ---- memory ----------------------------------------------------------------------------------
     def track(self, t: Any) -> int:
@@ -48,6 +56,9 @@ class Recorder(TorchDispatchMode):
         n = float(st.nbytes())
         self.live[key] = (self._serial, n)
         self.live_bytes += n
+        if self.batch and t.dim() and t.shape[0] % self.batch == 0 and tuple(t.shape) not in self.weight_shapes:
+            self._scaling.add(self._serial)
+            self._scaling_bytes += n
         weakref.finalize(st, self._free, key, self._serial)
         self._note_peak()
         return self._serial
@@ -55,6 +66,8 @@ class Recorder(TorchDispatchMode):
     def _note_peak(self) -> None:
         if self.live_bytes > self.phase_peaks.get(self.phase, (-1.0, {}))[0]:
             self.phase_peaks[self.phase] = (self.live_bytes, dict(self.live.values()))
+        if self._scaling_bytes > self.step_peaks.get(self.phase, (-1.0, {}))[0]:
+            self.step_peaks[self.phase] = (self._scaling_bytes, dict(self.live.values()))
 
     def set_phase(self, phase: Phase) -> None:
         """Enter a phase: what is alive as it starts (the gradients, entering the optimizer) counts towards its peak."""
@@ -66,12 +79,16 @@ class Recorder(TorchDispatchMode):
         if entry is not None and entry[0] == serial:
             del self.live[key]
             self.live_bytes -= entry[1]
+            if serial in self._scaling:
+                self._scaling.discard(serial)
+                self._scaling_bytes -= entry[1]
 
     def serials(self, tensors: Any) -> set[int]:
         return {self.track(t) for t in tensors if isinstance(t, torch.Tensor)}
 
     def reset_peak(self) -> None:
         self.phase_peaks.clear()
+        self.step_peaks.clear()
         self._note_peak()
 
     # ---- ops -------------------------------------------------------------------------------------

@@ -27,6 +27,11 @@ from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, Memor
 from gpuadvisor.estimate.trace.torchlib import import_torch
 from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prepare_inputs
 
+#: bumped when what the tracer records changes without the stored layout changing (graph.FORMAT): a user's
+#: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
+#: masks needing their gradient, second peaks per phase)
+TRACER_REVISION = 2
+STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (recorder.step_peaks)
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
@@ -109,6 +114,8 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
     args, kwargs = prepare_inputs((args, kwargs), None if training and opts.mixed_precision else weight_dtype,
                                    opts.channels_last)
     rec = Recorder()
+    rec.batch = batch
+    rec.weight_shapes = {tuple(p.shape) for p in model.parameters()}
     notes: list[str] = []
     with rec, cuda_dispatch(rec):
         recurrent.fuse(model, rec)
@@ -121,8 +128,8 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
             if not trainable:
                 raise UserError(f"{ref.text}: every parameter is frozen, so there is nothing to train")
             opt = _optimizer(torch, trainable)
-            amp = (torch.autocast("cpu", dtype=getattr(torch, _DTYPES[opts.dtype]))
-                   if opts.mixed_precision and opts.dtype != "fp32" else contextlib.nullcontext())
+            mixed = opts.mixed_precision and opts.dtype != "fp32"
+            autocast_dtype = getattr(torch, _DTYPES[opts.dtype])
             grad_ids: set[int] = set()
             state_ids: set[int] = set()
             for recording in (False, True):
@@ -131,7 +138,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
                 if recording:
                     rec.ops.clear()
                     rec.reset_peak()
-                with amp:
+                with torch.autocast("cpu", dtype=autocast_dtype) if mixed else contextlib.nullcontext():
                     loss = built.loss(model(*args, **kwargs))
                 rec.set_phase(Phase.BACKWARD)
                 loss.backward()
@@ -152,6 +159,11 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
             grad_ids, state_ids = set(), set()
     phase_peaks = tuple(MemoryPeak(peak, phase.value, _peak_items(alive, param_ids, grad_ids, state_ids, input_ids))
                         for phase, (peak, alive) in rec.phase_peaks.items())
+    # each phase's moment of most activations too, as a peak of its own: BatchGraph scales every peak to the
+    # batch asked and takes the largest, so the one whose activations grow fastest wins at large batches
+    phase_peaks += tuple(MemoryPeak(sum(alive.values()), f"{phase.value}{STEP_PEAK_SUFFIX}",
+                                    _peak_items(alive, param_ids, grad_ids, state_ids, input_ids))
+                         for phase, (_, alive) in rec.step_peaks.items())
     return OpGraph(
         model=ref.text, mode=opts.mode, batch=batch, ops=tuple(rec.ops),  # merged by merge_pair
         params=sum(p.numel() for p in params), trainable_params=sum(p.numel() for p in params if p.requires_grad),
@@ -230,7 +242,7 @@ def _cache_key(ref: ModelRef, opts: TraceOptions, torch_version: str) -> str:
     if ref.source.value == "file":
         p = Path(ref.name)
         extra = f"{p.resolve()}:{p.stat().st_mtime_ns}" if p.is_file() else ""
-    raw = json.dumps([FORMAT, ref.text, extra, opts.key(), torch_version, TRACE_BATCHES])
+    raw = json.dumps([FORMAT, TRACER_REVISION, ref.text, extra, opts.key(), torch_version, TRACE_BATCHES])
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
 
 

@@ -1,0 +1,91 @@
+"""The trace takes the code paths an NVIDIA GPU takes (trace/as_cuda.py), checked against what the H100 profiles
+(lab/data/h100-models) show the GPU launching. Needs PyTorch (the [trace] extra)."""
+
+from __future__ import annotations
+
+import collections
+import textwrap
+
+import pytest
+
+pytest.importorskip("torch", reason="tracing needs PyTorch, the [trace] extra")
+
+from gpuadvisor.estimate.graph import GraphMode
+from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_graph
+from gpuadvisor.modelref import parse_ref
+
+
+def _trace(tmp_path, body: str, mode: GraphMode, batch: int = 2, **opts):
+    f = tmp_path / "m.py"
+    f.write_text("import torch\nimport torch.nn.functional as F\n" + textwrap.dedent(body))
+    return trace_graph(parse_ref(f"{f}:build"), TraceOptions(mode=mode, **opts), batch)
+
+
+def _names(g) -> collections.Counter:
+    c: collections.Counter = collections.Counter()
+    for op in g.ops:
+        c[op.name] += op.count
+    return c
+
+
+ENCODER = """
+def build():
+    return torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(64, 4, 128, batch_first=True), 2)
+def build_batch(b):
+    return torch.randn(b, 16, 64)
+"""
+
+
+def test_transformer_inference_takes_the_fused_fast_path(tmp_path):
+    """ViT-B/16 inference on the H100: 4 addmm, 1 fused attention and no copies per block (the fast path)."""
+    n = _names(_trace(tmp_path, ENCODER, GraphMode.INFERENCE))
+    assert n["addmm"] == 8 and n["flash_attention"] == 2
+    assert not n["clone"] and not n["bmm"] and not n["_softmax"]
+
+
+def test_autocast_runs_cuda_float32_ops_in_float32(tmp_path):
+    """CUDA autocast computes layer norm in float32 (CPU autocast would keep bfloat16)."""
+    g = _trace(tmp_path, ENCODER, GraphMode.TRAINING)
+    norms = [op for op in g.ops if op.name == "native_layer_norm"]
+    assert norms and all(op.dtype == "fp32" for op in norms)
+
+
+def test_a_float_mask_that_needs_its_gradient_takes_the_math_path(tmp_path):
+    """T5's learned position bias: SDPA's math path (bmm, softmax) on the GPU, flash for a constant mask."""
+    body = """
+    class M(torch.nn.Module):
+        def __init__(self, learned):
+            super().__init__()
+            self.q = torch.nn.Linear(64, 64)
+            self.bias = torch.nn.Parameter(torch.zeros(1, 4, 16, 16), requires_grad=learned)
+        def forward(self, x):
+            q = self.q(x).view(x.shape[0], 16, 4, 16).transpose(1, 2)
+            return F.scaled_dot_product_attention(q, q, q, attn_mask=self.bias).sum()
+    def build():
+        return M(LEARNED)
+    def build_batch(b):
+        return torch.randn(b, 16, 64)
+    """
+    learned = _names(_trace(tmp_path, body.replace("LEARNED", "True"), GraphMode.TRAINING))
+    assert learned["bmm"] >= 2 and not learned["flash_attention"]
+    fixed = _names(_trace(tmp_path, body.replace("LEARNED", "False") + "\n    x = 0\n", GraphMode.TRAINING))
+    assert fixed["flash_attention"] == 1 and not fixed["bmm"]
+
+
+def test_a_wide_early_activation_is_a_peak_of_its_own(tmp_path):
+    """A frozen wide stem then a small trainable head: the stem's transient scales with the batch faster than the
+    head's saved activations, so it is kept as a second forward peak (graph.BatchGraph takes the larger)."""
+    body = """
+    def build():
+        m = torch.nn.Sequential(torch.nn.Linear(8, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 8),
+                                torch.nn.Linear(8, 2048), torch.nn.Linear(2048, 8))
+        for p in m[:3].parameters():
+            p.requires_grad = False
+        return m
+    def build_batch(b):
+        return torch.randn(b, 8)
+    """
+    g = _trace(tmp_path, body, GraphMode.TRAINING, mixed_precision=False, dtype="fp32")
+    phases = {m.phase: m for m in g.phase_peaks}
+    assert "forward, most activations" in phases
+    assert phases["forward, most activations"].items["activations"] >= 2 * 4096 * 4 * 2
