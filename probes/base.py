@@ -32,6 +32,17 @@ def wait_for_torch() -> None:
         _PRELOAD["torch"].join()
 
 
+def cuda_torch(ctx: ProbeContext) -> Any:
+    """PyTorch with CUDA for a probe that measures through it (cuDNN convolutions, streaming ops): the GPU
+    selected, the background import finished; ProbeSkipped, saying why, where there is none."""
+    ctx.gpu()
+    wait_for_torch()
+    torch = ctx.torch()
+    if torch is None:
+        raise ProbeSkipped(f"needs PyTorch with CUDA: {ctx.torch_reason}")
+    return torch
+
+
 def preload_torch() -> None:
     """Start importing PyTorch in the background (it takes seconds) while other probes run."""
     if "torch" in _PRELOAD:

@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from gpuadvisor.core.results import ProbeResult
-from probes.base import ProbeContext, measurement, wait_for_torch
+from probes.base import ProbeContext, cuda_torch, measurement
 from probes.timing import ProbeSkipped, interleaved_bursts, torch_burst
 
 NAME = "conv"
@@ -92,11 +92,7 @@ def check(torch: Any, s: Shape, dt: str, layout: str, gen: Any) -> float:
 
 def run(ctx: ProbeContext) -> ProbeResult:
     t0 = time.perf_counter()
-    ctx.gpu()
-    wait_for_torch()
-    torch = ctx.torch()
-    if torch is None:
-        raise ProbeSkipped(f"needs PyTorch with CUDA: {ctx.torch_reason}")
+    torch = cuda_torch(ctx)
     if not torch.backends.cudnn.is_available():
         raise ProbeSkipped("PyTorch has no cuDNN")
     import torch.nn.functional as F

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuadvisor.core.results import ProbeResult
-from probes.base import ProbeContext, measurement, wait_for_torch
-from probes.timing import ProbeSkipped, interleaved_bursts, torch_burst
+from probes.base import ProbeContext, cuda_torch, measurement
+from probes.timing import interleaved_bursts, torch_burst
 
 NAME = "elementwise"
 ROW = 4096
@@ -91,11 +91,7 @@ TOLERANCE = 2e-2  # bf16 results against float64
 
 def run(ctx: ProbeContext) -> ProbeResult:
     t0 = time.perf_counter()
-    ctx.gpu()
-    wait_for_torch()
-    torch = ctx.torch()
-    if torch is None:
-        raise ProbeSkipped(f"needs PyTorch with CUDA: {ctx.torch_reason}")
+    torch = cuda_torch(ctx)
     opts = ctx.options.get(NAME, {})
     elements = int(opts.get("elements", ELEMENTS))
     free = torch.cuda.mem_get_info()[0]
