@@ -2,15 +2,16 @@
 
 It writes the forward of a Hugging Face Llama-style decoder (Llama, Qwen2, Mistral: token embedding, rotary
 positions, RMSNorm, q/k/v/o projections with optional q/k/v biases, SDPA with grouped KV heads, SwiGLU MLP,
-residual adds, final norm, LM head, cross-entropy over the shifted labels) against the symbolic tape
-(tape.py, prims.py) exactly as transformers 5 runs it under the tracer: the same casts (autocast's copies of
-weights and inputs, RMSNorm's fp32 upcast, rotary tables in the residual stream's dtype), the KV cache a
-forward fills, and, for training, autograd's backward (frozen parameters get no weight gradients) and one
-fused AdamW step. With activation checkpointing (transformers' gradient_checkpointing_enable(): every decoder
-layer through torch.utils.checkpoint, use_reentrant=False) training runs without a KV cache, so transformers
-builds an explicit mask (no causal skip in SDPA, K and V repeated over the query heads), and each layer's
-forward is recomputed in the backward (tape.Region). The tracer (trace/) and this front-end are checked against
-each other by tests/test_analytic_graph.py: costed by opcost.step_time they agree within 10 % in time and memory.
+residual adds, final norm, LM head, cross-entropy over the shifted labels) against the symbolic tape (tape.py,
+prims.py) exactly as transformers 5 runs it under the tracer: the same casts (autocast's copies of weights and
+inputs, RMSNorm's fp32 upcast, rotary tables in the residual stream's dtype), SDPA's output in the fused kernel's
+(tokens, heads) layout (so no copy back to tokens), the KV cache a forward fills, and, for training, autograd's
+backward (frozen parameters get no weight gradients) and one fused AdamW step. With activation checkpointing
+(transformers' gradient_checkpointing_enable(): every decoder layer through torch.utils.checkpoint,
+use_reentrant=False) training runs without a KV cache, so transformers builds an explicit mask (no causal skip in
+SDPA, K and V repeated over the query heads), and each layer's forward is recomputed in the backward
+(tape.Region). The tracer (trace/) and this front-end are checked against each other by
+tests/test_analytic_graph.py: costed by opcost.step_time they agree within 10 % in time and memory.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ EXTRA_VIEWS = {Phase.FORWARD: (8.0, 6.0, 0.0), Phase.BACKWARD: (36.0, 7.0, 2.0)}
 #: (per layer, per trainable weight matrix or norm weight of the layer, per step), read off the checkpointed traces
 #: of the same three models, one with frozen layers
 CHECKPOINT_VIEWS = (35.0, 4.0, 18.0)
+#: the name of a phase's second peak, at its moment of most batch-scaling tensors (trace/tracer.py's)
+STEP_PEAK_SUFFIX = ", most activations"
 
 
 def check_supported(spec: ModelSpec) -> None:
@@ -182,7 +185,8 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
             held.extend((k, v))
         elif heads != spec.num_kv_heads:
             k, v = P.repeat_kv(tp, k, qd / kvd), P.repeat_kv(tp, v, qd / kvd)
-        o = P.clone(tp, tp.view(P.sdpa(tp, q, k, v, att_shape, att_flops, mask), n=0, strided=True))  # transpose
+        # the fused kernel writes (b, s, heads, d), so the transpose back to tokens is a view, not a copy
+        o = tp.view(P.sdpa(tp, q, k, v, att_shape, att_flops, mask))
         x = P.add(tp, x, P.linear(tp, o, W(p + "self_attn.o_proj.weight"), None, h, qd))
         hn = _rmsnorm(tp, x, W(p + "post_attention_layernorm.weight"), h)
         gate = P.silu(tp, P.linear(tp, hn, W(p + "mlp.gate_proj.weight"), None, inter, h))
@@ -224,6 +228,13 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
     kinds[id(ids.storage)] = "inputs"
     phase_peaks = tuple(MemoryPeak(total, ph.value, {k: items.get(k, 0.0) for k in MEMORY_ITEMS})
                         for ph, (total, items) in tp.phase_peaks(kinds).items())
+    # and each phase's moment of most batch-scaling bytes, as the tracer adds it (trace/recorder.py: a tensor
+    # whose first dimension is a multiple of the batch and whose shape is no parameter's; here by element count)
+    weight_numels = {t.numel for t in params.by_name.values()}
+    phase_peaks += tuple(
+        MemoryPeak(total, ph.value + STEP_PEAK_SUFFIX, {k: items.get(k, 0.0) for k in MEMORY_ITEMS})
+        for ph, (total, items) in tp.phase_peaks(kinds, lambda st: st.numel >= 1 and st.numel % b == 0
+                                                 and st.numel not in weight_numels).items())
     biases = 3 if spec.attn_bias else 0
     extra = sum(spec.num_layers * (per_layer + biases * per_bias) + per_step
                 for ph, (per_layer, per_step, per_bias) in EXTRA_VIEWS.items() if training or ph is Phase.FORWARD)

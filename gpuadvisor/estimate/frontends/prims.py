@@ -114,11 +114,6 @@ def cache_cat(tp: Tape, x: T, cache_dtype: str, *, zeros: bool) -> T:
     return out
 
 
-def clone(tp: Tape, x: T) -> T:
-    """x.contiguous() of a non-contiguous x: a copy into the contiguous layout."""
-    return tp.op("clone", [x], x.numel, x.dtype, backward=lambda g: [g], contiguous=True)
-
-
 def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_grad: bool = False) -> T:
     """F.linear as aten dispatches it: mm (addmm with a bias) on the flattened tokens; under autocast the weight,
     bias and input cast to the compute dtype first (weights once per forward, autocast's cache)."""

@@ -46,10 +46,11 @@ def stream_shape(ins: list[T], outs: list[T]) -> tuple[float, ...]:
 class Storage:
     """Bytes alive from the op that made them to the last op that read them (or forever: `hold`)."""
 
-    __slots__ = ("born", "hold", "kind", "last", "nbytes")
+    __slots__ = ("born", "hold", "kind", "last", "nbytes", "numel")
 
-    def __init__(self, nbytes: float, born: int) -> None:
+    def __init__(self, nbytes: float, born: int, numel: float = 0.0) -> None:
         self.nbytes = nbytes
+        self.numel = numel
         self.born = born
         self.last = born
         self.hold = False  # kept to the end of the step (model outputs, the KV cache, parameters, states)
@@ -117,7 +118,7 @@ class Tape:
 
     # ---- tensors and ops ------------------------------------------------------------------------
     def tensor(self, numel: float, dtype: str, *, requires_grad: bool = False) -> T:
-        st = Storage(numel * ELEM[dtype], len(self.ops))
+        st = Storage(numel * ELEM[dtype], len(self.ops), numel)
         self.storages.append(st)
         return T(numel, dtype, st, requires_grad=requires_grad)
 
@@ -301,24 +302,33 @@ class Tape:
             p.grad.storage.hold = True
 
     # ---- memory -----------------------------------------------------------------------------------
-    def phase_peaks(self, kinds: dict[int, str]) -> dict[Phase, tuple[float, dict[str, float]]]:
+    def phase_peaks(self, kinds: dict[int, str], scales: Callable[[Storage], bool] | None = None
+                    ) -> dict[Phase, tuple[float, dict[str, float]]]:
         """The largest live bytes just after each op's outputs are allocated, per phase, and what was alive then
-        by item (`kinds`: id(storage) -> item for weights, gradients and states; the rest are activations)."""
+        by item (`kinds`: id(storage) -> item for weights, gradients and states; the rest are activations). With
+        `scales`, instead the moment of each phase with the most bytes in storages that scale with the batch (the
+        tracer's second peak per phase, recorder.step_peaks), and all that was alive then."""
         n = len(self.ops)
         delta = [0.0] * (n + 2)
+        sdelta = [0.0] * (n + 2)
         for st in self.storages:
-            delta[st.born] += st.nbytes
             end = n if st.hold else st.last
+            delta[st.born] += st.nbytes
             delta[end + 1] -= st.nbytes
-        peaks: dict[Phase, tuple[float, int]] = {}
-        live = 0.0
+            if scales is not None and scales(st):
+                sdelta[st.born] += st.nbytes
+                sdelta[end + 1] -= st.nbytes
+        peaks: dict[Phase, tuple[float, int, float]] = {}
+        live = scaling = 0.0
         for i, op in enumerate(self.ops):
             live += delta[i]
+            scaling += sdelta[i]
             phase = self.runs_in.get(i, op.phase)
-            if live > peaks.get(phase, (-1.0, 0))[0]:
-                peaks[phase] = (live, i)
+            metric = live if scales is None else scaling
+            if metric > peaks.get(phase, (-1.0, 0, 0.0))[0]:
+                peaks[phase] = (metric, i, live)
         out: dict[Phase, tuple[float, dict[str, float]]] = {}
-        for ph, (total, i) in peaks.items():
+        for ph, (_, i, total) in peaks.items():
             items: dict[str, float] = {}
             for st in self.storages:
                 if st.born <= i and (st.hold or st.last >= i):
