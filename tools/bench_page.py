@@ -16,6 +16,7 @@ import sys
 import tarfile
 import tempfile
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 from gpuadvisor.prices import load_prices
@@ -219,13 +220,21 @@ def _summary(section: str, title: str, page: Path, tables: int = 0) -> list[str]
     return [f"## {title}", "", *body, "", f"Every result with its source and conditions: {_rel(page)}.", ""]
 
 
+@cache
+def _gpu_checks() -> list:
+    """The serving GPU checks, run once for both the summary line and the serving page's table."""
+    from gpuadvisor.estimate.serve import gpu_check
+
+    return gpu_check.checks()
+
+
 def serving() -> list[str]:
     from gpuadvisor.estimate.serve import gpu_check
     from gpuadvisor.estimate.serve.published import markdown_section
 
     speed = json.loads(SERVING_SPEED.read_text())
     rows = [f"| {r['lengths']} | {r['rate']} | {r['iterations']:,} | {r['seconds']:.2f} s |" for r in speed["runs"]]
-    checks = gpu_check.checks()
+    checks = _gpu_checks()
     e2e = [c.ratio for c in checks if c.what != "prefill GPU"]
     gpu = [c.ratio for c in checks if c.what == "prefill GPU"]
     return [*_summary(markdown_section(), "Serving against published engine results", SERVING_PAGE),
@@ -271,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def serving_section() -> str:
         return (markdown_section().rstrip() + "\n\n## GPU check: Hugging Face generate() and prefill kernels\n\n"
-                + gpu_check.markdown())
+                + gpu_check.markdown(found=_gpu_checks()))
 
     pages = ((PAGE, page()), (CASES_PAGE, cases_page()), (SERVING_PAGE, serving_section()),
              (TRAINING_PAGE, training_section()))

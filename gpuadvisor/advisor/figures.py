@@ -158,13 +158,15 @@ ServingMemo = dict[tuple[Any, ...], Any]
 def _serving(w: Workload, hw: HardwareFigures, users: int, prompt: int, output: int, engine: str,
              eff: Efficiency | None, memo: ServingMemo | None) -> Any:
     """`estimate_serving`, answered from `memo` when asked before (it is a pure function of frozen inputs)."""
+    def ask() -> Any:
+        return estimate_serving(w, hw, concurrency=users, prompt_tokens=prompt, output_tokens=output, engine=engine,
+                                efficiency=eff)
+
+    if memo is None:
+        return ask()
     key = (w, repr(hw), users, prompt, output, engine, eff)
-    if memo is None or key not in memo:
-        s = estimate_serving(w, hw, concurrency=users, prompt_tokens=prompt, output_tokens=output, engine=engine,
-                             efficiency=eff)
-        if memo is None:
-            return s
-        memo[key] = s
+    if key not in memo:
+        memo[key] = ask()
     return memo[key]
 
 

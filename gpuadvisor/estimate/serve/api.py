@@ -36,16 +36,17 @@ class ServeSetup:
 
     def assumptions(self) -> dict[str, Any]:
         e = self.engine
+        host: dict[str, Any] = ({"host_s_per_iteration": None, "host_model": "eager (estimate/engines.py)",
+                                 "host_s_per_decode_step": self.cost.decode_host,
+                                 "host_s_per_prefill": self.cost.prefill_host}
+                                if e.eager_host else {"host_s_per_iteration": e.host_s_per_iter})
         return {"engine": e.name.value, "engine_label": e.label, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
                 "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
-                "host_s_per_iteration": e.host_s_per_iter, "weights": self.weights, "kv_dtype": self.kv_dtype,
+                **host, "weights": self.weights, "kv_dtype": self.kv_dtype,
                 "kv_block_tokens": KV_BLOCK, "kv_blocks_per_group": self.cfg.kv_blocks,
                 "kv_mem_fraction": e.kv_mem_fraction, "layout": self.layout.describe(), "gpus": self.layout.gpus,
-                "card": self.hw.name, "engine_sources": list(e.sources), "calibrated_on": e.calibrated_on,
-                **({"host_s_per_iteration": None, "host_model": "eager (estimate/engines.py)",
-                    "host_s_per_decode_step": self.cost.decode_host, "host_s_per_prefill": self.cost.prefill_host}
-                   if e.eager_host else {})}
+                "card": self.hw.name, "engine_sources": list(e.sources), "calibrated_on": e.calibrated_on}
 
 
 def card_figures(card: Any) -> HardwareFigures:
