@@ -39,11 +39,10 @@ def section(per_case: bool = True) -> str:
            "this section is written by `tools/bench_models.py`.", "",
            "Estimates: `gpuadvisor.validation` from the shipped pre-traced graphs (`tools/trace_models.py`, CPU, fake "
            "tensors) and the H100 SXM's datasheet figures (no probe). Every third model (all of its cases) is held out "
-           "of calibration; the op model's fitted constants (convolution efficiency and the norm, reduction and "
-           "elementwise bandwidths, each against its own class's profiled GPU time; four host costs per op kind; the "
-           "overlap exponent; `tools/fit_opcost.py`, recomputed by `tests/test_calibration_fits.py`) come from the "
-           "calibration split, and the RNN step floor and library workspace were set by hand near calibration-split "
-           "cases (`gpuadvisor/estimate/calibration/opgraph.py`). Ratio = estimate / measurement.", "",
+           "of calibration; the fitted constants (per op class against that class's profiled GPU time, host costs per "
+           "op kind, the overlap exponent; `tools/fit_opcost.py`, recomputed by `tests/test_calibration_fits.py`) "
+           "come from the calibration split; the rest are counted or set by hand "
+           "(`gpuadvisor/estimate/calibration/opgraph.py` says which). Ratio = estimate / measurement.", "",
            "| group | cases | time within ±25 % | memory within ±10 % | median time error | worst time "
            "| worst memory |",
            "|---|---:|---:|---:|---:|---:|---:|"]
@@ -53,9 +52,9 @@ def section(per_case: bool = True) -> str:
                    f"{x['median_abs_time_error']:.0%} | {x['worst_time']:.2f}x | {x['worst_memory']:.2f}x |")
     out += ["", "Short of the ±25 % / ±10 % on 90 % target outside calibration. Norms are costed by kind and pass "
             "(eval affine, train-mode statistics, backward; layer norms by row length, group norms by block count), "
-            "elementwise ops vectorized or strided, convolutions as compute-only implicit GEMMs. Misses left: "
-            "host-bound CNN steps at small batch (0.6-0.8x), grouped convolutions (ResNeXt 1.4x), T5's and "
-            "torchvision ViT's GPU attention paths the CPU trace does not take. "
+            "elementwise ops vectorized or strided, convolutions as compute-only implicit GEMMs; the trace takes "
+            "CUDA's attention paths. Misses left: host-bound CNN steps at small batch (ResNeXt b=64 1.87x, "
+            "0.6-0.8x others), T5 inference's math-path attention. "
             "`torchaudio:wav2vec2_base` (4 cases) was measured but not traced: no CPU torchaudio wheel exists for "
             "this machine's PyTorch, so it is left out of the gate.", "",
             f"Against published results nobody here wrote: NVIDIA DeepLearningExamples' ResNet50 v1.5 for PyTorch "

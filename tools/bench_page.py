@@ -39,6 +39,7 @@ H200_MULTIGPU = DATA / "h200x2-2026-11-23" / "multigpu.json"
 MEMORY_V2 = DATA / "validation-h100-v2.json"
 PROBE_TIME = ROOT / "lab" / "data" / "h100-probe-time" / "time.txt"
 PROBE_BEFORE = ROOT / "lab" / "data" / "h100-probe-time" / "before-after.txt"
+OP_PROBES = ROOT / "lab" / "data" / "h100-probe-time" / "figures.txt"
 COLD_START = DATA / "cold-start.json"
 SERVING_SPEED = DATA / "serving-speed.json"
 
@@ -142,10 +143,24 @@ def probe_time() -> list[str]:
     moved = ", ".join(f"{m} {ba[f'before {m}']} -> {ba[f'after {m}']} s" for m in ("quick-warm", "full-warm")
                       if f"before {m}" in ba and f"after {m}" in ba)
     within = " and ".join(f"{w[0]} % ({m})" for m, w in worst.items() if w)
+    date = re.search(r"\d{4}-\d{2}-\d{2}", OP_PROBES.read_text())
     return ["## How long a probe takes", "",
-            f"Wall time of `gpuadvisor probe` on an {device} ({_rel(PROBE_TIME)}; `tools/device/probe_time.sh`): "
-            f"{cells} (cold: fresh host and kernel caches). The tree before, in one call ({_rel(PROBE_BEFORE)}): "
-            f"{moved}, GPU figures within {within}.", ""]
+            f"`gpuadvisor probe` on an {device}, {date.group(0) if date else ''} ({_rel(PROBE_TIME)}, by "
+            f"`tools/device/probe_time.sh`): {cells} (cold: fresh caches). Before the speed-up, same call "
+            f"(`before-after.txt`): {moved}, GPU figures within {within}.", "", *op_probes()]
+
+
+def op_probes() -> list[str]:
+    """The `--full` convolution and streaming-op probes' ratios to their same-run references (cold run)."""
+    text = OP_PROBES.read_text()
+    cold = text.split("== run 3 full-cold", 1)[1].split("==", 1)[0]
+    ratio = dict(re.findall(r"^  (\S+) .*= ([\d.]+)", cold, flags=re.M))
+    conv = ", ".join(f"{k.split('_')[1].upper()} {ratio[k]}" for k in ("conv.bf16_nhwc", "conv.bf16_nchw"))
+    stream = ", ".join(f"{k.split('.')[1].split('_bf16')[0].replace('_', ' ')} {ratio[k]}" for k in (
+        "conv.depthwise_bf16_nhwc", "elementwise.add", "elementwise.layer_norm", "elementwise.batch_norm",
+        "elementwise.softmax"))
+    return [f"Op probes (`--full`, `figures.txt`), ratio to the same run's GEMM: 3x3 bf16 conv {conv}; to its copy: "
+            f"{stream}.", ""]
 
 
 def llm_time() -> list[str]:
