@@ -7,11 +7,13 @@ as a practitioner's loop runs it:
   * training: fp32 weights under bf16 autocast, fused AdamW, loss.backward(), opt.step(),
     zero_grad(set_to_none=True); cudnn.benchmark on; channels_last where the case says so;
   * inference: bf16 weights, torch.inference_mode(), one forward over the batch.
-Time: median of 8 steps after 3 warm-ups, each between CUDA events. Memory: the peak of
+Time: median of 8 steps (--timed) after 3 warm-ups, each between CUDA events; the host's time to issue
+a step too (host_issue_s). `--noisy SPREAD` re-measures the stored cases whose steps spread more than that
+(host-bound steps jitter with the CPU: more steps give a steadier median). Memory: the peak of
 torch.cuda.max_memory_allocated over the timed steps. One more step under torch.profiler gives
 the device time per aten op (what the op cost model is checked against, class by class).
 
-  python3 -m lab.measure_models --out results.json [--part 0/2] [--only SUBSTRING]
+  python3 -m lab.measure_models --out results.json [--part 0/2] [--only SUBSTRING] [--timed N] [--noisy SPREAD]
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ from gpuadvisor.estimate.trace import zoo
 from lab.model_cases import CASES
 
 WARMUP, TIMED = 3, 8
+
+
+def case_id(case: dict) -> tuple:
+    """What tells one case from another (tools/collect_model_runs.py keeps the last measurement of each)."""
+    return (case["spec"], case["mode"], case["batch"], tuple(case.get("trainable", ())),
+            bool(case.get("channels_last")), case.get("seq", 0))
 
 
 def run_case(case: dict, device: str = "cuda") -> dict:
@@ -76,20 +84,23 @@ def run_case(case: dict, device: str = "cuda") -> dict:
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated()
-    times = []
+    times, issued = [], []
     wall0 = time.perf_counter()
     for _ in range(TIMED):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
+        t0 = time.perf_counter()
         step()
         b.record()
+        issued.append(time.perf_counter() - t0)  # the host's time to issue the step (it may block on the GPU)
         b.synchronize()
         times.append(a.elapsed_time(b) / 1e3)
     wall = (time.perf_counter() - wall0) / TIMED
     peak = torch.cuda.max_memory_allocated()
     ops = profile(step)
     med = statistics.median(times)
-    return {**case, "time_s": med, "time_spread": (max(times) - min(times)) / med,
+    return {**case, "time_s": med, "time_spread": (max(times) - min(times)) / med, "timed_steps": TIMED,
+            "host_issue_s": statistics.median(issued),
             "wall_s": wall, "peak_bytes": peak, "steady_bytes": before, "build_s": build_s,
             "params": sum(p.numel() for p in model.parameters()),
             "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad),
@@ -115,13 +126,19 @@ def profile(step) -> dict:
 
 
 def main() -> int:
+    global TIMED
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--part", default="0/1", help="K/N: run every N-th case starting at K")
     ap.add_argument("--only", default="")
     ap.add_argument("--smoke", action="store_true", help="run each case once on the CPU at batch 2")
     ap.add_argument("--budget-s", type=float, default=540.0, help="stop starting new cases after this")
+    ap.add_argument("--timed", type=int, default=8, help="timed steps per case (median taken)")
+    ap.add_argument("--noisy", type=float, default=None, metavar="SPREAD",
+                    help="only the cases whose stored measurement (tests/data/models-h100.json) spread more than "
+                         "this between its timed steps: re-measured with --timed steps")
     a = ap.parse_args()
+    TIMED = a.timed
     k, n = (int(x) for x in a.part.split("/"))
     torch.backends.cudnn.benchmark = True
     if a.smoke:
@@ -138,7 +155,12 @@ def main() -> int:
         env["driver"] = f"unknown ({e})"
     results = []
     start = time.perf_counter()
-    todo = [c for i, c in enumerate(CASES) if i % n == k and a.only in c["spec"]]
+    todo = [c for c in CASES if a.only in c["spec"]]
+    if a.noisy is not None:
+        stored = json.loads((Path(__file__).resolve().parent.parent / "tests/data/models-h100.json").read_text())
+        noisy = {case_id(c) for c in stored["cases"] if c.get("time_spread", 0.0) > a.noisy}
+        todo = [c for c in todo if case_id(c) in noisy]
+    todo = todo[k::n]
     for case in todo:
         if time.perf_counter() - start > a.budget_s:
             results.append({**case, "skipped": "time budget"})

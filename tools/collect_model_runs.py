@@ -4,7 +4,9 @@ estimator is checked against in CI (gpuadvisor/validation.py). Keeps each case's
 step time and peak memory, and its GPU time per op class from the profiled step (aten ops only: kernels
 are attributed to the aten op that launched them, and user annotations are dropped).
 
-  python3 -m tools.collect_model_runs lab/data/h100-models/models-p*.json
+  python3 -m tools.collect_model_runs lab/data/h100-models/models-p*.json lab/data/h100-models/remeasured-*.json
+
+A case measured in more than one file keeps its last measurement (a re-measurement with more steps).
 """
 
 from __future__ import annotations
@@ -19,24 +21,30 @@ from gpuadvisor.estimate.trace.classify import classify
 ROOT = Path(__file__).resolve().parent.parent
 
 KEEP = ("spec", "mode", "batch", "held_out", "channels_last", "trainable", "seq", "time_s", "time_spread",
-        "wall_s", "peak_bytes", "params", "trainable_params", "unit")
+        "timed_steps", "host_issue_s", "wall_s", "peak_bytes", "params", "trainable_params", "unit")
+
+
+def case_id(r: dict) -> tuple:
+    return (r["spec"], r["mode"], r["batch"], tuple(r.get("trainable", ())), bool(r.get("channels_last")),
+            r.get("seq", 0))
 
 
 def main(paths: list[str]) -> int:
-    env, cases = None, []
+    env, by_id = None, {}
     for p in paths:
         d = json.loads(Path(p).read_text())
         env = env or d["env"]
         for r in d["results"]:
             if "time_s" not in r:
-                cases.append({k: r[k] for k in ("spec", "mode", "batch", "held_out") if k in r}
-                             | {"error": r.get("error") or r.get("skipped")})
+                by_id.setdefault(case_id(r), {k: r[k] for k in ("spec", "mode", "batch", "held_out") if k in r}
+                                 | {"error": r.get("error") or r.get("skipped")})
                 continue
             by = Counter()
             for name, (us, _n) in r["ops"].items():
                 if name.startswith("aten::"):
                     by[classify(name[6:].rstrip("_"), False).value] += us * 1e-6
-            cases.append({k: r[k] for k in KEEP if k in r} | {"profiled_s_by_class": dict(by)})
+            by_id[case_id(r)] = {k: r[k] for k in KEEP if k in r} | {"profiled_s_by_class": dict(by)}
+    cases = list(by_id.values())
     cases.sort(key=lambda c: (c["spec"], c["mode"], c.get("trainable", []) != [], c["batch"]))
     out = ROOT / "tests" / "data" / "models-h100.json"
     out.write_text(json.dumps({"env": env, "source": "lab/measure_models.py (lab/model_cases.py)",
