@@ -9,7 +9,8 @@ as a practitioner's loop runs it:
   * inference: bf16 weights, torch.inference_mode(), one forward over the batch.
 Time: median of 8 steps (--timed) after 3 warm-ups, each between CUDA events; the host's time to issue
 a step too (host_issue_s). `--noisy SPREAD` re-measures the stored cases whose steps spread more than that
-(host-bound steps jitter with the CPU: more steps give a steadier median). Memory: the peak of
+(host-bound steps jitter with the CPU: more steps give a steadier median). The dispatch probe's op time is
+taken just before and after each case's timed steps: the host's speed while the case ran. Memory: the peak of
 torch.cuda.max_memory_allocated over the timed steps. One more step under torch.profiler gives
 the device time per aten op (what the op cost model is checked against, class by class).
 
@@ -30,6 +31,7 @@ import torch
 
 from gpuadvisor.estimate.trace import zoo
 from lab.model_cases import CASES
+from probes import dispatch
 
 WARMUP, TIMED = 3, 8
 
@@ -82,6 +84,7 @@ def run_case(case: dict, device: str = "cuda") -> dict:
     for _ in range(WARMUP):
         step()
     torch.cuda.synchronize()
+    host_before = dispatch.measure(torch, repeats=3)  # this host's dispatch speed now (its clock drifts)
     torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated()
     times, issued = [], []
@@ -96,11 +99,15 @@ def run_case(case: dict, device: str = "cuda") -> dict:
         b.synchronize()
         times.append(a.elapsed_time(b) / 1e3)
     wall = (time.perf_counter() - wall0) / TIMED
+    host_after = dispatch.measure(torch, repeats=3)
     peak = torch.cuda.max_memory_allocated()
     ops = profile(step)
     med = statistics.median(times)
     return {**case, "time_s": med, "time_spread": (max(times) - min(times)) / med, "timed_steps": TIMED,
             "host_issue_s": statistics.median(issued),
+            # probes/dispatch.py's op figure just before and after the timed steps: what the estimate's host
+            # time scales with (gpuadvisor.validation), as it scales with a user's probed figure
+            "dispatch_op_s": [host_before["op_s"], host_after["op_s"]],
             "wall_s": wall, "peak_bytes": peak, "steady_bytes": before, "build_s": build_s,
             "params": sum(p.numel() for p in model.parameters()),
             "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad),

@@ -21,7 +21,7 @@ from gpuadvisor.estimate.trace.classify import classify
 ROOT = Path(__file__).resolve().parent.parent
 
 KEEP = ("spec", "mode", "batch", "held_out", "channels_last", "trainable", "seq", "time_s", "time_spread",
-        "timed_steps", "host_issue_s", "wall_s", "peak_bytes", "params", "trainable_params", "unit")
+        "timed_steps", "host_issue_s", "dispatch_op_s", "wall_s", "peak_bytes", "params", "trainable_params", "unit")
 
 
 def case_id(r: dict) -> tuple:
