@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gpuadvisor.catalog_cache import cached_cards
 from gpuadvisor.errors import UserError
 from gpuadvisor.fileio import load_yaml
 from gpuadvisor.paths import shipped_catalog_dir
@@ -41,7 +42,8 @@ Family = Literal["geforce", "professional", "datacenter", "jetson", "instinct", 
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # validators are built on first use: a cold `recommend` reads the shipped cards from the cache
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class TensorTflops(_Strict):
@@ -290,8 +292,11 @@ def load_catalog(extra_dirs: Sequence[str | os.PathLike[str]] = (), *, use_env: 
     origin: dict[str, Path] = {}
     for layer, directory in enumerate(dirs):
         seen_here: dict[str, Path] = {}
-        for path in _yaml_files(directory):
-            for card in load_file(path):
+        files = _yaml_files(directory)
+        # the shipped files' validated cards come from the user cache when unchanged (catalog_cache)
+        per_file = cached_cards(files, load_file, Path(__file__)) if layer == 0 else map(load_file, files)
+        for path, file_cards in zip(files, per_file, strict=True):
+            for card in file_cards:
                 key = card.name.casefold()
                 if key in seen_here:
                     raise UserError(
