@@ -1,6 +1,7 @@
-"""The parsed-data cache behind a cold `recommend` (gpuadvisor/datacache.py): a hit gives what a fresh
+"""A cold `recommend`: the parsed-data cache (gpuadvisor/datacache.py): a hit gives what a fresh
 parse gives, any changed input misses, a damaged or unwritable cache costs time only, and a file that
-fails validation is never cached. Workload.with_ keeps its copies without letting an invalid one through."""
+fails validation is never cached; Workload.with_ keeps its copies without letting an invalid one through;
+the cycle collector is paused for the brief commands only."""
 
 from __future__ import annotations
 
@@ -133,3 +134,25 @@ def test_validate_runs_once_per_instance_and_copies_are_checked():
     ok = Workload(model=resolve_model("7b")).validate()
     with pytest.raises(UserError, match="tensor-parallel"):
         ok.with_(num_gpus=3, tensor_parallel=2)
+
+
+def test_collector_paused_for_brief_commands_and_restored(monkeypatch, capsys):
+    """main() pauses the cycle collector while it parses and while `recommend`/`estimate` of a preset run
+    (cold-start time), runs it for the other commands and traced models, and gives the caller its state back."""
+    import gc
+
+    from gpuadvisor.cli import catalog_cmd, main, recommend_cmd
+
+    seen = []
+    monkeypatch.setattr(recommend_cmd, "run", lambda args: seen.append(("recommend", gc.isenabled())) or 0)
+    monkeypatch.setattr(catalog_cmd, "run_list", lambda args: seen.append(("catalog", gc.isenabled())) or 0)
+    assert gc.isenabled()
+    assert main(["recommend", "llama-2-7b"]) == 0 and gc.isenabled()
+    assert main(["recommend", "torchvision:resnet50"]) == 0 and gc.isenabled()
+    assert main(["catalog", "list"]) == 0 and gc.isenabled()
+    gc.disable()
+    try:
+        assert main(["catalog", "list"]) == 0 and not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
+    assert seen == [("recommend", False), ("recommend", True), ("catalog", True), ("catalog", False)]
