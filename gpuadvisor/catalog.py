@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import pydantic
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gpuadvisor.datacache import cached
 from gpuadvisor.errors import UserError
 from gpuadvisor.fileio import load_yaml
 from gpuadvisor.paths import shipped_catalog_dir
@@ -41,7 +43,8 @@ Family = Literal["geforce", "professional", "datacenter", "jetson", "instinct", 
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # validators are built on first use: a cold `recommend` reads the shipped cards from the cache
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class TensorTflops(_Strict):
@@ -290,8 +293,10 @@ def load_catalog(extra_dirs: Sequence[str | os.PathLike[str]] = (), *, use_env: 
     origin: dict[str, Path] = {}
     for layer, directory in enumerate(dirs):
         seen_here: dict[str, Path] = {}
-        for path in _yaml_files(directory):
-            for card in load_file(path):
+        files = _yaml_files(directory)
+        per_file = _shipped_cards(files) if layer == 0 else map(load_file, files)
+        for path, file_cards in zip(files, per_file, strict=True):
+            for card in file_cards:
                 key = card.name.casefold()
                 if key in seen_here:
                     raise UserError(
@@ -305,6 +310,16 @@ def load_catalog(extra_dirs: Sequence[str | os.PathLike[str]] = (), *, use_env: 
     cards = tuple(by_name.values())
     _check_aliases_unique(cards, origin)
     return Catalog(cards=cards, origin=origin)
+
+
+def _shipped_cards(files: list[Path]) -> list[list[Card]]:
+    """The shipped files' validated cards, from the user cache while the files and this module are
+    unchanged (datacache): a cold `recommend` then neither parses YAML nor builds the validators."""
+    def fits(value: object) -> bool:
+        return isinstance(value, list) and len(value) == len(files)
+
+    return cached("catalog", [*files, Path(__file__)], lambda: [load_file(p) for p in files], fits,
+                  extra=pydantic.VERSION)
 
 
 def _check_aliases_unique(cards: Iterable[Card], origin: dict[str, Path]) -> None:

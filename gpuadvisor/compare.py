@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpuadvisor.results import DeviceResult
+if TYPE_CHECKING:  # annotations only: importing the pydantic result models costs a cold `recommend` ~15 ms
+    from gpuadvisor.results import DeviceResult
 
 
 @dataclass

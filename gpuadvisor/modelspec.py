@@ -341,6 +341,18 @@ def presets_path() -> Path:
 
 @lru_cache(maxsize=1)
 def _presets() -> dict[str, ModelSpec]:
+    """The presets by normalised name and alias, from the user cache while the data file and the code
+    that reads it are unchanged (datacache: a cold `recommend` then needs no YAML parser)."""
+    from gpuadvisor import hfconfig
+    from gpuadvisor.datacache import cached
+
+    def fits(value: object) -> bool:
+        return isinstance(value, dict) and all(isinstance(v, ModelSpec) for v in value.values())
+
+    return cached("presets", [presets_path(), Path(__file__), Path(hfconfig.__file__)], _read_presets, fits)
+
+
+def _read_presets() -> dict[str, ModelSpec]:
     from gpuadvisor.fileio import load_yaml
 
     path = presets_path()

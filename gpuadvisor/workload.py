@@ -230,12 +230,26 @@ class Workload:
         return COMPUTE_DTYPE[self.dtype]
 
     def with_(self, **changes: Any) -> Workload:
-        return replace(self, **changes).validate()
+        """A validated copy with `changes`. Each instance keeps the copies it made (the workload is frozen,
+        so a copy is a pure function of the changes): ranking every card asks the estimators for the same
+        few copies thousands of times. The key holds each value's type, as 1, 1.0 and True are equal."""
+        try:
+            key = tuple((k, type(v), v) for k, v in changes.items())
+            memo = self.__dict__.setdefault("_with_memo", {})
+            hit = memo.get(key)
+        except TypeError:  # an unhashable value (a list of globs): no memo
+            return replace(self, **changes).validate()
+        if hit is None:
+            hit = memo[key] = replace(self, **changes).validate()
+        return hit
 
     def validate(self) -> Workload:
         """Normalised copy-free validation; raises UserError on nonsense combinations.
 
-        One concern per check, run in this order (the first problem found is the one reported)."""
+        One concern per check, run in this order (the first problem found is the one reported). A workload
+        that passed is not checked again (it is frozen)."""
+        if self.__dict__.get("_valid"):
+            return self
         self._validate_names()
         self._validate_sizes()
         self._validate_parallelism()
@@ -244,6 +258,7 @@ class Workload:
         self._validate_training_flags()
         self._validate_traced()
         self._validate_sequence()
+        self.__dict__["_valid"] = True
         return self
 
     def _validate_names(self) -> None:

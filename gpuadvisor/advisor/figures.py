@@ -100,7 +100,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
         per_replica = -(-t.users // replicas)
         wt = w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1)
         s = _serving(wt, hw, per_replica, t.prompt_tokens, t.output_tokens, engine, eff, memo)
-        mem = estimate_memory(wt.with_(seq_len=t.prompt_tokens, gen_tokens=t.output_tokens))
+        mem = _memory(wt.with_(seq_len=t.prompt_tokens, gen_tokens=t.output_tokens), memo)
         static = (mem.get("weights") + mem.get("activations") + cal.CUDA_CONTEXT_BYTES) / GiB
         kv_gib = s.kv_bytes_per_token * (t.prompt_tokens + t.output_tokens) * per_replica / GiB
         need = static + kv_gib
@@ -144,7 +144,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
                 return _with_binds(last, "compute", f"compute: prefilling each user's {t.prompt_tokens:,}-token "
                                    f"prompt takes {prefill_share:.0%} of the time (no prefix caching assumed)",
                                    fits=True)
-        return _with_binds(last, *_serving_binds(s, w, hw, t, users, tp, eff), fits=True)
+        return _with_binds(last, *_serving_binds(s, w, hw, t, users, tp, eff, memo), fits=True)
     return last  # type: ignore[return-value]
 
 
@@ -190,12 +190,22 @@ def _tp_latency_s(w: Workload, hw: HardwareFigures, tp: int) -> float:
     return 2 * w.model.num_layers * (cal.ALLREDUCE_LATENCY_NVLINK_S if nvlink else cal.ALLREDUCE_LATENCY_PCIE_S)
 
 
+def _memory(w: Workload, memo: ServingMemo | None) -> Any:
+    """`estimate_memory`, answered from `memo` when asked before: its workload does not depend on the card."""
+    if memo is None:
+        return estimate_memory(w)
+    key = ("memory", w)
+    if key not in memo:
+        memo[key] = estimate_memory(w)
+    return memo[key]
+
+
 def _serving_binds(s: Any, w: Workload, hw: HardwareFigures, t: Targets, users: int, tp: int,
-                   eff: Efficiency | None) -> tuple[str, str]:
+                   eff: Efficiency | None, memo: ServingMemo | None = None) -> tuple[str, str]:
     if users < cal.MEMORY_BINDS_HEADROOM * t.users:
         return "memory", f"memory: KV cache room for {users} users, {t.users} asked"
     if s.bound == "memory":
-        wb = estimate_memory(w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1)).get("weights")
+        wb = _memory(w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1), memo).get("weights")
         active = wb * (w.model.active_params / w.model.num_params) * tp / 1e9
         bw = (eff or Efficiency()).for_source(hw.source)[1] * (hw.bandwidth_gbs or 0) * tp
         return "bandwidth", f"bandwidth: each step reads {active:.1f} GB of weights (+KV) at ~{bw:,.0f} GB/s"

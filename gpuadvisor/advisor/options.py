@@ -438,6 +438,7 @@ class _Builder:
         self.workload, self.targets, self.cards = workload, targets, cards
         self.engine, self.efficiency, self.measured = engine, efficiency, measured
         self.hws: dict[str, HardwareFigures] = {}
+        self.notes: dict[str, tuple[str, ...]] = {}  # hw_notes by card: one per card, not per offer
         self.cache: dict[tuple[str, int], Figures | None] = {}
         self.errors: list[UserError] = []
         self.memo: ServingMemo = {}  # serving estimates shared between card x count figures (figures.ServingMemo)
@@ -460,8 +461,9 @@ class _Builder:
 
     def priced(self, f: Figures, hwd: Hardware, misses: tuple[tuple[str, float], ...] = ()) -> Option:
         name = hwd.card
-        return price_option(f, hwd, self.hw_of(name), self.workload, self.targets,
-                            hw_notes(self.cards[name], self.workload), misses)
+        if name not in self.notes:
+            self.notes[name] = hw_notes(self.cards[name], self.workload)
+        return price_option(f, hwd, self.hw_of(name), self.workload, self.targets, self.notes[name], misses)
 
     def rent(self, offers: Any, spot: bool, region: str | None) -> list[Option]:
         """Every whole-GPU rental offer of a considered card with a price."""

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.cli.common import add_refresh_host, catalog_from, fmt
 from gpuadvisor.cli.common import console as make_console
 from gpuadvisor.fileio import ensure_writable
-from gpuadvisor.results import Measurement, ProbeResult, RunResult, save
 from probes import ALL_PROBES
+
+if TYPE_CHECKING:  # the result models are pydantic: built when `probe` runs, not when any command starts
+    from gpuadvisor.results import Measurement, ProbeResult, RunResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,6 +71,13 @@ def run(args: argparse.Namespace) -> int:
         print("gpuadvisor: interrupted; partial result" + (" saved" if args.out else ""), file=sys.stderr)
         return 130
     return 0
+
+
+def save(result: RunResult, path: str, *, force: bool = False) -> Path:
+    """`results.save`, imported when a probe run has a result to save."""
+    from gpuadvisor.results import save as save_result
+
+    return save_result(result, path, force=force)
 
 
 class Progress:

@@ -14,12 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpuadvisor.core.errors import UserError
-
-# The C loader is several times faster; both are safe loaders (no arbitrary Python objects).
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
@@ -43,9 +38,13 @@ def _one_line(text: str) -> str:
 
 
 def load_yaml(path: str | os.PathLike[str], what: str = "YAML file") -> Any:
+    import yaml  # here, not at the top: a cold `recommend` reads the catalog from its cache, without YAML
+
     text = read_text(path, what)
+    # the C loader is several times faster; both are safe loaders (no arbitrary Python objects)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(text, Loader=_SafeLoader)
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
