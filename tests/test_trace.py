@@ -117,6 +117,23 @@ def test_frozen_layers_have_no_weight_gradients(tracer):
     assert head.memory.items["optimizer states"] < 0.01 * full.memory.items["optimizer states"]
 
 
+def test_a_frozen_base_forward_is_not_recorded_by_autograd(tracer):
+    """The host's cost of a frozen base's forward ops is an inference op's: the tracer counts the forward kernels
+    autograd records no node for, and the host model charges them so (opcost.host_counts)."""
+    from gpuadvisor.estimate.opcost import host_counts
+    from gpuadvisor.modelref import parse_ref
+
+    full = tracer.trace_graph(parse_ref(MLP), tracer.TraceOptions(mode=GraphMode.TRAINING), 16)
+    head = tracer.trace_graph(parse_ref(MLP), tracer.TraceOptions(mode=GraphMode.TRAINING, trainable=("5.*",)), 16)
+    infer = tracer.trace_graph(parse_ref(MLP), tracer.TraceOptions(), 16)
+    fwd = lambda g: sum(op.count for op in g.ops if op.phase is Phase.FORWARD)  # noqa: E731
+    assert infer.untracked_ops == fwd(infer)  # no grad: nothing recorded
+    assert full.untracked_ops <= 2  # the input's autocast copy at most: every layer has a weight to train
+    assert head.untracked_ops >= fwd(head) - 6  # the head (its weight casts, addmm) and the loss are recorded
+    untracked, tracked, _bwd, _views = host_counts(head)
+    assert (untracked, tracked) == (head.untracked_ops, fwd(head) - head.untracked_ops)
+
+
 def test_a_graph_scales_to_any_batch(tracer):
     """Traced at two batches, the graph at a third matches a trace at that batch."""
     from gpuadvisor.modelref import parse_ref

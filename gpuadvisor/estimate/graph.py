@@ -147,6 +147,9 @@ class OpGraph:
     source: str = ""  # e.g. "traced (torch 2.13.0, fake tensors)" or "analytic"
     notes: tuple[str, ...] = ()
     host_ops: int = 0  # aten ops dispatched by the host, views included (eager host time)
+    #: forward kernels autograd does not record (nothing they read needs a gradient: a frozen base, or every
+    #: forward op of an inference step): the host spends an inference op's time on each (opcost.host_counts)
+    untracked_ops: int = 0
     phase_peaks: tuple[MemoryPeak, ...] = ()  # the peak within each phase; `memory` is the largest of them
 
     def total(self, attr: str, *, phase: Phase | None = None, cls: OpClass | None = None) -> float:
@@ -161,7 +164,7 @@ class OpGraph:
         return {"model": self.model, "mode": self.mode.value, "batch": self.batch, "params": self.params,
                 "trainable_params": self.trainable_params, "unit": self.unit,
                 "tokens_per_sample": self.tokens_per_sample, "input": self.input_desc, "source": self.source,
-                "notes": list(self.notes), "host_ops": self.host_ops,
+                "notes": list(self.notes), "host_ops": self.host_ops, "untracked_ops": self.untracked_ops,
                 "memory": _peak_dict(self.memory), "phase_peaks": [_peak_dict(m) for m in self.phase_peaks],
                 "ops": [o.to_row() for o in self.ops]}
 
@@ -173,7 +176,7 @@ class OpGraph:
                    memory=_peak_from(d["memory"]), phase_peaks=tuple(_peak_from(m) for m in d.get("phase_peaks", ())),
                    unit=d.get("unit", "samples"), tokens_per_sample=int(d.get("tokens_per_sample", 1)),
                    input_desc=d.get("input", ""), source=d.get("source", ""), notes=tuple(d.get("notes", ())),
-                   host_ops=int(d.get("host_ops", 0)))
+                   host_ops=int(d.get("host_ops", 0)), untracked_ops=int(d.get("untracked_ops", 0)))
 
 
 def _peak_dict(m: MemoryPeak) -> dict[str, Any]:
@@ -240,7 +243,8 @@ class BatchGraph:
         peaks = tuple(_scale_peak(lo_phases[m.phase], m, ba, bb, batch) for m in hi.phase_peaks if m.phase in lo_phases)
         peak = max(peaks, key=lambda m: m.peak_bytes) if peaks else _scale_peak(lo.memory, hi.memory, ba, bb, batch)
         return replace(hi, batch=batch, ops=tuple(ops), memory=peak, phase_peaks=peaks,
-                       host_ops=round(_affine(lo.host_ops, hi.host_ops, ba, bb, batch)))
+                       host_ops=round(_affine(lo.host_ops, hi.host_ops, ba, bb, batch)),
+                       untracked_ops=round(_affine(lo.untracked_ops, hi.untracked_ops, ba, bb, batch)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": FORMAT, "low": self.low.to_dict(), "high": self.high.to_dict()}

@@ -251,14 +251,16 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
 
 
 def host_counts(g: OpGraph) -> tuple[float, float, float, float]:
-    """(forward kernels in inference, forward kernels in training, backward kernels, views and other
-    kernel-less ops) of one eager step: the host spends a different time on each."""
+    """(forward kernels autograd does not record, forward kernels it records, backward kernels, views and other
+    kernel-less ops) of one eager step: the host spends a different time on each. Every forward kernel of an
+    inference step is unrecorded; in a training step, those of a frozen base (nothing they read needs a
+    gradient) are too, and cost the host what an inference op does."""
     fwd = sum(op.count for op in g.ops if op.phase is Phase.FORWARD)
     bwd = sum(op.count for op in g.ops if op.phase is Phase.BACKWARD)
     launched = sum(op.count for op in g.ops)
     views = max(0.0, float(g.host_ops - launched))
-    training = g.mode.value == "training"
-    return (0.0 if training else fwd, fwd if training else 0.0, bwd, views)
+    untracked = min(float(g.untracked_ops), fwd) if g.mode.value == "training" else fwd
+    return (untracked, fwd - untracked, bwd, views)
 
 
 def host_units(g: OpGraph) -> float:

@@ -78,10 +78,11 @@ CONSTANTS = (
              "(host^p + device^p)^(1/p)", MODELS, Method.FITTED, "the exponent of {1.5, 2, 3, 4, 8} with the "
              "least mean |log(estimate / measured)| step time over the calibration split, the other constants "
              "as in the table (gpuadvisor.validation.fit_overlap)"),
-    Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
-             "under inference_mode (module code and Python around it included)", MODELS, Method.FITTED, HOST_FIT),
+    Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel "
+             "autograd does not record (inference, a frozen base; module code and Python around it included)",
+             MODELS, Method.FITTED, HOST_FIT),
     Constant("HOST_FWD_OPS_TRAINING", 2.3, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
-             "recorded by autograd", MODELS, Method.FITTED, HOST_FIT),
+             "recorded by autograd (its node and saved tensors)", MODELS, Method.FITTED, HOST_FIT),
     Constant("HOST_BWD_OPS", 5.6, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
              "gradient accumulation and allocator work)", MODELS, Method.FITTED, HOST_FIT),
     Constant("HOST_VIEW_OPS", 0.8, "x HOST_OP_S", "host time of one traced op that launches no kernel (views, "

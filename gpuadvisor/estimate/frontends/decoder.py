@@ -249,7 +249,7 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
         trainable_params=int(sum(t.numel for t in all_params if t.requires_grad)),
         memory=max(phase_peaks, key=lambda m: m.peak_bytes), phase_peaks=phase_peaks, unit="tokens",
         tokens_per_sample=seq, input_desc=f"{seq} tokens", source="analytic (Hugging Face decoder)",
-        host_ops=round(len(tp.ops) + tp.views + extra))
+        host_ops=round(len(tp.ops) + tp.views + extra), untracked_ops=tp.untracked)
 
 
 def _numel(spec: ModelSpec, name: str) -> float:

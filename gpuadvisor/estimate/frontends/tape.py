@@ -110,6 +110,7 @@ class Tape:
         self.storages: list[Storage] = []
         self.nodes: list[Node] = []
         self.views = 0  # host ops that launch nothing
+        self.untracked = 0  # forward kernels autograd records no node for (graph.OpGraph.untracked_ops)
         self.autocast = ""  # the autocast dtype inside a mixed-precision forward
         self._weight_casts: dict[int, T] = {}
         self._region: Region | None = None  # the checkpointed region being written
@@ -156,6 +157,8 @@ class Tape:
         dtype = max(floats, key=lambda t: t.numel).dtype if floats else "other"
         if not shape:
             shape = stream_shape(ins, outs)
+        if self.phase is Phase.FORWARD and not (self.grad_enabled and any(t.requires_grad for t in ins)):
+            self.untracked += 1
         self.ops.append(Op(name, cls, self.phase, dtype, flops, nread if read is None else read,
                            sum(t.nbytes for t in outs) if written is None else written, shape))
 

@@ -188,5 +188,6 @@ def _record(rec: Recorder, q: Any, k: Any, v: Any, mask: Any, out: Any, causal: 
     read = io + (2 * C.tensor_bytes(out) if backward else 0.0)  # backward reads out and its gradient
     written = sum(C.tensor_bytes(t) for t in (q, k, v)) if backward else C.tensor_bytes(out)
     name = "flash_attention_backward" if backward else "flash_attention"
-    rec.ops.append(Op(name, OpClass.ATTENTION, phase, C.dtype_name(q.dtype), C.attention_flops(shape, backward),
-                      read, written, shape))
+    # inside an autograd.Function grad mode is off: q, k, v needing a gradient is what makes it recorded
+    rec.append(Op(name, OpClass.ATTENTION, phase, C.dtype_name(q.dtype), C.attention_flops(shape, backward),
+                  read, written, shape), (q, k, v), grad_mode=True)

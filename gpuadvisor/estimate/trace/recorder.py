@@ -30,6 +30,7 @@ class Recorder(TorchDispatchMode):
         self.recording = False
         self.suppress = 0  # > 0 inside a fused recurrent layer: its inner ops are not kernels of their own
         self.dispatched = 0  # aten ops the host dispatches, views included: what eager host time scales with
+        self.untracked = 0  # forward kernels autograd records no node for (graph.OpGraph.untracked_ops)
         self.live: dict[int, tuple[int, float]] = {}  # id(storage) -> (serial, bytes)
         self._serial = 0
         self.live_bytes = 0.0
@@ -106,8 +107,19 @@ class Recorder(TorchDispatchMode):
         name = C.op_name(func)
         if name in C.NO_KERNEL:
             return out
-        self.ops.append(self.describe(func, name, args, kwargs, out))
+        self.append(self.describe(func, name, args, kwargs, out), tree_leaves((args, kwargs)))
         return out
+
+    def append(self, op: Op, inputs: Any, *, grad_mode: bool | None = None) -> None:
+        """Record a kernel; a forward one that autograd records no node for (grad off, or nothing it reads
+        needs a gradient) is counted in `untracked`: it costs the host less than a recorded one.
+        `grad_mode`: the grad mode the op was called under, where the caller runs with grad off inside
+        an autograd.Function."""
+        grad = torch.is_grad_enabled() if grad_mode is None else grad_mode
+        if op.phase is Phase.FORWARD and not (grad and any(
+                isinstance(t, torch.Tensor) and t.requires_grad for t in inputs)):
+            self.untracked += 1
+        self.ops.append(op)
 
     def describe(self, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> Op:
         cls = C.classify(name, self.phase is Phase.OPTIMIZER)

@@ -92,5 +92,6 @@ def _record(rec: Recorder, m: Any, x: Any, out: Any, weights: Any, shape: tuple[
         return dtype
     read = C.tensor_bytes(x) + w_bytes + (C.tensor_bytes(reserve) if phase is Phase.BACKWARD else 0.0)
     written = C.tensor_bytes(out) + (C.tensor_bytes(reserve) if phase is Phase.FORWARD else w_bytes)
-    rec.ops.append(Op(f"cudnn_rnn_{m.mode.lower()}", OpClass.RECURRENT, phase, dtype, flops, read, written, shape))
+    rec.append(Op(f"cudnn_rnn_{m.mode.lower()}", OpClass.RECURRENT, phase, dtype, flops, read, written, shape),
+               (x, *weights), grad_mode=True)  # inside an autograd.Function: what needs a gradient decides
     return dtype

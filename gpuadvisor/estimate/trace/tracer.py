@@ -30,7 +30,7 @@ from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prep
 #: bumped when what the tracer records changes without the stored layout changing (graph.FORMAT): a user's
 #: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
 #: masks needing their gradient, second peaks per phase)
-TRACER_REVISION = 2
+TRACER_REVISION = 3
 STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (recorder.step_peaks)
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -169,7 +169,8 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
         params=sum(p.numel() for p in params), trainable_params=sum(p.numel() for p in params if p.requires_grad),
         memory=max(phase_peaks, key=lambda m: m.peak_bytes), phase_peaks=phase_peaks, unit=built.unit.value,
         tokens_per_sample=built.tokens_per_sample, input_desc=built.input_desc,
-        source=f"traced (torch {torch.__version__}, {how})", notes=tuple(notes), host_ops=rec.dispatched)
+        source=f"traced (torch {torch.__version__}, {how})", notes=tuple(notes), host_ops=rec.dispatched,
+        untracked_ops=rec.untracked)
 
 
 def _peak_items(alive: dict[int, float], params: set[int], grads: set[int], states: set[int],
