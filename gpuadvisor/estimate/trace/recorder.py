@@ -44,6 +44,10 @@ class Recorder(TorchDispatchMode):
         self.weight_shapes: set[tuple[int, ...]] = set()
         self._scaling: set[int] = set()  # serials of the live storages that scale with the batch
         self._scaling_bytes = 0.0
+        # on real tensors (tracer's fallback), a one-element uniform draw is a Python-side decision (layer drop:
+        # `torch.rand(1).item() <= p` skips a layer): taken at the top of its range, every such layer runs, in
+        # every step and at every trace batch alike (steer_draw)
+        self.steer_draws = False
 
     # ---- memory ----------------------------------------------------------------------------------
     def track(self, t: Any) -> int:
@@ -95,6 +99,8 @@ class Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        if self.steer_draws and C.op_name(func) in _DRAWS:
+            steer_draw(out, args)
         for t in tree_leaves(out):
             if isinstance(t, torch.Tensor):
                 self.track(t)
@@ -136,6 +142,24 @@ class Recorder(TorchDispatchMode):
         if inplace and not outs:
             written = read
         return Op(name, cls, self.phase, dtype, float(flops), read, written, shape)
+
+
+_DRAWS = frozenset({"rand", "rand_like", "uniform"})
+
+
+def steer_draw(out: Any, args: tuple[Any, ...]) -> None:
+    """A one-element uniform draw set to the top of its range, [lo, hi): layer drop (stochastic depth) decides
+    with one, and both conventions in use (torchaudio keeps a layer when the draw exceeds p, Hugging Face skips
+    it when the draw is below p) then keep every layer. That step is the one a user provisions memory for (the
+    peak over steps has every layer), within the drop rate of the mean step time; and random decisions would
+    make the two trace batches (and the warm-up and recorded steps) run different layers, so that the graph
+    could not be scaled. Batch-shaped draws (dropout masks, drop-path masks) are left as they are."""
+    if not isinstance(out, torch.Tensor) or out.numel() != 1 or not out.is_floating_point():
+        return
+    lo = float(args[1]) if len(args) > 1 and isinstance(args[1], (int, float)) else 0.0
+    hi = float(args[2]) if len(args) > 2 and isinstance(args[2], (int, float)) else 1.0
+    with torch.no_grad():
+        out.fill_(torch.nextafter(torch.tensor(hi, dtype=out.dtype), torch.tensor(lo, dtype=out.dtype)).item())
 
 
 def _unique(tensors: list[Any]) -> list[Any]:
