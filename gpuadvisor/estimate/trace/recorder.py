@@ -87,6 +87,40 @@ class Recorder(TorchDispatchMode):
                 self._scaling.discard(serial)
                 self._scaling_bytes -= entry[1]
 
+    def transient(self, nbytes: float, scaling: bool) -> None:
+        """Bytes held only while one op runs (a kernel's workspace): they count towards the peaks, then are gone."""
+        self._serial += 1
+        key = -self._serial  # never an id() of a storage
+        self.live[key] = (self._serial, nbytes)
+        self.live_bytes += nbytes
+        if scaling:
+            self._scaling.add(self._serial)
+            self._scaling_bytes += nbytes
+        self._note_peak()
+        self._free(key, self._serial)
+
+    def _conv_workspace(self, func: Any, args: tuple[Any, ...], out: Any) -> None:
+        """cuDNN runs a 16-bit convolution on NCHW tensors (1-D ones have no other layout) with NHWC kernels: it
+        transposes the input (and the output gradient) in and the output out, through its workspace (the H100
+        profiles: nchwToNhwc/nhwcToNchw around every such convolution of wav2vec2, Whisper and the SD UNets), so
+        their NHWC copies are alive while it runs: wav2vec2's first 512-channel convolution, its input and output
+        held twice, is its inference peak. Grouped ones (one NCHW convolution per group) and single-channel
+        inputs (an NCHW kernel) are not transposed."""
+        name = C.op_name(func)
+        if name not in ("convolution", "convolution_backward"):
+            return
+        x = args[1] if name == "convolution_backward" else args[0]
+        if not isinstance(x, torch.Tensor) or x.dtype not in (torch.bfloat16, torch.float16):
+            return
+        shape = C.conv_shape(name, args, out)
+        c, groups, nhwc = shape[1], shape[7], shape[10]
+        if nhwc or groups > 1 or c < 2:
+            return
+        acts = [t for t in tree_leaves((args, out)) if isinstance(t, torch.Tensor) and t.dim() >= 3
+                and tuple(t.shape) not in self.weight_shapes]
+        nbytes = float(sum(C.tensor_bytes(t) for t in _unique(acts)))
+        self.transient(nbytes, bool(self.batch) and x.shape[0] % self.batch == 0)
+
     def serials(self, tensors: Any) -> set[int]:
         return {self.track(t) for t in tensors if isinstance(t, torch.Tensor)}
 
@@ -104,6 +138,8 @@ class Recorder(TorchDispatchMode):
         for t in tree_leaves(out):
             if isinstance(t, torch.Tensor):
                 self.track(t)
+        if func.namespace == "aten" and not self.suppress:
+            self._conv_workspace(func, args, out)
         if not self.recording or self.suppress or func.namespace != "aten":
             return out  # prim.* ops are metadata queries
         self.dispatched += 1

@@ -29,7 +29,8 @@ from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prep
 
 #: bumped when what the tracer records changes without the stored layout changing (graph.FORMAT): a user's
 #: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
-#: masks needing their gradient, second peaks per phase; 3: layer drop's draws keep every layer on real tensors)
+#: masks needing their gradient, second peaks per phase; 3: layer drop's draws keep every layer on real tensors;
+#: cuDNN's NHWC copies of a 16-bit NCHW convolution's tensors while it runs)
 TRACER_REVISION = 3
 STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (recorder.step_peaks)
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
