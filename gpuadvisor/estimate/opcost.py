@@ -182,6 +182,8 @@ def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
     if not nhwc and op.dtype in ("bf16", "fp16"):  # cuDNN transposes NCHW in and out of NHWC
         extra = cal.NCHW_TRANSPOSE_PASSES * t_mem
     per_group = min(c, k) / groups if groups > 1 else 0.0
+    if per_group >= 4 and not nhwc and op.dtype in ("bf16", "fp16"):
+        return _nchw_grouped_time(op, r, rate, t_mem)
     if per_group >= 4:  # grouped (ResNeXt): tensor cores, each group's channels padded to one MMA's width
         fill = min(1.0, per_group / cal.GROUP_MMA_CHANNELS)
         return max(op.flops / (rate * cal.CONV_EFF * fill), t_mem) + extra
@@ -206,6 +208,26 @@ def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
     if grads & 4 and r.bandwidth:  # the bias gradient: one more pass over the output gradient, as a reduction
         t += n * k * oh * ow * _BYTES.get(op.dtype, 2.0) / (r.bandwidth * cal.REDUCTION_BW_EFF)
     return max(t, t_mem) + extra
+
+
+def _nchw_grouped_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
+    """A 16-bit grouped convolution on NCHW tensors (1-D ones have no channels-last layout: wav2vec2's positional
+    convolution): cuDNN's grouped tensor-core kernels are NHWC ones, so it runs one convolution per group, the
+    forward on CUDA cores (implicit_convolve_sgemm, one launch per group in the H100 profiles) and the gradients
+    as per-group implicit GEMMs on tensor cores (cutlass dgrad/wgrad, one launch per group), with no transposes."""
+    n, c, h, w, k, kr, ks, groups, oh, ow = op.shape[:10]
+    if op.phase is Phase.FORWARD:
+        cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
+        return max(op.flops / cuda_rate, t_mem)
+    cg, kg = c / groups, k / groups
+    grads = int(op.shape[11]) if len(op.shape) > 11 else 3
+    passes = [p for bit, p in ((1, (n * h * w, cg, kg * kr * ks)), (2, (kg, cg * kr * ks, n * oh * ow))) if grads & bit]
+    conv_rate = rate * cal.CONV_EFF * r.conv_scale.get(op.dtype, 1.0)
+    t = groups * sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
+                                       k_ramp=cal.CONV_K_RAMP) for m, nn, kk in passes)
+    if grads & 4 and r.bandwidth:
+        t += n * k * oh * ow * _BYTES.get(op.dtype, 2.0) / (r.bandwidth * cal.REDUCTION_BW_EFF)
+    return max(t, t_mem)
 
 
 def _rnn_time(op: Op, r: Rates, rate: float) -> float:

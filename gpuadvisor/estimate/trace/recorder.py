@@ -45,6 +45,10 @@ class Recorder(TorchDispatchMode):
         self.weight_shapes: set[tuple[int, ...]] = set()
         self._scaling: set[int] = set()  # serials of the live storages that scale with the batch
         self._scaling_bytes = 0.0
+        # on real tensors (tracer's fallback), a one-element uniform draw is a Python-side decision (layer drop:
+        # `torch.rand(1).item() <= p` skips a layer): taken at the top of its range, every such layer runs, in
+        # every step and at every trace batch alike (steer_draw)
+        self.steer_draws = False
 
     # ---- memory ----------------------------------------------------------------------------------
     def track(self, t: Any) -> int:
@@ -84,6 +88,40 @@ class Recorder(TorchDispatchMode):
                 self._scaling.discard(serial)
                 self._scaling_bytes -= entry[1]
 
+    def transient(self, nbytes: float, scaling: bool) -> None:
+        """Bytes held only while one op runs (a kernel's workspace): they count towards the peaks, then are gone."""
+        self._serial += 1
+        key = -self._serial  # never an id() of a storage
+        self.live[key] = (self._serial, nbytes)
+        self.live_bytes += nbytes
+        if scaling:
+            self._scaling.add(self._serial)
+            self._scaling_bytes += nbytes
+        self._note_peak()
+        self._free(key, self._serial)
+
+    def _conv_workspace(self, func: Any, args: tuple[Any, ...], out: Any) -> None:
+        """cuDNN runs a 16-bit convolution on NCHW tensors (1-D ones have no other layout) with NHWC kernels: it
+        transposes the input (and the output gradient) in and the output out, through its workspace (the H100
+        profiles: nchwToNhwc/nhwcToNchw around every such convolution of wav2vec2, Whisper and the SD UNets), so
+        their NHWC copies are alive while it runs: wav2vec2's first 512-channel convolution, its input and output
+        held twice, is its inference peak. Grouped ones (one NCHW convolution per group) and single-channel
+        inputs (an NCHW kernel) are not transposed."""
+        name = C.op_name(func)
+        if name not in ("convolution", "convolution_backward"):
+            return
+        x = args[1] if name == "convolution_backward" else args[0]
+        if not isinstance(x, torch.Tensor) or x.dtype not in (torch.bfloat16, torch.float16):
+            return
+        shape = C.conv_shape(name, args, out)
+        c, groups, nhwc = shape[1], shape[7], shape[10]
+        if nhwc or groups > 1 or c < 2:
+            return
+        acts = [t for t in tree_leaves((args, out)) if isinstance(t, torch.Tensor) and t.dim() >= 3
+                and tuple(t.shape) not in self.weight_shapes]
+        nbytes = float(sum(C.tensor_bytes(t) for t in _unique(acts)))
+        self.transient(nbytes, bool(self.batch) and x.shape[0] % self.batch == 0)
+
     def serials(self, tensors: Any) -> set[int]:
         return {self.track(t) for t in tensors if isinstance(t, torch.Tensor)}
 
@@ -96,9 +134,13 @@ class Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        if self.steer_draws and C.op_name(func) in _DRAWS:
+            steer_draw(out, args)
         for t in tree_leaves(out):
             if isinstance(t, torch.Tensor):
                 self.track(t)
+        if func.namespace == "aten" and not self.suppress:
+            self._conv_workspace(func, args, out)
         if not self.recording or self.suppress or func.namespace != "aten":
             return out  # prim.* ops are metadata queries
         self.dispatched += 1
@@ -148,6 +190,24 @@ class Recorder(TorchDispatchMode):
         if inplace and not outs:
             written = read
         return Op(name, cls, self.phase, dtype, float(flops), read, written, shape)
+
+
+_DRAWS = frozenset({"rand", "rand_like", "uniform"})
+
+
+def steer_draw(out: Any, args: tuple[Any, ...]) -> None:
+    """A one-element uniform draw set to the top of its range, [lo, hi): layer drop (stochastic depth) decides
+    with one, and both conventions in use (torchaudio keeps a layer when the draw exceeds p, Hugging Face skips
+    it when the draw is below p) then keep every layer. That step is the one a user provisions memory for (the
+    peak over steps has every layer), within the drop rate of the mean step time; and random decisions would
+    make the two trace batches (and the warm-up and recorded steps) run different layers, so that the graph
+    could not be scaled. Batch-shaped draws (dropout masks, drop-path masks) are left as they are."""
+    if not isinstance(out, torch.Tensor) or out.numel() != 1 or not out.is_floating_point():
+        return
+    lo = float(args[1]) if len(args) > 1 and isinstance(args[1], (int, float)) else 0.0
+    hi = float(args[2]) if len(args) > 2 and isinstance(args[2], (int, float)) else 1.0
+    with torch.no_grad():
+        out.fill_(torch.nextafter(torch.tensor(hi, dtype=out.dtype), torch.tensor(lo, dtype=out.dtype)).item())
 
 
 def _unique(tensors: list[Any]) -> list[Any]:

@@ -29,8 +29,10 @@ from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prep
 
 #: bumped when what the tracer records changes without the stored layout changing (graph.FORMAT): a user's
 #: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
-#: masks needing their gradient, second peaks per phase)
-TRACER_REVISION = 3
+#: masks needing their gradient, second peaks per phase; 3: layer drop's draws keep every layer on real tensors;
+#: cuDNN's NHWC copies of a 16-bit NCHW convolution's tensors while it runs; 4: forward kernels autograd does not
+#: record counted (OpGraph.untracked_ops))
+TRACER_REVISION = 4
 STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (recorder.step_peaks)
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -77,14 +79,15 @@ def trace_graph(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:
 
     try:
         with FakeTensorMode():
-            return _run(ref, opts, batch, "fake tensors")
+            return _run(ref, opts, batch, "fake tensors", real=False)
     except UserError:
         raise
     except Exception as e:  # data-dependent ops, or an op with no fake kernel: try real tensors below
         first = e
     try:
         with torch.random.fork_rng():
-            return _run(ref, opts, batch, "real CPU tensors (the model's ops depend on its data)")
+            torch.manual_seed(0)  # the same data and dropout at every trace, run to run
+            return _run(ref, opts, batch, "real CPU tensors (the model's ops depend on its data)", real=True)
     except UserError:
         raise
     except Exception as e:
@@ -93,7 +96,7 @@ def trace_graph(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:
                         + f" (fake tensors: {type(first).__name__})") from None
 
 
-def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
+def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool) -> OpGraph:
     torch = import_torch()
     from torch.utils._pytree import tree_leaves
 
@@ -115,6 +118,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str) -> OpGraph:
                                    opts.channels_last)
     rec = Recorder()
     rec.batch = batch
+    rec.steer_draws = real  # layer drop's draws keep every layer (recorder.steer_draw)
     rec.weight_shapes = {tuple(p.shape) for p in model.parameters()}
     notes: list[str] = []
     with rec, cuda_dispatch(rec):
