@@ -5,7 +5,9 @@ Traces (on the CPU, fake tensors, no weights) every model and setting of the val
 (lab/model_cases.py) and the popular models users ask about, in training and inference, each at the
 two trace batches (gpuadvisor.estimate.trace.TRACE_BATCHES). Needs PyTorch, torchvision, timm,
 transformers and diffusers (torchaudio and torch_geometric for those models); a model whose library
-is missing is reported and left out, and an existing entry for it is kept.
+is missing is reported and left out, and an existing entry for it is kept. The torchaudio entries are
+traced on the GPU machine, whose image has a torchaudio matching its PyTorch (none exists for the dev
+machine's CPU build): `python3 -m tools.trace_models --only torchaudio --out $OUT/graphs.json.gz` there.
 
   python3 -m tools.trace_models [--only SUBSTRING] [--out PATH]
 """

@@ -7,9 +7,9 @@ from __future__ import annotations
 from gpuadvisor.estimate.calibration.record import Constant, Method
 
 MODELS = "tests/data/models-h100.json"
-HOST_FIT = ("least squares of the relative error of the measured step time over the calibration split's "
-            "host-bound steps (GPU time under half the step), the four op counts as features, non-negative "
-            "(gpuadvisor.validation.fit_host_constants)")
+HOST_FIT = ("grid search (0.25 steps, views 0.2) for the least mean |log(estimate / measured)| step time over the "
+            "calibration split, the four op counts times HOST_OP_S overlapped with the GPU time as opcost.step_time "
+            "does, a recorded forward op at least an unrecorded one (gpuadvisor.validation.fit_host_constants)")
 GPU_FIT = ("grid search against the profiled GPU time of its own op class over the calibration split, least mean "
            "|log(estimate / profiled)| (gpuadvisor.validation.fit_gpu_constants)")
 
@@ -81,11 +81,11 @@ CONSTANTS = (
     Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel "
              "autograd does not record (inference, a frozen base; module code and Python around it included)",
              MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_FWD_OPS_TRAINING", 2.3, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
+    Constant("HOST_FWD_OPS_TRAINING", 7.0, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
              "recorded by autograd (its node and saved tensors)", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_BWD_OPS", 5.6, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
+    Constant("HOST_BWD_OPS", 2.25, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
              "gradient accumulation and allocator work)", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_VIEW_OPS", 0.8, "x HOST_OP_S", "host time of one traced op that launches no kernel (views, "
+    Constant("HOST_VIEW_OPS", 0.6, "x HOST_OP_S", "host time of one traced op that launches no kernel (views, "
              "reshapes, detach)", MODELS, Method.FITTED, HOST_FIT),
     Constant("WORKSPACE_BYTES", 64 * 2**20, "bytes", "cuBLAS and cuDNN workspaces PyTorch allocates on the first "
              "matmul and convolution (max_memory_allocated counts them)", MODELS, Method.ASSUMPTION,
