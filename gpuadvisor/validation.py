@@ -194,11 +194,12 @@ def fit_overlap(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
 
 
 #: host constants, in the order of opcost.host_counts's features
-HOST_FITS = ("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS")
+HOST_FITS = ("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS", "HOST_TRAINING_STEP")
 
 
 def fit_host_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
-    """Host time per op kind (units of HOST_OP_S, on grids of 0.25 and 0.2 for views): the least mean
+    """Host time per op kind and per training step (units of HOST_OP_S, on grids of 0.25, 0.2 for views and 10
+    for the step): the least mean
     |log(estimate / measured)| step time over the calibration split (the LSTM's left out: its time is cuDNN's
     recurrence), each step the host's op counts and the GPU time overlapped as in opcost.step_time. A recorded
     forward op costs at least what an unrecorded one does (autograd's node is work on top): the grid keeps
@@ -222,7 +223,7 @@ def fit_host_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, f
     for a in np.arange(2.0, 5.01, 0.25):
         for b in np.arange(a, 8.01, 0.25):
             w = np.stack(np.meshgrid([a], [b], np.arange(1.0, 8.01, 0.25), np.arange(0.0, 1.61, 0.2),
-                                     indexing="ij"), -1).reshape(-1, 4)
+                                     np.arange(0.0, 201.0, 10.0), indexing="ij"), -1).reshape(-1, 5)
             host = w @ f.T  # (weights, cases)
             err = np.abs(np.log((host**p + d**p) ** (1 / p) / t)).mean(axis=1)
             i = int(np.argmin(err))

@@ -207,7 +207,7 @@ def _op_model_overlap() -> dict[str, float]:
     return fit_overlap()
 
 
-@fit("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS")
+@fit("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS", "HOST_TRAINING_STEP")
 @functools.lru_cache(maxsize=1)
 def _op_model_host() -> dict[str, float]:
     """The op cost model's host fit over the calibration split's host-bound steps."""

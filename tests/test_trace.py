@@ -130,8 +130,8 @@ def test_a_frozen_base_forward_is_not_recorded_by_autograd(tracer):
     assert infer.untracked_ops == fwd(infer)  # no grad: nothing recorded
     assert full.untracked_ops <= 2  # the input's autocast copy at most: every layer has a weight to train
     assert head.untracked_ops >= fwd(head) - 6  # the head (its weight casts, addmm) and the loss are recorded
-    untracked, tracked, _bwd, _views = host_counts(head)
-    assert (untracked, tracked) == (head.untracked_ops, fwd(head) - head.untracked_ops)
+    untracked, tracked, _bwd, _views, steps = host_counts(head)
+    assert (untracked, tracked, steps) == (head.untracked_ops, fwd(head) - head.untracked_ops, 1.0)
 
 
 def test_a_graph_scales_to_any_batch(tracer):

@@ -272,21 +272,24 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
     return st
 
 
-def host_counts(g: OpGraph) -> tuple[float, float, float, float]:
+def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:
     """(forward kernels autograd does not record, forward kernels it records, backward kernels, views and other
-    kernel-less ops) of one eager step: the host spends a different time on each. Every forward kernel of an
-    inference step is unrecorded; in a training step, those of a frozen base (nothing they read needs a
-    gradient) are too, and cost the host what an inference op does."""
+    kernel-less ops, training steps) of one eager step: the host spends a different time on each. Every forward
+    kernel of an inference step is unrecorded; in a training step, those of a frozen base (nothing they read needs
+    a gradient) are too, and cost the host what an inference op does. A training step also has fixed host work
+    whatever the model: the optimizer's Python, zero_grad, handing the backward to autograd's engine."""
     fwd = sum(op.count for op in g.ops if op.phase is Phase.FORWARD)
     bwd = sum(op.count for op in g.ops if op.phase is Phase.BACKWARD)
     launched = sum(op.count for op in g.ops)
     views = max(0.0, float(g.host_ops - launched))
-    untracked = min(float(g.untracked_ops), fwd) if g.mode.value == "training" else fwd
-    return (untracked, fwd - untracked, bwd, views)
+    training = g.mode.value == "training"
+    untracked = min(float(g.untracked_ops), fwd) if training else fwd
+    return (untracked, fwd - untracked, bwd, views, 1.0 if training else 0.0)
 
 
 def host_units(g: OpGraph) -> float:
     """Host time of one eager step in units of HOST_OP_S: forward ops under inference_mode, forward ops that
     autograd records, backward ops the autograd engine runs, and views, each at its own cost."""
-    weights = (cal.HOST_FWD_OPS_INFERENCE, cal.HOST_FWD_OPS_TRAINING, cal.HOST_BWD_OPS, cal.HOST_VIEW_OPS)
+    weights = (cal.HOST_FWD_OPS_INFERENCE, cal.HOST_FWD_OPS_TRAINING, cal.HOST_BWD_OPS, cal.HOST_VIEW_OPS,
+               cal.HOST_TRAINING_STEP)
     return sum(n * w for n, w in zip(host_counts(g), weights, strict=True))

@@ -81,12 +81,15 @@ CONSTANTS = (
     Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel "
              "autograd does not record (inference, a frozen base; module code and Python around it included)",
              MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_FWD_OPS_TRAINING", 7.0, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
+    Constant("HOST_FWD_OPS_TRAINING", 6.0, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
              "recorded by autograd (its node and saved tensors)", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_BWD_OPS", 2.25, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
+    Constant("HOST_BWD_OPS", 2.75, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
              "gradient accumulation and allocator work)", MODELS, Method.FITTED, HOST_FIT),
     Constant("HOST_VIEW_OPS", 0.6, "x HOST_OP_S", "host time of one traced op that launches no kernel (views, "
              "reshapes, detach)", MODELS, Method.FITTED, HOST_FIT),
+    Constant("HOST_TRAINING_STEP", 110, "x HOST_OP_S", "fixed host time of an eager training step whatever the "
+             "model: the optimizer's Python (its parameter loop), zero_grad, handing the backward to autograd's engine",
+             MODELS, Method.FITTED, HOST_FIT),
     Constant("WORKSPACE_BYTES", 64 * 2**20, "bytes", "cuBLAS and cuDNN workspaces PyTorch allocates on the first "
              "matmul and convolution (max_memory_allocated counts them)", MODELS, Method.ASSUMPTION,
              "set by hand near the MLP's gap (75 MB measured for 12 MB of weights and inputs); not fitted"),
