@@ -176,7 +176,7 @@ def norm_passes(op: Op, *, training: bool) -> float:
 def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
     """An implicit GEMM per pass on tensor cores (grouped ones filling part of each MMA), or CUDA cores where
     the channels per group rule tensor cores out (depthwise convolutions)."""
-    n, c, h, w, k, kr, ks, groups, oh, ow = op.shape[:10]
+    c, k, groups = op.shape[1], op.shape[4], op.shape[7]
     nhwc = op.shape[10] if len(op.shape) > 10 else 1.0
     extra = 0.0
     if not nhwc and op.dtype in ("bf16", "fp16"):  # cuDNN transposes NCHW in and out of NHWC
@@ -193,21 +193,33 @@ def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
     if c % 8:  # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads
         rate /= cal.MISALIGNED_SLOWDOWN
         c = math.ceil(c / 8) * 8
-    grads = int(op.shape[11]) if len(op.shape) > 11 else 3
-    data, weight = (n * h * w, c, k * kr * ks), (k, c * kr * ks, n * oh * ow)
-    if op.phase is Phase.FORWARD:
-        passes = [(n * oh * ow, k, c * kr * ks)]
-    else:  # the input's gradient, the weight's, or both
-        passes = [p for bit, p in ((1, data), (2, weight)) if grads & bit]
     # the implicit GEMM's compute only: its A operand is the input read in place (each element once per filter
     # tap from shared memory and L2), never the im2col matrix gemm_time's memory term would charge; the
     # convolution's own tensors at bandwidth are the floor below
-    conv_rate = rate * cal.CONV_EFF * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's scale where measured
-    t = sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
-                              k_ramp=cal.CONV_K_RAMP) for m, nn, kk in passes)
-    if grads & 4 and r.bandwidth:  # the bias gradient: one more pass over the output gradient, as a reduction
-        t += n * k * oh * ow * _BYTES.get(op.dtype, 2.0) / (r.bandwidth * cal.REDUCTION_BW_EFF)
+    t = _implicit_gemms_s(op, r, rate, c, k, forward=op.phase is Phase.FORWARD) + _bias_grad_s(op, r)
     return max(t, t_mem) + extra
+
+
+def _implicit_gemms_s(op: Op, r: Rates, rate: float, c: float, k: float, *, forward: bool) -> float:
+    """One convolution's (or one group's: `c`, `k` its channels) implicit GEMMs on tensor cores: the forward's,
+    or the backward's input gradient, weight gradient or both (the shape's gradient bits)."""
+    n, _, h, w, _, kr, ks, _, oh, ow = op.shape[:10]
+    grads = int(op.shape[11]) if len(op.shape) > 11 else 3
+    data, weight = (n * h * w, c, k * kr * ks), (k, c * kr * ks, n * oh * ow)  # the input's gradient, the weight's
+    passes = [(n * oh * ow, k, c * kr * ks)] if forward else [p for bit, p in ((1, data), (2, weight)) if grads & bit]
+    conv_rate = rate * cal.CONV_EFF * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's scale where measured
+    return sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
+                                 k_ramp=cal.CONV_K_RAMP) for m, nn, kk in passes)
+
+
+def _bias_grad_s(op: Op, r: Rates) -> float:
+    """The bias gradient, where a backward computes one (gradient bit 4): a pass over the output gradient, as a
+    reduction."""
+    n, k, oh, ow = op.shape[0], op.shape[4], op.shape[8], op.shape[9]
+    grads = int(op.shape[11]) if len(op.shape) > 11 else 3
+    if not grads & 4 or not r.bandwidth:
+        return 0.0
+    return n * k * oh * ow * _BYTES.get(op.dtype, 2.0) / (r.bandwidth * cal.REDUCTION_BW_EFF)
 
 
 def _nchw_grouped_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
@@ -215,18 +227,11 @@ def _nchw_grouped_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
     convolution): cuDNN's grouped tensor-core kernels are NHWC ones, so it runs one convolution per group, the
     forward on CUDA cores (implicit_convolve_sgemm, one launch per group in the H100 profiles) and the gradients
     as per-group implicit GEMMs on tensor cores (cutlass dgrad/wgrad, one launch per group), with no transposes."""
-    n, c, h, w, k, kr, ks, groups, oh, ow = op.shape[:10]
+    c, k, groups = op.shape[1], op.shape[4], op.shape[7]
     if op.phase is Phase.FORWARD:
         cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
         return max(op.flops / cuda_rate, t_mem)
-    cg, kg = c / groups, k / groups
-    grads = int(op.shape[11]) if len(op.shape) > 11 else 3
-    passes = [p for bit, p in ((1, (n * h * w, cg, kg * kr * ks)), (2, (kg, cg * kr * ks, n * oh * ow))) if grads & bit]
-    conv_rate = rate * cal.CONV_EFF * r.conv_scale.get(op.dtype, 1.0)
-    t = groups * sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
-                                       k_ramp=cal.CONV_K_RAMP) for m, nn, kk in passes)
-    if grads & 4 and r.bandwidth:
-        t += n * k * oh * ow * _BYTES.get(op.dtype, 2.0) / (r.bandwidth * cal.REDUCTION_BW_EFF)
+    t = groups * _implicit_gemms_s(op, r, rate, c / groups, k / groups, forward=False) + _bias_grad_s(op, r)
     return max(t, t_mem)
 
 
