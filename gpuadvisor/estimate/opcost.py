@@ -293,8 +293,7 @@ def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:
 
 
 def host_units(g: OpGraph) -> float:
-    """Host time of one eager step in units of HOST_OP_S: forward ops under inference_mode, forward ops that
-    autograd records, backward ops the autograd engine runs, and views, each at its own cost."""
+    """Host time of one eager step in units of HOST_OP_S: each of host_counts's quantities at its own cost."""
     weights = (cal.HOST_FWD_OPS_INFERENCE, cal.HOST_FWD_OPS_TRAINING, cal.HOST_BWD_OPS, cal.HOST_VIEW_OPS,
                cal.HOST_TRAINING_STEP)
     return sum(n * w for n, w in zip(host_counts(g), weights, strict=True))

@@ -7,9 +7,10 @@ from __future__ import annotations
 from gpuadvisor.estimate.calibration.record import Constant, Method
 
 MODELS = "tests/data/models-h100.json"
-HOST_FIT = ("grid search (0.25 steps, views 0.2) for the least mean |log(estimate / measured)| step time over the "
-            "calibration split, the four op counts times HOST_OP_S overlapped with the GPU time as opcost.step_time "
-            "does, a recorded forward op at least an unrecorded one (gpuadvisor.validation.fit_host_constants)")
+HOST_FIT = ("grid search (0.25 steps, views 0.2, the training step 10) for the least mean |log(estimate / measured)| "
+            "step time over the calibration split, opcost.host_counts's four op counts and training step times "
+            "HOST_OP_S overlapped with the GPU time as opcost.step_time does, a recorded forward op at least an "
+            "unrecorded one (gpuadvisor.validation.fit_host_constants)")
 GPU_FIT = ("grid search against the profiled GPU time of its own op class over the calibration split, least mean "
            "|log(estimate / profiled)| (gpuadvisor.validation.fit_gpu_constants)")
 

@@ -100,14 +100,13 @@ class Recorder(TorchDispatchMode):
         self._note_peak()
         self._free(key, self._serial)
 
-    def _conv_workspace(self, func: Any, args: tuple[Any, ...], out: Any) -> None:
+    def _conv_workspace(self, name: str, args: tuple[Any, ...], out: Any) -> None:
         """cuDNN runs a 16-bit convolution on NCHW tensors (1-D ones have no other layout) with NHWC kernels: it
         transposes the input (and the output gradient) in and the output out, through its workspace (the H100
         profiles: nchwToNhwc/nhwcToNchw around every such convolution of wav2vec2, Whisper and the SD UNets), so
         their NHWC copies are alive while it runs: wav2vec2's first 512-channel convolution, its input and output
         held twice, is its inference peak. Grouped ones (one NCHW convolution per group) and single-channel
-        inputs (an NCHW kernel) are not transposed."""
-        name = C.op_name(func)
+        inputs (an NCHW kernel) are not transposed. `name`: the op's (classify.op_name)."""
         if name not in ("convolution", "convolution_backward"):
             return
         x = args[1] if name == "convolution_backward" else args[0]
@@ -134,19 +133,19 @@ class Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if self.steer_draws and C.op_name(func) in _DRAWS:
+        name = C.op_name(func)
+        if self.steer_draws and name in _DRAWS:
             steer_draw(out, args)
         for t in tree_leaves(out):
             if isinstance(t, torch.Tensor):
                 self.track(t)
         if func.namespace == "aten" and not self.suppress:
-            self._conv_workspace(func, args, out)
+            self._conv_workspace(name, args, out)
         if not self.recording or self.suppress or func.namespace != "aten":
             return out  # prim.* ops are metadata queries
         self.dispatched += 1
         if C.is_view(func):
             return out  # views launch nothing
-        name = C.op_name(func)
         if name in C.NO_KERNEL:
             return out
         self.append(self.describe(func, name, args, kwargs, out), tree_leaves((args, kwargs)))
