@@ -30,19 +30,13 @@ from pathlib import Path
 import torch
 
 from gpuadvisor.estimate.trace import zoo
-from lab.model_cases import CASES
+from lab.model_cases import CASES, case_id
 from probes import dispatch
 
 WARMUP, TIMED = 3, 8
 
 
-def case_id(case: dict) -> tuple:
-    """What tells one case from another (tools/collect_model_runs.py keeps the last measurement of each)."""
-    return (case["spec"], case["mode"], case["batch"], tuple(case.get("trainable", ())),
-            bool(case.get("channels_last")), case.get("seq", 0))
-
-
-def run_case(case: dict, device: str = "cuda") -> dict:
+def run_case(case: dict, device: str = "cuda", timed: int = TIMED) -> dict:
     """Time and peak memory of one case on `device` ("cpu" only checks that the case runs)."""
     ref = zoo.parse_ref(case["spec"])
     cuda = device == "cuda"
@@ -89,7 +83,7 @@ def run_case(case: dict, device: str = "cuda") -> dict:
     before = torch.cuda.memory_allocated()
     times, issued = [], []
     wall0 = time.perf_counter()
-    for _ in range(TIMED):
+    for _ in range(timed):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         t0 = time.perf_counter()
@@ -98,15 +92,15 @@ def run_case(case: dict, device: str = "cuda") -> dict:
         issued.append(time.perf_counter() - t0)  # the host's time to issue the step (it may block on the GPU)
         b.synchronize()
         times.append(a.elapsed_time(b) / 1e3)
-    wall = (time.perf_counter() - wall0) / TIMED
+    wall = (time.perf_counter() - wall0) / timed
     host_after = dispatch.measure(torch, repeats=3)
     peak = torch.cuda.max_memory_allocated()
     ops = profile(step)
     med = statistics.median(times)
-    return {**case, "time_s": med, "time_spread": (max(times) - min(times)) / med, "timed_steps": TIMED,
+    return {**case, "time_s": med, "time_spread": (max(times) - min(times)) / med, "timed_steps": timed,
             "host_issue_s": statistics.median(issued),
-            # probes/dispatch.py's op figure just before and after the timed steps: what the estimate's host
-            # time scales with (gpuadvisor.validation), as it scales with a user's probed figure
+            # probes/dispatch.py's op figure just before and after the timed steps: the host's speed while the
+            # case ran (recorded to show its drift; the estimates use the calibration host's HOST_OP_S)
             "dispatch_op_s": [host_before["op_s"], host_after["op_s"]],
             "wall_s": wall, "peak_bytes": peak, "steady_bytes": before, "build_s": build_s,
             "params": sum(p.numel() for p in model.parameters()),
@@ -133,19 +127,17 @@ def profile(step) -> dict:
 
 
 def main() -> int:
-    global TIMED
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--part", default="0/1", help="K/N: run every N-th case starting at K")
     ap.add_argument("--only", default="")
     ap.add_argument("--smoke", action="store_true", help="run each case once on the CPU at batch 2")
     ap.add_argument("--budget-s", type=float, default=540.0, help="stop starting new cases after this")
-    ap.add_argument("--timed", type=int, default=8, help="timed steps per case (median taken)")
+    ap.add_argument("--timed", type=int, default=TIMED, help="timed steps per case (median taken)")
     ap.add_argument("--noisy", type=float, default=None, metavar="SPREAD",
                     help="only the cases whose stored measurement (tests/data/models-h100.json) spread more than "
                          "this between its timed steps: re-measured with --timed steps")
     a = ap.parse_args()
-    TIMED = a.timed
     k, n = (int(x) for x in a.part.split("/"))
     torch.backends.cudnn.benchmark = True
     if a.smoke:
@@ -178,7 +170,7 @@ def main() -> int:
                 print(f"{case['spec']:38s} {case['mode']:9s} ok", flush=True)
                 results.append(r)
                 continue
-            r = run_case(case)
+            r = run_case(case, timed=a.timed)
             print(f"{case['spec']:38s} {case['mode']:9s} b={case['batch']:<4d} {r['time_s']*1e3:9.2f} ms "
                   f"{r['peak_bytes']/2**30:7.2f} GiB", flush=True)
         except torch.OutOfMemoryError:

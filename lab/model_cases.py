@@ -61,3 +61,9 @@ def _cases() -> list[dict]:
 
 
 CASES = _cases()
+
+
+def case_id(case: dict) -> tuple:
+    """What tells one case from another (tools/collect_model_runs.py keeps one entry per case)."""
+    return (case["spec"], case["mode"], case["batch"], tuple(case.get("trainable", ())),
+            bool(case.get("channels_last")), case.get("seq", 0))

@@ -22,16 +22,12 @@ from collections import Counter
 from pathlib import Path
 
 from gpuadvisor.estimate.trace.classify import classify
+from lab.model_cases import case_id
 
 ROOT = Path(__file__).resolve().parent.parent
 
 KEEP = ("spec", "mode", "batch", "held_out", "channels_last", "trainable", "seq", "time_s", "time_spread",
         "timed_steps", "host_issue_s", "dispatch_op_s", "wall_s", "peak_bytes", "params", "trainable_params", "unit")
-
-
-def case_id(r: dict) -> tuple:
-    return (r["spec"], r["mode"], r["batch"], tuple(r.get("trainable", ())), bool(r.get("channels_last")),
-            r.get("seq", 0))
 
 
 def main(paths: list[str]) -> int:
