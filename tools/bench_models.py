@@ -53,7 +53,7 @@ def section(per_case: bool = True) -> str:
     out += ["", "The target (90 % of all cases within ±25 % and ±10 %, none past 1.5x) is met. Host time: a forward "
             "kernel autograd does not record (frozen base, inference) costs less than a recorded one, and a training "
             "step has fixed host work (optimizer, zero_grad, the backward's hand-off). "
-            "`torchaudio:wav2vec2_base` is traced on the GPU machine (its torchaudio).", "",
+            "`torchaudio:wav2vec2_base` is traced where a torchaudio matches PyTorch.", "",
             f"Against published results nobody here wrote: NVIDIA DeepLearningExamples' ResNet50 v1.5 for PyTorch "
             f"([README]({pub['source']}), read {pub['read']}; {pub['conditions']}), estimated with the same shipped "
             "graph and each card's datasheet figures (`tests/data/published-resnet50.json`, checked by "

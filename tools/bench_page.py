@@ -216,12 +216,16 @@ def advisor() -> list[str]:
     per = Counter(o.provider for o in snap.offers)
     cold = json.loads(COLD_START.read_text())
     t = sorted(cold["seconds"])
+    traced = cold["traced"]  # a shipped pre-traced model, answered without PyTorch
+    tt = sorted(traced["seconds"])
     return ["## Advisor", "",
             f"Shipped rental prices: {len(snap.offers)} offers from {len(per)} providers (the most: "
             f"{', '.join(f'{k} {v}' for k, v in per.most_common(3))}; `gpuadvisor prices list` has them all); "
             f"source: {snap.describe()}.", "",
             f"Start-up of `{cold['command']}` (whole process, {len(t)} runs, {cold['date']}, {cold['machine']}): "
-            f"median {t[len(t) // 2]:.2f} s, min {t[0]:.2f} s ({_rel(COLD_START)}).", ""]
+            f"median {t[len(t) // 2]:.2f} s, min {t[0]:.2f} s ({_rel(COLD_START)}). "
+            f"`{traced['command'].removeprefix('gpuadvisor ')}`, empty cache, no PyTorch: median "
+            f"{tt[len(tt) // 2]:.2f} s.", ""]
 
 
 def _summary(section: str, title: str, page: Path, tables: int = 0) -> list[str]:
