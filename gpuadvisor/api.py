@@ -9,7 +9,7 @@
     report = api.check(result, "rules.yaml")              # evaluate a probe result against rules
 
 Every figure is an estimate unless it comes from `probe`. Bad input raises
-`gpuadvisor.errors.UserError` with a one-line message. See docs/api.md.
+`gpuadvisor.core.errors.UserError` with a one-line message. See docs/api.md.
 """
 
 from __future__ import annotations
@@ -162,7 +162,8 @@ def prices_line(snapshot: Any = None) -> str:
 def check(result: Any, rules: str | os.PathLike[str] | Any) -> Any:
     """Evaluate a probe result (a RunResult or a results JSON path) against rules (a RuleSet or a
     YAML path): a checks.CheckReport with `.passed` and `.exit_code`."""
-    from gpuadvisor import checks, results
+    from gpuadvisor import checks
+    from gpuadvisor.core import results
 
     run = results.load(result) if isinstance(result, (str, os.PathLike)) else result
     ruleset = checks.load_rules(rules) if isinstance(rules, (str, os.PathLike)) else rules

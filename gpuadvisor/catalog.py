@@ -18,10 +18,10 @@ from typing import Annotated, Any, Literal
 import pydantic
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.fileio import load_yaml
+from gpuadvisor.core.paths import shipped_catalog_dir
 from gpuadvisor.datacache import cached
-from gpuadvisor.errors import UserError
-from gpuadvisor.fileio import load_yaml
-from gpuadvisor.paths import shipped_catalog_dir
 
 CATALOG_ENV = "GPUADVISOR_CATALOG"
 TENSOR_DTYPES = ("fp16", "bf16", "tf32", "fp8", "fp4", "int8")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # annotations only: importing the pydantic result models costs a cold `recommend` ~15 ms
-    from gpuadvisor.results import DeviceResult
+    from gpuadvisor.core.results import DeviceResult
 
 
 @dataclass

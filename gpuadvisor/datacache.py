@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from gpuadvisor.paths import user_cache_dir
+from gpuadvisor.core.paths import user_cache_dir
 
 FORMAT = b"gpuadvisor-data-cache-1"
 T = TypeVar("T")
@@ -55,8 +55,8 @@ def _read(path: Path, key: str) -> tuple[bool, object]:
 
 
 def _write(path: Path, key: str, value: object) -> None:
-    from gpuadvisor.errors import UserError
-    from gpuadvisor.fileio import atomic_write_bytes
+    from gpuadvisor.core.errors import UserError
+    from gpuadvisor.core.fileio import atomic_write_bytes
 
     # an unwritable cache folder: the next run parses the files again, nothing else is lost
     with contextlib.suppress(UserError):

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.errors import UserError
-from gpuadvisor.fileio import load_json
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.fileio import load_json
 
 _ALIASES = {
     "num_layers": ("num_hidden_layers", "n_layer", "num_layers", "n_layers"),

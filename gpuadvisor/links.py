@@ -5,7 +5,7 @@ Pure: reads the interconnect probe of a RunResult (topology, P2P figures, NCCL a
 
 from __future__ import annotations
 
-from gpuadvisor.results import RunResult
+from gpuadvisor.core.results import RunResult
 
 
 def link_lines(run: RunResult, index: int | None = None) -> list[str]:

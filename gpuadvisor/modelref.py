@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 __all__ = ["DEFAULT_AUDIO_SAMPLES", "DEFAULT_TEXT_SEQ", "ModelRef", "Source", "Unit", "parse_input_shape", "parse_ref"]
 

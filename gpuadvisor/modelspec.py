@@ -15,7 +15,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.hfconfig import architecture_from_config, load_config_file
 
 KINDS = ("decoder", "encoder", "vision", "opaque", "traced")
@@ -353,7 +353,7 @@ def _presets() -> dict[str, ModelSpec]:
 
 
 def _read_presets() -> dict[str, ModelSpec]:
-    from gpuadvisor.fileio import load_yaml
+    from gpuadvisor.core.fileio import load_yaml
 
     path = presets_path()
     data = load_yaml(path, "model preset file")

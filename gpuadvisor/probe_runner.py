@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuadvisor import devices as devmod
-from gpuadvisor import provenance
-from gpuadvisor.errors import UserError
-from gpuadvisor.results import DeviceResult, ProbeResult, RunResult, Status
+from gpuadvisor.core import provenance
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.results import DeviceResult, ProbeResult, RunResult, Status
 from probes import ALL_PROBES, FULL_ONLY, GPU_PROBES, HOST_PROBES, LOAD_PROBES, NODE_PROBES, TORCH_PROBES
 from probes.base import ProbeContext
 from probes.timing import Deadline, ProbeSkipped, ProbeTimeout, is_oom

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.results import DeviceResult
+from gpuadvisor.core.results import DeviceResult
 
 
 def device_memory_gib(dev: DeviceResult) -> float | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.paths import repo_root
+from gpuadvisor.core.paths import repo_root
 
 MEASURED = repo_root() / "tests" / "data" / "models-h100.json"
 CARD = "H100 SXM"  # the catalog card the measurements ran on (NVIDIA H100 80GB HBM3)
@@ -69,7 +69,7 @@ def workload(case: dict[str, Any]) -> Any:
 
 def estimate(case: dict[str, Any], hw: Any) -> Result:
     """One case's estimate; an estimate that raises is a result with its error (and fails the gate)."""
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
     from gpuadvisor.estimate import estimate_compute, estimate_memory
 
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuadvisor.core.results import DeviceResult, HostInfo, Measurement, ProbeResult, RunResult
 from gpuadvisor.fleet import store
 from gpuadvisor.fleet.gather import NodeLost, TaskFailed
 from gpuadvisor.fleet.model import FleetSummary, NodeEntry
 from gpuadvisor.fleet.nodes import NodeInfo
-from gpuadvisor.results import DeviceResult, HostInfo, Measurement, ProbeResult, RunResult
 
 HEALTHY = {"memory.triad": ("GB/s", 4300.0), "tensor.bf16": ("TFLOP/s", 780.0), "probe.latency": ("ms", 2.0),
            "crossover.matmul.kernel": ("N", 512.0)}

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from gpuadvisor.advisor import Targets, advise, frontier, parse_duration_h
 from gpuadvisor.advisor.options import Hardware, build_options
 from gpuadvisor.catalog import load_catalog
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.workload import make_workload
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.analytic import transformer_graph
 from gpuadvisor.estimate.graph import FORMAT, GraphMode, OpClass, OpGraph, Phase
 from gpuadvisor.estimate.opcost import step_time

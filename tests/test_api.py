@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor import api
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 

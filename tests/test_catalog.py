@@ -10,8 +10,8 @@ import pytest
 
 from gpuadvisor.catalog import TENSOR_DTYPES, Card, find, load_catalog, match_device
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
-from gpuadvisor.paths import shipped_catalog_dir
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.paths import shipped_catalog_dir
 
 GOOD_CARD = """\
 cards:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor import checks, results
+from gpuadvisor import checks
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
+from gpuadvisor.core import results
+from gpuadvisor.core.errors import UserError
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent

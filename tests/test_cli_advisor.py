@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 DATA = Path(__file__).parent / "data"
 

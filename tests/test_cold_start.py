@@ -14,7 +14,7 @@ import pytest
 
 from gpuadvisor import datacache
 from gpuadvisor.catalog import load_catalog
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.workload import Workload, resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import Confidence, Engine, HardwareFigures, estimate_compute, estimate_serving
 from gpuadvisor.workload import MODES, SHARDINGS, Mode, Sharding, Workload, make_workload, resolve_model
 

@@ -18,8 +18,8 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed: the [fleet] extra is missing")
 cluster_utils = pytest.importorskip("ray.cluster_utils", reason="this Ray has no cluster_utils")
 
-from gpuadvisor import results  # noqa: E402
 from gpuadvisor.cli import main  # noqa: E402
+from gpuadvisor.core import results  # noqa: E402
 from gpuadvisor.fleet import store  # noqa: E402
 from gpuadvisor.fleet.node_task import TEST_DELAY_ENV  # noqa: E402
 from gpuadvisor.fleet.ray_backend import RayBackend  # noqa: E402

@@ -9,10 +9,10 @@ import pytest
 from fleet_fakes import fleet_folder, make_run
 
 from gpuadvisor.cli import main
+from gpuadvisor.core.results import Measurement, ProbeResult, RunResult
 from gpuadvisor.fleet import store
 from gpuadvisor.fleet.model import FleetSummary, NodeEntry
 from gpuadvisor.fleet.outliers import find_outliers
-from gpuadvisor.results import Measurement, ProbeResult, RunResult
 
 # ------------------------------------------------------------------ outliers, check, report
 

@@ -9,13 +9,13 @@ import pytest
 from fleet_fakes import Clock, FakeBackend, fleet_folder, node, raw
 
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.results import RunResult
 from gpuadvisor.fleet import RAY_MISSING, store
 from gpuadvisor.fleet.gather import gather
 from gpuadvisor.fleet.model import Fleet, FleetSummary, NodeEntry
 from gpuadvisor.fleet.nodes import select_nodes
 from gpuadvisor.fleet.runner import FleetOptions, run_fleet
-from gpuadvisor.results import RunResult
 
 # ------------------------------------------------------------------ selection
 

@@ -10,10 +10,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuadvisor import results
 from gpuadvisor.catalog import load_catalog
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
+from gpuadvisor.core import results
+from gpuadvisor.core.errors import UserError
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

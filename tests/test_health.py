@@ -137,8 +137,8 @@ def test_runner_samples_clocks_during_load_probes_for_the_health_probe():
     import contextlib
 
     from gpuadvisor import devices
+    from gpuadvisor.core.results import ProbeResult
     from gpuadvisor.probe_runner import RunOptions, run_probes
-    from gpuadvisor.results import ProbeResult
 
     m = nvml()
     m.NVML_CLOCK_SM, m.NVML_CLOCK_MEM, m.NVML_TEMPERATURE_GPU = 0, 2, 0

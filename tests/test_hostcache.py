@@ -16,7 +16,7 @@ import pytest
 import gpuadvisor.probe_runner as pr
 from gpuadvisor import devices
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.probe_runner import RunOptions, run_probes
 from probes import dispatch, hostcache
 from probes.base import ProbeContext
@@ -66,7 +66,7 @@ def cache_files() -> list[Path]:
 
 
 def test_cache_dir_follows_xdg_and_ignores_a_relative_one(monkeypatch, tmp_path):
-    from gpuadvisor.paths import user_cache_dir
+    from gpuadvisor.core.paths import user_cache_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert user_cache_dir() == tmp_path / "gpuadvisor"

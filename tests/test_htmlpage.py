@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from fleet_fakes import fleet_folder
 
-from gpuadvisor import __version__, results
+from gpuadvisor import __version__
 from gpuadvisor.catalog import load_catalog
+from gpuadvisor.core import results
 from gpuadvisor.fleet import store
 from gpuadvisor.fleet.model import FleetSummary, NodeEntry
 from gpuadvisor.fleet.report import build_fleet_report

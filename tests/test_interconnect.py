@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor import devices
+from gpuadvisor.core.results import ProbeResult, load
 from gpuadvisor.probe_runner import RunOptions, run_probes
-from gpuadvisor.results import ProbeResult, load
 from probes import interconnect as ic
 from probes.collectives import bus_factor, combine, iters_for, sweep_sizes
 from probes.topology import pair_link, topology

@@ -56,8 +56,8 @@ def test_probes_load_without_the_application():
     assert _outside_core(loaded) == set(), loaded
 
 
-def test_old_import_paths_are_the_same_modules():
-    from gpuadvisor import results
-    from gpuadvisor.core import results as core_results
-
-    assert results is core_results
+def test_no_alias_modules_above_the_bottom_layer():
+    """gpuadvisor.core's modules have one import path: the old top-level aliases are gone."""
+    for name in ("errors", "fileio", "paths", "provenance", "results"):
+        assert not (ROOT / "gpuadvisor" / f"{name}.py").exists(), name
+        assert (ROOT / "gpuadvisor" / "core" / f"{name}.py").exists(), name

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor import checks, results
+from gpuadvisor import checks
 from gpuadvisor.checks.node_rules import parse_size
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
-from gpuadvisor.results import Measurement, ProbeResult
+from gpuadvisor.core import results
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.results import Measurement, ProbeResult
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = ROOT / "tests" / "data" / "fake-probe.json"

@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor import devices
-from gpuadvisor.core.results import ProbeResult
+from gpuadvisor.core.results import ProbeResult, load
 from gpuadvisor.estimate import HardwareFigures, apply_measured, measured_figures, opcost
 from gpuadvisor.estimate.graph import Op, OpClass, Phase
 from gpuadvisor.probe_runner import FULL_ONLY_NOTE, RunOptions, needs_torch, run_probes
-from gpuadvisor.results import load
 from probes import ALL_PROBES, FULL_ONLY, dispatch, hostcache, tensor
 from probes.base import ProbeContext
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.catalog import load_catalog
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import HardwareFigures
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.memory_result import GiB

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.prices import convert_usd, load_prices, shipped_path
 from gpuadvisor.prices.model import dump_snapshot, snapshot_from_dict
 from gpuadvisor.prices.reduce import catalog_card_names, load_map, reduce_rows

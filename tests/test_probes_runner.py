@@ -10,8 +10,8 @@ import pytest
 
 from gpuadvisor import devices
 from gpuadvisor.cli import main
+from gpuadvisor.core.results import Measurement, ProbeResult, RunResult, load, save
 from gpuadvisor.probe_runner import RunOptions, parse_device, parse_only, run_one, run_probes
-from gpuadvisor.results import Measurement, ProbeResult, RunResult, load, save
 from probes.base import ProbeContext
 from probes.timing import Deadline, ProbeSkipped, ProbeTimeout, Timing, retry_smaller, time_host
 
@@ -148,7 +148,7 @@ def test_parse_flags():
     assert parse_only("host, tensor") == ["host", "tensor"]
     assert parse_only(None) is None
     assert parse_device("all") == "all" and parse_device("1") == 1
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
 
     with pytest.raises(UserError):
         parse_only("host,warp")

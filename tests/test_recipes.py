@@ -9,8 +9,8 @@ import pytest
 
 from gpuadvisor import checks, probe_runner
 from gpuadvisor.catalog import find, load_catalog, match_device
-from gpuadvisor.errors import UserError
-from gpuadvisor.results import ProbeResult, load
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.results import ProbeResult, load
 from probes.base import ProbeContext, measurement
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuadvisor import results
 from gpuadvisor.advisor.ranking import layout, recommend, why_not
 from gpuadvisor.catalog import Catalog, load_catalog
-from gpuadvisor.errors import UserError
+from gpuadvisor.core import results
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.workload import make_workload
 
 DATA = Path(__file__).parent / "data"

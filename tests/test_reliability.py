@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 
 import gpuadvisor.probe_runner as pr
-from gpuadvisor import devices, results
+from gpuadvisor import devices
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
+from gpuadvisor.core import results
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.results import GpuState
 from gpuadvisor.probe_runner import RunOptions, flags_for
-from gpuadvisor.results import GpuState
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "h100-probe.json"
@@ -277,7 +278,7 @@ def test_outputs_never_overwrite_a_different_file_without_force(capsys, tmp_path
 
 
 def test_interrupted_write_leaves_the_old_file_intact(monkeypatch, tmp_path):
-    from gpuadvisor.fileio import atomic_write_text
+    from gpuadvisor.core.fileio import atomic_write_text
 
     target = tmp_path / "keep.json"
     target.write_text("old")
@@ -335,7 +336,7 @@ def test_report_escapes_user_text(capsys, tmp_path):
 
 
 def test_outputs_get_ordinary_file_permissions(tmp_path):
-    from gpuadvisor.fileio import atomic_write_text
+    from gpuadvisor.core.fileio import atomic_write_text
 
     umask = os.umask(0o022)
     try:

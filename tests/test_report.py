@@ -16,11 +16,11 @@ pytest.importorskip("jinja2")
 
 from fake_prices import SNAPSHOT
 
-from gpuadvisor import results
 from gpuadvisor.advisor import Targets, advise
 from gpuadvisor.advisor.market import offers_for
 from gpuadvisor.catalog import load_catalog
 from gpuadvisor.cli import main
+from gpuadvisor.core import results
 from gpuadvisor.report import build_report
 from gpuadvisor.workload import ModelSpec, make_workload
 
@@ -282,8 +282,8 @@ def test_presentation_shared_by_tui_and_report(workload, catalog):
 def test_cpu_only_report_labels_its_charts_and_shows_spread():
     """On a machine without a GPU the crossover charts are CPU timings, titled and with a legend,
     and host figures carry their spread (a large one flagged)."""
-    from gpuadvisor import results as _results
     from gpuadvisor.catalog import load_catalog as _load
+    from gpuadvisor.core import results as _results
     from gpuadvisor.report import build_report as _build
 
     run = _results.load(Path(__file__).parent / "data" / "cpu-only-probe.json")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor import results
+from gpuadvisor.core import results
 
 pytest.importorskip("plotly", reason="the report needs plotly")
 DATA = Path(__file__).parent / "data"

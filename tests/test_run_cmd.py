@@ -7,8 +7,9 @@ import json
 import pytest
 
 import gpuadvisor.probe_runner as pr
-from gpuadvisor import devices, results
+from gpuadvisor import devices
 from gpuadvisor.cli import main
+from gpuadvisor.core import results
 from gpuadvisor.probe_runner import RunOptions
 
 SMALL = {"host": {"vec_bytes": 1 << 20, "mat_n": 64, "repeats": 2},

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gpuadvisor.catalog import load_catalog
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, llama_bench, serve_setup
 from gpuadvisor.estimate.serve.lengths import SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, Lengths, parse_lengths
 from gpuadvisor.estimate.serve.parallel import Layout

@@ -58,7 +58,7 @@ def test_a_missing_model_file_is_named_before_anything_is_installed():
 
 
 def test_not_pretraced_without_torch_says_what_to_install(monkeypatch):
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
     from gpuadvisor.estimate import graphstore
     from gpuadvisor.modelref import parse_ref
 

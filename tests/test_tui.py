@@ -20,8 +20,8 @@ pytest.importorskip("textual")
 from fake_prices import SNAPSHOT
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent
 
-from gpuadvisor import results
 from gpuadvisor.catalog import Catalog, load_file
+from gpuadvisor.core import results
 from gpuadvisor.tui.app import GpuAdvisorApp, bar
 
 DATA = Path(__file__).parent / "data"

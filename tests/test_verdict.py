@@ -7,9 +7,10 @@ from pathlib import Path
 
 from fleet_fakes import fleet_folder
 
-from gpuadvisor import checks, results
+from gpuadvisor import checks
 from gpuadvisor.checks import EXIT_FAIL, EXIT_PASS, CheckReport, DeviceOutcome, Verdict
 from gpuadvisor.cli import main
+from gpuadvisor.core import results
 from gpuadvisor.fleet.verdict import FleetVerdict, NodeVerdict
 
 ROOT = Path(__file__).parent.parent

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.workload import (
     ModelSpec,
     list_presets,

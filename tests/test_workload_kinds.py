@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.cli import main
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import GiB, estimate_memory, lora_params
 from gpuadvisor.estimate.offload import DEFAULT_HOST_BANDWIDTH_GBS, host_bandwidth_from, plan_offload
 from gpuadvisor.workload import DEFAULT_OPTIMIZER, make_workload, spec_from_config

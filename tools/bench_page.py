@@ -19,9 +19,9 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
+from gpuadvisor.core.results import Measurement, RunResult, load
 from gpuadvisor.prices import load_prices
 from gpuadvisor.prices.model import shipped_path
-from gpuadvisor.results import Measurement, RunResult, load
 from tools import bench_models, compare_multigpu, repeatability, validate_estimates, validate_time
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,8 +23,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from gpuadvisor.errors import UserError
-from gpuadvisor.fileio import atomic_write_text, read_text
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.fileio import atomic_write_text, read_text
 from gpuadvisor.prices.model import PriceSnapshot, dump_snapshot
 from gpuadvisor.prices.reduce import catalog_card_memory, catalog_card_names
 from gpuadvisor.prices.refresh import build_from_raw, build_snapshot, unmapped_lines

@@ -2,7 +2,7 @@
 
 import sys
 
-from gpuadvisor.results import load
+from gpuadvisor.core.results import load
 
 for path in sys.argv[1:]:
     try:

@@ -31,8 +31,8 @@ import yaml
 from pydantic import ValidationError
 
 from gpuadvisor.catalog import NEW_KINDS, STREET_KINDS, Purchase
-from gpuadvisor.errors import UserError
-from gpuadvisor.fileio import atomic_write_text, read_text
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.fileio import atomic_write_text, read_text
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,7 +15,7 @@ import json
 import statistics
 from pathlib import Path
 
-from gpuadvisor.results import Measurement, load
+from gpuadvisor.core.results import Measurement, load
 
 # Sweep points and crossover sizes are not figures of merit.
 SKIP_PREFIXES = ("crossover.",)

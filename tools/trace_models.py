@@ -18,12 +18,12 @@ import argparse
 import time
 from pathlib import Path
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.paths import shipped_graphs_dir
 from gpuadvisor.estimate.graph import GraphMode, load, save
 from gpuadvisor.estimate.graphstore import SHIPPED_FILE, key
 from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches
 from gpuadvisor.modelref import parse_ref
-from gpuadvisor.paths import shipped_graphs_dir
 from lab.model_cases import CASES
 
 #: popular models, traced in the default settings (`default_settings`) like every validation model

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from gpuadvisor import results
+from gpuadvisor.core import results
 from gpuadvisor.tui.app import GpuAdvisorApp
 
 ROOT = Path(__file__).resolve().parent.parent

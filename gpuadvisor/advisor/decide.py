@@ -10,7 +10,7 @@ from typing import Any
 from gpuadvisor.advisor.options import PRICE_BASES, Option, build_options
 from gpuadvisor.advisor.picks import BreakEven, Pick, buy_vs_rent, closest_miss, frontier, make_picks
 from gpuadvisor.advisor.targets import Targets
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import DEFAULT_ENGINE, Efficiency
 from gpuadvisor.workload import Workload
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuadvisor.advisor.decide import PriceInfo
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 
 def load_snapshot() -> Any | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from gpuadvisor.advisor.figures import Figures, ServingMemo, figures
 from gpuadvisor.advisor.targets import Targets
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import DEFAULT_ENGINE, Efficiency, HardwareFigures, engine_profile
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.workload import Workload

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.compare import measured_by_card
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import (
     ComputeEstimate,
     Efficiency,

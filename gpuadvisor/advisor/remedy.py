@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuadvisor.advisor.figures import Figures, figures
 from gpuadvisor.advisor.targets import Targets
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import DEFAULT_ENGINE, Efficiency, HardwareFigures
 from gpuadvisor.units import duration
 from gpuadvisor.workload import Workload

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
 from gpuadvisor.estimate.serve.lengths import Lengths
 from gpuadvisor.estimate.serve.parallel import Layout

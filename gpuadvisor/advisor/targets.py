@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 DEFAULT_TOKENS_PER_S = 20.0  # serving with no target: one user reading at a comfortable pace
 DEFAULT_PROMPT_TOKENS = 1024

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.hardware import HardwareFigures
 from gpuadvisor.estimate.memory_result import GiB
 from gpuadvisor.workload import Workload

@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from gpuadvisor.checks.rules import FigureKey, MinMaxRule, Number, Outcome, Rule, num, register
+from gpuadvisor.core.results import DeviceResult, GpuState, Measurement, RunResult
 from gpuadvisor.readings import device_memory_gib, ecc_errors, other_processes, pcie_link
-from gpuadvisor.results import DeviceResult, GpuState, Measurement, RunResult
 
 
 @register

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from gpuadvisor.checks.rules import Outcome, Rule, RuleSet
 from gpuadvisor.checks.verdict import Verdict
-from gpuadvisor.results import DeviceResult, RunResult
+from gpuadvisor.core.results import DeviceResult, RunResult
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpuadvisor.checks.rules import FigureKey, Number, Outcome, Rule, num, register
-from gpuadvisor.results import DeviceResult, ProbeResult, RunResult
+from gpuadvisor.core.results import DeviceResult, ProbeResult, RunResult
 
 TIME_UNITS = {"ms", "us", "s", "ns"}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)

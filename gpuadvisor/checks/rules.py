@@ -14,9 +14,9 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from gpuadvisor.errors import UserError
-from gpuadvisor.fileio import load_yaml
-from gpuadvisor.results import DeviceResult, RunResult
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.fileio import load_yaml
+from gpuadvisor.core.results import DeviceResult, RunResult
 
 # A threshold is a plain number: no booleans, no strings such as "40 GiB", no nan/inf.
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]

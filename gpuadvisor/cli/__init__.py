@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from gpuadvisor import __version__
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 COMMANDS = ("run", "probe", "catalog", "estimate", "recommend", "report", "check", "fleet", "tui", "prices")
 

@@ -11,7 +11,7 @@ from gpuadvisor.cli.common import positive_float, positive_int
 
 def _duration(text: str) -> float:
     from gpuadvisor.advisor.targets import parse_duration_h
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
 
     try:
         return parse_duration_h(text)
@@ -92,7 +92,7 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
 
 def check_combinations(args: argparse.Namespace) -> None:
     """Flags that would be ignored together are refused, one line each."""
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
 
     if getattr(args, "spot", False) and getattr(args, "buy_only", False):
         raise UserError("--spot prices rentals, and --buy-only leaves no rental: drop one of them")
@@ -120,7 +120,7 @@ def targets_from(args: argparse.Namespace) -> Any:
     hpm = args.hours_per_month
     if args.hours_per_day is not None:
         if args.hours_per_day > 24:
-            from gpuadvisor.errors import UserError
+            from gpuadvisor.core.errors import UserError
 
             raise UserError(f"--hours-per-day must be at most 24, got {args.hours_per_day:g}")
         hpm = args.hours_per_day * HOURS_PER_MONTH / 24
@@ -140,7 +140,7 @@ def advice_from(args: argparse.Namespace, workload: Any, catalog: Any, *, effici
     from gpuadvisor import api
 
     if args.price_basis and args.rent_only:
-        from gpuadvisor.errors import UserError
+        from gpuadvisor.core.errors import UserError
 
         raise UserError("--price-basis sets purchase prices, and --rent-only evaluates no purchase")
     return api.advise(workload, targets_from(args), catalog=catalog, providers=args.provider, region=args.region,

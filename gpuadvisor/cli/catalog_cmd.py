@@ -6,7 +6,7 @@ import argparse
 
 from gpuadvisor.catalog import Card, find, load_catalog
 from gpuadvisor.cli.common import catalog_from, console, fmt, non_negative_float, print_json
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

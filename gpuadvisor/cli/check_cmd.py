@@ -29,17 +29,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuadvisor import checks, results
+    from gpuadvisor import checks
+    from gpuadvisor.core import results
 
     rules = checks.load_rules(args.rules)  # bad rules: UserError, exit 2, before any probing
     if args.junit:
-        from gpuadvisor.fileio import ensure_writable
+        from gpuadvisor.core.fileio import ensure_writable
 
         ensure_writable(args.junit, force=args.force)  # a bad --junit fails now, not after a probe run
     run_result = results.load(args.probe) if args.probe else _probe_now(args)
     report = checks.evaluate(rules, run_result)
     if args.junit:
-        from gpuadvisor.fileio import atomic_write_text
+        from gpuadvisor.core.fileio import atomic_write_text
 
         atomic_write_text(args.junit, checks.junit_xml(report), force=args.force)
     if args.json:

@@ -16,7 +16,7 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
     in a path would otherwise read as a valid, empty extra catalog)."""
     from pathlib import Path
 
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
 
     extra = getattr(args, "catalog", []) or []
     for d in extra:
@@ -30,7 +30,7 @@ def resolve_card(catalog: Catalog, query: str) -> Any:
     """The one card a typed name means; a name that matches several cards equally well ('A100')
     is refused with what else matched, so nobody gets the 40 GB PCIe card by accident."""
     from gpuadvisor.catalog import _tokens, find, normalize
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
 
     matches = find(catalog, query)
     if not matches:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.cli.common import non_negative_int, positive_float, positive_int
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.units import duration
 
 GiB = 2**30
@@ -95,7 +95,7 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
 
 
 def input_shape(text: str) -> tuple[int, ...]:
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
     from gpuadvisor.modelref import parse_input_shape
 
     try:
@@ -253,7 +253,7 @@ def offload_plan(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any)
         raise UserError(f"{card.name}: the catalog has no memory size or bandwidth, which --offload needs")
     host_bw = args.host_bw
     if host_bw is None and args.probe:
-        from gpuadvisor import results
+        from gpuadvisor.core import results
 
         host_bw = host_bandwidth_from(results.load(args.probe))
     return plan_offload(w, card.memory_gib * GiB, hw.bandwidth_gbs, host_bandwidth_gbs=host_bw,
@@ -325,8 +325,8 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     card = resolve_card(catalog, args.gpu)
     figs = None
     if args.probe:
-        from gpuadvisor import results
         from gpuadvisor.compare import measured_by_card
+        from gpuadvisor.core import results
 
         figs = measured_by_card(results.load(args.probe), catalog).get(card.name)
         if not figs:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.cli.common import non_negative_float, positive_float, print_json
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -230,7 +230,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from gpuadvisor.fileio import atomic_write_text, ensure_writable
+    from gpuadvisor.core.fileio import atomic_write_text, ensure_writable
     from gpuadvisor.fleet.report import build_fleet_report
 
     out = Path(args.output) if args.output else Path(args.folder) / "fleet-report.html"

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from gpuadvisor.cli.common import console, fmt, positive_int, print_json
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

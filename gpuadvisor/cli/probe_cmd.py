@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.cli.common import add_refresh_host, catalog_from, fmt
 from gpuadvisor.cli.common import console as make_console
-from gpuadvisor.fileio import ensure_writable
+from gpuadvisor.core.fileio import ensure_writable
 from probes import ALL_PROBES
 
 if TYPE_CHECKING:  # the result models are pydantic: built when `probe` runs, not when any command starts
-    from gpuadvisor.results import Measurement, ProbeResult, RunResult
+    from gpuadvisor.core.results import Measurement, ProbeResult, RunResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
 def save(result: RunResult, path: str, *, force: bool = False) -> Path:
     """`results.save`, imported when a probe run has a result to save."""
-    from gpuadvisor.results import save as save_result
+    from gpuadvisor.core.results import save as save_result
 
     return save_result(result, path, force=force)
 

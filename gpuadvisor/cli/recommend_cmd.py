@@ -20,7 +20,7 @@ from gpuadvisor.cli.estimate_cmd import (
     print_presets,
     workload_from,
 )
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 PICK_ORDER = ("cheapest_rental", "cheapest_single_gpu", "cheapest_purchase", "fastest_within_budget", "best_value")
 
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = catalog_from(args)
     measured = None
     if args.probe:
-        from gpuadvisor import results
+        from gpuadvisor.core import results
 
         measured = results.load(args.probe)
     if args.rank:

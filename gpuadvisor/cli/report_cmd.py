@@ -10,7 +10,7 @@ from typing import Any
 from gpuadvisor.cli.advisor_args import add_target_args
 from gpuadvisor.cli.common import catalog_from
 from gpuadvisor.cli.estimate_cmd import add_workload_args, print_presets, workload_from
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 DEFAULT_DIR = "reports"
 
@@ -43,7 +43,7 @@ def default_output(run: Any, workload: Any) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuadvisor import results
+    from gpuadvisor.core import results
 
     if args.list_models:
         return print_presets(False)
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output and not out.parent.is_dir():  # a typo must not create folders (at the root, say)
         raise UserError(f"-o {args.output}: the folder {out.parent} does not exist (create it first)")
 
-    from gpuadvisor.fileio import atomic_write_text
+    from gpuadvisor.core.fileio import atomic_write_text
     from gpuadvisor.report import build_report
 
     advice = _advice(args, run_result, workload, catalog) if workload is not None else None

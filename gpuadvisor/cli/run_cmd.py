@@ -57,10 +57,10 @@ def _unique(path: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuadvisor import results
     from gpuadvisor.advisor.ranking import recommend, why_not
     from gpuadvisor.cli.common import print_json
     from gpuadvisor.cli.probe_cmd import Progress
+    from gpuadvisor.core import results
     from gpuadvisor.probe_runner import run_probes
 
     workload, efficiency, opts, catalog, out_dir = _inputs(args)
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     advice = _advice(args, workload, catalog, efficiency, result)
     report_path = None
     if not args.no_report:
-        from gpuadvisor.fileio import atomic_write_text
+        from gpuadvisor.core.fileio import atomic_write_text
         from gpuadvisor.report import build_report
 
         html = build_report(result, workload, catalog, advice=advice)  # the same targets as printed
@@ -104,8 +104,8 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any, Path]:
     the folder found writable) before any time is spent on probes."""
     from gpuadvisor.cli.advisor_args import targets_from
     from gpuadvisor.cli.common import catalog_from
-    from gpuadvisor.errors import UserError
-    from gpuadvisor.fileio import ensure_writable
+    from gpuadvisor.core.errors import UserError
+    from gpuadvisor.core.fileio import ensure_writable
     from gpuadvisor.probe_runner import RunOptions
 
     if not (args.model or args.model_opt):

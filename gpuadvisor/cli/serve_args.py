@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from gpuadvisor.cli.common import positive_int
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 SERVE_ENGINES = ("vllm", "sglang", "trtllm", "llamacpp", "hf")
 

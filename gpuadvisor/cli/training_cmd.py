@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from gpuadvisor.cli.common import positive_float, positive_int
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 LAYOUTS = ("given", "auto")
 

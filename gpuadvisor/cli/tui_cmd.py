@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
 
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise UserError("the TUI needs an interactive terminal (stdin and stdout must be a TTY)")

@@ -29,7 +29,7 @@ def batch_graph(spec: Any, *, mode: GraphMode, seq: int, batches: tuple[int, int
 def workload_graph(w: Any) -> OpGraph:
     """The analytic graph of a decoder workload's step on one GPU: a full training step (fused AdamW), or for
     inference and scoring one forward over the prompts (the prefill: logits at every position, no loss)."""
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
 
     why = [what for what, bad in (
         ("LoRA/QLoRA", w.is_adapter), ("quantized weights", w.quant_format != "none"),

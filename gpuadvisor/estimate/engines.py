@@ -37,7 +37,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.collectives import link_bytes_s
 from gpuadvisor.estimate.compute_result import Engine

@@ -22,7 +22,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 FORMAT = 3  # bump when the stored layout changes (2: a peak per phase; 3: convolution gradients)
 
@@ -258,7 +258,7 @@ class BatchGraph:
 
 def save(graphs: dict[str, BatchGraph], path: Path) -> None:
     """Graphs by key ('spec|mode|variant') as gzip'd JSON, written atomically."""
-    from gpuadvisor.fileio import atomic_write_bytes
+    from gpuadvisor.core.fileio import atomic_write_bytes
 
     data = json.dumps({k: g.to_dict() for k, g in sorted(graphs.items())}, separators=(",", ":")).encode()
     atomic_write_bytes(path, gzip.compress(data, mtime=0), force=True)

@@ -9,7 +9,7 @@ gradient all-reduce as compute.py costs it for transformers.
 
 from __future__ import annotations
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.collectives import gradient_allreduce_s, link_bytes_s
 from gpuadvisor.estimate.compute_result import ComputeEstimate, Engine

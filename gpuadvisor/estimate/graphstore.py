@@ -7,12 +7,12 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.paths import shipped_graphs_dir
 from gpuadvisor.estimate.graph import BatchGraph, load
 from gpuadvisor.estimate.trace.torchlib import TRACE_EXTRA, have_torch
 from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches
 from gpuadvisor.modelref import ModelRef, Source
-from gpuadvisor.paths import shipped_graphs_dir
 
 SHIPPED_FILE = "graphs.json.gz"
 

@@ -31,7 +31,7 @@ class Efficiency:
     interconnect: float = _cal("INTERCONNECT_EFFICIENCY")  # achieved fraction of the interconnect figure
 
     def validate(self) -> Efficiency:
-        from gpuadvisor.errors import UserError
+        from gpuadvisor.core.errors import UserError
 
         for k in ("mfu", "bandwidth", "mfu_vs_measured", "bandwidth_vs_measured", "interconnect"):
             v = getattr(self, k)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.memory import GiB, _inference_transient, kv_cache_bytes, weight_bytes
 from gpuadvisor.workload import Mode, Workload

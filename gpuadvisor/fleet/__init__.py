@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 RAY_MISSING = "the fleet commands need the [fleet] extra: pip install 'gpuadvisor[fleet]'"
 

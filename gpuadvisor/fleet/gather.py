@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from gpuadvisor.core.results import RunResult
 from gpuadvisor.fleet.nodes import NodeInfo
-from gpuadvisor.results import RunResult
 
 EventFn = Callable[..., None]
 

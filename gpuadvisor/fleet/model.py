@@ -1,6 +1,6 @@
 """The fleet result's file model (summary.json) and the in-memory fleet.
 
-A fleet folder holds one ordinary probe result (gpuadvisor.results.RunResult) per node that
+A fleet folder holds one ordinary probe result (gpuadvisor.core.results.RunResult) per node that
 answered, under nodes/, so `gpuadvisor check --probe` and `gpuadvisor report --probe` read any
 one of them unchanged, plus summary.json: every selected node with its status, why, and file.
 """
@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuadvisor import __version__
-from gpuadvisor.results import RunResult
+from gpuadvisor.core.results import RunResult
 
 FLEET_SCHEMA_VERSION = 1
 NodeStatus = Literal["ok", "lost", "timeout", "failed", "pending"]  # pending: the driver stopped first

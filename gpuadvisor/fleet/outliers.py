@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpuadvisor.results import RunResult
+from gpuadvisor.core.results import RunResult
 
 LOWER_IS_BETTER_UNITS = frozenset({"ms", "us", "µs", "ns", "s"})
 HIGHER_IS_BETTER_UNITS = frozenset({"TOPS"})  # besides every rate ending in "/s"

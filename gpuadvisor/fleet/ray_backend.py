@@ -15,7 +15,7 @@ import time
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.fleet import import_ray
 from gpuadvisor.fleet.gather import NodeLost, TaskFailed
 from gpuadvisor.fleet.node_task import probe_node

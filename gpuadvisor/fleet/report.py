@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.core.results import DeviceResult
 from gpuadvisor.fleet.model import Fleet
 from gpuadvisor.fleet.outliers import FigureStat, figure_stats
 from gpuadvisor.fleet.verdict import FleetVerdict
 from gpuadvisor.htmlpage import Charts, plotly_js, render_page
-from gpuadvisor.results import DeviceResult
 
 TEMPLATE = "fleet_report.html.j2"
 HEADLINE_GPU = ("memory.triad", "memory.d2d", "transfer.h2d_pinned", "fp32.fma", "fp64.fma", "tensor.bf16",

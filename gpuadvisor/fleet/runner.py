@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.fleet import store
 from gpuadvisor.fleet.gather import Backend, EventFn, Gathered, NodeOutcome, gather
 from gpuadvisor.fleet.model import FleetSummary, NodeEntry, SkippedNode

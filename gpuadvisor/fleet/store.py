@@ -12,11 +12,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from gpuadvisor import results
-from gpuadvisor.errors import UserError
-from gpuadvisor.fileio import atomic_write_text, load_json
+from gpuadvisor.core import results
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.fileio import atomic_write_text, load_json
+from gpuadvisor.core.results import RunResult
 from gpuadvisor.fleet.model import FLEET_SCHEMA_VERSION, Fleet, FleetSummary, NodeEntry
-from gpuadvisor.results import RunResult
 
 SUMMARY = "summary.json"
 NODES_DIR = "nodes"

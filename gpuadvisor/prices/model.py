@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 FORMAT = "gpuadvisor-prices/1"
 SHIPPED_NAME = "rental.json"
@@ -271,7 +271,7 @@ def convert_usd(amount: float, currency: str, snapshot: PriceSnapshot | None = N
 
 
 def shipped_path() -> Path:
-    from gpuadvisor.paths import shipped_catalog_dir
+    from gpuadvisor.core.paths import shipped_catalog_dir
 
     return shipped_catalog_dir() / "prices" / SHIPPED_NAME
 
@@ -305,7 +305,7 @@ def load_prices(path: str | os.PathLike[str] | None = None) -> PriceSnapshot:
 
 
 def _read_json(p: Path) -> Any:
-    from gpuadvisor.fileio import load_json
+    from gpuadvisor.core.fileio import load_json
 
     return load_json(p, "price snapshot")
 

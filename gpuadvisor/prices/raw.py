@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 SOURCES = "SOURCES.tsv"
 COLUMNS = ("provider", "path", "commit", "coverage", "read", "rows", "sha256")
@@ -37,14 +37,14 @@ class RawFile:
 
 
 def default_dir() -> Path:
-    from gpuadvisor.paths import shipped_catalog_dir
+    from gpuadvisor.core.paths import shipped_catalog_dir
 
     return shipped_catalog_dir() / "prices" / "raw"
 
 
 def read_sources(folder: str | os.PathLike[str]) -> list[RawFile]:
     """SOURCES.tsv of a raw folder; one UserError line naming the row on a bad one."""
-    from gpuadvisor.fileio import read_text
+    from gpuadvisor.core.fileio import read_text
 
     path = Path(folder) / SOURCES
     out = []
@@ -82,7 +82,7 @@ def compress(data: bytes) -> bytes:
 
 
 def write_sources(folder: str | os.PathLike[str], entries: list[RawFile]) -> None:
-    from gpuadvisor.fileio import atomic_write_text
+    from gpuadvisor.core.fileio import atomic_write_text
 
     lines = ["# " + "\t".join(COLUMNS)]
     lines += ["\t".join([e.provider, e.path, e.commit, e.coverage, e.read, str(e.rows), e.sha256])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.prices import checks
 from gpuadvisor.prices.hosts import attached_name, with_hosts
 from gpuadvisor.prices.model import ANOMALY_KINDS, NOT_GPU, Anomaly, Offer, Unmapped, median_or_none
@@ -61,13 +61,13 @@ class AcceleratorMap:
 
 
 def default_map_path() -> Path:
-    from gpuadvisor.paths import shipped_catalog_dir
+    from gpuadvisor.core.paths import shipped_catalog_dir
 
     return shipped_catalog_dir() / "prices" / "accelerators.yaml"
 
 
 def load_map(path: str | os.PathLike[str] | None = None) -> AcceleratorMap:
-    from gpuadvisor.fileio import load_yaml
+    from gpuadvisor.core.fileio import load_yaml
 
     p = Path(path) if path else default_map_path()
     d = load_yaml(p, "accelerator map")

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.prices.model import PriceSnapshot, Source, Unmapped, dump_snapshot, load_prices, user_path
 from gpuadvisor.prices.reduce import REDUCTION, AcceleratorMap, load_map, reduce_rows
 from gpuadvisor.prices.skypilot import Row, read_csv
@@ -104,7 +104,7 @@ def update_user_copy(
 ) -> tuple[PriceSnapshot, Path]:
     """Check every row of every file, then write the merged snapshot atomically. Nothing is
     written if any file is bad, so the existing copy is left as it was."""
-    from gpuadvisor.fileio import atomic_write_text
+    from gpuadvisor.core.fileio import atomic_write_text
 
     date = date or _dt.date.today().isoformat()
     new = build_snapshot(sources, commit=commit, date=date, card_names=card_names,

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 OPTIONAL = ("vCPUs", "MemoryGiB", "SpotPrice", "AvailabilityZone")
@@ -37,7 +37,7 @@ class Row:
 
 def read_csv(path: str | os.PathLike[str], provider: str) -> list[Row]:
     """All rows of one SkyPilot-format CSV; UserError `FILE:ROW: ...` on the first bad one."""
-    from gpuadvisor.fileio import read_text
+    from gpuadvisor.core.fileio import read_text
 
     p = Path(path)
     return parse_csv(read_text(p, "price file"), str(p), provider)

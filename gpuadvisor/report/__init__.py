@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.compare import FigureRow, device_card, figure_rows, local_cards
+from gpuadvisor.core.results import DeviceResult, GpuState, RunResult
 from gpuadvisor.htmlpage import Charts, render_page
 from gpuadvisor.readings import device_memory_gib, ecc_errors, other_processes, pcie_link
-from gpuadvisor.results import DeviceResult, GpuState, RunResult
 
 TEMPLATE = "report.html.j2"
 

@@ -11,7 +11,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from gpuadvisor.compare import FigureRow
-from gpuadvisor.results import DeviceResult, ProbeResult
+from gpuadvisor.core.results import DeviceResult, ProbeResult
 
 PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563"]
 

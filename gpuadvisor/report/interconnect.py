@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.results import RunResult
+from gpuadvisor.core.results import RunResult
 
 OPS = (("all_reduce", "all-reduce"), ("all_gather", "all-gather"), ("reduce_scatter", "reduce-scatter"))
 COLORS = {"all_reduce": "#2563eb", "all_gather": "#16a34a", "reduce_scatter": "#9333ea"}

@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.timer import Timer
 from textual.widgets import Footer, TabbedContent
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.tui.panes import AdvisorPane, CatalogPane, DevicePane, MemoryPane
 from gpuadvisor.tui.widgets import bar, num
 from gpuadvisor.tui.workers import Runner, default_runner
@@ -218,8 +218,8 @@ class GpuAdvisorApp(App[None]):
 
 
 def build_app(probe_path: str | None = None, catalog_dirs: list[str] | None = None, **kw: Any) -> GpuAdvisorApp:
-    from gpuadvisor import results
     from gpuadvisor.catalog import load_catalog
+    from gpuadvisor.core import results
 
     run = results.load(probe_path) if probe_path else None
     return GpuAdvisorApp(run, load_catalog(catalog_dirs or []), **kw)

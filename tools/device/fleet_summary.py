@@ -9,7 +9,7 @@ FIGS = ("memory.triad", "memory.d2d", "fp32.fma", "tensor.bf16", "transfer.h2d_p
 
 
 def main(folders: list[str]) -> int:
-    from gpuadvisor.errors import UserError
+    from gpuadvisor.core.errors import UserError
     from gpuadvisor.fleet import store
     from gpuadvisor.fleet.outliers import find_outliers
 

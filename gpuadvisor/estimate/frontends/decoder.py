@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.frontends import prims as P
 from gpuadvisor.estimate.frontends.tape import T, Tape, stream_shape
 from gpuadvisor.estimate.graph import MEMORY_ITEMS, GraphMode, MemoryPeak, Op, OpClass, OpGraph, Phase, merge

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 
 @dataclass(frozen=True)

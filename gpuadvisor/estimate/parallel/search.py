@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.hardware import HardwareFigures
 from gpuadvisor.estimate.parallel.layout import Checkpointing, Cluster, Layout, check_layout
 from gpuadvisor.estimate.parallel.profiles import Framework

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import traffic
 from gpuadvisor.estimate.dispatch import host_op_scale, overlap, train_host_s

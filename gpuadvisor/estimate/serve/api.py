@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.lengths import Lengths, parse_lengths
 from gpuadvisor.estimate.serve.parallel import Layout

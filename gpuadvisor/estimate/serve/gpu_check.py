@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.paths import repo_root
+from gpuadvisor.core.paths import repo_root
 
 DATA = repo_root() / "tests" / "data" / "serving-gpu-check.json"
 CARD = "H100 SXM"

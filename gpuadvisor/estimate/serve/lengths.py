@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, SHAREGPT_SIGMA = 227.0, 188.0, 0.9
 NAMED = ("fixed", "sharegpt", "uniform:A-B")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 DATA = Path(__file__).with_name("engines.json")
 

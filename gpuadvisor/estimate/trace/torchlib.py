@@ -14,7 +14,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 
 TRACE_EXTRA = 'pip install "gpuadvisor[trace]"'
 

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
 from gpuadvisor.estimate.trace.torchlib import import_torch
 from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prepare_inputs
@@ -252,8 +252,8 @@ def _cache_key(ref: ModelRef, opts: TraceOptions, torch_version: str) -> str:
 
 
 def _cache_read(key: str) -> BatchGraph | None:
+    from gpuadvisor.core.paths import user_cache_dir
     from gpuadvisor.estimate.graph import load
-    from gpuadvisor.paths import user_cache_dir
 
     path = user_cache_dir() / "graphs" / f"{key}.json.gz"
     if not path.is_file():
@@ -265,8 +265,8 @@ def _cache_read(key: str) -> BatchGraph | None:
 
 
 def _cache_write(key: str, bg: BatchGraph) -> None:
+    from gpuadvisor.core.paths import user_cache_dir
     from gpuadvisor.estimate.graph import save
-    from gpuadvisor.paths import user_cache_dir
 
     with contextlib.suppress(UserError, OSError):
         save({"graph": bg}, user_cache_dir() / "graphs" / f"{key}.json.gz")

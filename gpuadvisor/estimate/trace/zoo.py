@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.trace.torchlib import import_library, import_torch
 from gpuadvisor.modelref import DEFAULT_AUDIO_SAMPLES, DEFAULT_TEXT_SEQ, ModelRef, Source, Unit, parse_ref  # noqa: F401 (re-exported)
 
@@ -154,7 +154,7 @@ def _load_config(name: str) -> tuple[dict[str, Any], Path]:
     p = Path(name)
     path = p / "config.json" if p.is_dir() else p
     if not path.is_file():
-        from gpuadvisor.paths import shipped_config
+        from gpuadvisor.core.paths import shipped_config
 
         shipped = shipped_config(name)
         if shipped is None:

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static, TabPane
 
-from gpuadvisor.errors import UserError
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.tui.widgets import GiB
 
 WORKLOAD_INPUTS = ("model", "batch", "seq")
