@@ -2,7 +2,7 @@
 
     from gpuadvisor import api
     w = api.workload("llama-3.1-8b")                      # a preset, "7b", or a config.json path
-    est = api.estimate(w, "L40S")                         # memory, time and serving figures on one card
+    ans = api.estimate(api.request(w, "L40S", api.Step(users=8)))  # one Answer, one schema, any question
     advice = api.advise(w, api.Targets(tokens_per_s=30))  # options, frontier, picks, buy versus rent
     print(advice.picks["cheapest_rental"].line)
     result = api.probe()                                  # measure this machine (needs a GPU for GPU figures)
@@ -16,10 +16,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.advisor import Advice, Option, Targets
+from gpuadvisor.answer import Answer
+from gpuadvisor.request import (
+    DEFAULT_CARD,
+    EstimateRequest,
+    HardwareChoice,
+    QuestionSpec,
+    ServingLoad,
+    Step,
+    TrainingLayout,
+)
 from gpuadvisor.workload import Workload
 
 
@@ -38,44 +47,23 @@ def catalog(extra_dirs: Sequence[str] = ()) -> Any:
     return load_catalog(list(extra_dirs))
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """Memory breakdown, time estimate and (inference on a decoder) serving figures on one card."""
-
-    card: str
-    memory: Any  # estimate.MemoryBreakdown (per GPU)
-    compute: Any  # estimate.ComputeEstimate
-    serving: Any | None  # estimate.ServingEstimate
-    layout: Any | None = None  # advisor.figures.Figures: fit, memory per GPU, speed of this layout (as recommend)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"card": self.card, "memory": self.memory.to_dict(), "compute": self.compute.to_dict(),
-                "serving": self.serving.to_dict() if self.serving else None,
-                "layout": self.layout.to_dict() if self.layout else None}
+def request(w: Workload, card: str = DEFAULT_CARD, question: QuestionSpec | None = None, *,
+            probe: str | None = None, mfu: float | None = None,
+            bandwidth_efficiency: float | None = None) -> EstimateRequest:
+    """A validated request: `w` on `card` (a catalog name or alias; fuzzy), asking `question` (Step(),
+    ServingLoad(...) or TrainingLayout(...); default: a step in the workload's own layout)."""
+    hardware = HardwareChoice(card=card, probe=probe, mfu=mfu, bandwidth_efficiency=bandwidth_efficiency)
+    return EstimateRequest(w, hardware, question or Step()).validate()
 
 
-def estimate(w: Workload, card: str = "H100 SXM5 80GB", *, users: int = 1, prompt_tokens: int | None = None,
-             output_tokens: int | None = None, engine: str = "graphs", efficiency: Any = None,
-             cat: Any = None) -> Estimate:
-    """Estimate `w` on `card` (a catalog name or alias; fuzzy) in its own layout (`w.num_gpus`,
-    `w.tensor_parallel`, `w.sharding`); serving a decoder: `users` at once on every replica together.
-    `layout` holds the figures `advise` gives the same card x count (one path for both)."""
-    from gpuadvisor.advisor.figures import layout_figures
-    from gpuadvisor.advisor.options import hardware_of
-    from gpuadvisor.estimate import estimate_compute, estimate_memory, estimate_serving
+def estimate(req: EstimateRequest, *, cat: Any = None) -> Answer:
+    """The one estimator (gpuadvisor.estimator.estimate): every interface calls it. The Answer has the same
+    fields and JSON schema (docs/answer.schema.json) for every question."""
+    from gpuadvisor.estimator import estimate as _estimate
 
-    c = (cat or catalog()).get(card)
-    hw = hardware_of(c)
-    serving = None
-    decoder = w.mode == "inference" and w.model.kind == "decoder"
-    if decoder:
-        w = w.with_(seq_len=prompt_tokens or w.seq, gen_tokens=output_tokens or max(1, w.gen_tokens),
-                    batch=users if users > 1 else w.batch)
-        serving = estimate_serving(w.with_(batch=w.data_parallel), hw, concurrency=w.micro_batch,
-                                   prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=engine,
-                                   efficiency=efficiency)
-    lay = layout_figures(w, hw, efficiency, engine)
-    return Estimate(c.name, estimate_memory(w), estimate_compute(w, hw, efficiency, engine=engine), serving, lay)
+    if not isinstance(req, EstimateRequest):
+        raise TypeError("api.estimate takes an EstimateRequest: api.estimate(api.request(w, card, api.Step(users=8)))")
+    return _estimate(req, catalog=cat)
 
 
 def advise(
@@ -170,5 +158,6 @@ def check(result: Any, rules: str | os.PathLike[str] | Any) -> Any:
     return checks.evaluate(ruleset, run)
 
 
-__all__ = ["Advice", "Estimate", "Option", "Targets", "advise", "catalog", "check", "estimate", "options", "picks",
-           "prices_line", "probe", "workload"]
+__all__ = ["Advice", "Answer", "EstimateRequest", "HardwareChoice", "Option", "ServingLoad", "Step", "Targets",
+           "TrainingLayout", "advise", "catalog", "check", "estimate", "options", "picks", "prices_line", "probe",
+           "request", "workload"]

@@ -403,6 +403,12 @@ class Workload:
         return d
 
 
+def mode_of(text: str) -> str:
+    """A mode as the user typed it ("train", "eval") in its canonical spelling (unknown text unchanged)."""
+    v = str(text).strip().lower().replace("_", "-")
+    return _ALIASES_MODE.get(v, v)
+
+
 def make_workload(model: ModelSpec | str, **kw: Any) -> Workload:
     """Workload from loosely typed input (CLI/TUI): names are normalised, aliases accepted."""
     spec = resolve_model(model) if isinstance(model, str) else model

@@ -21,6 +21,21 @@ COMMANDS = ("run", "probe", "catalog", "estimate", "recommend", "report", "check
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
+#: old spellings of one concept, refused with the one name it has now (estimate, recommend, run, report)
+RENAMED = {
+    "--gen": "--output-len (tokens generated per request)",
+    "--context": "--input-len (prompt tokens) and --output-len (answer tokens)",
+    "--output-tokens": "--output-len (tokens generated per request)",
+}
+
+
+def refuse_renamed(argv: Sequence[str]) -> None:
+    for arg in argv:
+        name = arg.split("=", 1)[0]
+        if name in RENAMED:
+            raise UserError(f"{name} is now {RENAMED[name]}")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors are one line (the usage text stays behind --help)."""
 
@@ -74,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None, collect: bool) -> int:
     try:
         parser = build_parser()
+        refuse_renamed(sys.argv[1:] if argv is None else argv)
         args = parser.parse_args(argv)
         if collect and not _brief(args):
             gc.enable()

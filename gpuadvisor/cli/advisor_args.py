@@ -39,10 +39,6 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
     t.add_argument("--users", type=positive_int, default=1, metavar="N", help="serving: concurrent users (default 1)")
     t.add_argument("--ttft", type=positive_float, metavar="SECONDS",
                    help="serving: time to first token at most (models that do not decode: time per request)")
-    t.add_argument("--context", type=positive_int, metavar="TOKENS",
-                   help="serving: prompt + answer tokens per user (default 1024 + --output-tokens)")
-    t.add_argument("--output-tokens", type=positive_int, default=256, metavar="TOKENS",
-                   help="serving: answer tokens per request (default 256)")
     t.add_argument("--deadline", type=_duration, metavar="DURATION",
                    help="training: finish the --tokens budget within this (24h, 14d, 90m)")
     b = p.add_argument_group("budget, ownership and electricity")
@@ -124,9 +120,14 @@ def targets_from(args: argparse.Namespace) -> Any:
 
             raise UserError(f"--hours-per-day must be at most 24, got {args.hours_per_day:g}")
         hpm = args.hours_per_day * HOURS_PER_MONTH / 24
+    from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
+
+    output_len = getattr(args, "output_len", None) or DEFAULT_OUTPUT_LEN
+    input_len = getattr(args, "input_len", None)
     return Targets(
-        tokens_per_s=args.tok_s, users=args.users, ttft_s=args.ttft, context=args.context,
-        output_tokens=args.output_tokens, deadline_h=args.deadline, usd_per_hour=args.budget_per_hour,
+        tokens_per_s=args.tok_s, users=args.users, ttft_s=args.ttft,
+        context=(input_len or DEFAULT_INPUT_LEN) + output_len if input_len or output_len != DEFAULT_OUTPUT_LEN
+        else None, output_tokens=output_len, deadline_h=args.deadline, usd_per_hour=args.budget_per_hour,
         budget_usd=args.budget, budget_job_usd=args.budget_per_job, budget_month_usd=args.budget_per_month,
         max_card_usd=args.max_card_price, use_hours=args.use_hours, use_months=args.use_months,
         hours_per_month=hpm or HOURS_PER_MONTH, usd_per_kwh=args.usd_per_kwh,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass
 from typing import Any
 
-from gpuadvisor.cli.common import non_negative_int, positive_float, positive_int
+from gpuadvisor.cli.common import positive_float, positive_int
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from gpuadvisor.units import duration
 
 GiB = 2**30
@@ -51,10 +51,13 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
                    help="inference | scoring (evaluation forward, logits of every position) | training | lora | qlora")
     g.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 | fp8 | int8 | int4 (default bf16)")
     g.add_argument("--batch", type=positive_int, default=1, help="global batch, sequences (default 1)")
-    g.add_argument("--seq", type=non_negative_int, default=0, metavar="TOKENS",
-                   help="sequence / prompt length (default: 2048, or the ViT patch count)")
-    g.add_argument("--gen", type=non_negative_int, default=128, metavar="TOKENS",
-                   help="inference: tokens generated after the prompt (default 128)")
+    g.add_argument("--seq", type=positive_int, default=None, metavar="TOKENS",
+                   help="training, LoRA, QLoRA and scoring: tokens per sequence (default: the model's, e.g. 2048, or "
+                        "the ViT patch count)")
+    g.add_argument("--input-len", type=positive_int, default=None, metavar="TOKENS",
+                   help=f"inference: prompt tokens per request (default {DEFAULT_INPUT_LEN})")
+    g.add_argument("--output-len", type=positive_int, default=None, metavar="TOKENS",
+                   help=f"inference: tokens generated per request (default {DEFAULT_OUTPUT_LEN})")
     g.add_argument("--optimizer", default=None,
                    help="adamw-fused (default: Hugging Face Trainer's choice) | adamw-foreach (torch.optim.AdamW's "
                         "own default: one more state-sized temporary) | adamw8bit | sgd")
@@ -95,7 +98,6 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
 
 
 def input_shape(text: str) -> tuple[int, ...]:
-    from gpuadvisor.core.errors import UserError
     from gpuadvisor.modelref import parse_input_shape
 
     try:
@@ -114,15 +116,22 @@ def workload_from(args: argparse.Namespace) -> Any:
         raise UserError("no model given: e.g. 'llama-2-7b', '7b' or path/to/config.json (see --list-models)")
     dtype = args.dtype or "bf16"
     extra = {"optimizer": args.optimizer} if args.optimizer else {}
-    ctx = getattr(args, "serve_context", None)
-    if ctx is not None:
-        if args.seq:
-            raise UserError("give --context (prompt + answer) or --seq (prompt), not both")
-        if ctx <= args.gen:
-            raise UserError(f"--context {ctx} must exceed --gen ({args.gen})")
-        args.seq = ctx - args.gen
+    from gpuadvisor.workload import mode_of, resolve_model
+
+    spec = resolve_model(model)
+    inference = mode_of(args.mode) == "inference"
+    if inference:
+        if args.seq is not None:
+            raise UserError("--seq is the sequence length of training and scoring; a prompt's length is --input-len")
+        seq = args.input_len or (DEFAULT_INPUT_LEN if spec.kind == "decoder" else 0)
+        gen = args.output_len or DEFAULT_OUTPUT_LEN
+    else:
+        if args.input_len is not None or args.output_len is not None:
+            raise UserError(f"--input-len and --output-len are the lengths of an inference request; --mode "
+                            f"{args.mode} takes --seq")
+        seq, gen = args.seq or 0, DEFAULT_OUTPUT_LEN
     w = make_workload(
-        model, mode=args.mode, dtype=dtype, batch=args.batch, seq_len=args.seq, gen_tokens=args.gen,
+        spec, mode=args.mode, dtype=dtype, batch=args.batch, seq_len=seq, gen_tokens=gen,
         mixed_precision=not args.pure, checkpointing=args.checkpointing,
         num_gpus=args.gpus, sharding=args.sharding, tensor_parallel=args.tp, lora_rank=args.lora_rank,
         lora_targets=args.lora_targets, train_tokens=args.tokens, quant=args.quant, scoring=args.scoring,
@@ -148,16 +157,9 @@ def check_workload_flags(w: Any, args: argparse.Namespace) -> Any:
 
 
 def efficiency_from(args: argparse.Namespace) -> Any:
-    from gpuadvisor.estimate import Efficiency
+    from gpuadvisor.estimator import efficiency_for
 
-    d = Efficiency()
-    kw: dict[str, float] = {}
-    if args.mfu:
-        kw.update(mfu=args.mfu, mfu_vs_measured=min(1.0, args.mfu / d.mfu * d.mfu_vs_measured))
-    if args.bw_eff:
-        kw.update(bandwidth=args.bw_eff,
-                  bandwidth_vs_measured=min(1.0, args.bw_eff / d.bandwidth * d.bandwidth_vs_measured))
-    return Efficiency(**{**d.__dict__, **kw}).validate()
+    return efficiency_for(args.mfu, args.bw_eff)
 
 
 def engine_name(text: str) -> str:
@@ -176,10 +178,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="inference engine: graphs (CUDA graphs / vLLM, TensorRT-LLM, SGLang; default) or eager "
                         "(Hugging Face generate()); vllm, sglang, trtllm, llamacpp or hf run the serving simulation")
     p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
-    s = p.add_argument_group("serving (a decoder in inference mode; the figures `recommend` shows for a layout; "
-                             "--users alone gives them, with --rate or --engine vllm|... it runs the simulation)")
-    s.add_argument("--context", type=positive_int, metavar="TOKENS", dest="serve_context",
-                   help="prompt + answer tokens per user, as `recommend --context` (sets --seq to this less --gen)")
     p.add_argument("--probe", metavar="RESULTS.json", help="use measured figures from a probe result for this card")
     p.add_argument("--offload", action="store_true",
                    help="inference on a card too small for the model: layers on the GPU and decode speed with the "
@@ -245,156 +243,26 @@ def describe_workload(w: Any, users: int | None = None) -> str:
     return ", ".join(parts)
 
 
-def offload_plan(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any) -> Any:
-    """The llama.cpp-style offload plan for `estimate --offload` (host bandwidth: flag, probe, default)."""
-    from gpuadvisor.estimate.offload import host_bandwidth_from, plan_offload
-
-    if card.memory_gib is None or not hw.bandwidth_gbs:
-        raise UserError(f"{card.name}: the catalog has no memory size or bandwidth, which --offload needs")
-    host_bw = args.host_bw
-    if host_bw is None and args.probe:
-        from gpuadvisor.core import results
-
-        host_bw = host_bandwidth_from(results.load(args.probe))
-    return plan_offload(w, card.memory_gib * GiB, hw.bandwidth_gbs, host_bandwidth_gbs=host_bw,
-                        bandwidth_efficiency=eff.for_source(hw.source)[1])
-
-
-@dataclass
-class Answer:
-    """What `estimate` found for one workload on one card, before it is printed (estimate_text) or
-    written as JSON."""
-
-    w: Any
-    card: Any
-    hw: Any
-    eff: Any
-    engine: str
-    decoder_serving: bool
-    mem: Any
-    comp: Any
-    plan: Any
-    serving: Any
-    lay: Any
-    fits: bool
-    graph: dict[str, Any] | None = None  # the analytic op graph's figures (op_graph), where it writes the model
-
-
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
-    from gpuadvisor.cli.serve_args import run_estimate, serving_requested
+    from gpuadvisor.cli.estimate_request import request_from
+    from gpuadvisor.estimator import estimate
 
-    # `--users N` alone (one flag, shared with the simulation) asks for the layout's figures, the ones
-    # `recommend` prices; with --rate, --engine vllm|..., lengths or p99 targets it runs the simulation
-    if serving_requested(argparse.Namespace(**{**vars(args), "serve_users": None})):
-        return run_estimate(args)
-    from gpuadvisor.cli import training_cmd
-
-    w, card, hw, eff = _inputs(args)
-    if training_cmd.wants_parallel(args, w):
-        return training_cmd.run_parallel(args, w, card, hw)
-    a = _answer(args, w, card, hw, eff)
+    request = request_from(args)
+    answer = estimate(request, catalog=_catalog(args))
     if args.json:
         from gpuadvisor.cli.common import print_json
 
-        print_json(_answer_dict(a))
+        print_json(answer.to_dict())
         return 0
     from gpuadvisor.cli import estimate_text
-    from gpuadvisor.cli.common import console
 
-    con = console()
-    estimate_text.print_memory(con, a)
-    if a.plan:
-        estimate_text.print_offload(con, a)
-    if a.lay is not None and not a.lay.fits:
-        estimate_text.print_way_forward(con, a.w, a.hw, a.lay, a.eff, a.engine)
-        return 0
-    estimate_text.print_time(con, a)
+    estimate_text.print_answer(answer)
     return 0
 
 
-def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
-    """The workload, the card, its figures (datasheet, or measured with --probe) and the efficiencies."""
-    from gpuadvisor.advisor.options import hardware_of
-    from gpuadvisor.cli.common import catalog_from, resolve_card
+def _catalog(args: argparse.Namespace) -> Any:
+    from gpuadvisor.cli.common import catalog_from
 
-    w = workload_from(args)
-    eff = efficiency_from(args)
-    catalog = catalog_from(args)
-    card = resolve_card(catalog, args.gpu)
-    figs = None
-    if args.probe:
-        from gpuadvisor.compare import measured_by_card
-        from gpuadvisor.core import results
-
-        figs = measured_by_card(results.load(args.probe), catalog).get(card.name)
-        if not figs:
-            raise UserError(f"{args.probe}: no measured figures for {card.name}")
-    return w, card, hardware_of(card, figs), eff
-
-
-def _answer(args: argparse.Namespace, w: Any, card: Any, hw: Any, eff: Any) -> Answer:
-    """Memory, time, the layout's figures, serving (a decoder with --users) and the offload plan."""
-    from gpuadvisor.advisor.figures import layout_figures
-    from gpuadvisor.estimate import estimate_compute, estimate_memory, estimate_serving
-
-    decoder_serving = w.mode == "inference" and w.model.kind == "decoder" and bool(w.gen_tokens and w.seq)
-    if args.serve_users and not decoder_serving:
-        raise UserError("--users applies to serving a decoder (--mode inference, a language model)")
-    if decoder_serving and args.serve_users:
-        w = w.with_(batch=args.serve_users)
-    mem = estimate_memory(w)
-    comp = estimate_compute(w, hw, eff, engine=args.engine)
-    plan = offload_plan(args, w, card, hw, eff) if args.offload else None
-    serving = None
-    lay = layout_figures(w, hw, eff, args.engine) if not args.offload else None
-    if decoder_serving:
-        serving = estimate_serving(w.with_(batch=w.data_parallel), hw, concurrency=w.micro_batch,
-                                   prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=args.engine,
-                                   efficiency=eff)
-    fits = lay.fits if lay is not None else card.memory_gib is not None and mem.total / GiB <= card.memory_gib
-    graph = op_graph(w, hw, eff, comp)
-    return Answer(w, card, hw, eff, args.engine, decoder_serving, mem, comp, plan, serving, lay, fits, graph)
-
-
-def _answer_dict(a: Answer) -> dict[str, Any]:
-    return {"workload": a.w.to_dict(), "model": a.w.model.to_dict(), "card": a.card.name,
-            "hardware_source": a.hw.source, "memory": a.mem.to_dict(), "compute": a.comp.to_dict(),
-            "engine": a.engine, "serving": a.serving.to_dict() if a.serving else None,
-            "layout": a.lay.to_dict() if a.lay else None, "fits": a.fits,
-            "way_forward": [r.to_dict() for r in fixes_for(a.w, a.hw, a.lay, a.eff, a.engine)],
-            **({"offload": a.plan.to_dict()} if a.plan else {}), **({"op_graph": a.graph} if a.graph else {})}
-
-
-def op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
-    """The analytic op graph of a Llama-style decoder's step costed by the op cost model, beside the calibrated
-    headline (its training step, or its forward over the prompts); None where the analytic front-end does not
-    write the workload (other architectures, LoRA/QLoRA, quantized weights, several GPUs...)."""
-    if w.model.is_traced or w.model.kind != "decoder":
-        return None
-    from gpuadvisor.estimate.analytic import op_graph_summary
-    from gpuadvisor.estimate.compute_result import Engine
-
-    try:
-        return op_graph_summary(w, hw, eff, headline_s=comp.step_time_s if w.is_training else comp.prefill_time_s,
-                                eager=w.is_training or comp.engine == Engine.EAGER)
-    except UserError:
-        return None
-
-
-def fixes_for(w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> list[Any]:
-    """The way forward for a layout that does not fit (empty when it fits or is not costed)."""
-    from gpuadvisor.advisor.remedy import way_forward
-    from gpuadvisor.advisor.targets import Targets
-
-    if lay is None or lay.fits:
-        return []
-    if w.mode == "inference":
-        t = Targets(users=w.batch, context=w.seq + w.gen_tokens, output_tokens=w.gen_tokens,
-                    tokens_per_s=1.0)
-        base = w.with_(batch=1)
-    else:
-        t = Targets(tokens=float(w.train_tokens or w.train_samples) or None)
-        base = w.with_(batch=w.micro_batch)
-    return way_forward(base, hw, w.num_gpus, t, engine=engine, efficiency=eff, current=lay, global_batch=True)
+    return catalog_from(args)

@@ -1,14 +1,39 @@
 """The text answer of `gpuadvisor estimate`: the memory table, the offload plan, the time in the
-mode's own terms and the serving lines. estimate_cmd computes the Answer; this module only prints it."""
+mode's own terms and the serving lines. The estimator computes the Answer; this module only prints it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.cli.estimate_cmd import Answer, GiB, describe_workload, fixes_for, fmt_time
+from gpuadvisor.answer import Answer
+from gpuadvisor.cli.estimate_cmd import GiB, describe_workload, fmt_time
+from gpuadvisor.estimator import ServingParts, StepParts, TrainingParts
 
 
-def print_memory(con: Any, a: Answer) -> None:
+def print_answer(answer: Answer) -> None:
+    """Print any answer of the estimator in the terms of its question."""
+    from gpuadvisor.cli.common import console
+
+    con = console()
+    p = answer.parts
+    if isinstance(p, ServingParts):
+        print_simulation(con, p)
+    elif isinstance(p, TrainingParts):
+        from gpuadvisor.cli.training_cmd import print_training
+
+        print_training(p)
+    else:
+        assert isinstance(p, StepParts)
+        print_memory(con, p)
+        if p.plan:
+            print_offload(con, p)
+        if p.lay is not None and not p.lay.fits:
+            print_way_forward(con, p)
+            return
+        print_time(con, p)
+
+
+def print_memory(con: Any, a: StepParts) -> None:
     """The memory table per GPU, whether it fits and the notes on memory and on the card."""
     from rich.table import Table
 
@@ -41,7 +66,7 @@ def print_memory(con: Any, a: Answer) -> None:
         con.print(f"  note: {n}")
 
 
-def print_offload(con: Any, a: Answer) -> None:
+def print_offload(con: Any, a: StepParts) -> None:
     plan = a.plan
     con.print(f"[bold]CPU offload on {a.card.name}[/bold]: {plan.gpu_layers} of {plan.total_layers} layers on "
               f"the GPU ({plan.gpu_bytes / GiB:.1f} GiB), {plan.host_bytes / GiB:.1f} GiB in host memory; decode "
@@ -53,7 +78,7 @@ def print_offload(con: Any, a: Answer) -> None:
                   "rate above")
 
 
-def print_time(con: Any, a: Answer) -> None:
+def print_time(con: Any, a: StepParts) -> None:
     """The time estimate in the mode's own terms, then the notes that lower confidence in it."""
     w, comp, serving = a.w, a.comp, a.serving
     src = "measured (probe)" if a.hw.source == "measured" else "datasheet"
@@ -88,7 +113,7 @@ def print_time(con: Any, a: Answer) -> None:
         con.print(f"  note: {n}")
 
 
-def print_inference_time(con: Any, a: Answer) -> None:
+def print_inference_time(con: Any, a: StepParts) -> None:
     w, comp, serving = a.w, a.comp, a.serving
     if serving:
         con.print(f"  offline, the {w.batch} prompts at once:")
@@ -126,10 +151,10 @@ def print_traced(con: Any, w: Any, comp: Any) -> None:
         con.print(f"  {w.train_samples:.3g} samples: {fmt_time(comp.time_s)}")
 
 
-def print_way_forward(con: Any, w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> None:
+def print_way_forward(con: Any, a: StepParts) -> None:
     """No run time for a layout that does not fit; the cheapest change that makes it fit instead."""
     con.print("  no run time: this layout does not fit")
-    fixes = fixes_for(w, hw, lay, eff, engine)
+    fixes = a.way_forward
     if not fixes:
         con.print("  way forward: none of checkpointing, a smaller micro-batch, a quantized format or up to 8 "
                   "GPUs makes it fit; a card with more memory")
@@ -166,3 +191,34 @@ def print_serving(con: Any, s: Any, lay: Any) -> None:
               f"{eng.get('kernels_per_layer', 0):g} kernels/layer, "
               f"KV read x{step.get('kv_multiplier', 1):.0f}; step = memory {fmt_time(step.get('memory_s'))}, "
               f"kernel floors {fmt_time(step.get('kernel_floor_s'))}, host {fmt_time(step.get('host_s'))}")
+
+
+def print_simulation(con: Any, p: ServingParts) -> None:
+    """A simulated request stream: throughput, TTFT and TPOT percentiles, the scheduler and its assumptions."""
+    r, m, card = p.result, p.model, p.card
+    f, a, ld = r["figures"], r["assumptions"], r["load"]
+    load = (f"{ld['rate']:g} req/s (Poisson)" if ld["rate"] else
+            f"{ld['users']} concurrent users" if ld["users"] else "every request queued at once")
+    con.print(f"[bold]{m.name} on {a['gpus']} x {card.name} ({a['layout']}), {a['engine_label']}[/bold] (simulated "
+              "estimate)")
+    con.print(f"  load: {load}, {f['requests']} requests, lengths {ld['lengths']}")
+    con.print(f"  throughput: {f['requests_per_s']:,.2f} req/s, {f['output_tokens_per_s']:,.0f} output tok/s "
+              f"({f['total_tokens_per_s']:,.0f} tok/s with prompts)")
+    for key, label in (("ttft_s", "TTFT"), ("tpot_s", "time per output token")):
+        q = f[key]
+        if q["p50"] is not None:
+            con.print(f"  {label}: P50 {q['p50'] * 1e3:,.1f} ms, P90 {q['p90'] * 1e3:,.1f} ms, "
+                      f"P99 {q['p99'] * 1e3:,.1f} ms")
+    if p.slo:
+        con.print(f"  goodput under the SLOs: {f['goodput_requests_per_s']:,.2f} req/s "
+                  f"({f['slo_attainment']:.0%} of requests meet them)")
+    con.print(f"  scheduler: {f['iterations']:,} iterations, at most {f['max_running']} sequences at once, "
+              f"{f['preemptions']} preemptions")
+    host = (f"host {a['host_s_per_iteration'] * 1e3:.1f} ms/iteration" if a["host_s_per_iteration"] is not None else
+            f"host (eager dispatch) {a['host_s_per_decode_step'] * 1e3:.1f} ms a decode step, "
+            f"{a['host_s_per_prefill'] * 1e3:.1f} ms a prefill")
+    con.print(f"  assumptions: weights {a['weights']}, KV cache {a['kv_dtype']} in {a['kv_block_tokens']}-token "
+              f"blocks ({a['kv_blocks_per_group']:,} blocks), token budget {a['max_batched_tokens']} per iteration "
+              f"(chunked prefill: {'chunks of up to ' + str(a['chunk_tokens']) if a['chunk_tokens'] else 'off'}), "
+              f"max {a['max_seqs']} sequences, {host}, "
+              f"CUDA graphs {'on' if a['cuda_graphs'] else 'off'}")

@@ -9,8 +9,7 @@ from typing import Any
 
 from gpuadvisor.cli.common import positive_int
 from gpuadvisor.core.errors import UserError
-
-SERVE_ENGINES = ("vllm", "sglang", "trtllm", "llamacpp", "hf")
+from gpuadvisor.request import SERVE_ENGINES
 
 
 def seconds(text: str) -> float:
@@ -43,14 +42,10 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
     if not recommend:
         g.add_argument("--users", dest="serve_users", type=positive_int, metavar="N",
                        help="N concurrent users (closed loop) instead of --rate")
-    g.add_argument("--input-len", type=positive_int, default=None, metavar="TOKENS",
-                   help="prompt tokens (default 1000)")
-    g.add_argument("--output-len", type=positive_int, default=None, metavar="TOKENS",
-                   help="output tokens (default 200)")
     g.add_argument("--lengths", metavar="DIST|FILE",
                    help="request lengths: fixed (default), sharegpt, uniform:A-B, or a file of 'INPUT OUTPUT' lines")
     g.add_argument("--requests", type=positive_int, default=None, metavar="N",
-                   help="requests to simulate (default 1000; recommend 300)")
+                   help="requests to simulate (default 1000; recommend 300; at most 100,000)")
     g.add_argument("--seed", type=int, default=0, help="random seed of arrivals and lengths (default 0)")
     g.add_argument("--weights", default=None, metavar="FORMAT",
                    help="weight format: bf16 | fp16 | fp8 | fp4 | nvfp4 | mxfp4 | awq | gptq | q4_0 | q4_k_m | q5_k_m "
@@ -67,26 +62,18 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
                        help="engine for --rate / --p99-* (default vllm; one of " + ", ".join(SERVE_ENGINES) + ")")
 
 
-def serving_requested(args: argparse.Namespace) -> bool:
-    keys = ("rate", "serve_users", "input_len", "output_len", "lengths", "p99_ttft", "p99_tpot", "kv_dtype", "weights")
-    return any(getattr(args, k, None) is not None for k in keys) or getattr(args, "engine", "") in SERVE_ENGINES
-
-
 def _weights(args: argparse.Namespace) -> str:
-    if args.weights:
-        return str(args.weights).lower()
-    if args.quant and args.quant != "none":
-        return str(args.quant).lower()
-    d = (args.dtype or "bf16").lower()
-    if d in ("fp32", "int4"):
-        raise UserError(f"--dtype {d}: serving engines run bf16, fp16, fp8 or quantized weights (see --weights)")
-    return d
+    from gpuadvisor.estimator import serving_weights
+    from gpuadvisor.request import ServingLoad
+
+    return serving_weights(_model(args)[1], ServingLoad(weights=args.weights))
 
 
 def _lengths(args: argparse.Namespace) -> Any:
     from gpuadvisor.estimate.serve.lengths import parse_lengths
+    from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 
-    return parse_lengths(args.lengths, args.input_len or 1000, args.output_len or 200)
+    return parse_lengths(args.lengths, args.input_len or DEFAULT_INPUT_LEN, args.output_len or DEFAULT_OUTPUT_LEN)
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -97,59 +84,6 @@ def _model(args: argparse.Namespace) -> Any:
     if m.kind != "decoder" or not m.is_transformer:
         raise UserError(f"{m.name}: the serving simulation needs a decoder transformer")
     return m, w
-
-
-def run_estimate(args: argparse.Namespace) -> int:
-    """`estimate MODEL --engine vllm --rate 20 ...`: simulated throughput and TTFT/TPOT percentiles."""
-    from gpuadvisor.cli.common import catalog_from, console, print_json
-    from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
-    from gpuadvisor.estimate.serve.parallel import Layout
-
-    engine = args.engine if args.engine in SERVE_ENGINES else "vllm"
-    if args.engine not in SERVE_ENGINES:
-        raise UserError(f"--engine {args.engine}: the serving simulation takes one of {', '.join(SERVE_ENGINES)}")
-    if args.rate is not None and args.serve_users is not None:
-        raise UserError("give --rate or --users, not both")
-    m, w = _model(args)
-    lengths = _lengths(args)
-    card = catalog_from(args).get(args.gpu)
-    lay = Layout(tp=w.tensor_parallel, pp=args.pp, replicas=args.replicas)
-    s = serve_setup(m, card_figures(card), engine, weights=_weights(args), kv_dtype=args.kv_dtype, layout=lay,
-                    efficiency=None)
-    r = estimate_load(s, lengths, rate=args.rate, users=args.serve_users, requests=args.requests or 1000,
-                      seed=args.seed, slo_ttft=args.p99_ttft, slo_tpot=args.p99_tpot)
-    r["model"] = m.name
-    if args.json:
-        print_json(r)
-        return 0
-    f, a, ld = r["figures"], r["assumptions"], r["load"]
-    con = console()
-    load = (f"{ld['rate']:g} req/s (Poisson)" if ld["rate"] else
-            f"{ld['users']} concurrent users" if ld["users"] else "every request queued at once")
-    con.print(f"[bold]{m.name} on {a['gpus']} x {card.name} ({a['layout']}), {a['engine_label']}[/bold] (simulated "
-              "estimate)")
-    con.print(f"  load: {load}, {f['requests']} requests, lengths {ld['lengths']}")
-    con.print(f"  throughput: {f['requests_per_s']:,.2f} req/s, {f['output_tokens_per_s']:,.0f} output tok/s "
-              f"({f['total_tokens_per_s']:,.0f} tok/s with prompts)")
-    for key, label in (("ttft_s", "TTFT"), ("tpot_s", "time per output token")):
-        q = f[key]
-        if q["p50"] is not None:
-            con.print(f"  {label}: P50 {q['p50'] * 1e3:,.1f} ms, P90 {q['p90'] * 1e3:,.1f} ms, "
-                      f"P99 {q['p99'] * 1e3:,.1f} ms")
-    if args.p99_ttft or args.p99_tpot:
-        con.print(f"  goodput under the SLOs: {f['goodput_requests_per_s']:,.2f} req/s "
-                  f"({f['slo_attainment']:.0%} of requests meet them)")
-    con.print(f"  scheduler: {f['iterations']:,} iterations, at most {f['max_running']} sequences at once, "
-              f"{f['preemptions']} preemptions")
-    host = (f"host {a['host_s_per_iteration'] * 1e3:.1f} ms/iteration" if a["host_s_per_iteration"] is not None else
-            f"host (eager dispatch) {a['host_s_per_decode_step'] * 1e3:.1f} ms a decode step, "
-            f"{a['host_s_per_prefill'] * 1e3:.1f} ms a prefill")
-    con.print(f"  assumptions: weights {a['weights']}, KV cache {a['kv_dtype']} in {a['kv_block_tokens']}-token "
-              f"blocks ({a['kv_blocks_per_group']:,} blocks), token budget {a['max_batched_tokens']} per iteration "
-              f"(chunked prefill: {'chunks of up to ' + str(a['chunk_tokens']) if a['chunk_tokens'] else 'off'}), "
-              f"max {a['max_seqs']} sequences, {host}, "
-              f"CUDA graphs {'on' if a['cuda_graphs'] else 'off'}")
-    return 0
 
 
 def run_recommend(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
-"""`estimate`'s training-at-scale flags and output: a layout (--tp --pp --cp --ep --vp --micro-batch), a framework
-profile, or --layout auto, costed by gpuadvisor.estimate.parallel (step time, tokens/s per GPU, memory per GPU,
-time to train)."""
+"""`estimate`'s training-at-scale flags and their printout: a layout (--tp --pp --cp --ep --vp --micro-batch), a
+framework profile, or --layout auto, costed by gpuadvisor.estimate.parallel (step time, tokens/s per GPU, memory
+per GPU, time to train)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import argparse
 from typing import Any
 
 from gpuadvisor.cli.common import positive_float, positive_int
-from gpuadvisor.core.errors import UserError
 
 LAYOUTS = ("given", "auto")
 
@@ -57,100 +56,15 @@ def add_training_args(p: argparse.ArgumentParser) -> None:
                    help="time to train: checkpointing and restarts as a share of the step time (e.g. 0.05)")
 
 
-def wants_parallel(args: argparse.Namespace, w: Any) -> bool:
-    """Whether the training-at-scale path answers (a flag of its group was given)."""
-    given = (args.micro_batch is not None or args.pp > 1 or args.vp > 1 or args.cp > 1 or args.ep > 1
-             or args.framework is not None or args.layout == "auto" or args.recompute is not None
-             or args.gpus_per_node is not None or args.net_gbs is not None or args.restart_overhead
-             or args.samples_seen)
-    if not given:
-        return False
-    if not w.is_training:
-        raise UserError(f"--micro-batch, --pp, --cp, --ep, --vp, --framework, --layout and --recompute are for "
-                        f"training, lora and qlora; --mode is {w.mode}")
-    if not w.model.is_transformer:
-        raise UserError(f"{w.model.name}: parallel layouts are costed for transformer shapes only")
-    if args.pure:
-        raise UserError("--pure is not modelled by parallel layouts (bf16 compute, fp32 master weights and Adam)")
-    if args.optimizer and args.optimizer not in ("adamw", "adam", "adamw-fused", "adamw-foreach"):
-        raise UserError(f"--optimizer {args.optimizer}: parallel layouts model AdamW only")
-    return True
-
-
-def _framework(args: argparse.Namespace) -> Any:
-    from gpuadvisor.estimate.parallel import framework
-
-    if args.framework:
-        return framework(args.framework)
-    return framework("megatron" if (args.pp > 1 or args.cp > 1 or args.ep > 1) else "hf")
-
-
-def run_parallel(args: argparse.Namespace, w: Any, card: Any, hw: Any) -> int:
-    from gpuadvisor.estimate.parallel import Checkpointing, Cluster, Layout
-    from gpuadvisor.estimate.parallel.budget import train_time
-    from gpuadvisor.estimate.parallel.search import Fixed, search
-    from gpuadvisor.workload import Sharding
-
-    fw = _framework(args)
-    cluster = Cluster(gpus_per_node=args.gpus_per_node or 0, net_gbs_per_gpu=args.net_gbs or 0.0)
-    w = w.with_(tensor_parallel=1)
-    note = ""
-    if w.batch == 1 and w.num_gpus > 1:  # --batch not given (1 cannot be split over data-parallel GPUs)
-        if args.layout == "auto":
-            gbs = 4 * w.num_gpus
-        else:
-            dp = max(1, w.num_gpus // (args.tp * args.pp * args.cp))
-            gbs = dp * (args.micro_batch or 1) * (4 * args.pp if args.pp > 1 else 1)
-        w = w.with_(batch=gbs)
-        note = f"global batch not given: taken as {gbs} sequences (--batch sets it)"
-    recompute = args.recompute or ("full" if args.checkpointing else None)
-    sharding = Sharding(args.sharding) if args.sharding != "none" else None
-    if args.layout == "auto":
-        fixed = Fixed(tp=args.tp if args.tp > 1 else None, pp=args.pp if args.pp > 1 else None,
-                      cp=args.cp if args.cp > 1 else None, ep=args.ep if args.ep > 1 else None,
-                      vp=args.vp if args.vp > 1 else None, micro_batch=args.micro_batch, sharding=sharding,
-                      checkpointing=Checkpointing(recompute) if recompute else None)
-        how = "the fastest layout that fits (--layout auto)"
-    else:
-        fixed = Fixed(tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, vp=args.vp,
-                      micro_batch=args.micro_batch or 1,
-                      sharding=sharding or Sharding(fw.default_sharding if w.num_gpus > 1 else "none"),
-                      checkpointing=Checkpointing(recompute) if recompute else None)
-        # the layout as given; an impossible one is refused with the conflict named
-        from gpuadvisor.estimate.parallel import check_layout
-
-        check_layout(w.model, w.num_gpus, w.batch, w.seq, Layout(
-            tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, vp=args.vp, micro_batch=args.micro_batch or 1))
-        how = "the layout given" + ("" if recompute else "; recomputation: the fastest that fits")
-    ranked = search(w, hw, fw, cluster=cluster, fixed=fixed)
-    if not ranked:
-        raise UserError(f"no layout of {w.model.name} on {w.num_gpus} GPUs divides its layers, heads and the "
-                        f"global batch of {w.batch} with the degrees given")
-    est = ranked[0] if ranked[0].fits else min(ranked, key=lambda e: e.memory.total)
-    budget = train_time(est.step_s, w.batch, w.seq, tokens=w.train_tokens, samples=args.samples_seen,
-                        overhead=args.restart_overhead)
-    if args.json:
-        from gpuadvisor.cli.common import print_json
-
-        print_json({"workload": w.to_dict(), "card": card.name, "notes": [note] if note else [],
-                    "framework": fw.name, "selected_by": how,
-                    "estimate": est.to_dict(), "time_to_train": budget.to_dict(),
-                    "alternatives": [e.to_dict() for e in ranked[1:6] if e.fits]})
-        return 0
-    _print(w, card, fw, est, budget, how, ranked)
-    if note:
-        from gpuadvisor.cli.common import console
-
-        console().print(f"  note: {note}")
-    return 0
-
-
-def _print(w: Any, card: Any, fw: Any, est: Any, budget: Any, how: str, ranked: list[Any]) -> None:
+def print_training(parts: Any) -> None:
+    """A training layout's answer: the layout, memory per GPU, the step and where it goes, time to train."""
     from rich.table import Table
 
     from gpuadvisor.cli.common import console
     from gpuadvisor.estimate.memory_result import GiB
 
+    w, card, fw, est, budget, how, ranked = (parts.w, parts.card, parts.framework, parts.chosen, parts.budget,
+                                             parts.how, parts.ranked)
     con = console()
     lay = est.layout
     con.print(f"[bold]{w.model.name} {w.mode} ({w.dtype}) on {w.num_gpus} x {card.name}[/bold], global batch "

@@ -1,0 +1,125 @@
+"""`estimate`'s command line as a typed request: which question the flags ask, and the refusal of any flag
+that the request does not use (request.APPLIES is the one table of what applies where)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gpuadvisor.request import (
+    SERVE_ENGINES,
+    EstimateRequest,
+    HardwareChoice,
+    ServingLoad,
+    Step,
+    TrainingLayout,
+)
+
+#: argparse dest -> (request field in request.APPLIES, the flag as the user types it, its default)
+FLAGS: dict[str, tuple[str, str, Any]] = {
+    "seq": ("seq_len", "--seq", None),
+    "input_len": ("input_len", "--input-len", None),
+    "output_len": ("output_len", "--output-len", None),
+    "optimizer": ("optimizer", "--optimizer", None),
+    "pure": ("pure", "--pure", False),
+    "checkpointing": ("checkpointing", "--checkpointing", False),
+    "tokens": ("tokens", "--tokens", 0.0),
+    "samples": ("samples", "--samples", 0.0),
+    "sharding": ("sharding", "--sharding", "none"),
+    "lora_rank": ("lora_rank", "--lora-rank", 16),
+    "lora_targets": ("lora_targets", "--lora-targets", "all"),
+    "scoring": ("scoring", "--scoring", "logprobs"),
+    "quant": ("quant", "--quant", "none"),
+    "channels_last": ("channels_last", "--channels-last", False),
+    "freeze": ("freeze", "--freeze", []),
+    "trainable": ("trainable", "--trainable", []),
+    "input": ("input", "--input", ()),
+    "engine": ("engine", "--engine", "graphs"),
+    "serve_users": ("users", "--users", None),
+    "offload": ("offload", "--offload", False),
+    "host_bw": ("host_bandwidth_gbs", "--host-bw", None),
+    "probe": ("probe", "--probe", None),
+    "mfu": ("mfu", "--mfu", None),
+    "bw_eff": ("bandwidth_efficiency", "--bw-eff", None),
+    "rate": ("rate", "--rate", None),
+    "lengths": ("lengths", "--lengths", None),
+    "requests": ("requests", "--requests", None),
+    "seed": ("seed", "--seed", 0),
+    "weights": ("weights", "--weights", None),
+    "kv_dtype": ("kv_dtype", "--kv-dtype", None),
+    "replicas": ("replicas", "--replicas", 1),
+    "p99_ttft": ("p99_ttft_s", "--p99-ttft", None),
+    "p99_tpot": ("p99_tpot_s", "--p99-tpot", None),
+    "pp": ("pipeline_parallel", "--pp", 1),
+    "micro_batch": ("micro_batch", "--micro-batch", None),
+    "vp": ("virtual_stages", "--vp", 1),
+    "cp": ("context_parallel", "--cp", 1),
+    "ep": ("expert_parallel", "--ep", 1),
+    "framework": ("framework", "--framework", None),
+    "layout": ("search", "--layout", "given"),
+    "recompute": ("recompute", "--recompute", None),
+    "gpus_per_node": ("gpus_per_node", "--gpus-per-node", None),
+    "net_gbs": ("net_gbs_per_gpu", "--net-gbs", None),
+    "samples_seen": ("samples_seen", "--samples-seen", 0.0),
+    "restart_overhead": ("restart_overhead", "--restart-overhead", 0.0),
+}
+
+_TRAINING_LAYOUT = ("micro_batch", "vp", "cp", "ep", "framework", "layout", "recompute", "gpus_per_node", "net_gbs",
+                    "samples_seen", "restart_overhead")
+_SERVING = ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft", "p99_tpot")
+
+
+def given_flags(args: argparse.Namespace) -> dict[str, str]:
+    """dest -> flag, for each flag whose value differs from its default (a default typed out is harmless)."""
+    out = {}
+    for dest, (_, flag, default) in FLAGS.items():
+        if hasattr(args, dest) and getattr(args, dest) != default and getattr(args, dest) not in (None, [], ()):
+            out[dest] = flag
+    return out
+
+
+def request_from(args: argparse.Namespace) -> EstimateRequest:
+    """The request `estimate`'s flags ask; a flag the request does not use is refused in one line."""
+    from gpuadvisor.cli.estimate_cmd import workload_from
+    from gpuadvisor.request import refuse_inapplicable
+
+    workload = workload_from(args)
+    given = given_flags(args)
+    hardware = HardwareChoice(card=args.gpu, probe=args.probe, mfu=args.mfu, bandwidth_efficiency=args.bw_eff)
+    question: Step | ServingLoad | TrainingLayout
+    if any(d in given for d in _TRAINING_LAYOUT) or (workload.is_training and "pp" in given):
+        question = TrainingLayout(
+            micro_batch=args.micro_batch, pipeline_parallel=args.pp, virtual_stages=args.vp,
+            context_parallel=args.cp, expert_parallel=args.ep, framework=args.framework,
+            search=args.layout == "auto", recompute=args.recompute, gpus_per_node=args.gpus_per_node,
+            net_gbs_per_gpu=args.net_gbs, samples_seen=args.samples_seen, restart_overhead=args.restart_overhead)
+        if workload.is_training and workload.batch == 1 and workload.num_gpus > 1:
+            workload = workload.with_(batch=default_global_batch(workload.num_gpus, question, workload.tensor_parallel))
+    elif args.engine in SERVE_ENGINES or any(d in given for d in _SERVING) or "pp" in given:
+        question = ServingLoad(
+            engine=args.engine if args.engine in SERVE_ENGINES else "vllm", rate=args.rate, users=args.serve_users,
+            lengths=args.lengths, requests=args.requests or ServingLoad.requests, seed=args.seed,
+            weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
+            p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot)
+    else:
+        question = Step(engine=args.engine, users=args.serve_users, offload=args.offload,
+                        host_bandwidth_gbs=args.host_bw)
+    request = EstimateRequest(workload, hardware, question)
+    names = {FLAGS[d][0]: flag for d, flag in given.items()}
+    if args.engine == "graphs":
+        names.pop("engine", None)
+    refuse_inapplicable(request, names)
+    return request.validate()
+
+
+def default_global_batch(gpus: int, layout: TrainingLayout, tensor_parallel: int) -> int:
+    """The global batch of a training layout where --batch is not given: four sequences per data-parallel rank
+    when the layout is searched, else one micro-batch per rank (times four per pipeline stage, to fill it)."""
+    if layout.search:
+        return 4 * gpus
+    dp = max(1, gpus // (tensor_parallel * layout.pipeline_parallel * layout.context_parallel))
+    pp = layout.pipeline_parallel
+    return dp * (layout.micro_batch or 1) * (4 * pp if pp > 1 else 1)
+
+
+__all__ = ["FLAGS", "default_global_batch", "given_flags", "request_from"]

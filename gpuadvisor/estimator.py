@@ -1,0 +1,387 @@
+"""The one entry of the estimator: `estimate(request) -> Answer`.
+
+Every interface calls this and only this to estimate one workload on one kind of hardware. It resolves
+the card and its figures (datasheet, or a probe's measurements), then asks the model that answers the
+request's question (request.Question):
+
+* STEP: the calibrated memory and time of the workload in its own layout, and for a decoder in inference the
+  serving figures of its users at once: the figures `recommend` prices for the same card x GPUs
+  (advisor.figures.layout_figures), so the two commands cannot disagree.
+* SERVING: a request stream simulated under an engine's continuous-batching scheduler (estimate/serve).
+* TRAINING: a parallel layout costed, as given or searched (estimate/parallel).
+
+Each returns the same `Answer` type, with its typed results in `Answer.parts` for the text printers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpuadvisor.answer import Answer, MemoryParts, Rate, ServingFigures, TimeParts
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.request import EstimateRequest, HardwareChoice, Question, ServingLoad, Step, TrainingLayout
+
+GiB = 2**30
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The card of a request and the figures the estimate runs on."""
+
+    card: Any  # catalog.Card
+    figures: Any  # estimate.HardwareFigures
+    efficiency: Any  # estimate.Efficiency
+
+
+def resolve_hardware(choice: HardwareChoice, catalog: Any = None) -> Resolved:
+    """The card (fuzzy name), its figures (measured with a probe result, else the datasheet's) and the
+    efficiencies (the calibrated ones, or the user's --mfu / --bw-eff)."""
+    from gpuadvisor.advisor.options import hardware_of
+    from gpuadvisor.catalog import load_catalog
+
+    cat = catalog if catalog is not None else load_catalog()
+    card = cat.get(choice.card)
+    measured = None
+    if choice.probe:
+        from gpuadvisor.compare import measured_by_card
+        from gpuadvisor.core import results
+
+        measured = measured_by_card(results.load(choice.probe), cat).get(card.name)
+        if not measured:
+            raise UserError(f"{choice.probe}: no measured figures for {card.name}")
+    efficiency = efficiency_for(choice.mfu, choice.bandwidth_efficiency)
+    return Resolved(card, hardware_of(card, measured), efficiency)
+
+
+def efficiency_for(mfu: float | None = None, bandwidth_efficiency: float | None = None) -> Any:
+    """The calibrated efficiencies, or the user's large-matmul (`mfu`) and streaming efficiencies against the
+    datasheet; their ratio to the measured-figure efficiencies scales with them."""
+    from gpuadvisor.estimate import Efficiency
+
+    default = Efficiency()
+    kw: dict[str, float] = {}
+    if mfu:
+        kw.update(mfu=mfu, mfu_vs_measured=min(1.0, mfu / default.mfu * default.mfu_vs_measured))
+    if bandwidth_efficiency:
+        kw.update(bandwidth=bandwidth_efficiency, bandwidth_vs_measured=min(
+            1.0, bandwidth_efficiency / default.bandwidth * default.bandwidth_vs_measured))
+    return Efficiency(**{**default.__dict__, **kw}).validate()
+
+
+def estimate(request: EstimateRequest, *, catalog: Any = None) -> Answer:
+    """Answer one request (validated here: bad input raises UserError with one line)."""
+    request.validate()
+    hardware = resolve_hardware(request.hardware, catalog)
+    if isinstance(request.question, ServingLoad):
+        return _serving(request, request.question, hardware)
+    if isinstance(request.question, TrainingLayout):
+        return _training(request, request.question, hardware)
+    return _step(request, request.question, hardware)
+
+
+# --- STEP: the calibrated step in the workload's own layout -------------------------------------------------
+
+
+@dataclass
+class StepParts:
+    """The typed results of a step estimate, as the text printers read them."""
+
+    w: Any
+    card: Any
+    hw: Any
+    eff: Any
+    engine: str
+    decoder_serving: bool
+    mem: Any
+    comp: Any
+    plan: Any
+    serving: Any
+    lay: Any
+    fits: bool
+    graph: dict[str, Any] | None = None  # the analytic op graph's figures, where it writes the model
+    way_forward: tuple[Any, ...] = ()
+
+
+def _step(request: EstimateRequest, q: Step, hardware: Resolved) -> Answer:
+    from gpuadvisor.advisor.figures import layout_figures
+    from gpuadvisor.estimate import estimate_compute, estimate_memory, estimate_serving
+
+    w, card, hw, eff = request.workload, hardware.card, hardware.figures, hardware.efficiency
+    decoder_serving = w.mode == "inference" and w.model.kind == "decoder" and bool(w.gen_tokens and w.seq)
+    if decoder_serving and q.users:
+        w = w.with_(batch=q.users)
+    mem = estimate_memory(w)
+    comp = estimate_compute(w, hw, eff, engine=q.engine)
+    plan = _offload_plan(q, w, card, hw, eff) if q.offload else None
+    lay = layout_figures(w, hw, eff, q.engine) if not q.offload else None
+    serving = None
+    if decoder_serving:
+        serving = estimate_serving(w.with_(batch=w.data_parallel), hw, concurrency=w.micro_batch,
+                                   prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=q.engine,
+                                   efficiency=eff)
+    fits = lay.fits if lay is not None else card.memory_gib is not None and mem.total / GiB <= card.memory_gib
+    graph = _op_graph(w, hw, eff, comp)
+    fixes = tuple(way_forward(w, hw, lay, eff, q.engine))
+    parts = StepParts(w, card, hw, eff, q.engine, decoder_serving, mem, comp, plan, serving, lay, fits, graph,
+                      fixes)
+    return _step_answer(request, parts)
+
+
+def _step_answer(request: EstimateRequest, p: StepParts) -> Answer:
+    w, comp, lay, mem = p.w, p.comp, p.lay, p.mem
+    if lay is not None and lay.memory_parts:
+        mem_parts = {k: v * GiB for k, v in lay.memory_parts}
+        per_gpu = sum(mem_parts.values())
+    else:
+        mem_parts = {k: float(v) for k, v in mem.items if v}
+        per_gpu = float(mem.total)
+    capacity = p.hw.memory_gib * GiB if p.hw.memory_gib is not None else None
+    step_s = comp.step_time_s if comp.step_time_s is not None else (
+        comp.decode_step_s if w.mode == "inference" and comp.decode_step_s else comp.prefill_time_s)
+    time_parts: dict[str, float] = {}
+    if comp.breakdown:
+        time_parts.update({k: float(v) for k, v in comp.breakdown.items()})
+    if comp.host_time_s:
+        time_parts["host"] = float(comp.host_time_s)
+    if comp.comm_time_s:
+        time_parts["communication"] = float(comp.comm_time_s)
+    if w.mode == "inference" and comp.prefill_time_s is not None:
+        time_parts["prefill"] = float(comp.prefill_time_s)
+        if comp.decode_step_s:
+            time_parts["decode (all tokens)"] = float(comp.decode_step_s) * max(1, w.gen_tokens - 1)
+    unit = f"{comp.unit}/s" if comp.unit else "tokens/s"
+    value = comp.samples_per_s if comp.unit else (
+        comp.tokens_per_s or comp.decode_tokens_per_s or comp.prefill_tokens_per_s)
+    serving = None
+    if p.serving is not None and lay is not None:
+        s = p.serving
+        serving = ServingFigures(users=w.batch, input_len=w.seq, output_len=w.gen_tokens,
+                                 ttft_s=lay.ttft if lay.fits else None, tpot_s=lay.tpot if lay.fits else None,
+                                 per_user_tokens_per_s=lay.per_user if lay.fits else None,
+                                 aggregate_tokens_per_s=lay.aggregate if lay.fits else None,
+                                 kv_capacity_tokens=s.kv_capacity_tokens)
+        value, unit = serving.aggregate_tokens_per_s, "tokens/s"
+    job_s = comp.time_s if (w.train_tokens or w.train_samples or w.mode == "inference") else None
+    if lay is not None and lay.wall_s is not None and w.is_training:
+        job_s = lay.wall_s
+    detail = {"memory": mem.to_dict(), "compute": comp.to_dict(),
+              "serving": p.serving.to_dict() if p.serving else None, "layout": lay.to_dict() if lay else None,
+              "way_forward": [r.to_dict() for r in p.way_forward],
+              **({"offload": p.plan.to_dict()} if p.plan else {}), **({"op_graph": p.graph} if p.graph else {})}
+    assumptions: dict[str, Any] = {"engine": p.engine, "matmul_efficiency": comp.mfu,
+                                   "bandwidth_efficiency": comp.bandwidth_efficiency}
+    if w.mode == "inference":
+        assumptions.update(input_len=w.seq, output_len=w.gen_tokens, users=w.batch)
+    notes = tuple(dict.fromkeys((*mem.notes, *comp.notes, *(p.serving.notes if p.serving else ()))))
+    return Answer(question=Question.STEP, workload=w.to_dict(), card=p.card.name, gpus=w.num_gpus,
+                  hardware_source=str(p.hw.source), fits=p.fits,
+                  time=TimeParts(step_s=step_s if p.fits or lay is None else None, job_s=job_s if p.fits else None,
+                                 bound=comp.bound, parts=time_parts),
+                  memory=MemoryParts(per_gpu_bytes=per_gpu, capacity_bytes=capacity, parts=mem_parts),
+                  rate=Rate(value=value if p.fits else None, unit=unit,
+                            per_gpu=(value / w.num_gpus) if value and p.fits else None),
+                  serving=serving, profile=f"engine {p.engine}" if w.mode in ("inference", "scoring")
+                  else "eager PyTorch (Hugging Face Trainer)", assumptions=assumptions, notes=notes,
+                  detail=detail, parts=p)
+
+
+def _offload_plan(q: Step, w: Any, card: Any, hw: Any, eff: Any) -> Any:
+    """The llama.cpp-style offload plan (host bandwidth: the request's, else the default)."""
+    from gpuadvisor.estimate.offload import plan_offload
+
+    if card.memory_gib is None or not hw.bandwidth_gbs:
+        raise UserError(f"{card.name}: the catalog has no memory size or bandwidth, which --offload needs")
+    return plan_offload(w, card.memory_gib * GiB, hw.bandwidth_gbs, host_bandwidth_gbs=q.host_bandwidth_gbs,
+                        bandwidth_efficiency=eff.for_source(hw.source)[1])
+
+
+def _op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
+    """The analytic op graph of a Llama-style decoder's step costed op by op, beside the calibrated headline;
+    None where the analytic front-end does not write the workload."""
+    if w.model.is_traced or w.model.kind != "decoder":
+        return None
+    from gpuadvisor.estimate.analytic import op_graph_summary
+    from gpuadvisor.estimate.compute_result import Engine
+
+    try:
+        return op_graph_summary(w, hw, eff, headline_s=comp.step_time_s if w.is_training else comp.prefill_time_s,
+                                eager=w.is_training or comp.engine == Engine.EAGER)
+    except UserError:
+        return None
+
+
+def way_forward(w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> list[Any]:
+    """The cheapest changes that make a layout fit (empty when it fits or is not costed)."""
+    from gpuadvisor.advisor.remedy import way_forward as remedies
+    from gpuadvisor.advisor.targets import Targets
+
+    if lay is None or lay.fits:
+        return []
+    if w.mode == "inference":
+        t = Targets(users=w.batch, context=w.seq + w.gen_tokens, output_tokens=w.gen_tokens, tokens_per_s=1.0)
+        base = w.with_(batch=1)
+    else:
+        t = Targets(tokens=float(w.train_tokens or w.train_samples) or None)
+        base = w.with_(batch=w.micro_batch)
+    return list(remedies(base, hw, w.num_gpus, t, engine=engine, efficiency=eff, current=lay, global_batch=True))
+
+
+# --- SERVING: a simulated request stream --------------------------------------------------------------------
+
+
+@dataclass
+class ServingParts:
+    model: Any
+    card: Any
+    result: dict[str, Any]  # estimate_load's figures, load and assumptions
+    slo: bool  # P99 targets were given: goodput and attainment are meaningful
+
+
+def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> Answer:
+    from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
+    from gpuadvisor.estimate.serve.lengths import parse_lengths
+    from gpuadvisor.estimate.serve.parallel import Layout
+
+    w, card = request.workload, hardware.card
+    weights = serving_weights(w, q)
+    lay = Layout(tp=w.tensor_parallel, pp=q.pipeline_parallel, replicas=q.replicas)
+    setup = serve_setup(w.model, card_figures(card), q.engine, weights=weights, kv_dtype=q.kv_dtype, layout=lay,
+                        efficiency=None)
+    lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens))
+    r = estimate_load(setup, lengths, rate=q.rate, users=q.users, requests=q.requests, seed=q.seed,
+                      slo_ttft=q.p99_ttft_s, slo_tpot=q.p99_tpot_s)
+    f, a, ld = r["figures"], r["assumptions"], r["load"]
+    kv_tokens = int(a["kv_blocks_per_group"] * a["kv_block_tokens"])
+    weights_bytes = setup.cost.weight_bytes_per_gpu()
+    capacity = card.memory_gib * GiB if card.memory_gib else None
+    kv_bytes = float(kv_tokens * setup.cost.kv_per_token)
+    mem_parts = {"weights": float(weights_bytes), "KV cache (reserved)": kv_bytes}
+    pct = {k: dict(f[k]) for k in ("ttft_s", "tpot_s", "latency_s") if isinstance(f.get(k), dict)}
+    drawn_in, drawn_out = lengths.draw(q.requests, q.seed)
+    mean_in, mean_out = float(drawn_in.mean()), float(drawn_out.mean())
+    tpot50 = pct.get("tpot_s", {}).get("p50")
+    serving = ServingFigures(users=q.users, input_len=mean_in, output_len=mean_out,
+                             ttft_s=pct.get("ttft_s", {}).get("p50"), tpot_s=tpot50,
+                             per_user_tokens_per_s=(1.0 / tpot50) if tpot50 else None,
+                             aggregate_tokens_per_s=f.get("output_tokens_per_s"), kv_capacity_tokens=kv_tokens,
+                             percentiles=pct)
+    assumptions = {k: a[k] for k in ("engine", "engine_label", "weights", "kv_dtype", "kv_block_tokens",
+                                     "max_batched_tokens", "chunk_tokens", "max_seqs", "cuda_graphs", "layout")
+                   if k in a}
+    assumptions.update(load=ld, requests=q.requests, seed=q.seed)
+    return Answer(question=Question.SERVING, workload=w.to_dict(), card=card.name, gpus=int(a["gpus"]),
+                  hardware_source="datasheet", fits=True,
+                  time=TimeParts(step_s=tpot50, job_s=f.get("duration_s"), bound=None, parts={}),
+                  memory=MemoryParts(per_gpu_bytes=sum(mem_parts.values()), capacity_bytes=capacity,
+                                     parts=mem_parts),
+                  rate=Rate(value=f.get("requests_per_s"), unit="requests/s",
+                            per_gpu=(f["requests_per_s"] / a["gpus"]) if f.get("requests_per_s") else None),
+                  serving=serving, profile=f"serving engine {a['engine']} ({a.get('engine_label', '')})",
+                  assumptions=assumptions, notes=(), detail={"serving_simulation": r},
+                  parts=ServingParts(w.model, card, r, q.p99_ttft_s is not None or q.p99_tpot_s is not None))
+
+
+def serving_weights(w: Any, q: ServingLoad) -> str:
+    """The weight format the engine serves: the request's, else the workload's quantization, else its dtype."""
+    if q.weights:
+        return str(q.weights).lower()
+    if w.quant and w.quant != "none":
+        return str(w.quant).lower()
+    dtype = str(w.dtype).lower()
+    if dtype in ("fp32", "int4"):
+        raise UserError(f"--dtype {dtype}: serving engines run bf16, fp16, fp8 or quantized weights (see --weights)")
+    return dtype
+
+
+# --- TRAINING: a parallel layout ----------------------------------------------------------------------------
+
+
+@dataclass
+class TrainingParts:
+    w: Any
+    card: Any
+    framework: Any
+    chosen: Any  # parallel.ParallelEstimate
+    budget: Any
+    how: str
+    ranked: list[Any]
+    notes: tuple[str, ...]
+
+
+def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -> Answer:
+    from gpuadvisor.estimate.parallel import Checkpointing, Cluster, Layout, check_layout, framework
+    from gpuadvisor.estimate.parallel.budget import train_time
+    from gpuadvisor.estimate.parallel.search import Fixed, search
+    from gpuadvisor.workload import Sharding
+
+    w, card, hw = request.workload, hardware.card, hardware.figures
+    tp = w.tensor_parallel
+    fw = framework(q.framework) if q.framework else framework(
+        "megatron" if (q.pipeline_parallel > 1 or q.context_parallel > 1 or q.expert_parallel > 1) else "hf")
+    cluster = Cluster(gpus_per_node=q.gpus_per_node or 0, net_gbs_per_gpu=q.net_gbs_per_gpu or 0.0)
+    w = w.with_(tensor_parallel=1)
+    notes: list[str] = []
+    recompute = q.recompute or ("full" if w.checkpointing else None)
+    sharding = Sharding(w.sharding) if w.sharding != "none" else None
+    if q.search:
+        fixed = Fixed(tp=tp if tp > 1 else None, pp=q.pipeline_parallel if q.pipeline_parallel > 1 else None,
+                      cp=q.context_parallel if q.context_parallel > 1 else None,
+                      ep=q.expert_parallel if q.expert_parallel > 1 else None,
+                      vp=q.virtual_stages if q.virtual_stages > 1 else None, micro_batch=q.micro_batch,
+                      sharding=sharding, checkpointing=Checkpointing(recompute) if recompute else None)
+        how = "the fastest layout that fits (--layout auto)"
+    else:
+        fixed = Fixed(tp=tp, pp=q.pipeline_parallel, cp=q.context_parallel, ep=q.expert_parallel,
+                      vp=q.virtual_stages, micro_batch=q.micro_batch or 1,
+                      sharding=sharding or Sharding(fw.default_sharding if w.num_gpus > 1 else "none"),
+                      checkpointing=Checkpointing(recompute) if recompute else None)
+        check_layout(w.model, w.num_gpus, w.batch, w.seq, Layout(
+            tp=tp, pp=q.pipeline_parallel, cp=q.context_parallel, ep=q.expert_parallel, vp=q.virtual_stages,
+            micro_batch=q.micro_batch or 1))
+        how = "the layout given" + ("" if recompute else "; recomputation: the fastest that fits")
+    ranked = search(w, hw, fw, cluster=cluster, fixed=fixed)
+    if not ranked:
+        raise UserError(f"no layout of {w.model.name} on {w.num_gpus} GPUs divides its layers, heads and the "
+                        f"global batch of {w.batch} with the degrees given")
+    chosen = ranked[0] if ranked[0].fits else min(ranked, key=lambda e: e.memory.total)
+    budget = train_time(chosen.step_s, w.batch, w.seq, tokens=w.train_tokens, samples=q.samples_seen,
+                        overhead=q.restart_overhead)
+    notes.extend(chosen.notes)
+    lay = chosen.layout
+    parts = TrainingParts(w, card, fw, chosen, budget, how, ranked, tuple(notes))
+    return Answer(question=Question.TRAINING, workload=w.to_dict(), card=card.name, gpus=w.num_gpus,
+                  hardware_source=str(hw.source), fits=bool(chosen.fits),
+                  time=TimeParts(step_s=chosen.step_s, job_s=budget.seconds if budget.steps > 1 else None,
+                                 bound=None, parts={k: float(v) for k, v in chosen.parts}),
+                  memory=MemoryParts(per_gpu_bytes=float(chosen.memory.total),
+                                     capacity_bytes=card.memory_gib * GiB if card.memory_gib else None,
+                                     parts={k: float(v) for k, v in chosen.memory.items if v}),
+                  rate=Rate(value=chosen.tokens_per_s, unit="tokens/s", per_gpu=chosen.tokens_per_s_per_gpu),
+                  serving=None, profile=f"framework {fw.name}",
+                  assumptions={"selected_by": how, "layout": lay.label(), "global_batch": w.batch,
+                               "micro_batch": lay.micro_batch, "mfu": chosen.mfu},
+                  notes=tuple(notes),
+                  detail={"framework": fw.name, "selected_by": how, "estimate": chosen.to_dict(),
+                          "time_to_train": budget.to_dict(),
+                          "alternatives": [e.to_dict() for e in ranked[1:6] if e.fits]},
+                  parts=parts)
+
+
+def with_hardware(request: EstimateRequest, card: str) -> EstimateRequest:
+    """The same question on another card."""
+    return replace(request, hardware=replace(request.hardware, card=card))
+
+
+__all__ = [
+    "Resolved",
+    "ServingParts",
+    "StepParts",
+    "TrainingParts",
+    "efficiency_for",
+    "estimate",
+    "resolve_hardware",
+    "serving_weights",
+    "way_forward",
+    "with_hardware",
+]

@@ -1,0 +1,267 @@
+"""What a user asks the estimator: one typed request (a workload, the hardware, and one question).
+
+Every interface (CLI, TUI, report, Python API) builds an `EstimateRequest` and hands it to
+`gpuadvisor.estimator.estimate`; what a request may hold is checked here, in the core, so that the
+interfaces refuse the same things with the same words. A field that does not apply to the question
+asked is refused (`inapplicable`), never ignored.
+
+The three questions:
+* `Step`: memory and time of the workload in its own layout (`Workload.num_gpus`, `tensor_parallel`,
+  `sharding`); for a decoder in inference, the closed-form serving figures of `users` at once.
+* `ServingLoad`: a request stream (a rate, or N closed-loop users, or an offline batch) simulated under
+  an engine's continuous-batching scheduler: percentiles, goodput under SLOs.
+* `TrainingLayout`: a training job over GPUs in a parallel layout (TP/PP/CP/EP, micro-batches, sharding,
+  recomputation), as given or searched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuadvisor.core.errors import UserError
+from gpuadvisor.strenum import StrEnum
+from gpuadvisor.workload import Mode, Workload
+
+DEFAULT_CARD = "H100 SXM5 80GB"
+# One default prompt and answer length for every serving question (estimate, recommend, the simulation, the TUI):
+# vLLM's `benchmark_serving --dataset-name random` defaults to 1,024 input tokens; 256 output tokens is a chat turn.
+DEFAULT_INPUT_LEN = 1024
+DEFAULT_OUTPUT_LEN = 256
+
+
+class Question(StrEnum):
+    """Which model answers: a step in the workload's layout, a simulated request stream, a training layout."""
+
+    STEP = "step"
+    SERVING = "serving"
+    TRAINING = "training"
+
+
+class Limits:
+    """Ranges of the numbers a request may hold: past them a value is a typo, or the answer would not be bounded.
+
+    The serving simulation costs time in proportion to its requests x output tokens; `MAX_REQUESTS` keeps the
+    worst case to seconds. `MAX_GPUS` is the largest job the layouts are costed for (a 4,096-GPU pretraining run
+    is within it; a million GPUs is not a job anybody runs)."""
+
+    MAX_GPUS = 65_536
+    MAX_TOKENS = 10_000_000  # one sequence: above the longest context any model in the catalog supports
+    MAX_BATCH = 1_000_000
+    MAX_USERS = 1_000_000
+    MAX_REQUESTS = 100_000
+    MAX_RATE = 1e6  # requests per second
+
+
+def in_range(name: str, value: float | int | None, low: float, high: float) -> None:
+    """Refuse a number outside [low, high], naming the flag and the range."""
+    if value is None:
+        return
+    if not (low <= value <= high):
+        raise UserError(f"{name} must be in [{low:g}, {high:g}], got {value:g}")
+
+
+@dataclass(frozen=True)
+class HardwareChoice:
+    """The card (a catalog name or alias, matched fuzzily) and where its figures come from."""
+
+    card: str = DEFAULT_CARD
+    probe: str | None = None  # a probe result JSON: its measured figures replace the card's datasheet figures
+    mfu: float | None = None  # large-matmul efficiency against the datasheet peak (default: the calibrated one)
+    bandwidth_efficiency: float | None = None  # streaming efficiency against the datasheet bandwidth
+
+
+@dataclass(frozen=True)
+class Step:
+    """Memory and time of the workload in its own layout."""
+
+    engine: str = "graphs"  # graphs (CUDA graphs: vLLM, TensorRT-LLM, SGLang) or eager (Hugging Face generate())
+    users: int | None = None  # a decoder in inference: this many users at once (the batch in flight)
+    offload: bool = False  # inference on a card too small: layers in host memory (llama.cpp -ngl)
+    host_bandwidth_gbs: float | None = None  # with offload: the host's memory bandwidth
+
+
+@dataclass(frozen=True)
+class ServingLoad:
+    """A request stream under an engine's scheduler. Lengths are the workload's (`seq_len` prompt tokens,
+    `gen_tokens` output tokens) unless `lengths` names a distribution."""
+
+    engine: str = "vllm"
+    rate: float | None = None  # requests/s, Poisson arrivals
+    users: int | None = None  # closed loop: N users, each sending its next request when the last one ends
+    lengths: str | None = None  # fixed (default), sharegpt, uniform:A-B, or a file of 'INPUT OUTPUT' lines
+    requests: int = 1000
+    seed: int = 0
+    weights: str | None = None  # weight format (default: the workload's quant, else its dtype)
+    kv_dtype: str | None = None
+    pipeline_parallel: int = 1
+    replicas: int = 1
+    p99_ttft_s: float | None = None
+    p99_tpot_s: float | None = None
+
+
+@dataclass(frozen=True)
+class TrainingLayout:
+    """A training job over the workload's GPUs in a parallel layout; `search` takes the fastest that fits."""
+
+    micro_batch: int | None = None
+    pipeline_parallel: int = 1
+    virtual_stages: int = 1
+    context_parallel: int = 1
+    expert_parallel: int = 1
+    framework: str | None = None
+    search: bool = False
+    recompute: str | None = None  # none | selective | full
+    gpus_per_node: int | None = None
+    net_gbs_per_gpu: float | None = None
+    samples_seen: float = 0.0
+    restart_overhead: float = 0.0
+
+
+QuestionSpec = Step | ServingLoad | TrainingLayout
+
+
+@dataclass(frozen=True)
+class EstimateRequest:
+    """One question about one workload on one kind of hardware: the estimator's only input."""
+
+    workload: Workload
+    hardware: HardwareChoice = field(default_factory=HardwareChoice)
+    question: QuestionSpec = field(default_factory=Step)
+
+    @property
+    def kind(self) -> Question:
+        return (Question.SERVING if isinstance(self.question, ServingLoad) else
+                Question.TRAINING if isinstance(self.question, TrainingLayout) else Question.STEP)
+
+    def validate(self) -> EstimateRequest:
+        """Refuse what the estimator cannot answer, in one line each (UserError)."""
+        w, q = self.workload, self.question
+        in_range("--gpus", w.num_gpus, 1, Limits.MAX_GPUS)
+        in_range("--batch", w.batch, 1, Limits.MAX_BATCH)
+        in_range("--seq" if w.mode != Mode.INFERENCE else "--input-len", w.seq_len, 0, Limits.MAX_TOKENS)
+        in_range("--output-len", w.gen_tokens, 0, Limits.MAX_TOKENS)
+        if isinstance(q, Step):
+            in_range("--users", q.users, 1, Limits.MAX_USERS)
+            if q.engine not in STEP_ENGINES:
+                raise UserError(f"--engine {q.engine}: the step estimate takes one of {', '.join(STEP_ENGINES)}; "
+                                f"{', '.join(SERVE_ENGINES)} simulate a request stream (with --rate or --users)")
+        elif isinstance(q, ServingLoad):
+            if q.engine not in SERVE_ENGINES:
+                raise UserError(f"--engine {q.engine}: the serving simulation takes one of {', '.join(SERVE_ENGINES)}")
+            if q.rate is not None and q.users is not None:
+                raise UserError("give --rate or --users, not both")
+            in_range("--rate", q.rate, 1e-6, Limits.MAX_RATE)
+            in_range("--users", q.users, 1, Limits.MAX_USERS)
+            in_range("--requests", q.requests, 1, Limits.MAX_REQUESTS)
+            if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
+                raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
+                                "in --mode inference")
+        elif isinstance(q, TrainingLayout):
+            if not w.is_training:
+                raise UserError(f"a training layout (--micro-batch, --pp, --cp, --ep, --vp, --framework, --layout, "
+                                f"--recompute) is for training, lora and qlora; --mode is {w.mode}")
+            if not w.model.is_transformer:
+                raise UserError(f"{w.model.name}: parallel layouts are costed for transformer shapes only")
+            if not w.mixed_precision:
+                raise UserError("--pure is not modelled by parallel layouts (bf16 compute, fp32 master weights and "
+                                "Adam)")
+            if w.optimizer not in ("adamw", "adam", "adamw-fused", "adamw-foreach"):
+                raise UserError(f"--optimizer {w.optimizer}: parallel layouts model AdamW only")
+        return self
+
+
+STEP_ENGINES = ("graphs", "eager")
+SERVE_ENGINES = ("vllm", "sglang", "trtllm", "llamacpp", "hf")
+
+# --- which request fields apply to which question: one table, read by every interface ----------------------
+
+_TRAINING_MODES = (Mode.TRAINING, Mode.LORA, Mode.QLORA)
+
+
+def _training(r: EstimateRequest) -> bool:
+    return r.workload.mode in _TRAINING_MODES
+
+
+def _adapter(r: EstimateRequest) -> bool:
+    return r.workload.mode in (Mode.LORA, Mode.QLORA)
+
+
+def _inference_decoder(r: EstimateRequest) -> bool:
+    return r.workload.mode == Mode.INFERENCE and r.workload.model.kind == "decoder"
+
+
+def _traced(r: EstimateRequest) -> bool:
+    return bool(r.workload.model.is_traced)
+
+
+def _kind(*kinds: Question) -> Callable[[EstimateRequest], bool]:
+    return lambda r: r.kind in kinds
+
+
+#: field -> (applies to the request?, where it applies, in the user's words)
+APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
+    "seq_len": (lambda r: r.workload.mode != Mode.INFERENCE, "training, LoRA, QLoRA and scoring (inference: "
+                                                           "--input-len)"),
+    "input_len": (lambda r: r.workload.mode == Mode.INFERENCE, "--mode inference (training and scoring: --seq)"),
+    "output_len": (_inference_decoder, "a decoder in --mode inference"),
+    "optimizer": (_training, "training, LoRA and QLoRA"),
+    "pure": (_training, "training, LoRA and QLoRA"),
+    "checkpointing": (_training, "training, LoRA and QLoRA"),
+    "tokens": (lambda r: _training(r) and not _traced(r), "training a language model (traced models: --samples)"),
+    "samples": (lambda r: _training(r) and _traced(r), "training a traced model (language models: --tokens)"),
+    "sharding": (lambda r: _training(r) and r.workload.num_gpus > 1, "training, LoRA and QLoRA on several GPUs "
+                                                                      "(--gpus)"),
+    "lora_rank": (_adapter, "--mode lora and qlora"),
+    "lora_targets": (_adapter, "--mode lora and qlora"),
+    "scoring": (lambda r: r.workload.mode == Mode.SCORING, "--mode scoring"),
+    "quant": (lambda r: r.workload.mode in (Mode.INFERENCE, Mode.SCORING, Mode.QLORA) and not _traced(r),
+              "inference, scoring and QLoRA of a language model"),
+    "channels_last": (_traced, "traced models (torchvision:, timm:, hf:, file.py:build)"),
+    "freeze": (lambda r: _traced(r) and _training(r), "training a traced model"),
+    "trainable": (lambda r: _traced(r) and _training(r), "training a traced model"),
+    "input": (_traced, "traced models"),
+    "engine": (lambda r: r.workload.mode in (Mode.INFERENCE, Mode.SCORING), "inference and scoring"),
+    "users": (lambda r: _inference_decoder(r) and r.kind in (Question.STEP, Question.SERVING),
+              "serving a decoder (--mode inference, a language model)"),
+    "offload": (lambda r: r.kind == Question.STEP and _inference_decoder(r), "inference of a decoder"),
+    "host_bandwidth_gbs": (lambda r: isinstance(r.question, Step) and r.question.offload, "--offload"),
+    "probe": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates (the serving "
+                                                     "simulation prices from the datasheet)"),
+    "mfu": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates"),
+    "bandwidth_efficiency": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates"),
+    **{k: (_kind(Question.SERVING), "the serving simulation (--rate, or --engine vllm|sglang|trtllm|llamacpp|hf)")
+       for k in ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft_s",
+                 "p99_tpot_s")},
+    "pipeline_parallel": (_kind(Question.SERVING, Question.TRAINING), "the serving simulation and training "
+                                                                    "layouts"),
+    **{k: (_kind(Question.TRAINING), "training layouts (training, lora, qlora)")
+       for k in ("micro_batch", "virtual_stages", "context_parallel", "expert_parallel", "framework", "search",
+                 "recompute", "gpus_per_node", "net_gbs_per_gpu", "samples_seen", "restart_overhead")},
+}
+
+
+def inapplicable(request: EstimateRequest, given: dict[str, Any]) -> list[tuple[str, str]]:
+    """The fields among `given` (field name -> the name the user typed) that do not apply to `request`:
+    (the name the user typed, where it applies), in the order given."""
+    out = []
+    for name, spelled in given.items():
+        rule = APPLIES.get(name)
+        if rule is not None and not rule[0](request):
+            out.append((spelled, rule[1]))
+    return out
+
+
+def refuse_inapplicable(request: EstimateRequest, given: dict[str, Any]) -> None:
+    """One line naming every given field that the request does not use."""
+    bad = inapplicable(request, given)
+    if bad:
+        what = "; ".join(f"{name} applies to {where}" for name, where in bad)
+        raise UserError(f"not used by this {request.kind} estimate of {request.workload.model.name} "
+                        f"({request.workload.mode}): {what}")
+
+
+__all__ = ["APPLIES", "DEFAULT_CARD", "DEFAULT_INPUT_LEN", "DEFAULT_OUTPUT_LEN", "SERVE_ENGINES", "STEP_ENGINES",
+           "EstimateRequest", "HardwareChoice", "Limits", "Question", "QuestionSpec", "ServingLoad", "Step",
+           "TrainingLayout", "in_range", "inapplicable", "refuse_inapplicable"]
