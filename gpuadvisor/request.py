@@ -158,6 +158,10 @@ class EstimateRequest:
             if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
                                 "in --mode inference")
+            gpus = w.tensor_parallel * q.pipeline_parallel * q.replicas
+            if w.num_gpus not in (1, gpus):
+                raise UserError(f"the serving simulation runs on --tp x --pp x --replicas = {gpus} GPUs; --gpus "
+                                f"{w.num_gpus} does not match (drop --gpus, or set the degrees)")
         elif isinstance(q, TrainingLayout):
             if not w.is_training:
                 raise UserError(f"a training layout (--micro-batch, --pp, --cp, --ep, --vp, --framework, --layout, "

@@ -23,12 +23,13 @@ def run(capsys, *argv):
 
 
 def test_estimate_json(capsys):
-    rc, out, _ = run(capsys, "estimate", "llama-2-7b", "--json", "--seq", "4096", "--gen", "0")
+    rc, out, _ = run(capsys, "estimate", "llama-2-7b", "--json", "--input-len", "4095", "--output-len", "1")
     assert rc == 0
     d = json.loads(out)
-    assert d["memory"]["items"]["weights"] == 6_738_415_616 * 2
-    assert d["memory"]["items"]["KV cache"] == 2 * 2**30
-    assert d["compute"]["estimate"] is True
+    assert d["estimate"] is True and d["question"] == "step"
+    assert d["detail"]["memory"]["items"]["weights"] == 6_738_415_616 * 2
+    assert d["detail"]["memory"]["items"]["KV cache"] == 2 * 2**30  # 4,096 tokens of context
+    assert d["memory"]["parts"]["weights"] == pytest.approx(6_738_415_616 * 2)
 
 
 def test_estimate_table(capsys):
@@ -81,7 +82,7 @@ def test_recommend_json_schema(capsys, fake_prices):
 
 
 def test_recommend_text_names_picks_and_what_binds(capsys, fake_prices):
-    rc, out, _ = run(capsys, "recommend", "llama-3.1-70b", "--users", "32", "--context", "2048", "--rent-only")
+    rc, out, _ = run(capsys, "recommend", "llama-3.1-70b", "--users", "32", "--input-len", "1792", "--rent-only")
     assert rc == 0
     assert "cheapest rental" in out and "Binds:" in out and "frontier" in out and "fake snapshot" in out
     rc, out, _ = run(capsys, "recommend", "mistral-7b", "--mode", "qlora", "--tokens", "200m", "--deadline", "1h",
@@ -118,7 +119,7 @@ def test_recommend_with_probe(capsys, fake_prices):
         (["--hours-per-day", "25"], "--hours-per-day"),
         (["--usd-per-kwh", "-0.1"], "--usd-per-kwh"),
         (["--utilisation", "2"], "utilisation"),
-        (["--context", "100"], "must exceed the output tokens"),
+        (["--context", "100"], "--context is now --input-len"),
         (["--only", "no-such-card"], "no catalog card matches"),
     ],
 )

@@ -15,10 +15,11 @@ from gpuadvisor.modelspec import resolve_model
 
 
 def estimate(capsys, *argv: str) -> dict:
+    """The step model's own figures (the answer's `detail`)."""
     rc = main(["estimate", *argv, "--json"])
     out, err = capsys.readouterr()
     assert rc == 0, err
-    return json.loads(out)
+    return json.loads(out)["detail"]
 
 
 def test_training_step_has_the_analytic_graph_beside_the_headline(capsys):
@@ -45,8 +46,8 @@ def test_checkpointed_training_recomputes_and_holds_less(capsys):
 
 
 def test_inference_compares_the_forward_with_the_prefill(capsys):
-    graphs = estimate(capsys, "qwen2.5-0.5b", "--batch", "2", "--seq", "512")
-    eager = estimate(capsys, "qwen2.5-0.5b", "--batch", "2", "--seq", "512", "--engine", "eager")
+    graphs = estimate(capsys, "qwen2.5-0.5b", "--batch", "2", "--input-len", "512")
+    eager = estimate(capsys, "qwen2.5-0.5b", "--batch", "2", "--input-len", "512", "--engine", "eager")
     g, e = graphs["op_graph"], eager["op_graph"]
     assert g["mode"] == "inference" and "optimizer" not in g["time_by_class_s"]
     assert g["ratio_to_headline"] == pytest.approx(g["step_time_s"] / graphs["compute"]["prefill_time_s"])

@@ -15,13 +15,13 @@ from gpuadvisor.report.advice import workload_view
 # (recommend arguments, card)
 WORKLOADS = [
     (["llama-3.1-8b", "--users", "1"], "L40S"),
-    (["llama-3.1-8b", "--users", "32", "--context", "4096"], "L40S"),
-    (["llama-3.1-70b", "--users", "100", "--context", "4096"], "H100 SXM5 80GB"),
+    (["llama-3.1-8b", "--users", "32", "--input-len", "3840"], "L40S"),
+    (["llama-3.1-70b", "--users", "100", "--input-len", "3840"], "H100 SXM5 80GB"),
     (["llama-3.1-70b", "--users", "1"], "H100 SXM5 80GB"),
-    (["llama-3.1-70b", "--users", "100", "--context", "4096"], "A100 PCIe 80GB"),
+    (["llama-3.1-70b", "--users", "100", "--input-len", "3840"], "A100 PCIe 80GB"),
     (["llama-3.1-70b", "--quant", "awq", "--users", "32"], "L40S"),
     (["llama-3.1-8b", "--dtype", "fp8", "--users", "16"], "H100 SXM5 80GB"),
-    (["mistral-7b", "--users", "100", "--context", "2048", "--output-tokens", "512"], "GeForce RTX 4090"),
+    (["mistral-7b", "--users", "100", "--input-len", "1536", "--output-len", "512"], "GeForce RTX 4090"),
     (["llama-3.1-8b", "--mode", "training", "--batch", "2", "--tokens", "1e8"], "H100 SXM5 80GB"),
     (["llama-3.1-8b", "--mode", "lora", "--batch", "4", "--tokens", "1e7"], "L40S"),
     (["llama-3.1-70b", "--mode", "qlora", "--batch", "1", "--tokens", "1e6"], "A100 PCIe 80GB"),
@@ -49,9 +49,9 @@ def _estimate_argv(args, card, o):
     if "--checkpointing" in rest:
         argv.append("--checkpointing")
     if mode == "inference":
-        out = int(_flag(rest, "--output-tokens", 256))
-        ctx = int(_flag(rest, "--context", 1024 + out))
-        argv += ["--users", _flag(rest, "--users", "1"), "--context", str(ctx), "--gen", str(out),
+        out = int(_flag(rest, "--output-len", 256))
+        inp = int(_flag(rest, "--input-len", 1024))
+        argv += ["--users", _flag(rest, "--users", "1"), "--input-len", str(inp), "--output-len", str(out),
                  "--tp", str(o["tensor_parallel"])]
     else:
         g = o["hardware"]["gpus"]
@@ -135,7 +135,7 @@ def test_recommend_70b_100_users_counts_every_prompt(capsys):
     """The user's case: 4x A100 80GB serving 100 users of 4,096 tokens fits (65 GiB per GPU) but
     the prefills of every user's 3,840-token prompt hold each user to a few tok/s, not 21."""
     est = _json(capsys, "estimate", "llama-3.1-70b", "--gpu", "A100 PCIe 80GB", "--gpus", "4", "--tp", "4",
-                "--users", "100", "--context", "4096", "--gen", "256", "--json")
+                "--users", "100", "--input-len", "3840", "--output-len", "256", "--json")
     lay = est["layout"]
     assert lay["fits"] and 60 < lay["needed_gib_per_gpu"] < 72
     assert lay["per_user_tokens_per_s"] < 5
@@ -143,7 +143,7 @@ def test_recommend_70b_100_users_counts_every_prompt(capsys):
 
 
 @pytest.mark.parametrize("argv", [
-    ["llama-3.1-70b", "--users", "100", "--context", "4096"],
+    ["llama-3.1-70b", "--users", "100", "--input-len", "3840"],
     ["llama-3.1-8b", "--mode", "lora", "--tokens", "2e7"],
     ["sdxl-unet"],
 ])

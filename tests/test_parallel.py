@@ -144,7 +144,8 @@ def test_cli_lora_fsdp_fits_on_8_h100():
              "--batch", "32", "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["estimate"]["fits"] and d["estimate"]["layout"]["grad_accum"] == 4
+    assert d["question"] == "training" and d["fits"]
+    assert d["detail"]["estimate"]["fits"] and d["detail"]["estimate"]["layout"]["grad_accum"] == 4
 
 
 def test_cli_megatron_layout_answers_tokens_per_gpu():
@@ -158,7 +159,7 @@ def test_cli_time_to_train_from_samples_seen():
     r = _cli("llama-2-7b", "--mode", "qlora", "--gpus", "8", "--micro-batch", "2", "--batch", "64",
              "--samples-seen", "1e6", "--restart-overhead", "0.1", "--json")
     assert r.returncode == 0, r.stderr
-    t = json.loads(r.stdout)["time_to_train"]
+    t = json.loads(r.stdout)["detail"]["time_to_train"]
     assert t["steps"] == 15625 and t["seconds"] == pytest.approx(15625 * t["step_s"] * 1.1)
 
 
@@ -166,7 +167,7 @@ def test_cli_layout_auto_picks_the_fastest_fitting():
     r = _cli("llama-3.1-70b", "--mode", "training", "--gpus", "64", "--layout", "auto", "--framework", "megatron",
              "--batch", "128", "--seq", "8192", "--json")
     assert r.returncode == 0, r.stderr
-    d = json.loads(r.stdout)
+    d = json.loads(r.stdout)["detail"]
     assert d["estimate"]["fits"]
     assert all(a["tokens_per_s"] <= d["estimate"]["tokens_per_s"] for a in d["alternatives"])
 
@@ -176,7 +177,8 @@ def test_cli_layout_auto_picks_the_fastest_fitting():
     (("--pp", "3"), "3-GPU model replicas"),
     (("--pp", "64", "--batch", "64"), "does not divide llama-3.1-70b's 80 layers"),
     (("--framework", "nope"), "unknown framework"),
-    (("--mode", "inference", "--pp", "2"), "are for training"),
+    (("--mode", "inference", "--pp", "2"), "does not match"),
+    (("--mode", "inference", "--micro-batch", "2"), "is for training"),
 ])
 def test_cli_impossible_layouts_exit_2_with_one_line(args, words):
     base = {"--mode": "training", "--gpus": "64"}

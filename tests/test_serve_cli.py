@@ -28,10 +28,14 @@ def test_estimate_rate_json(capsys):
                      "--output-len", "200", "--requests", "200", "--json")
     assert rc == 0
     d = json.loads(out)
-    f = d["figures"]
+    assert d["question"] == "serving"
+    f = d["detail"]["serving_simulation"]["figures"]
     assert f["output_tokens_per_s"] > 0 and f["ttft_s"]["p99"] >= f["ttft_s"]["p50"] > 0
     assert f["tpot_s"]["p90"] > 0
-    a = d["assumptions"]
+    pct = d["serving"]["percentiles"]
+    assert pct["ttft_s"] == f["ttft_s"] and d["serving"]["ttft_s"] == f["ttft_s"]["p50"]
+    assert d["serving"]["aggregate_tokens_per_s"] == f["output_tokens_per_s"]
+    a = d["rests_on"]["assumptions"]
     assert a["engine"] == "vllm" and a["kv_dtype"] == "bf16" and a["chunk_tokens"] == 8192
 
 

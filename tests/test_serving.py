@@ -284,20 +284,22 @@ def test_measured_allreduce_bandwidth_drives_data_parallel_time():
 
 
 def test_cli_engine_flag(capsys):
-    assert main(["estimate", "llama-3.2-3b", "--batch", "8", "--seq", "512", "--gen", "64", "--engine", "eager",
-                 "--json"]) == 0
+    assert main(["estimate", "llama-3.2-3b", "--batch", "8", "--input-len", "512", "--output-len", "64",
+                 "--engine", "eager", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["engine"] == "eager" and d["compute"]["engine"] == "eager"
+    assert d["rests_on"]["assumptions"]["engine"] == "eager"
+    d = d["detail"]
+    assert d["compute"]["engine"] == "eager"
     assert d["serving"]["engine"] == "eager" and d["serving"]["assumptions"]["engine"]["name"] == "eager"
     assert d["compute"]["confidence"] in ("low", "normal")
-    assert main(["estimate", "llama-3.2-3b", "--seq", "512", "--gen", "64"]) == 0
+    assert main(["estimate", "llama-3.2-3b", "--input-len", "512", "--output-len", "64"]) == 0
     out = capsys.readouterr().out
     assert "engine graphs" in out and "TTFT" in out and "tok/s aggregate" in out and "KV cache" in out
 
 
 def test_cli_text_shows_the_engine_notes(capsys):
     """What the eager engine assumes that a user can change is printed in text, not only in JSON."""
-    assert main(["estimate", "llama-3.1-8b", "--batch", "32", "--seq", "4096", "--engine", "eager"]) == 0
+    assert main(["estimate", "llama-3.1-8b", "--batch", "32", "--input-len", "4096", "--engine", "eager"]) == 0
     out = capsys.readouterr().out
     assert "enable_cudnn_sdp(False)" in out and "a padded batch" in out
     assert main(["estimate", "llama-3.1-8b", "--batch", "32", "--seq", "4096"]) == 0

@@ -28,7 +28,7 @@ QUESTIONS = [
      "than 16 GB. That rules out the L4 (300 GB/s, about 15 tok/s) and 16 GB cards, and rules in 24-48 GB cards "
      "(RTX 3090/4090, A10-class and up, L40S) or one small cloud GPU; an 8-GPU server would be waste."),
     ("Serve Llama-3.1-70B to 32 concurrent users at 8k context",
-     "llama-3.1-70b --users 32 --context 8192",
+     "llama-3.1-70b --users 32 --input-len 7936",
      "70B in bf16 is 141 GB of weights, so at least 2 x 80 GB; the KV cache of 32 users x 8k tokens is another "
      "2 x 80 layers x 1,024 x 2 bytes = 320 KiB per token, 80 GiB for 262k tokens, so 2 x 80 GB cannot hold "
      "it: the answer needs 4 x 80 GB (or 8 x 48 GB) with tensor parallelism. Decode stays bandwidth-bound at "
@@ -78,19 +78,19 @@ QUESTIONS = [
      "what people run on 12 GB cards, and an RTX 3060 (about 25 dense bf16 TFLOPS) does a few hundred tokens/s: "
      "20M tokens take most of a day."),
     ("Student: what does my RTX 3060 serve in 4-bit, and how fast?",
-     "estimate llama-3.1-8b --quant q4_k_m --gpu 3060 --users 1 --context 1280 --gen 256",
+     "estimate llama-3.1-8b --quant q4_k_m --gpu 3060 --users 1 --input-len 1024 --output-len 256",
      "A Q4_K_M 8B model is about 4.9 GB: it fits a 12 GB card with room for the KV cache, and one user's decode "
      "is bandwidth-bound at 360 GB/s / 4.9 GB, about 60 tok/s at most; llama.cpp users report 40-55 tok/s for "
      "8B Q4 models on an RTX 3060. The per-user figure also counts the prefill of each 1,024-token prompt."),
     ("Startup: serve Llama-3.1-70B to 100 concurrent users with 4k contexts at 20 tok/s each",
-     "recommend llama-3.1-70b --users 100 --context 4096",
+     "recommend llama-3.1-70b --users 100 --input-len 3840",
      "Memory first: 141 GB of bf16 weights plus 100 users x 4,096 tokens x 320 KiB = 125 GiB of KV cache, so at "
      "least four 80 GB GPUs. But every user's 3,840-token prompt must be prefilled too (this estimate assumes no "
      "prefix caching): at 20 tok/s each, 100 users start a new 256-token answer about every 13 s, about 30,000 "
      "prompt tokens/s, 4 PFLOP/s for a 70B model. That is eight B200-class or more H100-class GPUs, not four "
      "A100s; with prefix caching (chat turns reusing their history) far less."),
     ("Startup: the same 70B service on a $15,000-a-month budget",
-     "recommend llama-3.1-70b --users 100 --context 4096 --budget-per-month 15000 --rent-only",
+     "recommend llama-3.1-70b --users 100 --input-len 3840 --budget-per-month 15000 --rent-only",
      "A month is 730 h, so $15,000 allows about $20/h: one 8-GPU H100 or H200 server rents for roughly that or "
      "more. The answer should either name such a rental or say plainly that nothing meets both the speed and "
      "the budget, and what comes closest."),

@@ -220,13 +220,14 @@ def basis_note(opts: list[Option], basis: str) -> str:
 def _way_forward_line(o: Option, workload: Workload, catalog: Any, targets: Targets, engine: str,
                       efficiency: Efficiency | None) -> str | None:
     """The cheapest change that makes the closest option fit, with its figures (advisor.remedy)."""
-    from gpuadvisor.advisor.options import hardware_of
+    from gpuadvisor.advisor.options import hardware_of, per_gpu_batch
     from gpuadvisor.advisor.remedy import way_forward
 
     card = next((c for c in catalog.cards if c.name == o.hardware.card), None)
     if card is None:
         return None
-    fixes = way_forward(workload, hardware_of(card), o.hardware.gpus, targets, engine=engine, efficiency=efficiency)
+    fixes = way_forward(per_gpu_batch(workload, o.hardware.gpus), hardware_of(card), o.hardware.gpus, targets,
+                        engine=engine, efficiency=efficiency)
     if not fixes:
         return None
     return f"{o.hardware.card} x {o.hardware.gpus} does not fit; " + "; or ".join(r.line for r in fixes)

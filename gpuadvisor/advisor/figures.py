@@ -303,7 +303,8 @@ def figures(workload: Workload, hw: HardwareFigures, gpus: int, targets: Targets
     `estimate`, `recommend`, the API, the TUI and the report share. `exact`: the workload's own
     layout (tensor parallelism, sharding), as `estimate` asks; otherwise the fewest tensor-parallel
     GPUs that fit (serving) or plain data parallel before ZeRO-3 (training). Training reads the
-    workload's batch as sequences per GPU. `memo`: a dict shared by the calls that rank one workload."""
+    workload's batch as sequences per GPU (callers split the global batch:
+    options.per_gpu_batch). `memo`: a dict shared by the calls that rank one workload."""
     if workload.mode == "inference":
         return _serving_figures(workload, hw, gpus, targets, engine, efficiency,
                                 workload.tensor_parallel if exact else None, memo)

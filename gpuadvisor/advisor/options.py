@@ -298,6 +298,14 @@ def purchase_of(card: Any, basis: str = "new") -> tuple[float | None, str | None
     return None, None, None
 
 
+def per_gpu_batch(workload: Workload, gpus: int) -> Workload:
+    """A training job's global batch (`--batch`, the same in every command) as sequences per GPU on `gpus`
+    data-parallel GPUs, rounded up as Workload.micro_batch rounds it; serving workloads are unchanged."""
+    if not workload.is_training:
+        return workload
+    return workload.with_(batch=-(-workload.batch // gpus))
+
+
 def hardware_of(card: Any, measured: dict[str, float] | None = None) -> HardwareFigures:
     """The figures every interface costs a card at: its datasheet (or `measured` figures), with a
     Jetson's unified memory less what its OS and CPU take."""
@@ -452,8 +460,8 @@ class _Builder:
         """The estimate on `g` of the card; None (and the error kept) for an impossible layout."""
         if (name, g) not in self.cache:
             try:
-                self.cache[(name, g)] = figures(self.workload, self.hw_of(name), g, self.targets, engine=self.engine,
-                                                efficiency=self.efficiency, memo=self.memo)
+                self.cache[(name, g)] = figures(per_gpu_batch(self.workload, g), self.hw_of(name), g, self.targets,
+                                                engine=self.engine, efficiency=self.efficiency, memo=self.memo)
             except UserError as e:
                 self.cache[(name, g)] = None  # an impossible layout for this count
                 self.errors.append(e)

@@ -107,7 +107,7 @@ def _candidates(w: Workload, gpus: int, targets: Targets, f: Figures, hw: Hardwa
 
 def way_forward(w: Workload, hw: HardwareFigures, gpus: int, targets: Targets, *, engine: str = DEFAULT_ENGINE,
                 efficiency: Efficiency | None = None, current: Figures | None = None,
-                global_batch: bool = False) -> list[Remedy]:
+                global_batch: bool = True) -> list[Remedy]:
     """The cheapest change that makes `gpus` x `hw` fit (and the cheapest with more GPUs when the
     first needs none), each with its figures; empty when nothing tried fits. Training: `w.batch`
     is per GPU; `global_batch` writes the --batch flag as a global batch (as `estimate` reads it)."""

@@ -123,8 +123,8 @@ def workload_from(args: argparse.Namespace) -> Any:
     if inference:
         if args.seq is not None:
             raise UserError("--seq is the sequence length of training and scoring; a prompt's length is --input-len")
-        seq = args.input_len or (DEFAULT_INPUT_LEN if spec.kind == "decoder" else 0)
         gen = args.output_len or DEFAULT_OUTPUT_LEN
+        seq = args.input_len or (default_input_len(spec, gen) if spec.kind == "decoder" else 0)
     else:
         if args.input_len is not None or args.output_len is not None:
             raise UserError(f"--input-len and --output-len are the lengths of an inference request; --mode "
@@ -140,6 +140,13 @@ def workload_from(args: argparse.Namespace) -> Any:
         train_samples=args.samples, **extra,
     )
     return check_workload_flags(w, args)
+
+
+def default_input_len(spec: Any, output_len: int) -> int:
+    """The default prompt, shortened where the model's learned positions leave less room (GPT-2: 1,024 in all)."""
+    if spec.max_positions and spec.max_positions - output_len < DEFAULT_INPUT_LEN:
+        return max(1, spec.max_positions - output_len)
+    return DEFAULT_INPUT_LEN
 
 
 MAX_PARAMS = 1e14  # 100T parameters: well beyond any published model; a larger count is a typo

@@ -29,8 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recommend", help="the cheapest way to meet your targets: rent or buy, with what binds",
                        description="Evaluate every rentable instance (price snapshot) and every card x count to "
                        "buy for a workload; print the named picks, buy versus rent and the cost-versus-time "
-                       "frontier. All figures are estimates. Serving uses --context and --output-tokens (not --seq "
-                       "and --gen); training reads --batch as sequences per GPU and --tokens as the token budget.")
+                       "frontier. All figures are estimates. Serving uses --input-len and --output-len (prompt "
+                       "and answer tokens per request); training reads --batch as the global batch (sequences "
+                       "per step over all GPUs, as estimate does) and --tokens as the token budget.")
     add_workload_args(p)
     add_target_args(p)
     p.add_argument("--probe", metavar="RESULTS.json", help="probe result: measured figures replace the local card's")
