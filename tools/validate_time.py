@@ -25,8 +25,8 @@ import json
 import sys
 from pathlib import Path
 
+from bench.models import workload_v1
 from gpuadvisor.estimate import Efficiency, HardwareFigures, decode_step, estimate_compute
-from gpuadvisor.validation import workload_v1
 from gpuadvisor.workload import make_workload
 
 ROOT = Path(__file__).resolve().parent.parent

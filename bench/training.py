@@ -11,6 +11,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from bench import TESTS_DATA, TOOLS_DATA
 from gpuadvisor.catalog import find, load_catalog
 from gpuadvisor.estimate.hardware import HardwareFigures
 from gpuadvisor.estimate.memory_result import GiB
@@ -20,8 +21,8 @@ from gpuadvisor.estimate.parallel.time import TrainingEstimate, estimate_trainin
 from gpuadvisor.modelspec import ModelSpec, resolve_model
 from gpuadvisor.workload import Sharding, Workload
 
-PUBLISHED = Path(__file__).resolve().parents[3] / "tests" / "data" / "published-training.json"
-OWN = Path(__file__).resolve().parents[3] / "tools" / "data" / "lora-vs-full-h100.json"  # one H100 run of ours
+PUBLISHED = TESTS_DATA / "published-training.json"
+OWN = TOOLS_DATA / "lora-vs-full-h100.json"  # one H100 run of ours
 BAND = (0.8, 1.25)  # the target band for most runs
 WIDE = (0.67, 1.5)  # the band every run must fall in
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.core.paths import repo_root
+from bench import TESTS_DATA
 
-DATA = repo_root() / "tests" / "data" / "serving-gpu-check.json"
+DATA = TESTS_DATA / "serving-gpu-check.json"
 CARD = "H100 SXM"
 
 
@@ -40,12 +40,12 @@ def load(path: Path = DATA) -> dict[str, Any]:
 
 
 def checks(path: Path = DATA) -> list[Check]:
-    from gpuadvisor import validation
+    from bench import models
     from gpuadvisor.estimate.serve.api import estimate_load, serve_setup
     from gpuadvisor.estimate.serve.lengths import Lengths
     from gpuadvisor.modelspec import resolve_model
 
-    hw = validation.hardware(CARD)
+    hw = models.hardware(CARD)
     out = []
     for name, runs in load(path)["models"].items():
         model = resolve_model(name)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.core.paths import repo_root
+from bench import TESTS_DATA
 
-MEASURED = repo_root() / "tests" / "data" / "models-h100.json"
+MEASURED = TESTS_DATA / "models-h100.json"
 CARD = "H100 SXM"  # the catalog card the measurements ran on (NVIDIA H100 80GB HBM3)
 
 #: what the estimator promises on these cases (README and BENCHMARKS quote these)
@@ -85,7 +85,7 @@ def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
     return [estimate(c, hw) for c in (cases if cases is not None else load())]
 
 
-PUBLISHED = repo_root() / "tests" / "data" / "published-resnet50.json"
+PUBLISHED = TESTS_DATA / "published-resnet50.json"
 
 
 def published_ratios(path: Path = PUBLISHED) -> list[tuple[dict[str, Any], float]]:
