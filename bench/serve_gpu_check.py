@@ -1,5 +1,5 @@
 """The serving estimates against what one H100 measured (tests/data/serving-gpu-check.json, written on the GPU
-machine by tools/device/serving_check.py). No serving engine runs there, so two things are checked:
+machine by lab/device/serving_check.py). No serving engine runs there, so two things are checked:
 
 * Hugging Face generate() end to end against the simulation's `hf` engine: time to first token and time per
   output token, batch 1 and 8, 1,000-token prompts, 200 new tokens;

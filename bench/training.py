@@ -178,7 +178,7 @@ def markdown_section(cases: list[Case] | None = None) -> str:
               f"{env['peft']}): Llama-shaped models with random weights, Hugging Face eager as the Trainer runs it "
               "(fp32 weights under bf16 autocast for full fine-tuning, a bf16 base with fp32 rank-16 adapters for "
               "LoRA, fused AdamW, SDPA), median of 8 steps after 3 warm-ups (`tools/data/lora-vs-full-h100.json`, "
-              "script `tools/lora_vs_full.py`), against the `hf` profile's estimate. PEFT's unfused adapters eat "
+              "script `lab/lora_vs_full.py`), against the `hf` profile's estimate. PEFT's unfused adapters eat "
               "most of LoRA's saving here (1.00x on all linears at 1B, 1.27x on attention only), unlike NeMo's 1.47x.",
               "", "| model | mode | adapters on | batch x seq | measured tok/s | estimate | ratio | "
               "peak GiB measured | estimate (tensors + context) |", "|---|---|---|---|---:|---:|---:|---:|---:|"]

@@ -128,7 +128,7 @@ def host_sweep() -> dict[str, float]:
 
 @fit("INT8_HOST_OPS_PER_LINEAR", "INT8_OUT_BYTES")
 def int8_linear() -> dict[str, float]:
-    """tools/device/int8_gemm.py on an H100: host time per linear (wall - GPU) without and with outlier
+    """lab/device/int8_gemm.py on an H100: host time per linear (wall - GPU) without and with outlier
     columns, mixed as in v2 case 98's profile (43 of 196 linears had outliers); and the output-side
     kernels' bytes per output element at the achieved bandwidth (0.86 x 3,350 GB/s)."""
     d = _load("h100-round4/int8-gemm.json", LAB)

@@ -1,5 +1,5 @@
 """The serving estimates against one H100 (bench/serve_gpu_check.py, data written on the GPU machine
-by tools/device/serving_check.py): generate() end to end against `--engine hf`, and prefill GPU time against the
+by lab/device/serving_check.py): generate() end to end against `--engine hf`, and prefill GPU time against the
 step cost the continuous-batching engines share. The bounds are what BENCHMARKS.md states."""
 
 from __future__ import annotations

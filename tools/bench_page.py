@@ -146,7 +146,7 @@ def probe_time() -> list[str]:
     date = re.search(r"\d{4}-\d{2}-\d{2}", OP_PROBES.read_text())
     return ["## How long a probe takes", "",
             f"`gpuadvisor probe` on an {device}, {date.group(0) if date else ''} ({_rel(PROBE_TIME)}, by "
-            f"`tools/device/probe_time.sh`): {cells} (cold: fresh caches). Before the speed-up, same call "
+            f"`lab/device/probe_time.sh`): {cells} (cold: fresh caches). Before the speed-up, same call "
             f"(`before-after.txt`): {moved}, GPU figures within {within}.", "", *op_probes()]
 
 
@@ -193,7 +193,7 @@ def multigpu() -> list[str]:
     rows = compare_multigpu.rows_from(data, None)
     out = ["## Multi-GPU estimates", "",
            f"Llama-2-7B shapes with random weights on 2x {data['env']['device_name']} ({_rel(H200_MULTIGPU)}, "
-           f"{data['env']['date'][:10]}; `python3 -m tools.validate_multigpu`): per-GPU peak memory and step "
+           f"{data['env']['date'][:10]}; `python3 -m lab.validate_multigpu`): per-GPU peak memory and step "
            "time against the estimate.", "",
            "| case | measured GiB/GPU | estimated | error | measured ms | estimated | error |",
            "|---|---:|---:|---:|---:|---:|---:|"]

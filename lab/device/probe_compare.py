@@ -3,7 +3,7 @@ one line per measurement key with both values and their ratio, '!' where they di
 --tol (default 2 %). Host and crossover figures are marked '~': they time the CPU, whose run-to-run
 spread on a shared host is larger than that.
 
-    python3 tools/device/probe_compare.py before.json after.json [--tol 0.02]
+    python3 lab/device/probe_compare.py before.json after.json [--tol 0.02]
 """
 
 from __future__ import annotations

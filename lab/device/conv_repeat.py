@@ -1,6 +1,6 @@
 """Run-to-run spread of the conv and elementwise probes: each run N times in one process (the first
 pays cuDNN's start), one line per run with every figure. Run from the repo root on the GPU machine:
-    PYTHONPATH=. python3 tools/device/conv_repeat.py [N]
+    PYTHONPATH=. python3 lab/device/conv_repeat.py [N]
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ Run from the repo root on a machine with 2 GPUs (each case runs in its own torch
 fails or hangs cannot take the others with it; 90 s at most each, about 3 minutes in all on
 2 H200s):
 
-  python3 -m tools.validate_multigpu                     # all cases -> $OUT/multigpu.json
-  python3 -m tools.validate_multigpu --cases ddp,tp2     # some of them
-  python3 -m tools.validate_multigpu --tiny --device cpu # logic check: tiny model, gloo, CPU
+  python3 -m lab.validate_multigpu                     # all cases -> $OUT/multigpu.json
+  python3 -m lab.validate_multigpu --cases ddp,tp2     # some of them
+  python3 -m lab.validate_multigpu --tiny --device cpu # logic check: tiny model, gloo, CPU
 
 Random weights (Llama-2-7B config, full multi-head attention), no download; batch 2 x 2048
 tokens per data-parallel rank, AdamW fused (the DTensor-aware foreach where fused is refused).
@@ -217,7 +217,7 @@ def run_case(name: str, tiny: bool, device: str, out_dir: Path) -> int:
         rec["step_ms"] = statistics.median(times)
         rec["times_ms"] = [round(t, 3) for t in times]
         if cuda and os.environ.get("GPUADVISOR_PROFILE"):  # where the step's time goes (every rank runs it)
-            from tools.profile_summary import profile_call
+            from lab.profile_summary import profile_call
 
             dist.barrier()
             rec["profile"] = profile_call(step, top=15)
@@ -298,14 +298,14 @@ def drive(args) -> int:
     for name in names:
         t0 = time.perf_counter()
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={args.nproc}",
-               "-m", "tools.validate_multigpu", "--case", name, "--device", args.device,
+               "-m", "lab.validate_multigpu", "--case", name, "--device", args.device,
                "--out", str(Path(out).resolve())]
         if args.tiny:
             cmd.append("--tiny")
         entry: dict = {"case": name}
         try:
             p = subprocess.run(cmd, timeout=CASE_TIMEOUT_S, capture_output=True, text=True,
-                               cwd=Path(__file__).resolve().parents[1])  # the repo root: `-m tools.…`
+                               cwd=Path(__file__).resolve().parents[1])  # the repo root: `-m lab.…`
             entry["returncode"] = p.returncode
             if p.returncode:  # an abort at teardown after the results were written is only noted
                 entry["exit_note"] = f"torchrun exit {p.returncode}: " + (p.stderr or p.stdout)[-600:]

@@ -1,4 +1,4 @@
-"""Print a compact table of one or more fleet folders (the last thing tools/device/fleet.sh prints)."""
+"""Print a compact table of one or more fleet folders (the last thing lab/device/fleet.sh prints)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kernel-level measurements for the time model (used by tools/bench_decode.py): host launch cost,
+"""Kernel-level measurements for the time model (used by lab/bench_decode.py): host launch cost,
 ceilings, bf16 GEMM efficiency against shape, SDPA rate against sequence length and head dimension,
 elementwise bandwidth against size. Every sweep point is timed with CUDA events after a warm-up."""
 

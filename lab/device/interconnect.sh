@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Interconnect, node health and repeatability on a machine with two or more GPUs, in one call.
-#   bash tools/device/interconnect.sh          # the final run (~8 min on 2x H200)
-#   bash tools/device/interconnect.sh smoke    # a short check that every part runs (~1.5 min)
+#   bash lab/device/interconnect.sh          # the final run (~8 min on 2x H200)
+#   bash lab/device/interconnect.sh smoke    # a short check that every part runs (~1.5 min)
 # Writes under $OUT (default ./out): full.json (probe --full --device all, with the interconnect
 # probe and its same-run references), quick.tar.gz (five probe --quick results), logs.tar.gz
 # (stderr, check, repeatability, GPU tests), summary.txt; prints the summary table last.
@@ -25,7 +25,7 @@ if [ "$MODE" = smoke ]; then
     >"$W/smoke.txt" 2>"$W/smoke.err"; echo "smoke probe rc=$? wall=$(t $s) s"
   tail -n 25 "$W/smoke.err"
   timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_interconnect.py 2>&1 | tail -n 5
-  python3 -m tools.interconnect_table "$OUT/smoke.json" | tee "$OUT/summary.txt"
+  python3 -m lab.interconnect_table "$OUT/smoke.json" | tee "$OUT/summary.txt"
   tar czf "$OUT/logs.tar.gz" -C "$W" .
   exit 0
 fi
@@ -47,6 +47,6 @@ echo "check rc=$?"; grep -iE "fail|✗" "$W/check.txt" | head -n 12
 python3 -m tools.repeatability "$W"/quick*.json --json "$W/repeat.json" >"$W/repeat.txt" 2>&1
 (cd "$W" && tar czf "$OUT/quick.tar.gz" quick*.json)
 tar czf "$OUT/logs.tar.gz" -C "$W" --exclude='quick*.json' --exclude=full.json .
-{ python3 -m tools.interconnect_table "$W/full.json"; echo; grep -E "tensor|busbw_1g|busbw_4g|p2p_|worst" "$W/repeat.txt"; } \
+{ python3 -m lab.interconnect_table "$W/full.json"; echo; grep -E "tensor|busbw_1g|busbw_4g|p2p_|worst" "$W/repeat.txt"; } \
   >"$OUT/summary.txt" 2>&1
 cat "$OUT/summary.txt"

@@ -1,7 +1,7 @@
 """Summary of a probe result's node figures, for BENCHMARKS.md: topology, P2P, the NCCL sweep against
 torch.distributed, each GPU's GEMM bursts and health. Runs with only the standard library.
 
-Usage: python3 -m tools.interconnect_table RESULT.json
+Usage: python3 -m lab.interconnect_table RESULT.json
 """
 
 from __future__ import annotations

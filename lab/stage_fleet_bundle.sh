@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Build the offline bundle that tools/device/fleet.sh runs on a GPU machine without network:
+# Build the offline bundle that lab/device/fleet.sh runs on a GPU machine without network:
 # this checkout (no .git, no reports/) plus .whl/ with what that machine lacks for its Python:
-# Ray core repacked into a tarball (tools/repack_ray.py), jsonschema and its dependencies, Plotly
+# Ray core repacked into a tarball (lab/repack_ray.py), jsonschema and its dependencies, Plotly
 # (the report's chart), and pydantic (from /work/coord/whl for cp312, else downloaded).
-#   tools/stage_fleet_bundle.sh [DEST] (default /work/main/.stage/fleet); PY=3.11 for a dry run here.
+#   lab/stage_fleet_bundle.sh [DEST] (default /work/main/.stage/fleet); PY=3.11 for a dry run here.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-/work/main/.stage/fleet}
@@ -21,7 +21,7 @@ if [ "$tag" != cp312 ] || [ ! -d /work/coord/whl ]; then
   $pip download -q -d "$cache/pydantic" "${plat[@]}" pydantic
 fi
 tarball="$cache/ray-core-$ray_version-$tag.tar.xz"
-[ -f "$tarball" ] || python3 "$src/tools/repack_ray.py" "$cache"/ray-"$ray_version"-"$tag"-*.whl -o "$tarball"
+[ -f "$tarball" ] || python3 "$src/lab/repack_ray.py" "$cache"/ray-"$ray_version"-"$tag"-*.whl -o "$tarball"
 
 case "$dest" in */.stage/*|/tmp/*) rm -rf "$dest" ;; *) echo "refusing to replace $dest (not under .stage/ or /tmp/)"; exit 2 ;; esac
 mkdir -p "$dest/.whl"

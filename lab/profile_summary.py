@@ -1,7 +1,7 @@
 """Where one step's time goes: torch.profiler over one call, summarised small enough to keep in a
 validation record (top kernels by GPU time, GPU time per kernel family, host syncs and launches).
 
-Used by tools/validation_measure.py when GPUADVISOR_PROFILE is set and by tools/device/host_eager.py;
+Used by lab/validation_measure.py when GPUADVISOR_PROFILE is set and by lab/device/host_eager.py;
 the summaries are what the time model's physics is checked against (lab/history/validation-time.md).
 """
 

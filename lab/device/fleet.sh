@@ -6,7 +6,7 @@
 #      `ray start` (head on GPU 0, worker on GPU 1) and `fleet probe --address`: two pinned tasks
 #      in parallel, one per node, compared against each other.
 # Writes everything under $OUT (default ./out) and prints a summary table last.
-# Usage, from the bundle root: bash tools/device/fleet.sh [all|local]
+# Usage, from the bundle root: bash lab/device/fleet.sh [all|local]
 # FLEET_EXTRA adds flags to both `fleet probe` runs (a CPU-only dry run: "--include-cpu-nodes --only host").
 set -u
 cd "$(dirname "$0")/../.."
@@ -73,4 +73,4 @@ elif [[ $what != local ]]; then
 fi
 
 echo "total wall=$(el "$t0") s"
-python3 -m tools.device.fleet_summary "$OUT"/fleet-local "$OUT"/fleet-2nodes 2>&1 | tee "$OUT/summary.txt"
+python3 -m lab.device.fleet_summary "$OUT"/fleet-local "$OUT"/fleet-2nodes 2>&1 | tee "$OUT/summary.txt"

@@ -8,7 +8,7 @@ calls per generate() step and profiles where generate()'s host time goes.
 The eager engine profile is then a function of two measured host figures (gpuadvisor/estimate/
 engines.py); this run is its check. Writes $OUT/host-eager.json.
 
-  python3 -m tools.device.host_eager [--quick]
+  python3 -m lab.device.host_eager [--quick]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 import warnings
 from pathlib import Path
 
-from tools.bench_decode import MODELS, build_hf
+from lab.bench_decode import MODELS, build_hf
 
 
 def log(*a):

@@ -11,7 +11,7 @@ CUDA graphs and no host gaps pays) and as wall time with CUDA events (eager: hos
 per output token after it: what `--engine hf` estimates.
 
 Writes $OUT/serving-check.json. Run on the GPU machine from the repository root:
-  python3 tools/device/serving_check.py
+  python3 lab/device/serving_check.py
 """
 
 from __future__ import annotations

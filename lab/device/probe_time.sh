@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Wall time of `probe --quick` and `--full` against their budgets (10 s and 30 s on an H100), with the
 # host cache and CuPy's kernel cache cold and warm, each probe's own time, and where the rest of the wall
-# time goes (tools/device/probe_phases.py: imports, CUDA start, PyTorch, kernels, saving). Run from the
+# time goes (lab/device/probe_phases.py: imports, CUDA start, PyTorch, kernels, saving). Run from the
 # repo root on the GPU machine:
-#   OUT=/tmp/probe-time bash tools/device/probe_time.sh [BEFORE_TREE]
+#   OUT=/tmp/probe-time bash lab/device/probe_time.sh [BEFORE_TREE]
 # With BEFORE_TREE (another checkout of the project, e.g. main before a change) both trees run the same
-# steps in this one call, and tools/device/probe_compare.py compares their figures (warm --full and
+# steps in this one call, and lab/device/probe_compare.py compares their figures (warm --full and
 # --quick). Per tree: quick with every cache cold (kernels compile), full with the host cache cold
 # (measures generate() and writes the cache), then full and quick warm (the budgets). Files in $OUT.
 set -u
@@ -29,7 +29,7 @@ step() {  # tree tag, step name, then the probe flags
   local tree=$1 tag=$2 name=$3; shift 3
   local s=$EPOCHREALTIME
   (cd "$tree" && PHASES="$OUT/$tag-$name.phases" PYTHONPATH="$tree${PYTHONPATH:+:$PYTHONPATH}" \
-     python3 "$HERE/tools/device/probe_phases.py" probe "$@" --out "$OUT/$tag-$name.json" --force \
+     python3 "$HERE/lab/device/probe_phases.py" probe "$@" --out "$OUT/$tag-$name.json" --force \
      >"$OUT/$tag-$name.txt" 2>"$OUT/$tag-$name.err")
   local rc=$?
   echo "$tag $name ($*): rc=$rc wall=$(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME-$s}") s" | tee -a "$OUT/time.txt"
@@ -60,8 +60,8 @@ tree_steps "$HERE" after
 if [ -n "$BEFORE" ]; then
   for m in full-warm quick-warm; do
     echo "== figures, $m: before -> after" | tee -a "$OUT/time.txt"
-    python3 "$HERE/tools/device/probe_compare.py" "$OUT/before-$m.json" "$OUT/after-$m.json" | tee -a "$OUT/time.txt"
+    python3 "$HERE/lab/device/probe_compare.py" "$OUT/before-$m.json" "$OUT/after-$m.json" | tee -a "$OUT/time.txt"
   done
 fi
 echo "== figures, after: full-cold -> full-warm (run-to-run)" | tee -a "$OUT/time.txt"
-python3 "$HERE/tools/device/probe_compare.py" "$OUT/after-full-cold.json" "$OUT/after-full-warm.json" | tee -a "$OUT/time.txt"
+python3 "$HERE/lab/device/probe_compare.py" "$OUT/after-full-cold.json" "$OUT/after-full-warm.json" | tee -a "$OUT/time.txt"

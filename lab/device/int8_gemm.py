@@ -5,7 +5,7 @@ Linear8bitLt forward with inputs below the outlier threshold and with a few outl
 LLM.int8() multiplies in 16 bits). The time model (traffic.py, compute.py) counts these parts; this
 run measures them on shapes of a 3B model's prefill (16384 tokens). Writes $OUT/int8-gemm.json.
 
-  python3 tools/device/int8_gemm.py
+  python3 lab/device/int8_gemm.py
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from tools.profile_summary import profile_call
+from lab.profile_summary import profile_call
 
 TOKENS = 16384
 SHAPES = [(3072, 3072), (3072, 1024), (3072, 8192), (8192, 3072)]  # (in, out): q/o, k/v, gate/up, down

@@ -3,10 +3,10 @@ phases (imports, GPU discovery, host info, catalog, PyTorch's background import 
 kernel compilation per probe, each probe, properties, the XID watcher, saving, the summary) and writes
 one line per phase to the file named by $PHASES (start and duration in seconds from the process start).
 
-    PHASES=/tmp/phases.txt python3 tools/device/probe_phases.py probe --quick --out r.json --force
+    PHASES=/tmp/phases.txt python3 lab/device/probe_phases.py probe --quick --out r.json --force
 
 Works on any tree on PYTHONPATH (it wraps what it finds, by name), so the same driver times the tree
-before and after a change. Used by tools/device/probe_time.sh.
+before and after a change. Used by lab/device/probe_time.sh.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ Physics primitives, for the model in gpuadvisor/estimate/compute.py:
   * SDPA attention TFLOP/s against sequence length (forward, forward+backward);
   * elementwise bandwidth against tensor size.
 
-  python3 -m tools.bench_decode                 # on the GPU; writes $OUT/decode-h100.json (~6 min)
-  python3 -m tools.bench_decode --quick         # one small model, two batches (~1 min)
-  python3 -m tools.bench_decode --device cpu --tiny   # shake out bugs without a GPU
+  python3 -m lab.bench_decode                 # on the GPU; writes $OUT/decode-h100.json (~6 min)
+  python3 -m lab.bench_decode --quick         # one small model, two batches (~1 min)
+  python3 -m lab.bench_decode --device cpu --tiny   # shake out bugs without a GPU
 
 Every case runs in its own try/except; a failure is recorded and the rest carries on.
 """
@@ -32,7 +32,7 @@ import time
 import traceback
 from pathlib import Path
 
-from tools.bench_kernels import (
+from lab.bench_kernels import (
     Timer,
     attention_sweep,
     ceilings,

@@ -1,7 +1,7 @@
 """Repack a Ray wheel into a small tarball of what `ray.init()` and tasks need, for machines
-without network (the device bundle of tools/device/fleet.sh).
+without network (the device bundle of lab/device/fleet.sh).
 
-    python3 -m tools.repack_ray ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl -o .whl/ray-core-cp312.tar.xz
+    python3 -m lab.repack_ray ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl -o .whl/ray-core-cp312.tar.xz
 
 Drops the libraries built on Ray (data, train, tune, serve, rllib, llm, workflow), the Java
 jars, the dashboard's web UI build, test folders and bytecode; strips debug symbols from the

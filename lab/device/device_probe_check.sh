@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the device machine: cold quick run, full run, GPU tests, compact table.
-# Usage (from the repo root, on the GPU machine): tools/device_probe_check.sh [quick|full|tests|all]
+# Usage (from the repo root, on the GPU machine): lab/device/device_probe_check.sh [quick|full|tests|all]
 set -u
 OUT=${OUT:-/tmp/probe-out}; mkdir -p "$OUT"
 what=${1:-all}
@@ -29,4 +29,4 @@ fi
 if [[ $what == tests || $what == all ]]; then
   timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_probes.py -x 2>&1 | tail -n 25 | tee "$OUT/pytest.txt"
 fi
-python3 -m tools.probe_table "$OUT"/quick.json "$OUT"/full.json 2>&1 || true
+python3 -m lab.probe_table "$OUT"/quick.json "$OUT"/full.json 2>&1 || true

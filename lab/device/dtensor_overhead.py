@@ -2,10 +2,10 @@
 """What tensor parallelism through DTensor costs beyond its communication: one GPU, a Llama-2-7B-wide
 model of 8 layers trained a step (2 x 2048 tokens, bf16, fused AdamW) plain and parallelized over a
 mesh of one GPU (the same ColwiseParallel/RowwiseParallel plan and loss_parallel as the 2-GPU case of
-tools/validate_multigpu.py). With one rank there is nothing to communicate, so the difference is
+lab/validate_multigpu.py). With one rank there is nothing to communicate, so the difference is
 DTensor's own cost (host dispatch and redistributions); the profile says which.
 
-  python3 -m tools.device.dtensor_overhead       # writes $OUT/dtensor-overhead.json
+  python3 -m lab.device.dtensor_overhead       # writes $OUT/dtensor-overhead.json
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import statistics
 import time
 from pathlib import Path
 
-from tools.profile_summary import profile_call
-from tools.validate_multigpu import LLAMA2_7B, _build, _Optimizers, _tensor_parallel, tp_loss_backward
+from lab.profile_summary import profile_call
+from lab.validate_multigpu import LLAMA2_7B, _build, _Optimizers, _tensor_parallel, tp_loss_backward
 
 
 def main() -> int:

@@ -154,10 +154,10 @@ def _make_model(case: dict, cfg: dict, device: str):
 
 
 def _maybe_profile(out: dict, fn, cuda: bool, key: str = "profile") -> None:
-    """With GPUADVISOR_PROFILE set: one more call under torch.profiler (tools/profile_summary.py)."""
+    """With GPUADVISOR_PROFILE set: one more call under torch.profiler (lab/profile_summary.py)."""
     if not (cuda and os.environ.get("GPUADVISOR_PROFILE")):
         return
-    from tools.profile_summary import profile_call
+    from lab.profile_summary import profile_call
 
     try:
         out[key] = profile_call(fn)

@@ -9,7 +9,7 @@ Variants (--variants) check the parts of the model one at a time: `nocudnn` runs
 cuDNN attention off (no plan build: dispatch and GPU time alone), `padded` left-pads a quarter of
 each prompt batch (a materialized mask: transformers then repeats K and V for every query head).
 
-  python3 -m tools.device.eager_check [--reverse] [--variants default,nocudnn,padded] [--name eager-check]
+  python3 -m lab.device.eager_check [--reverse] [--variants default,nocudnn,padded] [--name eager-check]
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from tools.bench_decode import MODELS, build_hf
-from tools.profile_summary import profile_call
+from lab.bench_decode import MODELS, build_hf
+from lab.profile_summary import profile_call
 
 _prompts = itertools.count(0)
 GEN = 24

@@ -3,7 +3,7 @@
 key/value length it has not seen before (a new shape each decode step) against one it has, per
 backend; then generate() with fresh prompt lengths, with the cuDNN attention backend on and off.
 
-  python3 -m tools.device.sdpa_host       # writes $OUT/sdpa-host.json
+  python3 -m lab.device.sdpa_host       # writes $OUT/sdpa-host.json
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import statistics
 import time
 from pathlib import Path
 
-from tools.bench_decode import MODELS, build_hf
-from tools.device.eager_check import generate_fresh
+from lab.bench_decode import MODELS, build_hf
+from lab.device.eager_check import generate_fresh
 
 _fresh = itertools.count(700)
 
