@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
+from bench.models import hardware
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.analytic import transformer_graph
 from gpuadvisor.estimate.graph import FORMAT, GraphMode, OpClass, OpGraph, Phase
 from gpuadvisor.estimate.opcost import step_time
 from gpuadvisor.modelspec import ModelSpec, spec_from_config_file
-from gpuadvisor.validation import hardware
 from tools.trace_decoders import CASES, OUT, case_key, trace_case
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.models import workload_v1
 from gpuadvisor.estimate import HardwareFigures, calibration, estimate_compute, kernels
 from gpuadvisor.estimate.calibration import Method
 from gpuadvisor.estimate.engines import _touched_weight_bytes
 from gpuadvisor.estimate.memory import kv_cache_bytes
-from gpuadvisor.validation import workload_v1
 from gpuadvisor.workload import make_workload, spec_from_config
 
 DATA = Path(__file__).resolve().parents[1] / "tools" / "data"
@@ -128,7 +128,7 @@ def host_sweep() -> dict[str, float]:
 
 @fit("INT8_HOST_OPS_PER_LINEAR", "INT8_OUT_BYTES")
 def int8_linear() -> dict[str, float]:
-    """tools/device/int8_gemm.py on an H100: host time per linear (wall - GPU) without and with outlier
+    """lab/device/int8_gemm.py on an H100: host time per linear (wall - GPU) without and with outlier
     columns, mixed as in v2 case 98's profile (43 of 196 linears had outliers); and the output-side
     kernels' bytes per output element at the achieved bandwidth (0.86 x 3,350 GB/s)."""
     d = _load("h100-round4/int8-gemm.json", LAB)
@@ -195,14 +195,14 @@ def overlap_exponent() -> dict[str, float]:
 @functools.lru_cache(maxsize=1)
 def _op_model_gpu() -> dict[str, float]:
     """The op cost model's per-class GPU fits over the calibration split of tests/data/models-h100.json."""
-    from gpuadvisor.validation import fit_gpu_constants
+    from bench.models import fit_gpu_constants
 
     return fit_gpu_constants()
 
 
 @fit("OP_OVERLAP_P")
 def _op_model_overlap() -> dict[str, float]:
-    from gpuadvisor.validation import fit_overlap
+    from bench.models import fit_overlap
 
     return fit_overlap()
 
@@ -211,7 +211,7 @@ def _op_model_overlap() -> dict[str, float]:
 @functools.lru_cache(maxsize=1)
 def _op_model_host() -> dict[str, float]:
     """The op cost model's host fit over the calibration split's host-bound steps."""
-    from gpuadvisor.validation import fit_host_constants
+    from bench.models import fit_host_constants
 
     return fit_host_constants()
 
@@ -220,7 +220,7 @@ def _op_model_host() -> dict[str, float]:
 @functools.lru_cache(maxsize=1)
 def _training_efficiencies() -> dict[str, float]:
     """The framework efficiencies' grid fit over the calibration split of tests/data/published-training.json."""
-    from gpuadvisor.estimate.parallel.published import FITTED, fit_efficiency
+    from bench.training import FITTED, fit_efficiency
 
     return {name: fit_efficiency(name) for name in FITTED}
 

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from gpuadvisor import validation
+from bench import models
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import opcost
 from gpuadvisor.estimate.graph import GraphMode, Op, OpClass, Phase
@@ -25,7 +25,7 @@ def _pos_conv(nhwc: float, phase: Phase = Phase.FORWARD, grads: float = 0.0) -> 
 def test_an_nchw_grouped_convolution_runs_per_group_on_cuda_cores():
     """The profiles: implicit_convolve_sgemm once per group (CUDA cores), 13-15 ms of the 32.5 ms step at batch 32
     (the step less every other op's profiled time); the NHWC rule (tensor cores, ResNeXt) gave 0.36 ms."""
-    rates = opcost.Rates.of(validation.hardware())
+    rates = opcost.Rates.of(models.hardware())
     nchw, nhwc = opcost.op_time(_pos_conv(0.0), rates), opcost.op_time(_pos_conv(1.0), rates)
     cuda_rate = rates.gemm["fp32"] * cal.CUDA_CORE_CONV_EFF
     assert nchw == pytest.approx(_pos_conv(0.0).flops / cuda_rate)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuadvisor import validation as v
+from bench import models as v
 from gpuadvisor.estimate import calibration as cal
 
 #: what each group reaches today (BENCHMARKS.md "Op-graph estimator"): the gate keeps it from slipping

@@ -84,11 +84,11 @@ def test_add_an_engine(monkeypatch):
     """Every profile in engines.json is an EngineName and back; a what-if knob moves the simulation."""
     import json
 
+    from bench.models import hardware
     from gpuadvisor.estimate.serve import profiles
     from gpuadvisor.estimate.serve.api import estimate_load, serve_setup
     from gpuadvisor.estimate.serve.lengths import Lengths
     from gpuadvisor.modelspec import resolve_model
-    from gpuadvisor.validation import hardware
 
     on_file = set(json.loads(profiles.DATA.read_text())["engines"])
     assert on_file == set(profiles.engine_names())
@@ -123,9 +123,9 @@ def test_add_an_op_class():
     compute classes take longer as their FLOPs grow at the same bytes."""
     from dataclasses import replace
 
+    from bench.models import hardware
     from gpuadvisor.estimate.graph import Op, OpClass, Phase
     from gpuadvisor.estimate.opcost import Rates, op_time
-    from gpuadvisor.validation import hardware
 
     assert set(OP_EXAMPLES) == {c.name for c in OpClass}
     r = Rates.of(hardware())

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from gpuadvisor.estimate.serve import published as P
+from bench import serving as P
 
 GATE_IN_BAND = 0.85
 OUTER = P.OUTER_BAND

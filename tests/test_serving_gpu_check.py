@@ -1,18 +1,18 @@
-"""The serving estimates against one H100 (gpuadvisor/estimate/serve/gpu_check.py, data written on the GPU machine
-by tools/device/serving_check.py): generate() end to end against `--engine hf`, and prefill GPU time against the
+"""The serving estimates against one H100 (bench/serve_gpu_check.py, data written on the GPU machine
+by lab/device/serving_check.py): generate() end to end against `--engine hf`, and prefill GPU time against the
 step cost the continuous-batching engines share. The bounds are what BENCHMARKS.md states."""
 
 from __future__ import annotations
 
 import pytest
 
+from bench import serve_gpu_check
 from gpuadvisor.estimate import calibration as cal
-from gpuadvisor.estimate.serve import gpu_check
 
 
 @pytest.fixture(scope="module")
 def checks():
-    return gpu_check.checks()
+    return serve_gpu_check.checks()
 
 
 def test_generate_against_the_hf_engine(checks):
@@ -37,9 +37,9 @@ def test_prefill_step_cost_sits_below_eager_kernels(checks):
 def test_hf_engine_host_time_is_the_eager_profile(monkeypatch):
     """One owner for generate()'s host time: the simulation's hf engine reads estimate/engines.py's eager profile,
     so changing its per-layer dispatch time moves the hf TPOT."""
-    before = {(c.model, c.conditions): c.estimated_s for c in gpu_check.checks() if c.what == "TPOT"}
+    before = {(c.model, c.conditions): c.estimated_s for c in serve_gpu_check.checks() if c.what == "TPOT"}
     monkeypatch.setattr(cal, "EAGER_HOST_PER_LAYER_S", cal.EAGER_HOST_PER_LAYER_S * 2)
-    after = {(c.model, c.conditions): c.estimated_s for c in gpu_check.checks() if c.what == "TPOT"}
+    after = {(c.model, c.conditions): c.estimated_s for c in serve_gpu_check.checks() if c.what == "TPOT"}
     assert all(after[k] > before[k] * 1.1 for k in before)
 
 

@@ -80,7 +80,7 @@ def test_dispatch_probe_needs_torch():
 
 
 def test_int8_linear_bytes_match_the_kernel_level_benchmark():
-    """bitsandbytes LLM.int8() per linear, apart from any model (tools/device/int8_gemm.py on an H100):
+    """bitsandbytes LLM.int8() per linear, apart from any model (lab/device/int8_gemm.py on an H100):
     the casts, quantization, outlier check and dequantization the model counts (27 B per input and
     15 B per output element at the achieved bandwidth) against the profiled kernels, shape by shape."""
     import json

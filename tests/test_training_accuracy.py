@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from bench import training as pub
 from gpuadvisor.estimate import calibration as cal
-from gpuadvisor.estimate.parallel import published as pub
 
 ROOT = Path(__file__).resolve().parents[1]
 GATES = {  # group: (share within 0.8-1.25x, share within 0.67-1.5x)

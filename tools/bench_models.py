@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from gpuadvisor import validation as v
+from bench import models as v
 
 HEADING = "## Op-graph estimator: 27 models, training and inference (2026-11-24)"
 
@@ -37,7 +37,7 @@ def section(per_case: bool = True) -> str:
            "sessions' medians (8, 20, 40 steps): a host-bound step moved up to 1.6x between sessions. Raw files: "
            "`lab/data/h100-models/`; collected into `tests/data/models-h100.json` (`tools/collect_model_runs.py`); "
            "this section is written by `tools/bench_models.py`.", "",
-           "Estimates: `gpuadvisor.validation` from the shipped pre-traced graphs (`tools/trace_models.py`, CPU, fake "
+           "Estimates: `bench.models` from the shipped pre-traced graphs (`tools/trace_models.py`, CPU, fake "
            "tensors) and the H100 SXM's datasheet figures (no probe). Every third model (all of its cases) is held out "
            "of calibration; the fitted constants (per op class against that class's profiled GPU time, host costs per "
            "op kind, the overlap exponent; `tools/fit_opcost.py`, recomputed by `tests/test_calibration_fits.py`) "

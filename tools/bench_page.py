@@ -146,7 +146,7 @@ def probe_time() -> list[str]:
     date = re.search(r"\d{4}-\d{2}-\d{2}", OP_PROBES.read_text())
     return ["## How long a probe takes", "",
             f"`gpuadvisor probe` on an {device}, {date.group(0) if date else ''} ({_rel(PROBE_TIME)}, by "
-            f"`tools/device/probe_time.sh`): {cells} (cold: fresh caches). Before the speed-up, same call "
+            f"`lab/device/probe_time.sh`): {cells} (cold: fresh caches). Before the speed-up, same call "
             f"(`before-after.txt`): {moved}, GPU figures within {within}.", "", *op_probes()]
 
 
@@ -193,7 +193,7 @@ def multigpu() -> list[str]:
     rows = compare_multigpu.rows_from(data, None)
     out = ["## Multi-GPU estimates", "",
            f"Llama-2-7B shapes with random weights on 2x {data['env']['device_name']} ({_rel(H200_MULTIGPU)}, "
-           f"{data['env']['date'][:10]}; `python3 -m tools.validate_multigpu`): per-GPU peak memory and step "
+           f"{data['env']['date'][:10]}; `python3 -m lab.validate_multigpu`): per-GPU peak memory and step "
            "time against the estimate.", "",
            "| case | measured GiB/GPU | estimated | error | measured ms | estimated | error |",
            "|---|---:|---:|---:|---:|---:|---:|"]
@@ -242,14 +242,14 @@ def _summary(section: str, title: str, page: Path, tables: int = 0) -> list[str]
 @cache
 def _gpu_checks() -> list:
     """The serving GPU checks, run once for both the summary line and the serving page's table."""
-    from gpuadvisor.estimate.serve import gpu_check
+    from bench import serve_gpu_check
 
-    return gpu_check.checks()
+    return serve_gpu_check.checks()
 
 
 def serving() -> list[str]:
-    from gpuadvisor.estimate.serve import gpu_check
-    from gpuadvisor.estimate.serve.published import markdown_section
+    from bench import serve_gpu_check
+    from bench.serving import markdown_section
 
     speed = json.loads(SERVING_SPEED.read_text())
     rows = [f"| {r['lengths']} | {r['rate']} | {r['iterations']:,} | {r['seconds']:.2f} s |" for r in speed["runs"]]
@@ -257,7 +257,7 @@ def serving() -> list[str]:
     e2e = [c.ratio for c in checks if c.what != "prefill GPU"]
     gpu = [c.ratio for c in checks if c.what == "prefill GPU"]
     return [*_summary(markdown_section(), "Serving against published engine results", SERVING_PAGE),
-            f"H100 check ({_rel(gpu_check.DATA)}; table on the same page): generate() TTFT/TPOT vs `--engine hf` "
+            f"H100 check ({_rel(serve_gpu_check.DATA)}; table on the same page): generate() TTFT/TPOT vs `--engine hf` "
             f"{min(e2e):.2f}-{max(e2e):.2f}x; prefill step cost vs eager PyTorch kernels "
             f"{min(gpu):.2f}-{max(gpu):.2f}x "
             "(engines fuse kernels).", "",
@@ -266,7 +266,7 @@ def serving() -> list[str]:
 
 
 def training() -> list[str]:
-    from gpuadvisor.estimate.parallel.published import markdown_section
+    from bench.training import markdown_section
 
     return _summary(markdown_section(), "Training at scale against published results", TRAINING_PAGE, tables=1)
 
@@ -293,13 +293,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if a file differs from what would be written")
     args = ap.parse_args(argv)
     stale = []
-    from gpuadvisor.estimate.parallel.published import markdown_section as training_section
-    from gpuadvisor.estimate.serve import gpu_check
-    from gpuadvisor.estimate.serve.published import markdown_section
+    from bench import serve_gpu_check
+    from bench.serving import markdown_section
+    from bench.training import markdown_section as training_section
 
     def serving_section() -> str:
         return (markdown_section().rstrip() + "\n\n## GPU check: Hugging Face generate() and prefill kernels\n\n"
-                + gpu_check.markdown(found=_gpu_checks()))
+                + serve_gpu_check.markdown(found=_gpu_checks()))
 
     pages = ((PAGE, page()), (CASES_PAGE, cases_page()), (SERVING_PAGE, serving_section()),
              (TRAINING_PAGE, training_section()))

@@ -1,12 +1,12 @@
 """Print the BENCHMARKS.md section of the serving simulation against published results
-(gpuadvisor.estimate.serve.published.markdown_section); `--append` adds it to BENCHMARKS.md."""
+(bench.serving.markdown_section); `--append` adds it to BENCHMARKS.md."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from gpuadvisor.estimate.serve.published import markdown_section
+from bench.serving import markdown_section
 
 if __name__ == "__main__":
     md = markdown_section()

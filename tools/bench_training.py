@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write BENCHMARKS.md's training-at-scale section (published runs and our own LoRA vs full fine-tuning runs) from
 tests/data/published-training.json, tools/data/lora-vs-full-h100.json and the current estimator
-(gpuadvisor.estimate.parallel.published.markdown_section): the section between its heading and the next.
+(bench.training.markdown_section): the section between its heading and the next.
 
   python3 tools/bench_training.py            # rewrite (or append) the section in BENCHMARKS.md
   python3 tools/bench_training.py --print    # print it
@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpuadvisor.estimate.parallel.published import markdown_section  # noqa: E402
+from bench.training import markdown_section  # noqa: E402
 
 HEADING = "## Training at scale"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Collect lab/measure_models.py's raw files into tests/data/models-h100.json: what the op-graph
-estimator is checked against in CI (gpuadvisor/validation.py). Keeps each case's settings, its step
+estimator is checked against in CI (bench/models.py). Keeps each case's settings, its step
 time and peak memory, and its GPU time per op class from the profiled step (aten ops only: kernels
 are attributed to the aten op that launched them, and user annotations are dropped).
 

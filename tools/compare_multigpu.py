@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compare the measured per-GPU peak memory and step time of tools/validate_multigpu.py with
+"""Compare the measured per-GPU peak memory and step time of lab/validate_multigpu.py with
 gpuadvisor's estimate for the same workload (no torch needed; run it here after the device run).
 
   python3 -m tools.compare_multigpu out/multigpu.json [--gpu "H200 SXM5 141GB"] [--markdown]
@@ -77,7 +77,7 @@ def _f(v, d=2) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", help="multigpu.json written by tools/validate_multigpu.py")
+    ap.add_argument("json", help="multigpu.json written by lab/validate_multigpu.py")
     ap.add_argument("--gpu", help="catalog card for the time estimate (default: the measured device)")
     ap.add_argument("--host-op-us", type=float, help="host op dispatch time in us (default: the estimator's, "
                     "10 us); the run's hosts had no dispatch probe, H200 hosts measured 6.0-9.4 us")

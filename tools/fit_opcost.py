@@ -7,12 +7,12 @@ split of tests/data/models-h100.json, and print them beside the table's values.
 
 from __future__ import annotations
 
-from gpuadvisor import validation
+from bench import models
 from gpuadvisor.estimate import calibration as cal
 
 
 def main() -> int:
-    fits = {**validation.fit_gpu_constants(), **validation.fit_host_constants(), **validation.fit_overlap()}
+    fits = {**models.fit_gpu_constants(), **models.fit_host_constants(), **models.fit_overlap()}
     for name, v in fits.items():
         print(f"{name:22s} fit {v:g}   table {cal.value(name):g}")
     return 0

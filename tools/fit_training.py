@@ -2,7 +2,7 @@
 """Fit the training frameworks' compute efficiencies (MEGATRON_EFF, FSDP2_EFF, COMPILE_EFF) to the calibration
 split of tests/data/published-training.json: for each, the grid value (0.50-1.00 in steps of 0.01) with the least
 mean |log(estimate / published)| over that framework's calibration runs, the others held at their table values
-(gpuadvisor.estimate.parallel.published.fit_efficiency; tests/test_calibration_fits.py recomputes them).
+(bench.training.fit_efficiency; tests/test_calibration_fits.py recomputes them).
 
   python3 tools/fit_training.py     # print the fitted values next to the table's
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.training import FITTED, fit_efficiency
 from gpuadvisor.estimate import calibration as cal
-from gpuadvisor.estimate.parallel.published import FITTED, fit_efficiency
 
 if __name__ == "__main__":
     for name in FITTED:

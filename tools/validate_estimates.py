@@ -4,7 +4,7 @@
 Builds Hugging Face transformers models from configs with random weights (no download) and runs
 the cases of tools/validation_cases.py (generate, encode, scoring, mixed/pure training, LoRA and
 QLoRA with and without checkpointing, MoE, quantized weights, AdamW foreach/fused/8-bit), records
-torch.cuda.max_memory_allocated and CUDA-event times (tools/validation_measure.py), and compares
+torch.cuda.max_memory_allocated and CUDA-event times (lab/validation_measure.py), and compares
 them with the estimate for the same workload. A third of the cases (id % 3 == 0) are held out.
 
   python3 -m tools.validate_estimates                      # on the GPU: $OUT/validation-h100-v2.json
@@ -165,7 +165,7 @@ def hardware(device_name: str | None):
 def run_cases(args) -> int:
     import torch
 
-    from tools.validation_measure import environment, measure
+    from lab.validation_measure import environment, measure
 
     models = TINY if args.tiny else MODELS
     cases = TINY_CASES if args.tiny else CASES

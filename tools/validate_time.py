@@ -2,8 +2,8 @@
 """Check gpuadvisor's time model against H100 measurements and write lab/history/validation-time.md.
 
 Inputs (all measured on an H100 80GB HBM3 SXM, PyTorch 2.11, transformers 5.17):
-  * tools/data/decode-h100.json       tools/bench_decode.py: decode per engine, 0.5B-8B, batch 1-64
-  * tools/data/decode-h100-host.json  tools/bench_decode.py --host: host sweep and a re-check on a
+  * tools/data/decode-h100.json       lab/bench_decode.py: decode per engine, 0.5B-8B, batch 1-64
+  * tools/data/decode-h100-host.json  lab/bench_decode.py --host: host sweep and a re-check on a
                                       second machine of the same kind (batches 16 and 48: held out)
   * validation JSONs (tools/validate_estimates.py): prefill, training-step and decode-step times;
     v1 records carry "mode", v2 records "kind" (their cases are read with that file's workload_for)
@@ -11,7 +11,7 @@ Inputs (all measured on an H100 80GB HBM3 SXM, PyTorch 2.11, transformers 5.17):
 Held-out rules, fixed before fitting: decode points with (model index + batch index) % 3 == 0
 (models 0.5B, 1B, 3B, 8B; batches 1, 8, 32, 64) and every point of the second run; validation
 cases as their file marks them. The time model has no constant fitted to the validation cases:
-its rates come from the kernel sweeps of tools/bench_decode.py (lab/history/validation-time.md says which).
+its rates come from the kernel sweeps of lab/bench_decode.py (lab/history/validation-time.md says which).
 
   python3 -m tools.validate_time                       # print the tables
   python3 -m tools.validate_time --write lab/history/validation-time.md
@@ -25,8 +25,8 @@ import json
 import sys
 from pathlib import Path
 
+from bench.models import workload_v1
 from gpuadvisor.estimate import Efficiency, HardwareFigures, decode_step, estimate_compute
-from gpuadvisor.validation import workload_v1
 from gpuadvisor.workload import make_workload
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +79,7 @@ EAGER_VARIANTS = {"default": "eager", "nocudnn": "eager, cuDNN attention off", "
 
 
 def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
-    """tools/device/eager_check.py: generate() with a new length every step, against the estimate made
+    """lab/device/eager_check.py: generate() with a new length every step, against the estimate made
     with the dispatch probe's figures measured in the same run, and (plain variant) against the one
     made with no probe at all (the defaults a user without `gpuadvisor run` gets). Runs from F on
     timed generate() itself on tiny models, which is what the probe now measures; runs C-E had only
@@ -244,7 +244,7 @@ def main() -> int:
             *summary(drows, "engine"), "",
             "Run A calibrated the engine profiles; run B is a second H100 machine of the same kind. Runs C (H100) "
             "and D (H200, another host) check the eager profile: generate() with a new length every step, "
-            "estimated with the dispatch probe's figures from the same run (tools/device/eager_check.py). "
+            "estimated with the dispatch probe's figures from the same run (lab/device/eager_check.py). "
             "Run E (H100, another lease) repeats the check with the models in reverse order (the 8B at short "
             "contexts, the 1B at long ones), with cuDNN attention off (no plan build) and with left-padded "
             "batches (a mask: K and V copied per query head). Runs F (H100, a third lease) and G (H200, another "

@@ -8,7 +8,7 @@ The engine decides the rest:
 
 * `graphs`: CUDA graphs or a compiled engine (vLLM, TensorRT-LLM, SGLang): the step is one graph
   launch, its attention reads the KV cache once, and a layer is about 17 kernels. Calibrated with a
-  CUDA-graph decode loop over a static KV cache (tools/bench_decode.py, "graphs_own").
+  CUDA-graph decode loop over a static KV cache (lab/bench_decode.py, "graphs_own").
 * `eager`: Hugging Face transformers `generate()` in eager PyTorch: the host dispatches every op of
   every layer every step (0.84 ms a layer, ~85 ops at ~10 us each; the dispatch probe's measured op
   time scales it), the GPU runs behind it, and generate() synchronizes twice a step and does its
@@ -16,10 +16,10 @@ The engine decides the rest:
   a plan where it picks cuDNN attention (its default on Hopper and Blackwell): 29-65 ms of host time
   on the H100 and H200 hosts measured, once a step because every decode step has a new length (plans are
   cached per length, so a process that decoded at these lengths before skips it). That build, not Python,
-  is why generate() ran 13-20 tok/s for 1-8B models on an H100 (tools/device/sdpa_host.py: 45-57 ms
+  is why generate() ran 13-20 tok/s for 1-8B models on an H100 (lab/device/sdpa_host.py: 45-57 ms
   a step with cuDNN attention, 13-15 ms without, for a 1B model). Step = fixed + plan + layers x
   per-layer host time + GPU time: in generate() the host's dispatch and the GPU's work add up rather
-  than overlap. Measured with cuDNN attention off on two hosts (tools/device/eager_check.py runs F and
+  than overlap. Measured with cuDNN attention off on two hosts (lab/device/eager_check.py runs F and
   G): the sum is within +-13 % on the H200 host where the larger of the two is 20-50 % short, at
   batch 8 as at 32 (the profile counts two syncs a step, so it is not a sync; which wait serializes
   them is not known). Its GPU work has about 43 kernels a layer. The dynamic cache is

@@ -2,7 +2,7 @@
 decode step's small kernels and the host's launches take. Pure functions, no torch.
 
 Each figure is counted, not fitted to a workload mix; the few rates in it were measured once on
-an H100 by tools/bench_decode.py (tools/data/decode-h100.json) and live in the calibration table
+an H100 by lab/bench_decode.py (tools/data/decode-h100.json) and live in the calibration table
 (`calibration`, docs/calibration.md says where each came from):
 
 * GEMM: FLOPs over the large-GEMM rate, scaled by wave quantization (output tiles of 128 x 256,

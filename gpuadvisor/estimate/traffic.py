@@ -66,7 +66,7 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
 # bandwidth), quantized row-wise to int8 (3 B, a quarter to two fifths of the bandwidth) and checked for
 # outlier columns (abs, compare, any: 8 B). Output side (INT8_OUT_BYTES): the int32 product is dequantized
 # to fp16 (6 B) and cast back to bf16 (4 B at half the bandwidth). Measured kernel by kernel on an H100
-# apart from any model (tools/device/int8_gemm.py). The int8 product itself runs at about the bf16 rate
+# apart from any model (lab/device/int8_gemm.py). The int8 product itself runs at about the bf16 rate
 # there (629-971 TOPS against 745-793 TFLOP/s), so it is counted as a 16-bit product.
 
 

@@ -17,8 +17,8 @@ case "${1:-a}" in
      echo "quick dispatch probe: $((SECONDS - s)) s" | tee -a "$OUT/env-a.txt"
      bash lab/device/round4_h100.sh probe-eager h ;;
   b) bash lab/device/round4_final.sh ;;
-  c) timeout 100 python3 -m tools.validate_multigpu --tiny --device cpu --cases tp2,ddp 2>&1 | tail -4
-     timeout 120 python3 -m tools.device.dtensor_overhead 2>&1 | grep -E "^(plain|dtensor)" | cut -c1-300
-     python3 -m tools.device.eager_check --reverse --variants default,nocudnn --name eager-check-i 2>&1 \
+  c) timeout 100 python3 -m lab.validate_multigpu --tiny --device cpu --cases tp2,ddp 2>&1 | tail -4
+     timeout 120 python3 -m lab.device.dtensor_overhead 2>&1 | grep -E "^(plain|dtensor)" | cut -c1-300
+     python3 -m lab.device.eager_check --reverse --variants default,nocudnn --name eager-check-i 2>&1 \
        | grep -vE "warnings.warn|UserWarning" > "$OUT/eager-log.txt" ;;
 esac

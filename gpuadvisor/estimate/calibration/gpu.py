@@ -46,7 +46,7 @@ CONSTANTS = (
              "their profiled GEMM time"),
     Constant("MISALIGNED_SLOWDOWN", 3.0, "x", "rate divisor for a GEMM with a dimension that is not a multiple of "
              "8 elements (no 16-byte tensor-core path; GPT-2's 50257 vocabulary)", "-", Method.ASSUMPTION,
-             "not yet measured: tools/bench_kernels.py times 50257 against 50304 for the next device run"),
+             "not yet measured: lab/bench_kernels.py times 50257 against 50304 for the next device run"),
     Constant("ATTN_HEAD_RAMP", 34, "head_dim", "head dimension at which the flash kernel's softmax/rescale work "
              "equals its matmul work: rate x hd / (hd + ATTN_HEAD_RAMP)", f"{DECODE_A}, {DECODE_B} (SDPA sweeps)",
              Method.NOT_REPRODUCIBLE, "fitted to the SDPA sweeps with the two sequence ramps; a log-space refit of "

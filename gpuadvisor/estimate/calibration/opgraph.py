@@ -10,18 +10,18 @@ MODELS = "tests/data/models-h100.json"
 HOST_FIT = ("grid search (0.25 steps, views 0.2, the training step 10) for the least mean |log(estimate / measured)| "
             "step time over the calibration split, opcost.host_counts's four op counts and training step times "
             "HOST_OP_S overlapped with the GPU time as opcost.step_time does, a recorded forward op at least an "
-            "unrecorded one (gpuadvisor.validation.fit_host_constants)")
+            "unrecorded one (bench.models.fit_host_constants)")
 GPU_FIT = ("grid search against the profiled GPU time of its own op class over the calibration split, least mean "
-           "|log(estimate / profiled)| (gpuadvisor.validation.fit_gpu_constants)")
+           "|log(estimate / profiled)| (bench.models.fit_gpu_constants)")
 
 CONV_FIT = ("coordinate descent over grids of the three convolution constants against the profiled convolution GPU "
             "time over the calibration split, least mean |log(estimate / profiled)| "
-            "(gpuadvisor.validation.fit_gpu_constants)")
+            "(bench.models.fit_gpu_constants)")
 STREAM_FIT = ("coordinate descent over grids of both against the profiled elementwise GPU time over the calibration "
-              "split, least mean |log(estimate / profiled)| (gpuadvisor.validation.fit_gpu_constants)")
+              "split, least mean |log(estimate / profiled)| (bench.models.fit_gpu_constants)")
 NORM_FIT = ("coordinate descent over grids of the six norm constants against the profiled normalisation GPU time "
             "over the calibration split, least mean |log(estimate / profiled)| "
-            "(gpuadvisor.validation.fit_gpu_constants)")
+            "(bench.models.fit_gpu_constants)")
 
 CONSTANTS = (
     Constant("OP_KERNEL_FLOOR_S", 2.5e-6, "s", "GPU time of the smallest kernel of an eager step (launch, ramp, tail)",
@@ -78,7 +78,7 @@ CONSTANTS = (
     Constant("OP_OVERLAP_P", 8, "exponent", "host/GPU overlap of an eager step of a traced model: step = "
              "(host^p + device^p)^(1/p)", MODELS, Method.FITTED, "the exponent of {1.5, 2, 3, 4, 8} with the "
              "least mean |log(estimate / measured)| step time over the calibration split, the other constants "
-             "as in the table (gpuadvisor.validation.fit_overlap)"),
+             "as in the table (bench.models.fit_overlap)"),
     Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel "
              "autograd does not record (inference, a frozen base; module code and Python around it included)",
              MODELS, Method.FITTED, HOST_FIT),

@@ -1,0 +1,267 @@
+"""Accuracy of the op-graph estimator against measured runs: importable, so CI gates on it.
+
+The measurements (tests/data/models-h100.json, collected by tools/collect_model_runs.py from
+lab/measure_models.py) are real training steps and forward passes on an H100; every case is estimated
+from the shipped pre-traced graphs with the H100's datasheet figures, as a user without a probe run
+gets them. A third of the models is held out of calibration (lab/model_cases.py fixes which).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import TESTS_DATA
+
+MEASURED = TESTS_DATA / "models-h100.json"
+CARD = "H100 SXM"  # the catalog card the measurements ran on (NVIDIA H100 80GB HBM3)
+
+#: what the estimator promises on these cases (README and BENCHMARKS quote these)
+TIME_WITHIN = 0.25  # step time within +-25 % ...
+MEMORY_WITHIN = 0.10  # ... and peak memory within +-10 % ...
+SHARE = 0.90  # ... on at least 90 % of the cases
+WORST = 1.5  # and no time off by more than 1.5x either way
+
+
+@dataclass(frozen=True)
+class Result:
+    case: dict[str, Any]
+    time_s: float | None = None
+    tensor_bytes: float | None = None
+    error: str | None = None
+
+    @property
+    def time_ratio(self) -> float:
+        return (self.time_s or math.nan) / self.case["time_s"]
+
+    @property
+    def memory_ratio(self) -> float:
+        return (self.tensor_bytes or math.nan) / self.case["peak_bytes"]
+
+    @property
+    def label(self) -> str:
+        c = self.case
+        extra = " frozen base" if c.get("trainable") else ""
+        return f"{c['spec']} {c['mode']}{extra} b={c['batch']}"
+
+
+def load(path: Path = MEASURED) -> list[dict[str, Any]]:
+    return [c for c in json.loads(path.read_text())["cases"] if "time_s" in c]
+
+
+def hardware(card: str = CARD) -> Any:
+    """A shipped catalog card's datasheet figures (a user's extra catalogs play no part in validation)."""
+    from gpuadvisor.catalog import find, load_catalog
+    from gpuadvisor.estimate import HardwareFigures
+
+    return HardwareFigures.from_card(find(load_catalog(use_env=False), card)[0])
+
+
+def workload(case: dict[str, Any]) -> Any:
+    from gpuadvisor.workload import make_workload
+
+    return make_workload(case["spec"], mode=case["mode"], batch=case["batch"], seq_len=case.get("seq", 0),
+                         channels_last=bool(case.get("channels_last")), trainable=tuple(case.get("trainable", ())))
+
+
+def estimate(case: dict[str, Any], hw: Any) -> Result:
+    """One case's estimate; an estimate that raises is a result with its error (and fails the gate)."""
+    from gpuadvisor.core.errors import UserError
+    from gpuadvisor.estimate import estimate_compute, estimate_memory
+
+    try:
+        w = workload(case)
+        c = estimate_compute(w, hw)
+        return Result(case, c.step_time_s or c.time_s, estimate_memory(w).tensors)
+    except (UserError, ValueError, KeyError) as e:
+        return Result(case, error=f"{type(e).__name__}: {e}")
+
+
+def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
+    hw = hardware()
+    return [estimate(c, hw) for c in (cases if cases is not None else load())]
+
+
+PUBLISHED = TESTS_DATA / "published-resnet50.json"
+
+
+def published_ratios(path: Path = PUBLISHED) -> list[tuple[dict[str, Any], float]]:
+    """Estimated over published throughput of each published case (the file gives source and conditions);
+    none of them is used to calibrate anything."""
+    from gpuadvisor.estimate import estimate_compute
+    from gpuadvisor.workload import make_workload
+
+    out = []
+    for c in json.loads(path.read_text())["cases"]:
+        hw = hardware(c["card"])
+        w = make_workload("torchvision:resnet50", mode=c["mode"], batch=c["batch"], channels_last=True)
+        comp = estimate_compute(w, hw)
+        out.append((c, (comp.samples_per_s or math.nan) / c["images_per_s"]))
+    return out
+
+
+def workload_v1(rec: dict[str, Any]) -> Any:
+    """The workload of a v1 transformer validation record (tools/data/validation-h100.json: mode infer,
+    lora, or mixed/pure training with or without checkpointing): for validate_time and the constant fits."""
+    from gpuadvisor.workload import make_workload, spec_from_config
+
+    spec = spec_from_config(rec["config"], name=rec["model"], origin=f"validate:{rec['model']}")
+    mode, b, s = rec["mode"], rec["batch"], rec["seq"]
+    if mode == "infer":
+        return make_workload(spec, mode="inference", dtype="bf16", batch=b, seq_len=s, gen_tokens=0)
+    if mode == "lora":
+        return make_workload(spec, mode="lora", dtype="bf16", batch=b, seq_len=s, lora_rank=16, mixed_precision=False)
+    return make_workload(spec, mode="training", dtype="bf16", batch=b, seq_len=s,
+                         mixed_precision=mode.startswith("mixed"), checkpointing=mode.endswith("ckpt"))
+
+
+#: the op model's GPU constants, fitted on the profiled GPU time of their op classes (calibration split only):
+#: op classes -> {constant: the grid it is chosen from}; the constants of one entry are fitted together
+GPU_FITS: dict[tuple[str, ...], dict[str, tuple[float, ...]]] = {
+    ("conv",): {"CONV_EFF": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+                "DEPTHWISE_BW_EFF": (0.1, 0.15, 0.2, 0.3, 0.4, 0.6),
+                "CUDA_CORE_CONV_EFF": (0.1, 0.2, 0.3, 0.4, 0.6)},
+    ("norm",): {"NORM_BW_EFF": (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8),
+                "BN_STATS_PASSES": (1.5, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5),
+                "NORM_BWD_PASSES": (1.0, 1.25, 1.5, 1.75, 2.0, 2.5),
+                "LN_BW_EFF": (0.7, 0.8, 0.9, 1.0, 1.1, 1.2),
+                "LN_ROW_BYTES": (400, 800, 1200, 1600, 2000, 2400, 3200),
+                "GN_HALF_BLOCKS": (50, 100, 150, 200, 300)},
+    ("reduction",): {"REDUCTION_BW_EFF": (0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0)},
+    ("elementwise",): {"STREAM_BW_EFF": (0.7, 0.8, 0.9, 1.0, 1.1),
+                       "STRIDED_BW_EFF": (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)},
+}
+#: a class's profiled time must reach this for the case to count in that class's fit
+FIT_MIN_CLASS_S = 2e-4
+
+
+def _calibration_graphs(cases: list[dict[str, Any]] | None) -> list[tuple[dict[str, Any], Any]]:
+    from gpuadvisor.estimate.graph_estimate import workload_graph
+
+    return [(c, workload_graph(workload(c))) for c in (cases if cases is not None else load())
+            if not c.get("held_out")]
+
+
+def fit_gpu_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
+    """Each of GPU_FITS's constants: coordinate descent over their grids (from each grid's middle value, until no
+    constant moves) to the least mean |log(estimate / profiled)| GPU time of their classes over the calibration
+    split (held-out cases are never read)."""
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate.opcost import Rates, op_time
+
+    r = Rates.of(hardware())
+    rows = _calibration_graphs(cases)
+    out: dict[str, float] = {}
+    for classes, grids in GPU_FITS.items():
+        used = [([op for op in g.ops if op.cls.value in classes], g.mode.value == "training",
+                 sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes)) for c, g in rows]
+        used = [u for u in used if u[2] >= FIT_MIN_CLASS_S]
+
+        def err(values: dict[str, float], used: list[Any] = used) -> float:
+            with cal.override(**values):
+                return sum(abs(math.log(sum(op_time(op, r, training=t) * op.count for op in ops) / prof))
+                           for ops, t, prof in used) / len(used)
+
+        best = {name: grid[len(grid) // 2] for name, grid in grids.items()}
+        for _ in range(6):
+            moved = False
+            for name, grid in grids.items():
+                errs = {v: err({**best, name: v}) for v in grid}
+                pick = min(errs, key=errs.__getitem__)
+                moved |= pick != best[name]
+                best[name] = pick
+            if not moved:
+                break
+        out.update(best)
+    return out
+
+
+def fit_overlap(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
+    """OP_OVERLAP_P: the exponent with the least mean |log(estimate / measured)| step over the calibration split."""
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate.opcost import step_time
+
+    hw = hardware()
+    rows = [(c, step_time(g, hw)) for c, g in _calibration_graphs(cases)]
+    errs = {}
+    for p in (1.5, 2.0, 3.0, 4.0, 8.0):
+        with cal.override(OP_OVERLAP_P=p):
+            errs[p] = sum(abs(math.log(st.step_s / c["time_s"])) for c, st in rows) / len(rows)
+    return {"OP_OVERLAP_P": min(errs, key=errs.__getitem__)}
+
+
+#: host constants, in the order of opcost.host_counts's features
+HOST_FITS = ("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS", "HOST_TRAINING_STEP")
+
+
+def fit_host_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
+    """Host time per op kind and per training step (units of HOST_OP_S, on grids of 0.25, 0.2 for views and 10
+    for the step): the least mean
+    |log(estimate / measured)| step time over the calibration split (the LSTM's left out: its time is cuDNN's
+    recurrence), each step the host's op counts and the GPU time overlapped as in opcost.step_time. A recorded
+    forward op costs at least what an unrecorded one does (autograd's node is work on top): the grid keeps
+    HOST_FWD_OPS_TRAINING >= HOST_FWD_OPS_INFERENCE. Held-out cases are never read."""
+    import numpy as np
+
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate.opcost import host_counts, step_time
+
+    hw = hardware()
+    feats, device, times = [], [], []
+    for c, g in _calibration_graphs(cases):
+        if c["profiled_s_by_class"].get("recurrent"):
+            continue
+        feats.append([x * cal.HOST_OP_S for x in host_counts(g)])
+        device.append(step_time(g, hw, eager=False).device_s)
+        times.append(c["time_s"])
+    f, d, t = np.array(feats), np.array(device), np.array(times)
+    p = cal.OP_OVERLAP_P
+    best: tuple[float, tuple[float, ...]] = (math.inf, ())
+    for a in np.arange(2.0, 5.01, 0.25):
+        for b in np.arange(a, 8.01, 0.25):
+            w = np.stack(np.meshgrid([a], [b], np.arange(1.0, 8.01, 0.25), np.arange(0.0, 1.61, 0.2),
+                                     np.arange(0.0, 201.0, 10.0), indexing="ij"), -1).reshape(-1, 5)
+            host = w @ f.T  # (weights, cases)
+            err = np.abs(np.log((host**p + d**p) ** (1 / p) / t)).mean(axis=1)
+            i = int(np.argmin(err))
+            if err[i] < best[0] - 1e-12:
+                best = (float(err[i]), tuple(float(x) for x in w[i]))
+    return {name: round(v, 2) for name, v in zip(HOST_FITS, best[1], strict=True)}
+
+
+def summary(results: list[Result]) -> dict[str, Any]:
+    """Per group (all, calibration, held out): how many cases are within the bounds, and the worst."""
+    out: dict[str, Any] = {}
+    for name, rows in (("all", results), ("calibration", [r for r in results if not r.case.get("held_out")]),
+                       ("held out", [r for r in results if r.case.get("held_out")])):
+        ok = [r for r in rows if r.error is None]
+        t = [r.time_ratio for r in ok]
+        m = [r.memory_ratio for r in ok]
+        out[name] = {
+            "cases": len(rows), "errors": len(rows) - len(ok),
+            "time_within": sum(abs(x - 1) <= TIME_WITHIN for x in t) / max(1, len(rows)),
+            "memory_within": sum(abs(x - 1) <= MEMORY_WITHIN for x in m) / max(1, len(rows)),
+            "worst_time": max((max(x, 1 / x) for x in t), default=math.nan),
+            "worst_memory": max((max(x, 1 / x) for x in m), default=math.nan),
+            "median_abs_time_error": sorted(abs(x - 1) for x in t)[len(t) // 2] if t else math.nan,
+        }
+    return out
+
+
+def table(results: list[Result]) -> str:
+    """Markdown: one row a case, estimate against measurement."""
+    lines = ["| case | held out | measured step | estimate | ratio | measured peak | estimate | ratio |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        c = r.case
+        if r.error:
+            lines.append(f"| {r.label} | {'yes' if c.get('held_out') else ''} | {c['time_s'] * 1e3:.1f} ms | "
+                         f"error: {r.error} | | | | |")
+            continue
+        lines.append(f"| {r.label} | {'yes' if c.get('held_out') else ''} | {c['time_s'] * 1e3:.1f} ms | "
+                     f"{(r.time_s or 0) * 1e3:.1f} ms | {r.time_ratio:.2f} | {c['peak_bytes'] / 2**30:.2f} GiB | "
+                     f"{(r.tensor_bytes or 0) / 2**30:.2f} GiB | {r.memory_ratio:.2f} |")
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""The tool against published serving results (tests/data/published-serving.json, tools/published_serving.py):
+each entry's conditions simulated or costed, the ratio tool / published, and a Markdown section for BENCHMARKS.md.
+
+Metrics: max_output_tps (every request queued at once, fixed lengths, the published number of requests up to
+MAX_SIM_REQUESTS), output_tps / ttft_ms / itl_ms (closed loop of `concurrency` users, means), pp_tps / tg_tps
+(llama-bench: one sequence, micro-batches of `ubatch`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from bench import TESTS_DATA
+from gpuadvisor.estimate.serve.api import card_figures, estimate_load, llama_bench, serve_setup
+from gpuadvisor.estimate.serve.lengths import Lengths
+from gpuadvisor.estimate.serve.parallel import Layout
+
+DATA = TESTS_DATA / "published-serving.json"
+MAX_SIM_REQUESTS = 3000
+IN_BAND = (0.8, 1.25)
+OUTER_BAND = (0.67, 1.5)
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    metric: str
+    published: float
+    tool: float
+    held_out: bool
+    entry: dict[str, Any]
+
+    @property
+    def ratio(self) -> float:
+        return self.tool / self.published
+
+
+def load_entries(path: Path = DATA) -> list[dict[str, Any]]:
+    return list(json.loads(path.read_text())["results"])
+
+
+@cache
+def _catalog() -> Any:
+    from gpuadvisor.catalog import load_catalog
+
+    return load_catalog()
+
+
+def _model(name: str) -> Any:
+    from gpuadvisor.workload import make_workload
+
+    return make_workload(name).model
+
+
+def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs: Any) -> float:
+    """The tool's figure for one published entry, in the entry's metric and unit."""
+    hw = card_figures(_catalog().get(e["gpu"]))
+    s = serve_setup(_model(e["model"]), hw, e["engine"], weights=e["weights"], kv_dtype=e["kv_dtype"],
+                    layout=Layout(tp=e["tp"], pp=e["pp"]), phys=phys, **knobs)
+    metric = e["metric"]
+    if metric == "pp_tps":
+        return llama_bench(s, prompt=e["input_len"], ubatch=e["ubatch"] or 512)
+    if metric == "tg_tps":
+        return llama_bench(s, gen=e["output_len"])
+    lengths = Lengths("fixed", e["input_len"], e["output_len"])
+    if metric == "max_output_tps":
+        n = min(e["num_requests"] or MAX_SIM_REQUESTS, MAX_SIM_REQUESTS)
+        return float(estimate_load(s, lengths, requests=n)["figures"]["output_tokens_per_s"])
+    f = _closed_loop(e["model"], e["gpu"], e["engine"], e["weights"], e["kv_dtype"], e["tp"], e["pp"],
+                     e["input_len"], e["output_len"], e["concurrency"], phys, tuple(sorted(knobs.items())))
+    return {"output_tps": f["output_tokens_per_s"], "ttft_ms": f["ttft_s"]["mean"] * 1e3,
+            "itl_ms": f["tpot_s"]["mean"] * 1e3}[metric]
+
+
+def _closed_loop(model: str, gpu: str, engine: str, weights: str, kv: str, tp: int, pp: int, isl: int, osl: int,
+                 users: int, phys: dict[str, float] | None, knobs: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """One closed-loop simulation, shared by the TTFT, ITL and throughput figures of the same conditions."""
+    key = (model, gpu, engine, weights, kv, tp, pp, isl, osl, users, tuple(sorted((phys or {}).items())), knobs)
+    if key not in _SIMS:
+        s = serve_setup(_model(model), card_figures(_catalog().get(gpu)), engine, weights=weights, kv_dtype=kv,
+                        layout=Layout(tp=tp, pp=pp), phys=phys, **dict(knobs))
+        _SIMS[key] = estimate_load(s, Lengths("fixed", isl, osl), users=users, requests=max(8 * users, 40))["figures"]
+    return _SIMS[key]
+
+
+_SIMS: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def check_all(entries: list[dict[str, Any]] | None = None, phys: dict[str, float] | None = None,
+              **knobs: Any) -> list[Check]:
+    return [Check(e["id"], e["metric"], e["value"], tool_value(e, phys, **knobs), e["held_out"], e)
+            for e in (entries if entries is not None else load_entries())]
+
+
+def shares(checks: list[Check]) -> dict[str, float]:
+    """In-band shares and worst ratios of a set of checks."""
+    r = [c.ratio for c in checks]
+    inside = sum(IN_BAND[0] <= x <= IN_BAND[1] for x in r)
+    outer = sum(OUTER_BAND[0] <= x <= OUTER_BAND[1] for x in r)
+    return {"n": len(r), "in_band": inside / len(r), "in_outer": outer / len(r), "min": min(r), "max": max(r)}
+
+
+def _num(v: float) -> str:
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-24") -> str:
+    """The BENCHMARKS.md section: published serving results against the tool, with sources."""
+    checks = checks if checks is not None else check_all()
+    cal = shares([c for c in checks if not c.held_out])
+    held = shares([c for c in checks if c.held_out])
+    allc = shares(checks)
+    lines = [
+        "## Serving: the scheduler simulation against published engine results",
+        "",
+        f"Generated by `bench.serving.markdown_section()` ({date}); data "
+        "`tests/data/published-serving.json`, written by `tools/published_serving.py` with each figure's source. "
+        "Tool = the discrete-event scheduler simulation (gpuadvisor/estimate/serve/) over the roofline iteration cost, "
+        "engine profiles from `gpuadvisor/estimate/serve/engines.json`, datasheet figures of the catalog card. "
+        "Gated by tests/test_serve_accuracy.py.",
+        "",
+        f"* all {allc['n']}: {allc['in_band']:.0%} within 0.8x-1.25x, {allc['in_outer']:.0%} within 0.67x-1.5x, "
+        f"ratios {allc['min']:.2f}-{allc['max']:.2f}",
+        f"* calibration ({cal['n']}): {cal['in_band']:.0%} within 0.8x-1.25x, {cal['in_outer']:.0%} within "
+        f"0.67x-1.5x, ratios {cal['min']:.2f}-{cal['max']:.2f}",
+        f"* held out ({held['n']}): {held['in_band']:.0%} within 0.8x-1.25x, {held['in_outer']:.0%} within "
+        f"0.67x-1.5x, ratios {held['min']:.2f}-{held['max']:.2f}",
+        "",
+        "| case | engine | GPU | weights/KV | ISL/OSL | load | metric | published | tool | ratio | held out | source |",
+        "|---|---|---|---|---|---|---|---:|---:|---:|---|---|",
+    ]
+    for c in checks:
+        e = c.entry
+        load = (f"{e['concurrency']} users" if e["concurrency"] else
+                (f"ubatch {e['ubatch']}" if e["ubatch"] else "all queued"))
+        gpus = f"{e['gpus']}x {e['gpu']}" + (f" TP{e['tp']}" if e["tp"] > 1 else "")
+        src = e["source"].get("url", "")
+        lines.append(f"| {e['model']} | {e['engine']} {e['engine_version']} | {gpus} | {e['weights']}/{e['kv_dtype']} "
+                     f"| {e['input_len']}/{e['output_len']} | {load} | {c.metric} | {_num(c.published)} "
+                     f"| {_num(c.tool)} | {c.ratio:.2f} | {'yes' if c.held_out else ''} | [{e['table'][:40]}]({src}) |")
+    return "\n".join(lines) + "\n"

@@ -1,4 +1,0 @@
-"""Scripts run on a GPU machine (`python3 -m tools.device.NAME`).
-
-Their raw output is stored under tools/data or lab/data.
-"""
