@@ -204,7 +204,7 @@ def conv_time(op: Op, shape: ConvShape | None, r: Rates, training: bool) -> floa
 
 @prices(OpClass.ATTENTION)
 def attention_time(op: Op, shape: AttentionShape | None, r: Rates, training: bool) -> float:
-    """The traced FLOPs (FlashAttention's count: trace.classify.attention_flops) at kernels.attention_rate."""
+    """The traced FLOPs (FlashAttention's count: kernels.attention_flops) at kernels.attention_rate."""
     rate = r.rate(op.dtype)
     if shape is None or not rate:
         return _without_compute_rate_s(op, r)
