@@ -205,7 +205,7 @@ def test_hardware_figures_carry_them_and_the_rates_use_them(device):
     assert opcost.op_time(add, base) / opcost.op_time(add, r) == pytest.approx(r.stream_scale["elementwise"])
     # a ResNet stage-3 3x3 convolution, NHWC: compute-bound, its time scales with 1 / efficiency
     conv = Op(name="conv", cls=OpClass.CONV, phase=Phase.FORWARD, dtype="bf16", flops=2.0 * 256 * 196 * 256 * 2304,
-              read=1e6, written=1e6, shape=(256, 256, 14, 14, 256, 3, 3, 1, 14, 14, 1.0))
+              read=1e6, written=1e6, shape=(256, 256, 14, 14, 256, 3, 3, 1, 14, 14, 1.0, 0.0))
     assert opcost.op_time(conv, base) / opcost.op_time(conv, r) == pytest.approx(scale, rel=0.05)
 
     # on the calibration H100 itself the measured figures leave every op's time as validated

@@ -3,8 +3,10 @@
 Every front-end (the PyTorch tracer in `trace/`, the analytic transformer front-end) produces an
 `OpGraph`; one cost model (`opcost.py`) times it. An op carries its class (which decides how it is
 costed), the phase it runs in, its FLOPs and the bytes it reads and writes, and a class-specific
-shape (GEMM: batch, m, n, k; convolution: N, C, H, W, K, R, S, groups, out H, out W, NHWC, gradients; attention:
-B, heads, q length, kv length, head dim, causal). Identical ops are merged with a `count`.
+shape. The shape is stored as a row of numbers (`Op.shape`, the graph files' format) and read as a named shape
+(`Op.named_shape`: `GemmShape`, `ConvShape`, `AttentionShape`, `RecurrentShape`, `NormShape`, `StreamShape`, by
+`SHAPE_KINDS`); each named shape's `from_row` and `to_row` are the one place that knows the row's order.
+Identical ops are merged with a `count`.
 
 Graphs are traced at two batch sizes; `BatchGraph` holds both and gives the graph at any batch by
 treating every op's figures as affine in the batch (exact for the per-sample ops of a model without
@@ -16,21 +18,34 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import Enum, IntFlag
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from gpuadvisor.core.errors import UserError
 
 FORMAT = 3  # bump when the stored layout changes (2: a peak per phase; 3: convolution gradients)
 
 
-#: layout bits of a streaming op's shape (its second element; trace.classify.stream_shape): an input broadcast over
-#: the output, a full-size tensor in another layout than the output's (a transpose, a permuted view), mixed dtypes,
-#: and a batch norm forward that computes its batch's statistics (train mode) rather than an eval affine
-BROADCAST, STRIDED, MIXED_DTYPE, BATCH_STATS = 1, 2, 4, 8
+
+class StreamLayout(IntFlag):
+    """The layout of a streaming op's tensors (trace.classify.stream_shape): an input broadcast over the output, a
+    full-size tensor in another layout than the output's (a transpose, a permuted view), mixed dtypes, and a batch
+    norm forward that computes its batch's statistics (train mode) rather than an eval affine. DENSE: none of them
+    (PyTorch's vectorized path)."""
+
+    DENSE = 0
+    BROADCAST = 1
+    STRIDED = 2
+    MIXED_DTYPE = 4
+    BATCH_STATS = 8
+
+
+BROADCAST, STRIDED, MIXED_DTYPE, BATCH_STATS = (StreamLayout.BROADCAST, StreamLayout.STRIDED,
+                                                StreamLayout.MIXED_DTYPE, StreamLayout.BATCH_STATS)
 
 
 class OpClass(str, Enum):
@@ -61,6 +76,182 @@ class GraphMode(str, Enum):
     INFERENCE = "inference"
 
 
+# --- named shapes: what each op class's pricing formula reads (opcost.py), each stored as a row of numbers
+# (`to_row`, the graph files' format) and read back by `from_row`; FIELDS names the row's numbers in order ---
+
+class TensorLayout(str, Enum):
+    """How a convolution's activations lie in memory."""
+
+    NCHW = "nchw"  # channels first: PyTorch's default
+    NHWC = "nhwc"  # channels last (torch.channels_last): cuDNN's tensor-core kernels take it as it is
+
+
+class ConvGradients(IntFlag):
+    """Which gradients a convolution backward computes; FORWARD (none) for a forward."""
+
+    FORWARD = 0
+    INPUT = 1
+    WEIGHT = 2
+    BIAS = 4  # a reduction over every output position
+
+
+def _checked(kind: type[OpShape], row: Sequence[float], *, optional: int = 0) -> list[float]:
+    """`row` as floats, refused unless it has one number per field of `kind` (the last `optional` may be absent)."""
+    n = len(kind.FIELDS)
+    if not n - optional <= len(row) <= n:
+        raise ValueError(f"a {kind.__name__} row is ({', '.join(kind.FIELDS)}); got {len(row)} numbers: "
+                         f"{tuple(row)}")
+    return [float(x) for x in row]
+
+
+@dataclass(frozen=True)
+class GemmShape:
+    """`batch` matrix products of (m x k) @ (k x n)."""
+
+    batch: float
+    m: float
+    n: float
+    k: float
+    FIELDS: ClassVar[tuple[str, ...]] = ("batch", "m", "n", "k")
+
+    @classmethod
+    def from_row(cls, row: Sequence[float]) -> GemmShape:
+        return cls(*_checked(cls, row))
+
+    def to_row(self) -> tuple[float, ...]:
+        return (self.batch, self.m, self.n, self.k)
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """A 2-D convolution (1-D and 3-D ones folded into 2-D: trace.classify.conv_shape). The stride and padding are
+    what take the input's height and width to the output's."""
+
+    batch: float
+    in_channels: float
+    in_height: float
+    in_width: float
+    out_channels: float
+    kernel_height: float
+    kernel_width: float
+    groups: float
+    out_height: float
+    out_width: float
+    layout: TensorLayout
+    gradients: ConvGradients  # FORWARD for a forward
+    FIELDS: ClassVar[tuple[str, ...]] = ("batch", "in_channels", "in_height", "in_width", "out_channels",
+                                         "kernel_height", "kernel_width", "groups", "out_height", "out_width",
+                                         "nhwc", "gradients")
+
+    @classmethod
+    def from_row(cls, row: Sequence[float]) -> ConvShape:
+        n, c, h, w, k, r, s, groups, oh, ow, nhwc, grads = _checked(cls, row)
+        return cls(n, c, h, w, k, r, s, groups, oh, ow, TensorLayout.NHWC if nhwc else TensorLayout.NCHW,
+                   ConvGradients(int(grads)))
+
+    def to_row(self) -> tuple[float, ...]:
+        return (self.batch, self.in_channels, self.in_height, self.in_width, self.out_channels, self.kernel_height,
+                self.kernel_width, self.groups, self.out_height, self.out_width,
+                1.0 if self.layout is TensorLayout.NHWC else 0.0, float(self.gradients))
+
+
+@dataclass(frozen=True)
+class AttentionShape:
+    """One fused attention call (SDPA, flash): `batch` x `heads` queries of `q_length` over `kv_length` keys."""
+
+    batch: float
+    heads: float
+    q_length: float
+    kv_length: float
+    head_dim: float
+    causal: bool
+    FIELDS: ClassVar[tuple[str, ...]] = ("batch", "heads", "q_length", "kv_length", "head_dim", "causal")
+
+    @classmethod
+    def from_row(cls, row: Sequence[float]) -> AttentionShape:
+        b, heads, sq, skv, d, causal = _checked(cls, row)
+        return cls(b, heads, sq, skv, d, bool(causal))
+
+    def to_row(self) -> tuple[float, ...]:
+        return (self.batch, self.heads, self.q_length, self.kv_length, self.head_dim, 1.0 if self.causal else 0.0)
+
+
+@dataclass(frozen=True)
+class RecurrentShape:
+    """One fused RNN/LSTM/GRU module (cuDNN): `layers` layers over `steps` time steps; `gates` per cell (LSTM 4)."""
+
+    batch: float
+    steps: float
+    input_size: float
+    hidden_size: float
+    layers: float
+    gates: float
+    directions: float
+    FIELDS: ClassVar[tuple[str, ...]] = ("batch", "steps", "input_size", "hidden_size", "layers", "gates",
+                                         "directions")
+
+    @classmethod
+    def from_row(cls, row: Sequence[float]) -> RecurrentShape:
+        return cls(*_checked(cls, row))
+
+    def to_row(self) -> tuple[float, ...]:
+        return (self.batch, self.steps, self.input_size, self.hidden_size, self.layers, self.gates, self.directions)
+
+
+@dataclass(frozen=True)
+class StreamShape:
+    """A streaming op (elementwise, reduction, gather, optimizer, collective): its largest tensor's elements and
+    its tensors' layout."""
+
+    elements: float
+    layout: StreamLayout
+    FIELDS: ClassVar[tuple[str, ...]] = ("elements", "layout")
+
+    @classmethod
+    def from_row(cls, row: Sequence[float]) -> StreamShape:
+        elements, layout = _checked(cls, row)
+        return cls(elements, StreamLayout(int(layout)))
+
+    def to_row(self) -> tuple[float, ...]:
+        return (self.elements, float(self.layout))
+
+
+@dataclass(frozen=True)
+class NormShape:
+    """A normalisation: its largest tensor's elements, its layout, and the elements each mean and variance reduce
+    over (None where the tracer saw no input to measure it on)."""
+
+    elements: float
+    layout: StreamLayout
+    reduce_length: float | None = None
+    FIELDS: ClassVar[tuple[str, ...]] = ("elements", "layout", "reduce_length")
+
+    @classmethod
+    def from_row(cls, row: Sequence[float]) -> NormShape:
+        elements, layout, *reduce = _checked(cls, row, optional=1)
+        return cls(elements, StreamLayout(int(layout)), reduce[0] if reduce else None)
+
+    def to_row(self) -> tuple[float, ...]:
+        tail = () if self.reduce_length is None else (self.reduce_length,)
+        return (self.elements, float(self.layout), *tail)
+
+
+OpShape = GemmShape | ConvShape | AttentionShape | RecurrentShape | NormShape | StreamShape
+
+#: the named shape each op class records (an empty row: none recorded)
+SHAPE_KINDS: dict[OpClass, type[OpShape]] = {
+    OpClass.GEMM: GemmShape, OpClass.CONV: ConvShape, OpClass.ATTENTION: AttentionShape,
+    OpClass.RECURRENT: RecurrentShape, OpClass.NORM: NormShape, OpClass.ELEMENTWISE: StreamShape,
+    OpClass.REDUCTION: StreamShape, OpClass.GATHER: StreamShape, OpClass.OPTIMIZER: StreamShape,
+    OpClass.COLLECTIVE: StreamShape,
+}
+
+
+def named_shape(cls: OpClass, row: Sequence[float]) -> OpShape | None:
+    """The named shape of an op of class `cls` stored as `row`; None for an empty row (no shape recorded)."""
+    return SHAPE_KINDS[cls].from_row(row) if len(row) else None
+
+
 #: memory items of a traced peak, in display order
 MEMORY_ITEMS = ("weights", "gradients", "optimizer states", "activations", "inputs")
 
@@ -76,6 +267,11 @@ class Op:
     written: float  # bytes
     shape: tuple[float, ...] = ()
     count: int = 1
+
+    @cached_property
+    def named_shape(self) -> OpShape | None:
+        """`shape` read by the fields of this class's shape kind (SHAPE_KINDS); None where none was recorded."""
+        return named_shape(self.cls, self.shape)
 
     @property
     def key(self) -> tuple[Any, ...]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.graph import AttentionShape
 
 ALIGN_ELEMS = 8  # tensor-core GEMM paths need every dimension a multiple of 16 bytes (8 bf16 elements)
 # the calibrated figures this module used to define, now read from the calibration table
@@ -80,13 +81,21 @@ def attention_rate(seq: float, head_dim: int, rate: float, *, backward: bool = F
     return rate * hd / (hd + cal.ATTN_HEAD_RAMP) * seq / (seq + ramp)
 
 
+def attention_flops(shape: AttentionShape, *, backward: bool) -> float:
+    """FLOPs of one fused attention call, as FlashAttention counts them: QK^T and PV, 4 B H Sq Skv D, half under a
+    causal mask; a backward ATTN_BWD_FLOPS times its forward."""
+    f = 4.0 * shape.batch * shape.heads * shape.q_length * shape.kv_length * shape.head_dim
+    f *= 0.5 if shape.causal else 1.0
+    return f * (cal.ATTN_BWD_FLOPS if backward else 1.0)
+
+
 def attention_time(tokens: float, seq: float, q_dim: int, head_dim: int, layers: int, *, causal: bool,
                    rate: float, backward: bool = False) -> float:
     """Seconds of attention (QK^T and AV) over `tokens` tokens in sequences of `seq`, all layers;
-    forward, or forward + backward (2.5x the forward's FLOPs) when `backward`."""
+    forward, or forward + backward (1 + ATTN_BWD_FLOPS times the forward's FLOPs) when `backward`."""
     if tokens <= 0 or seq <= 0 or not q_dim:
         return 0.0
     flops = 4.0 * tokens * seq * q_dim * layers * (0.5 if causal else 1.0)
     if backward:
-        flops *= 3.5
+        flops *= 1.0 + cal.ATTN_BWD_FLOPS
     return flops / attention_rate(seq, head_dim, rate, backward=backward)

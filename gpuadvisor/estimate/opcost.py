@@ -2,7 +2,9 @@
 
 time(op) = max(FLOPs / (rate(dtype) x efficiency(class, shape)), bytes / achieved bandwidth),
 never below a kernel's floor on the GPU; eager PyTorch also spends host time on every op, and the
-step is the host and the GPU overlapped (compute._overlap's rule). One formula per class:
+step is the host and the GPU overlapped (compute._overlap's rule). One formula per class, registered in PRICES
+with `@prices(OpClass.X)` (as torch.utils.flop_counter registers its FLOP formulas) and reading the op's named
+shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layout ...):
 
 * GEMM: kernels.gemm_time (wave quantization of 128x256 tiles, the K ramp, misaligned shapes).
 * convolution: an implicit GEMM (M = N x out H x out W, N = K / groups, K = C / groups x R x S), its compute at
@@ -23,25 +25,49 @@ step is the host and the GPU overlapped (compute._overlap's rule). One formula p
   NORM_BWD_PASSES of its forward.
 * elementwise: vectorized where every tensor is dense in one layout and of one dtype (about copy bandwidth,
   STREAM_BW_EFF); broadcasts, transposed or permuted inputs and mixed dtypes take the per-element offset path
-  (STRIDED_BW_EFF, about half). The tracer records these layout bits (graph.BROADCAST ...).
-* reductions, gathers, the optimizer: bytes at bandwidth times their class's efficiency.
+  (STRIDED_BW_EFF, about half). The tracer records these layout bits (graph.StreamLayout).
+* reductions, gathers: bytes at bandwidth times their class's efficiency; a collective a model calls itself: its
+  local bytes as an elementwise op (the network's time is the parallel layouts'); the optimizer: bytes at
+  bandwidth, its multi-tensor kernels' launches counted once per step (step_time).
+* a compute op with no shape recorded, or a card with no FLOP/s figure: bytes at copy bandwidth.
 The figures measured on the user's GPU (HardwareFigures from a probe) replace datasheet x efficiency.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import kernels
 from gpuadvisor.estimate.dispatch import host_op_scale, overlap
-from gpuadvisor.estimate.graph import BATCH_STATS, BROADCAST, MIXED_DTYPE, STRIDED, Op, OpClass, OpGraph, Phase
+from gpuadvisor.estimate.graph import (
+    BATCH_STATS,
+    BROADCAST,
+    MIXED_DTYPE,
+    STRIDED,
+    AttentionShape,
+    ConvGradients,
+    ConvShape,
+    GemmShape,
+    NormShape,
+    Op,
+    OpClass,
+    OpGraph,
+    Phase,
+    RecurrentShape,
+    StreamLayout,
+    StreamShape,
+    TensorLayout,
+)
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.workload import BYTES_PER_DTYPE
 
 COPY_OPS = ("copy", "_to_copy", "clone", "contiguous")  # one read, one write, any dtype: vectorized when dense
 _BYTES = {**BYTES_PER_DTYPE, "fp64": 8.0}  # traced ops can be fp64; workloads cannot
+S = TypeVar("S")  # the named shape a pricing formula reads
 
 
 @dataclass(frozen=True)
@@ -98,41 +124,166 @@ class StepTime:
         return "compute" if compute >= self.device_s - compute else "memory"
 
 
+Formula = Callable[[Op, S, Rates, bool], float]
+
+
+class PriceRegistry:
+    """One pricing formula per op class, as torch.utils.flop_counter registers one FLOP formula per aten op:
+    `@registry.register(OpClass.X)` on `def formula(op, shape, rates, training) -> seconds`, where `shape` is the
+    op's named shape (graph.SHAPE_KINDS[X], or None where the op records none) and `training` whether the step is a
+    training step. Pricing an op of a class with no formula, or registering a second one, raises."""
+
+    def __init__(self) -> None:
+        self._formulas: dict[OpClass, Formula[Any]] = {}
+
+    def register(self, cls: OpClass) -> Callable[[Formula[S]], Formula[S]]:
+        def add(formula: Formula[S]) -> Formula[S]:
+            if cls in self._formulas:
+                raise ValueError(f"op class {cls.value!r} already has a pricing formula "
+                                 f"({self._formulas[cls].__name__}); each class has exactly one")
+            self._formulas[cls] = formula
+            return formula
+        return add
+
+    def formula(self, cls: OpClass) -> Formula[Any]:
+        try:
+            return self._formulas[cls]
+        except KeyError:
+            raise NotImplementedError(
+                f"op class {cls.value!r} has no pricing formula: register one with @prices(OpClass.{cls.name}) in "
+                f"gpuadvisor/estimate/opcost.py (CONTRIBUTING.md, 'Add an op class')") from None
+
+    @property
+    def classes(self) -> tuple[OpClass, ...]:
+        return tuple(self._formulas)
+
+    def price(self, op: Op, rates: Rates, *, training: bool = False) -> float:
+        """GPU seconds of one instance of `op` (its count is applied by the caller)."""
+        return self.formula(op.cls)(op, op.named_shape, rates, training)
+
+
+#: the op cost model: every op class's formula, registered below with @prices
+PRICES = PriceRegistry()
+prices = PRICES.register
+
+
 def op_time(op: Op, r: Rates, *, training: bool = False) -> float:
-    """GPU seconds of one instance of `op` (its count is applied by the caller)."""
-    nbytes = op.read + op.written
-    t_mem = nbytes / r.bandwidth if r.bandwidth else 0.0
+    """GPU seconds of one instance of `op` (its count is applied by the caller): its class's formula."""
+    return PRICES.price(op, r, training=training)
+
+
+def _bytes_s(op: Op, r: Rates) -> float:
+    """The op's traced bytes at the achieved copy bandwidth."""
+    return (op.read + op.written) / r.bandwidth if r.bandwidth else 0.0
+
+
+def _without_compute_rate_s(op: Op, r: Rates) -> float:
+    """A compute op with no shape recorded, or on a card with no FLOP/s figure: its bytes at copy bandwidth."""
+    return max(_bytes_s(op, r) / cal.STREAM_BW_EFF, cal.OP_KERNEL_FLOOR_S)
+
+
+@prices(OpClass.GEMM)
+def gemm_time(op: Op, shape: GemmShape | None, r: Rates, training: bool) -> float:
+    """kernels.gemm_time: wave quantization of the output tiles, the K ramp, misaligned shapes."""
     rate = r.rate(op.dtype)
-    if op.cls is OpClass.GEMM and op.shape and rate:
-        b, m, n, k = op.shape
-        eb = _BYTES.get(op.dtype, 2.0)
-        t = kernels.gemm_time(b * m, n, k, rate=rate, bandwidth=r.bandwidth, sms=r.sms, elem_bytes=eb)
-        return max(t, t_mem, cal.OP_KERNEL_FLOOR_S)
-    if op.cls is OpClass.CONV and op.shape and rate:
-        return max(_conv_time(op, r, rate, t_mem), cal.OP_KERNEL_FLOOR_S)
-    if op.cls is OpClass.ATTENTION and op.shape and rate:
-        _, _, _, skv, d, _ = op.shape
-        arate = kernels.attention_rate(skv, int(d), rate, backward=op.phase is Phase.BACKWARD)
-        return max(op.flops / arate, t_mem, cal.OP_KERNEL_FLOOR_S)
-    if op.cls is OpClass.RECURRENT and op.shape and rate:
-        return _rnn_time(op, r, rate)
-    # streaming ops: a traced op counts each tensor once; the kernels make more passes (a norm's statistics,
-    # a reduction's partial sums) and reach less of the bandwidth than a copy, by class
-    if op.cls is OpClass.NORM:
-        return max(t_mem * norm_passes(op, training=training) / r.stream_scale.get("norm", 1.0), cal.OP_KERNEL_FLOOR_S)
-    return max(t_mem / (bandwidth_efficiency(op) * r.stream_scale.get(op.cls.value, 1.0)), cal.OP_KERNEL_FLOOR_S)
+    if shape is None or not rate:
+        return _without_compute_rate_s(op, r)
+    t = kernels.gemm_time(shape.batch * shape.m, shape.n, shape.k, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
+                          elem_bytes=_BYTES.get(op.dtype, 2.0))
+    return max(t, _bytes_s(op, r), cal.OP_KERNEL_FLOOR_S)
 
 
-def bandwidth_efficiency(op: Op) -> float:
-    """The fraction of copy bandwidth the streaming ops of one class reach, passes included: elementwise ops
-    at STREAM_BW_EFF where PyTorch's vectorized kernel runs them (every tensor dense in one layout and of one
-    dtype), at STRIDED_BW_EFF where it computes offsets per element (broadcasts, transposed or permuted inputs,
-    mixed dtypes); graphs traced before the layout bits were recorded count as vectorized."""
-    if op.cls is OpClass.REDUCTION:
-        return cal.REDUCTION_BW_EFF
-    if op.cls is OpClass.GATHER:
-        return cal.GATHER_BW_EFF
-    layout = int(op.shape[1]) if len(op.shape) > 1 else 0
+@prices(OpClass.CONV)
+def conv_time(op: Op, shape: ConvShape | None, r: Rates, training: bool) -> float:
+    """An implicit GEMM per pass (module docstring; _conv_s)."""
+    rate = r.rate(op.dtype)
+    if shape is None or not rate:
+        return _without_compute_rate_s(op, r)
+    return max(_conv_s(op, shape, r, rate, _bytes_s(op, r)), cal.OP_KERNEL_FLOOR_S)
+
+
+@prices(OpClass.ATTENTION)
+def attention_time(op: Op, shape: AttentionShape | None, r: Rates, training: bool) -> float:
+    """The traced FLOPs (FlashAttention's count: kernels.attention_flops) at kernels.attention_rate."""
+    rate = r.rate(op.dtype)
+    if shape is None or not rate:
+        return _without_compute_rate_s(op, r)
+    arate = kernels.attention_rate(shape.kv_length, int(shape.head_dim), rate, backward=op.phase is Phase.BACKWARD)
+    return max(op.flops / arate, _bytes_s(op, r), cal.OP_KERNEL_FLOOR_S)
+
+
+@prices(OpClass.RECURRENT)
+def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: bool) -> float:
+    """cuDNN's fused RNN: the input projections of all steps as one GEMM, then one small GEMM per time step and
+    layer, never faster than RNN_STEP_FLOOR_S; the backward does twice the work."""
+    rate = r.rate(op.dtype)
+    if shape is None or not rate:
+        return _without_compute_rate_s(op, r)
+    b, t, h, dirs, gates = shape.batch, shape.steps, shape.hidden_size, shape.directions, shape.gates
+    total = 0.0
+    eb = _BYTES.get(op.dtype, 2.0)
+    for layer in range(int(shape.layers)):
+        width = shape.input_size if layer == 0 else h * dirs
+        proj = kernels.gemm_time(b * t, gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
+                                 elem_bytes=eb)
+        step = kernels.gemm_time(b, gates * h, h, rate=rate, bandwidth=r.bandwidth, sms=r.sms, elem_bytes=eb)
+        total += proj + t * dirs * max(step, cal.RNN_STEP_FLOOR_S)
+    return total * (2.0 if op.phase is Phase.BACKWARD else 1.0)
+
+
+# streaming ops: a traced op counts each tensor once; the kernels make more passes (a norm's statistics, a
+# reduction's partial sums) and reach less of the bandwidth than a copy, by class; a probe's measured stream
+# efficiency of the class scales it (Rates.stream_scale)
+
+@prices(OpClass.NORM)
+def norm_time(op: Op, shape: NormShape | None, r: Rates, training: bool) -> float:
+    """The traced bytes at copy bandwidth, times the passes of its kind (norm_passes)."""
+    passes = norm_passes(op, shape, training=training)
+    return max(_bytes_s(op, r) * passes / r.stream_scale.get("norm", 1.0), cal.OP_KERNEL_FLOOR_S)
+
+
+@prices(OpClass.ELEMENTWISE)
+def elementwise_time(op: Op, shape: StreamShape | None, r: Rates, training: bool) -> float:
+    """The traced bytes at elementwise_efficiency of copy bandwidth (vectorized or per-element offsets)."""
+    return _streamed_s(op, r, elementwise_efficiency(op, shape))
+
+
+@prices(OpClass.REDUCTION)
+def reduction_time(op: Op, shape: StreamShape | None, r: Rates, training: bool) -> float:
+    """The traced bytes at REDUCTION_BW_EFF of copy bandwidth (softmax, losses, sums: partial sums per block)."""
+    return _streamed_s(op, r, cal.REDUCTION_BW_EFF)
+
+
+@prices(OpClass.GATHER)
+def gather_time(op: Op, shape: StreamShape | None, r: Rates, training: bool) -> float:
+    """The traced bytes at GATHER_BW_EFF of copy bandwidth (embedding lookups, index, scatter)."""
+    return _streamed_s(op, r, cal.GATHER_BW_EFF)
+
+
+@prices(OpClass.COLLECTIVE)
+def collective_time(op: Op, shape: StreamShape | None, r: Rates, training: bool) -> float:
+    """A collective a traced model calls itself: its local bytes as an elementwise op's; the network's time is the
+    parallel layouts' (estimate/parallel/), which add it on top."""
+    return _streamed_s(op, r, elementwise_efficiency(op, shape))
+
+
+@prices(OpClass.OPTIMIZER)
+def optimizer_time(op: Op, shape: StreamShape | None, r: Rates, training: bool) -> float:
+    """The traced bytes at copy bandwidth: a fused optimizer (AdamW) streams every tensor in multi-tensor kernels,
+    whose launches (one per OPTIMIZER_PARAMS_PER_LAUNCH parameters) step_time counts once per step, not per op."""
+    return _bytes_s(op, r)
+
+
+def _streamed_s(op: Op, r: Rates, efficiency: float) -> float:
+    return max(_bytes_s(op, r) / (efficiency * r.stream_scale.get(op.cls.value, 1.0)), cal.OP_KERNEL_FLOOR_S)
+
+
+def elementwise_efficiency(op: Op, shape: StreamShape | None) -> float:
+    """The fraction of copy bandwidth an elementwise op reaches: STREAM_BW_EFF where PyTorch's vectorized kernel
+    runs it (every tensor dense in one layout and of one dtype), STRIDED_BW_EFF where it computes offsets per
+    element (broadcasts, transposed or permuted inputs, mixed dtypes); a copy that transposes runs a tiled
+    transpose kernel, at STRIDED_BW_EFF too. An op with no layout recorded counts as vectorized."""
+    layout = shape.layout if shape is not None else StreamLayout.DENSE
     if layout & (BROADCAST | STRIDED | MIXED_DTYPE) and op.name not in COPY_OPS:
         return cal.STRIDED_BW_EFF
     if layout & STRIDED:  # a copy that transposes: a tiled transpose kernel
@@ -140,21 +291,22 @@ def bandwidth_efficiency(op: Op) -> float:
     return cal.STREAM_BW_EFF
 
 
-def norm_passes(op: Op, *, training: bool) -> float:
+def norm_passes(op: Op, shape: NormShape | None, *, training: bool) -> float:
     """A normalisation's time in units of its traced bytes at copy bandwidth, by kind and pass:
 
     * batch norm in eval: one per-channel affine pass, at NORM_BW_EFF;
     * batch norm in train mode: a statistics pass (a Welford reduction per channel, far below copy bandwidth)
-      then the affine pass: BN_STATS_PASSES affine passes in all;
+      then the affine pass: BN_STATS_PASSES affine passes in all (the shape's BATCH_STATS bit; a norm with no
+      shape recorded: the step's mode);
     * group norm: statistics as batch norm's, with one thread block per (sample, group): N x G blocks under
       GN_HALF_BLOCKS leave SMs idle;
     * layer and RMS norm: one thread block per row, whose reduction latency is hidden only over long rows:
       LN_BW_EFF x row bytes / (row bytes + LN_ROW_BYTES); a permuted input (LayerNorm2d) is copied first;
     * every backward: NORM_BWD_PASSES of its forward's passes (a reduction over input and gradient, then the
       elementwise pass; the weight gradient a column reduction)."""
-    numel = op.shape[0] if op.shape else 0.0
-    layout = int(op.shape[1]) if len(op.shape) > 1 else 0
-    reduce_len = op.shape[2] if len(op.shape) > 2 else 0.0
+    numel = shape.elements if shape is not None else 0.0
+    layout = shape.layout if shape is not None else StreamLayout.DENSE
+    reduce_len = (shape.reduce_length or 0.0) if shape is not None else 0.0
     backward = op.phase is Phase.BACKWARD or op.name.endswith("backward")
     eb = _BYTES.get(op.dtype, 2.0)
     if "layer_norm" in op.name or "rms_norm" in op.name:
@@ -168,22 +320,20 @@ def norm_passes(op: Op, *, training: bool) -> float:
     elif backward:  # batch norm: the backward's reduce and elementwise passes
         passes = 1.0 / cal.NORM_BW_EFF
     else:
-        stats = bool(layout & BATCH_STATS) if len(op.shape) > 1 else training
+        stats = bool(layout & BATCH_STATS) if shape is not None else training
         passes = (cal.BN_STATS_PASSES if stats else 1.0) / cal.NORM_BW_EFF
     return passes * (cal.NORM_BWD_PASSES if backward else 1.0)
 
 
-def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
+def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> float:
     """An implicit GEMM per pass on tensor cores (grouped ones filling part of each MMA), or CUDA cores where
     the channels per group rule tensor cores out (depthwise convolutions)."""
-    c, k, groups = op.shape[1], op.shape[4], op.shape[7]
-    nhwc = op.shape[10] if len(op.shape) > 10 else 1.0
-    extra = 0.0
-    if not nhwc and op.dtype in ("bf16", "fp16"):  # cuDNN transposes NCHW in and out of NHWC
-        extra = cal.NCHW_TRANSPOSE_PASSES * t_mem
+    c, k, groups = shape.in_channels, shape.out_channels, shape.groups
+    nchw_16bit = shape.layout is TensorLayout.NCHW and op.dtype in ("bf16", "fp16")
+    extra = cal.NCHW_TRANSPOSE_PASSES * t_mem if nchw_16bit else 0.0  # cuDNN transposes NCHW in and out of NHWC
     per_group = min(c, k) / groups if groups > 1 else 0.0
-    if per_group >= 4 and not nhwc and op.dtype in ("bf16", "fp16"):
-        return _nchw_grouped_time(op, r, rate, t_mem)
+    if per_group >= 4 and nchw_16bit:
+        return _nchw_grouped_s(op, shape, r, rate, t_mem)
     if per_group >= 4:  # grouped (ResNeXt): tensor cores, each group's channels padded to one MMA's width
         fill = min(1.0, per_group / cal.GROUP_MMA_CHANNELS)
         return max(op.flops / (rate * cal.CONV_EFF * fill), t_mem) + extra
@@ -196,67 +346,54 @@ def _conv_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
     # the implicit GEMM's compute only: its A operand is the input read in place (each element once per filter
     # tap from shared memory and L2), never the im2col matrix gemm_time's memory term would charge; the
     # convolution's own tensors at bandwidth are the floor below
-    t = _implicit_gemms_s(op, r, rate, c, k, forward=op.phase is Phase.FORWARD) + _bias_grad_s(op, r)
+    t = _implicit_gemms_s(op, shape, r, rate, c, k, forward=op.phase is Phase.FORWARD) + _bias_grad_s(op, shape, r)
     return max(t, t_mem) + extra
 
 
-def _implicit_gemms_s(op: Op, r: Rates, rate: float, c: float, k: float, *, forward: bool) -> float:
+def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float, k: float, *,
+                      forward: bool) -> float:
     """One convolution's (or one group's: `c`, `k` its channels) implicit GEMMs on tensor cores: the forward's,
-    or the backward's input gradient, weight gradient or both (the shape's gradient bits)."""
-    n, _, h, w, _, kr, ks, _, oh, ow = op.shape[:10]
-    grads = int(op.shape[11]) if len(op.shape) > 11 else 3
-    data, weight = (n * h * w, c, k * kr * ks), (k, c * kr * ks, n * oh * ow)  # the input's gradient, the weight's
-    passes = [(n * oh * ow, k, c * kr * ks)] if forward else [p for bit, p in ((1, data), (2, weight)) if grads & bit]
+    or the backward's input gradient, weight gradient or both (the shape's gradients)."""
+    n, h, w, oh, ow = shape.batch, shape.in_height, shape.in_width, shape.out_height, shape.out_width
+    taps = shape.kernel_height * shape.kernel_width
+    data, weight = (n * h * w, c, k * taps), (k, c * taps, n * oh * ow)  # the input's gradient, the weight's
+    passes = [(n * oh * ow, k, c * taps)] if forward else [
+        p for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight)) if shape.gradients & grad]
     conv_rate = rate * cal.CONV_EFF * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's scale where measured
     return sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
                                  k_ramp=cal.CONV_K_RAMP) for m, nn, kk in passes)
 
 
-def _bias_grad_s(op: Op, r: Rates) -> float:
-    """The bias gradient, where a backward computes one (gradient bit 4): a pass over the output gradient, as a
-    reduction."""
-    n, k, oh, ow = op.shape[0], op.shape[4], op.shape[8], op.shape[9]
-    grads = int(op.shape[11]) if len(op.shape) > 11 else 3
-    if not grads & 4 or not r.bandwidth:
+def _bias_grad_s(op: Op, shape: ConvShape, r: Rates) -> float:
+    """The bias gradient, where a backward computes one: a pass over the output gradient, as a reduction."""
+    if not shape.gradients & ConvGradients.BIAS or not r.bandwidth:
         return 0.0
-    return n * k * oh * ow * _BYTES.get(op.dtype, 2.0) / (r.bandwidth * cal.REDUCTION_BW_EFF)
+    outputs = shape.batch * shape.out_channels * shape.out_height * shape.out_width
+    return outputs * _BYTES.get(op.dtype, 2.0) / (r.bandwidth * cal.REDUCTION_BW_EFF)
 
 
-def _nchw_grouped_time(op: Op, r: Rates, rate: float, t_mem: float) -> float:
+def _nchw_grouped_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> float:
     """A 16-bit grouped convolution on NCHW tensors (1-D ones have no channels-last layout: wav2vec2's positional
     convolution): cuDNN's grouped tensor-core kernels are NHWC ones, so it runs one convolution per group, the
     forward on CUDA cores (implicit_convolve_sgemm, one launch per group in the H100 profiles) and the gradients
     as per-group implicit GEMMs on tensor cores (cutlass dgrad/wgrad, one launch per group), with no transposes."""
-    c, k, groups = op.shape[1], op.shape[4], op.shape[7]
+    c, k, groups = shape.in_channels, shape.out_channels, shape.groups
     if op.phase is Phase.FORWARD:
         cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
         return max(op.flops / cuda_rate, t_mem)
-    t = groups * _implicit_gemms_s(op, r, rate, c / groups, k / groups, forward=False) + _bias_grad_s(op, r)
-    return max(t, t_mem)
-
-
-def _rnn_time(op: Op, r: Rates, rate: float) -> float:
-    b, t, inp, h, layers, gates, dirs = op.shape
-    total = 0.0
-    eb = _BYTES.get(op.dtype, 2.0)
-    for layer in range(int(layers)):
-        width = inp if layer == 0 else h * dirs
-        proj = kernels.gemm_time(b * t, gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
-                                 elem_bytes=eb)
-        step = kernels.gemm_time(b, gates * h, h, rate=rate, bandwidth=r.bandwidth, sms=r.sms, elem_bytes=eb)
-        total += proj + t * dirs * max(step, cal.RNN_STEP_FLOOR_S)
-    return total * (2.0 if op.phase is Phase.BACKWARD else 1.0)
+    t = groups * _implicit_gemms_s(op, shape, r, rate, c / groups, k / groups, forward=False)
+    return max(t + _bias_grad_s(op, shape, r), t_mem)
 
 
 def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *, eager: bool = True) -> StepTime:
     """The time of one step of `g` on one GPU: each op costed by class, the host's dispatch on top."""
     r = Rates.of(hw, eff)
     st = StepTime()
-    optimizer_bytes = 0.0
+    optimizer_s = 0.0
     training = g.mode.value == "training"
     for op in g.ops:
-        if op.cls is OpClass.OPTIMIZER:
-            optimizer_bytes += (op.read + op.written) * op.count
+        if op.cls is OpClass.OPTIMIZER:  # priced per step below, with its multi-tensor kernels' launches
+            optimizer_s += op_time(op, r, training=training) * op.count
             continue
         t = op_time(op, r, training=training) * op.count
         st.device_s += t
@@ -264,10 +401,9 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
         st.by_class[op.cls.value] = st.by_class.get(op.cls.value, 0.0) + t
         st.by_phase[op.phase.value] = st.by_phase.get(op.phase.value, 0.0) + t
     if g.mode.value == "training":
-        # fused AdamW: one multi-tensor kernel per ~chunk of parameters; bytes as traced
-        t_opt = optimizer_bytes / r.bandwidth if r.bandwidth else 0.0
+        # fused AdamW: one multi-tensor kernel per ~chunk of parameters, each at least a kernel's floor
         launches = max(1, math.ceil(g.trainable_params / cal.OPTIMIZER_PARAMS_PER_LAUNCH))
-        t_opt += launches * cal.OP_KERNEL_FLOOR_S
+        t_opt = optimizer_s + launches * cal.OP_KERNEL_FLOOR_S
         st.device_s += t_opt
         st.kernels += launches
         st.by_class[OpClass.OPTIMIZER.value] = t_opt

@@ -57,6 +57,12 @@ CONSTANTS = (
     Constant("ATTN_SEQ_RAMP_FWDBWD", 1300, "tokens", "sequence length at which forward + backward flash attention "
              "reaches half its asymptotic rate", f"{DECODE_A}, {DECODE_B} (SDPA sweeps)", Method.NOT_REPRODUCIBLE,
              "a log-space least-squares refit of the 27 forward + backward points gives about 1600, not 1300"),
+    Constant("ATTN_BWD_FLOPS", 2.5, "x forward", "FLOPs of a flash-attention backward over its forward's (QK^T "
+             "recomputed, then dV, dP, dS's products dQ and dK: five matmuls of the forward's size to its two); "
+             "forward + backward is 1 + ATTN_BWD_FLOPS", "FlashAttention's own count: "
+             "https://github.com/Dao-AILab/flash-attention/blob/main/benchmarks/benchmark_flash_attention.py "
+             "(flops(): bwd 2.5 x fwd, fwd_bwd 3.5 x fwd)", Method.COUNTED,
+             "five matmuls of the forward's size against its two; traced graphs store the FLOPs counted when traced"),
     Constant("KERNEL_FLOOR_S", 3.4e-6, "s", "GPU time of a small kernel of a decode step, even inside a CUDA graph "
              "(launch latency, ramp and tail)", f"{DECODE_A} (graphs_own decode steps)", Method.FITTED,
              "least squares (seconds) of step = bytes / bandwidth + (17 x layers + 6) x floor over the "

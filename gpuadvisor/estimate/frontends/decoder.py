@@ -21,7 +21,18 @@ import fnmatch
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.frontends import prims as P
 from gpuadvisor.estimate.frontends.tape import T, Tape, stream_shape
-from gpuadvisor.estimate.graph import MEMORY_ITEMS, GraphMode, MemoryPeak, Op, OpClass, OpGraph, Phase, merge
+from gpuadvisor.estimate.graph import (
+    MEMORY_ITEMS,
+    AttentionShape,
+    GraphMode,
+    MemoryPeak,
+    Op,
+    OpClass,
+    OpGraph,
+    Phase,
+    merge,
+)
+from gpuadvisor.estimate.kernels import attention_flops
 from gpuadvisor.modelspec import ModelSpec
 
 #: host ops that launch no kernel (views, reshapes, mask and cache bookkeeping) beyond those the tape counts:
@@ -165,8 +176,8 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
     sin = tp.op("mul", [tp.op("sin", [embt], d * s, "fp32")], d * s, "fp32")
     cos, sin = P.cast(tp, cos, wdt), P.cast(tp, sin, wdt)
     # without a cache (checkpointing) transformers passes an explicit mask: no causal skip, no GQA in SDPA
-    att_shape = (float(b), float(heads), float(s), float(s), float(d), 0.0 if mask else 1.0)
-    att_flops = 4.0 * b * heads * s * s * d * (1.0 if mask else 0.5)
+    att_shape = AttentionShape(float(b), float(heads), float(s), float(s), float(d), causal=mask is None)
+    att_flops = attention_flops(att_shape, backward=False)
     held: list[T] = []
 
     def layer(x: T, p: str) -> T:

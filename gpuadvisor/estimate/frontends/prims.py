@@ -4,8 +4,9 @@ order a traced step shows them (tests/test_analytic_graph.py compares the two op
 
 from __future__ import annotations
 
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.frontends.tape import T, Tape
-from gpuadvisor.estimate.graph import OpClass, Phase
+from gpuadvisor.estimate.graph import AttentionShape, GemmShape, OpClass, Phase
 
 R = OpClass.REDUCTION
 
@@ -132,12 +133,12 @@ def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_gr
         gx = gw = gb = None
 
         def grad_x() -> T:
-            return tp.op("mm", [g, w], x.numel, g.dtype, OpClass.GEMM, shape=(1.0, tokens, n_in, n_out),
-                         flops=2.0 * tokens * n_in * n_out)
+            return tp.op("mm", [g, w], x.numel, g.dtype, OpClass.GEMM,
+                         shape=GemmShape(1.0, tokens, n_in, n_out).to_row(), flops=2.0 * tokens * n_in * n_out)
 
         def grad_w() -> T:
-            return tp.op("mm", [g, x], w.numel, g.dtype, OpClass.GEMM, shape=(1.0, n_out, n_in, tokens),
-                         flops=2.0 * tokens * n_in * n_out)
+            return tp.op("mm", [g, x], w.numel, g.dtype, OpClass.GEMM,
+                         shape=GemmShape(1.0, n_out, n_in, tokens).to_row(), flops=2.0 * tokens * n_in * n_out)
         if b is None:  # traced order: the weight's gradient first for mm, the input's first for addmm
             gw = grad_w() if w.requires_grad else None
             gx = grad_x() if x.requires_grad else None
@@ -150,7 +151,7 @@ def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_gr
     saved = tuple(t for t, other in ((x, w), (w, x)) if other.requires_grad)  # x for W's gradient, W for x's
     name = "mm" if b is None else "addmm"
     out = tp.op(name, ins, tokens * n_out, x.dtype, OpClass.GEMM, backward=None,
-                shape=(1.0, tokens, n_out, n_in), flops=2.0 * tokens * n_out * n_in)
+                shape=GemmShape(1.0, tokens, n_out, n_in).to_row(), flops=2.0 * tokens * n_out * n_in)
     if tp.grad_enabled and any(t.requires_grad for t in ins):
         node_ins = [x, w] if b is None else [x, w, b]
         tp.attach(out, node_ins, bwd, saved)
@@ -165,18 +166,18 @@ def repeat_kv(tp: Tape, x: T, n_rep: float) -> T:
                  backward=lambda g: [tp.op("sum", [g], x.numel, g.dtype, R)])
 
 
-def sdpa(tp: Tape, q: T, k: T, v: T, shape: tuple[float, ...], flops: float, mask: T | None = None) -> T:
+def sdpa(tp: Tape, q: T, k: T, v: T, shape: AttentionShape, flops: float, mask: T | None = None) -> T:
     """F.scaled_dot_product_attention as one flash kernel (GQA without repeated K/V); autocast casts q, k, v.
     An explicit `mask` is read (not counted in its bytes, as the tracer counts them) and held to here."""
     if tp.autocast:
         q, k, v = (cast(tp, t, tp.autocast) for t in (q, k, v))
-    b, h, s = shape[:3]
+    b, h, s = shape.batch, shape.heads, shape.q_length
     out = tp.new(q.numel, q.dtype)
     lse = tp.new(b * h * s, "fp32")
     # the forward kernel is labelled forward even when a checkpointed layer recomputes it in the backward, as the
     # tracer records it (trace/as_cuda.py), and so costed as a forward kernel
     phase, tp.phase = tp.phase, Phase.FORWARD
-    tp.emit("flash_attention", OpClass.ATTENTION, [q, k, v], [out], shape=shape, flops=flops)
+    tp.emit("flash_attention", OpClass.ATTENTION, [q, k, v], [out], shape=shape.to_row(), flops=flops)
     tp.phase = phase
     if phase is not Phase.FORWARD:  # its memory still counts in the phase it runs in
         tp.runs_in[len(tp.ops) - 1] = phase
@@ -185,8 +186,8 @@ def sdpa(tp: Tape, q: T, k: T, v: T, shape: tuple[float, ...], flops: float, mas
 
     def bwd(g: T) -> list[T | None]:
         grads = [tp.like(t) for t in (q, k, v)]
-        tp.emit("flash_attention_backward", OpClass.ATTENTION, [g, q, k, v, out, lse], grads, shape=shape,
-                flops=flops * 2.5)
+        tp.emit("flash_attention_backward", OpClass.ATTENTION, [g, q, k, v, out, lse], grads,
+                shape=shape.to_row(), flops=flops * cal.ATTN_BWD_FLOPS)
         return list(grads)
     if tp.grad_enabled and any(t.requires_grad for t in (q, k, v)):
         tp.attach(out, [q, k, v], bwd, (q, k, v, out, lse))

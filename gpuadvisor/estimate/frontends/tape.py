@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpuadvisor.estimate.graph import BROADCAST, MIXED_DTYPE, STRIDED, Op, OpClass, Phase
+from gpuadvisor.estimate.graph import BROADCAST, MIXED_DTYPE, STRIDED, Op, OpClass, Phase, StreamLayout, StreamShape
 
 ELEM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int64": 8.0, "bool": 1.0, "other": 8.0}
 FLOATS = ("fp32", "bf16", "fp16")
@@ -32,15 +32,16 @@ def stream_shape(ins: list[T], outs: list[T]) -> tuple[float, ...]:
     tensors = ins + outs
     biggest = max((t.numel for t in tensors), default=0.0)
     if not biggest:
-        return (0.0, 0.0)
+        return StreamShape(0.0, StreamLayout.DENSE).to_row()
     ref = max(outs or ins, key=lambda t: t.numel)
-    bits = MIXED_DTYPE if len({t.dtype for t in tensors if t.dtype in FLOATS and t.numel > 1}) > 1 else 0
+    mixed = len({t.dtype for t in tensors if t.dtype in FLOATS and t.numel > 1}) > 1
+    bits = MIXED_DTYPE if mixed else StreamLayout.DENSE
     for t in ins:
         if 1 < t.numel < biggest:
             bits |= BROADCAST
         elif t.numel == biggest and t.strided != ref.strided:
             bits |= STRIDED
-    return (float(biggest), float(bits))
+    return StreamShape(float(biggest), bits).to_row()
 
 
 class Storage:

@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.lengths import Lengths, parse_lengths
 from gpuadvisor.estimate.serve.parallel import Layout
 from gpuadvisor.estimate.serve.profiles import ServeEngine, _raw_physics, serve_engine
-from gpuadvisor.estimate.serve.sim import KV_BLOCK, SimConfig, simulate
+from gpuadvisor.estimate.serve.sim import SimConfig, simulate
 from gpuadvisor.estimate.serve.stepcost import KV_BYTES, WEIGHT_BITS, RooflineStepCost
 
 DEFAULT_REQUESTS = 1000
@@ -44,7 +45,7 @@ class ServeSetup:
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
                 "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
                 **host, "weights": self.weights, "kv_dtype": self.kv_dtype,
-                "kv_block_tokens": KV_BLOCK, "kv_blocks_per_group": self.cfg.kv_blocks,
+                "kv_block_tokens": int(cal.KV_BLOCK_TOKENS), "kv_blocks_per_group": self.cfg.kv_blocks,
                 "kv_mem_fraction": e.kv_mem_fraction, "layout": self.layout.describe(), "gpus": self.layout.gpus,
                 "card": self.hw.name, "engine_sources": list(e.sources), "calibrated_on": e.calibrated_on}
 
@@ -81,7 +82,7 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
                         f"(weights {cost.weight_bytes_per_gpu() / 2**30:.1f} GiB per GPU)")
     # pipeline stages: pp interleaved schedulers, each with 1/pp of the group's KV tokens (parallel.py)
     cfg = SimConfig(max_batched_tokens=eng.max_batched_tokens, max_seqs=eng.max_seqs,
-                    kv_blocks=tokens // KV_BLOCK, chunked_prefill=eng.chunked_prefill,
+                    kv_blocks=tokens // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
                     prefill_first=eng.prefill_first, time_scale=float(lay.pp),
                     reserve_output=eng.reserve_output)
     return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg)
@@ -99,9 +100,9 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         raise UserError(f"--requests must be at least 1, got {requests!r}")
     groups = s.layout.replicas * s.layout.pp
     inp, out = lengths.draw(requests, seed)
-    if int((inp + out).max()) > s.cfg.kv_blocks * KV_BLOCK:
+    if int((inp + out).max()) > s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS):
         raise UserError(f"a request of {int((inp + out).max())} tokens does not fit in the KV cache "
-                        f"({s.cfg.kv_blocks * KV_BLOCK:,} tokens per scheduler)")
+                        f"({s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS):,} tokens per scheduler)")
     sub = slice(None)
     r = rate / groups if rate is not None else None
     u = max(1, round(users / groups)) if users is not None else None

@@ -4,7 +4,7 @@ Every iteration the scheduler (vLLM / TensorRT-LLM style, `prefill_first` False)
 sequence past its prompt, then spends what is left of the token budget (`max_batched_tokens`) on prompt chunks:
 first the prompts already started, then new requests in arrival order while `max_seqs` and the KV cache allow.
 An engine that schedules prompts first (SGLang, llama.cpp; `prefill_first`) runs an iteration of prompt chunks
-alone when any are waiting, and decodes otherwise. The KV cache is paged in blocks of KV_BLOCK tokens; a decode
+alone when any are waiting, and decodes otherwise. The KV cache is paged in blocks of KV_BLOCK_TOKENS tokens; a decode
 that finds no free block preempts the most recently admitted sequence, which frees its blocks and is recomputed
 later (its prompt then is its input plus what it had generated); an engine that reserves the whole output
 at admission (`reserve_output`, TensorRT-LLM's GUARANTEED_NO_EVICT) never preempts.
@@ -22,16 +22,15 @@ from typing import Any
 
 import numpy as np
 
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.serve.stepcost import StepCost
-
-KV_BLOCK = 16
 
 
 @dataclass(frozen=True)
 class SimConfig:
     max_batched_tokens: int
     max_seqs: int
-    kv_blocks: int  # KV cache blocks of KV_BLOCK tokens
+    kv_blocks: int  # KV cache blocks of KV_BLOCK_TOKENS tokens (calibration table)
     chunked_prefill: bool = True
     prefill_first: bool = False
     time_scale: float = 1.0  # iteration latency multiplier (pipeline stages: pp x a stage's time)
@@ -103,6 +102,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     """Run the requests (lengths given) through the scheduler; `rate` req/s (Poisson), `users` closed-loop users,
     or neither: every request queued at time 0 (an offline / infinite-rate benchmark)."""
     n = len(input_len)
+    block = int(cal.KV_BLOCK_TOKENS)
     inp = np.asarray(input_len, np.int64)
     out = np.maximum(np.asarray(output_len, np.int64), 1)
     arrival = np.full(n, np.inf)
@@ -144,7 +144,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         dec = decoding if do_decode else decoding[:0]
         # KV blocks for the decodes' next token; preempt the newest sequences when they run out
         if len(dec):
-            need = np.maximum(-(-(prompt[dec] + gen[dec]) // KV_BLOCK) - blocks[dec], 0)
+            need = np.maximum(-(-(prompt[dec] + gen[dec]) // block) - blocks[dec], 0)
             while int(need.sum()) > free and running:
                 victim = running.pop()
                 free += int(blocks[victim])
@@ -166,7 +166,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 if budget <= 0:
                     break
                 c = min(int(prompt[i] - done_pf[i]), budget)
-                nb = max(-(-(done_pf[i] + c) // KV_BLOCK) - blocks[i], 0)
+                nb = max(-(-(done_pf[i] + c) // block) - blocks[i], 0)
                 if nb > free:
                     break
                 free -= nb
@@ -179,7 +179,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 if not cfg.chunked_prefill and rest > budget and (chunks or len(dec)):
                     break
                 c = min(rest, budget) if cfg.chunked_prefill else rest
-                nb = -(-(inp[i] + out[i] if cfg.reserve_output else c) // KV_BLOCK)
+                nb = -(-(inp[i] + out[i] if cfg.reserve_output else c) // block)
                 if nb > free:
                     break
                 waiting.popleft()

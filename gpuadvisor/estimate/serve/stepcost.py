@@ -33,10 +33,15 @@ from gpuadvisor.estimate.dispatch import overlap
 from gpuadvisor.estimate.engines import engine_profile, prefill_dispatch_s
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.profiles import ServeEngine
+from gpuadvisor.workload import QUANT_FORMATS
 
-# bits per weight of the weight formats a serving estimate takes (GGUF: llama.cpp's own block sizes)
-WEIGHT_BITS = {"bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "fp4": 4.5, "nvfp4": 4.5, "mxfp4": 4.25, "int8": 8.0,
-               "awq": 4.25, "gptq": 4.25, "q4_0": 4.5, "q4_k_m": 4.85, "q5_k_m": 5.7, "q8_0": 8.5}
+#: bits per weight of the weight formats a serving estimate takes: the quantized formats the rest of the estimator
+#: takes too are read from workload.QUANT_FORMATS (one table, its sources there); the 16-bit dtypes and the formats
+#: only serving takes are here (block scales included: NVFP4 4 bits + fp8 scale per 16, MXFP4 + e8m0 scale per 32,
+#: GGUF Q4_0 + fp16 scale per 32)
+WEIGHT_BITS = {"bf16": 16.0, "fp16": 16.0, "fp8": QUANT_FORMATS["fp8"][0], "fp4": 4.5, "nvfp4": 4.5, "mxfp4": 4.25,
+               **{name: QUANT_FORMATS[name][0] for name in ("int8", "awq", "gptq")}, "q4_0": 4.5,
+               **{name: QUANT_FORMATS[name][0] for name in ("q4_k_m", "q5_k_m", "q8_0")}}
 KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "q8_0": 1.0625, "fp4": 0.5625}
 GGUF = ("q4_0", "q4_k_m", "q5_k_m", "q8_0")
 WEIGHT_ONLY_INT4 = ("awq", "gptq")

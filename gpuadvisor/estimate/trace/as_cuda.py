@@ -22,7 +22,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
-from gpuadvisor.estimate.graph import Op, OpClass, Phase
+from gpuadvisor.estimate.graph import AttentionShape, Op, OpClass, Phase
+from gpuadvisor.estimate.kernels import attention_flops
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
 _Function: Any = torch.autograd.Function  # torch is untyped here (an optional extra)
@@ -182,12 +183,13 @@ def _record(rec: Recorder, q: Any, k: Any, v: Any, mask: Any, out: Any, causal: 
         return
     if q.dim() != 4:  # (heads, L, E) without a batch: as a batch of one
         q, k, v, out = (t.unsqueeze(0) for t in (q, k, v, out))
-    shape = (*(float(x) for x in q.shape[:3]), float(k.shape[-2]), float(q.shape[-1]), 1.0 if causal else 0.0)
+    b, heads, q_length = (float(x) for x in q.shape[:3])
+    shape = AttentionShape(b, heads, q_length, float(k.shape[-2]), float(q.shape[-1]), causal)
     backward = phase is Phase.BACKWARD
     io = sum(C.tensor_bytes(t) for t in (q, k, v)) + (C.tensor_bytes(mask) if mask is not None else 0.0)
     read = io + (2 * C.tensor_bytes(out) if backward else 0.0)  # backward reads out and its gradient
     written = sum(C.tensor_bytes(t) for t in (q, k, v)) if backward else C.tensor_bytes(out)
     name = "flash_attention_backward" if backward else "flash_attention"
     # inside an autograd.Function grad mode is off: q, k, v needing a gradient is what makes it recorded
-    rec.append(Op(name, OpClass.ATTENTION, phase, C.dtype_name(q.dtype), C.attention_flops(shape, backward),
-                  read, written, shape), (q, k, v), grad_mode=True)
+    rec.append(Op(name, OpClass.ATTENTION, phase, C.dtype_name(q.dtype), attention_flops(shape, backward=backward),
+                  read, written, shape.to_row()), (q, k, v), grad_mode=True)

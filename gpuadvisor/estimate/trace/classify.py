@@ -1,8 +1,9 @@
 """One aten op as the cost model sees it: its class, FLOPs, bytes and class-specific shape.
 
 FLOPs come from PyTorch's own formulas (`torch.utils.flop_counter`'s registry: GEMMs, convolutions
-and their backward, SDPA); attention is counted here for every SDPA variant (the registry has no
-formula for the CPU flash kernel the tracer runs, and counts no causal triangle). Bytes are each
+and their backward, SDPA); attention is counted by kernels.attention_flops for every SDPA variant (the
+registry has no formula for the CPU flash kernel the tracer runs, and counts no causal triangle).
+The shapes are graph's named shapes; the recorder stores them as rows (`to_row`). Bytes are each
 input and output tensor's own size, once: what a kernel that reads its inputs once must move.
 """
 
@@ -11,7 +12,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpuadvisor.estimate.graph import BATCH_STATS, BROADCAST, MIXED_DTYPE, STRIDED, OpClass
+from gpuadvisor.estimate.graph import (
+    BATCH_STATS,
+    BROADCAST,
+    MIXED_DTYPE,
+    STRIDED,
+    AttentionShape,
+    ConvGradients,
+    ConvShape,
+    GemmShape,
+    NormShape,
+    OpClass,
+    StreamLayout,
+    StreamShape,
+    TensorLayout,
+)
 
 GEMM_OPS = {"mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "_grouped_mm", "addmv", "mv", "dot", "_int_mm",
             "addbmm"}
@@ -79,8 +94,8 @@ def dtype_name(dtype: Any) -> str:
             "torch.float8_e4m3fn": "fp8", "torch.float8_e5m2": "fp8", "torch.int8": "int8"}.get(str(dtype), "other")
 
 
-def gemm_shape(name: str, args: tuple[Any, ...]) -> tuple[float, ...]:
-    """(batch, m, n, k) of a matrix product."""
+def gemm_shape(name: str, args: tuple[Any, ...]) -> GemmShape:
+    """The (batch, m, n, k) of a matrix product."""
     mats = [a for a in args if hasattr(a, "shape") and len(a.shape) >= 2]
     if name in ("addmm", "baddbmm", "addbmm") and len(mats) >= 3:
         mats = mats[1:]
@@ -88,15 +103,15 @@ def gemm_shape(name: str, args: tuple[Any, ...]) -> tuple[float, ...]:
         vecs = [a for a in args if hasattr(a, "shape")]
         n = vecs[0].shape[0] if vecs else 1
         k = vecs[0].shape[-1] if vecs else 1
-        return (1.0, 1.0, float(n), float(k))
+        return GemmShape(1.0, 1.0, float(n), float(k))
     a, b = mats[0], mats[1]
     batch = float(math.prod(a.shape[:-2])) if len(a.shape) > 2 else 1.0
-    return (batch, float(a.shape[-2]), float(b.shape[-1]), float(a.shape[-1]))
+    return GemmShape(batch, float(a.shape[-2]), float(b.shape[-1]), float(a.shape[-1]))
 
 
-def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> tuple[float, ...]:
-    """(N, C, H, W, K, R, S, groups, outH, outW, NHWC, grads) of a 2-D convolution (1-D/3-D folded into 2-D);
-    grads as conv_grads says."""
+def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> ConvShape:
+    """The shape of a 2-D convolution (1-D/3-D folded into 2-D: a 3-D one's depth and width as one width); the
+    gradients as conv_grads says."""
     if name == "convolution_backward":
         grad_out, x, w = args[0], args[1], args[2]
         groups = args[9] if len(args) > 9 else 1
@@ -112,42 +127,48 @@ def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> tuple[float, ...]:
     n, c, h, wd = dims(x)
     k, _, r, s = dims(w)
     _, _, oh, ow = dims(y)
-    nhwc = 1.0 if len(x.shape) == 4 and x.is_contiguous(memory_format=_channels_last()) and c > 1 else 0.0
-    return (n, c, h, wd, k, r, s, float(groups), oh, ow, nhwc, conv_grads(name, args))
+    nhwc = len(x.shape) == 4 and x.is_contiguous(memory_format=_channels_last()) and c > 1
+    return ConvShape(n, c, h, wd, k, r, s, float(groups), oh, ow, TensorLayout.NHWC if nhwc else TensorLayout.NCHW,
+                     conv_grads(name, args))
 
 
-def conv_flops(name: str, args: tuple[Any, ...], shape: tuple[float, ...]) -> float:
+def conv_flops(name: str, args: tuple[Any, ...], shape: ConvShape) -> float:
     """2 x MACs of the forward, once per gradient a backward computes. Not flop_counter's formula: its
     convolution backward ignores `groups` and counts a depthwise weight gradient groups-times over."""
-    n, c, _h, _w, k, r, s, groups, oh, ow = shape[:10]
-    fwd = 2.0 * n * oh * ow * k * (c / groups) * r * s
+    fwd = (2.0 * shape.batch * shape.out_height * shape.out_width * shape.out_channels
+           * (shape.in_channels / shape.groups) * shape.kernel_height * shape.kernel_width)
     if name != "convolution_backward":
         return fwd
     mask = args[10] if len(args) > 10 else (True, True, False)
     return fwd * (bool(mask[0]) + bool(mask[1]))
 
 
-def conv_grads(name: str, args: tuple[Any, ...]) -> float:
-    """Which gradients a convolution backward computes, as bits: 1 the input's, 2 the weight's, 4 the bias's
-    (a reduction over every output position); 0 for a forward."""
+def conv_grads(name: str, args: tuple[Any, ...]) -> ConvGradients:
+    """Which gradients a convolution backward computes (its output mask); FORWARD for a forward."""
     if name != "convolution_backward":
-        return 0.0
+        return ConvGradients.FORWARD
     mask = args[10] if len(args) > 10 else (True, True, False)
-    return float(bool(mask[0]) + 2 * bool(mask[1]) + 4 * bool(mask[2]))
+    grads = ConvGradients.FORWARD
+    for wanted, grad in zip(mask, (ConvGradients.INPUT, ConvGradients.WEIGHT, ConvGradients.BIAS), strict=False):
+        if wanted:
+            grads |= grad
+    return grads
 
 
 
 
-def stream_shape(name: str, cls: OpClass, args: tuple[Any, ...], ins: list[Any], outs: list[Any]) -> tuple[float, ...]:
-    """(elements of the largest tensor, layout bits, and for a norm the elements each statistic reduces over) of a
-    streaming op: PyTorch's vectorized elementwise path needs every tensor dense in one layout and of one dtype;
-    a norm's kernels take a row or a group per thread block, so its reduction length sets how well they stream."""
+def stream_shape(name: str, cls: OpClass, args: tuple[Any, ...], ins: list[Any],
+                 outs: list[Any]) -> StreamShape | NormShape:
+    """The elements of the largest tensor and the layout of a streaming op, and for a norm the elements each
+    statistic reduces over: PyTorch's vectorized elementwise path needs every tensor dense in one layout and of one
+    dtype; a norm's kernels take a row or a group per thread block, so its reduction length sets how well they
+    stream."""
     tensors = ins + outs
     biggest = max((t.numel() for t in tensors), default=0)
     if not biggest:
-        return (0.0, 0.0)
+        return NormShape(0.0, StreamLayout.DENSE) if cls is OpClass.NORM else StreamShape(0.0, StreamLayout.DENSE)
     ref = max(outs or ins, key=lambda t: t.numel())
-    bits = 0
+    bits = StreamLayout.DENSE
     floats = {t.dtype for t in tensors if t.is_floating_point() and t.numel() > 1}
     if len(floats) > 1:
         bits |= MIXED_DTYPE
@@ -159,10 +180,9 @@ def stream_shape(name: str, cls: OpClass, args: tuple[Any, ...], ins: list[Any],
     if name in ("native_batch_norm", "_native_batch_norm_legit", "cudnn_batch_norm", "_batch_norm_with_update",
                 "_native_batch_norm_legit_functional") and any(a is True for a in args):
         bits |= BATCH_STATS
-    shape: tuple[float, ...] = (float(biggest), float(bits))
     if cls is OpClass.NORM:
-        shape += (_norm_reduction(name, args, biggest),)
-    return shape
+        return NormShape(float(biggest), bits, _norm_reduction(name, args, biggest))
+    return StreamShape(float(biggest), bits)
 
 
 def _layout(t: Any) -> str:
@@ -195,8 +215,8 @@ def _channels_last() -> Any:
     return torch.channels_last
 
 
-def attention_shape(args: tuple[Any, ...], kwargs: dict[str, Any], backward: bool) -> tuple[float, ...]:
-    """(batch, heads, q length, kv length, head dim, causal) from SDPA-style (q, k, v, ...) args."""
+def attention_shape(args: tuple[Any, ...], kwargs: dict[str, Any], backward: bool) -> AttentionShape:
+    """The (batch, heads, q length, kv length, head dim, causal) of SDPA-style (q, k, v, ...) args."""
     tensors = [a for a in args if hasattr(a, "shape") and len(a.shape) == 4]
     if backward and len(tensors) >= 4:  # (grad_out, q, k, v, ...)
         tensors = tensors[1:]
@@ -206,14 +226,7 @@ def attention_shape(args: tuple[Any, ...], kwargs: dict[str, Any], backward: boo
         if isinstance(a, bool):
             causal = causal or a
     b, h, sq, d = (float(v) for v in q.shape)
-    return (b, h, sq, float(k.shape[-2]), d, 1.0 if causal else 0.0)
-
-
-def attention_flops(shape: tuple[float, ...], backward: bool) -> float:
-    """QK^T and PV: 4 B H Sq Skv D, half under a causal mask; the backward does 2.5x the forward."""
-    b, h, sq, skv, d, causal = shape
-    f = 4.0 * b * h * sq * skv * d * (0.5 if causal else 1.0)
-    return f * (2.5 if backward else 1.0)
+    return AttentionShape(b, h, sq, float(k.shape[-2]), d, causal)
 
 
 def registry_flops(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> float:

@@ -14,7 +14,8 @@ import weakref
 from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
-from gpuadvisor.estimate.graph import Op, OpClass, Phase
+from gpuadvisor.estimate.graph import Op, OpClass, OpShape, Phase, TensorLayout
+from gpuadvisor.estimate.kernels import attention_flops
 from gpuadvisor.estimate.trace.torchlib import import_torch
 
 torch = import_torch()
@@ -113,8 +114,7 @@ class Recorder(TorchDispatchMode):
         if not isinstance(x, torch.Tensor) or x.dtype not in (torch.bfloat16, torch.float16):
             return
         shape = C.conv_shape(name, args, out)
-        c, groups, nhwc = shape[1], shape[7], shape[10]
-        if nhwc or groups > 1 or c < 2:
+        if shape.layout is TensorLayout.NHWC or shape.groups > 1 or shape.in_channels < 2:
             return
         acts = [t for t in tree_leaves((args, out)) if isinstance(t, torch.Tensor) and t.dim() >= 3
                 and tuple(t.shape) not in self.weight_shapes]
@@ -172,23 +172,23 @@ class Recorder(TorchDispatchMode):
         written = sum(C.tensor_bytes(t) for t in _unique(outs))
         floats = [t for t in ins if t.is_floating_point()]
         dtype = C.dtype_name(max(floats, key=lambda t: t.numel()).dtype) if floats else "other"
-        shape: tuple[float, ...] = ()
+        shape: OpShape
         flops = 0.0
         if cls is OpClass.GEMM:
-            shape = C.gemm_shape(name, args)
-            flops = C.registry_flops(func, args, kwargs, out) or 2.0 * shape[0] * shape[1] * shape[2] * shape[3]
+            shape = gemm = C.gemm_shape(name, args)
+            flops = C.registry_flops(func, args, kwargs, out) or 2.0 * gemm.batch * gemm.m * gemm.n * gemm.k
         elif cls is OpClass.CONV:
-            shape = C.conv_shape(name, args, out)
-            flops = C.conv_flops(name, args, shape)
+            shape = conv = C.conv_shape(name, args, out)
+            flops = C.conv_flops(name, args, conv)
         elif cls is OpClass.ATTENTION:
             backward = "backward" in name
-            shape = C.attention_shape(args, kwargs, backward)
-            flops = C.attention_flops(shape, backward)
+            shape = attention = C.attention_shape(args, kwargs, backward)
+            flops = attention_flops(attention, backward=backward)
         else:
             shape = C.stream_shape(name, cls, args, ins, outs)
         if inplace and not outs:
             written = read
-        return Op(name, cls, self.phase, dtype, float(flops), read, written, shape)
+        return Op(name, cls, self.phase, dtype, float(flops), read, written, shape.to_row())
 
 
 _DRAWS = frozenset({"rand", "rand_like", "uniform"})

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
-from gpuadvisor.estimate.graph import Op, OpClass, Phase
+from gpuadvisor.estimate.graph import Op, OpClass, Phase, RecurrentShape
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
 _Function: Any = torch.autograd.Function  # torch is untyped here (an optional extra)
@@ -20,21 +20,21 @@ _Function: Any = torch.autograd.Function  # torch is untyped here (an optional e
 GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def rnn_shape(m: Any, x: Any) -> tuple[float, ...]:
-    """(batch, steps, input size, hidden, layers, gates, directions)."""
+def rnn_shape(m: Any, x: Any) -> RecurrentShape:
+    """The (batch, steps, input size, hidden size, layers, gates, directions) of an RNN module's call."""
     b_dim, t_dim = (0, 1) if m.batch_first else (1, 0)
     batch = x.shape[b_dim] if x.dim() == 3 else 1
     steps = x.shape[t_dim] if x.dim() == 3 else x.shape[0]
-    return (float(batch), float(steps), float(m.input_size), float(m.hidden_size), float(m.num_layers),
-            float(GATES.get(m.mode, 1)), 2.0 if m.bidirectional else 1.0)
+    return RecurrentShape(float(batch), float(steps), float(m.input_size), float(m.hidden_size),
+                          float(m.num_layers), float(GATES.get(m.mode, 1)), 2.0 if m.bidirectional else 1.0)
 
 
-def rnn_flops(shape: tuple[float, ...]) -> float:
+def rnn_flops(shape: RecurrentShape) -> float:
     """Forward FLOPs: every step of every layer multiplies its input and its state into the gates."""
-    b, t, inp, h, layers, gates, dirs = shape
+    b, t, h, gates, dirs = shape.batch, shape.steps, shape.hidden_size, shape.gates, shape.directions
     total = 0.0
-    for layer in range(int(layers)):
-        width = inp if layer == 0 else h * dirs
+    for layer in range(int(shape.layers)):
+        width = shape.input_size if layer == 0 else h * dirs
         total += dirs * t * 2.0 * b * gates * h * (width + h)
     return total
 
@@ -58,8 +58,8 @@ def _patch(m: Any, rec: Recorder) -> None:
                 out, state = original(x)
             finally:
                 rec.suppress -= 1
-            b, t, _, h, layers, gates, dirs = shape
-            reserve = x.new_empty((int(layers * dirs * t * b * h * (gates + 1)),))
+            s = shape
+            reserve = x.new_empty((int(s.layers * s.directions * s.steps * s.batch * s.hidden_size * (s.gates + 1)),))
             ctx.save_for_backward(x, reserve, *weights)
             ctx.shape = shape
             ctx.dtype = _record(rec, m, x, out, weights, shape, Phase.FORWARD, reserve)
@@ -81,7 +81,7 @@ def _patch(m: Any, rec: Recorder) -> None:
     m.forward = forward
 
 
-def _record(rec: Recorder, m: Any, x: Any, out: Any, weights: Any, shape: tuple[float, ...], phase: Phase,
+def _record(rec: Recorder, m: Any, x: Any, out: Any, weights: Any, shape: RecurrentShape, phase: Phase,
             reserve: Any, dtype: str | None = None) -> str:
     """Record one fused RNN op; returns its dtype (the backward runs in the forward's, outside autocast)."""
     w_bytes = sum(C.tensor_bytes(w) for w in weights)
@@ -92,6 +92,7 @@ def _record(rec: Recorder, m: Any, x: Any, out: Any, weights: Any, shape: tuple[
         return dtype
     read = C.tensor_bytes(x) + w_bytes + (C.tensor_bytes(reserve) if phase is Phase.BACKWARD else 0.0)
     written = C.tensor_bytes(out) + (C.tensor_bytes(reserve) if phase is Phase.FORWARD else w_bytes)
-    rec.append(Op(f"cudnn_rnn_{m.mode.lower()}", OpClass.RECURRENT, phase, dtype, flops, read, written, shape),
+    rec.append(Op(f"cudnn_rnn_{m.mode.lower()}", OpClass.RECURRENT, phase, dtype, flops, read, written,
+                  shape.to_row()),
                (x, *weights), grad_mode=True)  # inside an autograd.Function: what needs a gradient decides
     return dtype
