@@ -1,5 +1,6 @@
 """CONTRIBUTING.md's recipes, followed step by step: a new card loads and is found by the name a driver reports,
-a new rule file evaluates against a real result, and a new probe runs under the runner."""
+a new rule file evaluates against a real result, a new probe runs under the runner, and a new op class's formula
+prices its ops once registered."""
 
 from __future__ import annotations
 
@@ -136,3 +137,69 @@ def test_add_an_op_class():
         if cls == "GEMM":
             big = replace(op, flops=flops * 8, shape=(1, 4096 * 8, 768, 768))
             assert op_time(big, r) > 2 * t
+
+
+def _recipe(title: str) -> str:
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    start = text.index(f"## {title}")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_the_op_class_recipe_names_what_exists():
+    """Every symbol the recipe tells a contributor to use is where it says."""
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate import graph, opcost
+    from gpuadvisor.estimate.trace import classify
+
+    recipe = _recipe("Add an op class")
+    where = {"PRICES": opcost, "@prices": opcost, "OpClass": graph, "SHAPE_KINDS": graph,
+             "OpShape": graph, "ConvShape": graph, "graph.FORMAT": graph, "classify()": classify,
+             "cal.OP_KERNEL_FLOOR_S": cal}
+    for name, module in where.items():
+        assert f"`{name}" in recipe, name
+        assert hasattr(module, name.lstrip("@").rsplit(".", 1)[-1].removesuffix("()")), name
+    for member in ("FIELDS", "from_row", "to_row"):
+        assert f"`{member}`" in recipe and all(hasattr(kind, member) for kind in graph.SHAPE_KINDS.values()), member
+    for field in ("batch", "in_channels", "kernel_height", "groups", "layout"):
+        assert f"`{field}`" in recipe and field in graph.ConvShape.__dataclass_fields__, field
+    for path in ("gpuadvisor/estimate/calibration/opgraph.py", "gpuadvisor/estimate/frontends/prims.py",
+                 "gpuadvisor/estimate/trace/classify.py", "tests/test_op_pricer.py"):
+        assert path in recipe and (ROOT / path).is_file(), path
+
+
+def test_the_op_class_recipe_on_a_toy_formula():
+    """Steps 2-4 on a registry of its own: a class without a formula is refused with the decorator to write, and once
+    registered its formula prices the class's ops from their named shape and reads its constant at call time."""
+    from dataclasses import FrozenInstanceError
+
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate.graph import SHAPE_KINDS, Op, OpClass, Phase, StreamLayout, StreamShape
+    from gpuadvisor.estimate.opcost import PRICES, PriceRegistry, Rates
+    from bench.models import hardware
+
+    new = OpClass.COLLECTIVE  # stands in for the new member of OpClass
+    registry = PriceRegistry()
+    for cls in PRICES.classes:
+        if cls is not new:
+            registry.register(cls)(PRICES.formula(cls))
+    rates = Rates.of(hardware())
+    shape = StreamShape(5e8, StreamLayout.DENSE)  # step 2: its named shape, stored as a row
+    assert SHAPE_KINDS[new] is StreamShape and StreamShape.from_row(shape.to_row()) == shape
+    with pytest.raises(FrozenInstanceError):
+        shape.elements = 1.0  # type: ignore[misc]
+    op = Op("all_reduce", new, Phase.BACKWARD, "bf16", 0.0, 1e9, 1e9, shape.to_row())
+    with pytest.raises(NotImplementedError, match=r"@prices\(OpClass.COLLECTIVE\)"):
+        registry.price(op, rates)
+
+    @registry.register(new)  # step 3
+    def toy_time(op: Op, shape: StreamShape | None, r: Rates, training: bool) -> float:
+        """Two passes over the bytes at STREAM_BW_EFF (step 4: the constant, read at call time)."""
+        elements = shape.elements if shape is not None else 0.0
+        return max(2 * elements * 2.0 / (r.bandwidth * cal.STREAM_BW_EFF), cal.OP_KERNEL_FLOOR_S)
+
+    t = registry.price(op, rates)
+    assert t == pytest.approx(2 * 5e8 * 2.0 / (rates.bandwidth * cal.STREAM_BW_EFF))
+    with cal.override(STREAM_BW_EFF=cal.STREAM_BW_EFF / 2):
+        assert registry.price(op, rates) == pytest.approx(2 * t)
+    with pytest.raises(ValueError, match="already has a pricing formula"):
+        registry.register(new)(toy_time)

@@ -1,0 +1,144 @@
+"""The op pricer: one registered formula per op class over named shapes (opcost.PRICES, graph.SHAPE_KINDS), the
+stored rows read by those shapes without loss, and the facts that used to be written twice read from one place."""
+
+from __future__ import annotations
+
+import typing
+
+import pytest
+
+from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate import graphstore, kernels, opcost
+from gpuadvisor.estimate.analytic import transformer_graph
+from gpuadvisor.estimate.graph import (
+    SHAPE_KINDS,
+    AttentionShape,
+    ConvGradients,
+    ConvShape,
+    GemmShape,
+    GraphMode,
+    NormShape,
+    Op,
+    OpClass,
+    Phase,
+    RecurrentShape,
+    StreamLayout,
+    StreamShape,
+    TensorLayout,
+    named_shape,
+)
+from gpuadvisor.modelspec import resolve_model
+
+
+def test_every_op_class_has_exactly_one_formula_reading_its_shape_kind():
+    """The registry covers OpClass (a registry refuses a second formula, so each has one), and each formula's
+    `shape` parameter is the named shape its class records, or None."""
+    assert sorted(opcost.PRICES.classes) == sorted(OpClass)
+    for cls in OpClass:
+        hints = typing.get_type_hints(opcost.PRICES.formula(cls), vars(opcost))
+        assert hints["shape"] == SHAPE_KINDS[cls] | None, cls
+
+
+def test_a_second_formula_and_a_missing_one_are_refused():
+    with pytest.raises(ValueError, match="already has a pricing formula"):
+        opcost.prices(OpClass.GEMM)(opcost.gemm_time)
+    empty = opcost.PriceRegistry()
+    op = Op("mm", OpClass.GEMM, Phase.FORWARD, "bf16", 1e9, 1e6, 1e6, (1.0, 512.0, 512.0, 512.0))
+    with pytest.raises(NotImplementedError, match=r"no pricing formula: register one with @prices\(OpClass.GEMM\)"):
+        empty.price(op, opcost.Rates.of(_h100()))
+
+
+def _h100():
+    from bench.models import hardware
+
+    return hardware()
+
+
+SHAPES = [
+    GemmShape(2.0, 4096.0, 768.0, 3072.0),
+    ConvShape(32.0, 64.0, 56.0, 56.0, 128.0, 3.0, 3.0, 1.0, 28.0, 28.0, TensorLayout.NHWC,
+              ConvGradients.INPUT | ConvGradients.BIAS),
+    AttentionShape(8.0, 12.0, 512.0, 512.0, 64.0, True),
+    RecurrentShape(32.0, 256.0, 512.0, 1024.0, 2.0, 4.0, 1.0),
+    NormShape(3.1e6, StreamLayout.STRIDED | StreamLayout.BATCH_STATS, 768.0),
+    NormShape(0.0, StreamLayout.DENSE),
+    StreamShape(3.1e6, StreamLayout.BROADCAST),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: type(s).__name__)
+def test_a_named_shape_is_its_row(shape):
+    row = shape.to_row()
+    assert type(shape).from_row(row) == shape
+    assert len(row) <= len(type(shape).FIELDS)
+
+
+def test_a_convolution_row_is_read_by_name():
+    """The stored row's order, named once: the layout flag is the 11th number, the gradients' bits the 12th."""
+    conv = named_shape(OpClass.CONV, (4, 3, 224, 224, 64, 7, 7, 1, 112, 112, 0, 3))
+    assert isinstance(conv, ConvShape)
+    assert (conv.batch, conv.in_channels, conv.out_channels, conv.kernel_height, conv.groups) == (4, 3, 64, 7, 1)
+    assert conv.layout is TensorLayout.NCHW
+    assert conv.gradients == ConvGradients.INPUT | ConvGradients.WEIGHT
+    assert named_shape(OpClass.CONV, ()) is None  # no shape recorded
+    with pytest.raises(ValueError, match=r"ConvShape row is \(batch, in_channels.*got 11 numbers"):
+        named_shape(OpClass.CONV, (4, 3, 224, 224, 64, 7, 7, 1, 112, 112, 0))
+
+
+def test_every_stored_op_reads_back_as_its_row():
+    """The shipped graphs' rows, read as named shapes and written again, are the rows: the file format is as it
+    was, and no stored row is of another length than its class's shape."""
+    kinds: set[type] = set()
+    for bg in graphstore.shipped().values():
+        for op in (*bg.low.ops, *bg.high.ops):
+            shape = op.named_shape
+            if shape is not None:
+                kinds.add(type(shape))
+                assert shape.to_row() == tuple(float(x) for x in op.shape), op
+    assert kinds == {GemmShape, ConvShape, AttentionShape, RecurrentShape, NormShape, StreamShape}
+
+
+def test_the_attention_backward_is_one_constant():
+    """FlashAttention's backward FLOPs over its forward's: the tracer's count, the analytic front-end's and the
+    calibrated transformer path's all read ATTN_BWD_FLOPS (2.5: forward + backward 3.5)."""
+    shape = AttentionShape(2.0, 16.0, 1024.0, 1024.0, 64.0, True)
+    fwd = kernels.attention_flops(shape, backward=False)
+    assert fwd == 4.0 * 2 * 16 * 1024 * 1024 * 64 / 2
+
+    def ratios() -> tuple[float, float, float]:
+        g = transformer_graph(resolve_model("llama-3.2-1b"), mode=GraphMode.TRAINING, batch=2, seq=256)
+        att = {op.name: op.flops for op in g.ops if op.cls is OpClass.ATTENTION}
+        both = kernels.attention_time(2048, 1024, 1024, 64, 1, causal=True, rate=1e15, backward=True)
+        alone = kernels.attention_time(2048, 1024, 1024, 64, 1, causal=True, rate=1e15)
+        ramp = kernels.attention_rate(1024, 64, 1e15) / kernels.attention_rate(1024, 64, 1e15, backward=True)
+        return (kernels.attention_flops(shape, backward=True) / fwd,
+                att["flash_attention_backward"] / att["flash_attention"], both / alone / ramp)
+
+    assert ratios() == pytest.approx((2.5, 2.5, 3.5))
+    with cal.override(ATTN_BWD_FLOPS=3.0):
+        assert ratios() == pytest.approx((3.0, 3.0, 4.0))
+
+
+def test_bits_per_weight_are_one_table():
+    from gpuadvisor.estimate.serve.stepcost import WEIGHT_BITS
+    from gpuadvisor.workload import QUANT_FORMATS
+
+    shared = set(WEIGHT_BITS) & set(QUANT_FORMATS)
+    assert {"q4_k_m", "q5_k_m", "q8_0", "awq", "gptq", "int8", "fp8"} <= shared
+    assert {q: WEIGHT_BITS[q] for q in shared} == {q: QUANT_FORMATS[q][0] for q in shared}
+
+
+def test_the_kv_block_has_one_name():
+    """The simulation pages the KV cache in the calibration table's KV_BLOCK_TOKENS (it had its own KV_BLOCK)."""
+    from gpuadvisor.estimate.serve import api, sim
+    from bench.models import hardware
+
+    def blocks() -> tuple[int, int]:
+        s = api.serve_setup(resolve_model("llama-3.1-8b"), hardware(), "vllm")
+        return s.cfg.kv_blocks, s.assumptions()["kv_block_tokens"]
+
+    (n16, b16) = blocks()
+    with cal.override(KV_BLOCK_TOKENS=32):
+        (n32, b32) = blocks()
+    assert (b16, b32) == (16, 32) and n32 == n16 // 2
+    assert not hasattr(sim, "KV_BLOCK") and not hasattr(api, "KV_BLOCK")
