@@ -130,8 +130,8 @@ def test_bits_per_weight_are_one_table():
 
 def test_the_kv_block_has_one_name():
     """The simulation pages the KV cache in the calibration table's KV_BLOCK_TOKENS (it had its own KV_BLOCK)."""
-    from gpuadvisor.estimate.serve import api, sim
     from bench.models import hardware
+    from gpuadvisor.estimate.serve import api, sim
 
     def blocks() -> tuple[int, int]:
         s = api.serve_setup(resolve_model("llama-3.1-8b"), hardware(), "vllm")

@@ -172,10 +172,10 @@ def test_the_op_class_recipe_on_a_toy_formula():
     registered its formula prices the class's ops from their named shape and reads its constant at call time."""
     from dataclasses import FrozenInstanceError
 
+    from bench.models import hardware
     from gpuadvisor.estimate import calibration as cal
     from gpuadvisor.estimate.graph import SHAPE_KINDS, Op, OpClass, Phase, StreamLayout, StreamShape
     from gpuadvisor.estimate.opcost import PRICES, PriceRegistry, Rates
-    from bench.models import hardware
 
     new = OpClass.COLLECTIVE  # stands in for the new member of OpClass
     registry = PriceRegistry()

@@ -4,11 +4,18 @@ Every iteration the scheduler (vLLM / TensorRT-LLM style, `prefill_first` False)
 sequence past its prompt, then spends what is left of the token budget (`max_batched_tokens`) on prompt chunks:
 first the prompts already started, then new requests in arrival order while `max_seqs` and the KV cache allow.
 An engine that schedules prompts first (SGLang, llama.cpp; `prefill_first`) runs an iteration of prompt chunks
-alone when any are waiting, and decodes otherwise. The KV cache is paged in blocks of KV_BLOCK_TOKENS tokens; a decode
-that finds no free block preempts the most recently admitted sequence, which frees its blocks and is recomputed
-later (its prompt then is its input plus what it had generated); an engine that reserves the whole output
-at admission (`reserve_output`, TensorRT-LLM's GUARANTEED_NO_EVICT) never preempts.
+alone when it can schedule any (a waiting request it cannot admit, for `max_seqs` or the KV cache, does not stop
+the decodes), and decodes otherwise. The KV cache is paged in blocks of KV_BLOCK_TOKENS tokens; a decode that finds no
+free block preempts the most recently admitted sequence, which frees its blocks and is recomputed later (its prompt
+then is its input plus what it had generated, and its last chunk samples the next token); so does a prompt that
+waits for blocks held by newer prompts when nothing else can run. An engine that reserves the whole output at
+admission (`reserve_output`, TensorRT-LLM's GUARANTEED_NO_EVICT) never preempts for decodes.
 A prompt's last chunk samples its first token.
+
+Termination: every iteration advances time and computes at least one token; a request that fits the KV cache alone
+(checked up front) always finishes. Cost: decode-only iterations that differ only in their context (no arrival,
+finish, admission or new KV shortage between them) are computed as one step (in closed form for the roofline
+cost), and a run computes at most MAX_STEPS steps.
 Requests arrive at a Poisson rate (seeded) or come from `users` closed-loop users (each sends its next request when
 the previous one finishes). The iteration's time comes from a StepCost; TTFT, TPOT (per request: (finish - first
 token) / (output - 1)), throughput and goodput under SLOs come out.
@@ -22,15 +29,20 @@ from typing import Any
 
 import numpy as np
 
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
-from gpuadvisor.estimate.serve.stepcost import StepCost
+from gpuadvisor.estimate.serve.stepcost import StepCost, decode_steps_s
+
+# The most scheduler steps one run computes one at a time (a run of decode-only iterations that differ only in
+# their context is one step): ~20 us of CPU each, so a run stays within about 5 s; past it, SimulationBoundError.
+MAX_STEPS = 250_000
 
 
 @dataclass(frozen=True)
 class SimConfig:
     max_batched_tokens: int
     max_seqs: int
-    kv_blocks: int  # KV cache blocks of KV_BLOCK_TOKENS tokens (calibration table)
+    kv_blocks: int  # KV cache blocks of KV_BLOCK_TOKENS tokens
     chunked_prefill: bool = True
     prefill_first: bool = False
     time_scale: float = 1.0  # iteration latency multiplier (pipeline stages: pp x a stage's time)
@@ -96,15 +108,40 @@ class SimResult:
         }
 
 
+class SimulationBoundError(UserError):
+    """The run would pass MAX_STEPS scheduler steps: the question is too large to simulate in seconds."""
+
+
+def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float | None,
+                  users: int | None) -> None:
+    """Refuse what the scheduler could not finish: every request must fit the KV cache alone, with a prompt of
+    at least one token (a request that fits alone always finishes: the stall rule below frees the cache for it)."""
+    if cfg.max_batched_tokens < 1 or cfg.max_seqs < 1 or cfg.kv_blocks < 1:
+        raise ValueError(f"the scheduler needs a token budget, sequences and KV blocks of at least 1: {cfg}")
+    if not cfg.time_scale > 0:
+        raise ValueError(f"time_scale must be positive, got {cfg.time_scale}")
+    if len(inp) and int(inp.min()) < 1:
+        raise ValueError("every request needs a prompt of at least one token")
+    if len(inp) and int(-(-(inp + out).max() // int(cal.KV_BLOCK_TOKENS))) > cfg.kv_blocks:
+        raise ValueError("a request does not fit in the KV cache")
+    if rate is not None and not (rate > 0 and np.isfinite(rate)):
+        raise ValueError(f"rate must be a positive number of requests per second, got {rate!r}")
+    if users is not None and users < 1:
+        raise ValueError(f"users must be at least 1, got {users!r}")
+
+
 def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: np.ndarray, *,
              rate: float | None = None, users: int | None = None, seed: int = 0,
-             max_iterations: int = 2_000_000) -> SimResult:
+             max_steps: int = MAX_STEPS) -> SimResult:
     """Run the requests (lengths given) through the scheduler; `rate` req/s (Poisson), `users` closed-loop users,
-    or neither: every request queued at time 0 (an offline / infinite-rate benchmark)."""
+    or neither: every request queued at time 0 (an offline / infinite-rate benchmark).
+
+    Every iteration advances time and does work (decodes or prompt tokens), and every request finishes; a run
+    that would compute more than `max_steps` steps (MAX_STEPS) stops with SimulationBoundError."""
     n = len(input_len)
-    block = int(cal.KV_BLOCK_TOKENS)
     inp = np.asarray(input_len, np.int64)
     out = np.maximum(np.asarray(output_len, np.int64), 1)
+    _check_inputs(cfg, inp, out, rate, users)
     arrival = np.full(n, np.inf)
     if rate is not None:
         rng = np.random.default_rng(seed)
@@ -118,7 +155,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     finish = np.full(n, np.nan)
     prompt = inp.copy()  # tokens to prefill (input + generated after a preemption)
     done_pf = np.zeros(n, np.int64)  # prompt tokens computed
-    gen = np.zeros(n, np.int64)
+    gen = np.zeros(n, np.int64)  # tokens sampled; a decoding sequence holds the KV of inp + gen - 1 tokens
     blocks = np.zeros(n, np.int64)
     next_arrival = 0 if users is None else min(users, n)  # closed loop: index of the next request to release
     order = np.argsort(arrival, kind="stable") if users is None else np.arange(n)
@@ -129,10 +166,77 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     run = np.zeros(0, np.int64)
     dirty = True  # `running` changed: rebuild its array
     free = cfg.kv_blocks
-    t, iters, preempt, max_run = 0.0, 0, 0, 0
+    t, iters, steps_done, preempt, max_run = 0.0, 0, 0, 0, 0
     budget_full = cfg.max_batched_tokens
     finished = 0
-    while finished < n and iters < max_iterations:
+
+    def preempt_newest() -> int:
+        """Preempt the most recently admitted sequence: its blocks are freed and it is recomputed later."""
+        nonlocal free, preempt, dirty, prefilling
+        victim = running.pop()
+        free += int(blocks[victim])
+        blocks[victim] = 0
+        prompt[victim] = inp[victim] + gen[victim]
+        done_pf[victim] = 0
+        waiting.appendleft(victim)
+        preempt += 1
+        dirty = True
+        prefilling = [i for i in prefilling if i != victim]
+        return victim
+
+    def allocate_decodes(dec: np.ndarray) -> np.ndarray:
+        """KV blocks for the decodes' next token; the newest sequences are preempted when they run out."""
+        nonlocal free
+        need = np.maximum(-(-(inp[dec] + gen[dec]) // int(cal.KV_BLOCK_TOKENS)) - blocks[dec], 0)
+        while int(need.sum()) > free and running:
+            victim = preempt_newest()
+            keep = dec != victim
+            dec, need = dec[keep], need[keep]
+        free -= int(need.sum())
+        blocks[dec] += need
+        return dec
+
+    def plan_prompts(budget: int, decodes: int) -> list[tuple[int, int]]:
+        """Prompt chunks within `budget` tokens: the prompts already started, then new requests in arrival order
+        while max_seqs and the KV cache allow. State changes only for the chunks returned."""
+        nonlocal free, dirty
+        chunks: list[tuple[int, int]] = []
+        for i in prefilling:
+            if budget <= 0:
+                break
+            c = min(int(prompt[i] - done_pf[i]), budget)
+            nb = max(-(-(done_pf[i] + c) // int(cal.KV_BLOCK_TOKENS)) - blocks[i], 0)
+            if nb > free:
+                break
+            free -= nb
+            blocks[i] += nb
+            chunks.append((i, c))
+            budget -= c
+        while waiting and budget > 0 and len(running) < cfg.max_seqs:
+            i = waiting[0]
+            rest = int(prompt[i])
+            if not cfg.chunked_prefill and rest > budget and (chunks or decodes):
+                break
+            c = min(rest, budget) if cfg.chunked_prefill else rest
+            nb = -(-(inp[i] + out[i] if cfg.reserve_output else c) // int(cal.KV_BLOCK_TOKENS))
+            if nb > free:
+                break
+            waiting.popleft()
+            free -= nb
+            blocks[i] += nb
+            running.append(i)
+            prefilling.append(i)
+            dirty = True
+            chunks.append((i, c))
+            budget -= c
+        return chunks
+
+    while finished < n:
+        if steps_done >= max_steps:
+            raise SimulationBoundError(
+                f"the simulation reached its bound of {max_steps:,} scheduler steps with {n - finished:,} of "
+                f"{n:,} requests unfinished; simulate fewer requests")
+        steps_done += 1
         while arr_ptr < n and arrival[order[arr_ptr]] <= t:
             waiting.append(int(order[arr_ptr]))
             arr_ptr += 1
@@ -140,74 +244,55 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             run = np.fromiter(running, np.int64, len(running))
             dirty = False
         decoding = run[done_pf[run] >= prompt[run]] if len(run) else run
-        do_decode = not (cfg.prefill_first and (prefilling or waiting))
-        dec = decoding if do_decode else decoding[:0]
-        # KV blocks for the decodes' next token; preempt the newest sequences when they run out
-        if len(dec):
-            need = np.maximum(-(-(prompt[dec] + gen[dec]) // block) - blocks[dec], 0)
-            while int(need.sum()) > free and running:
-                victim = running.pop()
-                free += int(blocks[victim])
-                blocks[victim] = 0
-                prompt[victim] = inp[victim] + gen[victim]
-                done_pf[victim] = 0
-                waiting.appendleft(victim)
-                preempt += 1
-                dirty = True
-                keep = dec != victim
-                dec, need = dec[keep], need[keep]
-                prefilling = [i for i in prefilling if i != victim]
-            free -= int(need.sum())
-            blocks[dec] += need
-        budget = budget_full - len(dec)
-        chunks: list[tuple[int, int]] = []
-        if not (do_decode and cfg.prefill_first and len(dec)):
-            for i in prefilling:
-                if budget <= 0:
-                    break
-                c = min(int(prompt[i] - done_pf[i]), budget)
-                nb = max(-(-(done_pf[i] + c) // block) - blocks[i], 0)
-                if nb > free:
-                    break
-                free -= nb
-                blocks[i] += nb
-                chunks.append((i, c))
-                budget -= c
-            while waiting and budget > 0 and len(running) < cfg.max_seqs:
-                i = waiting[0]
-                rest = int(prompt[i])
-                if not cfg.chunked_prefill and rest > budget and (chunks or len(dec)):
-                    break
-                c = min(rest, budget) if cfg.chunked_prefill else rest
-                nb = -(-(inp[i] + out[i] if cfg.reserve_output else c) // block)
-                if nb > free:
-                    break
-                waiting.popleft()
-                free -= nb
-                blocks[i] += nb
-                running.append(i)
-                prefilling.append(i)
-                dirty = True
-                chunks.append((i, c))
-                budget -= c
+        if cfg.prefill_first:  # prompts first; decode only when no prompt chunk can be scheduled
+            chunks = plan_prompts(budget_full, 0)
+            dec = allocate_decodes(decoding) if not chunks and len(decoding) else decoding[:0]
+        else:
+            dec = allocate_decodes(decoding) if len(decoding) else decoding
+            chunks = plan_prompts(budget_full - len(dec), len(dec))
         if not len(dec) and not chunks:
+            if running:  # every admitted prompt waits for KV blocks held by newer ones: free the newest
+                if len(running) == 1:
+                    raise ValueError("a request does not fit in the KV cache")
+                preempt_newest()
+                continue
             if arr_ptr < n and np.isfinite(arrival[order[arr_ptr]]):
                 t = max(t, float(arrival[order[arr_ptr]]))
                 continue
-            if not running and not waiting:
-                break
-            if waiting and not running:  # a prompt that can never fit
+            if waiting:  # a prompt that can never fit
                 raise ValueError("a request does not fit in the KV cache")
-            continue
-        pf_tokens = sum(c for _, c in chunks)
-        pairs = float(sum(c * (done_pf[i] + c / 2.0) for i, c in chunks))
-        dctx = float((prompt[dec] + gen[dec]).sum()) if len(dec) else 0.0
-        t += cost.iteration_s(pf_tokens, pairs, len(dec), dctx) * cfg.time_scale
-        iters += 1
+            break
+        steps = 1
+        if chunks:
+            pf_tokens = sum(c for _, c in chunks)
+            pairs = float(sum(c * (done_pf[i] + c / 2.0) for i, c in chunks))
+            dctx = float((inp[dec] + gen[dec]).sum()) if len(dec) else 0.0
+            t += cost.iteration_s(pf_tokens, pairs, len(dec), dctx) * cfg.time_scale
+        else:
+            # a decode-only iteration: until a sequence finishes, a request arrives or the KV cache runs out,
+            # the next iterations are the same but for the context (nothing can be admitted that was not now)
+            steps = _decode_run(inp[dec] + gen[dec], blocks[dec], out[dec] - gen[dec], free)
+            dctx, d = float((inp[dec] + gen[dec]).sum()), len(dec)
+            next_t = float(arrival[order[arr_ptr]]) if arr_ptr < n else np.inf
+            if steps > 1 and next_t < np.inf:  # the steps that start before the next arrival
+                lo, hi = 1, steps
+                while lo < hi:
+                    k = (lo + hi + 1) // 2
+                    if t + decode_steps_s(cost, d, dctx, k - 1) * cfg.time_scale < next_t:
+                        lo = k
+                    else:
+                        hi = k - 1
+                steps = lo
+            t += decode_steps_s(cost, d, dctx, steps) * cfg.time_scale
+            if steps > 1:  # the blocks of the further steps (the first step's are taken)
+                grown = np.maximum(-(-(inp[dec] + gen[dec] + steps - 1) // int(cal.KV_BLOCK_TOKENS)) - blocks[dec], 0)
+                free -= int(grown.sum())
+                blocks[dec] += grown
+        iters += steps
         max_run = max(max_run, len(running))
         ended: list[int] = []
         if len(dec):
-            gen[dec] += 1
+            gen[dec] += steps
             fin = dec[gen[dec] >= out[dec]]
             if len(fin):
                 finish[fin] = t
@@ -218,8 +303,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 prefilling.remove(i)
                 if np.isnan(first[i]):
                     first[i] = t
-                if gen[i] == 0:
-                    gen[i] = 1
+                gen[i] += 1  # the prompt's last chunk samples a token (after a preemption, the next one)
                 if gen[i] >= out[i]:
                     finish[i] = t
                     ended.append(i)
@@ -238,3 +322,22 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                         next_arrival += 1
     return SimResult(arrival=arrival, first_token=first, finish=finish, input_len=inp, output_len=out,
                      iterations=iters, preemptions=preempt, makespan=t, max_running=max_run)
+
+
+def _decode_run(context: np.ndarray, held: np.ndarray, left: np.ndarray, free: int) -> int:
+    """How many decode-only iterations can run as one: at most until the first sequence finishes (`left` tokens
+    each) and while the KV blocks the further tokens need (sequences at `context` tokens, `held` blocks) fit in
+    `free`; the caller also stops at the next arrival."""
+    def fits(k: int) -> bool:
+        return int(np.maximum(-(-(context + k - 1) // int(cal.KV_BLOCK_TOKENS)) - held, 0).sum()) <= free
+
+    lo, hi = 1, int(left.min())
+    if fits(hi):
+        return hi
+    while lo < hi:  # largest k whose extra blocks fit
+        k = (lo + hi + 1) // 2
+        if fits(k):
+            lo = k
+        else:
+            hi = k - 1
+    return lo

@@ -181,8 +181,21 @@ class RooflineStepCost:
         return max(0, int(free // self.kv_per_token)) if self.kv_per_token > 0 else 0
 
 
+def decode_steps_s(cost: StepCost, decode_seqs: int, decode_context: float, steps: int) -> float:
+    """Seconds of `steps` decode-only iterations of `decode_seqs` sequences whose contexts add up to
+    `decode_context` at the first and grow by one token each per step (the simulation's decode runs).
+    RooflineStepCost's decode time is linear in the context: a closed form; any other cost, step by step."""
+    if steps <= 0:
+        return 0.0
+    if isinstance(cost, RooflineStepCost):
+        per_context_token = cost.kv_per_token / cost.bw
+        return (steps * cost.iteration_s(0, 0.0, decode_seqs, decode_context)
+                + per_context_token * decode_seqs * steps * (steps - 1) / 2.0)
+    return sum(cost.iteration_s(0, 0.0, decode_seqs, decode_context + j * decode_seqs) for j in range(steps))
+
+
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b) if b else 0
 
 
-__all__ = ["GGUF", "KV_BYTES", "WEIGHT_BITS", "RooflineStepCost", "StepCost", "ceil_div", "math"]
+__all__ = ["GGUF", "KV_BYTES", "WEIGHT_BITS", "RooflineStepCost", "StepCost", "ceil_div", "decode_steps_s", "math"]
