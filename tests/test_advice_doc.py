@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "advice.md"
 
@@ -21,6 +23,7 @@ def test_advice_doc_has_the_users_questions():
     assert text.count("```\ngpuadvisor ") >= len(questions)  # each answered by a command shown
 
 
+@pytest.mark.slow  # doc sync: regenerates docs/advice.md
 def test_advice_doc_is_current():
     p = subprocess.run([sys.executable, str(ROOT / "tools" / "make_advice_doc.py"), "--check"], capture_output=True,
                        text=True, cwd=ROOT, timeout=600)

@@ -127,6 +127,7 @@ def test_every_constant_is_read_by_the_code():
     assert not unread, f"constants no code reads: {unread}"
 
 
+@pytest.mark.slow  # doc sync: docs/calibration.md
 def test_docs_table_is_generated_from_the_table():
     doc = ROOT / "docs" / "calibration.md"
     assert doc.read_text() == calibration.to_markdown() + "\n", (

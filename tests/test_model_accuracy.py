@@ -40,6 +40,7 @@ def test_accuracy_per_group(results, group):
     assert s["worst_memory"] <= worst_memory, s
 
 
+@pytest.mark.slow  # doc sync: BENCHMARKS.md
 def test_benchmarks_section_is_the_current_estimator():
     """BENCHMARKS.md's op-graph section and docs/model-accuracy.md are what tools/bench_models.py gives from the
     stored measurements now (tools/bench_page.py puts them there)."""
@@ -49,6 +50,7 @@ def test_benchmarks_section_is_the_current_estimator():
     assert bench_models.cases_table().strip() in (v.repo_root() / "docs" / "model-accuracy.md").read_text()
 
 
+@pytest.mark.slow  # doc sync: the README's figures
 def test_readme_claim_is_the_current_estimator(results):
     """The README's sentence on op-graph accuracy states today's figures, not an old round's."""
     s = v.summary(results)

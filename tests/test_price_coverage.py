@@ -120,6 +120,7 @@ def test_non_gpu_accelerators_are_listed_not_dropped(listed):
     assert {"non_gpu", "fractional"} <= kinds
 
 
+@pytest.mark.slow  # doc sync: catalog/prices/README.md
 def test_the_readme_coverage_table_is_the_snapshots():
     import importlib.util
 

@@ -11,6 +11,7 @@ import asyncio
 import functools
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -69,12 +70,20 @@ def message(app: GpuAdvisorApp, wid: str = "#form-msg") -> str:
     return console.export_text()
 
 
-async def settle(pilot, seconds: float = 0.2) -> None:
-    await pilot.pause(seconds)
-    advice = [w for w in pilot.app.workers if w.group == "advice"]  # the advisor runs in a worker thread
-    if advice:  # an empty list would wait for every worker, a probe run too
-        await pilot.app.workers.wait_for_complete(advice)
+SETTLE_TIMEOUT_S = 60.0  # a bound, not a pause: settle returns as soon as the app is idle
+
+
+async def settle(pilot) -> None:
+    """Wait until the app is idle: the messages a change posted are handled, the debounce timer has
+    fired, the advisor's worker has answered the form as it stands (`app.deciding` is false), and
+    the screen has drawn it. No fixed pause: a loaded machine waits longer, an idle one less."""
+    app = pilot.app
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
     await pilot.pause()
+    while app.deciding:
+        assert time.monotonic() < deadline, f"the app was still deciding after {SETTLE_TIMEOUT_S:g} s"
+        await pilot.pause(0.02)
+    await pilot.wait_for_scheduled_animations()
 
 
 @sync
@@ -107,7 +116,7 @@ async def test_decision_updates_as_you_type():
 
 @sync
 async def test_changes_are_debounced():
-    app = make_app(debounce_s=0.5)
+    app = make_app(debounce_s=2.0)  # long enough that a loaded machine still types within it
     calls = []
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -120,9 +129,9 @@ async def test_changes_are_debounced():
         app.recompute = counting  # type: ignore[method-assign]
         app.query_one("#model", Input).value = ""
         await pilot.press(*"mistral-7b")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert calls == []  # still typing: nothing recomputed yet
-        await settle(pilot, 0.7)
+        await settle(pilot)
         assert len(calls) == 1
         assert "mistral-7b" in message(app)
 
@@ -366,25 +375,33 @@ def test_bar():
 # ------------------------------------------------------------------ snapshots (80x24)
 
 
+async def steady(pilot) -> None:
+    """Before a snapshot: no blinking cursor (a picture taken half a second later would show it off),
+    and the app idle (`settle`)."""
+    for field in pilot.app.query(Input):
+        field.cursor_blink = False
+    await settle(pilot)
+
+
 def test_snapshot_advisor(snap_compare):
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=lambda pilot: pilot.pause(0.3))
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady)
 
 
 def test_snapshot_advisor_error(snap_compare):
     # bad input from the start: the inline message, no table, no timer involved
-    assert snap_compare(make_app(initial={"batch": "4z"}), terminal_size=SIZE, run_before=lambda p: p.pause(0.2))
+    assert snap_compare(make_app(initial={"batch": "4z"}), terminal_size=SIZE, run_before=steady)
 
 
 def test_snapshot_memory(snap_compare):
-    assert snap_compare(make_app(), terminal_size=SIZE, press=["f2"], run_before=lambda pilot: pilot.pause(0.3))
+    assert snap_compare(make_app(), terminal_size=SIZE, press=["f2"], run_before=steady)
 
 
 def test_snapshot_device(snap_compare):
-    assert snap_compare(make_app(), terminal_size=SIZE, press=["f3"], run_before=lambda pilot: pilot.pause(0.3))
+    assert snap_compare(make_app(), terminal_size=SIZE, press=["f3"], run_before=steady)
 
 
 def test_snapshot_catalog(snap_compare):
-    assert snap_compare(make_app(), terminal_size=SIZE, press=["f4"], run_before=lambda pilot: pilot.pause(0.3))
+    assert snap_compare(make_app(), terminal_size=SIZE, press=["f4"], run_before=steady)
 
 
 @sync
@@ -399,7 +416,7 @@ async def test_large_terminal_shows_every_column_and_fast_typing_is_kept():
         model.value = ""
         await pilot.press(*"llama-3.1-70b")  # typed at once while the advisor recomputes in a worker
         assert model.value == "llama-3.1-70b"
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert "llama-3.1-70b" in message(app)
 
 
@@ -410,15 +427,15 @@ async def test_checkpointing_and_quant_fields_reach_the_decision():
         await settle(pilot)
         assert app.advice.workload.quant == "none"
         app.query_one("#quant", Select).value = "awq"
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert app.advice.workload.quant == "awq"
         app.query_one("#quant", Select).value = "none"
         app.query_one("#mode", Select).value = "lora"
-        await settle(pilot, 0.5)
+        await settle(pilot)
         from textual.widgets import Checkbox
 
         app.query_one("#checkpointing", Checkbox).value = True
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert app.advice.workload.checkpointing is True
 
 
@@ -436,3 +453,92 @@ async def test_catalog_card_opens_with_figures_and_sources():
         detail = message(app, "#cat-detail")
         assert "H100 SXM5 80GB" in detail and "memory_bandwidth_gbs" in detail and "tensor_dense_tflops" in detail
         assert "source" in detail and "https://" in detail
+
+
+def field_text(app: GpuAdvisorApp, wid: str) -> str:
+    """What an Input draws: its value and the grey completion after it, as a user reads them."""
+    return app.query_one(wid, Input).render_line(0).text.rstrip()
+
+
+@sync
+async def test_model_field_shows_what_the_request_holds_after_backspace():
+    """Completion after Backspace put the deleted characters back in grey: the field read
+    llama-3.1-70b while the line under it said unknown model 'llama-3.1-7'."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        model = app.query_one("#model", Input)
+        model.value = ""
+        await pilot.press(*"llama-3.1-7")
+        await settle(pilot)
+        assert field_text(app, "#model") == "llama-3.1-70b"  # typing forward: the completion is offered
+        await pilot.press("0", "b", "backspace", "backspace")
+        await settle(pilot)
+        assert model.value == "llama-3.1-7"
+        assert field_text(app, "#model") == "llama-3.1-7"  # what it holds, nothing put back
+        assert "unknown model 'llama-3.1-7'" in message(app) and option_rows(app) == {}
+        await pilot.press("0")  # typing again completes again, and right arrow takes it
+        await settle(pilot)
+        assert field_text(app, "#model") == "llama-3.1-70b"
+        await pilot.press("right")
+        await settle(pilot)
+        assert model.value == "llama-3.1-70b" and "llama-3.1-70b" in message(app) and option_rows(app)
+
+
+@sync
+async def test_an_answer_for_an_older_form_never_replaces_an_error(monkeypatch):
+    """The advisor's worker answering a form that has since become invalid is dropped: the line
+    under the form and the empty table stay those of the form as it stands."""
+    import gpuadvisor.advisor
+
+    release, entered = threading.Event(), threading.Event()
+    advise = gpuadvisor.advisor.advise
+
+    def held_advise(*args, **kwargs):
+        entered.set()
+        release.wait(30)
+        return advise(*args, **kwargs)
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(gpuadvisor.advisor, "advise", held_advise)
+        app.query_one("#model", Input).value = "mistral-7b"
+        for _ in range(int(SETTLE_TIMEOUT_S / 0.02)):  # until the worker holds mistral-7b's question
+            if entered.is_set():
+                break
+            await pilot.pause(0.02)
+        assert entered.is_set() and app.deciding
+        app.query_one("#batch", Input).value = "4z"
+        for _ in range(int(SETTLE_TIMEOUT_S / 0.02)):  # until the debounce has read the bad field
+            if "batch must be a whole number" in message(app):
+                break
+            await pilot.pause(0.02)
+        release.set()
+        await settle(pilot)
+        assert "batch must be a whole number" in message(app) and "mistral" not in message(app)
+        assert app.query_one("#form-msg").has_class("error") and option_rows(app) == {}
+
+
+@sync
+async def test_a_token_budget_for_an_image_model_is_refused_as_the_cli_refuses_it(capsys):
+    """A traced vision model counts samples: the TUI shows the CLI's one line and computes nothing."""
+    from gpuadvisor.cli import main
+
+    assert main(["recommend", "torchvision:resnet50", "--mode", "training", "--tokens", "2e8"]) == 2
+    cli_line = capsys.readouterr().err.strip().removeprefix("gpuadvisor: error: ")
+    assert "counted in samples" in cli_line
+
+    app = make_app(initial={"model": "torchvision:resnet50", "mode": "training"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert option_rows(app) and app.advice.workload.model.name == "torchvision:resnet50"
+        before = app.advice
+        app.query_one("#tokens", Input).value = "2e8"
+        await settle(pilot)
+        assert message(app).strip() == f"✗ {cli_line}"
+        assert app.query_one("#form-msg").has_class("error") and option_rows(app) == {}
+        assert app.advice is before  # nothing was computed for the refused form
+        app.query_one("#tokens", Input).value = ""
+        await settle(pilot)
+        assert not app.query_one("#form-msg").has_class("error") and option_rows(app)

@@ -70,6 +70,8 @@ class GpuAdvisorApp(App[None]):
         self.chosen: str | None = None  # label of the option highlighted on the Advisor tab
         self.probing = False
         self._generation = 0  # the form's version: a worker's answer for an older form is dropped
+        self._asked: tuple[str, ...] | None = None  # the form as the latest recompute read it
+        self.answered: tuple[str, ...] | None = None  # the form the table and the line under it answer
 
     def compose(self) -> ComposeResult:
         with TabbedContent(initial="advisor", id="tabs"):
@@ -106,17 +108,29 @@ class GpuAdvisorApp(App[None]):
         self.chosen = event.label
         self.refresh_memory()
 
+    @property
+    def deciding(self) -> bool:
+        """Whether the Advisor tab may not yet answer the form as it stands: a change waits for the
+        debounce or for the advisor's worker (tests and scripted runs wait for this to clear)."""
+        if self._timer is not None:
+            return True
+        if self.answered != self.query_one(AdvisorPane).form_text():
+            return True
+        return any(w.group == "advice" and not w.is_finished for w in self.workers)
+
     def recompute(self) -> None:
         """Decide for the form's workload and targets in a worker thread, so typing never waits on
         the advisor; a bad field is one line under the form (and the old table goes)."""
         self._timer = None
         pane = self.query_one(AdvisorPane)
+        self._generation += 1  # an answer still on its way is for an older form now
+        self._asked = pane.form_text()
         try:
             values = pane.form_values()
         except UserError as e:
             pane.show_error(str(e))
+            self.answered = self._asked
             return
-        self._generation += 1
         self.advise_worker(values, self._generation)
 
     @work(thread=True, exclusive=True, group="advice")
@@ -143,12 +157,14 @@ class GpuAdvisorApp(App[None]):
     def _advice_failed(self, text: str, generation: int) -> None:
         if generation == self._generation:  # a newer form's answer is on its way: drop this one
             self.query_one(AdvisorPane).show_error(text)
+            self.answered = self._asked
 
     def _advice_done(self, advice: Any, breakdown: Any, generation: int) -> None:
         if generation != self._generation:
             return
         pane = self.query_one(AdvisorPane)
         self.advice, self._breakdown = advice, breakdown
+        self.answered = self._asked
         from gpuadvisor.presentation import first_choice, shown_options
 
         if self.chosen not in {o.label for o in shown_options(advice)}:

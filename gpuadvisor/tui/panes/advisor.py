@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -20,7 +21,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static, TabPane
 
 from gpuadvisor.core.errors import UserError
-from gpuadvisor.tui.widgets import GiB
+from gpuadvisor.tui.widgets import CompletingInput, GiB
 
 WORKLOAD_INPUTS = ("model", "batch", "seq")
 TARGET_INPUTS = ("budget", "tok_s", "users", "ttft", "context", "tokens", "deadline")
@@ -84,7 +85,7 @@ class AdvisorPane(TabPane):
 
         with Horizontal(classes="form-row"):
             yield Label("Model", classes="lbl")
-            yield Input(
+            yield CompletingInput(
                 init["model"],
                 placeholder="preset, 7b or config.json",
                 id="model",
@@ -148,6 +149,13 @@ class AdvisorPane(TabPane):
         self.query_one("#train-row").display = not serving
 
     # ------------------------------------------------------------------ form
+    def form_text(self) -> tuple[str, ...]:
+        """Every field as the user sees it, to tell whether the decision shown answers this form."""
+        inputs = [self.query_one(f"#{i}", Input).value for i in FORM_INPUTS]
+        selects = [str(self.query_one(f"#{i}", Select).value) for i in FORM_SELECTS]
+        checks = [str(self.query_one(f"#{i}", Checkbox).value) for i in FORM_CHECKS]
+        return (*inputs, *selects, *checks)
+
     def form_values(self) -> dict[str, Any]:
         """Parse the form into a Workload and Targets; UserError names the bad field."""
         from gpuadvisor.advisor import Targets
@@ -165,7 +173,11 @@ class AdvisorPane(TabPane):
         ckpt = self.query_one("#checkpointing", Checkbox).value and mode != "inference"
         if quant != "none" and mode in ("training", "lora", "qlora"):
             raise UserError(f"a quantized format applies to inference (QLoRA quantizes its base itself), not {mode}")
-        w = make_workload(model, mode=mode, dtype=dtype, batch=batch, seq_len=seq, quant=quant, checkpointing=ckpt)
+        # the token budget belongs to the workload, as `recommend --tokens` puts it: the workload's own
+        # check refuses what the CLI refuses (a token budget for a model counted in samples, say)
+        tokens = _tokens(get["tokens"]) if mode != "inference" else None
+        w = make_workload(model, mode=mode, dtype=dtype, batch=batch, seq_len=seq, quant=quant, checkpointing=ckpt,
+                          train_tokens=tokens or 0.0)
         context = _int(get["context"], "context", 1) if get["context"] else None
         if mode == "inference" and w.model.kind == "decoder" and seq:
             # a served decoder's prompt is the context less the answer: one field, not two that disagree
@@ -185,7 +197,7 @@ class AdvisorPane(TabPane):
                 context=context,
             )
         else:
-            kw.update(tokens=_tokens(get["tokens"]), deadline_h=_deadline(get["deadline"]))
+            kw.update(deadline_h=_deadline(get["deadline"]))  # the token budget: from the workload
         return {"workload": w, "targets": Targets(**kw).validate()}
 
     def show_error(self, text: str) -> None:
@@ -222,15 +234,16 @@ class AdvisorPane(TabPane):
         table = self.query_one("#options", DataTable)
         table.clear(columns=True)
         compact = self.app.size.width < WIDE  # a large terminal shows every column
-        for c in pres.columns(advice, compact=compact):  # compact: first token, meets in the detail line
-            table.add_column(c, key=c, width=COLUMN_WIDTHS.get(c) if compact else None)
         picks = pres.pick_names(advice, compact=compact)
         by_label: dict[str, Any] = {}  # the row key: two offers with one label (same instance and region) show once
         for o in pres.shown_options(advice):
             by_label.setdefault(o.label, o)
         self._shown = list(by_label.values())
-        for o in self._shown:
-            cells = pres.option_cells(advice, o, picks, compact=compact)
+        rows = [pres.option_cells(advice, o, picks, compact=compact) for o in self._shown]
+        heads = pres.columns(advice, compact=compact)  # compact: first token, meets in the detail line
+        for i, c in enumerate(heads):
+            table.add_column(c, key=c, width=(COLUMN_WIDTHS.get(c) if compact else None) or _width(c, rows, i))
+        for o, cells in zip(self._shown, rows, strict=True):
             style = "" if o.meets else "grey50"
             pick_style = "bold green" if o.meets else "bold yellow"
             row = [Text(c, style=pick_style if i == 0 and c else style) for i, c in enumerate(cells)]
@@ -255,6 +268,13 @@ class AdvisorPane(TabPane):
         if o.misses:
             text.append(" Misses: " + "; ".join(o.misses) + ".", style="yellow")
         detail.update(text)
+
+
+def _width(head: str, rows: list[list[str]], column: int) -> int:
+    """A column's width from its header and cells, fixed before the rows go in: DataTable widens an
+    auto-width column only when it next idles and keeps the rows it drew before at the old width, so
+    a screen drawn in between showed `$0.` for `$0.08` until the cursor moved."""
+    return max(cell_len(line) for text in [head, *(r[column] for r in rows)] for line in text.splitlines() or [""])
 
 
 # ------------------------------------------------------------------ field parsers
