@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 
+import accuracy_gates as G
 import pytest
 
 from bench import serving as P
 
-GATE_IN_BAND = 0.85
+GATE_IN_BAND = G.SERVING_IN_BAND  # tests/accuracy_gates.py
 OUTER = P.OUTER_BAND
 
 

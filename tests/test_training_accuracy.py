@@ -11,17 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import accuracy_gates as G
 import pytest
 
 from bench import training as pub
 from gpuadvisor.estimate import calibration as cal
 
 ROOT = Path(__file__).resolve().parents[1]
-GATES = {  # group: (share within 0.8-1.25x, share within 0.67-1.5x)
-    "calibration": (0.85, 1.0),
-    "held out": (0.85, 1.0),
-    "all": (0.85, 1.0),
-}
+GATES = G.TRAINING_GATES  # group: (share within 0.8-1.25x, share within 0.67-1.5x); tests/accuracy_gates.py
 
 
 @pytest.fixture(scope="module")

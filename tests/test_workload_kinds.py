@@ -1,6 +1,6 @@
 """The workload kinds of issue 10: scoring, quantized weights, CPU offload, MoE training, AdamW
 variants, LoRA with and without checkpointing; their CLI flags and bad values; and the H100
-validation data (every measured case within 8%)."""
+validation data (every workload kind within the README's 4.1 %)."""
 
 from __future__ import annotations
 
@@ -208,7 +208,8 @@ def _validation_module():
     return validate_estimates
 
 
-def test_h100_validation_every_kind_within_8_percent():
+def test_h100_validation_every_kind_within_the_readme_bound():
+    """README: memory within 4.1 % (to one decimal) in every workload kind; tests/accuracy_gates.py holds it."""
     data = json.loads((ROOT / "tools" / "data" / "validation-h100-v2.json").read_text())
     mod = _validation_module()
     rows = [mod.estimate_row(r) for r in data["records"] if r.get("measured", {}).get("peak_bytes")]
@@ -218,7 +219,7 @@ def test_h100_validation_every_kind_within_8_percent():
     assert len(held) >= len(rows) // 4
     worst = {k: v["worst"][0] for k, v in mod.worst_by_kind(rows).items()}
     assert {"generate", "scoring", "mixed", "pure", "lora", "lora-ckpt", "moe-training", "qlora"} <= set(worst)
-    bad = {k: round(v, 1) for k, v in worst.items() if abs(v) > 8.0}
+    bad = {k: round(v, 2) for k, v in worst.items() if abs(v) > 4.15}
     assert not bad, bad
 
 

@@ -116,15 +116,17 @@ def to_markdown() -> str:
              "Methods: " + ", ".join(f"{m.value} {n}" for m, n in counts.items() if n) + ". "
              "Measured and fitted constants are recomputed from their source file by "
              "`tests/test_calibration_fits.py`; \"held out\" marks a constant whose source holds cases that the "
-             "validation holds out from fitting.", ""]
+             "validation holds out from fitting. \"Ungated\" says why no accuracy gate fails when the constant is "
+             "scaled by 0.75 or 1.25 (tests/test_calibration_sweep.py checks every other constant that is not an "
+             f"assumption): {sum(bool(c.ungated) for c in TABLE.values())} constants.", ""]
     for title, names in SECTIONS.items():
-        lines += [f"## {title}", "", "| name | value | unit | meaning | source | method | held out |",
-                  "| --- | ---: | --- | --- | --- | --- | --- |"]
+        lines += [f"## {title}", "", "| name | value | unit | meaning | source | method | held out | ungated |",
+                  "| --- | ---: | --- | --- | --- | --- | --- | --- |"]
         for n in names:
             c = TABLE[n]
             how = f"{c.method.value}: {c.how}" if c.how else c.method.value
             lines.append(f"| `{c.name}` | {_number(c.value)} | {_cell(c.unit)} | {_cell(c.meaning)} | "
-                         f"{_cell(c.source)} | {_cell(how)} | {'yes' if c.held_out else ''} |")
+                         f"{_cell(c.source)} | {_cell(how)} | {'yes' if c.held_out else ''} | {_cell(c.ungated)} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -36,7 +36,9 @@ class Constant:
     `name` is the upper-case identifier code reads it by (`calibration.K_RAMP`); `source` the
     measurement file in the repo (or a datasheet / URL / "-"); `how` one sentence on the derivation
     (the fit, the rounding); `held_out` whether the source holds data that validation holds out from
-    fitting (so the constant saw held-out points)."""
+    fitting (so the constant saw held-out points); `ungated` why no accuracy gate fails when the constant is
+    scaled by 0.75 or 1.25 (tests/test_calibration_sweep.py), empty where one does: such a constant is taken on
+    trust, as an assumption is, until a validation set binds it."""
 
     name: str
     value: float
@@ -46,6 +48,7 @@ class Constant:
     method: Method
     how: str = ""
     held_out: bool = False
+    ungated: str = ""
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.upper():

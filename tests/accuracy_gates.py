@@ -1,0 +1,455 @@
+"""Every accuracy figure the project quotes, as a gate: a pure check over a stored validation set.
+
+README.md's "Estimates checked against real runs" and BENCHMARKS.md quote these figures; each gate holds one of
+them at the bound it states, so a change that makes a quoted figure false fails CI. The accuracy tests
+(test_model_accuracy, test_training_accuracy, test_serve_accuracy, test_time_accuracy) assert the gates, and the
+calibration sweep (test_calibration_sweep.py) scales every constant by +-25 % and wants some gate to fail.
+
+A gate reads the calibration table at call time (no cache holds a figure computed from a constant), so
+``with cal.override(NAME=x): gate.check()`` answers for the overridden table. What does not depend on a constant
+(the stored measurements, the workloads built from them, the traced graphs) is loaded once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.estimate import calibration as cal
+
+ROOT = Path(__file__).resolve().parents[1]
+MULTIGPU = ROOT / "tools" / "data" / "h200x2-2026-11-23" / "multigpu.json"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    detail: str  # the figure the gate checked, for the assertion message
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    claim: str  # the quoted figure it holds, and where it is quoted
+    check: Callable[[], Verdict]
+
+
+# ---- LLM time: tools/validate_time.py's rows (decode per engine; prefill, scoring, training steps) ----------------
+def _table_key() -> tuple[float, ...]:
+    return tuple(c.value for c in cal.TABLE.values())
+
+
+_SHARED: dict[str, tuple[tuple[float, ...], Any]] = {}  # computation -> (table state, its result)
+
+
+def shared(name: str, compute: Callable[[], Any]) -> Any:
+    """`compute()` for the table as it is now, kept for the next gate that asks with the same table (the gates of
+    one validation set share one evaluation)."""
+    key = _table_key()
+    if name not in _SHARED or _SHARED[name][0] != key:
+        _SHARED[name] = (key, compute())
+    return _SHARED[name][1]
+
+
+def forget() -> None:
+    """Drop what was computed from the table (for a caller that logs which constants a gate reads)."""
+    _SHARED.clear()
+
+
+def time_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(decode rows, phase rows) of tools/validate_time.py for the table as it is now."""
+
+    def compute() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        from tools import validate_time
+
+        decode, phases, skipped = validate_time.collect()
+        assert not skipped, skipped
+        return decode, phases
+
+    return shared("time", compute)  # type: ignore[no-any-return]
+
+
+def _rows(group_key: str, group: str, *, min_params_b: float = 1.0, max_params_b: float = math.inf
+          ) -> list[dict[str, Any]]:
+    decode, phases = time_rows()
+    rows = decode if group_key == "engine" else phases
+    return [r for r in rows if r[group_key] == group and min_params_b <= r["params_b"] < max_params_b]
+
+
+def count_within(group_key: str, group: str, *, cases: int, within: int, bound_pct: float = 25.0,
+                 min_params_b: float = 1.0, max_params_b: float = math.inf) -> Callable[[], Verdict]:
+    """At least `within` of the group's `cases` rows (all of them present) within +-bound_pct %."""
+
+    def check() -> Verdict:
+        rows = _rows(group_key, group, min_params_b=min_params_b, max_params_b=max_params_b)
+        inside = sum(abs(r["err"]) <= bound_pct for r in rows)
+        worst = max(rows, key=lambda r: abs(r["err"]), default=None)
+        worst_text = f"{worst['err']:+.1f} % ({worst['model']})" if worst else "-"
+        return Verdict(len(rows) == cases and inside >= within,
+                       f"{group}: {inside} of {len(rows)} within {bound_pct:g} % (gate: {within} of {cases}); "
+                       f"worst {worst_text}")
+
+    return check
+
+
+def decode_graphs_measured(bound_pct: float) -> Callable[[], Verdict]:
+    """CUDA-graph decode (1B+) of both decode runs, estimated as a user with a probe run gets it: the run's own
+    measured matmul and copy ceilings in place of the datasheet's (MFU_VS_MEASURED, BANDWIDTH_VS_MEASURED)."""
+
+    def check() -> Verdict:
+        from gpuadvisor.estimate import apply_measured
+        from tools import validate_time
+
+        errors = []
+        for name in ("decode-h100.json", "decode-h100-host.json"):
+            path = validate_time.DATA / name
+            ceilings = json.loads(path.read_text())["ceilings"]
+            hw = apply_measured(validate_time.h100(), {"bandwidth_gbs": ceilings["copy_gbs"],
+                                                       "tflops.bf16": ceilings["bf16_matmul_tflops"]})
+            errors += [r["err"] for r in validate_time.decode_rows(path, hw, all_held_out=True, run="")
+                       if r["engine"] == "graphs" and r["params_b"] >= 1]
+        worst = max(errors, key=abs)
+        return Verdict(len(errors) == 18 and abs(worst) <= bound_pct,
+                       f"{len(errors)} points, worst {worst:+.1f} % (gate {bound_pct:g} %)")
+
+    return check
+
+
+# ---- LLM memory: tools/data/validation-h100-v2.json (100 cases, every workload kind) -----------------------------
+@cache
+def _memory_records() -> tuple[dict[str, Any], ...]:
+    data = json.loads((ROOT / "tools" / "data" / "validation-h100-v2.json").read_text())
+    return tuple(r for r in data["records"] if r.get("measured", {}).get("peak_bytes"))
+
+
+def memory_h100(bound_pct: float, cases: int) -> Callable[[], Verdict]:
+    def check() -> Verdict:
+        from tools import validate_estimates
+
+        rows = [validate_estimates.estimate_row(r) for r in _memory_records()]
+        errors = [r["error"] for r in rows if r.get("error")]
+        worst = validate_estimates.worst_by_kind(rows)
+        bad = {k: round(d["worst"][0], 2) for k, d in worst.items() if abs(d["worst"][0]) > bound_pct}
+        kinds = {"generate", "generate-quantized", "scoring", "mixed", "pure", "lora", "lora-ckpt", "qlora",
+                 "moe-training"}
+        top = max(abs(d["worst"][0]) for d in worst.values())
+        return Verdict(not errors and not bad and len(rows) == cases and kinds <= set(worst),
+                       f"{len(rows)} cases, worst |error| {top:.2f} % (gate {bound_pct:g} %); over: {bad}; "
+                       f"errors: {errors[:3]}")
+
+    return check
+
+
+def memory_multigpu(bound_pct: float) -> Callable[[], Verdict]:
+    """Per-GPU peak memory of DDP, FSDP (pure and mixed) and tensor parallel on 2x H200."""
+
+    def check() -> Verdict:
+        from tools import compare_multigpu
+
+        rows = compare_multigpu.rows_from(json.loads(MULTIGPU.read_text()), None)
+        errs = {r["case"]: r["mem_err_pct"] for r in rows}
+        ok = len(errs) == 4 and all(e is not None and abs(e) <= bound_pct for e in errs.values())
+        return Verdict(ok, f"per-GPU memory error %: {errs} (gate {bound_pct:g} %)")
+
+    return check
+
+
+def step_multigpu(case: str, low_pct: float, high_pct: float) -> Callable[[], Verdict]:
+    """One 2x H200 step time (no probe of the host) within [low, high] % of the measurement."""
+
+    def check() -> Verdict:
+        from tools import compare_multigpu
+
+        rows = {r["case"]: r for r in compare_multigpu.rows_from(json.loads(MULTIGPU.read_text()), None)}
+        err = rows[case]["time_err_pct"]
+        return Verdict(err is not None and low_pct <= err <= high_pct,
+                       f"{case} step error {err:+.1f} % (gate {low_pct:+g} to {high_pct:+g} %)")
+
+    return check
+
+
+# ---- the op-graph estimator: tests/data/models-h100.json -------------------------------------------------------
+#: group: (share of cases with time within +-25 %, share with memory within +-10 %; worst time ratio, worst
+#: memory ratio): what each group reaches today (BENCHMARKS.md "Op-graph estimator"), kept from slipping
+OP_GRAPH_GATES = {
+    "calibration": (0.95, 0.98, 1.5, 1.3),
+    "held out": (0.85, 0.94, 1.45, 1.15),
+    "all": (0.90, 0.96, 1.5, 1.3),  # the issue's target: 90 % of all cases within both bounds, none past 1.5x
+}
+
+
+@cache
+def _op_graph_workloads() -> tuple[tuple[dict[str, Any], Any, Any], ...]:
+    """(case, workload, graph) of every measured case; tracing and loading graphs does not read the table."""
+    from gpuadvisor import validation
+    from gpuadvisor.estimate.graph_estimate import workload_graph
+
+    out = []
+    for c in validation.load():
+        w = validation.workload(c)
+        out.append((c, w, workload_graph(w)))
+    return tuple(out)
+
+
+def op_graph_results() -> list[Any]:
+    """validation.evaluate()'s results, with the graphs built once."""
+    from gpuadvisor import validation
+    from gpuadvisor.estimate import estimate_compute, estimate_memory
+
+    def compute() -> list[Any]:
+        hw = validation.hardware()
+        return [validation.Result(c, *_times(estimate_compute(w, hw), estimate_memory(w).tensors))
+                for c, w, _ in _op_graph_workloads()]
+
+    return shared("op_graph", compute)  # type: ignore[no-any-return]
+
+
+def _times(compute: Any, tensors: float) -> tuple[float | None, float]:
+    return compute.step_time_s or compute.time_s, tensors
+
+
+def op_graph(group: str) -> Callable[[], Verdict]:
+    def check() -> Verdict:
+        from gpuadvisor import validation
+
+        time_share, memory_share, worst_time, worst_memory = OP_GRAPH_GATES[group]
+        s = validation.summary(op_graph_results())[group]
+        ok = (s["errors"] == 0 and s["time_within"] >= time_share and s["memory_within"] >= memory_share
+              and s["worst_time"] <= worst_time and s["worst_memory"] <= worst_memory)
+        return Verdict(ok, f"{group}: {s}")
+
+    return check
+
+
+#: op classes -> the mean |log(estimate / profiled)| GPU time of the class over the calibration split today (the
+#: objective validation.fit_gpu_constants minimises): the gate lets it grow by OP_CLASS_SLACK at most
+OP_CLASS_ERROR = {("conv",): 0.2323, ("norm",): 0.2322, ("reduction",): 0.7298, ("elementwise",): 0.2119}
+OP_CLASS_SLACK = 0.015
+
+
+@cache
+def _op_class_rows(classes: tuple[str, ...]) -> tuple[tuple[tuple[Any, ...], bool, float], ...]:
+    """(ops of the classes, training?, profiled GPU time of the classes) of each calibration case that spends
+    validation.FIT_MIN_CLASS_S or more in them."""
+    from gpuadvisor import validation
+
+    rows = []
+    for c, _, g in _op_graph_workloads():
+        if c.get("held_out"):
+            continue
+        profiled = sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes)
+        if profiled >= validation.FIT_MIN_CLASS_S:
+            rows.append((tuple(op for op in g.ops if op.cls.value in classes), g.mode.value == "training", profiled))
+    return tuple(rows)
+
+
+def op_class_time(classes: tuple[str, ...]) -> Callable[[], Verdict]:
+    """The GPU time of one op class against its profiled time: the fit its constants (validation.GPU_FITS) come
+    from, kept within OP_CLASS_SLACK of today's error."""
+
+    def check() -> Verdict:
+        from gpuadvisor import validation
+        from gpuadvisor.estimate.opcost import Rates, op_time
+
+        rates = Rates.of(validation.hardware())
+        rows = _op_class_rows(classes)
+        error = sum(abs(math.log(sum(op_time(op, rates, training=training) * op.count for op in ops) / profiled))
+                    for ops, training, profiled in rows) / len(rows)
+        bound = OP_CLASS_ERROR[classes] * (1 + OP_CLASS_SLACK)
+        return Verdict(error <= bound, f"{'+'.join(classes)}: mean |log error| {error:.4f} over {len(rows)} cases "
+                                       f"(gate {bound:.4f})")
+
+    return check
+
+
+def published_resnet50() -> Verdict:
+    """NVIDIA's published ResNet-50 throughput (never used to calibrate): 0.6-1.5x today (0.61-0.80x)."""
+    from gpuadvisor import validation
+
+    ratios = validation.published_ratios()
+    bad = [(c["card"], c["mode"], c["batch"], round(r, 3)) for c, r in ratios if not 0.6 <= r <= 1.5]
+    return Verdict(len(ratios) == 7 and not bad, f"outside 0.6-1.5x: {bad}")
+
+
+# ---- training at scale: tests/data/published-training.json ------------------------------------------------------
+TRAINING_GATES = {  # group: (share within 0.8-1.25x, share within 0.67-1.5x)
+    "calibration": (0.85, 1.0),
+    "held out": (0.85, 1.0),
+    "all": (0.85, 1.0),
+}
+
+
+def published_training(group: str) -> Callable[[], Verdict]:
+    def check() -> Verdict:
+        from gpuadvisor.estimate.parallel import published
+
+        band, wide = TRAINING_GATES[group]
+        s = published.summary(shared("published_training", published.evaluate))[group]
+        return Verdict(s["in_band"] >= band and s["in_wide"] >= wide, f"{group}: {s}")
+
+    return check
+
+
+# ---- serving: tests/data/published-serving.json ----------------------------------------------------------------
+SERVING_IN_BAND = 0.85  # share of each group within 0.8-1.25x; every result within 0.67-1.5x
+
+
+def serving_checks() -> list[Any]:
+    """Every published serving result simulated with the table as it is now (the closed-loop simulations that
+    the TTFT, ITL and throughput rows of one load share are run once per call, not kept across calls)."""
+    from gpuadvisor.estimate.serve import published
+
+    published._SIMS.clear()
+    return published.check_all()
+
+
+def published_serving(checks: Callable[[], list[Any]] = serving_checks) -> Verdict:
+    from gpuadvisor.estimate.serve import published
+
+    rows = checks()
+    lo, hi = published.OUTER_BAND
+    outside = [(c.id, round(c.ratio, 2)) for c in rows if not lo <= c.ratio <= hi]
+    detail, ok = [], not outside
+    for group in ("all", "calibration", "held out"):
+        sel = [c for c in rows if group == "all" or c.held_out == (group == "held out")]
+        s = published.shares(sel)
+        ok &= s["in_band"] >= SERVING_IN_BAND
+        detail.append(f"{group} {s['in_band']:.2f} in band")
+    return Verdict(ok, f"{', '.join(detail)}; outside {lo}-{hi}x: {outside}")
+
+
+# ---- the gates, cheapest first (the sweep stops at the first that fails) --------------------------------------
+README = "README.md 'Estimates checked against real runs'"
+BENCH = "BENCHMARKS.md 'LLM time estimates'"
+
+GATES: tuple[Gate, ...] = (
+    # the quoted figures are to one decimal: 4.1 % is the worst 4.13 % (qlora #29), 1.3 % the -1.32 % of tp2
+    Gate("memory_h100", f"{README}: memory within 4.1 % (to one decimal) in every workload kind, 100 cases",
+         memory_h100(4.15, 100)),
+    Gate("decode_graphs", f"{README}: decode with a CUDA-graph engine within 6 % (1B+, 18 points)",
+         count_within("engine", "graphs", cases=18, within=18, bound_pct=6.0)),
+    Gate("training_steps", f"{README}: training steps 54 of 55 within 25 % (1B+)",
+         count_within("phase", "training step", cases=55, within=54)),
+    Gate("prefill", f"{README}: prefill 24 of 24 within 25 % (1B+)", count_within("phase", "prefill", cases=24,
+                                                                                   within=24)),
+    Gate("scoring", f"{README}: scoring 13 of 13 within 25 % (1B+)", count_within("phase", "scoring", cases=13,
+                                                                                   within=13)),
+    Gate("eager_decode_generate_probe", f"{README}: HF eager decode 29 of 35 within 25 % with the dispatch "
+         "probe's figures (1B+)", count_within("engine", "eager [generate() probe]", cases=35, within=29)),
+    Gate("memory_multigpu", f"{README}: within 1.3 % (to one decimal) per GPU for DDP, FSDP and tensor parallel "
+         "on two H200s", memory_multigpu(1.35)),
+    Gate("published_training_all", "BENCHMARKS.md 'Training at scale' (all runs)", published_training("all")),
+    Gate("published_training_calibration", "BENCHMARKS.md 'Training at scale' (calibration)",
+         published_training("calibration")),
+    Gate("published_training_held_out", "BENCHMARKS.md 'Training at scale' (held out)",
+         published_training("held out")),
+    Gate("op_graph_all", "README.md 'Any PyTorch model' / BENCHMARKS.md 'Op-graph estimator' (all)",
+         op_graph("all")),
+    Gate("op_graph_calibration", "BENCHMARKS.md 'Op-graph estimator' (calibration)", op_graph("calibration")),
+    Gate("op_graph_held_out", "BENCHMARKS.md 'Op-graph estimator' (held out)", op_graph("held out")),
+    *(Gate(f"op_class_{'_'.join(classes)}", "validation.GPU_FITS: the profiled GPU time of the class its "
+           "constants are fitted to (tests/data/models-h100.json, calibration split)", op_class_time(classes))
+      for classes in OP_CLASS_ERROR),
+    Gate("decode_graphs_measured", "decode with a CUDA-graph engine from a probe run's measured ceilings within 6 % "
+         "(1B+, both decode runs; the README's bound for the datasheet path)", decode_graphs_measured(6.0)),
+    Gate("published_resnet50", "BENCHMARKS.md: NVIDIA's ResNet-50 results, 0.61-0.80x", published_resnet50),
+    Gate("published_serving", "BENCHMARKS.md 'Serving against published engine results'", published_serving),
+)
+
+
+def gate(name: str) -> Gate:
+    return next(g for g in GATES if g.name == name)
+
+
+# ---- which constants a gate reads --------------------------------------------------------------------------------
+class _ReadLog(dict[str, Any]):
+    """The calibration table, noting every name read."""
+
+    def __init__(self, table: dict[str, Any]) -> None:
+        super().__init__(table)
+        self.read: set[str] = set()
+
+    def __getitem__(self, name: str) -> Any:
+        self.read.add(name)
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.read.add(name)
+        return super().get(name, default)
+
+
+@contextmanager
+def reads() -> Iterator[set[str]]:
+    """The names of the constants read inside the block (the table is swapped for a logging copy)."""
+    table = cal.TABLE
+    log = _ReadLog(table)
+    cal.TABLE = log
+    try:
+        yield log.read
+    finally:
+        table.update({k: v for k, v in log.items()})
+        cal.TABLE = table
+
+
+# ---- the sweep: does scaling a constant fail a gate? -------------------------------------------------------------
+SCALES = (0.75, 1.25)
+
+
+#: an upward move of a fraction below 1 is capped at 1 (the estimator refuses more); one capped to less than this
+#: move is not checked (MEGATRON_EFF 0.99, BANDWIDTH_VS_MEASURED 0.97 cannot be 25 % too low)
+MIN_CAPPED_MOVE = 0.05
+
+
+def scaled(name: str, factor: float) -> float | None:
+    """Constant `name` times `factor`: an integer constant (a count, a tile) stays an integer and moves by at
+    least one; a fraction below 1 stays at most 1. None where the capped move is under MIN_CAPPED_MOVE."""
+    c = cal.get(name)
+    if isinstance(c.value, int) and c.unit != "fraction":
+        moved = round(c.value * factor)
+        return moved if moved != c.value else c.value + (1 if factor > 1 else -1)
+    value = c.value * factor
+    if c.unit == "fraction" and c.value < 1 and value > 1:
+        return 1.0 if 1.0 / c.value - 1 >= MIN_CAPPED_MOVE else None
+    return value
+
+
+@dataclass(frozen=True)
+class Baseline:
+    reads: dict[str, frozenset[str]]  # gate name -> the constants it read
+    seconds: dict[str, float]  # gate name -> its wall time
+    failing: tuple[str, ...]  # gates that fail with the table as it is (the sweep needs none)
+
+
+def baseline(gates: tuple[Gate, ...] = GATES) -> Baseline:
+    import time
+
+    read, seconds, failing = {}, {}, []
+    for g in gates:
+        forget()
+        start = time.perf_counter()
+        with reads() as names:
+            if not g.check().passed:
+                failing.append(g.name)
+        seconds[g.name] = time.perf_counter() - start
+        read[g.name] = frozenset(names)
+    return Baseline(read, seconds, tuple(failing))
+
+
+def first_failing_gate(name: str, factor: float, base: Baseline, gates: tuple[Gate, ...] = GATES) -> str | None:
+    """The first gate (cheapest first) that fails with constant `name` scaled by `factor`; None if every gate
+    that reads it still passes. A gate that never read the constant cannot move with it and is skipped; a
+    direction `scaled` does not check answers a note in parentheses."""
+    value = scaled(name, factor)
+    if value is None:
+        return "(not checked: a fraction cannot move that far)"
+    with cal.override(**{name: value}):
+        for g in sorted(gates, key=lambda g: base.seconds[g.name]):
+            if name in base.reads[g.name] and not g.check().passed:
+                return g.name
+    return None
