@@ -187,7 +187,7 @@ OP_GRAPH_GATES = {
 @cache
 def _op_graph_workloads() -> tuple[tuple[dict[str, Any], Any, Any], ...]:
     """(case, workload, graph) of every measured case; tracing and loading graphs does not read the table."""
-    from gpuadvisor import validation
+    from bench import models as validation
     from gpuadvisor.estimate.graph_estimate import workload_graph
 
     out = []
@@ -199,7 +199,7 @@ def _op_graph_workloads() -> tuple[tuple[dict[str, Any], Any, Any], ...]:
 
 def op_graph_results() -> list[Any]:
     """validation.evaluate()'s results, with the graphs built once."""
-    from gpuadvisor import validation
+    from bench import models as validation
     from gpuadvisor.estimate import estimate_compute, estimate_memory
 
     def compute() -> list[Any]:
@@ -216,7 +216,7 @@ def _times(compute: Any, tensors: float) -> tuple[float | None, float]:
 
 def op_graph(group: str) -> Callable[[], Verdict]:
     def check() -> Verdict:
-        from gpuadvisor import validation
+        from bench import models as validation
 
         time_share, memory_share, worst_time, worst_memory = OP_GRAPH_GATES[group]
         s = validation.summary(op_graph_results())[group]
@@ -237,7 +237,7 @@ OP_CLASS_SLACK = 0.015
 def _op_class_rows(classes: tuple[str, ...]) -> tuple[tuple[tuple[Any, ...], bool, float], ...]:
     """(ops of the classes, training?, profiled GPU time of the classes) of each calibration case that spends
     validation.FIT_MIN_CLASS_S or more in them."""
-    from gpuadvisor import validation
+    from bench import models as validation
 
     rows = []
     for c, _, g in _op_graph_workloads():
@@ -254,7 +254,7 @@ def op_class_time(classes: tuple[str, ...]) -> Callable[[], Verdict]:
     from, kept within OP_CLASS_SLACK of today's error."""
 
     def check() -> Verdict:
-        from gpuadvisor import validation
+        from bench import models as validation
         from gpuadvisor.estimate.opcost import Rates, op_time
 
         rates = Rates.of(validation.hardware())
@@ -270,7 +270,7 @@ def op_class_time(classes: tuple[str, ...]) -> Callable[[], Verdict]:
 
 def published_resnet50() -> Verdict:
     """NVIDIA's published ResNet-50 throughput (never used to calibrate): 0.6-1.5x today (0.61-0.80x)."""
-    from gpuadvisor import validation
+    from bench import models as validation
 
     ratios = validation.published_ratios()
     bad = [(c["card"], c["mode"], c["batch"], round(r, 3)) for c, r in ratios if not 0.6 <= r <= 1.5]
