@@ -287,7 +287,7 @@ TRAINING_GATES = {  # group: (share within 0.8-1.25x, share within 0.67-1.5x)
 
 def published_training(group: str) -> Callable[[], Verdict]:
     def check() -> Verdict:
-        from gpuadvisor.estimate.parallel import published
+        from bench import training as published
 
         band, wide = TRAINING_GATES[group]
         s = published.summary(shared("published_training", published.evaluate))[group]
@@ -303,14 +303,14 @@ SERVING_IN_BAND = 0.85  # share of each group within 0.8-1.25x; every result wit
 def serving_checks() -> list[Any]:
     """Every published serving result simulated with the table as it is now (the closed-loop simulations that
     the TTFT, ITL and throughput rows of one load share are run once per call, not kept across calls)."""
-    from gpuadvisor.estimate.serve import published
+    from bench import serving as published
 
     published._SIMS.clear()
     return published.check_all()
 
 
 def published_serving(checks: Callable[[], list[Any]] = serving_checks) -> Verdict:
-    from gpuadvisor.estimate.serve import published
+    from bench import serving as published
 
     rows = checks()
     lo, hi = published.OUTER_BAND
