@@ -8,8 +8,11 @@ asked is refused (`inapplicable`), never ignored.
 The three questions:
 * `Step`: memory and time of the workload in its own layout (`Workload.num_gpus`, `tensor_parallel`,
   `sharding`); for a decoder in inference, the closed-form serving figures of `users` at once.
-* `ServingLoad`: a request stream (a rate, or N closed-loop users, or an offline batch) simulated under
-  an engine's continuous-batching scheduler: percentiles, goodput under SLOs.
+* `ServingLoad`: a request stream simulated under an engine's continuous-batching scheduler (percentiles,
+  goodput under SLOs): Poisson arrivals at a rate, or `concurrency` clients that start together and each send
+  the next request when the last one ends (vLLM's `benchmark_serving --max-concurrency`), or an offline batch.
+  `users` (a Step) and `concurrency` (a ServingLoad) are two loads, not two spellings of one: users in steady
+  state arrive spread out, so a new prompt rarely queues behind others; benchmark clients arrive together.
 * `TrainingLayout`: a training job over GPUs in a parallel layout (TP/PP/CP/EP, micro-batches, sharding,
   recomputation), as given or searched.
 """
@@ -89,7 +92,8 @@ class ServingLoad:
 
     engine: str = "vllm"
     rate: float | None = None  # requests/s, Poisson arrivals
-    users: int | None = None  # closed loop: N users, each sending its next request when the last one ends
+    concurrency: int | None = None  # closed loop: N clients that start together, each sending its next request
+    # when the last one ends (benchmark_serving --max-concurrency)
     lengths: str | None = None  # fixed (default), sharegpt, uniform:A-B, or a file of 'INPUT OUTPUT' lines
     requests: int = 1000
     seed: int = 0
@@ -146,14 +150,15 @@ class EstimateRequest:
             in_range("--users", q.users, 1, Limits.MAX_USERS)
             if q.engine not in STEP_ENGINES:
                 raise UserError(f"--engine {q.engine}: the step estimate takes one of {', '.join(STEP_ENGINES)}; "
-                                f"{', '.join(SERVE_ENGINES)} simulate a request stream (with --rate or --users)")
+                                f"{', '.join(SERVE_ENGINES)} simulate a request stream (with --rate or "
+                                "--concurrency)")
         elif isinstance(q, ServingLoad):
             if q.engine not in SERVE_ENGINES:
                 raise UserError(f"--engine {q.engine}: the serving simulation takes one of {', '.join(SERVE_ENGINES)}")
-            if q.rate is not None and q.users is not None:
-                raise UserError("give --rate or --users, not both")
+            if q.rate is not None and q.concurrency is not None:
+                raise UserError("give --rate or --concurrency, not both")
             in_range("--rate", q.rate, 1e-6, Limits.MAX_RATE)
-            in_range("--users", q.users, 1, Limits.MAX_USERS)
+            in_range("--concurrency", q.concurrency, 1, Limits.MAX_USERS)
             in_range("--requests", q.requests, 1, Limits.MAX_REQUESTS)
             if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
@@ -227,8 +232,10 @@ APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
     "trainable": (lambda r: _traced(r) and _training(r), "training a traced model"),
     "input": (_traced, "traced models"),
     "engine": (lambda r: r.workload.mode in (Mode.INFERENCE, Mode.SCORING), "inference and scoring"),
-    "users": (lambda r: _inference_decoder(r) and r.kind in (Question.STEP, Question.SERVING),
-              "serving a decoder (--mode inference, a language model)"),
+    "users": (lambda r: _inference_decoder(r) and r.kind == Question.STEP,
+              "the steady-state serving figures of a decoder (what recommend prices); a simulated stream takes "
+              "--rate or --concurrency"),
+    "concurrency": (_kind(Question.SERVING), "the serving simulation (benchmark clients that start together)"),
     "offload": (lambda r: r.kind == Question.STEP and _inference_decoder(r), "inference of a decoder"),
     "host_bandwidth_gbs": (lambda r: isinstance(r.question, Step) and r.question.offload, "--offload"),
     "probe": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates (the serving "

@@ -41,7 +41,11 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
     g.add_argument("--rate", type=rate, metavar="REQ/S", help="requests per second, Poisson arrivals (seeded)")
     if not recommend:
         g.add_argument("--users", dest="serve_users", type=positive_int, metavar="N",
-                       help="N concurrent users (closed loop) instead of --rate")
+                       help="N users at once in steady state: the serving figures recommend prices (TTFT, TPOT, "
+                            "tok/s per user)")
+        g.add_argument("--concurrency", type=positive_int, metavar="N",
+                       help="simulation: N benchmark clients that start together, each sending its next request "
+                            "when the last ends (benchmark_serving --max-concurrency), instead of --rate")
     g.add_argument("--lengths", metavar="DIST|FILE",
                    help="request lengths: fixed (default), sharegpt, uniform:A-B, or a file of 'INPUT OUTPUT' lines")
     g.add_argument("--requests", type=positive_int, default=None, metavar="N",
