@@ -100,7 +100,8 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
     elif args.engine in SERVE_ENGINES or any(d in given for d in _SERVING) or "pp" in given:
         question = ServingLoad(
             engine=args.engine if args.engine in SERVE_ENGINES else "vllm", rate=args.rate,
-            concurrency=args.concurrency, lengths=args.lengths, requests=args.requests or ServingLoad.requests, seed=args.seed,
+            concurrency=args.concurrency, lengths=args.lengths, requests=args.requests or ServingLoad.requests,
+            seed=args.seed,
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
             p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot)
     else:
