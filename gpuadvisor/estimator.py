@@ -322,6 +322,9 @@ def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -
     cluster = Cluster(gpus_per_node=q.gpus_per_node or 0, net_gbs_per_gpu=q.net_gbs_per_gpu or 0.0)
     w = w.with_(tensor_parallel=1)
     notes: list[str] = []
+    if w.batch == 1 and w.num_gpus > 1:
+        w = w.with_(batch=q.default_global_batch(w.num_gpus, tp))
+        notes.append(f"global batch not given: taken as {w.batch} sequences (--batch sets it)")
     recompute = q.recompute or ("full" if w.checkpointing else None)
     sharding = Sharding(w.sharding) if w.sharding != "none" else None
     if q.search:

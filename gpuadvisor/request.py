@@ -123,6 +123,17 @@ class TrainingLayout:
     restart_overhead: float = 0.0
 
 
+    def default_global_batch(self, gpus: int, tensor_parallel: int) -> int:
+        """The global batch where none is given (a batch of 1 cannot be split over data-parallel GPUs): four
+        sequences per GPU when the layout is searched, else one micro-batch per data-parallel rank (times four
+        per pipeline stage, to fill the pipeline)."""
+        if self.search:
+            return 4 * gpus
+        dp = max(1, gpus // (tensor_parallel * self.pipeline_parallel * self.context_parallel))
+        pp = self.pipeline_parallel
+        return dp * (self.micro_batch or 1) * (4 * pp if pp > 1 else 1)
+
+
 QuestionSpec = Step | ServingLoad | TrainingLayout
 
 
