@@ -23,7 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.limits import in_range
 from gpuadvisor.strenum import StrEnum
 from gpuadvisor.workload import Mode, Workload
 
@@ -42,27 +44,7 @@ class Question(StrEnum):
     TRAINING = "training"
 
 
-class Limits:
-    """Ranges of the numbers a request may hold: past them a value is a typo, or the answer would not be bounded.
-
-    The serving simulation costs time in proportion to its requests x output tokens; `MAX_REQUESTS` keeps the
-    worst case to seconds. `MAX_GPUS` is the largest job the layouts are costed for (a 4,096-GPU pretraining run
-    is within it; a million GPUs is not a job anybody runs)."""
-
-    MAX_GPUS = 65_536
-    MAX_TOKENS = 10_000_000  # one sequence: above the longest context any model in the catalog supports
-    MAX_BATCH = 1_000_000
-    MAX_USERS = 1_000_000
-    MAX_REQUESTS = 100_000
-    MAX_RATE = 1e6  # requests per second
-
-
-def in_range(name: str, value: float | int | None, low: float, high: float) -> None:
-    """Refuse a number outside [low, high], naming the flag and the range."""
-    if value is None:
-        return
-    if not (low <= value <= high):
-        raise UserError(f"{name} must be in [{low:g}, {high:g}], got {value:g}")
+Limits = limits  # the ranges of the numbers a request may hold: one table, gpuadvisor/core/limits.py
 
 
 @dataclass(frozen=True)
@@ -153,12 +135,12 @@ class EstimateRequest:
     def validate(self) -> EstimateRequest:
         """Refuse what the estimator cannot answer, in one line each (UserError)."""
         w, q = self.workload, self.question
-        in_range("--gpus", w.num_gpus, 1, Limits.MAX_GPUS)
-        in_range("--batch", w.batch, 1, Limits.MAX_BATCH)
-        in_range("--seq" if w.mode != Mode.INFERENCE else "--input-len", w.seq_len, 0, Limits.MAX_TOKENS)
-        in_range("--output-len", w.gen_tokens, 0, Limits.MAX_TOKENS)
+        in_range("--gpus", w.num_gpus, 1, Limits.MAX_GPUS, "GPUs")
+        in_range("--batch", w.batch, 1, Limits.MAX_BATCH, "sequences")
+        in_range("--seq" if w.mode != Mode.INFERENCE else "--input-len", w.seq_len, 0, Limits.MAX_TOKENS, "tokens")
+        in_range("--output-len", w.gen_tokens, 0, Limits.MAX_TOKENS, "tokens")
         if isinstance(q, Step):
-            in_range("--users", q.users, 1, Limits.MAX_USERS)
+            in_range("--users", q.users, 1, Limits.MAX_USERS, "users")
             if q.engine not in STEP_ENGINES:
                 raise UserError(f"--engine {q.engine}: the step estimate takes one of {', '.join(STEP_ENGINES)}; "
                                 f"{', '.join(SERVE_ENGINES)} simulate a request stream (with --rate or "
@@ -168,9 +150,12 @@ class EstimateRequest:
                 raise UserError(f"--engine {q.engine}: the serving simulation takes one of {', '.join(SERVE_ENGINES)}")
             if q.rate is not None and q.concurrency is not None:
                 raise UserError("give --rate or --concurrency, not both")
-            in_range("--rate", q.rate, 1e-6, Limits.MAX_RATE)
-            in_range("--concurrency", q.concurrency, 1, Limits.MAX_USERS)
-            in_range("--requests", q.requests, 1, Limits.MAX_REQUESTS)
+            in_range("--rate", q.rate, Limits.MIN_RATE, Limits.MAX_RATE, "requests/s")
+            in_range("--concurrency", q.concurrency, 1, Limits.MAX_USERS, "clients")
+            in_range("--requests", q.requests, 1, Limits.MAX_REQUESTS, "requests")
+            in_range("--seed", q.seed, 0, 2**32 - 1)
+            in_range("--pp", q.pipeline_parallel, 1, Limits.MAX_GPUS, "stages")
+            in_range("--replicas", q.replicas, 1, Limits.MAX_GPUS, "replicas")
             if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
                                 "in --mode inference")
