@@ -171,3 +171,21 @@ def test_one_load_one_answer(capsys):
     assert bench["rests_on"]["assumptions"]["load"]["users"] == 16
     # clients that start together queue their prompts behind each other: a longer TTFT than users spread out
     assert bench["serving"]["ttft_s"] > steady["serving"]["ttft_s"]
+
+
+def test_what_binds_is_said_once(capsys):
+    """An option's `binds` and the first words of its note name the same limit (a host-bound training step
+    was once labelled host in the table and bandwidth in the pick's line)."""
+    from gpuadvisor.advisor.figures import figures
+    from gpuadvisor.advisor.options import hardware_of
+    from gpuadvisor.advisor.targets import Targets
+    from gpuadvisor.catalog import load_catalog
+
+    w = api.workload("mistral-7b", mode="qlora", batch=1, seq_len=2048, checkpointing=True)
+    seen = set()
+    for card in ("H200 SXM 141GB", "H100 SXM5 80GB", "L4", "RTX A4000"):
+        f = figures(w, hardware_of(load_catalog().get(card)), 8, Targets(tokens=2e8))
+        if f.fits:
+            assert f.binds_note.split(":")[0] == f.binds, (card, f.binds, f.binds_note)
+            seen.add(f.binds)
+    assert "host" in seen  # the case that had the two labels
