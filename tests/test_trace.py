@@ -24,7 +24,10 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_estimate_resnet50_training_from_the_shipped_graph():
     r = cli("estimate", "torchvision:resnet50", "--mode", "training", "--batch", "256", "--channels-last", "--json")
     assert r.returncode == 0, r.stderr
-    d = json.loads(r.stdout)
+    answer = json.loads(r.stdout)
+    assert answer["rate"]["unit"] == "images/s" and answer["time"]["parts"]["conv"] > 0
+    assert answer["rate"]["value"] == pytest.approx(256 / answer["time"]["step_s"])
+    d = answer["detail"]
     c = d["compute"]
     assert c["unit"] == "images" and c["step_time_s"] > 0
     assert c["samples_per_s"] == pytest.approx(256 / c["step_time_s"])
@@ -34,7 +37,7 @@ def test_estimate_resnet50_training_from_the_shipped_graph():
 
 def test_inference_time_is_one_forward_pass():
     r = cli("estimate", "resnet-50", "--batch", "256", "--channels-last", "--json")
-    c = json.loads(r.stdout)["compute"]
+    c = json.loads(r.stdout)["detail"]["compute"]
     assert c["time_s"] == pytest.approx(c["step_time_s"]) and c["decode_step_s"] is None
 
 
@@ -166,4 +169,4 @@ def test_a_file_returning_no_module_is_refused(tracer, tmp_path):
 def test_your_own_module_through_the_cli(tracer):
     r = cli("estimate", f"{MLP}:build", "--mode", "training", "--batch", "64", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["compute"]["samples_per_s"] > 0
+    assert json.loads(r.stdout)["detail"]["compute"]["samples_per_s"] > 0
