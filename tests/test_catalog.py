@@ -263,10 +263,10 @@ UNPRICED_CONSUMER_AND_PRO = {
     "Quadro P4000": "no dated public price found",
     "Quadro P5000": "no dated public price found",
     "Quadro GP100": "no dated public price found",
-    "RTX PRO 5000 Blackwell": "no dated public price found (NVIDIA sells through distributors; no list price published)",
-    "RTX PRO 4500 Blackwell": "no dated public price found (NVIDIA sells through distributors; no list price published)",
-    "RTX PRO 4000 Blackwell": "no dated public price found (NVIDIA sells through distributors; no list price published)",
-    "RTX PRO 2000 Blackwell": "no dated public price found (NVIDIA sells through distributors; no list price published)",
+    "RTX PRO 5000 Blackwell": "no dated public list or street price found",
+    "RTX PRO 4500 Blackwell": "no dated public list or street price found",
+    "RTX PRO 4000 Blackwell": "no dated public list or street price found",
+    "RTX PRO 2000 Blackwell": "no dated public list or street price found",
 }
 
 
@@ -327,7 +327,8 @@ def test_purchase_prices_are_plausible(shipped):
         ("NVIDIA RTX 2000 Ada Generation", 15.6, "RTX 2000 Ada Generation"),
         ("NVIDIA RTX 4000 Ada Generation", 19.5, "RTX 4000 Ada Generation"),
         ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 95.6, "RTX PRO 6000 Blackwell"),
-        ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", 95.6, "RTX PRO 6000 Blackwell Max-Q Workstation Edition"),
+        ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", 95.6,
+         "RTX PRO 6000 Blackwell Max-Q Workstation Edition"),
         ("NVIDIA RTX PRO 6000 Blackwell Server Edition", 95.6, "RTX PRO 6000 Blackwell Server Edition"),
         ("NVIDIA GB10", 119.7, "DGX Spark (GB10)"),
         ("NVIDIA GeForce RTX 5060", 7.6, "GeForce RTX 5060"),
