@@ -121,8 +121,8 @@ CARDS: dict[str, tuple[dict[str, object], str, str]] = {
     "Instinct MI350X": (
         _cdna4(256, 2200), "derived",
         "derived: 256 CUs x 2,200 MHz peak clock x the MI355X card's CDNA 4 rates per CU per clock (FP16/BF16 4,096, "
-        "FP8/INT8 8,192, MXFP4 16,384), dense; it agrees with the MI350 platform figures of 18.5 PF FP16, 37 PF FP8 "
-        "and 74 PF FP4 for 8 GPUs; no TF32 matrix instructions on CDNA 4"),
+        "FP8/INT8 8,192, MXFP4 16,384), dense; x8 it gives the 18.5 PF FP16, 37 PF FP8 and 74 PF FP4 that Kontronn "
+        "reports for the MI350 series (read as an 8-GPU platform); no TF32 matrix instructions on CDNA 4"),
     "Jetson Orin Nano 8GB": (_ga10b(8, 625), "derived", DERIVED_ORIN.format(sms=8, mhz=625, tops=40)),
     "Jetson Orin NX 16GB": (_ga10b(8, 918), "derived", DERIVED_ORIN.format(sms=8, mhz=918, tops=60)),
     "Jetson AGX Orin 64GB": ({**_ga10b(16, 1300), "int8": 85}, "derived",
