@@ -46,6 +46,6 @@ def test_hf_engine_host_time_is_the_eager_profile(monkeypatch):
 def test_hf_estimate_states_its_host_model(capsys):
     from gpuadvisor.cli import main
 
-    assert main(["estimate", "llama-3.1-8b", "--engine", "hf", "--users", "8", "--requests", "64"]) == 0
+    assert main(["estimate", "llama-3.1-8b", "--engine", "hf", "--concurrency", "8", "--requests", "64"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "host (eager dispatch)" in out and "ms a decode step" in out

@@ -116,7 +116,10 @@ async def test_decision_updates_as_you_type():
 
 @sync
 async def test_changes_are_debounced():
-    app = make_app(debounce_s=1.0)  # long enough that a loaded machine still types within it
+    """Typing schedules one recompute after the last key, never one per key; a change undone within the debounce
+    asks nothing new. The debounce is long and its timer is fired by hand, so a loaded machine that types
+    slowly cannot make the test flaky."""
+    app = make_app(debounce_s=3600.0)
     calls = []
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -130,12 +133,15 @@ async def test_changes_are_debounced():
         app.query_one("#model", Input).value = ""
         await pilot.press(*"mistral-7b")
         await pilot.pause()
-        assert calls == []  # still typing: nothing recomputed yet
+        assert calls == [] and app._timer is not None  # still "typing": one timer pending, nothing recomputed
+        app._timer.stop()
+        app._timer = app.set_timer(0.01, app.recompute)  # the debounce runs out
         await settle(pilot)
         assert len(calls) == 1
         assert "mistral-7b" in message(app)
         await pilot.press("x", "backspace")  # a change undone within the debounce asks nothing new
-        await settle(pilot)
+        await pilot.pause()
+        assert app._timer is None and not app.deciding
         assert len(calls) == 1
 
 
