@@ -80,7 +80,7 @@ def command_for(case: dict, model: str, card: str = DEFAULT_CARD) -> list[str]:
                  "--users", str(case["users"])]
     else:
         raise ValueError(f"unknown case kind {kind}")
-    return args + ["--gpu", card]
+    return [*args, "--gpu", card]
 
 
 def request_for(case: dict, model: str, card: str) -> Any:
