@@ -312,7 +312,7 @@ def _train_lm(ctx: Ctx, rec: dict, layers: int | None) -> None:
 def _train_pipeline(ctx: Ctx, rec: dict, layers: int | None) -> None:
     import torch
     import torch.nn.functional as F
-    from torch.distributed.pipelining import PipelineStage, ScheduleOneFOneB
+    from torch.distributed.pipelining import PipelineStage, Schedule1F1B
 
     from lab.four_gpu_model import Llama
 
@@ -350,7 +350,7 @@ def _train_pipeline(ctx: Ctx, rec: dict, layers: int | None) -> None:
     def loss_fn(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(logits.flatten(0, 1).float(), target.flatten())
 
-    schedule = ScheduleOneFOneB(stage, n_microbatches=n_micro, loss_fn=loss_fn)
+    schedule = Schedule1F1B(stage, n_microbatches=n_micro, loss_fn=loss_fn)
     opts, rec["optimizer"] = _adamw(list(body.parameters()), ctx.cuda)
     g = torch.Generator(device="cpu").manual_seed(1)
     x = torch.randint(3, cfg["vocab_size"], (mb * n_micro, seq), generator=g).to(dev)
@@ -437,7 +437,7 @@ class TPDecoder:
         self.positions = torch.arange(max_len, device=dev)
         self.tokens = torch.randint(3, cfg["vocab_size"], (batch, 1), device=dev)
         self.pos = torch.zeros((), dtype=torch.long, device=dev)
-        self.gathered = torch.empty(tp, batch, vocab, device=dev, dtype=dtype)
+        self.gathered = torch.empty(tp * batch, vocab, device=dev, dtype=dtype)  # rank-major: (tp, b, vocab/tp)
 
     def step(self) -> None:
         import torch.distributed as dist
@@ -471,8 +471,8 @@ class TPDecoder:
         if self.tp > 1:
             dist.all_gather_into_tensor(self.gathered, logits.contiguous())
         else:
-            self.gathered.copy_(logits.unsqueeze(0))
-        self.tokens.copy_(self.gathered.permute(1, 0, 2).reshape(b, -1).argmax(-1, keepdim=True))
+            self.gathered.copy_(logits)
+        self.tokens.copy_(self.gathered.view(self.tp, b, -1).permute(1, 0, 2).reshape(b, -1).argmax(-1, keepdim=True))
         self.pos.add_(1)
 
 
