@@ -183,8 +183,11 @@ def run_collectives(
 
 
 def _nccl_measurements(sweep: dict[str, list[dict[str, Any]]], primary: str, versions: dict[str, Any],
-                       ds: tuple[float | None, str | None]) -> list[Measurement]:
+                       ds: tuple[float | None, str | None], ranks: int | None = None) -> list[Measurement]:
+    """Bus bandwidth at the figure sizes; `ranks` marks a sweep over fewer GPUs than the node's (key suffix
+    `_<n>gpus`), so the node's own figures keep their keys."""
     ms = []
+    suffix, over = (f"_{ranks}gpus", f", {ranks} GPUs") if ranks else ("", "")
     for op in OPS:
         rows = {r["bytes"]: r for r in sweep.get(f"{primary}.{op}", [])}
         refs = {r["bytes"]: r for r in sweep.get(f"torch.{op}", [])} if primary != "torch" else {}
@@ -194,7 +197,7 @@ def _nccl_measurements(sweep: dict[str, list[dict[str, Any]]], primary: str, ver
                 continue
             ref = refs.get(size)
             ms.append(measurement(
-                busbw_key(op, label), f"NCCL {OP_LABELS[op]} bus bandwidth, {SIZE_LABELS[label]}",
+                busbw_key(op, label) + suffix, f"NCCL {OP_LABELS[op]} bus bandwidth, {SIZE_LABELS[label]}{over}",
                 row["busbw_gbs"], "GB/s", spread=row["spread"], datasheet=ds,
                 reference=ref["busbw_gbs"] if ref else None,
                 reference_label="torch.distributed busbw" if ref else None,
@@ -235,6 +238,28 @@ def _p2p_measurements(p2p: dict[str, Any], topo: dict[str, Any] | None, card: An
             bytes_each_way=row["bytes_each_way"], peer_access=row["peer_access"],
         ))
     return ms
+
+
+def _pair_collectives(ctx: ProbeContext, data: dict[str, Any], pair: list[int], sizes: list[int],
+                      backends: list[str], ds: tuple[float | None, str | None]) -> list[Measurement]:
+    """The same collectives over two of the node's GPUs, at the figure sizes only: how bus bandwidth
+    changes from 2 ranks to all of them (a ring over NVSwitch should hold it; a PCIe tree should not)."""
+    pair_sizes = [s for s in sizes if s in FIGURE_SIZES.values()]
+    remaining = ctx.deadline.remaining
+    if not pair_sizes or (remaining != float("inf") and remaining < 30):
+        data["errors"]["nccl 2 gpus"] = "skipped: " + ("no figure size in the sweep" if not pair_sizes
+                                                       else f"{remaining:.0f} s left")
+        return []
+    limit = min(120.0, remaining - 5) if remaining != float("inf") else 120.0
+    pairs = run_collectives(pair, pair_sizes, backends, rounds=3, time_limit_s=max(20.0, limit))
+    data["nccl_2gpus"] = pairs["sweep"]
+    for i, err in enumerate(pairs["errors"]):
+        data["errors"][f"nccl 2 gpus {i}"] = err
+    versions: dict[str, Any] = {}
+    for r in pairs["ranks"]:
+        versions.update(r.get("versions") or {})
+    primary = next((b for b in ("cupy", "torch") if any(k.startswith(b + ".") for k in pairs["sweep"])), None)
+    return _nccl_measurements(pairs["sweep"], primary, versions, ds, ranks=len(pair)) if primary else []
 
 
 def _min_free(cp: Any, indices: list[int]) -> int:
@@ -322,6 +347,8 @@ def run(ctx: ProbeContext) -> ProbeResult:
             data["nccl_primary"] = primary
             if primary:
                 ms += _nccl_measurements(nccl["sweep"], primary, versions, ds)
+            if len(indices) > 2 and opts.get("nccl_pairs", True):
+                ms += _pair_collectives(ctx, data, indices[:2], sizes, backends, ds)
         else:
             data["errors"]["nccl"] = "no NCCL binding: " + "; ".join(f"{k}: {v}" for k, v in why.items())
     errors = data["errors"]

@@ -230,3 +230,30 @@ def test_real_h200_pair_result_passes_the_node_rules():
     report = checks.evaluate(checks.load_rules(Path(__file__).resolve().parents[1] / "rules" / "training-node.yaml"),
                              run)
     assert report.passed, [(o.rule, o.measured) for d in report.devices for o in d.outcomes if not o.passed]
+
+
+def test_two_gpu_sweep_beside_the_node_sweep_keeps_the_node_keys(monkeypatch):
+    """On more than two GPUs the probe also runs the collectives over GPUs 0 and 1, at the figure sizes
+    only; those figures carry a `_2gpus` suffix, so the node's own (all-GPU) keys stay what rules read."""
+    calls = []
+    row = {"busbw_gbs": 300.0, "algbw_gbs": 200.0, "time_ms": 5.0, "best_busbw_gbs": 305.0, "spread": 0.01}
+
+    def fake_run(devices, sizes, backends, **kw):
+        calls.append((list(devices), list(sizes)))
+        sweep = {f"torch.{op}": [dict(row, bytes=s) for s in sizes] for op in ("all_reduce", "all_gather")}
+        return {"sweep": sweep, "ranks": [{"rank": 0, "versions": {"torch": "2.28.9"}}], "errors": []}
+
+    monkeypatch.setattr(ic, "run_collectives", fake_run)
+    ctx = types.SimpleNamespace(deadline=types.SimpleNamespace(remaining=float("inf")))
+    data: dict = {"errors": {}}
+    sizes = [1 << 20, 16 << 20, 64 << 20, GIB, 4 * GIB]
+    ms = {m.key: m for m in ic._pair_collectives(ctx, data, [0, 1], sizes, ["torch"], (450.0, "NVLink"))}
+    assert calls == [([0, 1], [16 << 20, GIB, 4 * GIB])]
+    assert "interconnect.allreduce_busbw_1g_2gpus" in ms and "interconnect.allgather_busbw_4g_2gpus" in ms
+    assert not any(k.endswith(("_1g", "_4g")) for k in ms)
+    assert ms["interconnect.allreduce_busbw_1g_2gpus"].value == 300.0
+    assert "2 GPUs" in ms["interconnect.allreduce_busbw_1g_2gpus"].label
+    assert data["nccl_2gpus"]["torch.all_reduce"][0]["bytes"] == 16 << 20
+    ctx.deadline.remaining = 10.0  # too little time left: skipped, and says so
+    assert ic._pair_collectives(ctx, data, [0, 1], sizes, ["torch"], (450.0, "NVLink")) == []
+    assert "10 s left" in data["errors"]["nccl 2 gpus"]
