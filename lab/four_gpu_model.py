@@ -109,6 +109,9 @@ class Llama(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.embed_tokens(x) if self.embed_tokens is not None else x
         cos, sin = rope_tables(self.cfg, x.shape[1], h.device)  # the global length, also under sequence parallel
+        # in the hidden state's dtype, as Hugging Face's Llama does: FSDP2 casts a block's floating inputs to its
+        # param dtype on the forward but not in a checkpoint's recompute, which then saw fp32 tables
+        cos, sin = cos.to(h.dtype), sin.to(h.dtype)
         for block in self.layers.values():
             if self.checkpointing and torch.is_grad_enabled():
                 from torch.utils.checkpoint import checkpoint

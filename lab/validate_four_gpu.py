@@ -405,6 +405,22 @@ def _train_vision(ctx: Ctx, rec: dict) -> None:
     _timed(ctx, step, rec)
 
 
+def _gqa_decode_attention(q: Any, k: Any, v: Any, mask: Any) -> Any:
+    """One new token's attention over the KV cache, each query-head group against its KV head, without
+    expanding K and V: capture-safe in a CUDA graph (SDPA's enable_gqa math path synchronizes to size a
+    repeat_interleave, which invalidates the capture) and reading the cache once, as a decode kernel does.
+    q: (b, heads, 1, hd); k, v: (b, kv, L, hd); mask: (1, 1, 1, L) True where attended."""
+    import torch
+
+    b, heads, _, hd = q.shape
+    kv = k.shape[1]
+    qg = q.view(b, kv, heads // kv, hd)  # (b, kv, g, hd)
+    scores = (qg @ k.transpose(-1, -2)).float() * hd**-0.5  # (b, kv, g, L)
+    scores = scores.masked_fill(~mask.view(1, 1, 1, -1), float("-inf"))
+    probs = torch.softmax(scores, dim=-1).to(v.dtype)
+    return (probs @ v).view(b, heads, 1, hd)  # (b, kv, g, hd) -> heads in q's order
+
+
 class TPDecoder:
     """One rank's slice of a tensor-parallel Llama for decode: column-split q/k/v and gate/up, row-split o
     and down followed by an all-reduce, the embedding whole, the head split by vocabulary and gathered.
@@ -447,7 +463,9 @@ class TPDecoder:
 
         b = self.tokens.shape[0]
         x = F.embedding(self.tokens, self.embed)  # (b, 1, h)
-        cos, sin = self.cos[self.pos].view(1, 1, 1, -1), self.sin[self.pos].view(1, 1, 1, -1)
+        # index_select, not self.cos[self.pos]: a 0-d index tensor becomes a Python int (a sync: no capture)
+        at = self.pos.view(1)
+        cos, sin = self.cos.index_select(0, at).view(1, 1, 1, -1), self.sin.index_select(0, at).view(1, 1, 1, -1)
         mask = (self.positions <= self.pos).view(1, 1, 1, -1)
         for L in self.layers:
             a = F.rms_norm(x, (x.shape[-1],), L["ln1"], 1e-5)
@@ -456,7 +474,7 @@ class TPDecoder:
             k = apply_rope(k.view(b, 1, self.kv, self.hd).transpose(1, 2), cos, sin)
             L["k"].index_copy_(2, self.pos.view(1), k)
             L["v"].index_copy_(2, self.pos.view(1), v.view(b, 1, self.kv, self.hd).transpose(1, 2))
-            o = F.scaled_dot_product_attention(q, L["k"], L["v"], attn_mask=mask, enable_gqa=True)
+            o = _gqa_decode_attention(q, L["k"], L["v"], mask)
             out = o.transpose(1, 2).reshape(b, 1, -1) @ L["o"].T
             if self.tp > 1:
                 dist.all_reduce(out)
@@ -507,7 +525,7 @@ def _serve(ctx: Ctx, rec: dict, layers: int | None) -> None:
                 torch.cuda.synchronize()
                 dist.barrier()
                 graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
+                with torch.cuda.graph(graph, capture_error_mode="thread_local"):  # NCCL's watchdog thread
                     model.step()
                 model.pos.fill_(ctx_len)
                 torch.cuda.synchronize()
