@@ -26,7 +26,7 @@ from pathlib import Path
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.fileio import atomic_write_text, read_text
 from gpuadvisor.prices.model import PriceSnapshot, dump_snapshot
-from gpuadvisor.prices.reduce import catalog_card_memory, catalog_card_names
+from gpuadvisor.prices.reduce import catalog_facts
 from gpuadvisor.prices.refresh import build_from_raw, build_snapshot, unmapped_lines
 from gpuadvisor.prices.skypilot import find_sources
 
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table", action="store_true", help="also print the README's coverage table (markdown)")
     args = ap.parse_args(argv)
     try:
-        names, memory = catalog_card_names(args.catalog), catalog_card_memory(args.catalog)
+        names, memory, forms = catalog_facts(args.catalog)
         if args.dir:
             if not (args.commit and args.date):
                 raise UserError("a DIR of vms.csv files needs --commit and --date")
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                     raise UserError(f"{args.files}: no line for {', '.join(missing)}")
                 files = [f for f in files if f["provider"] in sources]
             snap = build_snapshot(sources, commit=args.commit, date=args.date, files=files, card_names=names,
-                                  card_memory=memory)
+                                  card_memory=memory, card_forms=forms)
         else:
             if args.import_dir:
                 from gpuadvisor.prices.raw import import_folder
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                 only = [p.strip() for p in args.only.split(",") if p.strip()] or None
                 done = import_folder(args.import_dir, args.raw, date, only)
                 print(f"raw rows: {', '.join(f'{e.provider} {e.rows}' for e in done)}")
-            snap = build_from_raw(args.raw, card_names=names, card_memory=memory)
+            snap = build_from_raw(args.raw, card_names=names, card_memory=memory, card_forms=forms)
         atomic_write_text(args.output, dump_snapshot(snap), force=True)
     except UserError as e:
         print(f"build_prices: error: {e}", file=sys.stderr)
