@@ -81,7 +81,7 @@ class UniformLow(NamedTuple):
     def for_shape(self, shape: str) -> UniformLow:
         """The same finding, reported on the host VM shape whose GPU rows carry it."""
         a = self.anomaly._replace(shape=shape, figures=f"its GPU rows ({self.anomaly.shape}): {self.anomaly.figures}")
-        return UniformLow(self.regions, a, self.flag)
+        return UniformLow(self.regions, a, self.flag.replace("uniform low price: ", "uniform low price: GPU rows at "))
 
 
 def uniform_low(provider: str, shape: str, on_demand: dict[str, float | None]) -> UniformLow | None:
