@@ -103,8 +103,10 @@ def run_list(args: argparse.Namespace) -> int:
         print(fresh.warning(), file=sys.stderr)
     flagged = [o for o in offers if o.flags]
     if flagged:
-        print(textwrap.fill(f"flagged: {len(flagged)} offers with suspect prices (column 'flags'; the advisor sets "
-                            "them aside, `prices show NAME` says why)", width=100, subsequent_indent="  "))
+        print(textwrap.fill(f"flagged: {len(flagged)} offers with suspect prices (column 'suspect': uniform-low = "
+                            "a price identical across regions and far below the others, spot>od = spot above "
+                            "on-demand, below-mkt = far below every other provider; the advisor sets them aside; "
+                            "`prices show NAME` says why)", width=100, subsequent_indent="  "))
     if snap.anomalies:
         from collections import Counter
 
@@ -122,15 +124,16 @@ def run_list(args: argparse.Namespace) -> int:
     plural = "" if len(offers) == 1 else "s"
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{len(offers)} offer{plural}{where}, {cur}/hour")
     table.add_column("provider", no_wrap=True, max_width=10, overflow="ellipsis")
-    table.add_column("instance", no_wrap=True, max_width=22, overflow="ellipsis")
-    table.add_column("card", no_wrap=True, max_width=22, overflow="ellipsis")
+    narrow = 6 if flagged else 0  # room for the suspect column within 100 characters
+    table.add_column("instance", no_wrap=True, max_width=22 - narrow, overflow="ellipsis")
+    table.add_column("card", no_wrap=True, max_width=22 - narrow, overflow="ellipsis")
     table.add_column("GPUs", justify="right", no_wrap=True)
     table.add_column("on-dem.", justify="right", no_wrap=True)
     table.add_column("spot", justify="right", no_wrap=True)
-    table.add_column("spot region" if args.spot and not args.region else "region", no_wrap=True, max_width=12,
-                     overflow="ellipsis")
+    table.add_column("spot region" if args.spot and not args.region else "region", no_wrap=True,
+                     max_width=12 - narrow // 2, overflow="ellipsis")
     if flagged:
-        table.add_column("flags", no_wrap=True, max_width=24, overflow="ellipsis")
+        table.add_column("suspect", no_wrap=True, max_width=12, overflow="ellipsis")
     for o in offers:
         od, spot = o.price_usd_h(False, args.region), o.price_usd_h(True, args.region)
         row = [o.provider, o.instance_type, _card_label(o), str(o.gpu_count), fmt(_mul(od, rate), 2),
@@ -142,10 +145,13 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
+FLAG_CODES = {"uniform low price": "uniform-low", "spot above on-demand": "spot>od", "below market": "below-mkt"}
+
+
 def flag_kinds(o: Any) -> str:
-    """'SUSPECT: uniform low price, spot above on-demand' (the kinds of an offer's flags), or ''."""
+    """'uniform-low,spot>od': short codes of an offer's suspect-price flags (FLAG_CODES), or ''."""
     kinds = [str(f).split(":", 1)[0] for f in getattr(o, "flags", ())]
-    return f"SUSPECT: {', '.join(kinds)}" if kinds else ""
+    return ",".join(FLAG_CODES.get(k, k) for k in kinds)
 
 
 def _files_line(snap: Any) -> str:
