@@ -207,6 +207,7 @@ def raw_shape(r: Row) -> str:
     return r.instance_type or attached_name(r.count, r.accelerator)
 
 
+FLAG_ORDER = ("uniform low price", "spot above on-demand", "below market")  # how an offer lists its flags
 Key = tuple[str, str, str, str]  # provider, shape, accelerator, card: a shape split by memory has two
 
 
@@ -430,7 +431,9 @@ def _shape_offer(t: _Tally, key: Key, group: list[tuple[Row, str, float]],
             t.anomalies.append(market_flag[0])
             t.flags[key].append(market_flag[1])
     t.anomalies.extend(checks.missing_on_demand(provider, shape, regions))
-    offer = _offer(first, card, count, regions, note, card_memory, tuple(t.flags.get(key, ())))
+    flags = tuple(sorted(t.flags.get(key, ()), key=lambda f: (FLAG_ORDER.index(f.split(":", 1)[0])
+                                                               if f.split(":", 1)[0] in FLAG_ORDER else 9, f)))
+    offer = _offer(first, card, count, regions, note, card_memory, flags)
     if offer is None:
         no_price = "listed without a price in any region"
         t.skipped[(provider, first.accelerator, no_price)].extend(r for r, _, _ in group)
