@@ -337,3 +337,19 @@ def test_recommend_shows_the_age_of_the_prices_it_used(capsys):
     prices = json.loads(cap.getvalue())["prices"]
     assert prices["age_days"] >= 3 and prices["freshness"].startswith("prices as of 2026-11-24")
     assert prices["set_aside"] and prices["set_aside_kinds"]["uniform low price"] == 10
+
+
+@pytest.mark.slow  # doc sync: docs/prices.md
+def test_the_coverage_page_is_the_snapshots():
+    import importlib.util
+
+    tool = ROOT / "tools" / "build_prices.py"
+    if not tool.is_file():
+        pytest.skip("tools/ is not in this source tree")
+    spec = importlib.util.spec_from_file_location("build_prices_for_doc", tool)
+    bp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bp)
+    page = bp.coverage_page(load_prices(SHIPPED))
+    assert page == (ROOT / "docs" / "prices.md").read_text(), "run python3 -m tools.build_prices --doc"
+    row = next(line for line in page.splitlines() if line.startswith("| azure |"))
+    assert "| unknown |" in row and "H200" in row.split("|")[-2]  # Azure lacks H200 (v6 file): said
