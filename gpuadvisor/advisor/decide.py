@@ -28,7 +28,7 @@ class PriceInfo:
     freshness: str = ""  # 'prices as of 2026-11-24 (read; ...), 3 days old' (prices.model.Freshness.line)
     age_days: int | None = None
     stale_warning: str | None = None  # past prices.model.STALE_DAYS
-    set_aside: tuple[str, ...] = ()  # offers with suspect prices, not evaluated: 'gcp a3-highgpu-8g (8x H100 ...): flag'
+    set_aside: tuple[str, ...] = ()  # suspect-price offers, not evaluated: 'gcp a3-highgpu-8g (8x H100 ...): flag'
     set_aside_kinds: tuple[tuple[str, int], ...] = ()  # (flag kind, offers)
 
     def set_aside_line(self) -> str | None:
