@@ -249,7 +249,7 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     setup = serve_setup(w.model, card_figures(card), q.engine, weights=weights, kv_dtype=q.kv_dtype, layout=lay,
                         efficiency=None)
     lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens))
-    r = estimate_load(setup, lengths, rate=q.rate, users=q.users, requests=q.requests, seed=q.seed,
+    r = estimate_load(setup, lengths, rate=q.rate, users=q.concurrency, requests=q.requests, seed=q.seed,
                       slo_ttft=q.p99_ttft_s, slo_tpot=q.p99_tpot_s)
     f, a, ld = r["figures"], r["assumptions"], r["load"]
     kv_tokens = int(a["kv_blocks_per_group"] * a["kv_block_tokens"])
@@ -261,7 +261,7 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     drawn_in, drawn_out = lengths.draw(q.requests, q.seed)
     mean_in, mean_out = float(drawn_in.mean()), float(drawn_out.mean())
     tpot50 = pct.get("tpot_s", {}).get("p50")
-    serving = ServingFigures(users=q.users, input_len=mean_in, output_len=mean_out,
+    serving = ServingFigures(users=q.concurrency, input_len=mean_in, output_len=mean_out,
                              ttft_s=pct.get("ttft_s", {}).get("p50"), tpot_s=tpot50,
                              per_user_tokens_per_s=(1.0 / tpot50) if tpot50 else None,
                              aggregate_tokens_per_s=f.get("output_tokens_per_s"), kv_capacity_tokens=kv_tokens,
@@ -322,6 +322,9 @@ def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -
     cluster = Cluster(gpus_per_node=q.gpus_per_node or 0, net_gbs_per_gpu=q.net_gbs_per_gpu or 0.0)
     w = w.with_(tensor_parallel=1)
     notes: list[str] = []
+    if w.batch == 1 and w.num_gpus > 1:
+        w = w.with_(batch=q.default_global_batch(w.num_gpus, tp))
+        notes.append(f"global batch not given: taken as {w.batch} sequences (--batch sets it)")
     recompute = q.recompute or ("full" if w.checkpointing else None)
     sharding = Sharding(w.sharding) if w.sharding != "none" else None
     if q.search:

@@ -8,8 +8,11 @@ asked is refused (`inapplicable`), never ignored.
 The three questions:
 * `Step`: memory and time of the workload in its own layout (`Workload.num_gpus`, `tensor_parallel`,
   `sharding`); for a decoder in inference, the closed-form serving figures of `users` at once.
-* `ServingLoad`: a request stream (a rate, or N closed-loop users, or an offline batch) simulated under
-  an engine's continuous-batching scheduler: percentiles, goodput under SLOs.
+* `ServingLoad`: a request stream simulated under an engine's continuous-batching scheduler (percentiles,
+  goodput under SLOs): Poisson arrivals at a rate, or `concurrency` clients that start together and each send
+  the next request when the last one ends (vLLM's `benchmark_serving --max-concurrency`), or an offline batch.
+  `users` (a Step) and `concurrency` (a ServingLoad) are two loads, not two spellings of one: users in steady
+  state arrive spread out, so a new prompt rarely queues behind others; benchmark clients arrive together.
 * `TrainingLayout`: a training job over GPUs in a parallel layout (TP/PP/CP/EP, micro-batches, sharding,
   recomputation), as given or searched.
 """
@@ -20,7 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.limits import in_range
 from gpuadvisor.strenum import StrEnum
 from gpuadvisor.workload import Mode, Workload
 
@@ -39,27 +44,7 @@ class Question(StrEnum):
     TRAINING = "training"
 
 
-class Limits:
-    """Ranges of the numbers a request may hold: past them a value is a typo, or the answer would not be bounded.
-
-    The serving simulation costs time in proportion to its requests x output tokens; `MAX_REQUESTS` keeps the
-    worst case to seconds. `MAX_GPUS` is the largest job the layouts are costed for (a 4,096-GPU pretraining run
-    is within it; a million GPUs is not a job anybody runs)."""
-
-    MAX_GPUS = 65_536
-    MAX_TOKENS = 10_000_000  # one sequence: above the longest context any model in the catalog supports
-    MAX_BATCH = 1_000_000
-    MAX_USERS = 1_000_000
-    MAX_REQUESTS = 100_000
-    MAX_RATE = 1e6  # requests per second
-
-
-def in_range(name: str, value: float | int | None, low: float, high: float) -> None:
-    """Refuse a number outside [low, high], naming the flag and the range."""
-    if value is None:
-        return
-    if not (low <= value <= high):
-        raise UserError(f"{name} must be in [{low:g}, {high:g}], got {value:g}")
+Limits = limits  # the ranges of the numbers a request may hold: one table, gpuadvisor/core/limits.py
 
 
 @dataclass(frozen=True)
@@ -89,7 +74,8 @@ class ServingLoad:
 
     engine: str = "vllm"
     rate: float | None = None  # requests/s, Poisson arrivals
-    users: int | None = None  # closed loop: N users, each sending its next request when the last one ends
+    concurrency: int | None = None  # closed loop: N clients that start together, each sending its next request
+    # when the last one ends (benchmark_serving --max-concurrency)
     lengths: str | None = None  # fixed (default), sharegpt, uniform:A-B, or a file of 'INPUT OUTPUT' lines
     requests: int = 1000
     seed: int = 0
@@ -119,6 +105,17 @@ class TrainingLayout:
     restart_overhead: float = 0.0
 
 
+    def default_global_batch(self, gpus: int, tensor_parallel: int) -> int:
+        """The global batch where none is given (a batch of 1 cannot be split over data-parallel GPUs): four
+        sequences per GPU when the layout is searched, else one micro-batch per data-parallel rank (times four
+        per pipeline stage, to fill the pipeline)."""
+        if self.search:
+            return 4 * gpus
+        dp = max(1, gpus // (tensor_parallel * self.pipeline_parallel * self.context_parallel))
+        pp = self.pipeline_parallel
+        return dp * (self.micro_batch or 1) * (4 * pp if pp > 1 else 1)
+
+
 QuestionSpec = Step | ServingLoad | TrainingLayout
 
 
@@ -138,23 +135,27 @@ class EstimateRequest:
     def validate(self) -> EstimateRequest:
         """Refuse what the estimator cannot answer, in one line each (UserError)."""
         w, q = self.workload, self.question
-        in_range("--gpus", w.num_gpus, 1, Limits.MAX_GPUS)
-        in_range("--batch", w.batch, 1, Limits.MAX_BATCH)
-        in_range("--seq" if w.mode != Mode.INFERENCE else "--input-len", w.seq_len, 0, Limits.MAX_TOKENS)
-        in_range("--output-len", w.gen_tokens, 0, Limits.MAX_TOKENS)
+        in_range("--gpus", w.num_gpus, 1, Limits.MAX_GPUS, "GPUs")
+        in_range("--batch", w.batch, 1, Limits.MAX_BATCH, "sequences")
+        in_range("--seq" if w.mode != Mode.INFERENCE else "--input-len", w.seq_len, 0, Limits.MAX_TOKENS, "tokens")
+        in_range("--output-len", w.gen_tokens, 0, Limits.MAX_TOKENS, "tokens")
         if isinstance(q, Step):
-            in_range("--users", q.users, 1, Limits.MAX_USERS)
+            in_range("--users", q.users, 1, Limits.MAX_USERS, "users")
             if q.engine not in STEP_ENGINES:
                 raise UserError(f"--engine {q.engine}: the step estimate takes one of {', '.join(STEP_ENGINES)}; "
-                                f"{', '.join(SERVE_ENGINES)} simulate a request stream (with --rate or --users)")
+                                f"{', '.join(SERVE_ENGINES)} simulate a request stream (with --rate or "
+                                "--concurrency)")
         elif isinstance(q, ServingLoad):
             if q.engine not in SERVE_ENGINES:
                 raise UserError(f"--engine {q.engine}: the serving simulation takes one of {', '.join(SERVE_ENGINES)}")
-            if q.rate is not None and q.users is not None:
-                raise UserError("give --rate or --users, not both")
-            in_range("--rate", q.rate, 1e-6, Limits.MAX_RATE)
-            in_range("--users", q.users, 1, Limits.MAX_USERS)
-            in_range("--requests", q.requests, 1, Limits.MAX_REQUESTS)
+            if q.rate is not None and q.concurrency is not None:
+                raise UserError("give --rate or --concurrency, not both")
+            in_range("--rate", q.rate, Limits.MIN_RATE, Limits.MAX_RATE, "requests/s")
+            in_range("--concurrency", q.concurrency, 1, Limits.MAX_USERS, "clients")
+            in_range("--requests", q.requests, 1, Limits.MAX_REQUESTS, "requests")
+            in_range("--seed", q.seed, 0, 2**32 - 1)
+            in_range("--pp", q.pipeline_parallel, 1, Limits.MAX_GPUS, "stages")
+            in_range("--replicas", q.replicas, 1, Limits.MAX_GPUS, "replicas")
             if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
                                 "in --mode inference")
@@ -227,8 +228,10 @@ APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
     "trainable": (lambda r: _traced(r) and _training(r), "training a traced model"),
     "input": (_traced, "traced models"),
     "engine": (lambda r: r.workload.mode in (Mode.INFERENCE, Mode.SCORING), "inference and scoring"),
-    "users": (lambda r: _inference_decoder(r) and r.kind in (Question.STEP, Question.SERVING),
-              "serving a decoder (--mode inference, a language model)"),
+    "users": (lambda r: _inference_decoder(r) and r.kind == Question.STEP,
+              "the steady-state serving figures of a decoder (what recommend prices); a simulated stream takes "
+              "--rate or --concurrency"),
+    "concurrency": (_kind(Question.SERVING), "the serving simulation (benchmark clients that start together)"),
     "offload": (lambda r: r.kind == Question.STEP and _inference_decoder(r), "inference of a decoder"),
     "host_bandwidth_gbs": (lambda r: isinstance(r.question, Step) and r.question.offload, "--offload"),
     "probe": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates (the serving "

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.modelspec import (
     KINDS,
@@ -285,6 +286,12 @@ class Workload:
             v = getattr(self, f)
             if not _is_int(v) or v < 0:
                 raise UserError(f"{f.replace('_', ' ')} must be an integer >= 0, got {v!r}")
+        limits.check("batch", self.batch)
+        limits.check("gpus", self.num_gpus)
+        limits.check("tp", self.tensor_parallel)
+        inference = self.mode == Mode.INFERENCE
+        limits.in_range("--input-len" if inference else "--seq", self.seq_len, 0, limits.MAX_TOKENS, "tokens")
+        limits.in_range("--output-len", self.gen_tokens, 0, limits.MAX_TOKENS, "tokens")
         if not (self.train_tokens >= 0) or math.isinf(self.train_tokens):
             raise UserError(f"token budget must be >= 0, got {self.train_tokens!r}")
 
@@ -357,8 +364,9 @@ class Workload:
                 f"sequence {self.seq}" + (f" + {self.gen_tokens} generated" if self.mode == Mode.INFERENCE else "")
                 + " is longer"
             )
-        if self.seq > 10_000_000:
-            raise UserError(f"sequence length {self.seq} is beyond any model's context")
+        if self.seq > limits.MAX_TOKENS:
+            raise UserError(f"sequence length {self.seq:,} is beyond any model's context "
+                            f"({limits.MAX_TOKENS:,} tokens at most)")
 
     def _validate_traced(self) -> None:
         """Settings that exist for traced models only, and what traced models do not model (yet)."""

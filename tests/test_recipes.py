@@ -104,6 +104,40 @@ def test_add_an_engine(monkeypatch):
         profiles.serve_engine("tgi")
 
 
+def test_add_a_framework_profile(tmp_path, monkeypatch, capsys):
+    """A profile added to a copy of framework-profiles.json is a --framework choice, and its efficiency moves the
+    step; an efficiency that names no calibration constant is refused."""
+    import json
+
+    from gpuadvisor.cli import main
+    from gpuadvisor.estimate.parallel import profiles
+
+    data = json.loads(profiles.PROFILES_PATH.read_text())
+    data["profiles"]["halfspeed"] = {**data["profiles"]["fsdp2"], "description": "FSDP2 at half its efficiency",
+                                     "compute_eff": profiles.framework("fsdp2").compute_eff / 2}
+    path = tmp_path / "framework-profiles.json"
+    path.write_text(json.dumps(data))
+    monkeypatch.setattr(profiles, "PROFILES_PATH", path)
+    profiles._load.cache_clear()
+    try:
+        assert "halfspeed" in profiles.framework_names()
+
+        def step(name):
+            argv = ["estimate", "llama-3.2-1b", "--mode", "training", "--gpus", "8", "--batch", "64",
+                    "--framework", name, "--json"]
+            assert main(argv) == 0
+            return json.loads(capsys.readouterr().out)["time"]["step_s"]
+
+        assert step("halfspeed") > 1.3 * step("fsdp2")
+        data["profiles"]["broken"] = {**data["profiles"]["fsdp2"], "compute_eff": "NO_SUCH_CONSTANT"}
+        path.write_text(json.dumps(data))
+        profiles._load.cache_clear()
+        with pytest.raises(KeyError, match="NO_SUCH_CONSTANT"):
+            _ = profiles.framework("broken").compute_eff
+    finally:
+        profiles._load.cache_clear()
+
+
 #: one op of each class, as the tracer records them (shapes: see graph.py's module docstring)
 OP_EXAMPLES = {
     "GEMM": ("addmm", 4.8e9, 7.5e6, 6.3e6, (1, 4096, 768, 768)),

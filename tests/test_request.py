@@ -25,7 +25,7 @@ KINDS = {
     "step-traced": ["torchvision:resnet50", "--mode", "training", "--batch", "64", "--channels-last"],
     "step-traced-inference": ["torchvision:resnet50", "--batch", "32"],
     "serving-rate": ["llama-3.1-8b", "--engine", "vllm", "--rate", "5", "--requests", "100"],
-    "serving-users": ["llama-3.1-8b", "--engine", "sglang", "--users", "8", "--requests", "64"],
+    "serving-concurrency": ["llama-3.1-8b", "--engine", "sglang", "--concurrency", "8", "--requests", "64"],
     "training-auto": ["7b", "--mode", "training", "--gpus", "8", "--batch", "64", "--layout", "auto"],
     "training-pp": ["llama-3.1-8b", "--mode", "training", "--gpus", "4", "--pp", "2", "--batch", "16"],
 }
@@ -87,6 +87,7 @@ VALUES = {"--seq": "512", "--input-len": "500", "--output-len": "50", "--optimiz
           "--checkpointing": None, "--tokens": "1e9", "--samples": "1e6", "--sharding": "fsdp", "--lora-rank": "8",
           "--lora-targets": "attn", "--scoring": "loss", "--quant": "awq", "--channels-last": None,
           "--freeze": "fc.*", "--trainable": "fc.*", "--input": "3x224x224", "--engine": "eager", "--users": "4",
+          "--concurrency": "4",
           "--offload": None, "--host-bw": "40", "--probe": "tests/data/h100-probe.json", "--mfu": "0.5",
           "--bw-eff": "0.8", "--rate": "2", "--lengths": "sharegpt", "--requests": "50", "--seed": "3",
           "--weights": "fp8", "--kv-dtype": "fp8", "--replicas": "2", "--p99-ttft": "1s", "--p99-tpot": "50ms",
@@ -155,3 +156,36 @@ def test_seq_is_not_a_prompt_length(capsys):
     assert "--input-len" in capsys.readouterr().err
     assert main(["estimate", "7b", "--mode", "training", "--input-len", "100"]) == 2
     assert "--seq" in capsys.readouterr().err
+
+
+def test_one_load_one_answer(capsys):
+    """`--users N` is N users in steady state, priced by one model whatever else is asked; the simulation's
+    benchmark clients that start together are another load with its own flag."""
+    assert main(["estimate", "llama-3.1-8b", "--users", "16", "--engine", "vllm"]) == 2
+    err = capsys.readouterr().err
+    assert "--users" in err and "--concurrency" in err and err.count("\n") == 1
+    steady = _estimate_json(capsys, ["llama-3.1-8b", "--users", "16", "--input-len", "1000", "--output-len", "200"])
+    bench = _estimate_json(capsys, ["llama-3.1-8b", "--concurrency", "16", "--engine", "vllm", "--input-len", "1000",
+                                    "--output-len", "200", "--requests", "64"])
+    assert steady["question"] == "step" and bench["question"] == "serving"
+    assert bench["rests_on"]["assumptions"]["load"]["users"] == 16
+    # clients that start together queue their prompts behind each other: a longer TTFT than users spread out
+    assert bench["serving"]["ttft_s"] > steady["serving"]["ttft_s"]
+
+
+def test_what_binds_is_said_once(capsys):
+    """An option's `binds` and the first words of its note name the same limit (a host-bound training step
+    was once labelled host in the table and bandwidth in the pick's line)."""
+    from gpuadvisor.advisor.figures import figures
+    from gpuadvisor.advisor.options import hardware_of
+    from gpuadvisor.advisor.targets import Targets
+    from gpuadvisor.catalog import load_catalog
+
+    w = api.workload("mistral-7b", mode="qlora", batch=1, seq_len=2048, checkpointing=True)
+    seen = set()
+    for card in ("H200 SXM 141GB", "H100 SXM5 80GB", "L4", "RTX A4000"):
+        f = figures(w, hardware_of(load_catalog().get(card)), 8, Targets(tokens=2e8))
+        if f.fits:
+            assert f.binds_note.split(":")[0] == f.binds, (card, f.binds, f.binds_note)
+            seen.add(f.binds)
+    assert "host" in seen  # the case that had the two labels

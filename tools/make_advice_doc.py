@@ -170,18 +170,21 @@ def _command(cmdline: str) -> tuple[str, list[str]]:
 
 
 def _estimate_answer(d: dict) -> str:
-    lay = d.get("layout") or {}
-    mem = lay.get("needed_gib_per_gpu")
-    where = f"{d['card']}" + (f" ({lay.get('layout')})" if lay.get("layout") else "")
+    """One line from `estimate --json` (docs/answer.schema.json)."""
+    detail = d.get("detail") or {}
+    lay = detail.get("layout") or {}
+    mem = d["memory"]["per_gpu_bytes"] / 2**30
+    where = f"{d['hardware']['card']}" + (f" ({lay.get('layout')})" if lay.get("layout") else "")
     if not d["fits"]:
-        fixes = d.get("way_forward") or []
+        fixes = detail.get("way_forward") or []
         more = ("; the cheapest change that fits: " + fixes[0]["line"]) if fixes else "; nothing tried makes it fit"
         return f"No: it does not fit {where} ({mem:,.1f} GiB per GPU needed){more}"
     speed = ""
-    if lay.get("per_user_tokens_per_s"):
-        speed = f", {lay['per_user_tokens_per_s']:,.0f} tok/s per user"
-    elif lay.get("wall_s"):
-        h = lay["wall_s"] / 3600
+    serving = d.get("serving") or {}
+    if serving.get("per_user_tokens_per_s"):
+        speed = f", {serving['per_user_tokens_per_s']:,.0f} tok/s per user"
+    elif d["time"].get("job_s"):
+        h = d["time"]["job_s"] / 3600
         speed = f", {h / 24:,.1f} days for the job" if h >= 48 else f", {h:,.1f} h for the job"
     return f"Yes: it fits {where} with {mem:,.1f} GiB per GPU{speed}"
 

@@ -277,9 +277,12 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
         b = comp.bound or "unknown"
         peak = hw.peak_tflops(wl.compute_dtype) or 0.0
         model_mfu = (training_flops_per_token(wl) * (comp.tokens_per_s or 0.0) / (peak * 1e12 * gpus)) if peak else 0
-        note = (f"compute: matmuls at {comp.mfu:.0%} of {peak:,.0f} TFLOP/s per GPU; {model_mfu:.0%} model-FLOPs "
-                "utilisation over the whole step" if b == "compute"
-                else "bandwidth: activations and optimizer traffic dominate the step")
+        notes = {"compute": f"compute: matmuls at {comp.mfu:.0%} of {peak:,.0f} TFLOP/s per GPU; {model_mfu:.0%} "
+                            "model-FLOPs utilisation over the whole step",
+                 "memory": "bandwidth: activations and optimizer traffic dominate the step",
+                 "host": "host: eager PyTorch issues the step's kernels from Python more slowly than the GPU runs "
+                         "them (a larger per-GPU batch, CUDA graphs or torch.compile help)"}
+        note = notes.get(b, f"{b}: what the estimate found limits the step")
         return _with_binds(last, "bandwidth" if b == "memory" else b, note, fits=True)
     if exact:
         return last  # type: ignore[return-value]  # estimate's own layout: no other layout in its place

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
 from gpuadvisor.estimate.serve.lengths import Lengths
@@ -52,6 +53,7 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
     """(the cheapest option that meets the SLOs or None, every option evaluated, cheapest first)."""
     if not (slo_ttft or slo_tpot):
         raise UserError("give at least one serving target: --p99-ttft or --p99-tpot")
+    limits.check("slo_requests", requests)  # one simulation per option tried: fewer requests each
     best: dict[tuple[str, int], tuple[float, str]] = {}
     for o in offers:
         price = o.price_usd_h if hasattr(o, "price_usd_h") and not callable(o.price_usd_h) else o.on_demand_usd_h

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gpuadvisor.cli.common import positive_float, positive_int
+from gpuadvisor.cli.common import positive_float
+from gpuadvisor.core.limits import arg_type
 
 
 def _duration(text: str) -> float:
@@ -36,7 +37,8 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
     t = p.add_argument_group("targets (serving: inference; training: training, lora, qlora)")
     t.add_argument("--tok-s", type=positive_float, metavar="N",
                    help="serving: tokens/s per user (default 20 when no TTFT target is set)")
-    t.add_argument("--users", type=positive_int, default=1, metavar="N", help="serving: concurrent users (default 1)")
+    t.add_argument("--users", type=arg_type("users"), default=1, metavar="N",
+                   help="serving: concurrent users (default 1)")
     t.add_argument("--ttft", type=positive_float, metavar="SECONDS",
                    help="serving: time to first token at most (models that do not decode: time per request)")
     t.add_argument("--deadline", type=_duration, metavar="DURATION",

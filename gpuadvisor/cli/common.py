@@ -125,6 +125,9 @@ def gpu_counts_arg(text: str) -> list[int]:
         out = sorted({int(x) for x in text.split(",") if x.strip()})
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a list of GPU counts: {text!r} (e.g. 1,2,4,8)") from None
-    if not out or out[0] < 1 or out[-1] > 1024:
-        raise argparse.ArgumentTypeError(f"GPU counts must be between 1 and 1024: {text!r}")
+    from gpuadvisor.core.limits import LIMITS
+
+    gpus = LIMITS["gpus"]
+    if not out or not gpus.contains(out[0]) or not gpus.contains(out[-1]):
+        raise argparse.ArgumentTypeError(f"GPU counts must be {gpus.describe()}: {text!r}")
     return out

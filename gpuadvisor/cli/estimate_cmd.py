@@ -8,6 +8,7 @@ from typing import Any
 
 from gpuadvisor.cli.common import positive_float, positive_int
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.limits import arg_type
 from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from gpuadvisor.units import duration
 
@@ -50,13 +51,13 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
     g.add_argument("--mode", default="inference",
                    help="inference | scoring (evaluation forward, logits of every position) | training | lora | qlora")
     g.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 | fp8 | int8 | int4 (default bf16)")
-    g.add_argument("--batch", type=positive_int, default=1, help="global batch, sequences (default 1)")
-    g.add_argument("--seq", type=positive_int, default=None, metavar="TOKENS",
+    g.add_argument("--batch", type=arg_type("batch"), default=1, help="global batch, sequences (default 1)")
+    g.add_argument("--seq", type=arg_type("seq"), default=None, metavar="TOKENS",
                    help="training, LoRA, QLoRA and scoring: tokens per sequence (default: the model's, e.g. 2048, or "
                         "the ViT patch count)")
-    g.add_argument("--input-len", type=positive_int, default=None, metavar="TOKENS",
+    g.add_argument("--input-len", type=arg_type("input_len"), default=None, metavar="TOKENS",
                    help=f"inference: prompt tokens per request (default {DEFAULT_INPUT_LEN})")
-    g.add_argument("--output-len", type=positive_int, default=None, metavar="TOKENS",
+    g.add_argument("--output-len", type=arg_type("output_len"), default=None, metavar="TOKENS",
                    help=f"inference: tokens generated per request (default {DEFAULT_OUTPUT_LEN})")
     g.add_argument("--optimizer", default=None,
                    help="adamw-fused (default: Hugging Face Trainer's choice) | adamw-foreach (torch.optim.AdamW's "
@@ -72,9 +73,10 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
                    help="training: weights, grads and optimizer states in --dtype (default: fp32 weights + autocast);"
                         " LoRA/QLoRA: no autocast (default: bf16 autocast, as Trainer(bf16=True))")
     g.add_argument("--checkpointing", action="store_true", help="activation checkpointing")
-    g.add_argument("--gpus", type=positive_int, default=1, help="number of GPUs (estimate; recommend tries 1/2/4/8)")
+    g.add_argument("--gpus", type=arg_type("gpus"), default=1,
+                   help="number of GPUs (estimate; recommend tries 1/2/4/8)")
     g.add_argument("--sharding", default="none", help="none | zero1 | zero2 | zero3 | fsdp")
-    g.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel degree")
+    g.add_argument("--tp", type=arg_type("tp"), default=1, help="tensor-parallel degree")
     g.add_argument("--lora-rank", type=positive_int, default=16)
     g.add_argument("--lora-targets", default="all", choices=["all", "attn"])
     g.add_argument("--tokens", type=token_count, default=0.0, help="training token budget, e.g. 2e9 or 300b")

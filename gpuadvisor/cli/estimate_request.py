@@ -36,6 +36,7 @@ FLAGS: dict[str, tuple[str, str, Any]] = {
     "input": ("input", "--input", ()),
     "engine": ("engine", "--engine", "graphs"),
     "serve_users": ("users", "--users", None),
+    "concurrency": ("concurrency", "--concurrency", None),
     "offload": ("offload", "--offload", False),
     "host_bw": ("host_bandwidth_gbs", "--host-bw", None),
     "probe": ("probe", "--probe", None),
@@ -66,7 +67,8 @@ FLAGS: dict[str, tuple[str, str, Any]] = {
 
 _TRAINING_LAYOUT = ("micro_batch", "vp", "cp", "ep", "framework", "layout", "recompute", "gpus_per_node", "net_gbs",
                     "samples_seen", "restart_overhead")
-_SERVING = ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft", "p99_tpot")
+_SERVING = ("rate", "concurrency", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft",
+            "p99_tpot")
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, str]:
@@ -93,12 +95,11 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
             context_parallel=args.cp, expert_parallel=args.ep, framework=args.framework,
             search=args.layout == "auto", recompute=args.recompute, gpus_per_node=args.gpus_per_node,
             net_gbs_per_gpu=args.net_gbs, samples_seen=args.samples_seen, restart_overhead=args.restart_overhead)
-        if workload.is_training and workload.batch == 1 and workload.num_gpus > 1:
-            workload = workload.with_(batch=default_global_batch(workload.num_gpus, question, workload.tensor_parallel))
     elif args.engine in SERVE_ENGINES or any(d in given for d in _SERVING) or "pp" in given:
         question = ServingLoad(
-            engine=args.engine if args.engine in SERVE_ENGINES else "vllm", rate=args.rate, users=args.serve_users,
-            lengths=args.lengths, requests=args.requests or ServingLoad.requests, seed=args.seed,
+            engine=args.engine if args.engine in SERVE_ENGINES else "vllm", rate=args.rate,
+            concurrency=args.concurrency, lengths=args.lengths, requests=args.requests or ServingLoad.requests,
+            seed=args.seed,
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
             p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot)
     else:
@@ -112,14 +113,4 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
     return request.validate()
 
 
-def default_global_batch(gpus: int, layout: TrainingLayout, tensor_parallel: int) -> int:
-    """The global batch of a training layout where --batch is not given: four sequences per data-parallel rank
-    when the layout is searched, else one micro-batch per rank (times four per pipeline stage, to fill it)."""
-    if layout.search:
-        return 4 * gpus
-    dp = max(1, gpus // (tensor_parallel * layout.pipeline_parallel * layout.context_parallel))
-    pp = layout.pipeline_parallel
-    return dp * (layout.micro_batch or 1) * (4 * pp if pp > 1 else 1)
-
-
-__all__ = ["FLAGS", "default_global_batch", "given_flags", "request_from"]
+__all__ = ["FLAGS", "given_flags", "request_from"]

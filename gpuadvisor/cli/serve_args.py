@@ -7,8 +7,8 @@ import argparse
 import math
 from typing import Any
 
-from gpuadvisor.cli.common import positive_int
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.limits import arg_type
 from gpuadvisor.request import SERVE_ENGINES
 
 
@@ -26,35 +26,31 @@ def seconds(text: str) -> float:
     return v
 
 
-def rate(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a request rate: {text!r} (requests per second, e.g. 20)") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"a request rate must be a positive number, got {text!r}")
-    return v
-
-
 def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> None:
     g = p.add_argument_group("serving simulation (continuous batching; engines vllm, sglang, trtllm, llamacpp, hf)")
-    g.add_argument("--rate", type=rate, metavar="REQ/S", help="requests per second, Poisson arrivals (seeded)")
+    g.add_argument("--rate", type=arg_type("rate"), metavar="REQ/S",
+                   help="requests per second, Poisson arrivals (seeded)")
     if not recommend:
-        g.add_argument("--users", dest="serve_users", type=positive_int, metavar="N",
-                       help="N concurrent users (closed loop) instead of --rate")
+        g.add_argument("--users", dest="serve_users", type=arg_type("users"), metavar="N",
+                       help="N users at once in steady state: the serving figures recommend prices (TTFT, TPOT, "
+                            "tok/s per user)")
+        g.add_argument("--concurrency", type=arg_type("users"), metavar="N",
+                       help="simulation: N benchmark clients that start together, each sending its next request "
+                            "when the last ends (benchmark_serving --max-concurrency), instead of --rate")
     g.add_argument("--lengths", metavar="DIST|FILE",
                    help="request lengths: fixed (default), sharegpt, uniform:A-B, or a file of 'INPUT OUTPUT' lines")
-    g.add_argument("--requests", type=positive_int, default=None, metavar="N",
-                   help="requests to simulate (default 1000; recommend 300; at most 100,000)")
-    g.add_argument("--seed", type=int, default=0, help="random seed of arrivals and lengths (default 0)")
+    g.add_argument("--requests", type=arg_type("slo_requests" if recommend else "requests"), default=None,
+                   metavar="N",
+                   help="requests to simulate (default 1000, at most 10,000; recommend: 300, at most 1,000)")
+    g.add_argument("--seed", type=arg_type("seed"), default=0, help="random seed of arrivals and lengths (default 0)")
     g.add_argument("--weights", default=None, metavar="FORMAT",
                    help="weight format: bf16 | fp16 | fp8 | fp4 | nvfp4 | mxfp4 | awq | gptq | q4_0 | q4_k_m | q5_k_m "
                         "| q8_0 (default: --dtype)")
     g.add_argument("--kv-dtype", default=None, metavar="DTYPE",
                    help="KV cache: bf16 | fp16 | fp8 | int8 (default: fp8 with fp8/fp4 weights where the engine has "
                         "it, else 16-bit)")
-    g.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel stages (default 1)")
-    g.add_argument("--replicas", type=positive_int, default=1, help="data-parallel replicas (default 1)")
+    g.add_argument("--pp", type=arg_type("pp"), default=1, help="pipeline-parallel stages (default 1)")
+    g.add_argument("--replicas", type=arg_type("replicas"), default=1, help="data-parallel replicas (default 1)")
     g.add_argument("--p99-ttft", type=seconds, metavar="DURATION", help="SLO: P99 time to first token (1s, 300ms)")
     g.add_argument("--p99-tpot", type=seconds, metavar="DURATION", help="SLO: P99 time per output token (50ms)")
     if recommend:

@@ -86,9 +86,9 @@ def print_training(parts: Any) -> None:
               f"{cap})")
     con.print(f"[bold]step[/bold] {est.step_s:.3g} s: {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
               f"{est.tokens_per_s:,.0f} tokens/s in all, MFU {est.mfu:.0%} of the bf16 peak (estimate)")
-    parts = ", ".join(f"{k} {v / est.step_s:.0%}" for k, v in est.parts if v / est.step_s >= 0.005)
-    con.print(f"  where the step goes: {parts}")
-    for n in est.notes:
+    shares = ", ".join(f"{k} {v / est.step_s:.0%}" for k, v in est.parts if v / est.step_s >= 0.005)
+    con.print(f"  where the step goes: {shares}")
+    for n in parts.notes:
         con.print(f"  note: {n}")
     if budget.steps > 1:
         extra = f" (+{budget.overhead:.0%} checkpoints and restarts)" if budget.overhead else ""

@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
+from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
@@ -92,12 +91,12 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
                   requests: int = DEFAULT_REQUESTS, seed: int = 0, slo_ttft: float | None = None,
                   slo_tpot: float | None = None) -> dict[str, Any]:
     """Simulate the load on the deployment (replicas x pp schedulers share it evenly) and summarise it."""
-    if rate is not None and not (rate > 0 and np.isfinite(rate)):
-        raise UserError(f"--rate must be a positive number of requests per second, got {rate!r}")
-    if users is not None and users < 1:
-        raise UserError(f"--users must be at least 1, got {users!r}")
-    if requests < 1:
-        raise UserError(f"--requests must be at least 1, got {requests!r}")
+    if rate is not None:
+        limits.check("rate", rate)
+    if users is not None:
+        limits.check("users", users)
+    limits.check("requests", requests)
+    limits.check("seed", seed)
     groups = s.layout.replicas * s.layout.pp
     inp, out = lengths.draw(requests, seed)
     if int((inp + out).max()) > s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS):
