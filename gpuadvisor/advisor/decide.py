@@ -32,15 +32,16 @@ class PriceInfo:
     set_aside_kinds: tuple[tuple[str, int], ...] = ()  # (flag kind, offers)
 
     def set_aside_line(self) -> str | None:
-        """'20 offers with suspect prices set aside, not evaluated (uniform low price 10, ...): gcp ...'."""
+        """'11 rental offers with suspect prices set aside, not evaluated (uniform low price 10, ...):
+        gcp a4-highgpu-8g, ... and 7 more (`gpuadvisor prices list` shows each with its flags)'."""
         if not self.set_aside:
             return None
         kinds = ", ".join(f"{k} {n}" for k, n in self.set_aside_kinds)
-        shown = "; ".join(self.set_aside[:4]) + (f"; and {len(self.set_aside) - 4} more" if len(self.set_aside) > 4
-                                                 else "")
-        n = len(self.set_aside)
-        return (f"{n} rental offer{'s' if n != 1 else ''} with suspect prices set aside, not evaluated ({kinds}; "
-                f"`gpuadvisor prices list` shows them with their flags): {shown}")
+        names = [entry.split(" (", 1)[0] for entry in self.set_aside]
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        n = len(names)
+        return (f"{n} rental offer{'s' if n != 1 else ''} with suspect prices set aside, not evaluated ({kinds}): "
+                f"{shown} (`gpuadvisor prices list` shows each with its flags)")
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}

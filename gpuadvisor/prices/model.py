@@ -205,7 +205,11 @@ class PriceSnapshot:
         day the snapshot was read (the age is then at least that old, said so)."""
         import datetime as dt
 
-        day = dt.date.fromisoformat(today) if today else dt.date.today()
+        today = today or os.environ.get("GPUADVISOR_TODAY")  # pinned by generated docs, so they stay stable
+        try:
+            day = dt.date.fromisoformat(today) if today else dt.date.today()
+        except ValueError:
+            raise UserError(f"GPUADVISOR_TODAY must be YYYY-MM-DD, not {today!r}") from None
         dates = self.file_dates(providers)
         known = sorted(d for d in dates.values() if _is_date(d))
         unknown = sorted(p for p, d in dates.items() if not _is_date(d))
