@@ -402,3 +402,25 @@ def match_card(
         if hits:
             return hits[0]
     return match_device(catalog, device_name, memory_gib)
+
+
+def resolve_card(catalog: Catalog, query: str) -> Card:
+    """The one card a typed name means; a name that matches several cards equally well ('A100')
+    is refused with what else matched, so nobody gets the 40 GB PCIe card by accident."""
+    matches = find(catalog, query)
+    if not matches:
+        return catalog.get(query)  # its error names close matches
+    q = normalize(query)
+    if q in {normalize(x) for x in (matches[0].name, *matches[0].aliases)}:
+        return matches[0]
+    n = len(q.split())
+
+    def extra(card: Any) -> int:
+        return min(len(_tokens(lbl)) - n for lbl in (card.name, *card.aliases)
+                   if all(any(t.startswith(qt) for t in _tokens(lbl)) for qt in q.split()))
+
+    best = extra(matches[0])
+    tied = [c.name for c in matches if extra(c) == best]
+    if len(tied) > 1:
+        raise UserError(f"{query!r} matches several cards: {', '.join(tied)} (give one of these names)")
+    return matches[0]

@@ -38,10 +38,10 @@ def resolve_hardware(choice: HardwareChoice, catalog: Any = None) -> Resolved:
     """The card (fuzzy name), its figures (measured with a probe result, else the datasheet's) and the
     efficiencies (the calibrated ones, or the user's --mfu / --bw-eff)."""
     from gpuadvisor.advisor.options import hardware_of
-    from gpuadvisor.catalog import load_catalog
+    from gpuadvisor.catalog import load_catalog, resolve_card
 
     cat = catalog if catalog is not None else load_catalog()
-    card = cat.get(choice.card)
+    card = resolve_card(cat, choice.card)
     measured = None
     if choice.probe:
         from gpuadvisor.compare import measured_by_card

@@ -55,20 +55,26 @@ def _estimate_argv(args, card, o):
                  "--tp", str(o["tensor_parallel"])]
     else:
         g = o["hardware"]["gpus"]
+        batch = int(_flag(rest, "--batch", 1))  # the global batch, in both commands
         if o["layout"].startswith("megatron"):  # data parallel did not fit: the searched layout, as estimate finds it
-            return [*argv, "--batch", str(int(_flag(rest, "--batch", 1)) * g), "--framework", "megatron",
-                    "--layout", "auto"]
-        dp = o["replicas"]
-        argv += ["--batch", str(int(_flag(rest, "--batch", 1)) * dp)]
+            per_gpu = -(-batch // g)  # recommend rounds the global batch up to whole sequences per GPU
+            return [*argv, "--batch", str(per_gpu * g), "--framework", "megatron", "--layout", "auto"]
+        argv += ["--batch", str(batch)]
         if "ZeRO-3" in o["layout"]:
             argv += ["--sharding", "zero3"]
     return argv
 
 
-def _layout_of(est):
-    """`estimate --json` as the layout figures: the advisor's own, or the parallel search's."""
-    if "layout" in est and isinstance(est["layout"], dict) and "needed_gib_per_gpu" in est["layout"]:
-        return est["layout"]
+def _layout_of(answer):
+    """`estimate --json` (one schema) as the layout figures: the step's (the advisor's own), or the parallel
+    search's."""
+    assert answer["schema"] == "gpuadvisor.answer/1"
+    est = answer["detail"]
+    if answer["question"] == "step":
+        lay = est["layout"]
+        assert lay["fits"] == answer["fits"]
+        assert answer["memory"]["per_gpu_bytes"] == pytest.approx(lay["needed_gib_per_gpu"] * 2**30, rel=1e-9)
+        return lay
     e = est["estimate"]
     mem = {k: v for k, v in e["memory_gib"].items() if k != "total"}
     lay = e["layout"]
@@ -120,15 +126,14 @@ def test_estimate_recommend_api_report_agree(capsys, args, card):
         return  # a searched parallel layout: its estimate is `estimate --framework megatron --layout auto` (above)
     w = advice.workload.with_(num_gpus=first.hardware.gpus, tensor_parallel=first.tensor_parallel)
     if w.mode == "inference":
-        e = api.estimate(w, card, users=advice.targets.users)
+        e = api.estimate(api.request(w, card, api.Step(users=advice.targets.users)))
     else:
         sh = "zero3" if "ZeRO-3" in first.layout else "none"
-        e = api.estimate(w.with_(batch=w.batch * first.replicas, sharding=sh,
-                                 train_tokens=advice.targets.tokens or 0.0), card)
-    assert e.layout.fits == first.fits
-    assert e.layout.needed_gib == pytest.approx(first.needed_gib_per_gpu, rel=1e-9)
+        e = api.estimate(api.request(w.with_(sharding=sh, train_tokens=advice.targets.tokens or 0.0), card))
+    assert e.fits == first.fits
+    assert e.memory.per_gpu_bytes == pytest.approx(first.needed_gib_per_gpu * 2**30, rel=1e-9)
     if first.fits:
-        assert _speed(e.layout.to_dict()) == pytest.approx(_speed(first.to_dict()), rel=1e-9)
+        assert _speed(e.detail["layout"]) == pytest.approx(_speed(first.to_dict()), rel=1e-9)
 
 
 def test_recommend_70b_100_users_counts_every_prompt(capsys):
@@ -136,7 +141,7 @@ def test_recommend_70b_100_users_counts_every_prompt(capsys):
     the prefills of every user's 3,840-token prompt hold each user to a few tok/s, not 21."""
     est = _json(capsys, "estimate", "llama-3.1-70b", "--gpu", "A100 PCIe 80GB", "--gpus", "4", "--tp", "4",
                 "--users", "100", "--input-len", "3840", "--output-len", "256", "--json")
-    lay = est["layout"]
+    lay = est["detail"]["layout"]
     assert lay["fits"] and 60 < lay["needed_gib_per_gpu"] < 72
     assert lay["per_user_tokens_per_s"] < 5
     assert "KV cache (100 users" in next(k for k in lay["memory_parts"] if k.startswith("KV"))

@@ -52,8 +52,14 @@ def decide(workload, catalog, targets=None, local=("H100 SXM5 80GB",)):
 
 
 @pytest.fixture(scope="module")
-def html(run, workload, catalog) -> str:
-    return build_report(run, workload, catalog, advice=decide(workload, catalog, Targets(deadline_h=48)))
+def advice_48h(workload, catalog):
+    """The decision for the training workload within 48 h: the report below and the tests that read it."""
+    return decide(workload, catalog, Targets(deadline_h=48))
+
+
+@pytest.fixture(scope="module")
+def html(run, workload, catalog, advice_48h) -> str:
+    return build_report(run, workload, catalog, advice=advice_48h)
 
 
 def figures_of(html: str) -> dict:
@@ -95,8 +101,8 @@ def test_sections_and_charts(html, run):
         assert text in html
 
 
-def test_decision_shows_picks_frontier_and_price_source(html, workload, catalog):
-    advice = decide(workload, catalog, Targets(deadline_h=48))
+def test_decision_shows_picks_frontier_and_price_source(html, advice_48h):
+    advice = advice_48h
     assert advice.picks and advice.frontier
     # the snapshot's source and date, the targets, every pick with its line (what binds)
     assert "rental prices: fake snapshot for tests, 2026-11-01 (13 offers, on-demand)" in html
@@ -257,12 +263,12 @@ def test_opens_in_headless_chromium_without_console_errors(html, tmp_path):
     assert dom.count('class="main-svg"') >= n_charts  # plotly drew an SVG for every chart
 
 
-def test_presentation_shared_by_tui_and_report(workload, catalog):
+def test_presentation_shared_by_tui_and_report(advice_48h):
     """Labels, pick names and columns the TUI and the report share (gpuadvisor.presentation)."""
     from gpuadvisor import presentation as pres
     from gpuadvisor.report.figures import _log_ticks
 
-    advice = decide(workload, catalog, Targets(deadline_h=48))
+    advice = advice_48h
     assert pres.money(None) == "-" and pres.money(0.004) == "<$0.01" and pres.money(1234.5) == "$1,234"
     rent = next(o for o in advice.options if o.hardware.kind == "rent" and o.hardware.gpus == 4)
     assert pres.short_label(rent) == f"4x {rent.hardware.card} · {rent.hardware.provider}"

@@ -73,9 +73,9 @@ def test_cli_and_api_give_the_same_answer(capsys):
 
 def test_api_serving_and_training_questions():
     w = api.workload("llama-3.1-8b", seq_len=1000, gen_tokens=200)
-    sim = api.estimate(api.request(w, "H100", api.ServingLoad(engine="vllm", rate=4.0, requests=50)))
+    sim = api.estimate(api.request(w, "H100 SXM5 80GB", api.ServingLoad(engine="vllm", rate=4.0, requests=50)))
     assert sim.question == Question.SERVING and sim.serving and sim.serving.percentiles
-    t = api.estimate(api.request(api.workload("7b", mode="training", num_gpus=8, batch=64), "H100",
+    t = api.estimate(api.request(api.workload("7b", mode="training", num_gpus=8, batch=64), "H100 SXM5 80GB",
                                  api.TrainingLayout(search=True)))
     assert t.question == Question.TRAINING and t.fits and t.rate.unit == "tokens/s"
 

@@ -95,5 +95,7 @@ def test_run_places_the_local_card_next_to_the_picks(monkeypatch, tmp_path, caps
 
 def test_run_rejects_bad_targets_before_probing(capsys, tmp_path):
     assert main(["run", "--out-dir", str(tmp_path), "--context", "10"]) == 2
-    assert "must exceed the output tokens" in capsys.readouterr().err
+    assert "--context is now --input-len" in capsys.readouterr().err
+    assert main(["run", "--out-dir", str(tmp_path), "--budget-per-hour", "-1"]) == 2
+    assert "--budget-per-hour" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())

@@ -302,7 +302,7 @@ def test_cli_text_shows_the_engine_notes(capsys):
     assert main(["estimate", "llama-3.1-8b", "--batch", "32", "--input-len", "4096", "--engine", "eager"]) == 0
     out = capsys.readouterr().out
     assert "enable_cudnn_sdp(False)" in out and "a padded batch" in out
-    assert main(["estimate", "llama-3.1-8b", "--batch", "32", "--seq", "4096"]) == 0
+    assert main(["estimate", "llama-3.1-8b", "--batch", "32", "--input-len", "4096"]) == 0
     assert "a padded batch" not in capsys.readouterr().out  # graphs: no mask-dependent copies
 
 

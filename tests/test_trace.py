@@ -21,10 +21,24 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120)
 
 
+def cli_here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in this process, for tests that trace: PyTorch is imported here already, and a fresh interpreter
+    would spend seconds importing it again for each call."""
+    from gpuadvisor.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["gpuadvisor", *args], code, out.out, out.err)
+
+
 def test_estimate_resnet50_training_from_the_shipped_graph():
     r = cli("estimate", "torchvision:resnet50", "--mode", "training", "--batch", "256", "--channels-last", "--json")
     assert r.returncode == 0, r.stderr
-    d = json.loads(r.stdout)
+    answer = json.loads(r.stdout)
+    assert answer["rate"]["unit"] == "images/s" and answer["time"]["parts"]["conv"] > 0
+    assert answer["rate"]["value"] == pytest.approx(256 / answer["time"]["step_s"])
+    d = answer["detail"]
     c = d["compute"]
     assert c["unit"] == "images" and c["step_time_s"] > 0
     assert c["samples_per_s"] == pytest.approx(256 / c["step_time_s"])
@@ -34,7 +48,7 @@ def test_estimate_resnet50_training_from_the_shipped_graph():
 
 def test_inference_time_is_one_forward_pass():
     r = cli("estimate", "resnet-50", "--batch", "256", "--channels-last", "--json")
-    c = json.loads(r.stdout)["compute"]
+    c = json.loads(r.stdout)["detail"]["compute"]
     assert c["time_s"] == pytest.approx(c["step_time_s"]) and c["decode_step_s"] is None
 
 
@@ -151,19 +165,19 @@ def test_a_graph_scales_to_any_batch(tracer):
     ("nowhere/model.py:build", "not found"),
     (f"{MLP}:nope", "has no function nope()"),
 ])
-def test_specs_that_cannot_be_built_are_one_line(tracer, spec, words):
-    r = cli("estimate", spec)
+def test_specs_that_cannot_be_built_are_one_line(tracer, capsys, spec, words):
+    r = cli_here(capsys, "estimate", spec)
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
-def test_a_file_returning_no_module_is_refused(tracer, tmp_path):
+def test_a_file_returning_no_module_is_refused(tracer, capsys, tmp_path):
     f = tmp_path / "m.py"
     f.write_text("def build():\n    return 3\n")
-    r = cli("estimate", f"{f}:build")
+    r = cli_here(capsys, "estimate", f"{f}:build")
     assert r.returncode == 2 and "not a torch.nn.Module" in r.stderr
 
 
-def test_your_own_module_through_the_cli(tracer):
-    r = cli("estimate", f"{MLP}:build", "--mode", "training", "--batch", "64", "--json")
+def test_your_own_module_through_the_cli(tracer, capsys):
+    r = cli_here(capsys, "estimate", f"{MLP}:build", "--mode", "training", "--batch", "64", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["compute"]["samples_per_s"] > 0
+    assert json.loads(r.stdout)["detail"]["compute"]["samples_per_s"] > 0

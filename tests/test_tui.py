@@ -116,7 +116,7 @@ async def test_decision_updates_as_you_type():
 
 @sync
 async def test_changes_are_debounced():
-    app = make_app(debounce_s=2.0)  # long enough that a loaded machine still types within it
+    app = make_app(debounce_s=1.0)  # long enough that a loaded machine still types within it
     calls = []
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -134,6 +134,26 @@ async def test_changes_are_debounced():
         await settle(pilot)
         assert len(calls) == 1
         assert "mistral-7b" in message(app)
+        await pilot.press("x", "backspace")  # a change undone within the debounce asks nothing new
+        await settle(pilot)
+        assert len(calls) == 1
+
+
+@sync
+async def test_the_first_answer_is_computed_once():
+    """The fields' first Changed messages repeat the form the app decided for on mount: no second run."""
+    app = make_app()
+    asked = []
+    original = app.advise_worker
+
+    def counting(values, generation):
+        asked.append(values["workload"].model.name)
+        return original(values, generation)
+
+    app.advise_worker = counting  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert asked == ["llama-3-8b"] and option_rows(app)
 
 
 @pytest.mark.parametrize(

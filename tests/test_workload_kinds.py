@@ -183,11 +183,12 @@ def test_cli_scoring_quant_offload_json(capsys):
     rc, out, _ = run(capsys, "estimate", "llama-3-8b", "--mode", "scoring", "--batch", "2", "--seq", "4096",
                      "--scoring", "loss", "--json")
     d = json.loads(out)
-    assert rc == 0 and d["memory"]["phase"] == "scoring" and d["workload"]["scoring"] == "loss"
+    assert rc == 0 and d["detail"]["memory"]["phase"] == "scoring" and d["workload"]["scoring"] == "loss"
     rc, out, _ = run(capsys, "estimate", "llama-3.1-70b", "--quant", "q4_k_m", "--gpu", "RTX 4090", "--offload",
                      "--host-bw", "50", "--json")
     d = json.loads(out)
-    assert rc == 0 and 0 < d["offload"]["gpu_layers"] < 80 and d["offload"]["host_bandwidth_gbs"] == 50
+    assert rc == 0 and 0 < d["detail"]["offload"]["gpu_layers"] < 80
+    assert d["detail"]["offload"]["host_bandwidth_gbs"] == 50
     assert d["workload"]["quant"] == "q4_k_m" and d["workload"]["quant_bits_per_weight"] == 4.85
 
 

@@ -15,6 +15,8 @@ parts of the same generation (the catalog's own datasheet entries):
     512, FP8/INT8 2,048 = 4x / 2x / 8x the card's FP32 rate (128 FP32 lanes x 2 per SM). The RTX
     6000 Ada datasheet's one tensor figure, 1,457 TFLOPS FP8 with sparsity, is 2 x 8 x 91.1.
   * Blackwell datacenter-class (Jetson Thor): FP16 = FP4 / 4, FP8 = FP4 / 2 (B200: 2,250 / 9,000).
+  * RTX Blackwell professional cards: as Ada professional; where the clock is not published, 4x NVIDIA's FP32.
+  * CDNA 4 (MI350X): the MI355X card's per-CU rates at the MI350X's clock.
 """
 
 from __future__ import annotations
@@ -63,6 +65,25 @@ DERIVED_ADA = ("derived: unpublished; {sms} SMs x {mhz:,} MHz x 1,024 dense FP16
 DERIVED_BW = ("derived: unpublished; 188 SMs x 2,617 MHz x 1,024 dense FP16 FLOP per clock per SM (5th-gen tensor "
               "cores, full-rate FP32 accumulate on professional cards) = 4x the FP32 rate; TF32 half, FP8 and INT8 "
               "twice; consistent with the published 4,000 AI TOPS (FP4 with sparsity) = 8x this FP16 figure")
+DERIVED_BW_PRO = ("derived: unpublished; {sms} SMs x {mhz:,} MHz x 1,024 dense FP16 FLOP per clock per SM (5th-gen "
+                  "tensor cores, full-rate FP32 accumulate on professional cards, as for the RTX PRO 6000 Workstation "
+                  "Edition) = 4x the FP32 rate; TF32 half, FP8 and INT8 twice")
+
+
+def _pro_from_fp32(fp32_tflops: float) -> dict[str, object]:
+    """RTX Blackwell professional card whose clock is not published: 4x NVIDIA's FP32 figure."""
+    f = 4 * fp32_tflops
+    return {"fp16": round(f, 1), "bf16": round(f, 1), "tf32": round(f / 2, 1), "fp8": round(2 * f, 1),
+            "int8": round(2 * f, 1)}
+
+
+def _cdna4(cus: int, mhz: float) -> dict[str, object]:
+    """CDNA 4 matrix rates per CU per clock (the MI355X card's): FP16/BF16 4,096, FP8/INT8 8,192, MXFP4 16,384."""
+    f = cus * mhz * 1e6 * 4096 / 1e12
+    return {"fp16": round(f, 1), "bf16": round(f, 1), "fp8": round(2 * f, 1), "int8": round(2 * f, 1),
+            "fp4": round(4 * f, 1)}
+
+
 DERIVED_ORIN = ("derived: unpublished; {sms} SMs x {mhz:,} MHz x 2,048 dense FP16 FLOP per clock per SM (GA10B has "
                 "A100-class tensor cores); consistent with NVIDIA's sparse GPU INT8 TOPS for the module "
                 "({tops} = 4x this FP16 figure); BF16 equal, TF32 half, INT8 twice")
@@ -78,6 +99,30 @@ CARDS: dict[str, tuple[dict[str, object], str, str]] = {
     "RTX 4000 Ada Generation": (_ada_pro(48, 2175), "derived", DERIVED_ADA.format(sms=48, mhz=2175)),
     "RTX 2000 Ada Generation": (_ada_pro(22, 2130), "derived", DERIVED_ADA.format(sms=22, mhz=2130)),
     "RTX PRO 6000 Blackwell": ({**_ada_pro(188, 2617), "fp4": 2000}, "derived", DERIVED_BW),
+    "RTX PRO 6000 Blackwell Max-Q Workstation Edition": (_ada_pro(188, 2288), "derived",
+                                                         DERIVED_BW_PRO.format(sms=188, mhz=2288)),
+    "RTX PRO 6000 Blackwell Server Edition": (_ada_pro(188, 2617), "derived",
+                                              DERIVED_BW_PRO.format(sms=188, mhz=2617)
+                                              + "; the clock is the spec database's, as for the Workstation Edition"),
+    "RTX PRO 5000 Blackwell": (
+        {**_pro_from_fp32(65), "fp4": 1032}, "derived",
+        "derived: unpublished; 4x NVIDIA's 65 TFLOPS FP32 (5th-gen tensor cores, full-rate FP32 accumulate on "
+        "professional cards: 1,024 dense FP16 FLOP per clock per SM against 256 FP32), TF32 half, FP8 and INT8 twice; "
+        "the clock is not published. fp4 is NVIDIA's 2,064 AI TOPS (FP4 with sparsity) halved, = 4x this FP16 figure"),
+    "RTX PRO 4500 Blackwell": (_ada_pro(82, 2617), "derived", DERIVED_BW_PRO.format(sms=82, mhz=2617)),
+    "RTX PRO 4000 Blackwell": (_ada_pro(70, 2617), "derived", DERIVED_BW_PRO.format(sms=70, mhz=2617)),
+    "RTX PRO 2000 Blackwell": (_ada_pro(34, 1950), "derived", DERIVED_BW_PRO.format(sms=34, mhz=1950)),
+    "DGX Spark (GB10)": (
+        {"fp16": 125, "bf16": 125, "tf32": 62.5, "fp8": 250, "fp4": 500, "int8": None}, "derived",
+        "derived: unpublished; NVIDIA's 'up to 1 petaFLOP' FP4 with sparsity halved gives 500 dense FP4; RTX "
+        "Blackwell tensor cores run FP8 at 1/2 and FP16 at 1/4 of FP4 with FP16 accumulate (NVIDIA's AI TOPS = 8x the "
+        "dense FP16 rate, as on the RTX PRO 6000); whether the GB10 keeps that rate with FP32 accumulate (the "
+        "professional cards do, GeForce halves it) is not published. TF32 half of FP16; INT8 not published"),
+    "Instinct MI350X": (
+        _cdna4(256, 2200), "derived",
+        "derived: 256 CUs x 2,200 MHz peak clock x the MI355X card's CDNA 4 rates per CU per clock (FP16/BF16 4,096, "
+        "FP8/INT8 8,192, MXFP4 16,384), dense; x8 it gives the 18.5 PF FP16, 37 PF FP8 and 74 PF FP4 that Kontronn "
+        "reports for the MI350 series (read as an 8-GPU platform); no TF32 matrix instructions on CDNA 4"),
     "Jetson Orin Nano 8GB": (_ga10b(8, 625), "derived", DERIVED_ORIN.format(sms=8, mhz=625, tops=40)),
     "Jetson Orin NX 16GB": (_ga10b(8, 918), "derived", DERIVED_ORIN.format(sms=8, mhz=918, tops=60)),
     "Jetson AGX Orin 64GB": ({**_ga10b(16, 1300), "int8": 85}, "derived",

@@ -26,31 +26,6 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
     return load_catalog(extra)
 
 
-def resolve_card(catalog: Catalog, query: str) -> Any:
-    """The one card a typed name means; a name that matches several cards equally well ('A100')
-    is refused with what else matched, so nobody gets the 40 GB PCIe card by accident."""
-    from gpuadvisor.catalog import _tokens, find, normalize
-    from gpuadvisor.core.errors import UserError
-
-    matches = find(catalog, query)
-    if not matches:
-        return catalog.get(query)  # its error names close matches
-    q = normalize(query)
-    if q in {normalize(x) for x in (matches[0].name, *matches[0].aliases)}:
-        return matches[0]
-    n = len(q.split())
-
-    def extra(card: Any) -> int:
-        return min(len(_tokens(lbl)) - n for lbl in (card.name, *card.aliases)
-                   if all(any(t.startswith(qt) for t in _tokens(lbl)) for qt in q.split()))
-
-    best = extra(matches[0])
-    tied = [c.name for c in matches if extra(c) == best]
-    if len(tied) > 1:
-        raise UserError(f"{query!r} matches several cards: {', '.join(tied)} (give one of these names)")
-    return matches[0]
-
-
 def add_refresh_host(p: argparse.ArgumentParser) -> None:
     """`probe` and `run` both run the probes, so both can renew the host cache (probes/hostcache.py)."""
     p.add_argument("--refresh-host", action="store_true",

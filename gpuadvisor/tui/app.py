@@ -102,6 +102,9 @@ class GpuAdvisorApp(App[None]):
     def on_advisor_pane_form_changed(self, event: AdvisorPane.FormChanged) -> None:
         if self._timer is not None:
             self._timer.stop()
+            self._timer = None
+        if self.query_one(AdvisorPane).form_text() == self._asked:
+            return  # the form is the question asked last (the fields' first Changed, or a change undone)
         self._timer = self.set_timer(self.debounce_s, self.recompute)
 
     def on_advisor_pane_option_highlighted(self, event: AdvisorPane.OptionHighlighted) -> None:
