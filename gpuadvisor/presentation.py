@@ -176,7 +176,10 @@ def prices_line(advice: Any) -> str:
     if p.region:
         where.append(p.region)
     filt = f", {' · '.join(where)}" if where else ""
-    return f"rental prices: {p.source} ({p.offers:,} offers, {kind}{filt})"
+    fresh = f"; {p.freshness}" if getattr(p, "freshness", "") else ""
+    aside = len(getattr(p, "set_aside", ()))
+    held = f", {aside} set aside (suspect prices)" if aside else ""
+    return f"rental prices: {p.source} ({p.offers:,} offers, {kind}{filt}{held}){fresh}"
 
 
 def summary_line(advice: Any) -> str:

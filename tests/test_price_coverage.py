@@ -15,7 +15,7 @@ import pytest
 from gpuadvisor.cli import main
 from gpuadvisor.prices.model import dump_snapshot
 from gpuadvisor.prices.raw import read_sources
-from gpuadvisor.prices.reduce import catalog_card_memory, catalog_card_names
+from gpuadvisor.prices.reduce import catalog_facts
 from gpuadvisor.prices.refresh import build_from_raw
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,12 +66,14 @@ def test_every_raw_gpu_shape_is_an_offer_or_accounted_for(listed, provider):
     n_offers = sum(o["provider"] == provider for o in listed["offers"])
     excluded, joined = set(cov["excluded"]), set(cov["joined"])
     hosts = {h for hs in cov["joined"].values() for h in hs}
-    assert n_offers == len(offers), "two offers share an instance type"
+    split = sum(len(cards) - 1 for cards in cov["split"].values())  # a shape split by memory: one offer per card
+    assert n_offers == len(offers) + split, "two offers share an instance type and are not a split shape"
+    n_offers -= split
     assert not (excluded & joined) and not (offers & excluded) and not (offers & joined)
     assert (offers & raw) | excluded | joined == raw, sorted(raw - (offers | excluded | joined))[:5]
     assert offers - raw <= hosts, sorted(offers - raw - hosts)[:5]
     assert n_offers == len(raw) - len(excluded) - len(joined) + len(hosts & offers)
-    assert cov["gpu_shapes"] == len(raw) and cov["offers"] == n_offers
+    assert cov["gpu_shapes"] == len(raw) and cov["offers"] == n_offers + split
     assert all(reason for reason in cov["excluded"].values())
 
 
@@ -83,7 +85,8 @@ def test_sources_name_file_commit_and_rows():
 
 
 def test_shipped_snapshot_is_the_rebuild_of_the_raw_rows():
-    snap = build_from_raw(RAW, card_names=catalog_card_names(), card_memory=catalog_card_memory())
+    names, memory, forms = catalog_facts()
+    snap = build_from_raw(RAW, card_names=names, card_memory=memory, card_forms=forms)
     assert dump_snapshot(snap) == SHIPPED.read_text(), "run tools/build_prices.py"
 
 

@@ -127,9 +127,9 @@ def test_a_card_missing_from_the_catalog_is_unmapped(names):
     rows = read_csv(GOOD / "aws" / "vms.csv", "aws")
     red = reduce_rows(rows, load_map(), {k: v for k, v in names.items() if v != "L4"})
     assert [o.card for o in red.offers] == ["Tesla T4"]  # the half T4
-    assert ("aws", "L4", 4, "maps to 'L4', which is not in the catalog", 1) in red.unmapped
+    assert ("aws", "L4", 4, "card not in catalog: maps to 'L4'", 1) in red.unmapped
     cov = red.coverage["aws"]
-    assert cov["excluded"]["g6.xlarge"] == "L4: maps to 'L4', which is not in the catalog"
+    assert cov["excluded"]["g6.xlarge"] == "L4: card not in catalog: maps to 'L4'"
     assert cov["gpu_shapes"] == cov["offers"] + len(cov["excluded"]) == 3
 
 

@@ -152,8 +152,14 @@ snapshot changes.
 """
 
 
+def _snapshot_date() -> str:
+    """The shipped price snapshot's date: the day the prices' age is counted to here, so the page
+    does not change from one day to the next."""
+    return str(json.loads((ROOT / "catalog" / "prices" / "rental.json").read_text())["source"]["date"])
+
+
 def _run(args: list[str]) -> tuple[str, int]:
-    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT), "GPUADVISOR_TODAY": _snapshot_date()}
     out = subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, cwd=ROOT,
                          env=env)
     if out.returncode not in (0, 1):  # check exits 1 when a rule fails: an answer, not an error

@@ -25,9 +25,29 @@ class PriceInfo:
     providers: tuple[str, ...] = ()
     region: str | None = None
     currency: str = "USD"
+    freshness: str = ""  # 'prices as of 2026-11-24 (read; ...), 3 days old' (prices.model.Freshness.line)
+    age_days: int | None = None
+    stale_warning: str | None = None  # past prices.model.STALE_DAYS
+    set_aside: tuple[str, ...] = ()  # suspect-price offers, not evaluated: 'gcp a3-highgpu-8g (8x H100 ...): flag'
+    set_aside_kinds: tuple[tuple[str, int], ...] = ()  # (flag kind, offers)
+
+    def set_aside_line(self) -> str | None:
+        """'11 rental offers with suspect prices set aside, not evaluated (uniform low price 10, ...):
+        gcp a4-highgpu-8g, ... and 7 more (`gpuadvisor prices list` shows each with its flags)'."""
+        if not self.set_aside:
+            return None
+        kinds = ", ".join(f"{k} {n}" for k, n in self.set_aside_kinds)
+        names = [entry.split(" (", 1)[0] for entry in self.set_aside]
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        n = len(names)
+        return (f"{n} rental offer{'s' if n != 1 else ''} with suspect prices set aside, not evaluated ({kinds}): "
+                f"{shown} (`gpuadvisor prices list` shows each with its flags)")
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["set_aside"] = list(self.set_aside)
+        d["set_aside_kinds"] = dict(self.set_aside_kinds)
+        return d
 
 
 @dataclass(frozen=True)
@@ -139,6 +159,8 @@ def advise(
     picks = make_picks(opts, targets)
     closest, take = (None, None) if picks else _closest(opts, workload, catalog, targets, engine, efficiency)
     notes = _notes(workload, targets, targets_in, opts, engine=engine, rent=rent, buy=buy, price_basis=price_basis)
+    if rent and prices is not None:
+        notes += [line for line in (prices.stale_warning, prices.set_aside_line()) if line]
     return Advice(workload=workload, targets=targets, options=opts, frontier=frontier(opts), picks=picks,
                   buy_vs_rent=buy_vs_rent(opts, targets), closest=closest, what_it_would_take=take, local=local,
                   prices=prices, engine=engine, notes=tuple(notes), price_basis=price_basis)

@@ -4,6 +4,7 @@ pure decision code so that tests and notebooks can pass offers of their own."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +30,9 @@ def offers_for(
     snapshot: Any | None = None,
 ) -> tuple[list[Any], PriceInfo | None]:
     """(offers, where they came from) after the filters; UserError on an unknown provider, region
-    or currency (the snapshot's filter names the known ones)."""
+    or currency (the snapshot's filter names the known ones). Offers whose price the builder's
+    checks flagged (`Offer.flags`) are set aside, never picks: PriceInfo says how many and why,
+    and how old the prices are."""
     currency = currency_code(currency)
     snap = snapshot if snapshot is not None else load_snapshot()
     if snap is None:
@@ -38,10 +41,18 @@ def offers_for(
         return [], None
     if providers or region:
         snap = snap.filter(providers=list(providers) or None, region=region)
-    offers = list(snap.offers)
+    offers = [o for o in snap.offers if not getattr(o, "flags", ())]
+    suspect = [o for o in snap.offers if getattr(o, "flags", ())]
     desc = snap.describe() if hasattr(snap, "describe") else str(getattr(snap, "source", ""))
-    return offers, PriceInfo(source=str(desc), offers=len(offers), spot=spot, providers=tuple(providers),
-                             region=region, currency=currency)
+    fresh = snap.freshness(providers=sorted({o.provider for o in snap.offers})) if hasattr(snap, "freshness") else None
+    kinds = Counter(f.split(":", 1)[0] for o in suspect for f in o.flags)
+    return offers, PriceInfo(
+        source=str(desc), offers=len(offers), spot=spot, providers=tuple(providers), region=region, currency=currency,
+        freshness=fresh.line() if fresh else "", age_days=fresh.age_days if fresh else None,
+        stale_warning=fresh.warning() if fresh else None,
+        set_aside=tuple(f"{o.provider} {o.instance_type} ({o.gpu_count}x {o.card}): {'; '.join(o.flags)}"
+                        for o in suspect),
+        set_aside_kinds=tuple(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))))
 
 
 def currency_code(currency: str) -> str:

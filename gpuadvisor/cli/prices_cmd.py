@@ -35,6 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--provider", metavar="NAME", help="the cloud of a single file, or the one folder to read")
     up.add_argument("--commit", default="unknown", help="skypilot-catalog commit the files came from")
     up.add_argument("--date", help="date the files were downloaded, YYYY-MM-DD (default today)")
+    up.add_argument("--committed", default="unknown", metavar="YYYY-MM-DD",
+                    help="date of that commit (how old the prices are); default unknown")
+    up.add_argument("--map", dest="map_file", metavar="FILE",
+                    help="your accelerator map (the tables of catalog/prices/accelerators.yaml) over the shipped "
+                         "one: names it maps win; names nobody maps are looked up in the catalog's aliases")
     up.set_defaults(func=run_update)
 
     rs = psub.add_parser("reset", help="delete your updated copy; the shipped snapshot applies again")
@@ -80,7 +85,9 @@ def run_list(args: argparse.Namespace) -> int:
     rate = convert_usd(1.0, cur, snap)
     if args.json:
         print_json({"source": {**snap.source.to_dict(), "describe": snap.describe(), "versions": snap.versions_line()},
+                    "freshness": snap.freshness().to_dict(), "file_dates": snap.file_dates(),
                     "currency": cur, "rate_per_usd": rate, "count": len(offers),
+                    "flagged": sum(bool(o.flags) for o in offers),
                     "offers": [_converted(o.to_dict(), rate) for o in offers],
                     "unmapped": [u._asdict() for u in snap.unmapped if u.reason != NOT_GPU],
                     "non_gpu": [u._asdict() for u in snap.non_gpu],
@@ -90,6 +97,16 @@ def run_list(args: argparse.Namespace) -> int:
     import textwrap
 
     print(textwrap.fill(f"files: {_files_line(snap)}", width=100, subsequent_indent="  "))
+    fresh = snap.freshness(providers=sorted({o.provider for o in offers}) or None)
+    print(fresh.line())
+    if fresh.warning():
+        print(fresh.warning(), file=sys.stderr)
+    flagged = [o for o in offers if o.flags]
+    if flagged:
+        print(textwrap.fill(f"flagged: {len(flagged)} offers with suspect prices (column 'suspect': uniform-low = "
+                            "a price identical across regions and far below the others, spot>od = spot above "
+                            "on-demand, below-mkt = far below every other provider; the advisor sets them aside; "
+                            "`prices show NAME` says why)", width=100, subsequent_indent="  "))
     if snap.anomalies:
         from collections import Counter
 
@@ -107,19 +124,34 @@ def run_list(args: argparse.Namespace) -> int:
     plural = "" if len(offers) == 1 else "s"
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{len(offers)} offer{plural}{where}, {cur}/hour")
     table.add_column("provider", no_wrap=True, max_width=10, overflow="ellipsis")
-    table.add_column("instance", no_wrap=True, max_width=22, overflow="ellipsis")
-    table.add_column("card", no_wrap=True, max_width=22, overflow="ellipsis")
+    narrow = 6 if flagged else 0  # room for the suspect column within 100 characters
+    table.add_column("instance", no_wrap=True, max_width=22 - narrow, overflow="ellipsis")
+    table.add_column("card", no_wrap=True, max_width=22 - narrow, overflow="ellipsis")
     table.add_column("GPUs", justify="right", no_wrap=True)
     table.add_column("on-dem.", justify="right", no_wrap=True)
     table.add_column("spot", justify="right", no_wrap=True)
-    table.add_column("spot region" if args.spot and not args.region else "region", no_wrap=True, max_width=12,
-                     overflow="ellipsis")
+    table.add_column("spot region" if args.spot and not args.region else "region", no_wrap=True,
+                     max_width=12 - narrow // 2, overflow="ellipsis")
+    if flagged:
+        table.add_column("suspect", no_wrap=True, max_width=12, overflow="ellipsis")
     for o in offers:
         od, spot = o.price_usd_h(False, args.region), o.price_usd_h(True, args.region)
-        table.add_row(o.provider, o.instance_type, _card_label(o), str(o.gpu_count), fmt(_mul(od, rate), 2),
-                      fmt(_mul(spot, rate), 2), args.region or (_spot_region(o) if args.spot else o.region))
+        row = [o.provider, o.instance_type, _card_label(o), str(o.gpu_count), fmt(_mul(od, rate), 2),
+               fmt(_mul(spot, rate), 2), args.region or (_spot_region(o) if args.spot else o.region)]
+        if flagged:
+            row.append(flag_kinds(o))
+        table.add_row(*row)
     console().print(table)
     return 0
+
+
+FLAG_CODES = {"uniform low price": "uniform-low", "spot above on-demand": "spot>od", "below market": "below-mkt"}
+
+
+def flag_kinds(o: Any) -> str:
+    """'uniform-low,spot>od': short codes of an offer's suspect-price flags (FLAG_CODES), or ''."""
+    kinds = [str(f).split(":", 1)[0] for f in getattr(o, "flags", ())]
+    return ",".join(FLAG_CODES.get(k, k) for k in kinds)
 
 
 def _files_line(snap: Any) -> str:
@@ -176,7 +208,7 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"source": snap.describe(), "offers": [o.to_dict() for o in offers]})
         return 0
-    print(f"prices: {snap.describe()}")
+    print(f"prices: {snap.describe()}; {snap.freshness(providers=sorted({o.provider for o in offers})).line()}")
     for o in offers:
         cpu = f"{fmt(o.vcpus, 0)} vCPU, {fmt(o.memory_gib, 0)} GiB" if o.vcpus else "host VM not included"
         share = f" ({o.gpu_memory_gib:g} GiB of GPU memory)" if o.fractional and o.gpu_memory_gib else ""
@@ -186,19 +218,23 @@ def run_show(args: argparse.Namespace) -> int:
               f"{fmt(o.median_on_demand_usd_h, 3)}; cheapest spot {fmt(o.spot_usd_h, 3)}")
         if o.note:
             print(f"  note: {o.note}")
+        for flag in o.flags:
+            print(f"  SUSPECT PRICE: {flag} (set aside by the advisor)")
         for region, (od, spot) in sorted(o.regions.items(), key=lambda kv: (kv[1][0] or 1e9, kv[0])):
             print(f"    {region:<28} on-demand {fmt(od, 3):>8}   spot {fmt(spot, 3):>8}")
     return 0
 
 
 def run_update(args: argparse.Namespace) -> int:
-    from gpuadvisor.prices.reduce import catalog_card_names
+    from gpuadvisor.prices.reduce import catalog_facts
     from gpuadvisor.prices.refresh import unmapped_lines, update_user_copy
     from gpuadvisor.prices.skypilot import find_sources
 
     sources = find_sources(args.source, args.provider)
-    snap, path = update_user_copy(sources, commit=args.commit, date=args.date,
-                                  card_names=catalog_card_names(args.catalog or []))
+    facts = catalog_facts(args.catalog or [])
+    snap, path = update_user_copy(sources, commit=args.commit, date=args.date, card_names=facts.names,
+                                  card_memory=facts.memory, card_forms=facts.forms, map_file=args.map_file,
+                                  committed=args.committed)
     counts = ", ".join(f"{p} {sum(o.provider == p for o in snap.offers)}" for p in sources)
     print(f"wrote {path}: {len(snap)} offers from {len(snap.providers())} providers (updated: {counts})")
     fresh = [u for u in snap.unmapped if u.provider in sources]

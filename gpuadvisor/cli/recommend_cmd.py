@@ -114,8 +114,11 @@ def print_advice(advice: Any, *, top: int = 12, all_options: bool = False, curre
     con.print(f"targets: {t.describe(w.mode, decoder, 'samples' if w.model.is_traced else 'tokens')}",
               soft_wrap=wide)
     if advice.prices:
-        p = advice.prices
-        con.print(f"rental prices: {p.source} ({p.offers} offers, {'spot' if p.spot else 'on-demand'})")
+        from gpuadvisor import presentation
+
+        con.print(presentation.prices_line(advice), soft_wrap=wide)
+        if advice.prices.stale_warning:
+            con.print(f"[bold yellow]{advice.prices.stale_warning}[/bold yellow]", soft_wrap=wide)
     if currency != "USD":
         con.print(f"money in {currency} at {rate:g} per USD")
     con.print()

@@ -65,7 +65,8 @@ def with_hosts(rows: list[Row], families: dict[str, str], counts: dict[str, int]
             sums[r.instance_type] = (r.price or 0.0, gpu.price or 0.0, total, r.region)
         if r.price is None and gpu.price is not None:
             free.add(r.instance_type)
-        out.rows.append((replace(r, accelerator=acc, count=gpu.count, price=total, spot=_add(r.spot, gpu.spot)), ""))
+        out.rows.append((replace(r, accelerator=acc, count=gpu.count, price=total, spot=_add(r.spot, gpu.spot),
+                                 gpu_info=gpu.gpu_info), ""))
     for host, (vm, gpus, total, region) in sorted(sums.items()):
         zero = " (the VM is listed at 0 or without a price: the GPU rows carry it)" if host in free else ""
         out.anomalies.append(Anomaly(

@@ -44,6 +44,12 @@ class Offer:
     note: str = ""
     gpu_fraction: float = 1.0  # a share of one card (Azure NV4as_v4: 0.125 of an MI25); gpu_count is then 1
     gpu_memory_gib: float | None = None  # the memory that share has (fractional offers only)
+    flags: tuple[str, ...] = ()  # suspect prices the builder's checks found (prices.checks); empty: none
+
+    @property
+    def suspect(self) -> bool:
+        """A price the checks flagged: shown with its flags, set aside by the advisor."""
+        return bool(self.flags)
 
     @property
     def fractional(self) -> bool:
@@ -72,12 +78,17 @@ class Offer:
         if not self.fractional:
             d.pop("gpu_fraction")
             d.pop("gpu_memory_gib")
+        if self.flags:
+            d["flags"] = list(self.flags)
+        else:
+            d.pop("flags")
         return d
 
 
 _OFFER_FIELDS = (
     "provider", "instance_type", "accelerator", "card", "gpu_count", "vcpus", "memory_gib", "region",
     "on_demand_usd_h", "spot_usd_h", "median_on_demand_usd_h", "regions", "note", "gpu_fraction", "gpu_memory_gib",
+    "flags",
 )
 
 
@@ -108,7 +119,12 @@ class Anomaly(NamedTuple):
 
 
 ANOMALY_KINDS = {
-    "spot_above_on_demand": "spot price above the on-demand price of the same shape and region",
+    "mismatch": "rows whose GPU memory or form factor is not their card's (left out)",
+    "retired": "an instance family the provider has retired (left out, with the source)",
+    "uniform_low": "a price identical across regions and far below the shape's other regions (flagged)",
+    "spot_above_on_demand": "spot price above the on-demand price of the same shape and region (flagged)",
+    "spot_equals_on_demand": "spot price equal to on-demand: no spot price",
+    "below_market": "per-GPU price far below other providers' for the same card (flagged)",
     "outlier": "per-GPU price more than 3x from the provider's median for the same GPU",
     "host_vm_added": "GPU-only rows priced with the host VM the same file lists",
     "gpu_only": "GPU-only rows whose host VM is not fixed or not listed",
@@ -177,6 +193,34 @@ class PriceSnapshot:
         return (f"rental prices {self.source.date}: {len(self.offers):,} offers, {len(self.providers())} providers, "
                 f"{self.source.name}{files}")
 
+    def file_dates(self, providers: Iterable[str] | None = None) -> dict[str, str]:
+        """provider -> the date its file was committed in the source repository ('unknown' where
+        not recorded), for these providers (all by default)."""
+        wanted = set(providers) if providers is not None else None
+        return {str(f.get("provider")): str(f.get("committed") or "unknown") for f in self.source.files
+                if wanted is None or f.get("provider") in wanted}
+
+    def freshness(self, today: str | None = None, providers: Iterable[str] | None = None) -> Freshness:
+        """How old these prices are: the oldest known commit date of the providers' files, else the
+        day the snapshot was read (the age is then at least that old, said so)."""
+        import datetime as dt
+
+        today = today or os.environ.get("GPUADVISOR_TODAY")  # pinned by generated docs, so they stay stable
+        try:
+            day = dt.date.fromisoformat(today) if today else dt.date.today()
+        except ValueError:
+            raise UserError(f"GPUADVISOR_TODAY must be YYYY-MM-DD, not {today!r}") from None
+        dates = self.file_dates(providers)
+        known = sorted(d for d in dates.values() if _is_date(d))
+        unknown = sorted(p for p, d in dates.items() if not _is_date(d))
+        as_of = known[0] if known and not unknown else self.source.date
+        basis = "oldest file commit" if known and not unknown else "read"
+        try:
+            age = (day - dt.date.fromisoformat(as_of)).days
+        except ValueError:
+            age = None
+        return Freshness(as_of, basis, age, tuple(unknown))
+
     @property
     def non_gpu(self) -> tuple[Unmapped, ...]:
         return tuple(u for u in self.unmapped if u.reason == NOT_GPU)
@@ -229,6 +273,46 @@ class PriceSnapshot:
             "unmapped": [u._asdict() for u in self.unmapped],
             "anomalies": [a._asdict() for a in self.anomalies],
         }
+
+
+STALE_DAYS = 90  # prices older than this get a warning in `prices list` and `recommend`
+
+
+class Freshness(NamedTuple):
+    """How old a snapshot's prices are: `as_of` (YYYY-MM-DD), what that date is (`basis`: the
+    oldest file commit, or the day the files were read when commit dates are unknown), the age in
+    days on the day asked, and the providers whose file commit date is unknown."""
+
+    as_of: str
+    basis: str
+    age_days: int | None
+    undated: tuple[str, ...] = ()
+
+    @property
+    def stale(self) -> bool:
+        return self.age_days is not None and self.age_days > STALE_DAYS
+
+    def line(self) -> str:
+        """'prices as of 2026-11-24 (read; commit dates unknown for 26 files), 3 days old'."""
+        what = "oldest file commit" if self.basis != "read" else "read"
+        if self.undated:
+            what += f"; commit date unknown for {len(self.undated)} file{'s' if len(self.undated) != 1 else ''}"
+        age = "" if self.age_days is None else f", {self.age_days} day{'s' if self.age_days != 1 else ''} old"
+        return f"prices as of {self.as_of} ({what}){age}"
+
+    def warning(self) -> str | None:
+        if not self.stale:
+            return None
+        return (f"warning: these prices are {self.age_days} days old (over {STALE_DAYS}); refresh them with "
+                "`gpuadvisor prices update --from DIR`")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"as_of": self.as_of, "basis": self.basis, "age_days": self.age_days, "stale": self.stale,
+                "undated": list(self.undated), "line": self.line()}
+
+
+def _is_date(text: str) -> bool:
+    return len(text) == 10 and text[4] == "-" and text[7] == "-" and text.replace("-", "").isdigit()
 
 
 def _is_sha(text: str) -> bool:
@@ -351,7 +435,7 @@ def _offer(o: dict[str, Any]) -> Offer:
             on_demand_usd_h=_price(o.get("on_demand_usd_h")), spot_usd_h=_price(o.get("spot_usd_h")),
             median_on_demand_usd_h=_price(o.get("median_on_demand_usd_h")), regions=regions,
             note=str(o.get("note", "")), gpu_fraction=float(o.get("gpu_fraction", 1.0)),
-            gpu_memory_gib=_opt(o.get("gpu_memory_gib")),
+            gpu_memory_gib=_opt(o.get("gpu_memory_gib")), flags=tuple(str(f) for f in o.get("flags", ())),
         )
     except (KeyError, TypeError, ValueError) as e:
         name = o.get("instance_type", "?") if isinstance(o, dict) else "?"

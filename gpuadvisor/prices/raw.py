@@ -1,7 +1,8 @@
 """The raw rows behind the shipped snapshot, committed in catalog/prices/raw/: one gzip-compressed
 SkyPilot `vms.csv` per provider (`<provider>.csv.gz`, byte for byte the rows that were read) and
 `SOURCES.tsv`, one line per provider: provider, path in skypilot-org/skypilot-catalog, commit,
-what was read, date read, rows, sha256 of the uncompressed text. tools/build_prices.py rebuilds
+what was read, date read, rows, sha256 of the uncompressed text, and the date of the commit
+(`unknown` where it could not be found; an old file without the column reads as unknown). tools/build_prices.py rebuilds
 rental.json from these alone (offline, deterministically); tests count shapes against them.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from gpuadvisor.core.errors import UserError
 
 SOURCES = "SOURCES.tsv"
-COLUMNS = ("provider", "path", "commit", "coverage", "read", "rows", "sha256")
+COLUMNS = ("provider", "path", "commit", "coverage", "read", "rows", "sha256", "committed")
 
 
 @dataclass(frozen=True)
@@ -29,11 +30,13 @@ class RawFile:
     read: str  # YYYY-MM-DD
     rows: int
     sha256: str
+    committed: str = "unknown"  # YYYY-MM-DD of the commit, or unknown
 
     def file_entry(self) -> dict[str, str]:
         """The snapshot's `source.files` entry."""
         return {"provider": self.provider, "path": self.path, "commit": self.commit, "read": self.read,
-                "coverage": self.coverage, "rows": str(self.rows), "sha256": self.sha256}
+                "coverage": self.coverage, "rows": str(self.rows), "sha256": self.sha256,
+                "committed": self.committed}
 
 
 def default_dir() -> Path:
@@ -52,10 +55,12 @@ def read_sources(folder: str | os.PathLike[str]) -> list[RawFile]:
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split("\t")
-        if len(parts) != len(COLUMNS):
+        if len(parts) not in (len(COLUMNS), len(COLUMNS) - 1):
             raise UserError(f"{path}:{n}: expected {len(COLUMNS)} tab-separated fields ({', '.join(COLUMNS)})")
+        committed = parts[7].strip() if len(parts) == len(COLUMNS) else "unknown"
         try:
-            out.append(RawFile(parts[0], parts[1], parts[2], parts[3], parts[4], int(parts[5]), parts[6]))
+            out.append(RawFile(parts[0], parts[1], parts[2], parts[3], parts[4], int(parts[5]), parts[6],
+                               committed or "unknown"))
         except ValueError:
             raise UserError(f"{path}:{n}: rows must be a whole number, not {parts[5]!r}") from None
     return out
@@ -85,14 +90,15 @@ def write_sources(folder: str | os.PathLike[str], entries: list[RawFile]) -> Non
     from gpuadvisor.core.fileio import atomic_write_text
 
     lines = ["# " + "\t".join(COLUMNS)]
-    lines += ["\t".join([e.provider, e.path, e.commit, e.coverage, e.read, str(e.rows), e.sha256])
+    lines += ["\t".join([e.provider, e.path, e.commit, e.coverage, e.read, str(e.rows), e.sha256, e.committed])
               for e in sorted(entries, key=lambda e: e.provider)]
     atomic_write_text(Path(folder) / SOURCES, "\n".join(lines) + "\n", force=True)
 
 
 def import_folder(src: str | os.PathLike[str], dest: str | os.PathLike[str], date: str,
                   only: list[str] | None = None) -> list[RawFile]:
-    """Copy `src/<provider>/vms.csv` (+ its SOURCE.tsv: provider, path, commit, coverage) for every
+    """Copy `src/<provider>/vms.csv` (+ its SOURCE.tsv: provider, path, commit, coverage[, commit
+    date]) for every
     provider folder holding a DONE file into `dest`, compressed; other providers in `dest` stay."""
     s, d = Path(src), Path(dest)
     d.mkdir(parents=True, exist_ok=True)
@@ -108,6 +114,7 @@ def import_folder(src: str | os.PathLike[str], dest: str | os.PathLike[str], dat
         rows = max(0, sum(1 for line in data.decode("utf-8").splitlines() if line.strip()) - 1)
         (d / f"{folder.name}.csv.gz").write_bytes(compress(data))
         kept[folder.name] = RawFile(folder.name, path, src_line[2], " ".join(src_line[3].split()), date, rows,
-                                    hashlib.sha256(data).hexdigest())
+                                    hashlib.sha256(data).hexdigest(),
+                                    src_line[4].strip() if len(src_line) > 4 and src_line[4].strip() else "unknown")
     write_sources(d, list(kept.values()))
     return sorted(kept.values(), key=lambda e: e.provider)

@@ -34,13 +34,18 @@ def build_snapshot(
     amap: AcceleratorMap | None = None,
     card_names: Mapping[str, str] | None = None,
     card_memory: Mapping[str, float] | None = None,
+    card_forms: Mapping[str, str] | None = None,
     name: str = SKYPILOT["name"],
+    committed: str = "unknown",
 ) -> PriceSnapshot:
     _check_date(date)
+    if committed != "unknown":
+        _check_date(committed)
     rows = read_all(sources)
-    red = reduce_rows(rows, amap or load_map(), card_names, card_memory)
+    red = reduce_rows(rows, amap or load_map(), card_names, card_memory, card_forms)
     if files is None:
-        files = [{"provider": p, "path": str(f), "commit": commit, "read": date} for p, f in sources.items()]
+        files = [{"provider": p, "path": str(f), "commit": commit, "read": date, "committed": committed}
+                 for p, f in sources.items()]
     source = Source(name, SKYPILOT["repository"], commit, date, SKYPILOT["license"], tuple(files))
     return PriceSnapshot(source, tuple(red.offers), tuple(red.unmapped), reduction=REDUCTION,
                          anomalies=tuple(red.anomalies), coverage=red.coverage)
@@ -52,6 +57,7 @@ def build_from_raw(
     amap: AcceleratorMap | None = None,
     card_names: Mapping[str, str] | None = None,
     card_memory: Mapping[str, float] | None = None,
+    card_forms: Mapping[str, str] | None = None,
 ) -> PriceSnapshot:
     """The shipped snapshot from the committed raw rows (catalog/prices/raw): offline and
     deterministic, dated by the latest day a file was read."""
@@ -67,7 +73,7 @@ def build_from_raw(
         rows.extend(parse_csv(raw_text(where, e), f"{e.provider}.csv.gz", e.provider))
     for e in entries:
         _check_date(e.read)
-    red = reduce_rows(rows, amap or load_map(), card_names, card_memory)
+    red = reduce_rows(rows, amap or load_map(), card_names, card_memory, card_forms)
     commits = {e.commit for e in entries}
     commit = commits.pop() if len(commits) == 1 else "per-file"
     source = Source(SKYPILOT["name"], SKYPILOT["repository"], commit, max(e.read for e in entries),
@@ -101,14 +107,24 @@ def update_user_copy(
     date: str | None = None,
     card_names: Mapping[str, str] | None = None,
     target: str | os.PathLike[str] | None = None,
+    card_memory: Mapping[str, float] | None = None,
+    card_forms: Mapping[str, str] | None = None,
+    map_file: str | os.PathLike[str] | None = None,
+    committed: str = "unknown",
 ) -> tuple[PriceSnapshot, Path]:
     """Check every row of every file, then write the merged snapshot atomically. Nothing is
-    written if any file is bad, so the existing copy is left as it was."""
+    written if any file is bad, so the existing copy is left as it was. A new accelerator name
+    finds its card through the catalog's aliases or a user map file (`map_file`, the format of
+    catalog/prices/accelerators.yaml, over the shipped one); shipped files are never edited."""
     from gpuadvisor.core.fileio import atomic_write_text
 
     date = date or _dt.date.today().isoformat()
-    new = build_snapshot(sources, commit=commit, date=date, card_names=card_names,
-                         name=f"{SKYPILOT['name']} (refreshed)")
+    amap = load_map()
+    if map_file:
+        amap = amap.merged(load_map(map_file))
+    new = build_snapshot(sources, commit=commit, date=date, amap=amap, card_names=card_names,
+                         card_memory=card_memory, card_forms=card_forms,
+                         name=f"{SKYPILOT['name']} (refreshed)", committed=committed)
     if not new.offers and not new.unmapped:
         raise UserError(f"no GPU rows in {', '.join(str(p) for p in sources.values())}")
     snap = merge(load_prices(), new)

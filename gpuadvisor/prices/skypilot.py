@@ -17,7 +17,7 @@ from pathlib import Path
 from gpuadvisor.core.errors import UserError
 
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
-OPTIONAL = ("vCPUs", "MemoryGiB", "SpotPrice", "AvailabilityZone")
+OPTIONAL = ("vCPUs", "MemoryGiB", "SpotPrice", "AvailabilityZone", "GpuInfo")
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class Row:
     region: str
     zone: str
     where: str  # FILE:ROW, for messages
+    gpu_info: str = ""  # the GpuInfo cell as written (memory per GPU: gpuadvisor.prices.mapping)
 
 
 def read_csv(path: str | os.PathLike[str], provider: str) -> list[Row]:
@@ -89,7 +90,7 @@ def _row(fields: list[str], col: dict[str, int], width: int, where: str, provide
     price = _price(get("Price"), "Price", where)
     spot = _price(get("SpotPrice"), "SpotPrice", where)
     return Row(provider, instance, acc, count if acc else None, vcpus, memory, price, spot, region,
-               get("AvailabilityZone"), where)
+               get("AvailabilityZone"), where, get("GpuInfo"))
 
 
 def _float(text: str, column: str, where: str) -> float | None:
