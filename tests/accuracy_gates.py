@@ -98,6 +98,51 @@ def count_within(group_key: str, group: str, *, cases: int, within: int, bound_p
     return check
 
 
+def time_set(group_key: str, group: str, *, small: bool, cases: int, within: int, mean_pct: float
+             ) -> Callable[[], Verdict]:
+    """One row of BENCHMARKS.md's 'LLM time estimates' tables (a group of one size: 1B and over, or under 1B) at
+    today's accuracy: all `cases` present, at least `within` of them within +-25 %, and the mean |error| at most
+    `mean_pct` % (today's mean rounded up to one decimal: no worse than the table quotes)."""
+
+    def check() -> Verdict:
+        rows = _rows(group_key, group, min_params_b=0.0 if small else 1.0, max_params_b=1.0 if small else math.inf)
+        inside = sum(abs(r["err"]) <= 25 for r in rows)
+        mean = sum(abs(r["err"]) for r in rows) / max(1, len(rows))
+        return Verdict(len(rows) == cases and inside >= within and mean <= mean_pct,
+                       f"{group} ({'< 1B' if small else '1B+'}): {inside} of {len(rows)} within 25 % (gate: {within} "
+                       f"of {cases}), mean |error| {mean:.2f} % (gate {mean_pct:g} %)")
+
+    return check
+
+
+#: BENCHMARKS.md 'LLM time estimates', one gate a scored row: (gate name, group key, group, under 1B?, cases,
+#: within 25 %, mean |error| bound %); the bound is today's mean rounded up to one decimal (today's in the comment)
+TIME_SETS: tuple[tuple[str, str, str, bool, int, int, float], ...] = (
+    ("time_eager_generate_probe", "engine", "eager [generate() probe]", False, 35, 29, 14.9),  # 14.83
+    ("time_eager_no_probe", "engine", "eager [no probe]", False, 62, 45, 19.4),  # 19.30
+    ("time_eager_op_sdpa_probe", "engine", "eager [op + SDPA probe]", False, 27, 21, 16.0),  # 15.98
+    ("time_eager_cudnn_off_generate_probe", "engine", "eager, cuDNN attention off [generate() probe]", False, 35,
+     30, 15.9),  # 15.88
+    ("time_eager_cudnn_off_op_sdpa_probe", "engine", "eager, cuDNN attention off [op + SDPA probe]", False, 9, 8,
+     11.2),  # 11.12
+    ("time_eager_padded_generate_probe", "engine", "eager, padded batch [generate() probe]", False, 17, 15,
+     11.8),  # 11.72
+    ("time_eager_padded_op_sdpa_probe", "engine", "eager, padded batch [op + SDPA probe]", False, 6, 5,
+     16.2),  # 16.11
+    ("time_graphs", "engine", "graphs", False, 18, 18, 2.9),  # 2.87
+    ("time_graphs_under_1b", "engine", "graphs", True, 4, 4, 6.0),  # 5.92
+    ("time_decode_step_eager", "phase", "decode step (eager)", False, 19, 10, 27.5),  # 27.44
+    ("time_decode_step_eager_under_1b", "phase", "decode step (eager)", True, 5, 4, 15.7),  # 15.60
+    ("time_encode_under_1b", "phase", "encode", True, 2, 1, 31.4),  # 31.32
+    ("time_prefill", "phase", "prefill", False, 24, 24, 7.6),  # 7.59
+    ("time_prefill_under_1b", "phase", "prefill", True, 9, 9, 12.3),  # 12.27
+    ("time_scoring", "phase", "scoring", False, 13, 13, 6.3),  # 6.25
+    ("time_scoring_under_1b", "phase", "scoring", True, 6, 6, 12.3),  # 12.23
+    ("time_training_steps", "phase", "training step", False, 55, 54, 5.2),  # 5.15
+    ("time_training_steps_under_1b", "phase", "training step", True, 30, 27, 14.4),  # 14.33
+)
+
+
 def decode_graphs_measured(bound_pct: float) -> Callable[[], Verdict]:
     """CUDA-graph decode (1B+) of both decode runs, estimated as a user with a probe run gets it: the run's own
     measured matmul and copy ceilings in place of the datasheet's (MFU_VS_MEASURED, BANDWIDTH_VS_MEASURED)."""
@@ -227,6 +272,26 @@ def op_graph(group: str) -> Callable[[], Verdict]:
     return check
 
 
+#: group -> the mean |log(estimate / measured)| step time of the op-graph cases, in % (the objective the host
+#: constants and OP_OVERLAP_P are fitted to over the calibration split, validation.fit_host_constants and
+#: fit_overlap): today's, rounded up to one decimal (today's in the comment)
+OP_GRAPH_STEP_ERROR = {"calibration": 9.0, "held out": 12.2, "all": 10.1}  # 8.94, 12.16, 10.01
+
+
+def op_graph_step(group: str) -> Callable[[], Verdict]:
+    def check() -> Verdict:
+        results = [r for r in op_graph_results() if group == "all" or bool(r.case.get("held_out")) == (
+            group == "held out")]
+        timed = [r for r in results if r.error is None]
+        error = 100 * sum(abs(math.log(r.time_ratio)) for r in timed) / max(1, len(timed))
+        bound = OP_GRAPH_STEP_ERROR[group]
+        return Verdict(len(timed) == len(results) > 0 and error <= bound,
+                       f"{group}: mean |log error| of the step {error:.2f} % over {len(timed)} cases "
+                       f"(gate {bound:g} %)")
+
+    return check
+
+
 #: op classes -> the mean |log(estimate / profiled)| GPU time of the class over the calibration split today (the
 #: objective validation.fit_gpu_constants minimises): the gate lets it grow by OP_CLASS_SLACK at most
 OP_CLASS_ERROR = {("conv",): 0.2323, ("norm",): 0.2322, ("reduction",): 0.7298, ("elementwise",): 0.2119}
@@ -296,6 +361,25 @@ def published_training(group: str) -> Callable[[], Verdict]:
     return check
 
 
+#: group -> the mean |log(estimate / published)| tokens/s per GPU, in %: today's rounded up to one decimal (today's in
+#: the comment; the framework efficiencies are fitted to the calibration runs, tools/fit_training.py)
+TRAINING_MEAN_LOG = {"calibration": 9.9, "held out": 7.7, "all": 9.2}  # 9.88, 7.63, 9.15
+
+
+def published_training_mean(group: str) -> Callable[[], Verdict]:
+    def check() -> Verdict:
+        from bench import training as published
+
+        cases = [c for c in shared("published_training", published.evaluate)
+                 if group == "all" or c.held_out == (group == "held out")]
+        error = 100 * sum(abs(math.log(c.ratio)) for c in cases) / max(1, len(cases))
+        bound = TRAINING_MEAN_LOG[group]
+        return Verdict(bool(cases) and error <= bound,
+                       f"{group}: mean |log ratio| {error:.2f} % over {len(cases)} runs (gate {bound:g} %)")
+
+    return check
+
+
 # ---- serving: tests/data/published-serving.json ----------------------------------------------------------------
 SERVING_IN_BAND = 0.85  # share of each group within 0.8-1.25x; every result within 0.67-1.5x
 
@@ -342,6 +426,10 @@ GATES: tuple[Gate, ...] = (
                                                                                    within=13)),
     Gate("eager_decode_generate_probe", f"{README}: HF eager decode 29 of 35 within 25 % with the dispatch "
          "probe's figures (1B+)", count_within("engine", "eager [generate() probe]", cases=35, within=29)),
+    *(Gate(name, f"{BENCH}: {group} ({'< 1B' if small else '>= 1B'}) {within} of {cases} within 25 %, mean "
+           f"|error| at most {mean_pct:g} %", time_set(key, group, small=small, cases=cases, within=within,
+                                                       mean_pct=mean_pct))
+      for name, key, group, small, cases, within, mean_pct in TIME_SETS),
     Gate("memory_multigpu", f"{README}: within 1.3 % (to one decimal) per GPU for DDP, FSDP and tensor parallel "
          "on two H200s", memory_multigpu(1.35)),
     Gate("published_training_all", "BENCHMARKS.md 'Training at scale' (all runs)", published_training("all")),
@@ -349,10 +437,16 @@ GATES: tuple[Gate, ...] = (
          published_training("calibration")),
     Gate("published_training_held_out", "BENCHMARKS.md 'Training at scale' (held out)",
          published_training("held out")),
+    *(Gate(f"published_training_mean_{group.replace(' ', '_')}", "BENCHMARKS.md 'Training at scale' "
+           f"({group}): mean |log ratio| no worse than today's (tests/data/published-training.json)",
+           published_training_mean(group)) for group in TRAINING_MEAN_LOG),
     Gate("op_graph_all", "README.md 'Any PyTorch model' / BENCHMARKS.md 'Op-graph estimator' (all)",
          op_graph("all")),
     Gate("op_graph_calibration", "BENCHMARKS.md 'Op-graph estimator' (calibration)", op_graph("calibration")),
     Gate("op_graph_held_out", "BENCHMARKS.md 'Op-graph estimator' (held out)", op_graph("held out")),
+    *(Gate(f"op_graph_step_{group.replace(' ', '_')}", "BENCHMARKS.md 'Op-graph estimator' "
+           f"({group}): mean |log error| of the step time no worse than today's (tests/data/models-h100.json)",
+           op_graph_step(group)) for group in OP_GRAPH_STEP_ERROR),
     *(Gate(f"op_class_{'_'.join(classes)}", "validation.GPU_FITS: the profiled GPU time of the class its "
            "constants are fitted to (tests/data/models-h100.json, calibration split)", op_class_time(classes))
       for classes in OP_CLASS_ERROR),

@@ -20,6 +20,29 @@ def test_readme_figure_holds(name):
     assert verdict.passed, verdict.detail
 
 
+#: the gates that hold each stored set's mean |error| at today's figure (BENCHMARKS.md's LLM time rows, the op-graph
+#: step times, the published training runs): each binds calibration constants (tests/test_calibration_sweep.py)
+MEAN_ERROR_GATES = tuple(g.name for g in G.GATES if g.name.startswith(("time_", "op_graph_step_",
+                                                                       "published_training_mean_")))
+
+
+@pytest.mark.parametrize("name", MEAN_ERROR_GATES)
+def test_stored_set_holds_todays_mean_error(name):
+    verdict = G.gate(name).check()
+    assert verdict.passed, verdict.detail
+
+
+def test_every_scored_time_row_has_a_gate():
+    """Every scored group of tools/validate_time.py (BENCHMARKS.md's rows; the repeated-length eager runs are listed,
+    not scored) has its gate, so a new validation set cannot slip in ungated."""
+    decode, phases = G.time_rows()
+    groups = {(r["engine"], r["params_b"] < 1) for r in decode} | {(r["phase"], r["params_b"] < 1) for r in phases}
+    scored = {g for g in groups if "not scored" not in g[0]}
+    gated = {(group, small) for _, _, group, small, *_ in G.TIME_SETS}
+    assert scored == gated, scored ^ gated
+    assert len(MEAN_ERROR_GATES) == len(G.TIME_SETS) + len(G.OP_GRAPH_STEP_ERROR) + len(G.TRAINING_MEAN_LOG)
+
+
 def _count(group_key: str, group: str) -> str:
     rows = G._rows(group_key, group)
     return f"{sum(abs(r['err']) <= 25 for r in rows)} of {len(rows)}"

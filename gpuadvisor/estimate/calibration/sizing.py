@@ -11,12 +11,16 @@ CONSTANTS = (
     Constant("CUDA_CONTEXT_BYTES", 536870912, "bytes", "CUDA driver context + kernel images of an idle PyTorch "
              "process (0.5 GiB), outside torch.cuda.max_memory_allocated", "-", Method.NOT_REPRODUCIBLE,
              "no measurement of it is stored; the memory validation excludes it on both sides",
-             ungated="the memory gates compare tensor bytes with max_memory_allocated, which holds no context"),
+             ungated=("no stored measurement includes the driver context: the validation sets record "
+                      "torch.cuda.max_memory_allocated and max_memory_reserved (PyTorch's allocator), never the "
+                      "device's used memory (nvidia-smi, mem_get_info)")),
     Constant("ALLOCATOR_OVERHEAD", 0.05, "fraction", "caching-allocator fragmentation, as a fraction of tensor "
              "bytes", "-", Method.NOT_REPRODUCIBLE, "no fit is stored; reserved over peak bytes in "
              "tools/data/validation-h100-v2.json has a median of 0.11 (a looser quantity)",
-             ungated=("the memory gates compare tensor bytes with max_memory_allocated, which holds no "
-                      "fragmentation")),
+             ungated=("the memory gates compare tensor bytes with max_memory_allocated, which holds no fragmentation; "
+                      "the reserved memory the 100 v2 cases store (reserved_bytes) is 1.02-2.18x their peak allocated, "
+                      "median 1.10: a spread that +-1.25 points of estimate cannot be held to, and x1.25 would fit it "
+                      "better")),
     Constant("SWIGLU_SAVED_UNITS", 3.5, "tokens x intermediate x activation bytes", "tensors a SwiGLU/GeGLU MLP "
              "keeps for backward (gate, activation, up, product; one is shared)", "docs/validation.md",
              Method.NOT_REPRODUCIBLE, "measured with torch.cuda.max_memory_allocated; the measurement apart from "
@@ -26,15 +30,17 @@ CONSTANTS = (
              "not measured"),
     Constant("KV_BLOCK_TOKENS", 16, "tokens", "paged-attention block of a serving engine", VLLM, Method.DATASHEET,
              "vLLM's default block_size",
-             ungated=("read by the closed-form serving capacity and the advisor only, which no stored "
-                      "measurement checks")),
+             ungated=("a documented engine default (vLLM block_size), checked against its source URL; read by the "
+                      "closed-form serving capacity and the advisor only, which no stored measurement checks")),
     Constant("SERVING_RESERVE", 0.10, "fraction", "share of card memory a serving engine leaves free", VLLM,
              Method.DATASHEET, "vLLM's default gpu_memory_utilization of 0.9",
-             ungated=("read by the closed-form serving capacity and the advisor only, which no stored "
-                      "measurement checks")),
+             ungated=("a documented engine default (vLLM gpu_memory_utilization 0.9), checked against its source URL; "
+                      "read by the closed-form serving capacity and the advisor only, which no stored measurement "
+                      "checks")),
     Constant("MAX_BATCH", 256, "sequences", "sequences in flight an engine schedules at most", VLLM,
              Method.DATASHEET, "vLLM's default max_num_seqs",
-             ungated="read by the advisor only, which no stored measurement checks"),
+             ungated=("a documented engine default (vLLM max_num_seqs), checked against its source URL; read by the "
+                      "advisor only, which no stored measurement checks")),
     Constant("DEFAULT_HOST_BANDWIDTH_GBS", 60.0, "GB/s", "host-memory bandwidth a multi-threaded CPU decoder "
              "reaches when no host probe result is given (CPU offload)", "dual-channel DDR5-5600: ~90 GB/s peak",
              Method.ASSUMPTION, "about two thirds of a typical desktop's peak"),
