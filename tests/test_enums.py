@@ -9,7 +9,8 @@ import pytest
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import Confidence, Engine, HardwareFigures, estimate_compute, estimate_serving
-from gpuadvisor.workload import MODES, SHARDINGS, Mode, Sharding, Workload, make_workload, resolve_model
+from gpuadvisor.layout import Sharding
+from gpuadvisor.workload import MODES, SHARDINGS, Mode, Workload, make_workload, resolve_model
 
 H100 = HardwareFigures(name="H100", memory_gib=80, bandwidth_gbs=3350, tflops={"bf16": 989.4, "fp32": 66.9},
                        tdp_w=700, interconnect_gbs=900, compute_units=132, compute_capability="9.0")

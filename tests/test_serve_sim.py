@@ -11,9 +11,9 @@ from gpuadvisor.catalog import load_catalog
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, llama_bench, serve_setup
 from gpuadvisor.estimate.serve.lengths import SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, Lengths, parse_lengths
-from gpuadvisor.estimate.serve.parallel import Layout
 from gpuadvisor.estimate.serve.profiles import EngineName, engine_names, serve_engine
 from gpuadvisor.estimate.serve.sim import SimConfig, simulate
+from gpuadvisor.layout import Layout
 from gpuadvisor.workload import make_workload
 
 

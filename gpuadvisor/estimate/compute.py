@@ -40,7 +40,8 @@ from gpuadvisor.estimate.memory import (
     estimate_memory,
     lora_params,
 )
-from gpuadvisor.workload import BYTES_PER_DTYPE, Mode, Sharding, Workload
+from gpuadvisor.layout import Sharding
+from gpuadvisor.workload import BYTES_PER_DTYPE, Mode, Workload
 
 __all__ = ["BNB_FORMATS", "ComputeEstimate", "Confidence", "bnb_int8_host_s", "estimate_compute",
            "forward_flops_per_token", "training_flops_per_token"]
