@@ -202,11 +202,11 @@ def _op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
     if w.model.is_traced or w.model.kind != "decoder":
         return None
     from gpuadvisor.estimate.analytic import op_graph_summary
-    from gpuadvisor.estimate.compute_result import Engine
+    from gpuadvisor.estimate.compute_result import StepEngineName
 
     try:
         return op_graph_summary(w, hw, eff, headline_s=comp.step_time_s if w.is_training else comp.prefill_time_s,
-                                eager=w.is_training or comp.engine == Engine.EAGER)
+                                eager=w.is_training or comp.engine == StepEngineName.EAGER)
     except UserError:
         return None
 

@@ -39,7 +39,7 @@ class ServeSetup:
         host: dict[str, Any] = ({"host_s_per_iteration": None, "host_model": "eager (estimate/engines.py)",
                                  "host_s_per_decode_step": self.cost.decode_host,
                                  "host_s_per_prefill": self.cost.prefill_host}
-                                if e.eager_host else {"host_s_per_iteration": e.host_s_per_iter})
+                                if not e.decode_graphs else {"host_s_per_iteration": e.host_s_per_iter})
         return {"engine": e.name.value, "engine_label": e.label, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
                 "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
