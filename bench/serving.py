@@ -17,7 +17,7 @@ from typing import Any
 from bench import TESTS_DATA
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, llama_bench, serve_setup
 from gpuadvisor.estimate.serve.lengths import Lengths
-from gpuadvisor.estimate.serve.parallel import Layout
+from gpuadvisor.layout import Layout
 
 DATA = TESTS_DATA / "published-serving.json"
 MAX_SIM_REQUESTS = 3000

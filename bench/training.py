@@ -15,11 +15,11 @@ from bench import TESTS_DATA, TOOLS_DATA
 from gpuadvisor.catalog import find, load_catalog
 from gpuadvisor.estimate.hardware import HardwareFigures
 from gpuadvisor.estimate.memory_result import GiB
-from gpuadvisor.estimate.parallel.layout import Layout
 from gpuadvisor.estimate.parallel.profiles import framework
 from gpuadvisor.estimate.parallel.time import TrainingEstimate, estimate_training
+from gpuadvisor.layout import Layout, Sharding
 from gpuadvisor.modelspec import ModelSpec, resolve_model
-from gpuadvisor.workload import Sharding, Workload
+from gpuadvisor.workload import Workload
 
 PUBLISHED = TESTS_DATA / "published-training.json"
 OWN = TOOLS_DATA / "lora-vs-full-h100.json"  # one H100 run of ours

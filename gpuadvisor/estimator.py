@@ -202,11 +202,11 @@ def _op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
     if w.model.is_traced or w.model.kind != "decoder":
         return None
     from gpuadvisor.estimate.analytic import op_graph_summary
-    from gpuadvisor.estimate.compute_result import Engine
+    from gpuadvisor.estimate.compute_result import StepEngineName
 
     try:
         return op_graph_summary(w, hw, eff, headline_s=comp.step_time_s if w.is_training else comp.prefill_time_s,
-                                eager=w.is_training or comp.engine == Engine.EAGER)
+                                eager=w.is_training or comp.engine == StepEngineName.EAGER)
     except UserError:
         return None
 
@@ -241,7 +241,7 @@ class ServingParts:
 def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> Answer:
     from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
     from gpuadvisor.estimate.serve.lengths import parse_lengths
-    from gpuadvisor.estimate.serve.parallel import Layout
+    from gpuadvisor.layout import Layout
 
     w, card = request.workload, hardware.card
     weights = serving_weights(w, q)
@@ -310,10 +310,10 @@ class TrainingParts:
 
 
 def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -> Answer:
-    from gpuadvisor.estimate.parallel import Checkpointing, Cluster, Layout, check_layout, framework
+    from gpuadvisor.estimate.parallel import Cluster, framework
     from gpuadvisor.estimate.parallel.budget import train_time
     from gpuadvisor.estimate.parallel.search import Fixed, search
-    from gpuadvisor.workload import Sharding
+    from gpuadvisor.layout import Checkpointing, Layout, Sharding, check_layout
 
     w, card, hw = request.workload, hardware.card, hardware.figures
     tp = w.tensor_parallel

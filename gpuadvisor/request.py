@@ -26,6 +26,8 @@ from typing import Any
 from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.limits import in_range
+from gpuadvisor.estimate.compute_result import StepEngineName
+from gpuadvisor.estimate.serve.profiles import engine_names
 from gpuadvisor.strenum import StrEnum
 from gpuadvisor.workload import Mode, Workload
 
@@ -177,8 +179,10 @@ class EstimateRequest:
         return self
 
 
-STEP_ENGINES = ("graphs", "eager")
-SERVE_ENGINES = ("vllm", "sglang", "trtllm", "llamacpp", "hf")
+#: the engines of each question, from their one registry each: the step engines (estimate/engines.py: how a step's
+#: kernels are launched) and the serving engines (estimate/serve/engines.json: a scheduler on top of one of those)
+STEP_ENGINES = (StepEngineName.GRAPHS.value, StepEngineName.EAGER.value)  # the default first
+SERVE_ENGINES = engine_names()
 
 # --- which request fields apply to which question: one table, read by every interface ----------------------
 

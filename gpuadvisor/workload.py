@@ -12,6 +12,7 @@ from typing import Any
 
 from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.layout import Checkpointing, Layout, Sharding
 from gpuadvisor.modelspec import (
     KINDS,
     MLP_ACTS,
@@ -55,21 +56,6 @@ class Mode(StrEnum):
     def is_forward_only(self) -> bool:
         """Inference or scoring: no-grad forwards."""
         return self in (Mode.INFERENCE, Mode.SCORING)
-
-
-class Sharding(StrEnum):
-    """Data-parallel sharding of training state: none (DDP), ZeRO-1/2/3, FSDP."""
-
-    NONE = "none"
-    ZERO1 = "zero1"
-    ZERO2 = "zero2"
-    ZERO3 = "zero3"
-    FSDP = "fsdp"
-
-    @property
-    def stage(self) -> int:
-        """ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 (and FSDP) also weights."""
-        return {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}[self.value]
 
 
 MODES = Mode.values()
@@ -211,6 +197,18 @@ class Workload:
         return self.num_gpus // self.tensor_parallel
 
     @property
+    def layout(self) -> Layout:
+        """The step estimate's layout as the one `Layout` type: tensor parallel, the data-parallel replicas the
+        GPUs leave, the per-GPU micro-batch, sharding and recomputation. The fields it is built from
+        (`num_gpus`, `tensor_parallel`, `sharding`, `checkpointing`) stay on the Workload: the memory and step
+        estimates read them, the workload's copies vary them (`with_(num_gpus=...)`), and a cached estimate keys
+        on them. Training layouts with pipeline, context or expert parallelism are the TrainingLayout question's
+        (request.py)."""
+        return Layout(tp=self.tensor_parallel, replicas=self.data_parallel, micro_batch=self.micro_batch,
+                      sharding=self.sharding,
+                      checkpointing=Checkpointing.FULL if self.checkpointing else Checkpointing.NONE)
+
+    @property
     def micro_batch(self) -> int:
         """Sequences per GPU per step (global batch split over data-parallel ranks, rounded up)."""
         return -(-self.batch // self.data_parallel)
@@ -296,15 +294,11 @@ class Workload:
             raise UserError(f"token budget must be >= 0, got {self.train_tokens!r}")
 
     def _validate_parallelism(self) -> None:
-        """Tensor-parallel groups divide the GPUs and the attention heads."""
-        if self.num_gpus % self.tensor_parallel:
-            raise UserError(
-                f"{self.num_gpus} GPUs cannot be split into tensor-parallel groups of {self.tensor_parallel}"
-            )
-        if self.tensor_parallel > 1 and self.model.is_transformer and self.model.num_heads % self.tensor_parallel:
-            raise UserError(
-                f"tensor parallel {self.tensor_parallel} does not divide the {self.model.num_heads} attention heads"
-            )
+        """Tensor-parallel groups divide the GPUs and the attention heads (the layout's checks, gpuadvisor.layout)."""
+        tensor_groups = Layout(tp=self.tensor_parallel)
+        tensor_groups.check_split(self.num_gpus)
+        if self.tensor_parallel > 1 and self.model.is_transformer:
+            tensor_groups.check_heads(self.model, kv_heads=False)
 
     def _validate_quantization(self) -> None:
         """A known weight format, its bits where custom, and only where the mode keeps weights frozen."""
@@ -453,6 +447,6 @@ def make_workload(model: ModelSpec | str, **kw: Any) -> Workload:
 
 __all__ = [
     "BYTES_PER_DTYPE", "DEFAULT_OPTIMIZER", "DTYPES", "KINDS", "MLP_ACTS", "MODES", "NORMS", "OPTIMIZERS",
-    "QUANT_FORMATS", "SCORING", "SHARDINGS", "Mode", "ModelSpec", "Sharding", "Workload", "list_presets",
+    "QUANT_FORMATS", "SCORING", "SHARDINGS", "Mode", "ModelSpec", "Workload", "list_presets",
     "make_workload", "parse_param_count", "presets_path", "resolve_model", "spec_from_config", "spec_from_config_file",
 ]

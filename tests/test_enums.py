@@ -8,8 +8,9 @@ import json
 import pytest
 
 from gpuadvisor.core.errors import UserError
-from gpuadvisor.estimate import Confidence, Engine, HardwareFigures, estimate_compute, estimate_serving
-from gpuadvisor.workload import MODES, SHARDINGS, Mode, Sharding, Workload, make_workload, resolve_model
+from gpuadvisor.estimate import Confidence, HardwareFigures, StepEngineName, estimate_compute, estimate_serving
+from gpuadvisor.layout import Sharding
+from gpuadvisor.workload import MODES, SHARDINGS, Mode, Workload, make_workload, resolve_model
 
 H100 = HardwareFigures(name="H100", memory_gib=80, bandwidth_gbs=3350, tflops={"bf16": 989.4, "fp32": 66.9},
                        tdp_w=700, interconnect_gbs=900, compute_units=132, compute_capability="9.0")
@@ -36,7 +37,7 @@ def test_workloads_made_directly_get_enums_and_bad_text_is_still_reported():
 def test_engine_and_confidence_serialize_as_before():
     w = make_workload("qwen2.5-0.5b", mode="inference", batch=1, seq_len=256, gen_tokens=16)
     ce = estimate_compute(w, H100, engine="eager")
-    assert ce.engine is Engine.EAGER and ce.confidence is Confidence.LOW
+    assert ce.engine is StepEngineName.EAGER and ce.confidence is Confidence.LOW
     d = json.loads(json.dumps(ce.to_dict()))
     assert d["engine"] == "eager" and d["confidence"] == "low"
     assert "low_confidence_reasons" not in d  # JSON keeps its keys: the reasons are in `notes`, as before
@@ -48,6 +49,6 @@ def test_engine_and_confidence_serialize_as_before():
 def test_serving_takes_the_reasons_from_the_field_not_from_note_text():
     w = make_workload("qwen2.5-0.5b", mode="inference")
     s = estimate_serving(w, H100, concurrency=4, prompt_tokens=256, output_tokens=32, engine="eager")
-    assert s.confidence is Confidence.LOW and s.engine is Engine.EAGER
+    assert s.confidence is Confidence.LOW and s.engine is StepEngineName.EAGER
     assert s.low_confidence_reasons and set(s.low_confidence_reasons) <= set(s.notes)
     assert all(n in s.low_confidence_reasons for n in s.notes if n.startswith("low confidence"))

@@ -14,9 +14,10 @@ from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import HardwareFigures
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.memory_result import GiB
-from gpuadvisor.estimate.parallel import Cluster, Layout, check_layout, estimate_training, framework
+from gpuadvisor.estimate.parallel import Cluster, estimate_training, framework
 from gpuadvisor.estimate.parallel.budget import train_time
 from gpuadvisor.estimate.parallel.search import Fixed, best_layout, search
+from gpuadvisor.layout import Layout, check_layout
 from gpuadvisor.workload import make_workload
 
 ROOT = Path(__file__).resolve().parents[1]

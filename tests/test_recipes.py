@@ -82,7 +82,7 @@ def test_add_a_probe():
 
 
 def test_add_an_engine(monkeypatch):
-    """Every profile in engines.json is an EngineName and back; a what-if knob moves the simulation."""
+    """Every profile in engines.json is an ServeEngineName and back; a what-if knob moves the simulation."""
     import json
 
     from bench.models import hardware

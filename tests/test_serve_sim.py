@@ -11,9 +11,9 @@ from gpuadvisor.catalog import load_catalog
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, llama_bench, serve_setup
 from gpuadvisor.estimate.serve.lengths import SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, Lengths, parse_lengths
-from gpuadvisor.estimate.serve.parallel import Layout
-from gpuadvisor.estimate.serve.profiles import EngineName, engine_names, serve_engine
+from gpuadvisor.estimate.serve.profiles import ServeEngineName, engine_names, serve_engine
 from gpuadvisor.estimate.serve.sim import SimConfig, simulate
+from gpuadvisor.layout import Layout
 from gpuadvisor.workload import make_workload
 
 
@@ -136,12 +136,31 @@ def test_llama_bench_on_a_consumer_card():
 
 
 def test_engine_registry():
-    assert engine_names() == tuple(e.value for e in EngineName) == ("vllm", "sglang", "trtllm", "llamacpp", "hf")
+    assert engine_names() == tuple(e.value for e in ServeEngineName) == ("vllm", "sglang", "trtllm", "llamacpp", "hf")
     for n in engine_names():
         e = serve_engine(n)
         assert e.sources and e.calibrated_on and e.max_batched_tokens > 0
     with pytest.raises(UserError, match="unknown engine"):
         serve_engine("tgi")
+
+
+def test_a_serving_engine_pays_the_host_time_of_the_step_engine_it_launches_with():
+    """`launch` names the step engine (estimate/engines.py): Hugging Face generate() pays the eager step engine's
+    host time on every decode iteration; the CUDA-graph engines pay none beyond their scheduler's own."""
+    from gpuadvisor.estimate.engines import engine_profile
+
+    m = make_workload("llama-3.1-8b").model
+    hw = card_figures(load_catalog().get("H100 SXM5 80GB"))
+    hf, vllm = serve_engine("hf"), serve_engine("vllm")
+    assert (hf.launch, vllm.launch) == ("eager", "graphs") and not hf.decode_graphs and vllm.decode_graphs
+    eager_host = engine_profile("eager").host_step_s(m.num_layers, hw)
+    assert serve_setup(m, hw, hf).cost.decode_host == pytest.approx(eager_host) and eager_host > 1e-3
+    assert serve_setup(m, hw, vllm).cost.decode_host == 0.0
+    # the same scheduler launching eagerly pays the eager host time on a decode iteration
+    graphs_cost = serve_setup(m, hw, "vllm").cost
+    eager_cost = serve_setup(m, hw, "vllm", launch="eager").cost
+    step = graphs_cost.iteration_s(0, 0, 8, 8 * 1024)
+    assert eager_cost.iteration_s(0, 0, 8, 8 * 1024) == pytest.approx(step + eager_host)
 
 
 def test_lengths(tmp_path: Path):

@@ -31,7 +31,8 @@ from gpuadvisor.estimate import (
     estimate_compute,
     estimate_memory,
 )
-from gpuadvisor.workload import Mode, Sharding, Workload
+from gpuadvisor.layout import Sharding
+from gpuadvisor.workload import Mode, Workload
 
 SORT_KEYS = ("time", "cost", "energy", "memory")
 

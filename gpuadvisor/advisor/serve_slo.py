@@ -12,7 +12,7 @@ from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
 from gpuadvisor.estimate.serve.lengths import Lengths
-from gpuadvisor.estimate.serve.parallel import Layout
+from gpuadvisor.layout import Layout
 
 TP_CHOICES = (1, 2, 4, 8)
 

@@ -13,7 +13,7 @@ public names so callers import from `gpuadvisor.estimate`.
 from gpuadvisor.estimate import calibration
 from gpuadvisor.estimate.compute import ComputeEstimate, estimate_compute
 from gpuadvisor.estimate.confidence import Confidence
-from gpuadvisor.estimate.engines import DecodeStep, Engine, decode_step
+from gpuadvisor.estimate.engines import DecodeStep, StepEngineName, decode_step
 from gpuadvisor.estimate.flops import forward_flops_per_token, training_flops_per_token
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures, apply_measured, measured_figures
 from gpuadvisor.estimate.memory import (
@@ -28,8 +28,8 @@ from gpuadvisor.estimate.memory import (
 from gpuadvisor.estimate.serving import (
     DEFAULT_ENGINE,
     ENGINES,
-    EngineProfile,
     ServingEstimate,
+    StepEngine,
     decode_step_time,
     engine_profile,
     estimate_serving,
@@ -44,12 +44,12 @@ __all__ = [
     "Confidence",
     "DecodeStep",
     "Efficiency",
-    "Engine",
-    "EngineProfile",
     "GiB",
     "HardwareFigures",
     "MemoryBreakdown",
     "ServingEstimate",
+    "StepEngine",
+    "StepEngineName",
     "apply_measured",
     "calibration",
     "decode_step",

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.estimate import calibration as cal
-from gpuadvisor.workload import Mode, Sharding, Workload
+from gpuadvisor.layout import Sharding
+from gpuadvisor.workload import Mode, Workload
 
 
 def _regime(w: Workload) -> str:

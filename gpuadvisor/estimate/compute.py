@@ -25,7 +25,7 @@ from gpuadvisor.estimate.confidence import BNB_FORMATS, Confidence, low_confiden
 from gpuadvisor.estimate.dispatch import bnb_int8_host_s, host_op_scale, is_dtensor, overlap, train_host_s
 from gpuadvisor.estimate.engines import (
     DEFAULT_ENGINE,
-    Engine,
+    StepEngineName,
     decode_notes,
     decode_step,
     engine_profile,
@@ -40,7 +40,8 @@ from gpuadvisor.estimate.memory import (
     estimate_memory,
     lora_params,
 )
-from gpuadvisor.workload import BYTES_PER_DTYPE, Mode, Sharding, Workload
+from gpuadvisor.layout import Sharding
+from gpuadvisor.workload import BYTES_PER_DTYPE, Mode, Workload
 
 __all__ = ["BNB_FORMATS", "ComputeEstimate", "Confidence", "bnb_int8_host_s", "estimate_compute",
            "forward_flops_per_token", "training_flops_per_token"]
@@ -221,7 +222,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             steps=steps, flops_per_step=flops_step, bound=bound, comm_time_s=comm,
             scaling_efficiency=ideal / step if step else 1.0, mfu=mfu, bandwidth_efficiency=bw_eff,
             achieved_mfu=flops_step / w.num_gpus / step / (peak * 1e12), host_time_s=host,
-            hardware_source=hw.source, confidence=Confidence.of(reasons), engine=Engine.EAGER,
+            hardware_source=hw.source, confidence=Confidence.of(reasons), engine=StepEngineName.EAGER,
             notes=(*notes, *reasons), low_confidence_reasons=reasons,
         )
 
@@ -266,7 +267,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             host_share = max(host_share, d.host_s / d.time_s)
         notes.append(f"decode ({engine}): reads every active weight and the KV cache once per generated token, "
                      "plus per-kernel and host overheads of the engine")
-    reasons = low_confidence_reasons(w, host_share, eager=engine == Engine.EAGER, hw=hw)
+    reasons = low_confidence_reasons(w, host_share, eager=engine == StepEngineName.EAGER, hw=hw)
     flops = forward_flops_per_token(w) * w.batch * w.seq
     return ComputeEstimate(
         mode=w.mode, time_s=total, prefill_time_s=prefill, prefill_tokens_per_s=tokens * dp / prefill,

@@ -10,9 +10,10 @@ from gpuadvisor.estimate.confidence import Confidence
 from gpuadvisor.strenum import StrEnum
 
 
-class Engine(StrEnum):
-    """How inference runs: eager PyTorch (Hugging Face generate()) or CUDA graphs / a compiled engine
-    (the profiles are in engines.py)."""
+class StepEngineName(StrEnum):
+    """The step engines, by how a step's kernels are launched: eager PyTorch (the host dispatches every op, as
+    Hugging Face generate() does) or CUDA graphs / a compiled engine (their profiles, `StepEngine`, are in
+    engines.py; the serving engines, serve/profiles.py, each name the one they launch their steps with)."""
 
     EAGER = "eager"
     GRAPHS = "graphs"
@@ -48,7 +49,7 @@ class ComputeEstimate:
     achieved_mfu: float | None = None  # model FLOPs / (time x datasheet or measured peak): an outcome
     host_time_s: float | None = None  # host dispatch time of one step (eager PyTorch); 0 for graphs
     confidence: Confidence = Confidence.NORMAL  # LOW where `low_confidence_reasons` has any
-    engine: Engine | None = None  # inference: eager or graphs; training: eager
+    engine: StepEngineName | None = None  # inference: eager or graphs; training: eager
     notes: tuple[str, ...] = ()  # everything worth saying, the low-confidence reasons included
     low_confidence_reasons: tuple[str, ...] = field(default=(), compare=False)  # the notes that lower confidence
     samples_per_s: float | None = None  # traced models: samples (images, clips, ...) a second, all GPUs

@@ -1,4 +1,6 @@
-"""Inference engine profiles and the time of one decode step: pure functions, no torch, no UI.
+"""Step engines (`--engine graphs|eager`): how one step's kernels are launched, and the time of one decode step.
+Pure functions, no torch, no UI. A serving engine (serve/profiles.py's `ServeEngine`: vLLM, SGLang, ...) adds a
+scheduler and its host costs on top and names the step engine it launches its steps with.
 
 A decode step reads every active weight and the KV cache of the batch in flight, and does
 2 x active params FLOPs per sequence. On the GPU it takes max(bytes / bandwidth, FLOPs / rate)
@@ -40,28 +42,42 @@ from typing import Any
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.collectives import link_bytes_s
-from gpuadvisor.estimate.compute_result import Engine
+from gpuadvisor.estimate.compute_result import StepEngineName
 from gpuadvisor.estimate.dispatch import CUDNN_ATTENTION_CC, attention_plan_s, bnb_int8_host_s, host_op_scale
 from gpuadvisor.estimate.flops import forward_flops_per_token
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory import estimate_memory, kv_cache_bytes
 from gpuadvisor.workload import Workload
 
-__all__ = ["CUDNN_ATTENTION_CC", "DEFAULT_ENGINE", "ENGINES", "PLAN_RANGE", "DecodeStep", "Engine", "EngineProfile",
-           "attention_plan_s", "decode_notes", "decode_step", "decode_step_time", "engine_profile", "host_op_scale",
-           "prefill_dispatch_s", "prefill_host_s"]
+__all__ = [
+    "CUDNN_ATTENTION_CC",
+    "DEFAULT_ENGINE",
+    "ENGINES",
+    "PLAN_RANGE",
+    "DecodeStep",
+    "StepEngine",
+    "StepEngineName",
+    "attention_plan_s",
+    "decode_notes",
+    "decode_step",
+    "decode_step_time",
+    "engine_profile",
+    "host_op_scale",
+    "prefill_dispatch_s",
+    "prefill_host_s",
+]
 # figures this module used to define, now read from the calibration table
 __getattr__ = cal.aliases(__name__, ("CUDNN_ATTENTION_PLAN_S", "PREFILL_HOST_OPS_FIXED", "PREFILL_HOST_OPS_MOE"))
 
 
 @dataclass(frozen=True)
-class EngineProfile:
-    """How an inference engine runs a decode step (module docstring): host time per step (fixed and
-    per layer; 0 where a graph replays the step), GPU kernels per layer and per step, and how many
-    times a step moves the KV cache (`kv_passes`; `kv_passes_padded` plus `kv_passes_per_group_padded`
-    x g where a padded batch makes the engine expand K and V per query head)."""
+class StepEngine:
+    """How one step's kernels are launched (module docstring): host time per step (fixed and per layer; 0 where
+    a graph replays the step), GPU kernels per layer and per step, and how many times a step moves the KV cache
+    (`kv_passes`; `kv_passes_padded` plus `kv_passes_per_group_padded` x g where a padded batch makes the engine
+    expand K and V per query head)."""
 
-    name: Engine
+    name: StepEngineName
     label: str
     host_fixed_s: float
     host_per_layer_s: float
@@ -112,11 +128,11 @@ class EngineProfile:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def _profile(engine: Engine) -> EngineProfile:
+def _profile(engine: StepEngineName) -> StepEngine:
     """An engine's profile, built from the calibration table at every call (so overrides apply)."""
-    if engine == Engine.EAGER:
-        return EngineProfile(
-            Engine.EAGER, "Hugging Face transformers eager generate()", host_fixed_s=cal.EAGER_HOST_FIXED_S,
+    if engine == StepEngineName.EAGER:
+        return StepEngine(
+            StepEngineName.EAGER, "Hugging Face transformers eager generate()", host_fixed_s=cal.EAGER_HOST_FIXED_S,
             host_per_layer_s=cal.EAGER_HOST_PER_LAYER_S, kernels_per_layer=cal.EAGER_KERNELS_PER_LAYER,
             kernels_fixed=cal.EAGER_KERNELS_FIXED, kv_passes=cal.EAGER_KV_PASSES,
             kv_passes_padded=cal.EAGER_KV_PASSES_PADDED,
@@ -127,39 +143,39 @@ def _profile(engine: Engine) -> EngineProfile:
             plans_attention=True,
         )
     # a graph replays the whole step: no host time, and attention reads the KV cache once
-    return EngineProfile(
-        Engine.GRAPHS, "CUDA graphs / compiled engine (vLLM, TensorRT-LLM, SGLang)", host_fixed_s=0.0,
+    return StepEngine(
+        StepEngineName.GRAPHS, "CUDA graphs / compiled engine (vLLM, TensorRT-LLM, SGLang)", host_fixed_s=0.0,
         host_per_layer_s=0.0, kernels_per_layer=cal.GRAPHS_KERNELS_PER_LAYER, kernels_fixed=cal.GRAPHS_KERNELS_FIXED,
         kv_passes=1.0, kv_passes_padded=1.0, kv_passes_per_group_padded=0.0, prefill_host_ops_per_layer=0.0,
         calibration="H100 SXM, PyTorch 2.11: one decode step captured in a CUDA graph, 0.5B-8B, batch 1-64",
     )
 
 
-class _Engines(Mapping[str, EngineProfile]):
+class _Engines(Mapping[str, StepEngine]):
     """The engine profiles by name, read from the calibration table on every lookup."""
 
-    def __getitem__(self, name: str) -> EngineProfile:
+    def __getitem__(self, name: str) -> StepEngine:
         try:
-            return _profile(Engine(name))
+            return _profile(StepEngineName(name))
         except ValueError:
             raise KeyError(name) from None
 
     def __iter__(self) -> Iterator[str]:
-        return iter(Engine.values())
+        return iter(StepEngineName.values())
 
     def __len__(self) -> int:
-        return len(Engine)
+        return len(StepEngineName)
 
 
-ENGINES: Mapping[str, EngineProfile] = _Engines()
+ENGINES: Mapping[str, StepEngine] = _Engines()
 # the dispatch probe, 2026-11-23
 PLAN_RANGE = "29-65 ms on the H100 and H200 hosts measured, varying up to 2x within one run"
 
 
-DEFAULT_ENGINE = Engine.GRAPHS
+DEFAULT_ENGINE = StepEngineName.GRAPHS
 
 
-def engine_profile(name: str) -> EngineProfile:
+def engine_profile(name: str) -> StepEngine:
     try:
         return ENGINES[name]
     except KeyError:

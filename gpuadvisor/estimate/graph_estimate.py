@@ -12,7 +12,7 @@ from __future__ import annotations
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.collectives import gradient_allreduce_s, link_bytes_s
-from gpuadvisor.estimate.compute_result import ComputeEstimate, Engine
+from gpuadvisor.estimate.compute_result import ComputeEstimate, StepEngineName
 from gpuadvisor.estimate.confidence import Confidence
 from gpuadvisor.estimate.graph import GraphMode, OpGraph
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
@@ -104,7 +104,7 @@ def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | Non
         bound=st.bound, comm_time_s=comm, scaling_efficiency=st.step_s / step if step else 1.0, mfu=mfu,
         bandwidth_efficiency=bw_eff, hardware_source=hw.source,
         achieved_mfu=g.flops / step / (peak * 1e12) if step else None, host_time_s=st.host_s,
-        confidence=Confidence.of(reasons), engine=Engine.EAGER, notes=tuple(notes),
+        confidence=Confidence.of(reasons), engine=StepEngineName.EAGER, notes=tuple(notes),
         low_confidence_reasons=reasons, samples_per_s=rate, unit=g.unit,
         breakdown={k: v for k, v in st.by_class.items()}, prefill_time_s=None if w.is_training else step,
     )

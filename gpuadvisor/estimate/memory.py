@@ -46,7 +46,8 @@ from gpuadvisor.estimate.activations import (
     scoring_logits_bytes,
 )
 from gpuadvisor.estimate.memory_result import ITEMS, GiB, MemoryBreakdown
-from gpuadvisor.workload import BYTES_PER_DTYPE, Mode, Sharding, Workload
+from gpuadvisor.layout import Sharding
+from gpuadvisor.workload import BYTES_PER_DTYPE, Mode, Workload
 
 __all__ = [  # activation helpers stay importable from here (compute.py uses them)
     "ITEMS", "GiB", "MemoryBreakdown", "_act_bytes", "_inference_transient", "_regime", "estimate_memory",

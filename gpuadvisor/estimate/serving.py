@@ -26,8 +26,8 @@ from gpuadvisor.estimate.confidence import Confidence
 from gpuadvisor.estimate.engines import (
     DEFAULT_ENGINE,
     ENGINES,
-    Engine,
-    EngineProfile,
+    StepEngine,
+    StepEngineName,
     attention_plan_s,
     decode_notes,
     decode_step,
@@ -38,8 +38,16 @@ from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory import estimate_memory, kv_cache_bytes
 from gpuadvisor.workload import Mode, Workload
 
-__all__ = ["DEFAULT_ENGINE", "ENGINES", "EngineProfile", "ServingEstimate", "decode_step_time", "engine_profile",
-           "estimate_serving", "kv_capacity"]
+__all__ = [
+    "DEFAULT_ENGINE",
+    "ENGINES",
+    "ServingEstimate",
+    "StepEngine",
+    "decode_step_time",
+    "engine_profile",
+    "estimate_serving",
+    "kv_capacity",
+]
 # KV_BLOCK_TOKENS (vLLM's paged block) and SERVING_RESERVE (vLLM's gpu_memory_utilization 0.9) are in the
 # calibration table
 __getattr__ = cal.aliases(__name__, ("KV_BLOCK_TOKENS", "SERVING_RESERVE"))
@@ -50,7 +58,7 @@ CURVE_MAX = 256  # concurrency levels listed in the curve go up to this (or what
 class ServingEstimate:
     """What a user of a serving deployment sees; all figures are estimates."""
 
-    engine: Engine
+    engine: StepEngineName
     concurrency: int
     prompt_tokens: int
     output_tokens: int

@@ -12,8 +12,8 @@ from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import kernels, traffic
 from gpuadvisor.estimate.compute import _layer_gemms
 from gpuadvisor.estimate.hardware import HardwareFigures
-from gpuadvisor.estimate.parallel.layout import Checkpointing
 from gpuadvisor.estimate.parallel.profiles import Framework
+from gpuadvisor.layout import Checkpointing
 from gpuadvisor.workload import Mode, Workload
 
 

@@ -10,9 +10,10 @@ from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.activations import layer_activation_bytes
 from gpuadvisor.estimate.memory import lora_params
 from gpuadvisor.estimate.memory_result import GiB
-from gpuadvisor.estimate.parallel.layout import Checkpointing, Layout, stage_layers
+from gpuadvisor.estimate.parallel.layout import stage_layers
 from gpuadvisor.estimate.parallel.profiles import Framework
-from gpuadvisor.workload import Mode, Sharding, Workload
+from gpuadvisor.layout import Checkpointing, Layout, Sharding
+from gpuadvisor.workload import Mode, Workload
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ from itertools import product
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.hardware import HardwareFigures
-from gpuadvisor.estimate.parallel.layout import Checkpointing, Cluster, Layout, check_layout
+from gpuadvisor.estimate.parallel.layout import Cluster
 from gpuadvisor.estimate.parallel.profiles import Framework
 from gpuadvisor.estimate.parallel.time import TrainingEstimate, estimate_training
-from gpuadvisor.workload import Sharding, Workload
+from gpuadvisor.layout import Checkpointing, Layout, Sharding, check_layout
+from gpuadvisor.workload import Workload
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
 MICRO_BATCHES = (1, 2, 4, 8)

@@ -26,10 +26,11 @@ from gpuadvisor.estimate.hardware import HardwareFigures
 from gpuadvisor.estimate.memory import lora_params
 from gpuadvisor.estimate.memory_result import GiB
 from gpuadvisor.estimate.parallel.cost import AnalyticCost, StageCost
-from gpuadvisor.estimate.parallel.layout import Cluster, Layout, check_layout, stage_layers
+from gpuadvisor.estimate.parallel.layout import Cluster, stage_layers
 from gpuadvisor.estimate.parallel.memory import LayoutMemory, layout_memory, stage_params
 from gpuadvisor.estimate.parallel.profiles import Framework
-from gpuadvisor.workload import Sharding, Workload
+from gpuadvisor.layout import Layout, Sharding, check_layout
+from gpuadvisor.workload import Workload
 
 
 @dataclass(frozen=True)

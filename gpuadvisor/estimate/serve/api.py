@@ -15,10 +15,10 @@ from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.lengths import Lengths, parse_lengths
-from gpuadvisor.estimate.serve.parallel import Layout
 from gpuadvisor.estimate.serve.profiles import ServeEngine, _raw_physics, serve_engine
 from gpuadvisor.estimate.serve.sim import SimConfig, simulate
 from gpuadvisor.estimate.serve.stepcost import KV_BYTES, WEIGHT_BITS, RooflineStepCost
+from gpuadvisor.layout import Layout, check_serving_layout
 
 DEFAULT_REQUESTS = 1000
 
@@ -39,7 +39,7 @@ class ServeSetup:
         host: dict[str, Any] = ({"host_s_per_iteration": None, "host_model": "eager (estimate/engines.py)",
                                  "host_s_per_decode_step": self.cost.decode_host,
                                  "host_s_per_prefill": self.cost.prefill_host}
-                                if e.eager_host else {"host_s_per_iteration": e.host_s_per_iter})
+                                if not e.decode_graphs else {"host_s_per_iteration": e.host_s_per_iter})
         return {"engine": e.name.value, "engine_label": e.label, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
                 "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
@@ -72,14 +72,14 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
         raise UserError(f"unknown KV cache dtype {kv!r} (one of {', '.join(KV_BYTES)})")
     if kv == "fp8" and not eng.fp8_kv:
         raise UserError(f"{eng.name}: no FP8 KV cache in this engine's profile")
-    lay = (layout or Layout()).validate(model.num_layers, model.num_heads)
+    lay = check_serving_layout(model, layout or Layout())
     cost = RooflineStepCost(model, hw, eng, weights=weights, kv_dtype=kv, tp=lay.tp, pp=lay.pp,
                             efficiency=efficiency, phys=phys or _raw_physics())
     tokens = cost.kv_tokens_capacity()
     if tokens <= 0:
         raise UserError(f"{model.name} as {weights} does not fit on {lay.tp * lay.pp} x {hw.name} with {eng.name} "
                         f"(weights {cost.weight_bytes_per_gpu() / 2**30:.1f} GiB per GPU)")
-    # pipeline stages: pp interleaved schedulers, each with 1/pp of the group's KV tokens (parallel.py)
+    # pipeline stages: pp interleaved schedulers, each with 1/pp of the group's KV tokens (serve/__init__.py)
     cfg = SimConfig(max_batched_tokens=eng.max_batched_tokens, max_seqs=eng.max_seqs,
                     kv_blocks=tokens // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
                     prefill_first=eng.prefill_first, time_scale=float(lay.pp),
@@ -97,7 +97,7 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         limits.check("users", users)
     limits.check("requests", requests)
     limits.check("seed", seed)
-    groups = s.layout.replicas * s.layout.pp
+    groups = s.layout.dp() * s.layout.pp
     inp, out = lengths.draw(requests, seed)
     if int((inp + out).max()) > s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS):
         raise UserError(f"a request of {int((inp + out).max())} tokens does not fit in the KV cache "

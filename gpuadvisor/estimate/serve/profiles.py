@@ -1,5 +1,11 @@
-"""Serving engine profiles as data (engines.json next to this file): scheduling knobs, kernel traits and the
-overheads each was calibrated on, with sources. A registry keyed by `EngineName`."""
+"""Serving engines as data (engines.json next to this file): a serving engine's scheduler, kernel traits and
+host costs, with the sources each was calibrated on. A registry keyed by `ServeEngineName`.
+
+Two kinds of engine profile, one per question: a `StepEngine` (estimate/engines.py: `--engine graphs|eager`) says
+how one step's kernels are launched (host time per step, kernels per layer, KV-cache passes); a `ServeEngine`
+(`--engine vllm|sglang|trtllm|llamacpp|hf`) is a serving engine's scheduler and host costs, and embeds the step
+engine it launches its steps with (`launch`): the eager step engine's host time for Hugging Face generate(), none
+beyond the scheduler's own per iteration for the engines that replay CUDA graphs."""
 
 from __future__ import annotations
 
@@ -11,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.estimate.compute_result import StepEngineName
 
 DATA = Path(__file__).with_name("engines.json")
 
 
-class EngineName(str, Enum):
+class ServeEngineName(str, Enum):
     VLLM = "vllm"
     SGLANG = "sglang"
     TRTLLM = "trtllm"
@@ -28,26 +35,29 @@ class EngineName(str, Enum):
 
 @dataclass(frozen=True)
 class ServeEngine:
-    """One engine's profile. `max_batched_tokens`: token budget of one iteration (prefill chunks + decodes);
-    `max_seqs`: sequences in flight; `prefill_first`: new prompts are scheduled before decodes fill the budget;
-    `host_s_per_iter`: host time per iteration the GPU does not hide; `kernels_per_layer`: kernels of one layer
-    (each pays KERNEL_FLOOR_S); `int8_prefill`: quantized weights multiply on int8 tensor cores (llama.cpp MMQ);
-    `int4_dequant_passes`: weight reads a weight-only int4 GEMM costs at small batch; `kv_mem_fraction`: share
-    of GPU memory the engine takes for weights + KV cache; `reserve_output`: a request is admitted only with
-    KV blocks for its whole output (no preemption), else blocks are taken as tokens come (preemption);
-    `eager_host`: the host dispatches every op of every iteration (Hugging Face generate()): its host time is
-    the eager profile of estimate/engines.py (per layer, generate()'s bookkeeping, the attention plan), which
-    adds to a decode step's GPU time and overlaps a prefill's, in place of `host_s_per_iter`."""
+    """One serving engine's scheduler and host costs (module docstring).
 
-    name: EngineName
+    `max_batched_tokens`: token budget of one iteration (prefill chunks + decodes); `max_seqs`: sequences in
+    flight; `prefill_first`: new prompts are scheduled before decodes fill the budget; `host_s_per_iter`: host
+    time per iteration the GPU does not hide; `kernels_per_layer`: kernels of one layer (each pays
+    KERNEL_FLOOR_S); `int8_prefill`: quantized weights multiply on int8 tensor cores (llama.cpp MMQ);
+    `int4_dequant_passes`: weight reads a weight-only int4 GEMM costs at small batch; `kv_mem_fraction`: share of
+    GPU memory the engine takes for weights + KV cache; `reserve_output`: a request is admitted only with KV
+    blocks for its whole output (no preemption), else blocks are taken as tokens come (preemption); `launch`: the
+    step engine (estimate/engines.py) whose host costs each iteration pays besides `host_s_per_iter`: graphs
+    (decode iterations replay CUDA graphs: no host time of its own) or eager (the host dispatches every op of
+    every iteration, as Hugging Face generate() does: per layer, generate()'s bookkeeping, the attention plan;
+    added to a decode iteration's GPU time, overlapped with a prefill's)."""
+
+    name: ServeEngineName
     label: str
+    launch: StepEngineName
     max_batched_tokens: int
     max_seqs: int
     chunked_prefill: bool
     prefill_first: bool
     fused_attention: bool
     fp8_kv: bool
-    decode_graphs: bool
     kernels_per_layer: float
     host_s_per_iter: float
     kv_mem_fraction: float
@@ -58,11 +68,16 @@ class ServeEngine:
     reserve_output: bool
     sources: tuple[str, ...]
     calibrated_on: str
-    eager_host: bool = False
+
+    @property
+    def decode_graphs(self) -> bool:
+        """Decode iterations replay CUDA graphs."""
+        return self.launch == StepEngineName.GRAPHS
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["name"] = self.name.value
+        d["launch"] = self.launch.value
         d["sources"] = list(self.sources)
         return d
 
@@ -73,18 +88,19 @@ def _raw() -> dict[str, dict[str, Any]]:
 
 
 def engine_names() -> tuple[str, ...]:
-    return tuple(e.value for e in EngineName)
+    return tuple(e.value for e in ServeEngineName)
 
 
-def serve_engine(name: str | EngineName, **overrides: Any) -> ServeEngine:
+def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
     """The profile of `name` (UserError naming the choices if unknown); `overrides` replace knobs (what-ifs)."""
     try:
-        key = EngineName(str(name).lower())
+        key = ServeEngineName(str(name).lower())
     except ValueError:
         raise UserError(f"unknown engine {name!r} (one of {', '.join(engine_names())})") from None
     d = dict(_raw()[key.value])
     d.update(overrides)
     d["sources"] = tuple(d["sources"])
+    d["launch"] = StepEngineName(d["launch"])
     return ServeEngine(name=key, **d)
 
 

@@ -14,9 +14,10 @@ Roofline of one iteration on one GPU (a tensor-parallel rank, 1/pp of the layers
 * elementwise kernels: the eager byte count of traffic.py x ELEMENTWISE_SHARE (the engines fuse them);
 * the LM head for the rows that sample a token; kernel floors per layer; tensor-parallel all-reduces (two a layer,
   ring bytes over the link plus a latency); the engine's host time per iteration.
-* an engine that dispatches from the host (`eager_host`: Hugging Face generate()) pays estimate/engines.py's eager
-  host time instead: added to a decode iteration's GPU time (generate() synchronizes every step), overlapped with a
-  prefill's (dispatch.overlap), as the single-request path costs them.
+* the host time of the step engine the serving engine launches its steps with (`ServeEngine.launch`,
+  estimate/engines.py): none for CUDA graphs; for eager dispatch (Hugging Face generate()) added to a decode
+  iteration's GPU time (generate() synchronizes every step) and overlapped with a prefill's (dispatch.overlap), as
+  the single-request path costs them.
 """
 
 from __future__ import annotations
@@ -109,10 +110,10 @@ class RooflineStepCost:
         self.link = link_bytes_s(self.hw, eff.interconnect)
         self.hd = m.head_dim or 64
         self.q_dim_gpu = m.q_dim / self.tp
-        self.decode_host = self.prefill_host = 0.0
-        if self.engine.eager_host:
-            self.decode_host = engine_profile("eager").host_step_s(math.ceil(self.layers), self.hw)
-            self.prefill_host = prefill_dispatch_s("eager", self.layers, moe=m.num_experts > 1, hw=self.hw)
+        # the step engine's host time (0 where decode replays CUDA graphs); the scheduler's own comes on top
+        launch = self.engine.launch
+        self.decode_host = engine_profile(launch).host_step_s(math.ceil(self.layers), self.hw)
+        self.prefill_host = prefill_dispatch_s(launch, self.layers, moe=m.num_experts > 1, hw=self.hw)
 
     def _linear_s(self, t: int) -> float:
         """GEMMs of the layers over `t` tokens (cached by t: the simulation asks for a few hundred distinct ones)."""
@@ -162,9 +163,8 @@ class RooflineStepCost:
             nbytes = t * self.model.hidden_size * 2.0
             ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.link
             s += 2 * self.layers * (ring + self.phys["allreduce_latency_s"])
-        if self.engine.eager_host:  # module docstring: decode adds the host's time, a prefill overlaps it
-            return s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)
-        return s + self.engine.host_s_per_iter
+        # module docstring: decode adds the step engine's host time, a prefill overlaps it; then the scheduler's
+        return (s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)) + self.engine.host_s_per_iter
 
     # figures the simulation and the report need
     def weight_bytes_per_gpu(self) -> float:
