@@ -2,7 +2,7 @@
 # One call on four H100s (kind nvidia-h100-x4): the tool on a four-GPU node, then the four-GPU ground truth.
 #   1. probe --full --device all (topology, P2P matrix, NCCL over 4 ranks and over GPUs 0-1, torch.distributed
 #      in the same run)          2. check --rules rules/training-node.yaml on it    3. report on it (HTML sample)
-#   4. run --quick               5. fleet probe on a local Ray runtime (lab/device/fleet.sh local)
+#   4. run                       5. fleet probe on a local Ray runtime (lab/device/fleet.sh local)
 #   6. lab/validate_four_gpu.py with the seconds left (its cases most telling first; the rest is skipped)
 # Run from the root of a bundle made by lab/stage_fleet_bundle.sh (.whl/ holds pydantic, textual, plotly,
 # jsonschema and the repacked Ray core, which the device image lacks).
@@ -65,7 +65,7 @@ else
 fi
 
 # --- 4-5: the main job, the fleet over a local Ray runtime ---------------------------------------------------
-step run-quick 100 python3 -m gpuadvisor run --quick --out-dir "$W/run" >"$W/run/run.txt" 2>"$W/run/run.err"
+step run-quick 100 python3 -m gpuadvisor run --out-dir "$W/run" >"$W/run/run.txt" 2>"$W/run/run.err"
 grep -iE "your|local|this machine|GPU [0-3]" "$W/run/run.txt" | head -8
 step fleet-local 120 env OUT="$W/fleet" SITE=/tmp/site bash lab/device/fleet.sh local >"$W/fleet/fleet.log" 2>&1
 tail -n 12 "$W/fleet/fleet.log"

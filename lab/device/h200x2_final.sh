@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on two NVLinked H200s (kind nvidia-h200-x2) for what needs several GPUs besides the
 # interconnect probe (lab/device/interconnect.sh):
-#   1. `gpuadvisor run --quick`: the main job with GPUs present (the local card beside the picks)
+#   1. `gpuadvisor run` (quick by default): the main job with GPUs present (the local card beside the picks)
 #   2. `gpuadvisor fleet probe --quick` on a local Ray runtime over both GPUs (lab/device/fleet.sh local)
 #   3. the multi-GPU estimate validation (lab/validate_multigpu.py: DDP, FSDP, tensor parallel 2)
 # Run from a bundle made by lab/stage_fleet_bundle.sh (it carries pydantic, Ray, Plotly as wheels).
@@ -21,7 +21,7 @@ echo "fleet: rc=$? $((SECONDS - t0)) s"; tail -n 12 "$W/fleet/fleet.log"
 export PYTHONPATH=/tmp/site:$PWD
 
 s=$SECONDS
-timeout -k 10 150 python3 -m gpuadvisor run --quick --out-dir "$W/run" > "$W/run/run.txt" 2> "$W/run/run.err"
+timeout -k 10 150 python3 -m gpuadvisor run --out-dir "$W/run" > "$W/run/run.txt" 2> "$W/run/run.err"
 echo "run: rc=$? $((SECONDS - s)) s"; grep -iE "your|local|this machine|GPU 0|GPU 1" "$W/run/run.txt" | head -8
 
 s=$SECONDS
