@@ -99,3 +99,19 @@ def test_run_rejects_bad_targets_before_probing(capsys, tmp_path):
     assert main(["run", "--out-dir", str(tmp_path), "--budget-per-hour", "-1"]) == 2
     assert "--budget-per-hour" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_run_on_a_four_gpu_node_speaks_of_the_machine(monkeypatch, tmp_path, capsys):
+    """On four H200s (a saved probe of the 4x H200 node), the machine's line comes from the advisor's option for
+    those GPUs: the same count and speed as the picks' local line, never a per-GPU 'does not fit' beside a fit."""
+    from pathlib import Path
+
+    node = results.load(Path(__file__).parents[1] / "reports" / "sample-h200x4-probe.json")
+    monkeypatch.setattr(pr, "run_probes", lambda opts, **kw: node)
+    assert main(["run", "--out-dir", str(tmp_path), "--no-report", "llama-3.1-70b", "--mode", "lora",
+                 "--batch", "8", "--tokens", "1e8"]) == 0
+    out = capsys.readouterr().out
+    mine = [x.strip() for x in out.splitlines() if x.strip().startswith("Your")]
+    assert mine and mine[0].startswith("Your 4x H200 SXM 141GB (GPUs 0, 1, 2, 3): fits on 2,"), mine
+    assert not any("does not fit" in x for x in mine)
+    assert "Your 2x H200 SXM 141GB (measured figures) does this in 8.5 h" in out  # the same option

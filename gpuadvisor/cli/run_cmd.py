@@ -147,8 +147,7 @@ def _print_text(args: argparse.Namespace, workload: Any, options: list[Any], fit
 def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any], top: int, result: Any,
                            advice: Any) -> None:
     """The decision (picks, buy or rent), then how this machine's card does."""
-    from gpuadvisor.advisor.ranking import one_per_card
-    from gpuadvisor.cli.estimate_cmd import describe_workload, fmt_time
+    from gpuadvisor.cli.estimate_cmd import describe_workload
 
     workload = advice.workload  # with the targets' prompt and answer: the one label of this workload
     users = advice.targets.users if workload.mode == "inference" else None
@@ -166,20 +165,51 @@ def _print_recommendations(workload: Any, options: list[Any], fitting: list[Any]
             print(f"  closest: {advice.closest.line}\n  it would take: {advice.what_it_would_take}")
     if not fitting:
         print("  no card in the catalog fits this workload, even with 8 GPUs")
-    rows = {o.card: o for o in reversed(one_per_card(options))}
-    for dev in result.devices:
-        o = rows.get(dev.catalog_name or "")
-        if o is None:
-            print(f"  Your GPU {dev.index}, {dev.name}: not in the catalog, so not ranked")
-        elif o.fits:
-            print(f"  Your GPU {dev.index}, {dev.name}: fits on {o.num_gpus}, {fmt_time(o.time_s)} per "
-                  f"{'request' if workload.mode == 'inference' else 'step'} (from the figures measured here)")
-        else:
-            print(f"  Your GPU {dev.index}, {dev.name}: does not fit ({o.reason})")
+    for line in local_card_lines(result, advice, options, workload.mode):
+        print(f"  {line}")
     line = advice.local_line()
     if line:
         print(f"  {line[0].upper()}{line[1:]}")
     print("  (`gpuadvisor recommend` with the same model and targets shows the frontier and every flag)")
+
+
+def local_card_lines(result: Any, advice: Any, options: list[Any], mode: str) -> list[str]:
+    """One line per card model in this machine, from the advisor's own option for it (the fewest of this
+    machine's GPUs of that card that fit), so the line and the picks cannot disagree; where this machine has too
+    few, how many of the card it takes (the catalog's option); GPUs whose card is not in the catalog are named."""
+    from gpuadvisor.advisor.ranking import one_per_card
+    from gpuadvisor.cli.estimate_cmd import fmt_time
+
+    def speed(o: Any) -> str:
+        return (f"{o.per_user_tokens_per_s:,.0f} tok/s per user" if o.per_user_tokens_per_s else
+                f"{fmt_time(o.wall_s)} for the job" if o.wall_s else
+                f"{fmt_time(o.request_s)} per request" if o.request_s else "")
+
+    lines: list[str] = []
+    by_card: dict[str, list[Any]] = {}
+    for dev in result.devices:
+        if dev.catalog_name:
+            by_card.setdefault(dev.catalog_name, []).append(dev)
+        else:
+            lines.append(f"Your GPU {dev.index}, {dev.name}: not in the catalog, so not ranked")
+    local = {o.hardware.card: o for o in advice.local}
+    fewest = {o.card: o for o in reversed(one_per_card(options))}
+    for card, devs in by_card.items():
+        n = len(devs)
+        mine = (f"Your {n}x {card} (GPUs {', '.join(str(d.index) for d in devs)})" if n > 1
+                else f"Your GPU {devs[0].index}, {devs[0].name}")
+        o = local.get(card)
+        if o is not None and o.fits:
+            lines.append(f"{mine}: fits on {o.hardware.gpus}, {speed(o)} (from the figures measured here)")
+            continue
+        any_count = fewest.get(card)
+        if any_count is not None and any_count.fits:
+            lines.append(f"{mine}: fits on {any_count.num_gpus}, {fmt_time(any_count.time_s)} per "
+                         f"{'request' if mode == 'inference' else 'step'}; this machine has {n}")
+        else:
+            why = o.binds_note if o is not None else (any_count.reason if any_count is not None else "not evaluated")
+            lines.append(f"{mine}: does not fit ({why})")
+    return lines
 
 
 def _advice(args: argparse.Namespace, workload: Any, catalog: Any, efficiency: Any, result: Any) -> Any:
