@@ -25,6 +25,7 @@ from gpuadvisor.estimate import calibration as cal
 
 ROOT = Path(__file__).resolve().parents[1]
 MULTIGPU = ROOT / "tools" / "data" / "h200x2-2026-11-23" / "multigpu.json"
+FOUR_GPU = ROOT / "lab" / "data" / "four-gpu-h200x4-2026-11-27" / "four_gpu.json"
 
 
 @dataclass(frozen=True)
@@ -201,6 +202,34 @@ def memory_multigpu(bound_pct: float) -> Callable[[], Verdict]:
         errs = {r["case"]: r["mem_err_pct"] for r in rows}
         ok = len(errs) == 4 and all(e is not None and abs(e) <= bound_pct for e in errs.values())
         return Verdict(ok, f"per-GPU memory error %: {errs} (gate {bound_pct:g} %)")
+
+    return check
+
+
+def four_gpu_rows() -> list[dict[str, Any]]:
+    """tools/compare_four_gpu.py's training rows (decode rows aside) of the 4x H200 ground truth, for the table
+    as it is now."""
+
+    def compute() -> list[dict[str, Any]]:
+        from tools import compare_four_gpu
+
+        rows = compare_four_gpu.compare(json.loads(FOUR_GPU.read_text()), "H200 SXM 141GB")
+        return [r for r in rows if not r["case"].startswith("serve-")]
+
+    return shared("four_gpu", compute)  # type: ignore[no-any-return]
+
+
+def memory_four_gpu(held_out: bool, cases: int, within: int, bound_pct: float) -> Callable[[], Verdict]:
+    """Per-GPU peak memory of the 4x H200 training cases (FSDP2, ZeRO-2, LoRA on FSDP2, DDP, TP, PP, TP x FSDP2):
+    `within` of `cases` fitted (or held-out) cases within `bound_pct` %."""
+
+    def check() -> Verdict:
+        rows = [r for r in four_gpu_rows() if r["held_out"] == held_out]
+        errs = {r["case"]: None if r["mem_ratio"] is None else round((r["mem_ratio"] - 1) * 100, 1) for r in rows}
+        ok_n = sum(1 for e in errs.values() if e is not None and abs(e) <= bound_pct)
+        return Verdict(len(rows) == cases and ok_n >= within,
+                       f"{'held-out' if held_out else 'fitted'} per-GPU memory error %: {errs}; {ok_n} of "
+                       f"{len(rows)} within {bound_pct:g} % (gate {within} of {cases})")
 
     return check
 
@@ -432,6 +461,11 @@ GATES: tuple[Gate, ...] = (
       for name, key, group, small, cases, within, mean_pct in TIME_SETS),
     Gate("memory_multigpu", f"{README}: within 1.3 % (to one decimal) per GPU for DDP, FSDP and tensor parallel "
          "on two H200s", memory_multigpu(1.35)),
+    Gate("memory_four_gpu_fitted", "BENCHMARKS.md 'Four GPUs (4x H200, 2026-11-27)': per-GPU memory of the 5 "
+         "fitted training cases within 6.5 %", memory_four_gpu(held_out=False, cases=5, within=5, bound_pct=6.5)),
+    Gate("memory_four_gpu_held_out", "BENCHMARKS.md 'Four GPUs (4x H200, 2026-11-27)': per-GPU memory of 3 of the "
+         "4 held-out training cases within 10 % (tp4-sp-8b over)",
+         memory_four_gpu(held_out=True, cases=4, within=3, bound_pct=10.0)),
     Gate("published_training_all", "BENCHMARKS.md 'Training at scale' (all runs)", published_training("all")),
     Gate("published_training_calibration", "BENCHMARKS.md 'Training at scale' (calibration)",
          published_training("calibration")),

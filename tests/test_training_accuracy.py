@@ -78,3 +78,33 @@ def test_benchmarks_section_lists_every_run_with_its_source(cases):
     for c in cases:
         assert c.entry["id"] in md and c.entry["source"]["url"] in md
     json.dumps(pub.summary(cases))
+
+
+# ---- four GPUs (4x H200, lab/data/four-gpu-h200x4-2026-11-27): per-GPU memory of FSDP2, ZeRO-2, LoRA on FSDP2 ------
+@pytest.mark.parametrize("name", ["memory_four_gpu_fitted", "memory_four_gpu_held_out"])
+def test_four_gpu_memory_gate(name):
+    import accuracy_gates as G
+
+    verdict = G.gate(name).check()
+    assert verdict.passed, verdict.detail
+
+
+def test_fsdp2_zero2_holds_every_gathered_block_and_lora_shards_its_base():
+    """The mechanisms behind the four-GPU memory: ZeRO-2 (FSDP2 reshard_after_forward=False) keeps every block's
+    bf16 params gathered from forward to backward (2 bytes a parameter more than FSDP at the loss peak, fp32 masters
+    sharded); a frozen LoRA base under FSDP2 is sharded (a quarter of its bf16 bytes on 4 GPUs, plus the root's
+    gathered embedding and head)."""
+    from gpuadvisor.estimate.memory import estimate_memory, root_params
+    from gpuadvisor.workload import make_workload
+
+    common = dict(mode="training", num_gpus=4, batch=8, seq_len=2048, checkpointing=True)
+    fsdp = estimate_memory(make_workload("llama-3-8b", sharding="fsdp", **common))
+    zero2 = estimate_memory(make_workload("llama-3-8b", sharding="zero2", **common))
+    m = make_workload("llama-3-8b", **common).model
+    assert zero2.phase == "forward/backward"
+    assert zero2.get("weights") == pytest.approx(m.num_params * (4 / 4 + 2.0))
+    assert zero2.get("autocast weight copies") == 0
+    assert fsdp.phase == "end of backward"  # the root's reduce-scatter, under checkpointing
+    lora = estimate_memory(make_workload("llama-3-8b", mode="lora", lora_rank=16, num_gpus=4, batch=8, seq_len=2048,
+                                         checkpointing=True, sharding="fsdp"))
+    assert lora.get("weights") == pytest.approx(m.num_params * 2.0 / 4 + root_params(m) * 2.0)

@@ -36,6 +36,8 @@ H200_PROBE = ROOT / "reports" / "sample-h200x2-probe.json"
 H200_NODE = DATA / "h200x2-2026-11-23" / "interconnect-full.json"
 H200_REPEAT = DATA / "h200x2-2026-11-23" / "repeatability-quick5.tar.gz"
 H200_MULTIGPU = DATA / "h200x2-2026-11-23" / "multigpu.json"
+FOUR_GPU_DIR = ROOT / "lab" / "data" / "four-gpu-h200x4-2026-11-27"
+FOUR_GPU_BEFORE = FOUR_GPU_DIR / "compare-before-a00895f.json"  # tools.compare_four_gpu --json-out at main a00895f
 MEMORY_V2 = DATA / "validation-h100-v2.json"
 PROBE_TIME = ROOT / "lab" / "data" / "h100-probe-time" / "time.txt"
 PROBE_BEFORE = ROOT / "lab" / "data" / "h100-probe-time" / "before-after.txt"
@@ -203,6 +205,51 @@ def multigpu() -> list[str]:
     return [*out, ""]
 
 
+def four_gpu() -> list[str]:
+    """The 4x H200 node: probe figures (summary.txt) and the ground truth against the estimate, before (main at
+    a00895f, whose comparison counted the CUDA context and fragmentation) and now."""
+    import re as _re
+
+    from tools import compare_four_gpu
+
+    data = json.loads((FOUR_GPU_DIR / "four_gpu.json").read_text())
+    env = data["env"]
+    summary = (FOUR_GPU_DIR / "summary.txt").read_text()
+    steps = dict(_re.findall(r"^(probe-full|fleet-local|check|report)\s+0\s+(\d+)", summary, _re.M))
+    links = {name: f"{gbs} GB/s ({ratio})" for name, gbs, ratio in
+             _re.findall(r"interconnect\.(\S+)\s+([\d.]+) GB/s\s+ref\s+[\d.]+ (x[\d.]+)", summary)}
+    out = ["## Four GPUs (4x H200, 2026-11-27)", "",
+           f"One node of 4x {env['device_name']} (NVLink 4 x18 through NVSwitch), driver {env['driver']}, PyTorch "
+           f"{env['torch']} ({_rel(FOUR_GPU_DIR)}). Wall times: `probe --full` {steps.get('probe-full', '-')} s, "
+           f"fleet local {steps.get('fleet-local', '-')} s, `check` {steps.get('check', '-')} s, `report` "
+           f"{steps.get('report', '-')} s. Collectives (bus bandwidth; ratio to torch.distributed, P2P to a torch "
+           "copy):", "",
+           "| figure | 4 GPUs | 2 GPUs |", "|---|---:|---:|",
+           f"| P2P GPU0 to GPU1 | {links.get('p2p_0_1', '-')} | - |"]
+    for op in ("allreduce", "allgather", "reducescatter"):
+        for size in ("1g", "4g"):
+            key = f"{op}_busbw_{size}"
+            out.append(f"| {op} {size[0]} GiB | {links.get(key, '-')} | {links.get(key + '_2gpus', '-')} |")
+    out += ["", "Training and decode ground truth (`python3 -m lab.validate_four_gpu`; `python3 -m "
+            "tools.compare_four_gpu`): per-GPU peak `torch.cuda.max_memory_allocated` and step time against the "
+            "estimate. Before: main at a00895f, estimate including the CUDA context and fragmentation. After: the "
+            "estimate's tensors, with FSDP2 modelled phase by phase (the root's embedding and head kept gathered "
+            "from forward to backward, the root's reduce-scatter at the end of backward, ZeRO-2 as "
+            "reshard_after_forward=False holding every block's bf16 params, a frozen LoRA base sharded) and the "
+            "eager 2-D mesh's FSDP2 (fp32 masters, gradients set to none between steps). Every third case is "
+            "held out. Decode: the lab's decoder keeps the whole embedding on every rank (serving engines split "
+            "it by vocabulary), about 1 GiB the estimate does not count.", "",
+            "| case | held out | memory before | memory after | measured GiB | estimated GiB | step ratio |",
+            "|---|---|---:|---:|---:|---:|---:|"]
+    before = {r["case"]: r for r in json.loads(FOUR_GPU_BEFORE.read_text())}
+    for r in compare_four_gpu.compare(data, "H200 SXM 141GB"):
+        b = before.get(r["case"], {})
+        out.append(f"| {r['case']} | {'yes' if r['held_out'] else 'no'} | {_f(b.get('mem_ratio'), 2)}x | "
+                   f"{_f(r['mem_ratio'], 2)}x | {_f(r['meas_gib'], 2)} | {_f(r['est_gib'], 2)} | "
+                   f"{_f(r['time_ratio'], 2)}x |")
+    return [*out, ""]
+
+
 def _f(v: float | None, d: int) -> str:
     return "-" if v is None else f"{v:,.{d}f}"
 
@@ -277,7 +324,7 @@ def page() -> str:
             "`python3 -m tools.bench_page` from the result files named in each section (a test regenerates it). "
             "Dated measurement notes and older runs are in `lab/history/`.", ""]
     parts = [head, probes(), node(), repeat(), probe_time(), bench_models.section(per_case=False).splitlines(),
-             [""], llm_time(), llm_memory(), serving(), training(), multigpu(), advisor()]
+             [""], llm_time(), llm_memory(), serving(), training(), multigpu(), four_gpu(), advisor()]
     text = "\n".join(line for part in parts for line in part)
     return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"
 

@@ -8,7 +8,8 @@ the one estimator API with the request that command builds: `api.Step()` for DDP
 (the path `estimate --gpus 4 --sharding fsdp` takes), `api.TrainingLayout(...)` for tensor, pipeline and
 2-D layouts (`--micro-batch`, `--pp`, `--recompute` ask for it), and a Step with `users` for decode (its
 time per output token against the measured decode step). Memory: the largest per-rank
-torch.cuda.max_memory_allocated against Answer.memory.per_gpu_bytes; time: the slowest rank's median step
+torch.cuda.max_memory_allocated against Answer.memory.per_gpu_bytes less the CUDA context and the allocator's
+fragmentation (which max_memory_allocated does not see); time: the slowest rank's median step
 against Answer.time.step_s. Every third case is held out (not to be fitted to).
 """
 
@@ -130,6 +131,7 @@ def measured_rows(data: dict) -> list[dict]:
 
 def compare(data: dict, card: str = DEFAULT_CARD, config_dir: Path | None = None) -> list[dict]:
     from gpuadvisor import api
+    from gpuadvisor.estimate.memory_result import NOT_TENSORS
 
     tmp = None
     if config_dir is None:
@@ -148,7 +150,10 @@ def compare(data: dict, card: str = DEFAULT_CARD, config_dir: Path | None = None
                 row["command"] = "gpuadvisor estimate " + shlex.join(command_for(c, model, card))
                 answer = api.estimate(request_for(c, model, card))
                 row["question"] = str(answer.question)
-                row["est_gib"] = answer.memory.per_gpu_bytes / GiB
+                # what torch.cuda.max_memory_allocated sees: the CUDA context and the allocator's fragmentation
+                # are outside it (as in tools/compare_multigpu.py and tools/validate_estimates.py)
+                outside = sum(answer.memory.parts.get(k, 0.0) for k in NOT_TENSORS)
+                row["est_gib"] = (answer.memory.per_gpu_bytes - outside) / GiB
                 if c["kind"] == "serve":
                     row["est_step_s"] = answer.serving.tpot_s if answer.serving else None
                 else:

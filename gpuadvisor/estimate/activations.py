@@ -26,10 +26,11 @@ def _regime(w: Workload) -> str:
 
 
 def _sharded_mixed(w: Workload) -> bool:
-    """FSDP/ZeRO-3 with fp32 master weights: the gathered layers are cast to 16 bits (FSDP2's
-    MixedPrecisionPolicy), so the model computes as a pure 16-bit one, with no autocast copies."""
-    return (w.mode == Mode.TRAINING and w.mixed_precision and w.sharding in (Sharding.FSDP, Sharding.ZERO3)
-            and w.data_parallel > 1 and w.compute_dtype != "fp32")
+    """FSDP/ZeRO-3 or ZeRO-2 (FSDP2 with reshard_after_forward=False) with fp32 master weights: the gathered
+    layers are cast to 16 bits (FSDP2's MixedPrecisionPolicy), so the model computes as a pure 16-bit one,
+    with no autocast copies."""
+    return (w.mode == Mode.TRAINING and w.mixed_precision and w.data_parallel > 1 and w.compute_dtype != "fp32"
+            and w.sharding in (Sharding.FSDP, Sharding.ZERO3, Sharding.ZERO2))
 
 
 def _act_bytes(w: Workload) -> float:

@@ -130,6 +130,89 @@ def moe_lora_merged_bytes(w: Workload) -> float:
     return m.num_layers * m.num_experts * m.expert_params * ab / w.tensor_parallel
 
 
+def root_params(m: Any) -> float:
+    """Parameters outside the decoder blocks (embedding, head, final norm): with a per-block fully_shard, the
+    root FSDP2 module's group. The root does not reshard after forward (it would all-gather again at once for
+    backward), so these stay gathered from the forward to the end of backward."""
+    if not m.is_transformer:
+        return 0.0
+    return max(0.0, float(m.num_params - m.num_layers * m.layer_params))
+
+
+def fsdp2(w: Workload) -> bool:
+    """Training whose weights FSDP2 shards per block over data-parallel ranks: ZeRO-3/FSDP, and ZeRO-2 as
+    FSDP2's reshard_after_forward=False (the gathered 16-bit params kept from forward through backward)."""
+    return (w.data_parallel > 1 and w.model.is_transformer and Sharding(w.sharding).stage >= 2
+            and (w.mode == Mode.TRAINING or Sharding(w.sharding).stage >= 3))
+
+
+def _fsdp2_training(w: Workload, items: dict[str, float], notes: list[str]) -> str:
+    """Full training under FSDP2 (`fsdp2`), phase by phase; fills `items`, returns the phase of the peak.
+
+    Resident: the sharded params (fp32 masters under a mixed-precision policy) and optimizer states; the
+    sharded gradients exist from their reduce-scatter until the next zero_grad(set_to_none=True). Four
+    candidates for the peak:
+    * the loss backward: the gathered params still held (the root's; under ZeRO-2 every block's too), every
+      saved activation and the logits with their fp32 log-softmax; no gradient computed yet;
+    * the last block's backward (the logits freed): the head's unsharded gradient, two gathered blocks, one
+      block's unsharded gradient and its reduce-scatter input;
+    * the root's reduce-scatter, last in backward: every block's sharded gradient, the root's unsharded 16-bit
+      gradients and the reduce-scatter input they are copied into (fp32 under reduce_dtype=fp32);
+    * the optimizer step: every sharded gradient (fused AdamW adds no state-sized temporary).
+    """
+    m, tp, dp = w.model, w.tensor_parallel, w.data_parallel
+    wd = w.weight_dtype
+    wbytes = weight_bytes_per_param(wd)
+    sharded_mixed = _sharded_mixed(w)
+    gather_bytes = 2.0 if sharded_mixed else wbytes  # MixedPrecisionPolicy(param_dtype=bf16)
+    reduce_bytes = 4.0 if sharded_mixed else BYTES_PER_DTYPE[wd]  # reduce_dtype=fp32
+    p_gpu = float(m.num_params) / tp
+    root = root_params(m) / tp
+    gbytes = BYTES_PER_DTYPE[wd]
+    states = p_gpu * optimizer_state_bytes(w.optimizer, gbytes) / dp
+    temps = p_gpu * (gbytes if w.optimizer == "adamw-foreach" else 0.0) / dp
+    zero2 = Sharding(w.sharding).stage == 2
+    held = (p_gpu if zero2 else root) * gather_bytes
+    acts, logits, work = _activations(w)
+    loss = held + acts + logits + work
+    # the last block's backward, once the loss has freed the logits: the head's unsharded gradient, that block
+    # and the next prefetched gathered (already held under ZeRO-2), its unsharded gradient and reduce-scatter input
+    block = m.layer_params / tp
+    head_grad = m.vocab_size * m.hidden_size / tp * gather_bytes if m.kind == "decoder" else 0.0
+    first_block = (held + acts + work + head_grad + (0.0 if zero2 else 2 * block * gather_bytes)
+                   + block * (gather_bytes + reduce_bytes))
+    block_grads = (p_gpu - root) * gbytes / dp
+    root_reduce = root * (gather_bytes + reduce_bytes)
+    end = block_grads + root_reduce
+    grads = p_gpu * gbytes / dp
+    opt = grads + temps
+    items["weights"] = p_gpu * wbytes / dp
+    items["optimizer states"] = states
+    notes.append("FSDP2: params, gradients and optimizer states sharded; "
+                 + ("every block's 16-bit params kept gathered from forward to backward (ZeRO-2: "
+                    "reshard_after_forward=False)" if zero2 else
+                    "the root's params (embedding, head) kept gathered from forward to backward"))
+    if loss >= max(end, opt, first_block):
+        items.update({"weights": items["weights"] + held, "activations": acts + work, "logits and loss": logits})
+        notes.append("peak in the loss backward: every activation, the logits and no gradient yet")
+        return "forward/backward"
+    if first_block >= max(end, opt):
+        gathered = held + (0.0 if zero2 else 2 * block * gather_bytes)
+        items.update({"weights": items["weights"] + gathered, "activations": acts + work,
+                      "gradients": first_block - gathered - acts - work})
+        notes.append("peak in the last block's backward: every activation, the head's gradient, two gathered "
+                     "blocks and one block's gradient with its reduce-scatter input")
+        return "forward/backward"
+    if end >= opt:
+        items.update({"gradients": block_grads + root_reduce})
+        notes.append("peak at the end of backward: every block's sharded gradient and the root's unsharded "
+                     "gradients with their reduce-scatter input")
+        return "end of backward"
+    items.update({"gradients": grads, "optimizer step temporaries": temps})
+    notes.append("peak in the optimizer step: activations already freed")
+    return "optimizer step"
+
+
 def kv_cache_bytes(w: Workload, context: int | None = None) -> float:
     """2 x layers x kv_heads x head_dim x tokens x batch x bytes, per GPU (TP splits KV heads)."""
     m = w.model
@@ -185,6 +268,8 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
         notes.append("scoring: logits of every position " + (
             "and their log-softmax (lm-eval loglikelihood)" if w.scoring == "logprobs"
             else "with the fp32 cross-entropy of the loss (perplexity, Trainer.evaluate)"))
+    elif w.mode == Mode.TRAINING and fsdp2(w):
+        phase = _fsdp2_training(w, items, notes)
     else:
         full = w.mode == Mode.TRAINING
         wd = w.weight_dtype
@@ -239,6 +324,11 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
             lp = lora_params(w) / tp
             per = 4 + 4 + optimizer_state_bytes(w.optimizer, 4.0)  # the step's temporary comes after the peak
             items["LoRA adapters"] = lp * per
+            if fsdp2(w):  # the frozen base and the adapters sharded alike; the root's 16-bit params stay gathered
+                items["weights"] = weights / dp + root_params(m) / tp * 2.0
+                items["LoRA adapters"] = lp * per / dp
+                notes.append("FSDP2: frozen base and adapters sharded (no gradient or optimizer state for the "
+                             "base); the root's params (embedding, head) kept gathered from forward to backward")
             dq = (layer_w / wbytes * 2.0) if w.mode == "qlora" else 0.0  # one dequantized layer
             items["activations"] = acts + work + dq + moe_lora_merged_bytes(w)
             items["logits and loss"] = logits

@@ -74,7 +74,16 @@ def layout_memory(w: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum
     layer_p = m.layer_params / lay.tp if m.is_transformer else p
     items: dict[str, float] = {}
     gathered = 2 * layer_p * 2.0 if z >= 3 else 0.0  # two bf16 layers in flight while the rest stay sharded
-    if w.mode == Mode.TRAINING:
+    # FSDP2 over the data-parallel ranks of an eager 2-D mesh (torch's fully_shard on a TP-parallelized model):
+    # fp32 masters, gradients and AdamW states all sharded (16 bytes a parameter), gradients set to none between
+    # steps; the root's bf16 params (embedding, head) stay gathered from forward to backward
+    eager_fsdp2 = fw.host_dispatch and w.mode == Mode.TRAINING and z >= 2 and m.is_transformer and lay.pp == 1
+    table_p = m.vocab_size * m.hidden_size * (1 if m.tied_embeddings else 2) / lay.tp if m.is_transformer else 0.0
+    if eager_fsdp2:
+        held = 2.0 * (p if z == 2 else table_p)
+        items["weights"] = 4.0 * p / shard + held
+        items["optimizer states"] = 8.0 * p / shard
+    elif w.mode == Mode.TRAINING:
         items["weights"] = (2.0 * p / shard + gathered) if z >= 3 else 2.0 * p
         items["gradients"] = 4.0 * p / (shard if z >= 2 else 1)
         items["optimizer states"] = 12.0 * p / (shard if z >= 1 else 1)  # fp32 master + two moments
@@ -105,6 +114,11 @@ def layout_memory(w: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum
             items["activations"] = max(acts, last)
         else:
             items["activations"] = acts + logits
+        if eager_fsdp2:  # or the root's reduce-scatter at the end of backward: every block's sharded gradient,
+            # the root's bf16 gradients and their fp32 reduce-scatter input, the activations freed
+            end = 4.0 * (p - table_p) / shard + table_p * (2.0 + 4.0)
+            if end > items["activations"] + held:
+                items.update({"weights": 4.0 * p / shard, "activations": 0.0, "gradients": end})
     else:
         items["activations"] = m.act_elems_per_sample * 2.0 * lay.micro_batch
     tensors = sum(items.values())
