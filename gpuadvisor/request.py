@@ -38,6 +38,14 @@ DEFAULT_INPUT_LEN = 1024
 DEFAULT_OUTPUT_LEN = 256
 
 
+def default_input_len(spec: Any, output_len: int = DEFAULT_OUTPUT_LEN) -> int:
+    """A served decoder's default prompt, shortened where the model's learned positions leave less room (GPT-2:
+    1,024 in all); one rule for every interface."""
+    if spec.max_positions and spec.max_positions - output_len < DEFAULT_INPUT_LEN:
+        return max(1, spec.max_positions - output_len)
+    return DEFAULT_INPUT_LEN
+
+
 class Question(StrEnum):
     """Which model answers: a step in the workload's layout, a simulated request stream, a training layout."""
 
@@ -273,6 +281,23 @@ def refuse_inapplicable(request: EstimateRequest, given: dict[str, Any]) -> None
                         f"({request.workload.mode}): {what}")
 
 
-__all__ = ["APPLIES", "DEFAULT_CARD", "DEFAULT_INPUT_LEN", "DEFAULT_OUTPUT_LEN", "SERVE_ENGINES", "STEP_ENGINES",
-           "EstimateRequest", "HardwareChoice", "Limits", "Question", "QuestionSpec", "ServingLoad", "Step",
-           "TrainingLayout", "in_range", "inapplicable", "refuse_inapplicable"]
+__all__ = [
+    "APPLIES",
+    "DEFAULT_CARD",
+    "DEFAULT_INPUT_LEN",
+    "DEFAULT_OUTPUT_LEN",
+    "SERVE_ENGINES",
+    "STEP_ENGINES",
+    "EstimateRequest",
+    "HardwareChoice",
+    "Limits",
+    "Question",
+    "QuestionSpec",
+    "ServingLoad",
+    "Step",
+    "TrainingLayout",
+    "default_input_len",
+    "in_range",
+    "inapplicable",
+    "refuse_inapplicable",
+]

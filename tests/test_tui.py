@@ -568,3 +568,41 @@ async def test_a_token_budget_for_an_image_model_is_refused_as_the_cli_refuses_i
         app.query_one("#tokens", Input).value = ""
         await settle(pilot)
         assert not app.query_one("#form-msg").has_class("error") and option_rows(app)
+
+
+# the same question typed in the TUI's form and on recommend's command line
+SAME_QUESTION = [
+    ({"model": "llama-3.1-8b", "users": "32"}, {}, ["llama-3.1-8b", "--users", "32"]),
+    ({"model": "llama-3.1-70b", "users": "100", "seq": "3840"}, {}, ["llama-3.1-70b", "--users", "100",
+                                                                    "--input-len", "3840"]),
+    ({"model": "mistral-7b", "batch": "4", "seq": "2048", "tokens": "2e8", "deadline": "24h"}, {"mode": "qlora"},
+     ["mistral-7b", "--mode", "qlora", "--batch", "4", "--seq", "2048", "--tokens", "2e8", "--deadline", "24h"]),
+    ({"model": "llama-3.2-1b", "batch": "8", "tokens": "1e9"}, {"mode": "training"},
+     ["llama-3.2-1b", "--mode", "training", "--batch", "8", "--tokens", "1e9"]),
+]
+
+
+@pytest.mark.parametrize(("inputs", "selects", "argv"), SAME_QUESTION, ids=[" ".join(a) for *_, a in SAME_QUESTION])
+@sync
+async def test_the_form_asks_what_the_command_line_asks(inputs, selects, argv):
+    """The TUI, `recommend` and the report decide with the same function (advisor.advise); what the form asks
+    must be what the command line asks: the same workload (lengths, global batch) and the same targets."""
+    from gpuadvisor.cli import build_parser
+    from gpuadvisor.cli.advisor_args import targets_from
+    from gpuadvisor.cli.estimate_cmd import workload_from
+    from gpuadvisor.tui.panes.advisor import AdvisorPane
+
+    ns = build_parser().parse_args(["recommend", *argv])
+    want_workload, want_targets = workload_from(ns), targets_from(ns)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one("#advisor", AdvisorPane)
+        for key, value in selects.items():
+            app.query_one(f"#{key}", Select).value = value
+        for key in ("model", "batch", "seq", "users", "tokens", "deadline"):
+            app.query_one(f"#{key}", Input).value = inputs.get(key, {"batch": "1", "users": "1"}.get(key, ""))
+        await settle(pilot)  # the form's change is decided before the app closes
+        got = pane.form_values()
+    assert got["workload"] == want_workload
+    assert got["targets"] == want_targets

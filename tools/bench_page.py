@@ -29,6 +29,7 @@ DATA = ROOT / "tools" / "data"
 PAGE = ROOT / "BENCHMARKS.md"
 CASES_PAGE = ROOT / "docs" / "model-accuracy.md"
 SERVING_PAGE = ROOT / "docs" / "serving-accuracy.md"
+FOUR_GPU_PAGE = ROOT / "docs" / "four-gpu.md"
 TRAINING_PAGE = ROOT / "docs" / "training-accuracy.md"
 
 H100_PROBE = DATA / "h100-final-2026-11-23" / "h100-final.json"
@@ -205,6 +206,26 @@ def multigpu() -> list[str]:
     return [*out, ""]
 
 
+def four_gpu_summary() -> list[str]:
+    """BENCHMARKS.md's lines on the 4x H200 node: the headline figures, the rest on its own page."""
+    from tools import compare_four_gpu
+
+    data = json.loads((FOUR_GPU_DIR / "four_gpu.json").read_text())
+    rows = [r for r in compare_four_gpu.compare(data, "H200 SXM 141GB") if r["mem_ratio"] is not None]
+    mem_ok = sum(abs(r["mem_ratio"] - 1) <= 0.10 for r in rows)
+    time_ok = sum(r["time_ratio"] is not None and 0.8 <= r["time_ratio"] <= 1.25 for r in rows)
+    import re as _re
+
+    summary = (FOUR_GPU_DIR / "summary.txt").read_text()
+    links = {name: (gbs, ratio) for name, gbs, ratio in
+             _re.findall(r"interconnect\.(\S+)\s+([\d.]+) GB/s\s+ref\s+[\d.]+ x([\d.]+)", summary)}
+    p2p, ar = links.get("p2p_0_1", ("-", "-")), links.get("allreduce_busbw_1g", ("-", "-"))
+    return ["## Four GPUs (4x H200, 2026-11-27)", "",
+            f"P2P {p2p[0]} GB/s ({p2p[1]}x torch), all-reduce {ar[0]} GB/s at 1 GiB ({ar[1]}x torch.distributed); "
+            f"memory per GPU within 10 % on {mem_ok} of {len(rows)} cases, step 0.8-1.25x on {time_ok}: "
+            "[docs/four-gpu.md](docs/four-gpu.md).", ""]
+
+
 def four_gpu() -> list[str]:
     """The 4x H200 node: probe figures (summary.txt) and the ground truth against the estimate, before (main at
     a00895f, whose comparison counted the CUDA context and fragmentation) and now."""
@@ -266,10 +287,10 @@ def advisor() -> list[str]:
     traced = cold["traced"]  # a shipped pre-traced model, answered without PyTorch
     tt = sorted(traced["seconds"])
     return ["## Advisor", "",
-            f"Shipped rental prices: {len(snap.offers)} offers from {len(per)} providers (the most: "
-            f"{', '.join(f'{k} {v}' for k, v in per.most_common(3))}; `gpuadvisor prices list` has them all); "
-            f"source: {snap.describe()}.", "",
-            f"Start-up of `{cold['command']}` (whole process, {len(t)} runs, {cold['date']}, {cold['machine']}): "
+            f"Shipped rental prices: {len(snap.offers)} offers from {len(per)} providers (coverage per provider: "
+            f"docs/prices.md); source: {snap.describe()}.", "",
+            f"Start-up of `{cold['command']}` (whole process, {len(t)} runs, {cold['date']}, "
+            f"{cold['machine'].split(' (')[0]}): "
             f"median {t[len(t) // 2]:.2f} s, min {t[0]:.2f} s ({_rel(COLD_START)}). "
             f"`{traced['command'].removeprefix('gpuadvisor ')}`, empty cache, no PyTorch: median "
             f"{tt[len(tt) // 2]:.2f} s.", ""]
@@ -320,11 +341,11 @@ def training() -> list[str]:
 
 def page() -> str:
     head = ["# Benchmarks", "",
-            "What gpuadvisor measures and how far its estimates are from measurements, per group, written by "
-            "`python3 -m tools.bench_page` from the result files named in each section (a test regenerates it). "
-            "Dated measurement notes and older runs are in `lab/history/`.", ""]
+            "What gpuadvisor measures and how far its estimates are from measurements, written by "
+            "`python3 -m tools.bench_page` from the result files named in each section (a test checks it). "
+            "Older runs: `lab/history/`.", ""]
     parts = [head, probes(), node(), repeat(), probe_time(), bench_models.section(per_case=False).splitlines(),
-             [""], llm_time(), llm_memory(), serving(), training(), multigpu(), four_gpu(), advisor()]
+             [""], llm_time(), llm_memory(), serving(), training(), multigpu(), four_gpu_summary(), advisor()]
     text = "\n".join(line for part in parts for line in part)
     return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"
 
@@ -348,8 +369,10 @@ def main(argv: list[str] | None = None) -> int:
         return (markdown_section().rstrip() + "\n\n## GPU check: Hugging Face generate() and prefill kernels\n\n"
                 + serve_gpu_check.markdown(found=_gpu_checks()))
 
+    four = ("# Four GPUs (4x H200, 2026-11-27)\n\nWritten by `python3 -m tools.bench_page` (summary in "
+            "BENCHMARKS.md).\n\n" + "\n".join(four_gpu()[2:]).rstrip() + "\n")
     pages = ((PAGE, page()), (CASES_PAGE, cases_page()), (SERVING_PAGE, serving_section()),
-             (TRAINING_PAGE, training_section()))
+             (TRAINING_PAGE, training_section()), (FOUR_GPU_PAGE, four))
     for path, text in pages:
         if args.check:
             if not path.exists() or path.read_text() != text:

@@ -9,7 +9,7 @@ from typing import Any
 from gpuadvisor.cli.common import positive_float, positive_int
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.limits import arg_type
-from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
+from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, default_input_len
 from gpuadvisor.units import duration
 
 GiB = 2**30
@@ -118,7 +118,7 @@ def workload_from(args: argparse.Namespace) -> Any:
         raise UserError("no model given: e.g. 'llama-2-7b', '7b' or path/to/config.json (see --list-models)")
     dtype = args.dtype or "bf16"
     extra = {"optimizer": args.optimizer} if args.optimizer else {}
-    from gpuadvisor.workload import mode_of, resolve_model
+    from gpuadvisor.workload import Workload, mode_of, resolve_model
 
     spec = resolve_model(model)
     inference = mode_of(args.mode) == "inference"
@@ -131,7 +131,7 @@ def workload_from(args: argparse.Namespace) -> Any:
         if args.input_len is not None or args.output_len is not None:
             raise UserError(f"--input-len and --output-len are the lengths of an inference request; --mode "
                             f"{args.mode} takes --seq")
-        seq, gen = args.seq or 0, DEFAULT_OUTPUT_LEN
+        seq, gen = args.seq or 0, Workload.gen_tokens  # not generated: the Workload's own default, as the TUI
     w = make_workload(
         spec, mode=args.mode, dtype=dtype, batch=args.batch, seq_len=seq, gen_tokens=gen,
         mixed_precision=not args.pure, checkpointing=args.checkpointing,
@@ -142,13 +142,6 @@ def workload_from(args: argparse.Namespace) -> Any:
         train_samples=args.samples, **extra,
     )
     return check_workload_flags(w, args)
-
-
-def default_input_len(spec: Any, output_len: int) -> int:
-    """The default prompt, shortened where the model's learned positions leave less room (GPT-2: 1,024 in all)."""
-    if spec.max_positions and spec.max_positions - output_len < DEFAULT_INPUT_LEN:
-        return max(1, spec.max_positions - output_len)
-    return DEFAULT_INPUT_LEN
 
 
 MAX_PARAMS = 1e14  # 100T parameters: well beyond any published model; a larger count is a typo

@@ -176,8 +176,17 @@ class AdvisorPane(TabPane):
         # the token budget belongs to the workload, as `recommend --tokens` puts it: the workload's own
         # check refuses what the CLI refuses (a token budget for a model counted in samples, say)
         tokens = _tokens(get["tokens"]) if mode != "inference" else None
-        w = make_workload(model, mode=mode, dtype=dtype, batch=batch, seq_len=seq, quant=quant, checkpointing=ckpt,
-                          train_tokens=tokens or 0.0)
+        lengths: dict[str, Any] = {"seq_len": seq}
+        spec: Any = model
+        if mode == "inference":  # a request's lengths, with the defaults of every interface (request.py)
+            from gpuadvisor.request import DEFAULT_OUTPUT_LEN, default_input_len
+            from gpuadvisor.workload import resolve_model
+
+            spec = resolve_model(model)
+            if spec.kind == "decoder":
+                lengths = {"seq_len": seq or default_input_len(spec), "gen_tokens": DEFAULT_OUTPUT_LEN}
+        w = make_workload(spec, mode=mode, dtype=dtype, batch=batch, quant=quant, checkpointing=ckpt,
+                          train_tokens=tokens or 0.0, **lengths)
         context = _int(get["context"], "context", 1) if get["context"] else None
         if mode == "inference" and w.model.kind == "decoder" and seq:
             # a served decoder's prompt is the context less the answer: one field, not two that disagree
