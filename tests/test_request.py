@@ -113,8 +113,8 @@ def test_the_flag_table_covers_every_estimate_flag():
     dests = {a.dest for a in est._actions} - {"help", "model", "model_opt", "list_models", "json", "mode", "dtype",
                                                 "batch", "gpus", "tp", "gpu"}
     assert dests <= set(FLAGS), sorted(dests - set(FLAGS))
-    assert {flag for _, flag, _ in FLAGS.values()} == set(VALUES)
-    assert {field for field, _, _ in FLAGS.values()} <= set(APPLIES)
+    assert {flag for _, flag in FLAGS.values()} == set(VALUES)
+    assert {field for field, _ in FLAGS.values()} <= set(APPLIES)
 
 
 def _figures(d):

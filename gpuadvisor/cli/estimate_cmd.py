@@ -193,7 +193,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from gpuadvisor.cli.training_cmd import add_training_args
 
     add_training_args(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, flag_defaults={a.dest: a.default for a in p._actions})
 
 
 def print_presets(as_json: bool) -> int:

@@ -4,7 +4,6 @@ that the request does not use (request.APPLIES is the one table of what applies 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from gpuadvisor.request import (
     SERVE_ENGINES,
@@ -15,54 +14,54 @@ from gpuadvisor.request import (
     TrainingLayout,
 )
 
-#: argparse dest -> (request field in request.APPLIES, the flag as the user types it, its default)
-FLAGS: dict[str, tuple[str, str, Any]] = {
-    "seq": ("seq_len", "--seq", None),
-    "input_len": ("input_len", "--input-len", None),
-    "output_len": ("output_len", "--output-len", None),
-    "optimizer": ("optimizer", "--optimizer", None),
-    "pure": ("pure", "--pure", False),
-    "checkpointing": ("checkpointing", "--checkpointing", False),
-    "tokens": ("tokens", "--tokens", 0.0),
-    "samples": ("samples", "--samples", 0.0),
-    "sharding": ("sharding", "--sharding", "none"),
-    "lora_rank": ("lora_rank", "--lora-rank", 16),
-    "lora_targets": ("lora_targets", "--lora-targets", "all"),
-    "scoring": ("scoring", "--scoring", "logprobs"),
-    "quant": ("quant", "--quant", "none"),
-    "channels_last": ("channels_last", "--channels-last", False),
-    "freeze": ("freeze", "--freeze", []),
-    "trainable": ("trainable", "--trainable", []),
-    "input": ("input", "--input", ()),
-    "engine": ("engine", "--engine", "graphs"),
-    "serve_users": ("users", "--users", None),
-    "concurrency": ("concurrency", "--concurrency", None),
-    "offload": ("offload", "--offload", False),
-    "host_bw": ("host_bandwidth_gbs", "--host-bw", None),
-    "probe": ("probe", "--probe", None),
-    "mfu": ("mfu", "--mfu", None),
-    "bw_eff": ("bandwidth_efficiency", "--bw-eff", None),
-    "rate": ("rate", "--rate", None),
-    "lengths": ("lengths", "--lengths", None),
-    "requests": ("requests", "--requests", None),
-    "seed": ("seed", "--seed", 0),
-    "weights": ("weights", "--weights", None),
-    "kv_dtype": ("kv_dtype", "--kv-dtype", None),
-    "replicas": ("replicas", "--replicas", 1),
-    "p99_ttft": ("p99_ttft_s", "--p99-ttft", None),
-    "p99_tpot": ("p99_tpot_s", "--p99-tpot", None),
-    "pp": ("pipeline_parallel", "--pp", 1),
-    "micro_batch": ("micro_batch", "--micro-batch", None),
-    "vp": ("virtual_stages", "--vp", 1),
-    "cp": ("context_parallel", "--cp", 1),
-    "ep": ("expert_parallel", "--ep", 1),
-    "framework": ("framework", "--framework", None),
-    "layout": ("search", "--layout", "given"),
-    "recompute": ("recompute", "--recompute", None),
-    "gpus_per_node": ("gpus_per_node", "--gpus-per-node", None),
-    "net_gbs": ("net_gbs_per_gpu", "--net-gbs", None),
-    "samples_seen": ("samples_seen", "--samples-seen", 0.0),
-    "restart_overhead": ("restart_overhead", "--restart-overhead", 0.0),
+#: argparse dest -> (request field in request.APPLIES, the flag as the user types it)
+FLAGS: dict[str, tuple[str, str]] = {
+    "seq": ("seq_len", "--seq"),
+    "input_len": ("input_len", "--input-len"),
+    "output_len": ("output_len", "--output-len"),
+    "optimizer": ("optimizer", "--optimizer"),
+    "pure": ("pure", "--pure"),
+    "checkpointing": ("checkpointing", "--checkpointing"),
+    "tokens": ("tokens", "--tokens"),
+    "samples": ("samples", "--samples"),
+    "sharding": ("sharding", "--sharding"),
+    "lora_rank": ("lora_rank", "--lora-rank"),
+    "lora_targets": ("lora_targets", "--lora-targets"),
+    "scoring": ("scoring", "--scoring"),
+    "quant": ("quant", "--quant"),
+    "channels_last": ("channels_last", "--channels-last"),
+    "freeze": ("freeze", "--freeze"),
+    "trainable": ("trainable", "--trainable"),
+    "input": ("input", "--input"),
+    "engine": ("engine", "--engine"),
+    "serve_users": ("users", "--users"),
+    "concurrency": ("concurrency", "--concurrency"),
+    "offload": ("offload", "--offload"),
+    "host_bw": ("host_bandwidth_gbs", "--host-bw"),
+    "probe": ("probe", "--probe"),
+    "mfu": ("mfu", "--mfu"),
+    "bw_eff": ("bandwidth_efficiency", "--bw-eff"),
+    "rate": ("rate", "--rate"),
+    "lengths": ("lengths", "--lengths"),
+    "requests": ("requests", "--requests"),
+    "seed": ("seed", "--seed"),
+    "weights": ("weights", "--weights"),
+    "kv_dtype": ("kv_dtype", "--kv-dtype"),
+    "replicas": ("replicas", "--replicas"),
+    "p99_ttft": ("p99_ttft_s", "--p99-ttft"),
+    "p99_tpot": ("p99_tpot_s", "--p99-tpot"),
+    "pp": ("pipeline_parallel", "--pp"),
+    "micro_batch": ("micro_batch", "--micro-batch"),
+    "vp": ("virtual_stages", "--vp"),
+    "cp": ("context_parallel", "--cp"),
+    "ep": ("expert_parallel", "--ep"),
+    "framework": ("framework", "--framework"),
+    "layout": ("search", "--layout"),
+    "recompute": ("recompute", "--recompute"),
+    "gpus_per_node": ("gpus_per_node", "--gpus-per-node"),
+    "net_gbs": ("net_gbs_per_gpu", "--net-gbs"),
+    "samples_seen": ("samples_seen", "--samples-seen"),
+    "restart_overhead": ("restart_overhead", "--restart-overhead"),
 }
 
 _TRAINING_LAYOUT = ("micro_batch", "vp", "cp", "ep", "framework", "layout", "recompute", "gpus_per_node", "net_gbs",
@@ -72,10 +71,13 @@ _SERVING = ("rate", "concurrency", "lengths", "requests", "seed", "weights", "kv
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, str]:
-    """dest -> flag, for each flag whose value differs from its default (a default typed out is harmless)."""
+    """dest -> flag, for each flag whose value differs from the parser's default (a default typed out is harmless);
+    the defaults are the parser's own (`flag_defaults`, set where `estimate` registers its flags)."""
+    defaults = getattr(args, "flag_defaults", {})
     out = {}
-    for dest, (_, flag, default) in FLAGS.items():
-        if hasattr(args, dest) and getattr(args, dest) != default and getattr(args, dest) not in (None, [], ()):
+    for dest, (_, flag) in FLAGS.items():
+        value = getattr(args, dest, None)
+        if value != defaults.get(dest) and value not in (None, [], ()):
             out[dest] = flag
     return out
 
