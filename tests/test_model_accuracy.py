@@ -9,6 +9,7 @@ from __future__ import annotations
 import accuracy_gates as G
 import pytest
 
+from bench import REPO
 from bench import models as v
 from gpuadvisor.estimate import calibration as cal
 
@@ -46,8 +47,8 @@ def test_benchmarks_section_is_the_current_estimator():
     stored measurements now (tools/bench_page.py puts them there)."""
     from tools import bench_models
 
-    assert bench_models.section(per_case=False).strip() in (v.repo_root() / "BENCHMARKS.md").read_text()
-    assert bench_models.cases_table().strip() in (v.repo_root() / "docs" / "model-accuracy.md").read_text()
+    assert bench_models.section(per_case=False).strip() in (REPO / "BENCHMARKS.md").read_text()
+    assert bench_models.cases_table().strip() in (REPO / "docs" / "model-accuracy.md").read_text()
 
 
 @pytest.mark.slow  # doc sync: the README's figures
@@ -61,7 +62,7 @@ def test_readme_claim_is_the_current_estimator(results):
              f"the calibration cases and {pct(h['time_within'])} of the held-out third ({pct(a['time_within'])} of "
              f"all, none off by more than {a['worst_time']:.2f}x), peak memory within 10 % on "
              f"{pct(c['memory_within'])} and {pct(h['memory_within'])}")
-    readme = " ".join((v.repo_root() / "README.md").read_text().split())
+    readme = " ".join((REPO / "README.md").read_text().split())
     assert claim in readme, claim
 
 
