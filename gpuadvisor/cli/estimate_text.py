@@ -198,7 +198,8 @@ def print_simulation(con: Any, p: ServingParts) -> None:
     r, m, card = p.result, p.model, p.card
     f, a, ld = r["figures"], r["assumptions"], r["load"]
     load = (f"{ld['rate']:g} req/s (Poisson)" if ld["rate"] else
-            f"{ld['users']} concurrent users" if ld["users"] else "every request queued at once")
+            f"{ld['users']} clients that start together (--concurrency)" if ld["users"]
+            else "every request queued at once")
     con.print(f"[bold]{m.name} on {a['gpus']} x {card.name} ({a['layout']}), {a['engine_label']}[/bold] (simulated "
               "estimate)")
     con.print(f"  load: {load}, {f['requests']} requests, lengths {ld['lengths']}")
