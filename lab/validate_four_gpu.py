@@ -592,45 +592,18 @@ def run_case(name: str, tiny: bool, device: str, out_dir: Path, layers: int | No
     rec["config"] = ctx.cfg or None
     rec["notes"] = ctx.notes
     rec["wall_s"] = round(time.perf_counter() - t0, 2)
-    recs: list = [None] * world
-    try:
-        dist.all_gather_object(recs, rec)
-    except Exception as e:  # a rank died: write what this rank has
-        recs = [rec]
-        rec.setdefault("error", f"gather failed: {e}")
-    if rank == 0:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / f"case-{name}.json").write_text(json.dumps(recs, indent=1))
-    with contextlib.suppress(Exception):
-        dist.destroy_process_group()
-    return 0
+    from lab.torchrun_case import write_case
+
+    return write_case(rec, rank, world, out_dir, name)
 
 
 # ---- the driver: one torchrun per case -------------------------------------------------------------------------
 
 
 def environment(device: str) -> dict:
-    """Versions and the GPUs, read without touching CUDA from this (driver) process."""
-    from importlib import metadata
+    from lab.torchrun_case import environment as read
 
-    env: dict = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "device": device}
-    for pkg in ("torch", "torchvision"):
-        try:
-            env[pkg] = metadata.version(pkg)
-        except Exception:
-            env[pkg] = None
-    if device == "cuda":
-        try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            env["gpus"] = pynvml.nvmlDeviceGetCount()
-            name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))
-            env["device_name"] = name.decode() if isinstance(name, bytes) else name
-            env["driver"] = pynvml.nvmlSystemGetDriverVersion()
-        except Exception as e:
-            env["nvml"] = f"unavailable ({e})"
-    return env
+    return read(device, ("torch", "torchvision"))
 
 
 def collect(name: str, entry: dict, ranks: list[dict]) -> dict:

@@ -20,7 +20,6 @@ events after 2 warm-up steps, the slower rank counting.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -225,50 +224,16 @@ def run_case(name: str, tiny: bool, device: str, out_dir: Path) -> int:
     except Exception as e:  # the case fails on its own; the driver goes on with the next
         rec["error"] = f"{type(e).__name__}: {str(e)[:400]}"
     rec["wall_s"] = round(time.perf_counter() - t0, 2)
-    recs: list = [None] * world
-    try:
-        dist.all_gather_object(recs, rec)
-    except Exception as e:  # a rank died: write what this rank has
-        recs = [rec]
-        rec.setdefault("error", f"gather failed: {e}")
-    if rank == 0:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / f"case-{name}.json").write_text(json.dumps(recs, indent=1))
-    with contextlib.suppress(Exception):
-        dist.destroy_process_group()
-    return 0
+    from lab.torchrun_case import write_case
+
+    return write_case(rec, rank, world, out_dir, name)
 
 
 # ---- the driver: one torchrun per case ----------------------------------------------------------
 def environment(device: str) -> dict:
-    """Versions and the GPUs, read without touching CUDA from this (driver) process."""
-    from importlib import metadata
+    from lab.torchrun_case import environment as read
 
-    env = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "device": device}
-    for pkg in ("torch", "transformers"):
-        env[pkg] = _safe(lambda pkg=pkg: metadata.version(pkg))
-    if device == "cuda":
-        try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            env["gpus"] = pynvml.nvmlDeviceGetCount()
-            h = pynvml.nvmlDeviceGetHandleByIndex(0)
-            name = pynvml.nvmlDeviceGetName(h)
-            env["device_name"] = name.decode() if isinstance(name, bytes) else name
-            env["driver"] = pynvml.nvmlSystemGetDriverVersion()
-            env["nvlink_active"] = sum(
-                1 for i in range(18) if _safe(lambda i=i: pynvml.nvmlDeviceGetNvLinkState(h, i)) == 1)
-        except Exception as e:
-            env["nvml"] = f"unavailable ({e})"
-    return env
-
-
-def _safe(fn):
-    try:
-        return fn()
-    except Exception:
-        return None
+    return read(device, ("torch", "transformers"))
 
 
 def summary(cases: list[dict]) -> list[str]:
