@@ -199,15 +199,13 @@ def _timed(ctx: Ctx, step: Any, rec: dict, warmup: int = WARMUP, steps: int = ST
         torch.cuda.synchronize()
         rec["static_bytes"] = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
-    times, issue = [], []
+    times = []
     for _ in range(steps):
         dist.barrier()
         if ctx.cuda:
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()
-            t = time.perf_counter()
             step()
-            issue.append((time.perf_counter() - t) * 1e3)  # the host's time to issue the step (no sync waited)
             e.record()
             e.synchronize()
             times.append(s.elapsed_time(e))
@@ -217,8 +215,6 @@ def _timed(ctx: Ctx, step: Any, rec: dict, warmup: int = WARMUP, steps: int = ST
             times.append((time.perf_counter() - t) * 1e3)
     rec["times_ms"] = [round(t, 3) for t in times]
     rec["step_ms"] = statistics.median(times)
-    if issue:  # near step_ms: the step is host-bound (the GPU waits on Python and the dispatcher)
-        rec["host_issue_ms"] = statistics.median(issue)
     if ctx.cuda:
         rec["peak_bytes"] = torch.cuda.max_memory_allocated()
         rec["reserved_bytes"] = torch.cuda.max_memory_reserved()
