@@ -109,7 +109,7 @@ def test_run_on_a_four_gpu_node_speaks_of_the_machine(monkeypatch, tmp_path, cap
     node = results.load(Path(__file__).parents[1] / "reports" / "sample-h200x4-probe.json")
     monkeypatch.setattr(pr, "run_probes", lambda opts, **kw: node)
     assert main(["run", "--out-dir", str(tmp_path), "--no-report", "llama-3.1-70b", "--mode", "lora",
-                 "--batch", "8", "--tokens", "1e8"]) == 0
+                 "--batch", "8", "--tokens", "1e8", "--rent-only", "--only", "H200 SXM 141GB"]) == 0
     out = capsys.readouterr().out
     mine = [x.strip() for x in out.splitlines() if x.strip().startswith("Your")]
     assert mine and mine[0].startswith("Your 4x H200 SXM 141GB (GPUs 0, 1, 2, 3): fits on 2,"), mine

@@ -204,8 +204,10 @@ def local_card_lines(result: Any, advice: Any, options: list[Any], mode: str) ->
             continue
         any_count = fewest.get(card)
         if any_count is not None and any_count.fits:
-            lines.append(f"{mine}: fits on {any_count.num_gpus}, {fmt_time(any_count.time_s)} per "
-                         f"{'request' if mode == 'inference' else 'step'}; this machine has {n}")
+            span = ("per request" if mode == "inference" else
+                    "for the job" if advice.workload.train_tokens or advice.workload.train_samples else "per step")
+            lines.append(f"{mine}: fits on {any_count.num_gpus}, {fmt_time(any_count.time_s)} {span}; "
+                         f"this machine has {n}")
         else:
             why = o.binds_note if o is not None else (any_count.reason if any_count is not None else "not evaluated")
             lines.append(f"{mine}: does not fit ({why})")
