@@ -58,20 +58,6 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
                        help="engine for --rate / --p99-* (default vllm; one of " + ", ".join(SERVE_ENGINES) + ")")
 
 
-def _weights(args: argparse.Namespace) -> str:
-    from gpuadvisor.estimator import serving_weights
-    from gpuadvisor.request import ServingLoad
-
-    return serving_weights(_model(args)[1], ServingLoad(weights=args.weights))
-
-
-def _lengths(args: argparse.Namespace) -> Any:
-    from gpuadvisor.estimate.serve.lengths import parse_lengths
-    from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
-
-    return parse_lengths(args.lengths, args.input_len or DEFAULT_INPUT_LEN, args.output_len or DEFAULT_OUTPUT_LEN)
-
-
 def _model(args: argparse.Namespace) -> Any:
     from gpuadvisor.cli.estimate_cmd import workload_from
 
@@ -87,17 +73,22 @@ def run_recommend(args: argparse.Namespace) -> int:
     from gpuadvisor.advisor.market import offers_for
     from gpuadvisor.advisor.serve_slo import cheapest_for_slo
     from gpuadvisor.cli.common import catalog_from, console, print_json
+    from gpuadvisor.estimate.serve.lengths import parse_lengths
     from gpuadvisor.estimate.serve.profiles import serve_engine
+    from gpuadvisor.estimator import serving_weights
+    from gpuadvisor.request import ServingLoad
 
     if args.rate is None:
         raise UserError("--p99-ttft / --p99-tpot need a load: --rate REQ/S")
     serve_engine(args.serve_engine)  # one-line error on an unknown engine
-    m, _ = _model(args)
+    m, w = _model(args)  # built once: its weight format and lengths are the request's, as `estimate` reads them
     offers, _ = offers_for(args.provider, args.region, spot=args.spot)
     if not offers:
         raise UserError("no rental offers to choose from (price snapshot empty after the filters)")
-    pick, tried = cheapest_for_slo(m, catalog_from(args), offers, engine=args.serve_engine, weights=_weights(args),
-                                   kv_dtype=args.kv_dtype, lengths=_lengths(args), rate=args.rate,
+    weights = serving_weights(w, ServingLoad(weights=args.weights))
+    lengths = parse_lengths(args.lengths, w.seq, max(1, w.gen_tokens))  # as the estimator's serving question
+    pick, tried = cheapest_for_slo(m, catalog_from(args), offers, engine=args.serve_engine, weights=weights,
+                                   kv_dtype=args.kv_dtype, lengths=lengths, rate=args.rate,
                                    slo_ttft=args.p99_ttft, slo_tpot=args.p99_tpot, requests=args.requests or 300,
                                    seed=args.seed)
     if args.json:
