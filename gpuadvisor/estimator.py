@@ -15,7 +15,7 @@ Each returns the same `Answer` type, with its typed results in `Answer.parts` fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.answer import Answer, MemoryParts, Rate, ServingFigures, TimeParts
@@ -371,11 +371,6 @@ def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -
                   parts=parts)
 
 
-def with_hardware(request: EstimateRequest, card: str) -> EstimateRequest:
-    """The same question on another card."""
-    return replace(request, hardware=replace(request.hardware, card=card))
-
-
 __all__ = [
     "Resolved",
     "ServingParts",
@@ -386,5 +381,4 @@ __all__ = [
     "resolve_hardware",
     "serving_weights",
     "way_forward",
-    "with_hardware",
 ]

@@ -54,9 +54,6 @@ class Question(StrEnum):
     TRAINING = "training"
 
 
-Limits = limits  # the ranges of the numbers a request may hold: one table, gpuadvisor/core/limits.py
-
-
 @dataclass(frozen=True)
 class HardwareChoice:
     """The card (a catalog name or alias, matched fuzzily) and where its figures come from."""
@@ -145,12 +142,12 @@ class EstimateRequest:
     def validate(self) -> EstimateRequest:
         """Refuse what the estimator cannot answer, in one line each (UserError)."""
         w, q = self.workload, self.question
-        in_range("--gpus", w.num_gpus, 1, Limits.MAX_GPUS, "GPUs")
-        in_range("--batch", w.batch, 1, Limits.MAX_BATCH, "sequences")
-        in_range("--seq" if w.mode != Mode.INFERENCE else "--input-len", w.seq_len, 0, Limits.MAX_TOKENS, "tokens")
-        in_range("--output-len", w.gen_tokens, 0, Limits.MAX_TOKENS, "tokens")
+        in_range("--gpus", w.num_gpus, 1, limits.MAX_GPUS, "GPUs")
+        in_range("--batch", w.batch, 1, limits.MAX_BATCH, "sequences")
+        in_range("--seq" if w.mode != Mode.INFERENCE else "--input-len", w.seq_len, 0, limits.MAX_TOKENS, "tokens")
+        in_range("--output-len", w.gen_tokens, 0, limits.MAX_TOKENS, "tokens")
         if isinstance(q, Step):
-            in_range("--users", q.users, 1, Limits.MAX_USERS, "users")
+            in_range("--users", q.users, 1, limits.MAX_USERS, "users")
             if q.engine not in STEP_ENGINES:
                 raise UserError(f"--engine {q.engine}: the step estimate takes one of {', '.join(STEP_ENGINES)}; "
                                 f"{', '.join(SERVE_ENGINES)} simulate a request stream (with --rate or "
@@ -160,12 +157,12 @@ class EstimateRequest:
                 raise UserError(f"--engine {q.engine}: the serving simulation takes one of {', '.join(SERVE_ENGINES)}")
             if q.rate is not None and q.concurrency is not None:
                 raise UserError("give --rate or --concurrency, not both")
-            in_range("--rate", q.rate, Limits.MIN_RATE, Limits.MAX_RATE, "requests/s")
-            in_range("--concurrency", q.concurrency, 1, Limits.MAX_USERS, "clients")
-            in_range("--requests", q.requests, 1, Limits.MAX_REQUESTS, "requests")
+            in_range("--rate", q.rate, limits.MIN_RATE, limits.MAX_RATE, "requests/s")
+            in_range("--concurrency", q.concurrency, 1, limits.MAX_USERS, "clients")
+            in_range("--requests", q.requests, 1, limits.MAX_REQUESTS, "requests")
             in_range("--seed", q.seed, 0, 2**32 - 1)
-            in_range("--pp", q.pipeline_parallel, 1, Limits.MAX_GPUS, "stages")
-            in_range("--replicas", q.replicas, 1, Limits.MAX_GPUS, "replicas")
+            in_range("--pp", q.pipeline_parallel, 1, limits.MAX_GPUS, "stages")
+            in_range("--replicas", q.replicas, 1, limits.MAX_GPUS, "replicas")
             if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
                                 "in --mode inference")
@@ -290,7 +287,6 @@ __all__ = [
     "STEP_ENGINES",
     "EstimateRequest",
     "HardwareChoice",
-    "Limits",
     "Question",
     "QuestionSpec",
     "ServingLoad",
