@@ -268,6 +268,12 @@ def four_gpu() -> list[str]:
         out.append(f"| {r['case']} | {'yes' if r['held_out'] else 'no'} | {_f(b.get('mem_ratio'), 2)}x | "
                    f"{_f(r['mem_ratio'], 2)}x | {_f(r['meas_gib'], 2)} | {_f(r['est_gib'], 2)} | "
                    f"{_f(r['time_ratio'], 2)}x |")
+    repeat = json.loads((FOUR_GPU_DIR / "run4-repeat.json").read_text())
+    first = {c["case"]: c for c in data["cases"]}
+    again = [f"{c['case']} {first[c['case']]['step_ms']:.0f} -> {c['step_ms']:.0f} ms" for c in repeat["cases"]
+             if c.get("step_ms") and first.get(c["case"], {}).get("step_ms")]
+    out += ["", f"Repeat on another 4x H200 machine the same day ({_rel(FOUR_GPU_DIR / 'run4-repeat.json')}), "
+            f"slowest-rank median step: {'; '.join(again)}."]
     return [*out, ""]
 
 
