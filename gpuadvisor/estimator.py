@@ -258,8 +258,7 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     kv_bytes = float(kv_tokens * setup.cost.kv_per_token)
     mem_parts = {"weights": float(weights_bytes), "KV cache (reserved)": kv_bytes}
     pct = {k: dict(f[k]) for k in ("ttft_s", "tpot_s", "latency_s") if isinstance(f.get(k), dict)}
-    drawn_in, drawn_out = lengths.draw(q.requests, q.seed)
-    mean_in, mean_out = float(drawn_in.mean()), float(drawn_out.mean())
+    mean_in, mean_out = ld["mean_input_len"], ld["mean_output_len"]  # of the requests the simulation drew
     tpot50 = pct.get("tpot_s", {}).get("p50")
     serving = ServingFigures(users=q.concurrency, input_len=mean_in, output_len=mean_out,
                              ttft_s=pct.get("ttft_s", {}).get("p50"), tpot_s=tpot50,

@@ -116,7 +116,8 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         if summ[key] is not None:
             summ[key] *= groups
     summ["requests"] = requests
-    load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe()}
+    load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
+            "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
     return {"load": load, "figures": summ, "assumptions": s.assumptions(), "estimate": True}
 
 
