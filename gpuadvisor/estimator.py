@@ -147,7 +147,7 @@ def _step_answer(request: EstimateRequest, p: StepParts) -> Answer:
     if comp.comm_time_s:
         time_parts["communication"] = float(comp.comm_time_s)
     if w.mode == "inference" and comp.prefill_time_s is not None:
-        time_parts["prefill"] = float(comp.prefill_time_s)
+        time_parts["forward" if comp.unit else "prefill"] = float(comp.prefill_time_s)
         if comp.decode_step_s:
             time_parts["decode (all tokens)"] = float(comp.decode_step_s) * max(1, w.gen_tokens - 1)
     unit = f"{comp.unit}/s" if comp.unit else "tokens/s"
@@ -197,7 +197,7 @@ def _offload_plan(q: Step, w: Any, card: Any, hw: Any, eff: Any) -> Any:
 
 
 def _op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
-    """The analytic op graph of a Llama-style decoder's step costed op by op, beside the calibrated headline;
+    """Where the GPU time of a Llama-style decoder's step goes, op class by op class (shares of the one time);
     None where the analytic front-end does not write the workload."""
     if w.model.is_traced or w.model.kind != "decoder":
         return None
@@ -205,8 +205,7 @@ def _op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
     from gpuadvisor.estimate.compute_result import StepEngineName
 
     try:
-        return op_graph_summary(w, hw, eff, headline_s=comp.step_time_s if w.is_training else comp.prefill_time_s,
-                                eager=w.is_training or comp.engine == StepEngineName.EAGER)
+        return op_graph_summary(w, hw, eff, eager=w.is_training or comp.engine == StepEngineName.EAGER)
     except UserError:
         return None
 

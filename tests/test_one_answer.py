@@ -26,6 +26,9 @@ WORKLOADS = [
     (["llama-3.1-8b", "--mode", "lora", "--batch", "4", "--tokens", "1e7"], "L40S"),
     (["llama-3.1-70b", "--mode", "qlora", "--batch", "1", "--tokens", "1e6"], "A100 PCIe 80GB"),
     (["1b", "--mode", "training", "--batch", "8", "--checkpointing", "--tokens", "1e9"], "GeForce RTX 4090"),
+    # traced models, priced op by op
+    (["resnet-50", "--mode", "training", "--batch", "256", "--samples", "1e6"], "H100 SXM5 80GB"),
+    (["vit-b-16", "--batch", "64"], "L4"),
 ]
 
 
@@ -43,12 +46,14 @@ def _estimate_argv(args, card, o):
     model, rest = args[0], args[1:]
     mode = _flag(rest, "--mode", "inference")
     argv = ["estimate", model, "--gpu", card, "--gpus", str(o["hardware"]["gpus"]), "--json", "--mode", mode]
-    for f in ("--quant", "--dtype", "--tokens"):
+    for f in ("--quant", "--dtype", "--tokens", "--samples"):
         if f in rest:
             argv += [f, _flag(rest, f)]
     if "--checkpointing" in rest:
         argv.append("--checkpointing")
-    if mode == "inference":
+    if mode == "inference" and "--batch" in rest:  # a traced model's forward pass
+        argv += ["--batch", _flag(rest, "--batch")]
+    elif mode == "inference":
         out = int(_flag(rest, "--output-len", 256))
         inp = int(_flag(rest, "--input-len", 1024))
         argv += ["--users", _flag(rest, "--users", "1"), "--input-len", str(inp), "--output-len", str(out),
@@ -85,7 +90,12 @@ def _layout_of(answer):
 
 
 def _speed(d):
-    return d.get("per_user_tokens_per_s") if d.get("per_user_tokens_per_s") is not None else d.get("wall_s")
+    """What the option is timed by: tokens/s per user (a decoder served), the job's wall time (training), or one
+    batch's time (a model that does not decode)."""
+    for key in ("per_user_tokens_per_s", "wall_s", "request_s"):
+        if d.get(key) is not None:
+            return d[key]
+    return None
 
 
 @pytest.mark.parametrize(("args", "card"), WORKLOADS, ids=[" ".join(a) + " @ " + c for a, c in WORKLOADS])
@@ -129,7 +139,8 @@ def test_estimate_recommend_api_report_agree(capsys, args, card):
         e = api.estimate(api.request(w, card, api.Step(users=advice.targets.users)))
     else:
         sh = "zero3" if "ZeRO-3" in first.layout else "none"
-        e = api.estimate(api.request(w.with_(sharding=sh, train_tokens=advice.targets.tokens or 0.0), card))
+        budget = {"train_samples" if w.train_samples else "train_tokens": advice.targets.tokens or 0.0}
+        e = api.estimate(api.request(w.with_(sharding=sh, **budget), card))
     assert e.fits == first.fits
     assert e.memory.per_gpu_bytes == pytest.approx(first.needed_gib_per_gpu * 2**30, rel=1e-9)
     if first.fits:

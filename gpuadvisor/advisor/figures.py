@@ -324,6 +324,9 @@ def layout_figures(w: Workload, hw: HardwareFigures, eff: Efficiency | None, eng
         t = Targets(users=w.batch, context=w.seq + w.gen_tokens,
                     output_tokens=w.gen_tokens, tokens_per_s=1.0)
         return figures(w.with_(batch=1), hw, w.num_gpus, t, engine=engine, efficiency=eff, exact=True)
+    if w.mode == "inference" and w.model.kind != "decoder":  # one batch of `batch` requests per step
+        return figures(w.with_(batch=1), hw, w.num_gpus, Targets(users=w.batch), engine=engine, efficiency=eff,
+                       exact=True)
     if w.mode in ("training", "lora", "qlora"):
         t = Targets(tokens=float(w.train_tokens or w.train_samples) or None)
         return figures(w.with_(batch=w.micro_batch), hw, w.num_gpus, t, engine=engine, efficiency=eff, exact=True)

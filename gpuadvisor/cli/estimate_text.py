@@ -93,10 +93,14 @@ def print_time(con: Any, a: StepParts) -> None:
         con.print(f"  forward: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
                   f"{comp.prefill_tokens_per_s:,.0f} tokens/s ({comp.prefill_bound} bound)")
         print_op_graph(con, a.graph, "forward")
+    elif comp.unit and w.mode == "inference":  # a ViT or an encoder: one forward per batch
+        con.print(f"  forward: {fmt_time(comp.prefill_time_s)} for a batch of {w.batch} {comp.unit} "
+                  f"({w.seq} tokens each), {comp.samples_per_s:,.0f} {comp.unit}/s ({comp.prefill_bound} bound)")
     elif w.mode == "inference":
         print_inference_time(con, a)
     else:
-        con.print(f"  step: {fmt_time(comp.step_time_s)} ({comp.tokens_per_s:,.0f} tokens/s, {comp.bound} bound)")
+        rate = (f"{comp.samples_per_s:,.0f} {comp.unit}/s" if comp.unit else f"{comp.tokens_per_s:,.0f} tokens/s")
+        con.print(f"  step: {fmt_time(comp.step_time_s)} ({rate}, {comp.bound} bound)")
         print_op_graph(con, a.graph, "step")
         if w.train_tokens:
             con.print(f"  {w.train_tokens:.3g} tokens: {fmt_time(comp.time_s)}")
@@ -129,11 +133,10 @@ def print_inference_time(con: Any, a: StepParts) -> None:
 
 
 def print_op_graph(con: Any, graph: dict[str, Any] | None, what: str) -> None:
-    """One line under the calibrated figure: the analytic op graph's time for the same `what`."""
-    if graph:
-        ratio = graph["ratio_to_headline"]
-        con.print(f"  op graph (analytic, op cost model): {fmt_time(graph['step_time_s'])}"
-                  + (f", {ratio:.2f}x the {what}" if ratio else "") + f"; peak {graph['peak_bytes'] / GiB:.1f} GiB")
+    """One line under the time: the share of the GPU time of the `what` each op class takes (op graph)."""
+    if graph and graph["share_by_class"]:
+        shares = ", ".join(f"{k} {v:.0%}" for k, v in graph["share_by_class"].items() if v >= 0.005)
+        con.print(f"  where the {what}'s GPU time goes: {shares}")
 
 
 def print_traced(con: Any, w: Any, comp: Any) -> None:

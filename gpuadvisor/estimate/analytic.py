@@ -5,8 +5,8 @@ one op cost model (opcost.py) serves presets and config.json models as it serves
 
 It is exposed, not wired into the LLM estimate: `estimate_compute`/`estimate_memory` keep compute.py's and
 memory.py's calibrated formulas for decoders (their accuracy is gated against H100/H200 runs);
-`op_graph_summary` gives the graph's time by op class for a workload: `estimate`'s `op_graph` (JSON) and its
-"op graph" line.
+`op_graph_summary` gives the share of the GPU time each op class takes in the graph: `estimate`'s "where the
+GPU time goes" (the shares of the one estimate, never a second time for the same step).
 """
 
 from __future__ import annotations
@@ -45,26 +45,18 @@ def workload_graph(w: Any) -> OpGraph:
                              freeze=w.freeze, trainable=w.trainable, labels=w.is_training)
 
 
-def op_graph_summary(w: Any, hw: Any, eff: Any = None, *, headline_s: float | None = None,
-                     eager: bool = True) -> dict[str, Any]:
-    """The analytic graph of `w` costed by opcost: GPU time by op class, host time (none unless `eager`: a
-    CUDA graph or compiled engine replays the forward), kernels and the graph's memory peak; with `headline_s`
-    (the calibrated estimate of the same step or forward) their ratio, in the note. Raises UserError for what
-    the analytic front-end does not write (workload_graph, check_supported)."""
+def op_graph_summary(w: Any, hw: Any, eff: Any = None, *, eager: bool = True) -> dict[str, Any]:
+    """Where the GPU time of `w`'s step goes: the analytic graph costed by opcost, as each op class's share of
+    the device time (the estimate's time itself comes from the calibrated transformer path: a second time for
+    the same step would be a second answer). Raises UserError for what the analytic front-end does not write
+    (workload_graph, check_supported)."""
     from gpuadvisor.estimate.opcost import step_time
 
     g = workload_graph(w)
     st = step_time(g, hw, eff, eager=eager)
+    share = {k: v / st.device_s for k, v in sorted(st.by_class.items(), key=lambda kv: -kv[1])} if st.device_s else {}
     what = "training step" if g.mode is GraphMode.TRAINING else "forward over the prompts"
-    ratio = st.step_s / headline_s if headline_s else None
-    note = (f"the analytic op graph of one {what} (Hugging Face decoder, one GPU; "
-            f"{'eager host dispatch' if eager else 'GPU time only, no host dispatch'}) costed op by op by the op "
-            "cost model; the headline figures come from the calibrated transformer path"
-            + (f": this {'step' if g.mode is GraphMode.TRAINING else 'forward'} is {ratio:.2f}x theirs"
-               if ratio is not None else ""))
     return {"source": g.source, "mode": g.mode.value, "ops": len(g.ops), "kernels": st.kernels,
-            "host_ops": g.host_ops, "step_time_s": st.step_s, "device_time_s": st.device_s,
-            "host_time_s": st.host_s, "bound": st.bound,
-            "time_by_class_s": dict(sorted(st.by_class.items(), key=lambda kv: -kv[1])),
-            "peak_bytes": g.memory.peak_bytes, "peak_phase": g.memory.phase,
-            "ratio_to_headline": ratio, "note": note}
+            "share_by_class": share,
+            "note": f"shares of the GPU time of one {what} by op class, from its analytic op graph (Hugging Face "
+                    "decoder, one GPU) costed op by op"}

@@ -152,6 +152,12 @@ def _logit_bytes(m: Any, loss_bytes: float, *, backward: bool) -> float:
 _overlap = overlap  # the rule lives with the host's dispatch (dispatch.py)
 
 
+def sample_unit(kind: str) -> str | None:
+    """What one sample of a model that does not generate text is, for its rate: a ViT counts images and an
+    encoder sequences (their tokens per second say little to a user); None for a decoder, counted in tokens."""
+    return {"vision": "images", "encoder": "sequences"}.get(kind)
+
+
 def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None, *,
                      engine: str | None = None) -> ComputeEstimate:
     """Time of the workload on `w.num_gpus` GPUs described by `hw` (module docstring).
@@ -217,8 +223,10 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
         reasons = low_confidence_reasons(w, host / step if step else 0.0, hw=hw)
         flops_step = training_flops_per_token(w) * global_tokens
         bound = "host" if host > device else ("compute" if t_compute >= t_mem + comm else "memory")
+        unit = sample_unit(m.kind)
         return ComputeEstimate(
             mode=w.mode, time_s=step * steps, step_time_s=step, tokens_per_s=global_tokens / step,
+            unit=unit, samples_per_s=w.batch / step if unit else None,
             steps=steps, flops_per_step=flops_step, bound=bound, comm_time_s=comm,
             scaling_efficiency=ideal / step if step else 1.0, mfu=mfu, bandwidth_efficiency=bw_eff,
             achieved_mfu=flops_step / w.num_gpus / step / (peak * 1e12), host_time_s=host,
@@ -269,8 +277,11 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
                      "plus per-kernel and host overheads of the engine")
     reasons = low_confidence_reasons(w, host_share, eager=engine == StepEngineName.EAGER, hw=hw)
     flops = forward_flops_per_token(w) * w.batch * w.seq
+    unit = sample_unit(m.kind)
     return ComputeEstimate(
         mode=w.mode, time_s=total, prefill_time_s=prefill, prefill_tokens_per_s=tokens * dp / prefill,
+        unit=unit, samples_per_s=b * dp / prefill if unit else None,
+        step_time_s=prefill if unit else None,
         prefill_bound=pf_bound, decode_step_s=decode_step_s, decode_tokens_per_s=decode_tps,
         decode_bound=decode_bound, bound=decode_bound or pf_bound, comm_time_s=tp_comm,
         scaling_efficiency=1.0 if tp == 1 else (prefill - tp_comm) / prefill,
