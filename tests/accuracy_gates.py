@@ -441,6 +441,30 @@ def published_serving(checks: Callable[[], list[Any]] = serving_checks) -> Verdi
 README = "README.md 'Estimates checked against real runs'"
 BENCH = "BENCHMARKS.md 'LLM time estimates'"
 
+def unseen_results() -> list[Any]:
+    """bench.unseen's estimates of the out-of-sample H100 cases (models no fit reads)."""
+    from bench import unseen
+
+    return shared("unseen", unseen.evaluate)  # type: ignore[no-any-return]
+
+
+#: family -> (cases, within 0.8x-1.25x in time, worst time ratio allowed either way): today's figures
+UNSEEN_GATES = {"recurrent": (16, 12, 1.5), "other": (14, 8, 1.85)}
+
+
+def unseen(family: str) -> Callable[[], Verdict]:
+    def check() -> Verdict:
+        cases, within, worst = UNSEEN_GATES[family]
+        rs = [r for r in unseen_results() if ("lab/models/" in r.case["spec"]) == (family == "recurrent")]
+        ratios = [r.time_ratio for r in rs]
+        inside = sum(0.8 <= x <= 1.25 for x in ratios)
+        off = max((max(x, 1 / x) for x in ratios), default=math.inf)
+        ok = len(rs) == cases and not any(r.error for r in rs) and inside >= within and off <= worst
+        return Verdict(ok, f"{family}: {inside} of {len(rs)} within 0.8x-1.25x, worst {off:.2f}x")
+
+    return check
+
+
 GATES: tuple[Gate, ...] = (
     # the quoted figures are to one decimal: 4.1 % is the worst 4.13 % (qlora #29), 1.3 % the -1.32 % of tp2
     Gate("memory_h100", f"{README}: memory within 4.1 % (to one decimal) in every workload kind, 100 cases",
@@ -488,6 +512,9 @@ GATES: tuple[Gate, ...] = (
          "(1B+, both decode runs; the README's bound for the datasheet path)", decode_graphs_measured(6.0)),
     Gate("published_resnet50", "BENCHMARKS.md: NVIDIA's ResNet-50 results, 0.61-0.80x", published_resnet50),
     Gate("published_serving", "BENCHMARKS.md 'Serving against published engine results'", published_serving),
+    *(Gate(f"unseen_{family}", f"BENCHMARKS.md 'Models nobody here measured before' ({family}): "
+           f"{within} of {cases} within 0.8x-1.25x, none past {worst}x", unseen(family))
+      for family, (cases, within, worst) in UNSEEN_GATES.items()),
 )
 
 

@@ -225,6 +225,20 @@ def _training_efficiencies() -> dict[str, float]:
     return {name: fit_efficiency(name) for name in FITTED}
 
 
+@fit("RNN_LAYER_CALL_S", "RNN_STEP_FLOOR_S")
+def _rnn_call() -> dict[str, float]:
+    from bench.recurrent import fit_rnn_call
+
+    return fit_rnn_call()
+
+
+@fit("RNN_BACKWARD_CALL_S")
+def _rnn_backward_call() -> dict[str, float]:
+    from bench.recurrent import fit_rnn_backward_call
+
+    return fit_rnn_backward_call()
+
+
 def test_every_measured_or_fitted_constant_has_a_recomputation():
     reproducible = {c.name for c in calibration.constants() if c.method.reproducible}
     assert reproducible == set(FITS), "measured/fitted constants need a recomputation here (or another method)"
