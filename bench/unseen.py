@@ -29,7 +29,7 @@ def stored_graphs() -> Iterator[None]:
 
     graphs = {**graphstore.shipped(), **load_graphs(GRAPHS)}
     original = graphstore.shipped
-    graphstore.shipped = lambda: graphs  # type: ignore[assignment]
+    graphstore.shipped = lambda: graphs
     try:
         yield
     finally:

@@ -49,11 +49,11 @@ def main() -> int:
                         x = torch.randn(batch, steps, hidden, device="cuda")
                         xb = x.to(torch.bfloat16)
 
-                        def infer() -> None:
+                        def infer(inf=inf, xb=xb) -> None:
                             with torch.inference_mode():
                                 inf(xb)
 
-                        def train() -> None:
+                        def train(rnn=rnn, x=x) -> None:
                             with torch.autocast("cuda", dtype=torch.bfloat16):
                                 out, _ = rnn(x.requires_grad_(False))
                             out.float().sum().backward()
