@@ -150,8 +150,10 @@ def _training_estimate(e: dict[str, Any]) -> tuple[float, str]:
 
 
 def _vision_conditions(e: dict[str, Any]) -> str:
-    return (f"{e['published_model']} {e['mode']}, batch {e['batch']}, {'NHWC' if e['channels_last'] else 'NCHW'}, "
-            f"{e['img_size']} px, {e['precision']}; {e['framework']}")
+    tool = "" if e["model"].split(":")[-1] == e["published_model"].split(":")[-1] else f" (tool: {e['model']})"
+    layout = "NHWC" if e["channels_last"] else "NCHW"
+    return (f"{e['published_model']}{tool} {e['mode']}, batch {e['batch']}, {layout}, {e['img_size']} px, "
+            f"{e['precision']}; {e['framework']}")
 
 
 def _serving_conditions(e: dict[str, Any]) -> str:
@@ -313,7 +315,7 @@ def markdown_section(rows: list[Row] | None = None, *, date: str = "2026-11-27")
         "|---|---|---|---|---|---:|---:|---:|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r.id} | {r.card} | {r.task} | {r.conditions} | {r.metric} | {_num(r.published)} | "
-                     f"{_num(r.estimate)}{' (' + r.note + ')' if r.note else ''} | {r.ratio:.2f} | {'yes' if r.held_out else ''} | "
-                     f"[{r.source_table[:50]}]({r.source_url}) |")
+        tool = _num(r.estimate) + (f" ({r.note})" if r.note else "")
+        lines.append(f"| {r.id} | {r.card} | {r.task} | {r.conditions} | {r.metric} | {_num(r.published)} | {tool} | "
+                     f"{r.ratio:.2f} | {'yes' if r.held_out else ''} | [{r.source_table[:50]}]({r.source_url}) |")
     return "\n".join(lines) + "\n"

@@ -122,14 +122,15 @@ def _timm_rows() -> list[dict[str, Any]]:
                 "kind": "vision", "card": card, "model": tool, "published_model": f"timm:{name}", "mode": mode,
                 "batch": batch, "channels_last": layout == "nhwc", "img_size": 224,
                 "framework": f"timm benchmark.py, {stack}, eager (no torch.compile)",
-                "precision": "AMP float16 (timm's --amp default); estimated in bf16, the same tensor rate on GeForce",
+                "precision": "AMP float16",
                 "metric": "images_per_s", "value": rate,
                 "source": {**src, "table": f"row model={name}, {'train' if mode == 'training' else 'infer'}_img_size="
                                            "224: samples_per_sec"},
                 "notes": ("" if same else f"timm's {name} is estimated with the tool's graph of {tool}, the same "
                                           "architecture; ") + ("training step: forward, cross-entropy, backward and "
                                                                "SGD (timm's --opt default) under AMP"
-                                                               if mode == "training" else "forward only, no_grad"),
+                                                               if mode == "training" else "forward only, no_grad")
+                         + "; timm's AMP runs float16 (--amp-dtype default), estimated in bf16: the same tensor rate",
             })
     return out
 
