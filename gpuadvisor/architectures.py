@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.fileio import load_yaml
@@ -55,6 +55,7 @@ class Architecture(_Strict):
     architecture: str  # the catalog cards' `architecture` string
     chips: list[str]
     compute_capabilities: list[str]
+    matrix_units: bool  # tensor (matrix) cores; with null rates below: they exist but their rate is unpublished
     tensor_flops_per_sm_clock: TensorRates | None  # FP32 accumulate, full-rate part
     fp16_accumulate_flops_per_sm_clock: Fp16AccumulateRates | None
     half_rate_fp32_accumulate: list[Literal["geforce", "professional", "datacenter", "jetson"]]
@@ -63,6 +64,12 @@ class Architecture(_Strict):
     max_sms: int | None  # the full chip's SMs (CUs)
     sources: dict[str, str]
     notes: str
+
+    @model_validator(mode="after")
+    def _no_rates_without_matrix_units(self) -> Architecture:
+        if not self.matrix_units and (self.tensor_flops_per_sm_clock or self.fp16_accumulate_flops_per_sm_clock):
+            raise ValueError("tensor rates given for an architecture without matrix units")
+        return self
 
     @field_validator("sources")
     @classmethod
