@@ -177,3 +177,18 @@ def test_architectures_doc_is_current():
     p = subprocess.run([sys.executable, "-m", "tools.make_arch_doc", "--check"], capture_output=True, text=True,
                        cwd=ROOT)
     assert p.returncode == 0, p.stderr
+
+
+def test_catalog_validate_refuses_a_user_card_naming_an_unknown_architecture(catalog, tmp_path, capsys):
+    import yaml
+
+    from gpuadvisor.cli import main
+
+    card = catalog.get("GeForce RTX 4090").model_dump(mode="json", exclude_none=False)
+    card.update(name="My RTX 4090", aliases=[], arch_id="ada-ad99")
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"cards": [card]}))
+    assert main(["--catalog", str(tmp_path), "catalog", "validate"]) == 2
+    assert "arch_id 'ada-ad99'" in capsys.readouterr().err
+    card.update(arch_id=None)  # resolved from its architecture string and compute capability
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"cards": [card]}))
+    assert main(["--catalog", str(tmp_path), "catalog", "validate"]) == 0
