@@ -123,7 +123,7 @@ SPECIAL: dict[str, tuple[dict[str, float | None], str]] = {
 
 
 def _figure(v: float) -> float:
-    return round(v, 2) if v < 20 else round(v, 1)
+    return round(v, 2) if v < 10 else round(v, 1)
 
 
 def _clock_words(card: Any) -> str:
