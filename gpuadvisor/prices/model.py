@@ -321,7 +321,8 @@ class Freshness(NamedTuple):
                 what += f", known only as a lower bound for {len(self.bounded)}"
             return f"prices as of {self.as_of} ({what})" + (f", at least {days}" if days else "")
         if self.bounded:
-            span = days if self.max_age_days in (None, self.age_days) else f"{self.age_days} to {self.max_age_days} days old"
+            span = (days if self.max_age_days in (None, self.age_days)
+                    else f"{self.age_days} to {self.max_age_days} days old")
             return (f"prices as of {self.as_of} (read; commit dates known only as lower bounds)"
                     + (f", {span} (committed on or after {self.since})" if days else ""))
         what = "oldest file commit" if self.basis != "read" else "read"
