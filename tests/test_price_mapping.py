@@ -398,4 +398,5 @@ def test_the_coverage_page_is_the_snapshots():
     page = bp.coverage_page(load_prices(SHIPPED))
     assert page == (ROOT / "docs" / "prices.md").read_text(), "run python3 -m tools.build_prices --doc"
     row = next(line for line in page.splitlines() if line.startswith("| azure |"))
-    assert "| unknown |" in row and "H200" in row.split("|")[-2]  # Azure lacks H200 (v6 file): said
+    assert "| after 2024-12-13 |" in row and "H200" in row.split("|")[-2]  # v6 file, lacks H200: said
+    assert "- azure: after 2024-12-13: https://github.com/skypilot-org/skypilot/pull/4470" in page  # the record
