@@ -29,11 +29,11 @@ def stored_graphs() -> Iterator[None]:
 
     graphs = {**graphstore.shipped(), **load_graphs(GRAPHS)}
     original = graphstore.shipped
-    graphstore.shipped = lambda: graphs
+    graphstore.shipped = lambda: graphs  # type: ignore[assignment]
     try:
         yield
     finally:
-        graphstore.shipped = original  # type: ignore[assignment]
+        graphstore.shipped = original
 
 
 def workload(case: dict[str, Any]) -> Any:
