@@ -277,13 +277,17 @@ def load_file(path: Path) -> list[Card]:
         raise UserError(_format_error(path, data, err)) from None
 
 
+#: YAML files beside the card files that describe something else (architectures, published matmul reach)
+NOT_CARD_FILES = (ARCHITECTURES_FILE, "matmul-reach.yaml")
+
+
 def _yaml_files(directory: Path) -> list[Path]:
     if not directory.exists():
         raise UserError(f"catalog directory not found: {directory}")
     if not directory.is_dir():
         raise UserError(f"catalog path is not a directory: {directory}")
     return sorted(p for p in directory.iterdir()
-                  if p.suffix in (".yaml", ".yml") and p.is_file() and p.name != ARCHITECTURES_FILE)
+                  if p.suffix in (".yaml", ".yml") and p.is_file() and p.name not in NOT_CARD_FILES)
 
 
 def _extra_dirs_from_env() -> list[Path]:

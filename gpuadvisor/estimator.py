@@ -62,7 +62,7 @@ def efficiency_for(mfu: float | None = None, bandwidth_efficiency: float | None 
     default = Efficiency()
     kw: dict[str, float] = {}
     if mfu:
-        kw.update(mfu=mfu, mfu_vs_measured=min(1.0, mfu / default.mfu * default.mfu_vs_measured))
+        kw.update(mfu=mfu, mfu_vs_measured=min(1.0, mfu / default.mfu * default.mfu_vs_measured), mfu_given=True)
     if bandwidth_efficiency:
         kw.update(bandwidth=bandwidth_efficiency, bandwidth_vs_measured=min(
             1.0, bandwidth_efficiency / default.bandwidth * default.bandwidth_vs_measured))
@@ -193,7 +193,7 @@ def _offload_plan(q: Step, w: Any, card: Any, hw: Any, eff: Any) -> Any:
     if card.memory_gib is None or not hw.bandwidth_gbs:
         raise UserError(f"{card.name}: the catalog has no memory size or bandwidth, which --offload needs")
     return plan_offload(w, card.memory_gib * GiB, hw.bandwidth_gbs, host_bandwidth_gbs=q.host_bandwidth_gbs,
-                        bandwidth_efficiency=eff.for_source(hw.source)[1])
+                        bandwidth_efficiency=eff.for_hardware(hw)[1])
 
 
 def _op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:

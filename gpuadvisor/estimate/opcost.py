@@ -87,7 +87,7 @@ class Rates:
 
     @classmethod
     def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
-        mfu, bw_eff = (eff or Efficiency()).for_source(hw.source)
+        mfu, bw_eff = (eff or Efficiency()).for_hardware(hw)
         gemm = {}
         for dt in ("fp32", "bf16", "fp16", "fp8", "tf32"):
             peak = hw.peak_tflops(dt)

@@ -79,7 +79,7 @@ class RooflineStepCost:
     def __post_init__(self) -> None:
         m = self.model
         eff = (self.efficiency or Efficiency()).validate()
-        mfu, bw_eff = eff.for_source(self.hw.source)
+        mfu, bw_eff = eff.for_hardware(self.hw)
         self.bw = (self.hw.bandwidth_gbs or 0.0) * 1e9 * bw_eff
         bf16 = (self.hw.peak_tflops("bf16") or 0.0) * 1e12 * mfu
         self.attn_rate = bf16
