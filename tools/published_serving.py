@@ -107,9 +107,8 @@ def _trt(model: str, gpu: str, tp: int, w: str, col: str, rows: dict[tuple[int, 
 
 def _bench_serve(model: str, gpu: str, engine: str, version: str, weights: str, src: dict[str, str], table: str,
                  figures: tuple[float, float, float], *, input_len: int, output_len: int, concurrency: int | None,
-                 num_requests: int, kv_dtype: str = "bf16", notes: str = "", rotate: int = 0) -> list[Result]:
-    """One `vllm bench serve` result block: mean TTFT, mean TPOT (ms) and output token throughput, rotated by
-    `rotate` so that the held-out rule (every third row) holds out each metric in turn."""
+                 num_requests: int, kv_dtype: str = "bf16", notes: str = "") -> list[Result]:
+    """One `vllm bench serve` result block: mean TTFT, mean TPOT (ms) and output token throughput."""
     ttft, tpot, tps = figures
     load = f"c{concurrency}" if concurrency else "inf"
     gpu_key = gpu.split()[0].lower()
@@ -124,8 +123,7 @@ def _bench_serve(model: str, gpu: str, engine: str, version: str, weights: str, 
             notes="ShareGPT prompts (vllm bench serve --dataset-name sharegpt, openai-chat backend); input_len and "
                   "output_len are the run's means (total input / generated tokens over the requests): the tool "
                   "draws ShareGPT-shaped lengths scaled to those means. " + notes))
-    k = rotate % 3
-    return out[k:] + out[:k]
+    return out
 
 
 def results() -> list[Result]:
@@ -162,7 +160,8 @@ def results() -> list[Result]:
                 id=f"nim-1.8.0-llama-3.3-70b-h100-tp2-fp8-5000-500-c{c}-{metric}", model="llama-3.3-70b",
                 engine="trtllm", engine_version="NIM 1.8.0 (TensorRT-LLM profile assumed)", gpu="H100 SXM5 80GB",
                 gpus=2, weights="fp8", kv_dtype="fp8", metric=metric, value=v, input_len=5000, output_len=500, tp=2,
-                concurrency=c, client_measured=True, source=NIM, table="Llama-3.3-70b-instruct Results, Version 1.8.0, 2 x H100 80G, fp8 TP2,"
+                concurrency=c, client_measured=True, source=NIM,
+                table="Llama-3.3-70b-instruct Results, Version 1.8.0, 2 x H100 80G, fp8 TP2,"
                 " 5000 Input Tokens / 500 Output Tokens", notes="mean TTFT, mean ITL, total output tokens/s"))
     r += [
         Result(id="llamacpp-5163-qwen2.5-7b-q4_k_m-rtx4080-pp512", model="qwen2.5-7b", engine="llamacpp",
@@ -192,7 +191,11 @@ def results() -> list[Result]:
                kv_dtype="fp16", metric="pp_tps", value=1891.88, input_len=512, output_len=0, ubatch=16,
                source=PR15131, table="RTX 4090, llama 8B Q4_0, FA No, microbatch 16, pp512"),
     ]
-    r += _online_rows()  # appended: the held-out rule keeps the earlier rows' flags
+    # appended: the held-out rule keeps the earlier rows' flags; the k-th block of three metrics rotated by k, so
+    # that the rule (every third row) holds out each metric in turn
+    online = _online_rows()
+    r += [row for k in range(0, len(online), 3) for row in (online[k:k + 3][(k // 3) % 3:]
+                                                            + online[k:k + 3][:(k // 3) % 3])]
     return r
 
 
@@ -202,37 +205,37 @@ def _online_rows() -> list[Result]:
     # GPUStack performance lab: `vllm bench serve` result blocks (mean TTFT, mean TPOT, output token throughput)
     c4 = dict(input_len=233, output_len=221, concurrency=4, num_requests=100)  # 23260 / 22061 tokens, 100 requests
     r += _bench_serve("qwen3-8b", "H100 SXM5 80GB", "vllm", "0.11.0", "bf16", GS_8B_H100,
-                      "1. Choosing the Inference Engine, vLLM (vllm serve Qwen/Qwen3-8B)", (64.00, 7.38, 496.88), rotate=0, **c4)
+                      "1. Choosing the Inference Engine, vLLM (vllm serve Qwen/Qwen3-8B)", (64.00, 7.38, 496.88), **c4)
     r += _bench_serve("qwen3-8b", "H100 SXM5 80GB", "sglang", "0.5.3.post3", "bf16", GS_8B_H100,
                       "1. Choosing the Inference Engine, SGLang (sglang.launch_server --model-path Qwen/Qwen3-8B)",
-                      (27.70, 7.19, 525.59), rotate=1, **c4)
+                      (27.70, 7.19, 525.59), **c4)
     r += _bench_serve("qwen3-8b", "H100 SXM5 80GB", "trtllm", "1.2.0rc1", "bf16", GS_8B_H100,
                       "1. Choosing the Inference Engine, TensorRT-LLM (trtllm-serve Qwen/Qwen3-8B)",
-                      (51.61, 7.67, 487.38), rotate=2, **c4)
+                      (51.61, 7.67, 487.38), **c4)
     r += _bench_serve("qwen3-8b", "H100 SXM5 80GB", "sglang", "0.5.3.post3", "fp8", GS_8B_H100,
                       "3. Quantization (sglang.launch_server --model-path Qwen/Qwen3-8B-FP8)", (39.66, 5.65, 657.83),
                       notes="Qwen3-8B-FP8: block-scaled FP8 weights, KV cache left at the engine's 16-bit default",
-                      rotate=3, **c4)
+                      **c4)
     inf = dict(input_len=217, output_len=202, concurrency=None, num_requests=1000)  # 217393 / ~201600 tokens
     r += _bench_serve("qwen3-14b", "H100 SXM5 80GB", "vllm", "0.11.0", "bf16", GS_14B_H100,
                       "1. Choosing the Inference Engine, vLLM (vllm serve Qwen/Qwen3-14B)",
-                      (22141.21, 226.03, 3173.92), rotate=4, **inf)
+                      (22141.21, 226.03, 3173.92), **inf)
     r += _bench_serve("qwen3-14b", "H100 SXM5 80GB", "sglang", "0.5.5.post1", "bf16", GS_14B_H100,
-                      "1. Choosing the Inference Engine, SGLang", (9230.85, 235.33, 4043.89), rotate=5, **inf)
+                      "1. Choosing the Inference Engine, SGLang", (9230.85, 235.33, 4043.89), **inf)
     r += _bench_serve("qwen3-14b", "H100 SXM5 80GB", "trtllm", "1.2.0rc1", "bf16", GS_14B_H100,
-                      "1. Choosing the Inference Engine, TensorRT-LLM", (10230.91, 161.58, 4000.99), rotate=6, **inf)
+                      "1. Choosing the Inference Engine, TensorRT-LLM", (10230.91, 161.58, 4000.99), **inf)
     r += _bench_serve("qwen3-14b", "H100 SXM5 80GB", "sglang", "0.5.5.post1", "fp8", GS_14B_H100,
-                      "2. Quantization in SGLang, FP8 (Qwen/Qwen3-14B-FP8)", (7320.60, 251.67, 5019.64), rotate=7, **inf)
+                      "2. Quantization in SGLang, FP8 (Qwen/Qwen3-14B-FP8)", (7320.60, 251.67, 5019.64), **inf)
     a100 = "the page says 'NVIDIA A100 GPUs'; the 80 GB SXM4 card is assumed (one GPU: no TP flag in the commands)"
     r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "vllm", "0.11.0", "bf16", GS_14B_A100,
-                      "1. Choosing the Inference Engine, vLLM", (41875.09, 114.34, 1887.31), notes=a100, rotate=8, **inf)
+                      "1. Choosing the Inference Engine, vLLM", (41875.09, 114.34, 1887.31), notes=a100, **inf)
     r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "sglang", "0.5.5.post1", "bf16", GS_14B_A100,
-                      "1. Choosing the Inference Engine, SGLang", (20365.34, 364.93, 2542.06), notes=a100, rotate=9, **inf)
+                      "1. Choosing the Inference Engine, SGLang", (20365.34, 364.93, 2542.06), notes=a100, **inf)
     r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "trtllm", "1.2.0rc1", "bf16", GS_14B_A100,
-                      "1. Choosing the Inference Engine, TensorRT-LLM", (15258.26, 261.77, 2770.99), notes=a100, rotate=10, **inf)
+                      "1. Choosing the Inference Engine, TensorRT-LLM", (15258.26, 261.77, 2770.99), notes=a100, **inf)
     r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "vllm", "0.11.0", "awq", GS_14B_A100,
                       "2. Quantization in TensorRT-LLM/vLLM, vLLM AWQ (Qwen/Qwen3-14B-AWQ)",
-                      (47136.93, 129.77, 1801.74), notes=a100, rotate=11, **inf)
+                      (47136.93, 129.77, 1801.74), notes=a100, **inf)
     return r
 
 

@@ -165,12 +165,18 @@ def efficiency_from(args: argparse.Namespace) -> Any:
 
 
 def engine_name(text: str) -> str:
-    from gpuadvisor.cli.serve_args import SERVE_ENGINES
+    from gpuadvisor.core.errors import UserError
     from gpuadvisor.estimate.engines import ENGINES
+    from gpuadvisor.estimate.serve.profiles import engine_specs, is_serve_engine, serve_engine
 
-    if text not in ENGINES and text not in SERVE_ENGINES:
-        raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join([*ENGINES, *SERVE_ENGINES])})")
-    return text
+    if text in ENGINES or is_serve_engine(text):
+        return text.lower() if is_serve_engine(text) else text
+    if "@" in text:  # a version of a serving engine: the versions it knows, in one line
+        try:
+            serve_engine(text)
+        except UserError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join([*ENGINES, *engine_specs()])})")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
