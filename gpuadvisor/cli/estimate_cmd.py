@@ -184,7 +184,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workload_args(p)
     p.add_argument("--engine", type=engine_name, default="graphs",
                    help="inference engine: graphs (CUDA graphs / vLLM, TensorRT-LLM, SGLang; default) or eager "
-                        "(Hugging Face generate()); vllm, sglang, trtllm, llamacpp or hf run the serving simulation")
+                        "(Hugging Face generate()); vllm, sglang, trtllm, llamacpp or hf run the serving simulation "
+                        "(older releases as NAME@VERSION: vllm@0.5, vllm@0.6)")
     p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
     p.add_argument("--probe", metavar="RESULTS.json", help="use measured figures from a probe result for this card")
     p.add_argument("--offload", action="store_true",
