@@ -256,16 +256,18 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     capacity = card.memory_gib * GiB if card.memory_gib else None
     kv_bytes = float(kv_tokens * setup.cost.kv_per_token)
     mem_parts = {"weights": float(weights_bytes), "KV cache (reserved)": kv_bytes}
-    pct = {k: dict(f[k]) for k in ("ttft_s", "tpot_s", "latency_s") if isinstance(f.get(k), dict)}
+    pct = {k: dict(f[k]) for k in ("ttft_s", "server_ttft_s", "tpot_s", "latency_s") if isinstance(f.get(k), dict)}
     mean_in, mean_out = ld["mean_input_len"], ld["mean_output_len"]  # of the requests the simulation drew
     tpot50 = pct.get("tpot_s", {}).get("p50")
     serving = ServingFigures(users=q.concurrency, input_len=mean_in, output_len=mean_out,
                              ttft_s=pct.get("ttft_s", {}).get("p50"), tpot_s=tpot50,
                              per_user_tokens_per_s=(1.0 / tpot50) if tpot50 else None,
                              aggregate_tokens_per_s=f.get("output_tokens_per_s"), kv_capacity_tokens=kv_tokens,
-                             percentiles=pct)
+                             percentiles=pct, server_ttft_s=pct.get("server_ttft_s", {}).get("p50"),
+                             frontend_s=f.get("frontend_s"), itl_s=f.get("itl_s"))
     assumptions = {k: a[k] for k in ("engine", "engine_label", "weights", "kv_dtype", "kv_block_tokens",
-                                     "max_batched_tokens", "chunk_tokens", "max_seqs", "cuda_graphs", "layout")
+                                     "max_batched_tokens", "chunk_tokens", "max_seqs", "cuda_graphs", "layout",
+                                     "frontend_s_per_request", "tp_handoff_s_per_iter")
                    if k in a}
     assumptions.update(load=ld, requests=q.requests, seed=q.seed)
     return Answer(question=Question.SERVING, workload=w.to_dict(), card=card.name, gpus=int(a["gpus"]),

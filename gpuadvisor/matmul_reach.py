@@ -77,7 +77,7 @@ def reach_of(card: Any) -> Reach | None:
     table = published()
     if card.name in table:
         return Reach(table[card.name], "published matmul measurement")
-    if card.vendor != "nvidia" or not card.tensor_tflops("bf16") and not card.tensor_tflops("fp16"):
+    if card.vendor != "nvidia" or (not card.tensor_tflops("bf16") and not card.tensor_tflops("fp16")):
         return None
     group = half_rate(card)
     median = _group_medians().get(group)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from gpuadvisor.estimate.serve.profiles import is_serve_engine
 from gpuadvisor.request import (
-    SERVE_ENGINES,
     EstimateRequest,
     HardwareChoice,
     ServingLoad,
@@ -97,9 +97,9 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
             context_parallel=args.cp, expert_parallel=args.ep, framework=args.framework,
             search=args.layout == "auto", recompute=args.recompute, gpus_per_node=args.gpus_per_node,
             net_gbs_per_gpu=args.net_gbs, samples_seen=args.samples_seen, restart_overhead=args.restart_overhead)
-    elif args.engine in SERVE_ENGINES or any(d in given for d in _SERVING) or "pp" in given:
+    elif is_serve_engine(args.engine) or any(d in given for d in _SERVING) or "pp" in given:
         question = ServingLoad(
-            engine=args.engine if args.engine in SERVE_ENGINES else "vllm", rate=args.rate,
+            engine=args.engine if is_serve_engine(args.engine) else "vllm", rate=args.rate,
             concurrency=args.concurrency, lengths=args.lengths, requests=args.requests or ServingLoad.requests,
             seed=args.seed,
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
