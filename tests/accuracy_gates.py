@@ -26,6 +26,7 @@ from gpuadvisor.estimate import calibration as cal
 ROOT = Path(__file__).resolve().parents[1]
 MULTIGPU = ROOT / "tools" / "data" / "h200x2-2026-11-23" / "multigpu.json"
 FOUR_GPU = ROOT / "lab" / "data" / "four-gpu-h200x4-2026-11-27" / "four_gpu.json"
+TWO_GPU_TP = ROOT / "lab" / "data" / "two-gpu-h200x2-2026-11-27" / "four_gpu.json"
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,24 @@ def memory_four_gpu(held_out: bool, cases: int, within: int, bound_pct: float) -
                        f"{len(rows)} within {bound_pct:g} % (gate {within} of {cases})")
 
     return check
+
+
+#: the 4x H200 training steps (9 cases) and the 2x H200 TP2 step: how many within 0.8x-1.25x, and none outside
+#: 0.67x-1.5x. Today: 9 of 10; out: PP4 1F1B at 0.75x
+STEP_FOUR_GPU = (10, 9)
+
+
+def step_four_gpu() -> Verdict:
+    from tools import compare_four_gpu
+
+    two = compare_four_gpu.compare(json.loads(TWO_GPU_TP.read_text()), "H200 SXM 141GB")
+    rows = [*four_gpu_rows(), *[r for r in two if not r["case"].startswith("serve-")]]
+    ratios = {r["case"]: round(r["time_ratio"], 2) for r in rows}
+    inside = sum(0.8 <= x <= 1.25 for x in ratios.values())
+    cases, within = STEP_FOUR_GPU
+    ok = len(rows) == cases and inside >= within and all(0.67 <= x <= 1.5 for x in ratios.values())
+    return Verdict(ok, f"step time estimate / measured: {ratios}; {inside} within 0.8x-1.25x "
+                       f"(gate {within} of {cases})")
 
 
 def step_multigpu(case: str, low_pct: float, high_pct: float) -> Callable[[], Verdict]:
@@ -516,6 +535,8 @@ GATES: tuple[Gate, ...] = (
     Gate("memory_four_gpu_held_out", "BENCHMARKS.md 'Four GPUs (4x H200, 2026-11-27)': per-GPU memory of 3 of the "
          "4 held-out training cases within 10 % (tp4-sp-8b over)",
          memory_four_gpu(held_out=True, cases=4, within=3, bound_pct=10.0)),
+    Gate("step_four_gpu", "BENCHMARKS.md 'Four GPUs': training step times on 4x H200 and the TP2 step on 2x H200, "
+         "9 of 10 within 0.8x-1.25x, all within 0.67x-1.5x", step_four_gpu),
     Gate("published_training_all", "BENCHMARKS.md 'Training at scale' (all runs)", published_training("all")),
     Gate("published_training_calibration", "BENCHMARKS.md 'Training at scale' (calibration)",
          published_training("calibration")),

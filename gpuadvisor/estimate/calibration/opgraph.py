@@ -80,7 +80,9 @@ CONSTANTS = (
     Constant("RNN_STEP_FLOOR_S", 19e-6, "s", "one time step of one cuDNN RNN layer in the forward, at the least "
              "(its small GEMM and cell kernel, latency-bound)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-step term of a least-squares line through 80 inference calls on an H200, "
-             "rounded to 1 us (bench.recurrent.fit_rnn_call); was 25 us set by hand"),
+             "rounded to 1 us (bench.recurrent.fit_rnn_call); was 25 us set by hand",
+             ungated=("one way: x0.75 fails the out-of-sample recurrent gate (2 of 16 within 0.8x-1.25x); x1.25 fits "
+                      "that set better (13 of 16), which is a held-out check and never fitted")),
     Constant("RNN_LAYER_CALL_S", 6e-4, "s", "one layer of one cuDNN RNN call, before its first time step "
              "(descriptors, workspace, set-up launches)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-layer term of a least-squares line through 80 inference calls (LSTM and GRU, "
@@ -90,7 +92,9 @@ CONSTANTS = (
              "weights, the reserve space), beside each layer's RNN_LAYER_CALL_S",
              "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.MEASURED, "the intercept of a least-squares line "
              "through (training - inference) time of the 32 calls of at most 16 steps against their layers, on an "
-             "H200, rounded to 10 us (bench.recurrent.fit_rnn_backward_call)"),
+             "H200, rounded to 10 us (bench.recurrent.fit_rnn_backward_call)",
+             ungated=("one way: x0.75 fails the out-of-sample recurrent gate (worst 1.57x); x1.25 moves nothing "
+                      "there (12 of 16, worst 1.48x)")),
     Constant("OPTIMIZER_PARAMS_PER_LAUNCH", 2e7, "params", "parameters one fused-AdamW launch covers", "-",
              Method.ASSUMPTION, "PyTorch's multi-tensor apply chunking, not measured"),
     Constant("OP_OVERLAP_P", 8, "exponent", "host/GPU overlap of an eager step of a traced model: step = "
