@@ -87,7 +87,9 @@ CONSTANTS = (
              "(descriptors, workspace, set-up launches)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-layer term of a least-squares line through 80 inference calls (LSTM and GRU, "
              "hidden 128 and 1024, 1 and 2 layers, batch 64 and 512, 1-256 steps) on an H200, rounded to 10 us "
-             "(bench.recurrent.fit_rnn_call)"),
+             "(bench.recurrent.fit_rnn_call)",
+             ungated=("one way: x0.75 fails the out-of-sample recurrent gate (10 of 16 within 0.8x-1.25x); x1.25 fits "
+                      "that set better (14 of 16), which is a held-out check and never fitted")),
     Constant("RNN_BACKWARD_CALL_S", 9e-4, "s", "one cuDNN RNN backward call's own set-up (backward data and "
              "weights, the reserve space), beside each layer's RNN_LAYER_CALL_S",
              "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.MEASURED, "the intercept of a least-squares line "
