@@ -222,9 +222,8 @@ def four_gpu_summary() -> list[str]:
     p2p, ar = links.get("p2p_0_1", ("-", "-")), links.get("allreduce_busbw_1g", ("-", "-"))
     return ["## Four GPUs (4x H200, 2026-11-27)", "",
             f"P2P {p2p[0]} GB/s ({p2p[1]}x torch), all-reduce {ar[0]} GB/s at 1 GiB ({ar[1]}x torch.distributed); "
-            f"memory per GPU within 10 % on {mem_ok} of {len(rows)} cases, step 0.8-1.25x on {time_ok} (TP steps "
-            "profiled on 2x H200: host-bound DTensor dispatch, `lab/data/two-gpu-h200x2-2026-11-27/`): "
-            "[docs/four-gpu.md](docs/four-gpu.md).", ""]
+            f"memory per GPU within 10 % on {mem_ok} of {len(rows)} cases, step 0.8-1.25x on {time_ok} (TP profiled "
+            "on 2x H200: `lab/data/two-gpu-h200x2-2026-11-27/`): [docs/four-gpu.md](docs/four-gpu.md).", ""]
 
 
 def cross_card_summary() -> list[str]:

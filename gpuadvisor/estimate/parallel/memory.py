@@ -83,6 +83,12 @@ def layout_memory(w: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum
         held = 2.0 * (p if z == 2 else table_p)
         items["weights"] = 4.0 * p / shard + held
         items["optimizer states"] = 8.0 * p / shard
+    elif w.mode == Mode.TRAINING and fw.host_dispatch and w.mixed_precision and z == 0:
+        # eager PyTorch under autocast: the fp32 weights are the master (bf16 copies are made op by op and freed),
+        # so no separate bf16 copy: fp32 weights, fp32 gradients, two fp32 moments
+        items["weights"] = 4.0 * p
+        items["gradients"] = 4.0 * p
+        items["optimizer states"] = 8.0 * p
     elif w.mode == Mode.TRAINING:
         items["weights"] = (2.0 * p / shard + gathered) if z >= 3 else 2.0 * p
         items["gradients"] = 4.0 * p / (shard if z >= 2 else 1)
