@@ -248,7 +248,7 @@ class ModelSpec:
         return self.params if self.params > 0 else self.total_params
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "asked_as" or self.asked_as}
         d["num_params"] = self.num_params
         d["active_params"] = self.active_params
         return d

@@ -56,7 +56,10 @@ def test_common_spellings_resolve_to_their_preset(typed, name, says_preset):
 
 def test_an_alias_answers_with_the_presets_figures():
     """asked_as is no part of the architecture: the spec equals the preset's, so estimates are the same."""
-    assert resolve_model("meta-llama/Meta-Llama-3.1-8B-Instruct") == resolve_model("llama-3.1-8b")
+    typed = resolve_model("meta-llama/Meta-Llama-3.1-8B-Instruct")
+    assert typed == resolve_model("llama-3.1-8b")
+    assert typed.to_dict()["asked_as"] == "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    assert "asked_as" not in resolve_model("llama-3.1-8b").to_dict()  # --list-models --json as before
 
 
 def test_llama_3_1_is_its_own_preset_with_its_own_source():
