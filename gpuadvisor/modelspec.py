@@ -10,7 +10,7 @@ import difflib
 import math
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,9 @@ class ModelSpec:
     act_elems_per_sample: float = 0.0  # opaque models: elements saved for backward per sample
     source: str = ""  # where the figures come from (preset URL, config path, "parameter count")
     trace: str = ""  # traced models: the model spec the op graph is traced from ("torchvision:resnet50")
+    # the name as typed where it resolved to this preset under another name ("meta-llama/Llama-3.1-8B-Instruct"):
+    # shown beside the preset's name, so the user sees which preset answered; not part of the architecture
+    asked_as: str = field(default="", compare=False)
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -245,7 +248,7 @@ class ModelSpec:
         return self.params if self.params > 0 else self.total_params
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "asked_as" or self.asked_as}
         d["num_params"] = self.num_params
         d["active_params"] = self.active_params
         return d
@@ -284,28 +287,110 @@ def resolve_model(text: str) -> ModelSpec:
     p = Path(t)
     if t.endswith(".json") or p.is_file() or (p.is_dir() and (p / "config.json").is_file()):
         return spec_from_config_file(p / "config.json" if p.is_dir() else p)
-    presets = _presets()
-    key = _norm_name(t)
-    if key in presets:
-        return presets[key]
-    names = sorted({s.name for s in presets.values()})
-    hint = difflib.get_close_matches(t.lower(), names, n=3, cutoff=0.5)
-    if not hint:
-        hint = [nm for nm in names if key and key in _norm_name(nm)][:3]
-    extra = f"; did you mean {', '.join(hint)}?" if hint else " (see 'gpuadvisor estimate --list-models')"
-    raise UserError(f"unknown model {t!r}: not a preset, a parameter count like '7b', or a config.json{extra}")
+    return preset(t)
+
+
+def preset(text: str) -> ModelSpec:
+    """The preset `text` names, in any of the spellings users type (see `_spellings`); a spec that answers
+    under another name records the text as `asked_as`. Unknown names are refused with the closest presets."""
+    keys = _presets()
+    for candidate in _spellings(text):
+        spec = keys.get(candidate)
+        if spec is not None:
+            return spec if _norm_name(text) == _norm_name(spec.name) else replace(spec, asked_as=text.strip())
+    raise UserError(_unknown_model(text, keys))
+
+
+#: name endings that leave the architecture as it is: instruction/chat tuning (Gemma's -it) and the Hugging
+#: Face conversion mark; stripped one at a time from the end until a preset matches
+_SAME_ARCHITECTURE_SUFFIXES = ("instruct", "chat", "hf", "it", "base")
+#: name endings of repackaged weights (as match keys): the preset answers, but only with the weight format given
+_QUANT_SUFFIXES = {"awq": "awq", "gptq": "gptq", "gptq-int-4": "gptq", "fp-8": "fp8", "fp-8-dynamic": "fp8",
+                   "int-8": "int8", "8bit": "int8", "bnb-8bit": "int8", "4bit": "nf4", "bnb-4bit": "nf4",
+                   "gguf": "q4_k_m (or the file's GGUF type)"}
+_SIZE_TOKEN = re.compile(r"^\d+(x\d+)?[bmk]$")
+
+
+def _norm_name(name: str) -> str:
+    """A spelling-insensitive key: lower case, any run of separators (space _ . / :) as one '-', and a '-'
+    between a letter and a digit, so 'Llama3.1-8B', 'llama-3.1-8b' and Ollama's 'llama3.1:8b' agree."""
+    key = re.sub(r"[\s_./:\-]+", "-", name.strip().lower())
+    key = re.sub(r"(?<=[a-z])(?=\d)", "-", key)
+    return key.strip("-")
+
+
+def _spellings(text: str) -> list[str]:
+    """Match keys to try for `text`, most literal first: as typed; without a Hugging Face organisation
+    ('meta-llama/'); without Meta's 'Meta-' prefix; then without each same-architecture suffix in turn."""
+    t = text.strip()
+    bases = [t]
+    if "/" in t:
+        bases.append(t.rsplit("/", 1)[1])
+    out: list[str] = []
+    for base in bases:
+        key = _norm_name(base)
+        stems = [key] + ([key.removeprefix("meta-")] if key.startswith("meta-llama-") else [])
+        for stem in stems:
+            parts = stem.split("-")
+            out.append(stem)
+            while len(parts) > 1 and parts[-1] in _SAME_ARCHITECTURE_SUFFIXES:
+                parts.pop()
+                out.append("-".join(parts))
+    return list(dict.fromkeys(out))
+
+
+def _quant_split(text: str) -> tuple[str, str] | None:
+    """(the name before a quantized-weights ending, the --quant to give) for 'Qwen2.5-7B-Instruct-AWQ'."""
+    parts = _norm_name(text.rsplit("/", 1)[-1]).split("-")
+    for i in range(1, len(parts)):  # the longest ending first: 'bnb-4bit' before '4bit'
+        quant = _QUANT_SUFFIXES.get("-".join(parts[i:]))
+        if quant is not None:
+            return "-".join(parts[:i]), quant
+    return None
+
+
+def _family(key: str) -> str:
+    """A match key up to its size: 'llama-3-1' of 'llama-3-1-13b' (the whole key where no size is given)."""
+    parts = key.split("-")
+    sizes = [i for i, part in enumerate(parts) if _SIZE_TOKEN.match(part)]
+    return "-".join(parts[:sizes[0]]) if sizes else key
+
+
+def _unknown_model(text: str, keys: dict[str, ModelSpec]) -> str:
+    """One line refusing `text`: the preset it repackages, or the closest preset names."""
+    head = f"unknown model {text!r}: not a preset, a parameter count like '7b', or a config.json"
+    split = _quant_split(text)
+    if split is not None:
+        stem, quant = split
+        spec = next((keys[k] for k in _spellings(stem) if k in keys), None)
+        if spec is not None:
+            return f"{head}; for {spec.name} with quantized weights, ask for: {spec.name} --quant {quant}"
+    wanted = _spellings(text)[-1]  # the shortest spelling: without organisation, prefix and suffixes
+    close = difflib.get_close_matches(wanted, list(keys), n=12, cutoff=0.5)
+    close.sort(key=lambda k: _family(k) != _family(wanted))  # the same family (other sizes) first; stable
+    if not close:
+        close = [k for k in keys if wanted and (wanted in k or k in wanted)]
+    names = list(dict.fromkeys(keys[k].name for k in close))[:3]
+    if not names:
+        return f"{head} (see 'gpuadvisor estimate --list-models')"
+    return f"{head}; did you mean {', '.join(names)}? (all: 'gpuadvisor estimate --list-models')"
 
 
 def traced_spec(text: str, name: str | None = None, params: int = 0) -> ModelSpec:
     """A model costed from its op graph: the parameter count comes from the graph (shipped or traced)."""
     if not params:
-        from gpuadvisor.estimate.graphstore import params_of
-        from gpuadvisor.modelref import parse_ref
+        from gpuadvisor.estimate.graphstore import params_of, shipped
+        from gpuadvisor.modelref import Source, parse_ref
 
         ref = parse_ref(text)
         if ref is None:
             raise UserError(f"{text!r} is not a traced model spec (torchvision:NAME, timm:NAME, hf:DIR, file.py:build)")
-        params = params_of(ref)
+        if ref.source is Source.FILE and not any(k.split("|", 1)[0] == ref.text for k in shipped()):
+            from gpuadvisor.estimate.trace.contained import params_in_child
+
+            params = params_in_child(ref)  # the module alone: a file without build_batch() needs no --input here
+        else:
+            params = params_of(ref)
     return ModelSpec(name=name or text, kind="traced", params=params, trace=text,
                      source=f"op graph of {text}").validate()
 
@@ -329,10 +414,6 @@ def list_presets() -> list[ModelSpec]:
     for spec in _presets().values():
         seen.setdefault(spec.name, spec)
     return list(seen.values())
-
-
-def _norm_name(name: str) -> str:
-    return re.sub(r"[\s_./]+", "-", name.strip().lower()).replace("meta-llama-", "")
 
 
 def presets_path() -> Path:
@@ -380,7 +461,11 @@ def _read_presets() -> dict[str, ModelSpec]:
         except TypeError as e:
             raise UserError(f"{path}: model {name!r}: {e}") from None
         for label in [name, *aliases]:
-            out[_norm_name(str(label))] = spec
+            key = _norm_name(str(label))
+            if key in out and out[key].name != name:
+                raise UserError(f"{path}: model {name!r}: the name {label!r} is {out[key].name!r}'s as well "
+                                "(names match ignoring case and separators)")
+            out[key] = spec
     return out
 
 

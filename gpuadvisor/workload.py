@@ -399,6 +399,8 @@ class Workload:
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "model"}
         d["model"] = self.model.name
+        if self.model.asked_as:
+            d["model_asked_as"] = self.model.asked_as  # the name typed, where another preset's name answered
         d["seq_len"] = self.seq
         d["micro_batch"] = self.micro_batch
         d["weight_dtype"] = self.weight_dtype

@@ -64,7 +64,7 @@ QUESTIONS = [
      "at 180 h/month buying pays back in one to three years, so the answer turns on the rental price one can "
      "actually get and on how long the card will stay useful."),
     ("Cheapest card for Stable Diffusion XL at batch 1",
-     "sdxl --batch 2 --ttft 0.5",
+     "sdxl-unet --batch 2 --ttft 0.5",
      "SDXL's UNet has 2.6B parameters (5.1 GB in bf16); with its text encoders and VAE a card needs 8 GB at the "
      "least and 12 GB to be comfortable. One image at batch 1 runs the UNet at batch 2 (classifier-free guidance) "
      "for 20-50 steps; the target here is 0.5 s per step, about 15 s per 30-step image. An 8 GB card such as "

@@ -225,7 +225,8 @@ fmt_time = duration  # the CLI's name for the shared formatter
 
 def describe_workload(w: Any, users: int | None = None) -> str:
     m = w.model
-    parts = [f"{m.name} ({m.num_params / 1e9:.2f}B params)", w.mode]
+    asked = f"preset for {m.asked_as!r}; " if m.asked_as else ""  # the name typed resolved to another preset
+    parts = [f"{m.name} ({asked}{m.num_params / 1e9:.2f}B params)", w.mode]
     if w.mode == "training":
         parts.append(f"{w.dtype} {'mixed precision (fp32 weights)' if w.weight_dtype == 'fp32' else 'pure'}")
         parts.append(w.optimizer)

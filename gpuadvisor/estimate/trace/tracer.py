@@ -25,7 +25,7 @@ from typing import Any
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
 from gpuadvisor.estimate.trace.torchlib import import_torch
-from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prepare_inputs
+from gpuadvisor.estimate.trace.zoo import ModelRef, Source, apply_trainable, build, prepare_inputs
 
 #: bumped when what the tracer records changes without the stored layout changing (graph.FORMAT): a user's
 #: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
@@ -65,10 +65,20 @@ def trace_batches(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
     cached = _cache_read(key)
     if cached is not None:
         return cached
-    low, high = (trace_graph(ref, opts, b) for b in TRACE_BATCHES)
-    bg = merge_pair(low, high)
+    if ref.source is Source.FILE:  # a user's file: its code runs in a child process with a time limit
+        from gpuadvisor.estimate.trace.contained import trace_in_child
+
+        bg = trace_in_child(ref, opts)
+    else:
+        bg = trace_pair(ref, opts)
     _cache_write(key, bg)
     return bg
+
+
+def trace_pair(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
+    """The step at the two trace batches, traced in this process (uncached)."""
+    low, high = (trace_graph(ref, opts, b) for b in TRACE_BATCHES)
+    return merge_pair(low, high)
 
 
 def trace_graph(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:

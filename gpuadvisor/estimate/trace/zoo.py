@@ -113,7 +113,15 @@ def _build_torchaudio(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, de
                       input_desc="x".join(map(str, size)))
 
 
-def _build_file(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
+def build_module(ref: ModelRef) -> Any:
+    """The module of `ref` alone, with no example batch (enough for its parameter count)."""
+    if ref.source is Source.FILE:
+        return _load_file(ref)[1]
+    return build(ref).module
+
+
+def _load_file(ref: ModelRef) -> tuple[Any, Any]:
+    """(the file's Python module, the nn.Module its function returns); one line for each way that fails."""
     path = Path(ref.name)
     if not path.is_file():
         raise UserError(f"model file {ref.name} not found")
@@ -124,17 +132,22 @@ def _build_file(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: 
     try:
         spec.loader.exec_module(mod)
     except Exception as e:  # the user's code: report it in one line
-        raise UserError(f"model file {ref.name} failed to load: {type(e).__name__}: {e}") from None
+        raise UserError(f"model file {ref.name} failed to load: {error_line(e)}") from None
     fn = getattr(mod, ref.func, None)
     if not callable(fn):
         raise UserError(f"model file {ref.name} has no function {ref.func}()")
     try:
         module = fn()
     except Exception as e:
-        raise UserError(f"{ref.text}: {ref.func}() failed: {type(e).__name__}: {e}") from None
+        raise UserError(f"{ref.text}: {ref.func}() failed: {error_line(e)}") from None
     torch = import_torch()
     if not isinstance(module, torch.nn.Module):
         raise UserError(f"{ref.text}: {ref.func}() returned {type(module).__name__}, not a torch.nn.Module")
+    return mod, module
+
+
+def _build_file(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
+    mod, module = _load_file(ref)
     batch_fn = getattr(mod, "build_batch", None)
     make = _tensor_maker(device)
     if callable(batch_fn) and shape is None:
@@ -148,6 +161,12 @@ def _build_file(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: 
         raise UserError(f"{ref.text}: give the per-sample input shape with --input (e.g. --input 3x224x224), "
                         "or define build_batch(batch) in the file")
     return BuiltModel(ref, module, lambda b: ((make((b, *shape)),), {}), input_desc="x".join(map(str, shape)))
+
+
+def error_line(e: BaseException) -> str:
+    """'ValueError: the first line of its message' (a message can run over many lines)."""
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0][:300]}" if text else type(e).__name__
 
 
 def _load_config(name: str) -> tuple[dict[str, Any], Path]:
