@@ -71,12 +71,28 @@ def half_rate(card: Any) -> bool:
     return arch is not None and runs_fp32_accumulate_at_half_rate(card, arch)
 
 
+def _same_silicon(card: Any, other: Any) -> bool:
+    """Whether two cards run the same tensor cores at the same clock under the same power limit (memory aside): the
+    same architecture entry, SM count, boost clock, power limit and dense bf16 peak."""
+    keys = ("arch_id", "compute_units", "boost_clock_mhz", "tdp_w")
+    return all(getattr(card, k, None) is not None and getattr(card, k, None) == getattr(other, k, None)
+               for k in keys) and card.tensor_tflops("bf16") == other.tensor_tflops("bf16")
+
+
 def reach_of(card: Any) -> Reach | None:
-    """The card's reach: published, else its group's median; None for cards outside both (AMD, no tensor cores),
-    which keep the calibration MFU."""
+    """The card's reach: published, else that of a published card on the same silicon at the same clock and power
+    (the A100 SXM4 40GB takes the 80GB's), else its group's median; None for cards outside all three (AMD, no tensor
+    cores), which keep the calibration MFU."""
     table = published()
     if card.name in table:
         return Reach(table[card.name], "published matmul measurement")
+    from gpuadvisor.catalog import load_catalog
+
+    catalog = load_catalog(use_env=False)
+    for name, reach in table.items():
+        other = catalog.get(name)
+        if other is not None and _same_silicon(card, other):
+            return Reach(reach, f"published matmul measurement of the {name} (same chip, SMs, clock and power)")
     if card.vendor != "nvidia" or (not card.tensor_tflops("bf16") and not card.tensor_tflops("fp16")):
         return None
     group = half_rate(card)

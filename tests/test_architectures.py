@@ -192,3 +192,15 @@ def test_catalog_validate_refuses_a_user_card_naming_an_unknown_architecture(cat
     card.update(arch_id=None)  # resolved from its architecture string and compute capability
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"cards": [card]}))
     assert main(["--catalog", str(tmp_path), "catalog", "validate"]) == 0
+
+
+def test_a_card_without_a_matmul_measurement_takes_that_of_the_same_silicon():
+    """The A100 SXM4 40GB is the 80GB's GA100 at the same 108 SMs, 1,410 MHz and 400 W: it takes the 80GB's published
+    matmul reach; the A100 PCIe (250-300 W) does not, it keeps the full-rate cards' median."""
+    from gpuadvisor.matmul_reach import published, reach_of
+
+    catalog = load_catalog(use_env=False)
+    sxm40 = reach_of(catalog.get("A100 SXM4 40GB"))
+    assert sxm40 is not None and sxm40.value == published()["A100 SXM4 80GB"] and "A100 SXM4 80GB" in sxm40.basis
+    pcie = reach_of(catalog.get("A100 PCIe 80GB"))
+    assert pcie is not None and pcie.value != sxm40.value and "median" in pcie.basis

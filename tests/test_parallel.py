@@ -188,3 +188,32 @@ def test_cli_impossible_layouts_exit_2_with_one_line(args, words):
     r = _cli("llama-3.1-70b", *flat)
     assert r.returncode == 2, r.stdout + r.stderr
     assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+# ---- each card's own kernel figures in the training path (issue 34: A100 training was about 0.7x) -----------------
+def test_training_matmuls_run_at_the_cards_published_reach():
+    """The A100's large matmuls reach 0.848 of its peak against the H100's 0.795 (catalog/matmul-reach.yaml): the
+    training path scales the H100-fitted MFU by that, as every other path does; the H100 itself is unchanged."""
+    from gpuadvisor.catalog import find
+    from gpuadvisor.estimate.parallel.cost import AnalyticCost
+    from gpuadvisor.layout import Checkpointing
+
+    catalog = load_catalog(use_env=False)
+    w = make_workload("llama-3-8b", mode="training", batch=8)
+    fw = framework("fsdp2")
+    rate = {name: AnalyticCost(w, HardwareFigures.from_card(find(catalog, name)[0]), fw, Checkpointing.NONE)._bf16_rate
+            for name in ("A100 SXM4 80GB", "H100 SXM5 80GB")}
+    assert rate["H100 SXM5 80GB"] == pytest.approx(989.4e12 * cal.MFU)
+    assert rate["A100 SXM4 80GB"] / 312e12 == pytest.approx(cal.MFU * 0.848 / 0.795, rel=0.01)
+
+
+@pytest.mark.parametrize("cc, native", [("8.0", True), ("8.6", True), ("8.9", True), ("9.0", False), ("10.0", False),
+                                        ("7.0", False), ("7.5", False), (None, False)])
+def test_flash_attention_2_runs_at_the_kernel_rate_on_the_architecture_it_was_written_for(cc, native):
+    """FlashAttention-2 (PyTorch SDPA's flash backend) is Ampere/Ada's own kernel (50-73 % of the A100's peak) and a
+    generation behind on Hopper (35 %): the profile's SDPA_FLASH_EFF applies there only; a fused-attention profile
+    (Megatron's 1.0) is unchanged everywhere."""
+    from gpuadvisor.estimate.parallel.cost import attention_kernel_eff
+
+    assert attention_kernel_eff(cal.SDPA_FLASH_EFF, cc) == (1.0 if native else cal.SDPA_FLASH_EFF)
+    assert attention_kernel_eff(1.0, cc) == 1.0

@@ -1,7 +1,11 @@
 """Kernel-level time of one transformer layer and of the LM head on one GPU's share of a micro-batch: the small
 interface the parallel model is built on. `AnalyticCost` counts the layer from its matrix products
 (kernels.gemm_time over compute._layer_gemms), flash attention (kernels.attention_time) and the elementwise bytes
-(traffic.py); an op-graph cost can replace it by implementing the same two methods (`StageCost`)."""
+(traffic.py); an op-graph cost can replace it by implementing the same two methods (`StageCost`).
+
+Each card's own figures, not the H100's fractions of them: its large matmuls at its published matmul reach
+(gpuadvisor.matmul_reach, as every other path prices them), and attention at the rate of the kernel that runs there
+(`attention_kernel_eff`)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,22 @@ from gpuadvisor.estimate.hardware import HardwareFigures
 from gpuadvisor.estimate.parallel.profiles import Framework
 from gpuadvisor.layout import Checkpointing
 from gpuadvisor.workload import Mode, Workload
+
+#: compute capabilities FlashAttention-2 was written for (Ampere and Ada's mma.sync): there it runs "close to the
+#: efficiency of GEMM operations", 50-73 % of the A100's peak (https://arxiv.org/abs/2307.08691, abstract), as
+#: FlashAttention-3 and cuDNN's fused attention do on Hopper (75 %, https://arxiv.org/abs/2407.08608): the rate the
+#: kernel model (kernels.attention_rate, fitted on an H100) gives. On Hopper FlashAttention-2 reaches 35 % (the
+#: FlashAttention-3 abstract): SDPA_FLASH_EFF of that rate, kept for later architectures (no published figure) and for
+#: Volta and Turing, which have no FlashAttention-2 kernels.
+FLASH2_NATIVE_CC = ("8.",)
+
+
+def attention_kernel_eff(profile_eff: float, compute_capability: str | None) -> float:
+    """The share of the kernel model's attention rate a framework's attention reaches on a card: the profile's
+    figure (SDPA_FLASH_EFF: FlashAttention-2 on Hopper) except where FlashAttention-2 is the card's native kernel."""
+    if profile_eff < 1.0 and (compute_capability or "").startswith(FLASH2_NATIVE_CC):
+        return 1.0
+    return profile_eff
 
 
 @dataclass(frozen=True)
@@ -53,7 +73,9 @@ class AnalyticCost:
 
     @property
     def _bf16_rate(self) -> float:
-        return (self.hw.peak_tflops("bf16") or 0.0) * 1e12 * cal.MFU
+        """Large 16-bit GEMMs: the calibration MFU scaled by the card's published matmul reach over the H100's."""
+        scale = self.hw.matmul_reach_scale if self.hw.source != "measured" and self.hw.matmul_reach_scale else 1.0
+        return (self.hw.peak_tflops("bf16") or 0.0) * 1e12 * cal.MFU * scale
 
     @property
     def _linear_rate(self) -> tuple[float, float]:
@@ -86,7 +108,7 @@ class AnalyticCost:
         hd = m.head_dim or 64
         causal = m.kind == "decoder"
         q = m.q_dim // tp
-        brate = self._bf16_rate * self.fw.attention_eff
+        brate = self._bf16_rate * attention_kernel_eff(self.fw.attention_eff, self.hw.compute_capability)
         a_fwd = kernels.attention_time(tokens, seq, q, hd, 1, causal=causal, rate=brate)
         a_all = kernels.attention_time(tokens, seq, q, hd, 1, causal=causal, rate=brate, backward=True)
         a_bwd = max(0.0, a_all - a_fwd)
