@@ -25,7 +25,6 @@ def section(per_case: bool = True) -> str:
     rs = v.evaluate()
     s = v.summary(rs)
     env = json.loads(v.MEASURED.read_text())["env"]
-    pub = json.loads(v.PUBLISHED.read_text())
     out = [HEADING, "",
            f"Measured on an {env['device']} (driver {env['driver']}, PyTorch {env['torch']}, cuDNN {env['cudnn']}, "
            f"CUDA {env['cuda']}), {env['date']}, by `lab/measure_models.py` (cases in `lab/model_cases.py`): "

@@ -426,8 +426,8 @@ def main(argv: list[str] | None = None) -> int:
                    + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
     pages = ((PAGE, page()), (CASES_PAGE, cases_page()), (SERVING_PAGE, serving_section()),
-             (TRAINING_PAGE, training_section()), (FOUR_GPU_PAGE, four), (ROOT / "docs" / "unseen-models.md", unseen_page),
-             (ROOT / "docs" / "cross-card.md", cross_page))
+             (TRAINING_PAGE, training_section()), (FOUR_GPU_PAGE, four),
+             (ROOT / "docs" / "unseen-models.md", unseen_page), (ROOT / "docs" / "cross-card.md", cross_page))
     for path, text in pages:
         if args.check:
             if not path.exists() or path.read_text() != text:
