@@ -92,11 +92,12 @@ def _refuse_what_cannot_run(request: EstimateRequest, card: Any) -> None:
     """One line, exit 2, where the support matrix (docs/support.md) says the card cannot run the workload: the
     engine that serves it, fp8, bitsandbytes kernels, Megatron's Transformer Engine, or LoRA/QLoRA under tensor,
     pipeline or context parallelism. Estimating a run that cannot start would answer a question nobody can ask."""
-    from gpuadvisor.advisor.support import adapter_layout_blocker, cannot_run, needs
+    from gpuadvisor.advisor.support import QUANT_FEATURE, adapter_layout_blocker, cannot_run, needs
 
     w, q = request.workload, request.question
     if isinstance(q, ServingLoad):
-        features = needs(w, serve_engine=str(q.engine))
+        weights = QUANT_FEATURE.get(serving_weights(w, q))
+        features = needs(w, serve_engine=str(q.engine), requires=(weights,) if weights else ())
         layout = adapter_layout_blocker(w, tp=w.tensor_parallel)
     elif isinstance(q, TrainingLayout):
         fw = _training_framework(q)

@@ -222,6 +222,6 @@ def facts_of_figures(hardware: Any) -> Chip:
     return Chip(name=hardware.name, vendor="nvidia" if cc else "unknown", compute_capability=cc)
 
 
-__all__ = ["BNB_4BIT", "BNB_8BIT", "FP8", "SERVE_ENGINE_FEATURE", "STEP_ENGINE_FEATURE", "TRANSFORMER_ENGINE",
-           "VLLM", "Chip", "Feature", "Matrix", "Source", "VendorRule", "adapter_layout_blocker", "cannot_run",
-           "facts_of_figures", "load_matrix", "needs"]
+__all__ = ["BNB_4BIT", "BNB_8BIT", "FP8", "QUANT_FEATURE", "SERVE_ENGINE_FEATURE", "STEP_ENGINE_FEATURE",
+           "TRANSFORMER_ENGINE", "VLLM", "Chip", "Feature", "Matrix", "Source", "VendorRule", "adapter_layout_blocker",
+           "cannot_run", "facts_of_figures", "load_matrix", "needs"]
