@@ -234,3 +234,25 @@ def test_estimate_still_answers_what_runs(capsys):
     assert main(["estimate", "llama-3.1-8b", "--gpu", "Tesla K80", "--engine", "eager", "--json"]) == 0  # HF generate
     assert main(["estimate", "llama-3.1-8b", "--dtype", "fp8", "--gpu", "L40S", "--json"]) == 0
     capsys.readouterr()
+
+
+@pytest.mark.slow  # doc sync: regenerates docs/support.md
+def test_support_doc_is_current():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-m", "tools.support_doc", "--check"], capture_output=True, text=True,
+                       cwd=root, timeout=300)
+    assert p.returncode == 0, p.stderr
+
+
+def test_support_doc_shows_every_feature_and_source():
+    from tools.support_doc import render
+
+    text = render(MATRIX, list(CATALOG.cards))
+    for key, f in MATRIX.features.items():
+        assert f"`{key}`" in text
+        assert all(s.url in text for s in f.sources), key
+    assert "| Tesla K80 | nvidia | 3.7 | no |" in text  # vLLM, the first column
