@@ -256,3 +256,14 @@ def test_support_doc_shows_every_feature_and_source():
         assert f"`{key}`" in text
         assert all(s.url in text for s in f.sources), key
     assert "| Tesla K80 | nvidia | 3.7 | no |" in text  # vLLM, the first column
+
+
+def test_every_serving_engine_says_what_it_needs():
+    """A new engine (CONTRIBUTING, "Add an engine") names the matrix feature it needs, or None where it runs wherever
+    PyTorch does."""
+    from gpuadvisor.advisor.support import SERVE_ENGINE_FEATURE, STEP_ENGINE_FEATURE
+    from gpuadvisor.estimate.serve.profiles import engine_names
+
+    assert set(SERVE_ENGINE_FEATURE) == set(engine_names())
+    for feature in [*SERVE_ENGINE_FEATURE.values(), *STEP_ENGINE_FEATURE.values()]:
+        assert feature is None or feature in MATRIX.features

@@ -246,7 +246,7 @@ def support_note(opts: list[Option]) -> str | None:
 def basis_note(opts: list[Option], basis: str) -> str:
     """Which purchase prices were used, naming the cards that fell back to the other basis."""
     other = "street" if basis == "new" else "new"
-    fell = sorted({o.hardware.card for o in opts if o.hardware.kind == "buy"
+    fell = sorted({o.hardware.card for o in opts if o.hardware.kind == "buy" and not o.cannot_run
                    and (o.hardware.purchase_kind or "").endswith(f"no {basis}")})
     what = ("new: list prices and estimates for new cards" if basis == "new"
             else "street: dated street and used prices")
