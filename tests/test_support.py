@@ -84,6 +84,7 @@ def test_what_a_workload_needs():
     assert needs(w, step_engine="graphs") == ("vllm",)
     assert needs(w, step_engine="eager") == ()
     assert needs(w, serve_engine="trtllm") == ("trtllm",)
+    assert needs(w, serve_engine="vllm@0.5") == ("vllm",)  # a version of an engine needs what the engine needs
     assert needs(make_workload("llama-3.1-8b", dtype="fp8"), step_engine="graphs") == ("vllm", "fp8")
     q = make_workload("llama-3.1-8b", mode="qlora")
     assert needs(q) == ("bitsandbytes-4bit",)

@@ -56,7 +56,7 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
     "cannot run: <why>" for each card of a cheaper offer that the support matrix rules out)."""
     from gpuadvisor.advisor.support import QUANT_FEATURE, SERVE_ENGINE_FEATURE, cannot_run
 
-    engine_needs = tuple(f for f in (SERVE_ENGINE_FEATURE.get(str(engine)),) if f)
+    engine_needs = tuple(f for f in (SERVE_ENGINE_FEATURE.get(str(engine).lower().partition("@")[0]),) if f)
     weight_needs = tuple(f for f in (QUANT_FEATURE.get(weights),) if f)
     blocked: dict[str, str] = {}
     if not (slo_ttft or slo_tpot):

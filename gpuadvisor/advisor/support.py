@@ -178,8 +178,8 @@ def needs(workload: Any, *, step_engine: str | None = None, serve_engine: str | 
     Transformer Engine (`framework` "megatron"), and any the caller names (`requires`, e.g. "flash-attention-2")."""
     out: list[str] = []
     serving_decoder = workload.mode == "inference" and workload.model.kind == "decoder"
-    if serving_decoder and serve_engine is not None:
-        out += [f for f in (SERVE_ENGINE_FEATURE.get(str(serve_engine)),) if f]
+    if serving_decoder and serve_engine is not None:  # "vllm@0.6": a version of the engine needs what it needs
+        out += [f for f in (SERVE_ENGINE_FEATURE.get(str(serve_engine).lower().partition("@")[0]),) if f]
     elif serving_decoder and step_engine is not None:
         out += [f for f in (STEP_ENGINE_FEATURE.get(str(step_engine)),) if f]
     if workload.compute_dtype == "fp8":
