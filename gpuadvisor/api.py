@@ -84,6 +84,7 @@ def advise(
     measured: Any = None,
     local_cards: Sequence[str] = (),
     price_basis: str = "new",
+    requires: Sequence[str] = (),
 ) -> Advice:
     """Options, the cost-versus-time frontier and named picks for `w` under `targets`.
 
@@ -91,7 +92,8 @@ def advise(
     unless `offers` is given; purchases from the catalog's prices. `measured` is a probe
     RunResult (its figures replace the matching card's datasheet figures) or a dict
     card name -> measured figures; `local_cards` names the cards in this machine;
-    `price_basis` "new" (list prices, the default) or "street" (dated street/used prices) for purchases.
+    `price_basis` "new" (list prices, the default) or "street" (dated street/used prices) for purchases;
+    `requires`: support-matrix features the job needs beyond its workload's (e.g. "flash-attention-2").
     """
     from gpuadvisor.advisor import advise as _advise
     from gpuadvisor.advisor.decide import PriceInfo
@@ -115,7 +117,7 @@ def advise(
         meas = measured_by_card(measured, cat)
     return _advise(w, cat, targets, offers=offer_list, prices=info, spot=spot, region=region, buy=buy, rent=rent,
                    engine=engine, efficiency=efficiency, measured=meas, local_cards=tuple(local_cards),
-                   only=tuple(only), price_basis=price_basis)
+                   only=tuple(only), price_basis=price_basis, requires=tuple(requires))
 
 
 def options(w: Workload, targets: Targets | None = None, **kw: Any) -> list[Option]:

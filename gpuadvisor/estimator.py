@@ -15,7 +15,7 @@ Each returns the same `Answer` type, with its typed results in `Answer.parts` fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuadvisor.answer import Answer, MemoryParts, Rate, ServingFigures, TimeParts
@@ -73,11 +73,43 @@ def estimate(request: EstimateRequest, *, catalog: Any = None) -> Answer:
     """Answer one request (validated here: bad input raises UserError with one line)."""
     request.validate()
     hardware = resolve_hardware(request.hardware, catalog)
+    _refuse_what_cannot_run(request, hardware.card)
     if isinstance(request.question, ServingLoad):
         return _serving(request, request.question, hardware)
     if isinstance(request.question, TrainingLayout):
         return _training(request, request.question, hardware)
     return _step(request, request.question, hardware)
+
+
+def _training_framework(q: TrainingLayout) -> str:
+    """The framework profile a training question runs under: the one given, else Megatron where a degree only it
+    runs (pipeline, context, expert parallel) is asked, else Hugging Face Trainer."""
+    return q.framework or ("megatron" if (q.pipeline_parallel > 1 or q.context_parallel > 1
+                                          or q.expert_parallel > 1) else "hf")
+
+
+def _refuse_what_cannot_run(request: EstimateRequest, card: Any) -> None:
+    """One line, exit 2, where the support matrix (docs/support.md) says the card cannot run the workload: the
+    engine that serves it, fp8, bitsandbytes kernels, Megatron's Transformer Engine, or LoRA/QLoRA under tensor,
+    pipeline or context parallelism. Estimating a run that cannot start would answer a question nobody can ask."""
+    from gpuadvisor.advisor.support import QUANT_FEATURE, adapter_layout_blocker, cannot_run, needs
+
+    w, q = request.workload, request.question
+    if isinstance(q, ServingLoad):
+        weights = QUANT_FEATURE.get(serving_weights(w, q))
+        features = needs(w, serve_engine=str(q.engine), requires=(weights,) if weights else ())
+        layout = adapter_layout_blocker(w, tp=w.tensor_parallel)
+    elif isinstance(q, TrainingLayout):
+        fw = _training_framework(q)
+        features = needs(w, framework=fw)
+        layout = adapter_layout_blocker(w, tp=w.tensor_parallel, pp=q.pipeline_parallel, cp=q.context_parallel,
+                                        framework=fw)
+    else:
+        features = needs(w, step_engine=str(q.engine))
+        layout = adapter_layout_blocker(w, tp=w.tensor_parallel)
+    why = cannot_run(card, features) or layout
+    if why:
+        raise UserError(f"{card.name} {why} (docs/support.md)")
 
 
 # --- STEP: the calibrated step in the workload's own layout -------------------------------------------------
@@ -317,8 +349,7 @@ def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -
 
     w, card, hw = request.workload, hardware.card, hardware.figures
     tp = w.tensor_parallel
-    fw = framework(q.framework) if q.framework else framework(
-        "megatron" if (q.pipeline_parallel > 1 or q.context_parallel > 1 or q.expert_parallel > 1) else "hf")
+    fw = framework(_training_framework(q))
     cluster = Cluster(gpus_per_node=q.gpus_per_node or 0, net_gbs_per_gpu=q.net_gbs_per_gpu or 0.0)
     w = w.with_(tensor_parallel=1)
     notes: list[str] = []
@@ -343,7 +374,11 @@ def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -
             tp=tp, pp=q.pipeline_parallel, cp=q.context_parallel, ep=q.expert_parallel, vp=q.virtual_stages,
             micro_batch=q.micro_batch or 1))
         how = "the layout given" + ("" if recompute else "; recomputation: the fastest that fits")
+    if w.is_adapter and q.search:  # PEFT runs data parallel or FSDP only (support matrix), whole-layer checkpoints
+        fixed = replace(fixed, tp=1, pp=1, cp=1, ep=1, vp=1)
     ranked = search(w, hw, fw, cluster=cluster, fixed=fixed)
+    if w.is_adapter and q.search:
+        ranked = [e for e in ranked if e.layout.checkpointing != Checkpointing.SELECTIVE]
     if not ranked:
         raise UserError(f"no layout of {w.model.name} on {w.num_gpus} GPUs divides its layers, heads and the "
                         f"global batch of {w.batch} with the degrees given")

@@ -148,19 +148,20 @@ def option_cells(advice: Any, o: Any, picks: dict[int, list[str]] | None = None,
     w = advice.workload
     pick = ("\n" if compact else ", ").join(picks.get(id(o), []))  # compact: one name a line
     fits = o.fits  # no run time for what does not fit
+    nofit = "cannot run" if o.cannot_run else "no fit"
     if w.mode == "inference" and w.model.kind == "decoder":
         speed = "-" if o.per_user_tokens_per_s is None or not fits else f"{o.per_user_tokens_per_s:,.0f}"
         body = [money(o.usd_per_hour), money(o.usd_per_mtok) if fits else "-", speed] + (
-            [] if compact else [duration(o.ttft_s) if fits else "no fit"])
+            [] if compact else [duration(o.ttft_s) if fits else nofit])
     elif w.mode == "inference":
         body = [money(o.usd_per_hour), money(o.usd_per_1k_requests, 3) if fits else "-",
-                duration(o.request_s) if fits else "no fit"]
+                duration(o.request_s) if fits else nofit]
     else:
         body = ([] if compact else [money(o.usd_per_hour)]) + [money(o.job_usd) if fits else "-",
-                                                               duration(o.wall_s) if fits else "no fit"]
+                                                               duration(o.wall_s) if fits else nofit]
     if compact:
         return [pick, short_label(o), *body, "link" if o.binds == "interconnect" else o.binds]
-    meets = "yes" if o.meets else ("no" if not o.misses else "no: " + "; ".join(o.misses))
+    meets = "yes" if o.meets else o.cannot_run or ("no" if not o.misses else "no: " + "; ".join(o.misses))
     return [pick, o.label, *body, o.binds, meets]
 
 

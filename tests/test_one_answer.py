@@ -61,9 +61,11 @@ def _estimate_argv(args, card, o):
     else:
         g = o["hardware"]["gpus"]
         batch = int(_flag(rest, "--batch", 1))  # the global batch, in both commands
-        if o["layout"].startswith("megatron"):  # data parallel did not fit: the searched layout, as estimate finds it
+        # a searched layout: Megatron's, or (LoRA/QLoRA, the support matrix) Trainer's data parallel or FSDP
+        fw = "megatron" if o["layout"].startswith("megatron") else "hf" if " mb" in o["layout"] else None
+        if fw:  # data parallel did not fit: the searched layout, as estimate finds it
             per_gpu = -(-batch // g)  # recommend rounds the global batch up to whole sequences per GPU
-            return [*argv, "--batch", str(per_gpu * g), "--framework", "megatron", "--layout", "auto"]
+            return [*argv, "--batch", str(per_gpu * g), "--framework", fw, "--layout", "auto"]
         argv += ["--batch", str(batch)]
         if "ZeRO-3" in o["layout"]:
             argv += ["--sharding", "zero3"]
@@ -85,6 +87,9 @@ def _layout_of(answer):
     lay = e["layout"]
     label = (f"megatron TP{lay['tp']} PP{lay['pp']} CP{lay['cp']} mb{lay['micro_batch']} {lay['sharding']} "
              f"ac:{lay['checkpointing']}")
+    if est["framework"] == "hf":  # a LoRA/QLoRA job's searched layout, as Trainer users name it
+        label = (f"{'FSDP' if lay['sharding'] in ('fsdp', 'zero3') else 'DDP'} x {lay['dp']} mb{lay['micro_batch']}"
+                 + (" ac:full" if lay["checkpointing"] == "full" else ""))
     return {"fits": e["fits"], "layout": label, "needed_gib_per_gpu": e["memory_gib"]["total"], "memory_parts": mem,
             "wall_s": est["time_to_train"]["seconds"] if e["fits"] else None, "per_user_tokens_per_s": None}
 
@@ -109,7 +114,7 @@ def test_estimate_recommend_api_report_agree(capsys, args, card):
         lay = _layout_of(est)
         assert lay["fits"] == o["fits"], (o["label"], o["layout"])
         assert lay["layout"] == o["layout"]
-        tol = 1e-9 if "megatron" not in o["layout"] else 1e-3  # the search's JSON rounds GiB to 3 places
+        tol = 1e-9 if " mb" not in o["layout"] else 1e-3  # a searched layout: its JSON rounds GiB to 3 places
         assert lay["needed_gib_per_gpu"] == pytest.approx(o["needed_gib_per_gpu"], rel=tol)
         assert sum(lay["memory_parts"].values()) == pytest.approx(o["needed_gib_per_gpu"], rel=tol)
         assert sum(o["memory_parts"].values()) == pytest.approx(o["needed_gib_per_gpu"], rel=1e-6)
@@ -132,8 +137,8 @@ def test_estimate_recommend_api_report_agree(capsys, args, card):
     assert float(view["memory_total"].replace(",", "")) == pytest.approx(first.needed_gib_per_gpu, abs=0.006)
     same = next(o for o in opts if o["label"] == first.label)
     assert first.needed_gib_per_gpu == pytest.approx(same["needed_gib_per_gpu"], rel=1e-9)
-    if first.layout.startswith("megatron"):
-        return  # a searched parallel layout: its estimate is `estimate --framework megatron --layout auto` (above)
+    if " mb" in first.layout:
+        return  # a searched parallel layout: its estimate is `estimate --framework ... --layout auto` (above)
     w = advice.workload.with_(num_gpus=first.hardware.gpus, tensor_parallel=first.tensor_parallel)
     if w.mode == "inference":
         e = api.estimate(api.request(w, card, api.Step(users=advice.targets.users)))

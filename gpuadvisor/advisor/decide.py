@@ -140,8 +140,10 @@ def advise(
     local_cards: tuple[str, ...] = (),
     only: tuple[str, ...] = (),
     price_basis: str = "new",
+    requires: tuple[str, ...] = (),
 ) -> Advice:
-    """Evaluate every offer and purchasable card x count, then pick (module docstring)."""
+    """Evaluate every offer and purchasable card x count, then pick (module docstring). `requires`: support-matrix
+    features the job needs beyond those its workload implies (options.build_options)."""
     if not (buy or rent):
         raise UserError("nothing to evaluate: both renting and buying are excluded")
     if price_basis not in PRICE_BASES:
@@ -154,7 +156,7 @@ def advise(
         workload = workload.with_(seq_len=targets.prompt_tokens, gen_tokens=targets.output_tokens)
     opts = build_options(workload, catalog, targets, offers=offers, spot=spot, region=region, buy=buy, rent=rent,
                          engine=engine, efficiency=efficiency, measured=measured, local_cards=local_cards,
-                         only=only, price_basis=price_basis)
+                         only=only, price_basis=price_basis, requires=requires)
     local = [o for o in opts if o.hardware.kind == "local"]
     picks = make_picks(opts, targets)
     closest, take = (None, None) if picks else _closest(opts, workload, catalog, targets, engine, efficiency)
@@ -215,9 +217,9 @@ def _notes(workload: Workload, targets: Targets, targets_in: Targets | None, opt
     if (workload.mode == "inference" and not decoder and targets_in is not None and targets_in.ttft_s is None) \
             or (workload.mode == "inference" and not decoder and targets_in is None):
         notes.append(f"no --ttft: a request is wanted within {targets.ttft_s:g} s (the default); --ttft sets it")
-    if decoder and engine == "graphs":
-        notes.append("NVIDIA cards older than Volta (compute capability < 7.0) are left out: vLLM-class engines "
-                     "do not run on them (--engine eager includes them)")
+    blocked = support_note(opts)
+    if blocked:
+        notes.append(blocked)
     if buy:
         notes.append("purchase prices are for the GPUs alone, not the host or server around them")
         notes.append(basis_note(opts, price_basis))
@@ -227,10 +229,24 @@ def _notes(workload: Workload, targets: Targets, targets_in: Targets | None, opt
     return notes
 
 
+def support_note(opts: list[Option]) -> str | None:
+    """The cards the support matrix rules out, each with its reason (the first two), once: 'cannot run here
+    (support matrix, docs/support.md): Tesla K80 (vLLM needs NVIDIA compute capability 7.0 or newer; ...)'."""
+    why = {o.hardware.card: o.cannot_run.removeprefix("cannot run: ") for o in opts if o.cannot_run}
+    if not why:
+        return None
+    cards = list(why)
+    named = [f"{card} ({why[card]})" for card in cards[:2]]
+    rest = cards[2:]
+    more = f"; also {', '.join(rest[:6])}" + (f" and {len(rest) - 6} more" if len(rest) > 6 else "") if rest else ""
+    return (f"{len(why)} card{'s' if len(why) != 1 else ''} cannot run this (support matrix, docs/support.md), "
+            f"listed as such, never picked: {'; '.join(named)}{more}")
+
+
 def basis_note(opts: list[Option], basis: str) -> str:
     """Which purchase prices were used, naming the cards that fell back to the other basis."""
     other = "street" if basis == "new" else "new"
-    fell = sorted({o.hardware.card for o in opts if o.hardware.kind == "buy"
+    fell = sorted({o.hardware.card for o in opts if o.hardware.kind == "buy" and not o.cannot_run
                    and (o.hardware.purchase_kind or "").endswith(f"no {basis}")})
     what = ("new: list prices and estimates for new cards" if basis == "new"
             else "street: dated street and used prices")

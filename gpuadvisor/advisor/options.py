@@ -31,7 +31,6 @@ BUY_COUNTS = {"geforce": (1,), "radeon": (1,), "jetson": (1,), "professional": (
 SERVER_COUNTS = (1, 2, 4, 8)
 BASEBOARD_FORMS = ("SXM", "OAM")  # modules that come on a 4- or 8-GPU baseboard (HGX, UBB), not one by one
 BASEBOARD_COUNTS = (4, 8)
-MIN_ENGINE_CC = (7, 0)  # vLLM, TensorRT-LLM and SGLang support Volta and newer
 # JETSON_SYSTEM_GIB (a Jetson's memory taken by its OS and CPU) is in the calibration table
 __getattr__ = cal.aliases(__name__, ("JETSON_SYSTEM_GIB",))
 
@@ -85,7 +84,7 @@ class Option:
     electricity_usd_h: float
     monthly_usd: float | None
     energy_kwh: float | None  # serving: per month; training: per job
-    binds: str  # "memory" | "bandwidth" | "compute" | "interconnect" | "overhead" | "unknown"
+    binds: str  # "memory" | "bandwidth" | "compute" | "interconnect" | "overhead" | "support" | "unknown"
     binds_note: str
     meets: bool
     misses: tuple[str, ...]
@@ -110,6 +109,7 @@ class Option:
     notes: tuple[str, ...] = field(default=())
     memory_parts: tuple[tuple[str, float], ...] = ()  # (item, GiB) per GPU of this layout
     usable_gib: float | None = None  # per GPU: the card less what a serving engine keeps free
+    cannot_run: str = ""  # "cannot run: <why>" where the support matrix says the card cannot run the workload
 
     @property
     def serving(self) -> bool:
@@ -368,15 +368,6 @@ def _buy_counts(card: Any, override: dict[str, tuple[int, ...]] | None) -> tuple
     return BUY_COUNTS.get(card.family, SERVER_COUNTS)
 
 
-def _runs_serving_engine(card: Any) -> bool:
-    """vLLM-class engines need an NVIDIA compute capability of 7.0 or newer (Volta on); AMD cards
-    and cards with no figure are kept."""
-    cc = getattr(card, "compute_capability", None)
-    if getattr(card, "vendor", "nvidia") != "nvidia" or not cc:
-        return True
-    return tuple(int(x) for x in cc.split(".")) >= MIN_ENGINE_CC
-
-
 def _wanted(card: Any, only: tuple[str, ...]) -> bool:
     if not only:
         return True
@@ -401,6 +392,7 @@ def build_options(
     local_cards: tuple[str, ...] = (),
     only: tuple[str, ...] = (),
     price_basis: str = "new",
+    requires: tuple[str, ...] = (),
 ) -> list[Option]:
     """Every rental offer, every purchasable card x count and the local card(s), priced and checked.
 
@@ -410,12 +402,17 @@ def build_options(
     of its GPUs that fit (all of them when none fits);
     `only`: keep cards whose name contains one of these (case-insensitive) or whose family is one;
     `buy_counts`: family -> GPU counts to consider buying (default BUY_COUNTS, else 1/2/4/8);
-    `price_basis`: "new" (list prices) or "street" (dated street/used prices), see `purchase_of`.
+    `price_basis`: "new" (list prices) or "street" (dated street/used prices), see `purchase_of`;
+    `requires`: support-matrix features the job needs beyond what the workload implies (e.g. "flash-attention-2").
+    A card the support matrix says cannot run the workload (its engine, precision, kernels or layout) gives options
+    that do not fit, with `cannot_run` saying why and no figures: never a pick, listed as such.
     """
     workload = workload.validate()
     targets = targets.for_workload(workload)
     engine_profile(engine)
-    b = _Builder(workload, targets, _cards_for(workload, catalog, engine, only), engine, efficiency, measured or {})
+    cards = _cards_for(workload, catalog, only)
+    b = _Builder(workload, targets, cards, engine, efficiency, measured or {},
+                 blocked=cannot_run_cards(workload, cards.values(), engine=engine, requires=requires))
     out: list[Option] = []
     if rent:
         out += b.rent(offers, spot, region)
@@ -427,14 +424,29 @@ def build_options(
     return out
 
 
-def _cards_for(workload: Workload, catalog: Any, engine: str, only: tuple[str, ...]) -> dict[str, Any]:
-    """The catalog cards to consider: those `only` names, that run the engine and the workload's precision."""
+def _cards_for(workload: Workload, catalog: Any, only: tuple[str, ...]) -> dict[str, Any]:
+    """The catalog cards to consider: those `only` names, that run the workload's precision well."""
     cards = {c.name: c for c in catalog.cards if _wanted(c, only)}
     if only and not cards:
         raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
-    if workload.mode == "inference" and workload.model.kind == "decoder" and engine == "graphs":
-        cards = {n: c for n, c in cards.items() if _runs_serving_engine(c)}
     return {n: c for n, c in cards.items() if runs_sixteen_bit_well(c, workload, only)}
+
+
+def cannot_run_cards(workload: Workload, cards: Any, *, engine: str = DEFAULT_ENGINE,
+                     requires: tuple[str, ...] = ()) -> dict[str, str]:
+    """Card name -> "cannot run: <why>" for each card the support matrix rules out for the workload: the serving
+    engine, fp8, bitsandbytes kernels, the features `requires` names, or (LoRA/QLoRA) a tensor-parallel layout."""
+    from gpuadvisor.advisor.support import adapter_layout_blocker, cannot_run, load_matrix, needs
+
+    matrix = load_matrix()
+    features = needs(workload, step_engine=str(engine), requires=requires)
+    layout = adapter_layout_blocker(workload, tp=workload.tensor_parallel)
+    out = {}
+    for card in cards:
+        why = cannot_run(card, features, matrix) or layout
+        if why:
+            out[card.name] = why
+    return out
 
 
 class _Builder:
@@ -442,8 +454,10 @@ class _Builder:
     estimate computed once, whichever of rent, buy and local asks first."""
 
     def __init__(self, workload: Workload, targets: Targets, cards: dict[str, Any], engine: str,
-                 efficiency: Efficiency | None, measured: dict[str, dict[str, float]]) -> None:
+                 efficiency: Efficiency | None, measured: dict[str, dict[str, float]],
+                 blocked: dict[str, str] | None = None) -> None:
         self.workload, self.targets, self.cards = workload, targets, cards
+        self.blocked = blocked or {}  # card name -> "cannot run: <why>" (support matrix)
         self.engine, self.efficiency, self.measured = engine, efficiency, measured
         self.hws: dict[str, HardwareFigures] = {}
         self.notes: dict[str, tuple[str, ...]] = {}  # hw_notes by card: one per card, not per offer
@@ -457,7 +471,12 @@ class _Builder:
         return self.hws[name]
 
     def figs(self, name: str, g: int) -> Figures | None:
-        """The estimate on `g` of the card; None (and the error kept) for an impossible layout."""
+        """The estimate on `g` of the card; None (and the error kept) for an impossible layout. A card that
+        cannot run the workload gets no estimate: figures that do not fit, saying why."""
+        if name in self.blocked:
+            why = self.blocked[name]
+            return Figures(fits=False, layout="-", tp=1, replicas=g, needed_gib=0.0, binds="support", binds_note=why,
+                           why_not=why)
         if (name, g) not in self.cache:
             try:
                 self.cache[(name, g)] = figures(per_gpu_batch(self.workload, g), self.hw_of(name), g, self.targets,
@@ -471,7 +490,8 @@ class _Builder:
         name = hwd.card
         if name not in self.notes:
             self.notes[name] = hw_notes(self.cards[name], self.workload)
-        return price_option(f, hwd, self.hw_of(name), self.workload, self.targets, self.notes[name], misses)
+        opt = price_option(f, hwd, self.hw_of(name), self.workload, self.targets, self.notes[name], misses)
+        return replace(opt, cannot_run=self.blocked[name], shortfall=math.inf) if name in self.blocked else opt
 
     def rent(self, offers: Any, spot: bool, region: str | None) -> list[Option]:
         """Every whole-GPU rental offer of a considered card with a price."""
@@ -508,8 +528,8 @@ class _Builder:
                                purchase_kind=kind, purchase_source=source)
                 opt = self.priced(f, hwd)
                 out.append(opt)
-                if opt.meets:
-                    break  # more cards than the fewest that meet every target is not a purchase to suggest
+                if opt.meets or opt.cannot_run:
+                    break  # more cards than the fewest that meet every target (or can run none) is no purchase
         return out
 
     def local(self, local_cards: tuple[str, ...]) -> list[Option]:
@@ -526,5 +546,5 @@ class _Builder:
         return out
 
 
-__all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "figures", "hardware_of",
-           "price_option", "purchase_of"]
+__all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "cannot_run_cards", "figures",
+           "hardware_of", "price_option", "purchase_of"]

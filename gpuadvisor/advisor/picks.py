@@ -106,6 +106,8 @@ def describe(o: Option) -> str:
             f", ~${o.usd_per_hour:,.2f}/h amortised with power" if o.serving and o.usd_per_hour else "")
     else:
         price = f"electricity ~${o.usd_per_hour:,.2f}/h" if o.usd_per_hour is not None else "owned"
+    if o.cannot_run:
+        return f"{o.label}: {price}; {o.cannot_run}."
     if not o.fits:  # no run time for what does not fit
         return " ".join([o.label + ":", price + ";", f"does not fit ({o.binds_note or o.binds})."]) + "".join(
             f" Note: {n}." for n in o.notes)
@@ -157,9 +159,10 @@ def make_picks(options: list[Option], targets: Targets) -> dict[str, Pick]:
 
 def closest_miss(options: list[Option], targets: Targets) -> tuple[Pick, str] | None:
     """When nothing meets every target: the option that comes closest, and what it would take."""
-    cands = [o for o in options if o.hardware.kind != "local" and math.isfinite(o.shortfall)]
+    runnable = [o for o in options if not o.cannot_run]  # what the support matrix rules out is never a pick
+    cands = [o for o in runnable if o.hardware.kind != "local" and math.isfinite(o.shortfall)]
     if not cands:
-        cands = [o for o in options if o.hardware.kind != "local"]
+        cands = [o for o in runnable if o.hardware.kind != "local"]
         if not cands:
             return None
         o = max(cands, key=lambda o: (o.memory_gib_per_gpu or 0) * o.hardware.gpus)

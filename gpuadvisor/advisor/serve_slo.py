@@ -1,7 +1,8 @@
 """The cheapest rental that meets serving SLOs under a request rate: each (card, GPU count) of the price snapshot,
 cheapest first, laid out as tensor-parallel groups x replicas, is simulated (estimate/serve/) at the rate, and the
 first whose P99 TTFT and P99 time per output token meet the targets is the pick. What binds is the target with the
-least headroom. Pure apart from the snapshot it is given."""
+least headroom. A card the support matrix (advisor/support.py) says cannot run the engine is never simulated nor
+picked: it is returned with the reason. Pure apart from the snapshot it is given."""
 
 from __future__ import annotations
 
@@ -49,8 +50,15 @@ def _binds(ttft: float, tpot: float, slo_ttft: float | None, slo_tpot: float | N
 
 def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str, weights: str, kv_dtype: str | None,
                      lengths: Lengths, rate: float, slo_ttft: float | None, slo_tpot: float | None,
-                     requests: int = 300, seed: int = 0, tries: int = 40) -> tuple[SloPick | None, list[SloPick]]:
-    """(the cheapest option that meets the SLOs or None, every option evaluated, cheapest first)."""
+                     requests: int = 300, seed: int = 0, tries: int = 40
+                     ) -> tuple[SloPick | None, list[SloPick], dict[str, str]]:
+    """(the cheapest option that meets the SLOs or None, every option evaluated, cheapest first, and card name ->
+    "cannot run: <why>" for each card of a cheaper offer that the support matrix rules out)."""
+    from gpuadvisor.advisor.support import QUANT_FEATURE, SERVE_ENGINE_FEATURE, cannot_run
+
+    engine_needs = tuple(f for f in (SERVE_ENGINE_FEATURE.get(str(engine).lower().partition("@")[0]),) if f)
+    weight_needs = tuple(f for f in (QUANT_FEATURE.get(weights),) if f)
+    blocked: dict[str, str] = {}
     if not (slo_ttft or slo_tpot):
         raise UserError("give at least one serving target: --p99-ttft or --p99-tpot")
     limits.check("slo_requests", requests)  # one simulation per option tried: fewer requests each
@@ -69,6 +77,10 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
         try:
             card = catalog.get(card_name)
         except Exception:
+            continue
+        why = cannot_run(card, engine_needs + weight_needs)
+        if why:
+            blocked[card.name] = why
             continue
         hw = card_figures(card)
         if not hw.bandwidth_gbs or not hw.memory_gib:
@@ -90,6 +102,6 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
                            _binds(ttft, tpot, slo_ttft, slo_tpot), f)
             evaluated.append(pick)
             if ok:
-                return pick, evaluated
+                return pick, evaluated, blocked
             break  # the smallest TP that fits; more TP rarely helps a rate that replicas cannot serve
-    return None, evaluated
+    return None, evaluated, blocked

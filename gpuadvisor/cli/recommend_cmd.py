@@ -165,7 +165,8 @@ def _compact_cells(o: Any, currency: str, rate: float) -> list[str]:
     purchase price where it is bought, tok/s per user, time per request or the wall time."""
     buy = money(o.hardware.purchase_usd, currency, rate) if o.hardware.kind == "buy" else "-"
     if not o.fits:  # no run time for what does not fit
-        return [money(o.usd_per_hour if o.serving else None, currency, rate), buy, "no fit"]
+        return [money(o.usd_per_hour if o.serving else None, currency, rate), buy,
+                "cannot run" if o.cannot_run else "no fit"]
     if o.serving:
         speed = (f"{o.per_user_tokens_per_s:,.0f}" if o.per_user_tokens_per_s is not None
                  else fmt_time(o.request_s))
@@ -275,9 +276,9 @@ def _table(con: Any, rows: list[Any], w: Any, currency: str, rate: float, *, tit
     for c in cols:
         tab.add_column(c, justify="left" if c in ("option", "layout", "binds", "meets") else "right")
     for o in rows:
-        if not o.fits:  # no run time for what does not fit
+        if not o.fits:  # no run time for what does not fit; what cannot run says why in full
             tab.add_row(o.label, money(o.usd_per_hour, currency, rate), *(["-"] * (len(cols) - 5)), o.layout,
-                        o.binds, "no: " + "; ".join(o.misses)[:60])
+                        o.binds, o.cannot_run or "no: " + "; ".join(o.misses)[:60])
             continue
         per_h = money(o.usd_per_hour, currency, rate)
         meets = "yes" if o.meets else "no: " + "; ".join(o.misses)[:60]

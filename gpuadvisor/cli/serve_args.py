@@ -88,14 +88,14 @@ def run_recommend(args: argparse.Namespace) -> int:
         raise UserError("no rental offers to choose from (price snapshot empty after the filters)")
     weights = serving_weights(w, ServingLoad(weights=args.weights))
     lengths = parse_lengths(args.lengths, w.seq, max(1, w.gen_tokens))  # as the estimator's serving question
-    pick, tried = cheapest_for_slo(m, catalog_from(args), offers, engine=args.serve_engine, weights=weights,
+    pick, tried, blocked = cheapest_for_slo(m, catalog_from(args), offers, engine=args.serve_engine, weights=weights,
                                    kv_dtype=args.kv_dtype, lengths=lengths, rate=args.rate,
                                    slo_ttft=args.p99_ttft, slo_tpot=args.p99_tpot, requests=args.requests or 300,
                                    seed=args.seed)
     if args.json:
         print_json({"model": m.name, "rate": args.rate, "p99_ttft_s": args.p99_ttft, "p99_tpot_s": args.p99_tpot,
                     "engine": args.serve_engine, "pick": pick.to_dict() if pick else None,
-                    "evaluated": [t.to_dict() for t in tried], "estimate": True})
+                    "evaluated": [t.to_dict() for t in tried], "cannot_run": blocked, "estimate": True})
         return 0
     con = console()
     con.print(f"[bold]{m.name} at {args.rate:g} req/s[/bold], {args.serve_engine}; targets: "
@@ -108,4 +108,6 @@ def run_recommend(args: argparse.Namespace) -> int:
         con.print("[bold red]  nothing evaluated meets the targets[/bold red]")
     for t in tried[:-1] if pick else tried[:8]:
         con.print(f"  cheaper, misses: {t.line()}", soft_wrap=True)
+    for card, why in blocked.items():  # the support matrix: never simulated, never picked
+        con.print(f"  {'cheaper, ' if pick else ''}{card}: {why} (docs/support.md)", soft_wrap=True)
     return 0
