@@ -114,6 +114,15 @@ def _load(args: argparse.Namespace) -> Any:
     from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
     from gpuadvisor.servecheck.measurement import LoadSpec
 
+    spec = args.lengths
+    if spec not in (None, "fixed"):  # a distribution that draws a length itself leaves that flag unused: refused
+        unused = [flag for flag, given, drawn in (("--input-len", args.input_len, True),
+                                                  ("--output-len", args.output_len, not spec.startswith("uniform:")))
+                  if given is not None and drawn]
+        if unused:
+            raise UserError(f"--lengths {spec} draws the {' and '.join(f.split('-')[2] for f in unused)} lengths "
+                            f"itself: drop {' and '.join(unused)}")
+
     return LoadSpec(rate=args.rate, concurrency=args.concurrency, input_len=args.input_len or DEFAULT_INPUT_LEN,
                     output_len=args.output_len or DEFAULT_OUTPUT_LEN, lengths=args.lengths, requests=args.requests,
                     seed=args.seed, time_limit_s=args.time_limit)
