@@ -2,10 +2,11 @@
 to serve in tests (tests/test_serve_check_server.py). Its figures are also written as a Hugging Face config.json,
 so that gpuadvisor estimates the same shape.
 
-Sized so that the model's own time dominates a streamed token on a CPU (about 10 ms a decode step, a few hundred ms
+Sized so that the model's own time dominates a streamed token on a CPU (about 30 ms a decode step, about 2 s
 a 128-token prompt on two cores), not the server's Python per token: the comparison with the server's own timings
-is then about the model's time, as on a GPU server. The output row of the end-of-sequence token is zero, so that
-greedy decoding never picks it and every request generates all its tokens."""
+is then about the model's time, as on a GPU server. The output rows of every token but the words are zero, so that
+greedy decoding picks words only: every request generates all its tokens, one streamed chunk each. A word's text
+tokenizes back to that word, so that a text prompt made of n words is n tokens."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ from pathlib import Path
 import numpy as np
 
 
+WORDS = 260  # the first word's id: below it the special and byte tokens and '▁' (_vocab)
+
+
 @dataclass(frozen=True)
 class TinyLlama:
     hidden: int = 1024
-    layers: int = 4
+    layers: int = 8
     heads: int = 8
     kv_heads: int = 8
     ffn: int = 2816
@@ -36,15 +40,16 @@ class TinyLlama:
 
 
 def _vocab(n: int) -> tuple[list[bytes], list[float], list[int]]:
-    """SentencePiece-style: <unk> <s> </s>, the 256 byte tokens, then words '▁w0', '▁w1', ..."""
+    """SentencePiece-style: <unk> <s> </s>, the 256 byte tokens, '▁', then one word per CJK character ('▁丁'):
+    a word's text tokenizes back to that one word, so a prompt made of words has as many tokens as words."""
     from gguf import TokenType
 
-    tokens = [b"<unk>", b"<s>", b"</s>"] + [f"<0x{b:02X}>".encode() for b in range(256)]
-    types = [TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL] + [TokenType.BYTE] * 256
+    tokens = [b"<unk>", b"<s>", b"</s>"] + [f"<0x{b:02X}>".encode() for b in range(256)] + ["\u2581".encode()]
+    types = [TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL] + [TokenType.BYTE] * 256 + [TokenType.NORMAL]
     while len(tokens) < n:
-        tokens.append(f"\u2581w{len(tokens)}".encode())
+        tokens.append(f"\u2581{chr(0x4E00 + len(tokens))}".encode())
         types.append(TokenType.NORMAL)
-    scores = [0.0] * 3 + [-1000.0] * 256 + [-float(i) for i in range(n - 259)]
+    scores = [0.0] * 3 + [-1000.0] * 256 + [-1.0] * (n - 259)
     return tokens, scores, [int(t) for t in types]
 
 
@@ -74,6 +79,7 @@ def write(folder: Path, shape: TinyLlama = TinyLlama()) -> tuple[Path, Path]:
     w.add_eos_token_id(2)
     w.add_unk_token_id(0)
     w.add_add_bos_token(False)
+    w.add_add_space_prefix(False)  # ' 丁 七' is '▁丁▁七' and nothing more: a prompt is as many tokens as words
 
     def tensor(name: str, rows: int, cols: int, scale: float | None = None) -> None:
         a = rng.standard_normal((rows, cols), dtype=np.float32) * (scale or cols ** -0.5)
@@ -96,7 +102,8 @@ def write(folder: Path, shape: TinyLlama = TinyLlama()) -> tuple[Path, Path]:
         tensor(f"blk.{i}.ffn_down.weight", shape.hidden, shape.ffn)
     norm("output_norm.weight")
     out = (rng.standard_normal((shape.vocab, shape.hidden), dtype=np.float32) * shape.hidden ** -0.5)
-    out[2] = 0.0  # </s> never wins a greedy pick: every request runs to max_tokens
+    out[:WORDS] = 0.0  # only words win a greedy pick: no </s> (every request runs to max_tokens), no byte token
+    # (a lone byte is no text, so its chunk would be held back or merged: one streamed chunk per token)
     w.add_tensor("output.weight", out.astype(np.float16))
     w.write_header_to_file()
     w.write_kv_data_to_file()

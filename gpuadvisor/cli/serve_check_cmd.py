@@ -76,6 +76,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"stop after this many seconds, whatever is left (default {DEFAULT_TIME_LIMIT_S:g}, "
                         f"at most {MAX_TIME_LIMIT_S:g})")
     g.add_argument("--seed", type=arg_type("seed"), default=0, help="seed of arrivals, lengths and prompts")
+    g.add_argument("--prompt", choices=("ids", "text"), default="ids",
+                   help="ids: prompts sent as token ids, exact lengths (vLLM, SGLang, trtllm-serve, llama.cpp's "
+                        "server; default); text: the server's own text of those ids, counted by its tokenizer "
+                        "endpoint, for servers whose completions take text only (llama-cpp-python's)")
     p.add_argument("--save", metavar="FILE", help="write the measurement (JSON) for estimate --calibration FILE")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.epilog = f"An API key, where the server wants one, is read from ${API_KEY_ENV}."
@@ -125,7 +129,7 @@ def _load(args: argparse.Namespace) -> Any:
 
     return LoadSpec(rate=args.rate, concurrency=args.concurrency, input_len=args.input_len or DEFAULT_INPUT_LEN,
                     output_len=args.output_len or DEFAULT_OUTPUT_LEN, lengths=args.lengths, requests=args.requests,
-                    seed=args.seed, time_limit_s=args.time_limit)
+                    seed=args.seed, time_limit_s=args.time_limit, prompt=args.prompt)
 
 
 def _served_model(endpoint: Any, wanted: str | None, model: str, api_key: str | None) -> str:
@@ -177,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
     served = _served_model(endpoint, args.served_model, args.model, api_key)
     plan = Plan(endpoint=endpoint, served_model=served, input_lens=[int(x) for x in inputs],
                 output_lens=[int(x) for x in outputs], rate=load.rate, concurrency=load.concurrency,
-                time_limit_s=load.time_limit_s, seed=load.seed, vocab_size=vocab, api_key=api_key)
+                time_limit_s=load.time_limit_s, seed=load.seed, vocab_size=vocab, api_key=api_key,
+                prompt=load.prompt)
     try:
         result = replay(plan, _progress() if sys.stderr.isatty() and not args.json else None)
     except EndpointError as e:

@@ -19,6 +19,7 @@ from typing import Any
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.servecheck.measurement import Measurement
+from gpuadvisor.units import duration
 
 HOST = "host_s_per_iter"
 FRONTEND = "frontend_s_per_request"
@@ -40,7 +41,7 @@ class Calibration:
     source: str
 
     def line(self) -> str:
-        figs = ", ".join(f"{k} {v * 1e3:.3g} ms" for k, v in self.overrides)
+        figs = ", ".join(f"{k} {duration(v)}" for k, v in self.overrides)
         return f"calibrated on {self.source}: {figs}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -122,8 +123,7 @@ def fit(m: Measurement, source: str, *, catalog: Any = None) -> Calibration:
     for key, measured, label in (("tpot_p50_s", measured_tpot, "TPOT"), ("ttft_p50_s", measured_ttft, "TTFT")):
         got = after[key]
         if got is not None and abs(got / measured - 1) > 0.05:
-            notes.append(f"median {label} after the fit is {got / measured:.2f}x the measured "
-                         f"{measured * 1e3:.3g} ms")
+            notes.append(f"median {label} after the fit is {got / measured:.2f}x the measured {duration(measured)}")
     return Calibration(engine=m.target.engine, overrides=tuple(sorted(fitted.items())),
                        measured={"ttft_p50_s": measured_ttft, "tpot_p50_s": measured_tpot}, before=before,
                        after=after, notes=tuple(notes), source=source)

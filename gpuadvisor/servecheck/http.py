@@ -40,6 +40,11 @@ class Endpoint:
     def url(self, path: str) -> str:
         return f"{self.origin}{self.base_path}{path}"
 
+    @property
+    def root_path(self) -> str:
+        """The server's own prefix (before '/v1'): where engines put their tokenizer endpoints."""
+        return self.base_path.removesuffix("/v1")
+
 
 def parse_endpoint(url: str) -> Endpoint:
     """'http://host:8000', 'http://host:8000/v1' or '.../v1/completions' -> the endpoint with base path '/v1'
@@ -80,7 +85,7 @@ async def _open(ep: Endpoint, method: str, path: str, body: bytes | None, header
         reader, writer = await asyncio.open_connection(ep.host, ep.port, ssl=context, limit=MAX_HEADER_BYTES)
     except (OSError, ssl.SSLError) as e:
         raise EndpointError(f"cannot connect to {ep.origin}: {_reason(e)}") from None
-    lines = [f"{method} {ep.base_path}{path} HTTP/1.1", f"Host: {ep.host}:{ep.port}", "Connection: close",
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {ep.host}:{ep.port}", "Connection: close",
              *(f"{k}: {v}" for k, v in headers.items())]
     if body is not None:
         lines.append(f"Content-Length: {len(body)}")
@@ -90,13 +95,13 @@ async def _open(ep: Endpoint, method: str, path: str, body: bytes | None, header
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.LimitOverrunError:
         writer.close()
-        raise EndpointError(f"{ep.url(path)}: response headers longer than {MAX_HEADER_BYTES} bytes") from None
+        raise EndpointError(f"{ep.origin}{path}: response headers longer than {MAX_HEADER_BYTES} bytes") from None
     except asyncio.IncompleteReadError:
         writer.close()
-        raise EndpointError(f"{ep.url(path)}: the server closed the connection before answering") from None
+        raise EndpointError(f"{ep.origin}{path}: the server closed the connection before answering") from None
     except (OSError, ssl.SSLError) as e:
         writer.close()
-        raise EndpointError(f"{ep.url(path)}: {_reason(e)}") from None
+        raise EndpointError(f"{ep.origin}{path}: {_reason(e)}") from None
     status_line, *header_lines = head.decode("latin-1").split("\r\n")
     try:
         version, code, *reason = status_line.split(" ", 2)
@@ -105,7 +110,7 @@ async def _open(ep: Endpoint, method: str, path: str, body: bytes | None, header
             raise ValueError
     except ValueError:
         writer.close()
-        raise EndpointError(f"{ep.url(path)}: not an HTTP response ({status_line[:60]!r})") from None
+        raise EndpointError(f"{ep.origin}{path}: not an HTTP response ({status_line[:60]!r})") from None
     fields = {}
     for line in header_lines:
         if ":" in line:
@@ -162,7 +167,7 @@ def _headers(api_key: str | None, accept: str) -> dict[str, str]:
     return h
 
 
-def _failed(ep: Endpoint, path: str, status: int, reason: str, body: bytes) -> EndpointError:
+def _failed(url: str, status: int, reason: str, body: bytes) -> EndpointError:
     text = body.decode("utf-8", "replace")
     try:  # OpenAI-style {"error": {"message": ...}} or {"detail": ...}
         data = json.loads(text)
@@ -171,31 +176,44 @@ def _failed(ep: Endpoint, path: str, status: int, reason: str, body: bytes) -> E
     except (ValueError, AttributeError):
         pass
     text = " ".join(text.split())[:MAX_ERROR_BODY]
-    return EndpointError(f"{ep.url(path)} answered HTTP {status} {reason}".rstrip() + (f": {text}" if text else ""))
+    return EndpointError(f"{url} answered HTTP {status} {reason}".rstrip() + (f": {text}" if text else ""))
 
 
-async def get_json(ep: Endpoint, path: str, *, api_key: str | None = None, timeout_s: float = 10.0) -> Any:
-    """GET a JSON document (e.g. /models)."""
+async def request_json(ep: Endpoint, path: str, payload: dict[str, Any] | None = None, *,
+                       api_key: str | None = None, timeout_s: float = 10.0, at_root: bool = False) -> Any:
+    """GET (no payload) or POST a JSON document and read the JSON answer; `path` is under the API's base ('/v1'),
+    or under the server's root with `at_root`."""
+    full = (ep.root_path if at_root else ep.base_path) + path
+    url = ep.origin + full
 
     async def go() -> Any:
-        resp = await _open(ep, "GET", path, None, _headers(api_key, "application/json"))
+        body = None if payload is None else json.dumps(payload).encode()
+        headers = _headers(api_key, "application/json")
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        resp = await _open(ep, "GET" if body is None else "POST", full, body, headers)
         try:
-            body = await _read_all(resp)
+            answer = await _read_all(resp)
         except (OSError, asyncio.IncompleteReadError, ValueError) as e:
-            raise EndpointError(f"{ep.url(path)}: the answer broke off ({_reason(e)})") from None
+            raise EndpointError(f"{url}: the answer broke off ({_reason(e)})") from None
         finally:
             resp.close()
         if resp.status != 200:
-            raise _failed(ep, path, resp.status, resp.reason, body)
+            raise _failed(url, resp.status, resp.reason, answer)
         try:
-            return json.loads(body)
+            return json.loads(answer)
         except ValueError:
-            raise EndpointError(f"{ep.url(path)}: the answer is not JSON") from None
+            raise EndpointError(f"{url}: the answer is not JSON") from None
 
     try:
         return await asyncio.wait_for(go(), timeout_s)
     except asyncio.TimeoutError:
-        raise EndpointError(f"{ep.url(path)}: no answer within {timeout_s:g} s") from None
+        raise EndpointError(f"{url}: no answer within {timeout_s:g} s") from None
+
+
+async def get_json(ep: Endpoint, path: str, *, api_key: str | None = None, timeout_s: float = 10.0) -> Any:
+    """GET a JSON document under the API's base (e.g. /models)."""
+    return await request_json(ep, path, api_key=api_key, timeout_s=timeout_s)
 
 
 @dataclass(frozen=True)
@@ -211,14 +229,14 @@ async def stream_events(ep: Endpoint, path: str, payload: dict[str, Any], *,
     """POST `payload` and yield each `data:` event as it arrives; the caller bounds the time (asyncio timeouts)."""
     body = json.dumps(payload).encode()
     headers = {**_headers(api_key, "text/event-stream"), "Content-Type": "application/json"}
-    resp = await _open(ep, "POST", path, body, headers)
+    resp = await _open(ep, "POST", ep.base_path + path, body, headers)
     try:
         if resp.status != 200:
             try:
                 text = await _read_all(resp, 65536)
             except (OSError, asyncio.IncompleteReadError, ValueError):
                 text = b""
-            raise _failed(ep, path, resp.status, resp.reason, text)
+            raise _failed(ep.url(path), resp.status, resp.reason, text)
         pending = b""
         try:
             async for data in _body(resp):
@@ -239,7 +257,7 @@ async def stream_events(ep: Endpoint, path: str, payload: dict[str, Any], *,
                         raise EndpointError(f"{ep.url(path)}: a streamed event is not JSON: "
                                             f"{text[:80].decode('utf-8', 'replace')!r}") from None
                     if isinstance(parsed, dict) and "error" in parsed and "choices" not in parsed:
-                        raise _failed(ep, path, 200, "(streamed error)", text)
+                        raise _failed(ep.url(path), 200, "(streamed error)", text)
                     yield Event(arrived, parsed if isinstance(parsed, dict) else {})
         except (OSError, asyncio.IncompleteReadError, ValueError, ssl.SSLError) as e:
             raise EndpointError(f"{ep.url(path)}: the stream broke off ({_reason(e)})") from None

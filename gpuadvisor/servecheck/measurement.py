@@ -61,12 +61,14 @@ class LoadSpec(_Strict):
     requests: int = Field(ge=1, description="requests asked for")
     seed: int = Field(ge=0)
     time_limit_s: float = Field(gt=0)
+    prompt: Literal["ids", "text"] = Field("ids", description="ids: token ids sent as the prompt; text: the server's "
+                                           "own detokenized text of them, counted by its tokenizer")
 
 
 class RequestRow(_Strict):
     """One completed request."""
 
-    input_len: int = Field(ge=1)
+    input_len: int = Field(ge=1, description="prompt tokens (--prompt text: as the server's tokenizer counts them)")
     output_len: int = Field(ge=1, description="tokens asked for (max_tokens)")
     output_tokens: int = Field(ge=0, description="tokens received (usage, else streamed chunks with text)")
     sent_s: float = Field(ge=0, description="when it was sent, from the benchmark's start")

@@ -3,7 +3,9 @@ client sees it (measurement.py says how each figure is taken).
 
 Prompts are token ids (the completions API takes a list of integers as the prompt), so every request carries
 exactly its input length without a tokenizer here; each request's ids are drawn afresh (seeded) so that no
-server reuses a cached prefix. `ignore_eos` (vLLM, SGLang, llama.cpp) asks for exactly `max_tokens` tokens.
+server reuses a cached prefix. A server whose completions take text only (llama-cpp-python's) gets `prompt="text"`:
+the same ids turned into text by the server's own detokenizer, and each text's length counted by its tokenizer
+(before the run, untimed). `ignore_eos` (vLLM, SGLang, llama.cpp) asks for exactly `max_tokens` tokens.
 Bounded: at most `requests` requests, and whatever is running at `time_limit_s` is cancelled."""
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuadvisor.servecheck.http import Endpoint, EndpointError, get_json, stream_events
+from gpuadvisor.servecheck.http import Endpoint, EndpointError, get_json, request_json, stream_events
 from gpuadvisor.servecheck.measurement import RequestRow
 
 #: token ids drawn for prompts: past the first ids (special and byte tokens in most vocabularies) and below
@@ -44,6 +46,7 @@ class Plan:
     seed: int
     vocab_size: int
     api_key: str | None = None
+    prompt: str = "ids"  # ids | text (module docstring)
     extra_body: dict[str, Any] = field(default_factory=dict)
 
     def prompts(self) -> list[list[int]]:
@@ -59,7 +62,7 @@ class Plan:
         gaps = np.random.default_rng(self.seed + 1).exponential(1.0 / self.rate, len(self.input_lens))
         return np.concatenate(([0.0], np.cumsum(gaps[:-1]))).tolist()
 
-    def payload(self, prompt: list[int], output_len: int) -> dict[str, Any]:
+    def payload(self, prompt: list[int] | str, output_len: int) -> dict[str, Any]:
         return {"model": self.served_model, "prompt": prompt, "max_tokens": output_len, "temperature": 0.0,
                 "stream": True, "ignore_eos": True, "stream_options": {"include_usage": True}, **self.extra_body}
 
@@ -77,7 +80,7 @@ class Timed:
     usage_tokens: int | None = None
 
 
-async def _timed_request(plan: Plan, prompt: list[int], output_len: int) -> Timed:
+async def _timed_request(plan: Plan, prompt: list[int] | str, output_len: int) -> Timed:
     t = Timed(sent=time.perf_counter())
     async for ev in stream_events(plan.endpoint, "/completions", plan.payload(prompt, output_len),
                                   api_key=plan.api_key):
@@ -108,8 +111,57 @@ class Run:
     tokens_from_usage: bool
 
 
+#: the tokenizer endpoints at the server's root, (detokenize, tokenize), tried in order: llama-cpp-python's server,
+#: then vLLM's and llama.cpp's own (the same paths, each with its own body keys: all are sent, the answer's is read)
+TOKENIZER_PATHS = (("/extras/detokenize", "/extras/tokenize"), ("/detokenize", "/tokenize"))
+PREPARE_AT_ONCE = 8  # tokenizer calls in flight while the text prompts are prepared
+
+
+async def _text_prompts(plan: Plan, ids: list[list[int]]) -> tuple[list[str], list[int]]:
+    """The server's own text for each id list, and that text's length in the server's own tokens."""
+    ep, model = plan.endpoint, plan.served_model
+
+    def text_body(text: str) -> dict[str, Any]:
+        return {"model": model, "input": text, "prompt": text, "content": text}
+
+    async def answers(path: str) -> bool:
+        try:
+            await request_json(ep, path, text_body("a"), api_key=plan.api_key, at_root=True)
+            return True
+        except EndpointError:
+            return False
+
+    found = [pair for pair in TOKENIZER_PATHS if await answers(pair[1])][:1]
+    if not found:
+        raise EndpointError(f"{ep.origin}: --prompt text needs the server's tokenizer endpoints "
+                            f"({', '.join(t for _, t in TOKENIZER_PATHS)}); none answered")
+    detok, tok = found[0]
+    gate = asyncio.Semaphore(PREPARE_AT_ONCE)
+
+    async def one(prompt_ids: list[int]) -> tuple[str, int]:
+        async with gate:
+            d = await request_json(ep, detok, {"model": model, "tokens": prompt_ids}, api_key=plan.api_key,
+                                   at_root=True)
+            text = next((d[k] for k in ("text", "prompt", "content") if isinstance(d, dict) and
+                         isinstance(d.get(k), str)), None)
+            if text is None:
+                raise EndpointError(f"{ep.origin}{ep.root_path}{detok}: no text in the answer")
+            t = await request_json(ep, tok, text_body(text), api_key=plan.api_key, at_root=True)
+            tokens = t.get("tokens") if isinstance(t, dict) else None
+            if not isinstance(tokens, list):
+                raise EndpointError(f"{ep.origin}{ep.root_path}{tok}: no token list in the answer")
+            return text, len(tokens)
+
+    done = await asyncio.gather(*(one(x) for x in ids))
+    return [t for t, _ in done], [n for _, n in done]
+
+
 async def _run(plan: Plan, progress: Callable[[int, int], None] | None) -> Run:
-    prompts, arrivals = plan.prompts(), plan.arrivals()
+    prompts: list[list[int]] | list[str] = plan.prompts()
+    arrivals = plan.arrivals()
+    input_lens = list(plan.input_lens)
+    if plan.prompt == "text":
+        prompts, input_lens = await _text_prompts(plan, plan.prompts())
     n = len(prompts)
     results: dict[int, Timed] = {}
     failures: list[EndpointError] = []
@@ -160,7 +212,7 @@ async def _run(plan: Plan, progress: Callable[[int, int], None] | None) -> Run:
     for i in sorted(results):
         r = results[i]
         tokens = r.usage_tokens if from_usage and r.usage_tokens is not None else r.chunks
-        rows.append(RequestRow(input_len=plan.input_lens[i], output_len=plan.output_lens[i], output_tokens=tokens,
+        rows.append(RequestRow(input_len=input_lens[i], output_len=plan.output_lens[i], output_tokens=tokens,
                                sent_s=r.sent - start, ttft_s=None if r.first is None else r.first - r.sent,
                                e2e_s=(r.done or r.sent) - r.sent))
         itls.extend(r.gaps)
