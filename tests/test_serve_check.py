@@ -12,6 +12,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -109,7 +110,7 @@ GAP_S = 0.04
 
 class _Stream(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    bodies: list[dict] = []
+    bodies: ClassVar[list[dict]] = []
 
     def log_message(self, *args: object) -> None:
         pass
@@ -193,7 +194,7 @@ def test_time_limit_stops_the_run(loopback):
 def test_an_error_answer_is_one_line_naming_it(loopback):
     plan = Plan(endpoint=loopback, served_model="other", input_lens=[8], output_lens=[2], rate=1.0,
                 concurrency=None, time_limit_s=10, seed=0, vocab_size=2048)
-    with pytest.raises(EndpointError, match="HTTP 404.*model other not found"):
+    with pytest.raises(EndpointError, match=r"HTTP 404.*model other not found"):
         replay(plan)
 
 

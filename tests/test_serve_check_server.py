@@ -28,7 +28,7 @@ pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not 
                     "(pip install -e '.[serve-check-test]')")
 pytest.importorskip("gguf", reason="gguf is not installed (pip install -e '.[serve-check-test]')")
 
-from tests import tiny_gguf  # noqa: E402  (after the skips: it needs gguf)
+from tests import tiny_gguf  # after the skips: it needs gguf
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUESTS, INPUT_LEN, OUTPUT_LEN = 6, 128, 32
@@ -83,7 +83,7 @@ def _server_timings(log: Path, start: int) -> list[tuple[float, int, float, int]
     text = log.read_text()[start:]
     prompts = [(float(ms), int(n)) for ms, n in PROMPT_EVAL.findall(text)]
     evals = [(float(ms), int(n)) for ms, n in EVAL.findall(text)]
-    return [(p[0], p[1], e[0], e[1]) for p, e in zip(prompts, evals)]
+    return [(p[0], p[1], e[0], e[1]) for p, e in zip(prompts, evals, strict=False)]
 
 
 def serve_check(url: str, config: Path, requests: int, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 WORDS = 260  # the first word's id: below it the special and byte tokens and '▁' (_vocab)
 
 
