@@ -8,6 +8,7 @@ tests/test_calibration_fits.py), the fitting scripts (tools/fit_*.py) and the BE
   fits of the op model's constants;
 * `bench.serving`: the serving simulation against published engine results;
 * `bench.training`: the parallel training model against published training runs, and the framework fits;
+* `bench.cross_card`: every path against published results on cards besides the H100/H200, per card and family;
 * `bench.serve_gpu_check`: the serving estimates against one H100's Hugging Face generate() and prefill kernels.
 """
 

@@ -53,7 +53,9 @@ class Rate:
 @dataclass(frozen=True)
 class ServingFigures:
     """What a user of a served decoder sees: time to first token, time per output token, their rates, and
-    percentiles where the answer simulated a stream."""
+    percentiles where the answer simulated a stream. A simulated stream's TTFT is the client's (request sent to first
+    token received, the engine's front-end included: vLLM benchmark_serving / GenAI-Perf); `server_ttft_s` is the
+    scheduler's part of it and `frontend_s` the rest; `itl_s` the mean gap between streamed tokens."""
 
     users: int | None
     input_len: float | None
@@ -64,6 +66,9 @@ class ServingFigures:
     aggregate_tokens_per_s: float | None
     kv_capacity_tokens: int | None = None
     percentiles: dict[str, dict[str, float | None]] | None = None  # ttft_s / tpot_s / latency_s -> p50, p90, p99
+    server_ttft_s: float | None = None
+    frontend_s: float | None = None
+    itl_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,9 @@ class Answer:
                 "output_len": self.serving.output_len, "ttft_s": self.serving.ttft_s, "tpot_s": self.serving.tpot_s,
                 "per_user_tokens_per_s": self.serving.per_user_tokens_per_s,
                 "aggregate_tokens_per_s": self.serving.aggregate_tokens_per_s,
-                "kv_capacity_tokens": self.serving.kv_capacity_tokens, "percentiles": self.serving.percentiles},
+                "kv_capacity_tokens": self.serving.kv_capacity_tokens, "percentiles": self.serving.percentiles,
+                "server_ttft_s": self.serving.server_ttft_s, "frontend_s": self.serving.frontend_s,
+                "itl_s": self.serving.itl_s},
             "rests_on": {"profile": self.profile, "calibration": CALIBRATION_DOC, "assumptions": self.assumptions},
             "notes": list(self.notes), "detail": self.detail})
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 import pydantic
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gpuadvisor.architectures import ARCHITECTURES_FILE  # the hardware model by architecture, not a card file
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.fileio import load_yaml
 from gpuadvisor.core.paths import shipped_catalog_dir
@@ -127,6 +128,12 @@ class Card(_Strict):
     vendor: Vendor
     family: Family
     architecture: str
+    # the entry in catalog/architectures.yaml (gpuadvisor.architectures); a user's card may leave it out and
+    # is then resolved from `architecture` and `compute_capability`
+    arch_id: str | None = None
+    # "half" / "full": the card's own rate for float tensor ops with FP32 accumulate where it differs from its
+    # architecture's rule for its family (NVIDIA's L40 figures are half rate, TITAN RTX's full rate)
+    tensor_fp32_accumulate: Literal["full", "half"] | None = None
     release_year: int = Field(ge=2000, le=2100)
     memory_gib: float | None = Field(gt=0)
     memory_type: str | None
@@ -270,12 +277,17 @@ def load_file(path: Path) -> list[Card]:
         raise UserError(_format_error(path, data, err)) from None
 
 
+#: YAML files beside the card files that describe something else (architectures, published matmul reach)
+NOT_CARD_FILES = (ARCHITECTURES_FILE, "matmul-reach.yaml")
+
+
 def _yaml_files(directory: Path) -> list[Path]:
     if not directory.exists():
         raise UserError(f"catalog directory not found: {directory}")
     if not directory.is_dir():
         raise UserError(f"catalog path is not a directory: {directory}")
-    return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    return sorted(p for p in directory.iterdir()
+                  if p.suffix in (".yaml", ".yml") and p.is_file() and p.name not in NOT_CARD_FILES)
 
 
 def _extra_dirs_from_env() -> list[Path]:

@@ -62,7 +62,7 @@ def efficiency_for(mfu: float | None = None, bandwidth_efficiency: float | None 
     default = Efficiency()
     kw: dict[str, float] = {}
     if mfu:
-        kw.update(mfu=mfu, mfu_vs_measured=min(1.0, mfu / default.mfu * default.mfu_vs_measured))
+        kw.update(mfu=mfu, mfu_vs_measured=min(1.0, mfu / default.mfu * default.mfu_vs_measured), mfu_given=True)
     if bandwidth_efficiency:
         kw.update(bandwidth=bandwidth_efficiency, bandwidth_vs_measured=min(
             1.0, bandwidth_efficiency / default.bandwidth * default.bandwidth_vs_measured))
@@ -193,7 +193,7 @@ def _offload_plan(q: Step, w: Any, card: Any, hw: Any, eff: Any) -> Any:
     if card.memory_gib is None or not hw.bandwidth_gbs:
         raise UserError(f"{card.name}: the catalog has no memory size or bandwidth, which --offload needs")
     return plan_offload(w, card.memory_gib * GiB, hw.bandwidth_gbs, host_bandwidth_gbs=q.host_bandwidth_gbs,
-                        bandwidth_efficiency=eff.for_source(hw.source)[1])
+                        bandwidth_efficiency=eff.for_hardware(hw)[1])
 
 
 def _op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
@@ -257,16 +257,18 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     capacity = card.memory_gib * GiB if card.memory_gib else None
     kv_bytes = float(kv_tokens * setup.cost.kv_per_token)
     mem_parts = {"weights": float(weights_bytes), "KV cache (reserved)": kv_bytes}
-    pct = {k: dict(f[k]) for k in ("ttft_s", "tpot_s", "latency_s") if isinstance(f.get(k), dict)}
+    pct = {k: dict(f[k]) for k in ("ttft_s", "server_ttft_s", "tpot_s", "latency_s") if isinstance(f.get(k), dict)}
     mean_in, mean_out = ld["mean_input_len"], ld["mean_output_len"]  # of the requests the simulation drew
     tpot50 = pct.get("tpot_s", {}).get("p50")
     serving = ServingFigures(users=q.concurrency, input_len=mean_in, output_len=mean_out,
                              ttft_s=pct.get("ttft_s", {}).get("p50"), tpot_s=tpot50,
                              per_user_tokens_per_s=(1.0 / tpot50) if tpot50 else None,
                              aggregate_tokens_per_s=f.get("output_tokens_per_s"), kv_capacity_tokens=kv_tokens,
-                             percentiles=pct)
+                             percentiles=pct, server_ttft_s=pct.get("server_ttft_s", {}).get("p50"),
+                             frontend_s=f.get("frontend_s"), itl_s=f.get("itl_s"))
     assumptions = {k: a[k] for k in ("engine", "engine_label", "weights", "kv_dtype", "kv_block_tokens",
-                                     "max_batched_tokens", "chunk_tokens", "max_seqs", "cuda_graphs", "layout")
+                                     "max_batched_tokens", "chunk_tokens", "max_seqs", "cuda_graphs", "layout",
+                                     "frontend_s_per_request", "tp_handoff_s_per_iter")
                    if k in a}
     assumptions.update(load=ld, requests=q.requests, seed=q.seed)
     if q.engine_overrides:

@@ -27,7 +27,7 @@ from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.limits import in_range
 from gpuadvisor.estimate.compute_result import StepEngineName
-from gpuadvisor.estimate.serve.profiles import engine_names
+from gpuadvisor.estimate.serve.profiles import engine_names, engine_specs, is_serve_engine, serve_engine
 from gpuadvisor.strenum import StrEnum
 from gpuadvisor.workload import Mode, Workload
 
@@ -156,8 +156,9 @@ class EstimateRequest:
                                 f"{', '.join(SERVE_ENGINES)} simulate a request stream (with --rate or "
                                 "--concurrency)")
         elif isinstance(q, ServingLoad):
-            if q.engine not in SERVE_ENGINES:
-                raise UserError(f"--engine {q.engine}: the serving simulation takes one of {', '.join(SERVE_ENGINES)}")
+            if not is_serve_engine(q.engine):
+                serve_engine(q.engine)  # an unknown version of a known engine: its own line (the known versions)
+                raise UserError(f"--engine {q.engine}: the serving simulation takes one of {', '.join(engine_specs())}")
             if q.rate is not None and q.concurrency is not None:
                 raise UserError("give --rate or --concurrency, not both")
             in_range("--rate", q.rate, limits.MIN_RATE, limits.MAX_RATE, "requests/s")

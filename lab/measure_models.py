@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 from gpuadvisor.estimate.trace import zoo
-from lab.model_cases import CASES, case_id
+from lab.model_cases import CASES, UNSEEN, case_id
 from probes import dispatch
 
 WARMUP, TIMED = 3, 8
@@ -134,6 +134,8 @@ def main() -> int:
     ap.add_argument("--smoke", action="store_true", help="run each case once on the CPU at batch 2")
     ap.add_argument("--budget-s", type=float, default=540.0, help="stop starting new cases after this")
     ap.add_argument("--timed", type=int, default=TIMED, help="timed steps per case (median taken)")
+    ap.add_argument("--unseen", action="store_true",
+                    help="the out-of-sample cases (lab/model_cases.UNSEEN) instead of the validation set")
     ap.add_argument("--noisy", type=float, default=None, metavar="SPREAD",
                     help="only the cases whose stored measurement (tests/data/models-h100.json) spread more than "
                          "this between its timed steps: re-measured with --timed steps")
@@ -154,7 +156,7 @@ def main() -> int:
         env["driver"] = f"unknown ({e})"
     results = []
     start = time.perf_counter()
-    todo = [c for c in CASES if a.only in c["spec"]]
+    todo = [c for c in (UNSEEN if a.unseen else CASES) if a.only in c["spec"]]
     if a.noisy is not None:
         stored = json.loads((Path(__file__).resolve().parent.parent / "tests/data/models-h100.json").read_text())
         noisy = {case_id(c) for c in stored["cases"] if c.get("time_spread", 0.0) > a.noisy}

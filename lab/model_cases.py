@@ -60,6 +60,27 @@ def _cases() -> list[dict]:
     return out
 
 
+# Out of sample: models nobody on the project measured before, never read by a fit (the issue "Every card"'s
+# H100 check): the recurrent layers (LSTM and GRU, one and several layers) at two batch sizes each, and vision
+# models whose architectures the fitted set lacks. Measured into tests/data/models-h100-unseen.json.
+UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
+    ("lab/models/gru_seq2seq.py:build", (64, 256), (64, 256), {}),
+    ("lab/models/lstm_lm.py:build", (32, 64), (32, 64), {}),
+    ("lab/models/lstm_small.py:build", (256, 1024), (256, 1024), {}),
+    ("lab/models/gru_deep.py:build", (32, 128), (32, 128), {}),
+    ("torchvision:inception_v3", (), (32, 128), {**CL, "input": [3, 299, 299]}),
+    ("torchvision:efficientnet_v2_s", (32, 128), (), CL),
+    ("torchvision:swin_v2_t", (32, 64), (), {}),
+    ("torchvision:regnet_y_1_6gf", (64,), (128,), CL),
+    ("timm:resnet50d", (64,), (128,), CL),
+    ("timm:deit_small_patch16_224", (64,), (128,), {}),
+    ("torchvision:shufflenet_v2_x1_0", (128,), (256,), CL),
+]
+UNSEEN = [{"spec": spec, "mode": mode, "batch": b, "held_out": True, "unseen": True, **extra}
+          for spec, train, infer, extra in UNSEEN_MODELS
+          for mode, batches in (("training", train), ("inference", infer)) for b in batches]
+
+
 CASES = _cases()
 
 

@@ -81,6 +81,9 @@ CASES: dict[str, Case] = {  # the most telling first: a budget cut drops the tai
                          layout="TP2 decode, CUDA graph, KV cache bf16"),
     "serve-tp4-8b": Case("serve", "8b", 0, 1024, tp=4, serve_batches=(8, 32), limit_s=80,
                          layout="TP4 decode, CUDA graph, KV cache bf16"),
+    # two-GPU variant of the TP case, for a node of two (what is lent when four-GPU kinds are not)
+    "tp2-sp-8b": Case("tp", "8b", 2, 2048, tp=2, nproc=2, layout="TP2 + sequence parallel (DTensor "
+                      "parallelize_module)"),
 }
 TINY_SHAPE = {"micro_batch": 2, "seq": 32, "serve_ctx": 16, "image": 32}
 
@@ -215,9 +218,50 @@ def _timed(ctx: Ctx, step: Any, rec: dict, warmup: int = WARMUP, steps: int = ST
             times.append((time.perf_counter() - t) * 1e3)
     rec["times_ms"] = [round(t, 3) for t in times]
     rec["step_ms"] = statistics.median(times)
+    if os.environ.get("FOUR_GPU_PROFILE") and ctx.cuda:
+        rec["profile"] = _profile_step(step)
     if ctx.cuda:
         rec["peak_bytes"] = torch.cuda.max_memory_allocated()
         rec["reserved_bytes"] = torch.cuda.max_memory_reserved()
+
+
+def _kernel_kind(name: str) -> str:
+    low = name.lower()
+    if "nccl" in low:
+        return "nccl"
+    if "flash" in low or "fmha" in low or "attention" in low:
+        return "attention"
+    if any(k in low for k in ("gemm", "nvjet", "xmma", "cutlass", "sm90_", "sm80_")):
+        return "gemm"
+    return "other"
+
+
+def _profile_step(step: Any) -> dict:
+    """One more step under torch.profiler (FOUR_GPU_PROFILE=1): the GPU time by kernel kind (NCCL, GEMM,
+    attention, other) beside the step's wall time and the host's aten op count, to tell a host-bound step
+    (DTensor dispatch) from a communication-bound one."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    kinds: dict[str, float] = {}
+    aten_ops = 0
+    top: list[tuple[str, float]] = []
+    for e in prof.key_averages():
+        dev = getattr(e, "self_device_time_total", 0.0) or 0.0
+        if e.key.startswith("aten::"):
+            aten_ops += int(e.count)
+        if dev > 0 and getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
+            kinds[_kernel_kind(e.key)] = kinds.get(_kernel_kind(e.key), 0.0) + dev / 1e3
+            top.append((e.key[:90], dev / 1e3))
+    top.sort(key=lambda kv: -kv[1])
+    return {"wall_ms_profiled": round(wall * 1e3, 2), "gpu_ms_by_kind": {k: round(v, 3) for k, v in kinds.items()},
+            "aten_ops": aten_ops, "top_kernels_ms": [[k, round(v, 3)] for k, v in top[:12]]}
 
 
 def _train_lm(ctx: Ctx, rec: dict, layers: int | None) -> None:

@@ -147,14 +147,6 @@ def int8_linear() -> dict[str, float]:
     return {"INT8_HOST_OPS_PER_LINEAR": round(ops), "INT8_OUT_BYTES": round(statistics.mean(out_bytes))}
 
 
-@fit("DTENSOR_HOST_FACTOR")
-def dtensor() -> dict[str, float]:
-    """Issue time of a step on a one-GPU DTensor mesh over the plain step's, two H200 hosts."""
-    ratios = [_load(f"{run}/dtensor-overhead.json", LAB) for run in ("h200-round3", "h200-round5")]
-    return {"DTENSOR_HOST_FACTOR": round(statistics.mean(d["dtensor"]["issue_ms"] / d["plain"]["issue_ms"]
-                                                         for d in ratios), 1)}
-
-
 @fit("CUDNN_ATTENTION_PLAN_S")
 def attention_plan() -> dict[str, float]:
     """SDPA on a new sequence length, default and cuDNN backends (cuDNN builds a plan), to 5 ms."""
@@ -223,6 +215,27 @@ def _training_efficiencies() -> dict[str, float]:
     from bench.training import FITTED, fit_efficiency
 
     return {name: fit_efficiency(name) for name in FITTED}
+
+
+@fit("RNN_LAYER_CALL_S", "RNN_STEP_FLOOR_S")
+def _rnn_call() -> dict[str, float]:
+    from bench.recurrent import fit_rnn_call
+
+    return fit_rnn_call()
+
+
+@fit("DTENSOR_HOST_FACTOR")
+def _dtensor_host_factor() -> dict[str, float]:
+    from tools.compare_four_gpu import fit_dtensor_host_factor
+
+    return fit_dtensor_host_factor()
+
+
+@fit("RNN_BACKWARD_CALL_S")
+def _rnn_backward_call() -> dict[str, float]:
+    from bench.recurrent import fit_rnn_backward_call
+
+    return fit_rnn_backward_call()
 
 
 def test_every_measured_or_fitted_constant_has_a_recomputation():

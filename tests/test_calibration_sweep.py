@@ -16,7 +16,7 @@ import pytest
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.calibration import Method
 
-SLOW_GATES = ("published_serving",)
+SLOW_GATES = ("published_serving", "published_serving_online")
 FAST = tuple(g for g in G.GATES if g.name not in SLOW_GATES)
 
 

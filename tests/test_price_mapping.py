@@ -313,26 +313,70 @@ def test_prices_list_shows_each_flag_beside_its_offer(capsys):
 # --- freshness ---------------------------------------------------------------------------------------
 
 
-def test_each_file_records_its_commit_date_or_unknown(shipped):
+def test_each_file_records_its_commit_date_with_its_source(shipped):
+    bounded = 0
     for f in shipped["source"]["files"]:
-        assert f["committed"] == "unknown" or re.fullmatch(r"\d{4}-\d\d-\d\d", f["committed"])
+        assert re.fullmatch(r"unknown|(after )?\d{4}-\d\d-\d\d", f["committed"]), f
+        assert f["committed_source"], f"{f['provider']}: a commit date without the record it comes from"
+        if f["committed"] != "unknown":
+            bounded += 1
+            assert "https://github.com/skypilot-org/" in f["committed_source"], f
+            assert f["committed"].removeprefix("after ") <= f["read"], f
+    assert bounded >= 21  # the v9 files and every provider whose first catalog pull request is on record
 
 
-def test_freshness_warns_past_90_days():
+def _snap_dated(committed: dict[str, str]):
+    """The shipped snapshot with these providers' commit dates (every other file unknown)."""
+    from dataclasses import replace
+
     snap = load_prices(SHIPPED)
-    fresh = snap.freshness(today="2026-11-27")
-    assert fresh.age_days == 3 and not fresh.stale and fresh.warning() is None
-    assert fresh.line().startswith("prices as of 2026-11-24 (read; commit date unknown for 26 files), 3 days old")
-    old = snap.freshness(today="2027-03-01")
+    files = tuple({**f, "committed": committed.get(str(f["provider"]), "unknown")} for f in snap.source.files)
+    return replace(snap, source=replace(snap.source, files=files))
+
+
+def test_freshness_gives_the_age_as_the_range_the_commit_dates_allow():
+    snap = load_prices(SHIPPED)
+    aws = snap.freshness(today="2026-11-27", providers=["aws"])  # v9: committed on or after 2026-07-09
+    assert (aws.age_days, aws.max_age_days, aws.since) == (3, 141, "2026-07-09")
+    assert aws.line() == ("prices as of 2026-11-24 (read; commit dates known only as lower bounds), "
+                          "3 to 141 days old (committed on or after 2026-07-09)")
+    assert not aws.stale and aws.may_be_stale and "may be up to 141 days old" in aws.warning()
+    fresh = snap.freshness(today="2026-11-27")  # every provider: some dates unknown, so no upper bound
+    assert fresh.age_days == 3 and fresh.undated and fresh.bounded
+    assert fresh.line().startswith("prices as of 2026-11-24 (read; commit date unknown for ")
+    assert fresh.line().endswith("at least 3 days old")
+    assert "no commit date on record" in fresh.warning()  # scp's v5 file may be years old
+    recent = _snap_dated({"aws": "after 2026-11-01"}).freshness(today="2026-11-27", providers=["aws"])
+    assert recent.max_age_days == 26 and recent.warning() is None
+    exact = _snap_dated({"aws": "2026-11-20", "gcp": "2026-10-01"}).freshness(today="2026-11-27",
+                                                                              providers=["aws", "gcp"])
+    assert (exact.as_of, exact.basis, exact.age_days, exact.max_age_days) == ("2026-10-01", "oldest file commit", 57,
+                                                                               None)
+    assert exact.line() == "prices as of 2026-10-01 (oldest file commit), 57 days old" and exact.warning() is None
+    old = snap.freshness(today="2027-03-01", providers=["runpod"])  # unknown date, read 97 days before
     assert old.stale and "97 days old" in old.warning()
     assert Freshness("2026-01-01", "oldest file commit", 91).stale
+
+
+def test_a_bad_commit_date_in_sources_is_one_line(tmp_path):
+    from gpuadvisor.core.errors import UserError
+    from gpuadvisor.prices.raw import SOURCES, read_sources
+
+    line = "\t".join(["aws", "catalogs/v9/aws/vms.csv", "abc1234", "whole file", "2026-11-24", "1", "00", "last week",
+                      "a guess"])
+    (tmp_path / SOURCES).write_text(line + "\n")
+    with pytest.raises(UserError, match="committed must be YYYY-MM-DD, 'after YYYY-MM-DD' or unknown"):
+        read_sources(tmp_path)
+    (tmp_path / SOURCES).write_text(line.replace("last week", "after 2026-07-09") + "\n")
+    assert read_sources(tmp_path)[0].committed == "after 2026-07-09"
 
 
 def test_recommend_shows_the_age_of_the_prices_it_used(capsys):
     assert main(["recommend", "llama-3.1-70b", "--tok-s", "20"]) == 0
     out = capsys.readouterr().out
     head = " ".join(out.split("\n\n")[0].split())
-    assert re.search(r"prices as of 2026-11-24 \(read; commit date unknown for \d+ files\), \d+ days? old", head), head
+    assert re.search(r"prices as of 2026-11-24 \(read; commit date unknown for \d+ files?, known only as a lower "
+                     r"bound for \d+\), at least \d+ days? old", head), head
     cap = io.StringIO()
     with contextlib.redirect_stdout(cap):
         assert main(["recommend", "llama-3.1-70b", "--tok-s", "20", "--json"]) == 0
@@ -354,4 +398,5 @@ def test_the_coverage_page_is_the_snapshots():
     page = bp.coverage_page(load_prices(SHIPPED))
     assert page == (ROOT / "docs" / "prices.md").read_text(), "run python3 -m tools.build_prices --doc"
     row = next(line for line in page.splitlines() if line.startswith("| azure |"))
-    assert "| unknown |" in row and "H200" in row.split("|")[-2]  # Azure lacks H200 (v6 file): said
+    assert "| after 2024-12-13 |" in row and "H200" in row.split("|")[-2]  # v6 file, lacks H200: said
+    assert "- azure: after 2024-12-13: https://github.com/skypilot-org/skypilot/pull/4470" in page  # the record

@@ -139,3 +139,51 @@ def test_written_catalog_still_loads(capsys, workspace):
     assert run(capsys, "--csv", str(csv), "--catalog", str(cat))[0] == 0
     card = load_catalog([cat], use_env=False).get("Radeon PRO W7900")
     assert card.purchase.source == "https://example.com/a?b=1&c=2" and card.purchase.note == '50% off: "deal"'
+
+
+# --- every data-center card: a dated, sourced price or the explicit no-public-price mark ------------------
+
+
+def test_every_datacenter_card_has_a_dated_sourced_price_or_the_no_public_price_mark():
+    marks = pp.read_no_public_price(pp.DEFAULT_NO_PRICE_CSV)
+    catalog = load_catalog()
+    datacenter = [c for c in catalog.cards if c.family in ("datacenter", "instinct")]
+    for card in datacenter:
+        prices = [p for p in (card.purchase, card.street) if p is not None]
+        if card.name in marks:
+            assert not prices, f"{card.name} has a price and a no-public-price mark"
+            continue
+        assert prices, f"{card.name}: a data-center card with neither a price nor a no-public-price mark"
+        for price in prices:
+            assert price.source.startswith("https://") and re.fullmatch(r"\d{4}-\d\d(-\d\d)?", price.date), card.name
+    for mark in marks.values():  # each mark says when and how it was searched
+        assert mark.searched >= "2026" and mark.searches and mark.note
+        assert catalog.get(mark.card).family in ("datacenter", "instinct"), mark.card
+    priced = sum(1 for c in datacenter if c.name not in marks)
+    assert priced >= len(datacenter) - 24  # 24 marks (2026-11-27): GB200, GB300 and MI60 were priced that day
+
+
+def test_the_no_public_price_mark_is_checked(tmp_path, capsys):
+    header = ",".join(pp.NO_PRICE_COLUMNS) + "\n"
+    bad = {
+        "Tesla M60,2026-11,pages: x,none found\n": "searched must be the day of the search",
+        "Tesla M60,2026-11-27,,none found\n": "searches must list what was searched",
+        "Tesla M60,2026-11-27,asked around,none found\n": "searches must list what was searched",
+        "Tesla M60,2026-11-27,pages: x,\n": "the note must say what the searches found",
+        "Tesla M60,2026-11-27,pages: x,none\nTesla M60,2026-11-27,pages: y,none\n": "a second row for the card",
+    }
+    for body, message in bad.items():
+        path = tmp_path / "marks.csv"
+        path.write_text(header + body)
+        with pytest.raises(pp.UserError, match=message):
+            pp.read_no_public_price(path)
+    path = tmp_path / "marks.csv"
+    path.write_text(header + "Tesla M60,2026-11-27,pages: Tesla M60 price | github: o/r README.md@abc,none found\n")
+    marks = pp.read_no_public_price(path)
+    assert marks["Tesla M60"].searches == ("pages: Tesla M60 price", "github: o/r README.md@abc")
+    pp.check_no_public_price(marks, {"Tesla M60"}, {}, {}, path)
+    with pytest.raises(pp.UserError, match="no catalog card named 'Tesla M60'"):
+        pp.check_no_public_price(marks, {"A2"}, {}, {}, path)
+    priced = pp.read_prices(ROOT / "tools" / "data" / "street-prices.csv", pp.STREET_KINDS)
+    with pytest.raises(pp.UserError, match="has a price now: take its no-public-price row out"):
+        pp.check_no_public_price({"Tesla P4": marks["Tesla M60"]}, {"Tesla P4"}, {}, priced, path)

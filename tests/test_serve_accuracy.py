@@ -1,7 +1,10 @@
 """The serving simulation against published engine results (tests/data/published-serving.json): a CI gate.
 
-Bounds: at least 85 % of all results, of the calibration two thirds and of the held-out third within
-0.8x-1.25x of the tool, and every one within 0.67x-1.5x (what BENCHMARKS.md's serving section reports)."""
+Bounds: at least 85 % of all results of the fixed-length tables, of their calibration two thirds and of their
+held-out third within 0.8x-1.25x of the tool, and every one within 0.67x-1.5x (what BENCHMARKS.md's serving section
+reports). Online serving as a client measures it (TTFT, ITL/TPOT, output throughput; ShareGPT runs and fixed
+concurrency) is gated per metric at today's figures (tests/accuracy_gates.py SERVING_ONLINE), and issue 29's bounds
+are xfail(strict) tests that flip when they are met."""
 
 from __future__ import annotations
 
@@ -43,11 +46,52 @@ def test_data_file_is_what_the_tool_writes():
 
 @pytest.mark.parametrize("group", ["all", "calibration", "held out"])
 def test_gate(checks, group):
-    sel = [c for c in checks if group == "all" or c.held_out == (group == "held out")]
+    sel = [c for c in checks if c.entry["lengths"] == "fixed"
+           and (group == "all" or c.held_out == (group == "held out"))]
     s = P.shares(sel)
     bad = [(c.id, round(c.ratio, 2)) for c in sel if not OUTER[0] <= c.ratio <= OUTER[1]]
     assert not bad, bad
     assert s["in_band"] >= GATE_IN_BAND, (group, s)
+
+
+def test_online_set_is_large_enough():
+    """Issue 29: at least 40 client-measured online results (TTFT, ITL/TPOT, output throughput), a third held out,
+    of vLLM, SGLang and TensorRT-LLM."""
+    rows = [r for r in P.load_entries() if r["client_measured"]]
+    assert len(rows) >= 40
+    assert {"vllm", "sglang", "trtllm"} <= {r["engine"] for r in rows}
+    assert sum(r["metric"] == "ttft_ms" for r in rows) >= 12 and sum(r["metric"] in ("itl_ms", "tpot_ms")
+                                                                       for r in rows) >= 12
+    assert abs(sum(r["held_out"] for r in rows) / len(rows) - 1 / 3) < 0.05
+
+
+@pytest.mark.parametrize("metric", sorted(G.SERVING_ONLINE))
+def test_online_metric_no_worse_than_today(checks, metric):
+    band, outer, lowest, highest = G.SERVING_ONLINE[metric]
+    m = P.per_metric(checks)[metric]
+    assert m["in_band"] >= band and m["in_outer"] >= outer, (metric, m)
+    assert lowest <= m["min"] and m["max"] <= highest, (metric, m)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 29: >= 85 % within 0.8-1.25x and all within 0.67-1.5x per metric "
+                                        "is not met yet (BENCHMARKS.md serving section)")
+@pytest.mark.parametrize("metric", sorted(G.SERVING_ONLINE))
+def test_online_metric_meets_issue_29(checks, metric):
+    band, outer = G.SERVING_ONLINE_GOAL
+    m = P.per_metric(checks)[metric]
+    assert m["in_band"] >= band and m["in_outer"] >= outer, (metric, m)
+
+
+def test_front_end_cost_moves_ttft_not_tpot(checks):
+    """The client-side cost per request lands on TTFT (a closed-loop row) and leaves TPOT nearly as it was: the
+    request reaches the scheduler 47 ms after it is sent, mid-iteration, and waits for the next one (~8 ms)."""
+    rows = [r for r in P.load_entries() if r["id"].startswith("gpustack-vllm-0.11.0-qwen3-8b-h100-bf16-sharegpt-c4")]
+    by_metric = {r["metric"]: r for r in rows}
+    ttft_with, tpot_with = (P.tool_value(by_metric[m]) for m in ("ttft_ms", "tpot_ms"))
+    ttft_without, tpot_without = (P.tool_value(by_metric[m], frontend_s_per_request=0.0)
+                                  for m in ("ttft_ms", "tpot_ms"))
+    assert 47.0 <= ttft_with - ttft_without < 47.0 + 2 * tpot_with  # vLLM's 47 ms, then at most the next iteration
+    assert abs(tpot_with / tpot_without - 1) < 0.05
 
 
 def test_a_wrong_constant_fails_the_gate(checks):

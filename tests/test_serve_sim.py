@@ -183,3 +183,28 @@ def test_lengths(tmp_path: Path):
     with pytest.raises(UserError, match="no lengths"):
         parse_lengths(str(f), 1, 1)
     assert Lengths("fixed", 5, 6).describe().startswith("fixed")
+
+
+def test_engine_versions_are_sourced_overrides():
+    """`vllm@0.5` is vLLM's profile with the v0.5 blog's host time per iteration (8.1 ms: 62 % of 13 ms a token
+    for an 8B model on an H100) and no chunked prefill; its decode at light load lands near the blog's 13 ms a
+    token; an unknown version is refused with the known ones."""
+    old, now = serve_engine("vllm@0.5"), serve_engine("vllm")
+    assert old.spec == "vllm@0.5" and now.spec == "vllm" and old.name == now.name
+    assert old.host_s_per_iter == 0.0081 and not old.chunked_prefill and any("13 ms" in s for s in old.sources)
+    model, hw = make_workload("llama-3.1-8b").model, card_figures(load_catalog().get("H100 SXM5 80GB"))
+    tpot = {e: estimate_load(serve_setup(model, hw, e), Lengths("fixed", 200, 200), users=1, requests=10)
+            ["figures"]["tpot_s"]["mean"] for e in ("vllm", "vllm@0.5")}
+    assert 0.8 <= tpot["vllm@0.5"] / 0.013 <= 1.25 and tpot["vllm@0.5"] > 1.5 * tpot["vllm"]
+    with pytest.raises(UserError, match=r"known: 0\.5, 0\.6"):
+        serve_engine("vllm@0.4")
+    with pytest.raises(UserError, match="known: none"):
+        serve_engine("sglang@0.3")
+
+
+def test_sharegpt_vllm_lengths_keep_vllms_filter():
+    inp, out = parse_lengths("sharegpt-vllm", 100, 100).draw(4000, seed=1)
+    assert inp.min() >= 4 and inp.max() <= 1024 and out.min() >= 4 and (inp + out).max() <= 2048
+    assert 0.85 <= inp.mean() / 202 <= 1.1 and 0.85 <= out.mean() / 179 <= 1.1  # the blog's sample means
+    with pytest.raises(UserError, match="openorca"):
+        parse_lengths("openorca", 100, 100)

@@ -113,12 +113,14 @@ def coverage_page(snap: PriceSnapshot) -> str:
         f"(SkyPilot catalog files read {snap.source.date}); `tests/test_price_mapping.py` keeps it in sync.",
         "How the offers are built and checked: [catalog/prices/README.md](../catalog/prices/README.md).",
         "",
-        f"Dates: every file was read on {snap.source.date}. The date of each file's commit in "
-        "skypilot-org/skypilot-catalog could not be found with the tools available when the snapshot was built "
-        f"(recorded as `unknown` for {len(fresh.undated)} of {len(files)} files), so a price may be older than the "
-        "read date: `gpuadvisor prices list` and `recommend` say \"prices as of <read date>\" and warn past "
-        "90 days. Azure's file is catalog v6 (no newer version exists), US regions only, without the ND H200 v5, "
-        "ND MI300X v5 or GB200/GB300 families.",
+        f"Dates: every file was read on {snap.source.date}. The exact date of each file's commit in "
+        "skypilot-org/skypilot-catalog is not on record (the file index gives commits without dates and the "
+        "repository is too large to fetch), so each file carries the earliest day a public record allows "
+        "(`after YYYY-MM-DD`: a pull request that created its catalog folder or provider; the records are "
+        f"listed below the table) or `unknown` ({len(fresh.undated)} of {len(files)} files). "
+        "`gpuadvisor prices list` and `recommend` give the age as that range and warn where it can pass "
+        "90 days. Azure's file is catalog v6 (no newer version exists, and Azure has no update workflow), US "
+        "regions only, without the ND H200 v5, ND MI300X v5 or GB200/GB300 families.",
         "",
         f"Notable families checked: {', '.join(NOTABLE_FAMILIES)}. Flagged offers carry a suspect price "
         "(set aside by the advisor); excluded shapes are listed with their reason in `prices list --json` "
@@ -136,6 +138,9 @@ def coverage_page(snap: PriceSnapshot) -> str:
         lines.append(f"| {p} | {f.get('path', '')}@{str(f.get('commit', ''))[:7]} | {f.get('read', '')} "
                      f"| {f.get('committed', 'unknown')} | {c['offers']} | {flagged} | {len(c['excluded'])} "
                      f"| {', '.join(fams)} | {', '.join(missing) or 'none'} |")
+    lines += ["", "Where each commit date comes from:", ""]
+    lines += [f"- {p}: {files[p].get('committed', 'unknown')}: {files[p].get('committed_source') or 'no record'}"
+              for p in snap.coverage if p in files]
     return "\n".join(lines) + "\n"
 
 

@@ -36,6 +36,23 @@ PR7676 = {"url": "https://github.com/ggml-org/llama.cpp/pull/7676", "repo": "ggm
 PR15802 = {"url": "https://github.com/ggml-org/llama.cpp/pull/15802", "repo": "ggml-org/llama.cpp",
            "document": "PR #15802 'CUDA: fastdiv, launch bounds for mmvq + q8_1 quant', table column t/s master "
                        "(FlashAttention Yes; pp512 in micro-batches of the given size)"}
+GPUSTACK = "https://github.com/gpustack/gpustack/blob/{commit}/docs/performance-lab/{path}"
+
+
+def _gpustack(path: str, commit: str, document: str) -> dict[str, str]:
+    return {"url": GPUSTACK.format(commit=commit, path=path), "repo": "gpustack/gpustack",
+            "path": f"docs/performance-lab/{path}", "commit": commit, "document": document}
+
+
+GS_8B_H100 = _gpustack("qwen3-8b/h100-latency.md", "1dbc3b8130da92d31539404545a1aff5c3992f8c",
+                       "GPUStack performance lab, Optimizing Qwen3-8B Latency on NVIDIA H100 GPUs (vllm bench serve, "
+                       "ShareGPT, 100 prompts, --max-concurrency 4, one H100 SXM)")
+GS_14B_H100 = _gpustack("qwen3-14b/h100.md", "7ae332aaf05783e657560ef927c527b156e2536d",
+                        "GPUStack performance lab, Optimizing Qwen3-14B Throughput on NVIDIA H100 GPUs (vllm bench "
+                        "serve, ShareGPT, 1000 prompts at an infinite request rate, one H100 SXM)")
+GS_14B_A100 = _gpustack("qwen3-14b/a100.md", "10e9444a07c73556f2ef0d10d2b2766bbf54c9c0",
+                        "GPUStack performance lab, Optimizing Qwen3-14B Throughput on NVIDIA A100 GPUs (vllm bench "
+                        "serve, ShareGPT, 1000 prompts at an infinite request rate)")
 PR15131 = {"url": "https://github.com/ggml-org/llama.cpp/pull/15131", "repo": "ggml-org/llama.cpp",
            "document": "PR #15131 'CUDA: GEMM for FP32/FP16/BF16 and ne11 <= 16', table column t/s master "
                        "(FlashAttention No; pp512 in micro-batches of the given size)"}
@@ -44,7 +61,8 @@ PR15131 = {"url": "https://github.com/ggml-org/llama.cpp/pull/15131", "repo": "g
 @dataclass(frozen=True)
 class Result:
     """One published figure. metric: max_output_tps (output tok/s at an infinite request rate), output_tps,
-    ttft_ms / itl_ms (mean, at a fixed concurrency), pp_tps / tg_tps (llama-bench prompt / generation tok/s,
+    ttft_ms / itl_ms / tpot_ms (means as the client measured them, at a fixed concurrency, or at an infinite
+    request rate where `concurrency` is None), pp_tps / tg_tps (llama-bench prompt / generation tok/s,
     one sequence; `ubatch` tokens per micro-batch)."""
 
     id: str
@@ -55,7 +73,7 @@ class Result:
     gpus: int
     weights: str  # bf16 | fp16 | fp8 | fp4 | q4_0 | q4_k_m
     kv_dtype: str
-    metric: str
+    metric: str  # max_output_tps | output_tps | ttft_ms | itl_ms | tpot_ms | pp_tps | tg_tps
     value: float
     input_len: int
     output_len: int
@@ -64,6 +82,8 @@ class Result:
     concurrency: int | None = None  # None: infinite request rate (all requests queued)
     num_requests: int | None = None
     ubatch: int | None = None
+    lengths: str = "fixed"  # fixed | sharegpt (input_len / output_len then are the run's mean lengths)
+    client_measured: bool = False  # TTFT / TPOT / throughput measured by a benchmark client (AIPerf, vllm bench)
     source: dict[str, str] = field(default_factory=dict)
     table: str = ""
     notes: str = ""
@@ -82,6 +102,27 @@ def _trt(model: str, gpu: str, tp: int, w: str, col: str, rows: dict[tuple[int, 
             output_len=osl, tp=tp, num_requests=n_req[(isl, osl)], source=src, table=f"{table}, column {col}",
             notes="ModelOpt checkpoint (KV cache quantized with the weights where FP8/FP4; assumed from the "
                   "checkpoints' hf_quant_config); kv_cache_free_gpu_mem_fraction 0.95 where it fit"))
+    return out
+
+
+def _bench_serve(model: str, gpu: str, engine: str, version: str, weights: str, src: dict[str, str], table: str,
+                 figures: tuple[float, float, float], *, input_len: int, output_len: int, concurrency: int | None,
+                 num_requests: int, kv_dtype: str = "bf16", notes: str = "") -> list[Result]:
+    """One `vllm bench serve` result block: mean TTFT, mean TPOT (ms) and output token throughput."""
+    ttft, tpot, tps = figures
+    load = f"c{concurrency}" if concurrency else "inf"
+    gpu_key = gpu.split()[0].lower()
+    out = []
+    for metric, v in (("ttft_ms", ttft), ("tpot_ms", tpot),
+                      ("output_tps" if concurrency else "max_output_tps", tps)):
+        out.append(Result(
+            id=f"gpustack-{engine}-{version}-{model}-{gpu_key}-{weights}-sharegpt-{load}-{metric}", model=model,
+            engine=engine, engine_version=version, gpu=gpu, gpus=1, weights=weights, kv_dtype=kv_dtype,
+            metric=metric, value=v, input_len=input_len, output_len=output_len, concurrency=concurrency,
+            num_requests=num_requests, lengths="sharegpt", client_measured=True, source=src, table=table,
+            notes="ShareGPT prompts (vllm bench serve --dataset-name sharegpt, openai-chat backend); input_len and "
+                  "output_len are the run's means (total input / generated tokens over the requests): the tool "
+                  "draws ShareGPT-shaped lengths scaled to those means. " + notes))
     return out
 
 
@@ -119,7 +160,8 @@ def results() -> list[Result]:
                 id=f"nim-1.8.0-llama-3.3-70b-h100-tp2-fp8-5000-500-c{c}-{metric}", model="llama-3.3-70b",
                 engine="trtllm", engine_version="NIM 1.8.0 (TensorRT-LLM profile assumed)", gpu="H100 SXM5 80GB",
                 gpus=2, weights="fp8", kv_dtype="fp8", metric=metric, value=v, input_len=5000, output_len=500, tp=2,
-                concurrency=c, source=NIM, table="Llama-3.3-70b-instruct Results, Version 1.8.0, 2 x H100 80G, fp8 TP2,"
+                concurrency=c, client_measured=True, source=NIM,
+                table="Llama-3.3-70b-instruct Results, Version 1.8.0, 2 x H100 80G, fp8 TP2,"
                 " 5000 Input Tokens / 500 Output Tokens", notes="mean TTFT, mean ITL, total output tokens/s"))
     r += [
         Result(id="llamacpp-5163-qwen2.5-7b-q4_k_m-rtx4080-pp512", model="qwen2.5-7b", engine="llamacpp",
@@ -149,6 +191,51 @@ def results() -> list[Result]:
                kv_dtype="fp16", metric="pp_tps", value=1891.88, input_len=512, output_len=0, ubatch=16,
                source=PR15131, table="RTX 4090, llama 8B Q4_0, FA No, microbatch 16, pp512"),
     ]
+    # appended: the held-out rule keeps the earlier rows' flags; the k-th block of three metrics rotated by k, so
+    # that the rule (every third row) holds out each metric in turn
+    online = _online_rows()
+    r += [row for k in range(0, len(online), 3) for row in (online[k:k + 3][(k // 3) % 3:]
+                                                            + online[k:k + 3][:(k // 3) % 3])]
+    return r
+
+
+def _online_rows() -> list[Result]:
+    """Online-serving results with TTFT and TPOT as the client measured them (added for issue 29)."""
+    r: list[Result] = []
+    # GPUStack performance lab: `vllm bench serve` result blocks (mean TTFT, mean TPOT, output token throughput)
+    c4 = dict(input_len=233, output_len=221, concurrency=4, num_requests=100)  # 23260 / 22061 tokens, 100 requests
+    r += _bench_serve("qwen3-8b", "H100 SXM5 80GB", "vllm", "0.11.0", "bf16", GS_8B_H100,
+                      "1. Choosing the Inference Engine, vLLM (vllm serve Qwen/Qwen3-8B)", (64.00, 7.38, 496.88), **c4)
+    r += _bench_serve("qwen3-8b", "H100 SXM5 80GB", "sglang", "0.5.3.post3", "bf16", GS_8B_H100,
+                      "1. Choosing the Inference Engine, SGLang (sglang.launch_server --model-path Qwen/Qwen3-8B)",
+                      (27.70, 7.19, 525.59), **c4)
+    r += _bench_serve("qwen3-8b", "H100 SXM5 80GB", "trtllm", "1.2.0rc1", "bf16", GS_8B_H100,
+                      "1. Choosing the Inference Engine, TensorRT-LLM (trtllm-serve Qwen/Qwen3-8B)",
+                      (51.61, 7.67, 487.38), **c4)
+    r += _bench_serve("qwen3-8b", "H100 SXM5 80GB", "sglang", "0.5.3.post3", "fp8", GS_8B_H100,
+                      "3. Quantization (sglang.launch_server --model-path Qwen/Qwen3-8B-FP8)", (39.66, 5.65, 657.83),
+                      notes="Qwen3-8B-FP8: block-scaled FP8 weights, KV cache left at the engine's 16-bit default",
+                      **c4)
+    inf = dict(input_len=217, output_len=202, concurrency=None, num_requests=1000)  # 217393 / ~201600 tokens
+    r += _bench_serve("qwen3-14b", "H100 SXM5 80GB", "vllm", "0.11.0", "bf16", GS_14B_H100,
+                      "1. Choosing the Inference Engine, vLLM (vllm serve Qwen/Qwen3-14B)",
+                      (22141.21, 226.03, 3173.92), **inf)
+    r += _bench_serve("qwen3-14b", "H100 SXM5 80GB", "sglang", "0.5.5.post1", "bf16", GS_14B_H100,
+                      "1. Choosing the Inference Engine, SGLang", (9230.85, 235.33, 4043.89), **inf)
+    r += _bench_serve("qwen3-14b", "H100 SXM5 80GB", "trtllm", "1.2.0rc1", "bf16", GS_14B_H100,
+                      "1. Choosing the Inference Engine, TensorRT-LLM", (10230.91, 161.58, 4000.99), **inf)
+    r += _bench_serve("qwen3-14b", "H100 SXM5 80GB", "sglang", "0.5.5.post1", "fp8", GS_14B_H100,
+                      "2. Quantization in SGLang, FP8 (Qwen/Qwen3-14B-FP8)", (7320.60, 251.67, 5019.64), **inf)
+    a100 = "the page says 'NVIDIA A100 GPUs'; the 80 GB SXM4 card is assumed (one GPU: no TP flag in the commands)"
+    r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "vllm", "0.11.0", "bf16", GS_14B_A100,
+                      "1. Choosing the Inference Engine, vLLM", (41875.09, 114.34, 1887.31), notes=a100, **inf)
+    r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "sglang", "0.5.5.post1", "bf16", GS_14B_A100,
+                      "1. Choosing the Inference Engine, SGLang", (20365.34, 364.93, 2542.06), notes=a100, **inf)
+    r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "trtllm", "1.2.0rc1", "bf16", GS_14B_A100,
+                      "1. Choosing the Inference Engine, TensorRT-LLM", (15258.26, 261.77, 2770.99), notes=a100, **inf)
+    r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "vllm", "0.11.0", "awq", GS_14B_A100,
+                      "2. Quantization in TensorRT-LLM/vLLM, vLLM AWQ (Qwen/Qwen3-14B-AWQ)",
+                      (47136.93, 129.77, 1801.74), notes=a100, **inf)
     return r
 
 

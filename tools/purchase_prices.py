@@ -10,6 +10,12 @@ each, every price with the page it was read from and when. This script rewrites 
 one-line diff. A card with no new-price row gets `purchase: null`; one with no street row no
 `street:` line. `gpuadvisor recommend --price-basis new|street` picks which of the two is used.
 
+A card for which no public price was found is marked in tools/data/no-public-price.csv (columns
+card, searched, searches, note): the day of the search, the searches done ('corpus: query' or
+'github: repo path@commit', separated by ' | ') and what they found. A mark on a card that has a
+price, or on no catalog card, is an error; tests/test_purchase_prices.py requires every
+data-center card to carry a price or this mark.
+
   python3 -m tools.purchase_prices            # rewrite catalog/*.yaml from the CSVs
   python3 -m tools.purchase_prices --check    # exit 1, naming the cards, if YAML and CSVs disagree
 
@@ -38,8 +44,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_CSV = ROOT / "tools" / "data" / "purchase-prices.csv"
 DEFAULT_STREET_CSV = ROOT / "tools" / "data" / "street-prices.csv"
+DEFAULT_NO_PRICE_CSV = ROOT / "tools" / "data" / "no-public-price.csv"
 DEFAULT_CATALOG = ROOT / "catalog"
 COLUMNS = ["card", "usd", "kind", "source", "date", "note"]
+NO_PRICE_COLUMNS = ["card", "searched", "searches", "note"]
 
 _CARD_START = re.compile(r"^(?P<indent>\s*)- name:\s*(?P<name>.+?)\s*$")
 
@@ -72,6 +80,50 @@ def read_prices(path: Path, kinds: tuple[str, ...] = NEW_KINDS) -> dict[str, Pur
         if out[card].kind not in kinds:
             raise UserError(f"{where}: kind {out[card].kind!r} does not belong in this file (here: {', '.join(kinds)})")
     return out
+
+
+@dataclass(frozen=True)
+class NoPublicPrice:
+    """The explicit mark of a card no public price was found for, with the search that was done."""
+
+    card: str
+    searched: str  # YYYY-MM-DD
+    searches: tuple[str, ...]  # 'pages: <query>', 'github: <repo> <path>@<commit> (...)'
+    note: str  # what the searches found and why none of it is a price
+
+
+def read_no_public_price(path: Path) -> dict[str, NoPublicPrice]:
+    """Card name -> its no-public-price mark; every problem is one line naming the row."""
+    reader = csv.DictReader(read_text(path, "no-public-price CSV").splitlines())
+    if reader.fieldnames != NO_PRICE_COLUMNS:
+        raise UserError(f"{path}: the header must be {','.join(NO_PRICE_COLUMNS)}")
+    out: dict[str, NoPublicPrice] = {}
+    for line, row in enumerate(reader, start=2):
+        card = (row.get("card") or "").strip()
+        where = f"{path}: row {line} ({card or 'no card'})"
+        if None in row or any(v is None for v in row.values()):
+            raise UserError(f"{where}: expected {len(NO_PRICE_COLUMNS)} columns")
+        if not card or card in out:
+            raise UserError(f"{where}: " + ("the card column is empty" if not card else "a second row for the card"))
+        if not re.fullmatch(r"\d{4}-\d\d-\d\d", row["searched"].strip()):
+            raise UserError(f"{where}: searched must be the day of the search, YYYY-MM-DD")
+        searches = tuple(q.strip() for q in row["searches"].split(" | ") if q.strip())
+        if not searches or not all(re.match(r"[a-z]+: \S", q) for q in searches):
+            raise UserError(f"{where}: searches must list what was searched, as 'corpus: query' separated by ' | '")
+        if not row["note"].strip():
+            raise UserError(f"{where}: the note must say what the searches found")
+        out[card] = NoPublicPrice(card, row["searched"].strip(), searches, row["note"].strip())
+    return out
+
+
+def check_no_public_price(marks: dict[str, NoPublicPrice], cards: set[str], prices: dict[str, Purchase],
+                          street: dict[str, Purchase], where: Path) -> None:
+    """A mark names a catalog card that has no price in either table (a priced card loses its mark)."""
+    for name in sorted(marks):
+        if name not in cards:
+            raise UserError(f"{where}: no catalog card named {name!r}")
+        if name in prices or name in street:
+            raise UserError(f"{where}: {name!r} has a price now: take its no-public-price row out")
 
 
 def render(p: Purchase | None) -> str:
@@ -215,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
         updates = plan(args.csv, args.catalog, street_csv)
         prices = read_prices(args.csv)
         street = read_prices(street_csv, STREET_KINDS) if street_csv else {}
+        if args.csv == DEFAULT_CSV and DEFAULT_NO_PRICE_CSV.is_file():
+            check_no_public_price(read_no_public_price(DEFAULT_NO_PRICE_CSV), {c for u in updates for c in u.cards},
+                                  prices, street, DEFAULT_NO_PRICE_CSV)
         stale = [(u.path.name, c) for u in updates for c in u.changed]
         if args.check:
             if stale:

@@ -207,7 +207,7 @@ def _serving_binds(s: Any, w: Workload, hw: HardwareFigures, t: Targets, users: 
     if s.bound == "memory":
         wb = _memory(w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1), memo).get("weights")
         active = wb * (w.model.active_params / w.model.num_params) * tp / 1e9
-        bw = (eff or Efficiency()).for_source(hw.source)[1] * (hw.bandwidth_gbs or 0) * tp
+        bw = (eff or Efficiency()).for_hardware(hw)[1] * (hw.bandwidth_gbs or 0) * tp
         return "bandwidth", f"bandwidth: each step reads {active:.1f} GB of weights (+KV) at ~{bw:,.0f} GB/s"
     if s.bound == "compute":
         return "compute", f"compute: {s.concurrency} sequences per step saturate the matmul units"

@@ -103,7 +103,12 @@ def describe(card: Card) -> list[str]:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from gpuadvisor.architectures import architecture_of, load_architectures
+
     catalog = load_catalog(args.catalog or [])  # raises UserError (exit 2) on the first problem
+    architectures = load_architectures()
+    for card in catalog.cards:
+        architecture_of(card, architectures)  # an arch_id not in architectures.yaml: one UserError line
     files = sorted({str(p) for p in catalog.origin.values()})
     missing_source = [c.name for c in catalog.cards if not c.source]
     if missing_source:

@@ -165,12 +165,18 @@ def efficiency_from(args: argparse.Namespace) -> Any:
 
 
 def engine_name(text: str) -> str:
-    from gpuadvisor.cli.serve_args import SERVE_ENGINES
+    from gpuadvisor.core.errors import UserError
     from gpuadvisor.estimate.engines import ENGINES
+    from gpuadvisor.estimate.serve.profiles import engine_specs, is_serve_engine, serve_engine
 
-    if text not in ENGINES and text not in SERVE_ENGINES:
-        raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join([*ENGINES, *SERVE_ENGINES])})")
-    return text
+    if text in ENGINES or is_serve_engine(text):
+        return text.lower() if is_serve_engine(text) else text
+    if "@" in text:  # a version of a serving engine: the versions it knows, in one line
+        try:
+            serve_engine(text)
+        except UserError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join([*ENGINES, *engine_specs()])})")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -178,7 +184,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workload_args(p)
     p.add_argument("--engine", type=engine_name, default="graphs",
                    help="inference engine: graphs (CUDA graphs / vLLM, TensorRT-LLM, SGLang; default) or eager "
-                        "(Hugging Face generate()); vllm, sglang, trtllm, llamacpp or hf run the serving simulation")
+                        "(Hugging Face generate()); vllm, sglang, trtllm, llamacpp or hf run the serving simulation "
+                        "(older releases as NAME@VERSION: vllm@0.5, vllm@0.6)")
     p.add_argument("--gpu", default="H100 SXM5 80GB", metavar="CARD", help="catalog card (fuzzy; default H100 SXM)")
     p.add_argument("--probe", metavar="RESULTS.json", help="use measured figures from a probe result for this card")
     p.add_argument("--offload", action="store_true",

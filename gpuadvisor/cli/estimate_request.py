@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gpuadvisor.estimate.serve.profiles import is_serve_engine
 from gpuadvisor.request import (
-    SERVE_ENGINES,
     EstimateRequest,
     HardwareChoice,
     ServingLoad,
@@ -94,7 +94,7 @@ def calibration_from(args: argparse.Namespace) -> Any:
     from gpuadvisor.servecheck import calibrate, measurement
 
     m = measurement.load(path)
-    if args.engine in SERVE_ENGINES and args.engine != m.target.engine:
+    if is_serve_engine(args.engine) and args.engine != m.target.engine:
         raise UserError(f"--calibration {path} measured {m.target.engine}; --engine {args.engine} is another engine")
     return calibrate.fit(m, str(path))
 
@@ -115,8 +115,8 @@ def request_from(args: argparse.Namespace, calibration: Any = None) -> EstimateR
             context_parallel=args.cp, expert_parallel=args.ep, framework=args.framework,
             search=args.layout == "auto", recompute=args.recompute, gpus_per_node=args.gpus_per_node,
             net_gbs_per_gpu=args.net_gbs, samples_seen=args.samples_seen, restart_overhead=args.restart_overhead)
-    elif args.engine in SERVE_ENGINES or any(d in given for d in _SERVING) or "pp" in given:
-        engine = calibration.engine if calibration else args.engine if args.engine in SERVE_ENGINES else "vllm"
+    elif is_serve_engine(args.engine) or any(d in given for d in _SERVING) or "pp" in given:
+        engine = calibration.engine if calibration else args.engine if is_serve_engine(args.engine) else "vllm"
         question = ServingLoad(
             engine=engine, rate=args.rate,
             concurrency=args.concurrency, lengths=args.lengths, requests=args.requests or ServingLoad.requests,

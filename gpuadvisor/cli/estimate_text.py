@@ -208,11 +208,15 @@ def print_simulation(con: Any, p: ServingParts) -> None:
     con.print(f"  load: {load}, {f['requests']} requests, lengths {ld['lengths']}")
     con.print(f"  throughput: {f['requests_per_s']:,.2f} req/s, {f['output_tokens_per_s']:,.0f} output tok/s "
               f"({f['total_tokens_per_s']:,.0f} tok/s with prompts)")
-    for key, label in (("ttft_s", "TTFT"), ("tpot_s", "time per output token")):
-        q = f[key]
-        if q["p50"] is not None:
+    for key, label in (("ttft_s", "TTFT (client: request sent to first token received)"),
+                       ("server_ttft_s", "  of which the scheduler"), ("tpot_s", "time per output token")):
+        q = f.get(key)
+        if q and q["p50"] is not None:
             con.print(f"  {label}: P50 {q['p50'] * 1e3:,.1f} ms, P90 {q['p90'] * 1e3:,.1f} ms, "
                       f"P99 {q['p99'] * 1e3:,.1f} ms")
+    if f.get("frontend_s"):
+        con.print(f"  front-end per request (HTTP, tokenization, first chunk streamed): {f['frontend_s'] * 1e3:.0f} ms "
+                  f"({a['engine']} profile); mean inter-token latency {f['itl_s'] * 1e3:,.1f} ms")
     if p.slo:
         con.print(f"  goodput under the SLOs: {f['goodput_requests_per_s']:,.2f} req/s "
                   f"({f['slo_attainment']:.0%} of requests meet them)")

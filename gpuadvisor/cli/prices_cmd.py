@@ -98,9 +98,9 @@ def run_list(args: argparse.Namespace) -> int:
 
     print(textwrap.fill(f"files: {_files_line(snap)}", width=100, subsequent_indent="  "))
     fresh = snap.freshness(providers=sorted({o.provider for o in offers}) or None)
-    print(fresh.line())
+    print(textwrap.fill(fresh.line(), width=100, subsequent_indent="  "))
     if fresh.warning():
-        print(fresh.warning(), file=sys.stderr)
+        print(textwrap.fill(fresh.warning() or "", width=100, subsequent_indent="  "), file=sys.stderr)
     flagged = [o for o in offers if o.flags]
     if flagged:
         print(textwrap.fill(f"flagged: {len(flagged)} offers with suspect prices (column 'suspect': uniform-low = "

@@ -38,7 +38,8 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
                        help="simulation: N benchmark clients that start together, each sending its next request "
                             "when the last ends (benchmark_serving --max-concurrency), instead of --rate")
     g.add_argument("--lengths", metavar="DIST|FILE",
-                   help="request lengths: fixed (default), sharegpt, uniform:A-B, or a file of 'INPUT OUTPUT' lines")
+                   help="request lengths: fixed (default), sharegpt, sharegpt-vllm (vLLM's benchmark sample and "
+                        "filter), uniform:A-B, or a file of 'INPUT OUTPUT' lines")
     g.add_argument("--requests", type=arg_type("slo_requests" if recommend else "requests"), default=None,
                    metavar="N",
                    help="requests to simulate (default 1000, at most 10,000; recommend: 300, at most 1,000)")

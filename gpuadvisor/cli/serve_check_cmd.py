@@ -43,7 +43,8 @@ def _limited(name: str) -> Any:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from gpuadvisor.request import DEFAULT_CARD, DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, SERVE_ENGINES
+    from gpuadvisor.estimate.serve.profiles import engine_specs
+    from gpuadvisor.request import DEFAULT_CARD, DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 
     p = sub.add_parser("serve-check", help="measure an OpenAI-compatible endpoint and compare it with the estimate",
                        description=__doc__)
@@ -57,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--gpu", default=DEFAULT_CARD, metavar="CARD", help=f"catalog card (default {DEFAULT_CARD})")
     d.add_argument("--gpus", type=arg_type("tp"), default=1, metavar="N", help="tensor-parallel GPUs (default 1)")
     d.add_argument("--engine", default="vllm", metavar="ENGINE",
-                   help="the server's engine: " + ", ".join(SERVE_ENGINES) + " (default vllm)")
+                   help="the server's engine: " + ", ".join(engine_specs()) + " (default vllm)")
     d.add_argument("--weights", metavar="FORMAT", help="weight format served (default: the model's dtype)")
     g = p.add_argument_group("load")
     how = g.add_mutually_exclusive_group(required=True)
@@ -236,6 +237,10 @@ def comparison(m: Any, answer: Any) -> list[dict[str, Any]]:
     pct = (answer.serving.percentiles if answer.serving else None) or {}
     sim = answer.detail.get("serving_simulation", {}).get("figures", {})
     out = []
+    # the estimate's mean inter-token latency where it gives no ITL percentiles (the simulation's decode steps)
+    itl_mean = getattr(answer.serving, "itl_s", None) if answer.serving else None
+    if "itl_s" not in pct and itl_mean is not None:
+        pct = {**pct, "itl_s": {"mean": itl_mean}}
     for label, key, stats, est_key in _ROWS:
         dist = getattr(m.figures, key)
         for stat in stats:

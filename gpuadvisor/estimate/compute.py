@@ -171,7 +171,7 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
         return graph_compute(w, hw, efficiency)
     engine = engine_profile(engine or DEFAULT_ENGINE).name
     eff = (efficiency or Efficiency()).validate()
-    mfu, bw_eff = eff.for_source(hw.source)
+    mfu, bw_eff = eff.for_hardware(hw)
     peak = hw.peak_tflops(w.compute_dtype)
     notes = [f"estimate: large matmuls at {mfu:.0%} of {hw.source} peak, {bw_eff:.0%} of {hw.source} bandwidth; "
              "smaller ones lose to wave quantization and launch costs"]

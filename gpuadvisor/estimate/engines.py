@@ -218,7 +218,7 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
     card has no throughput figures. `padded`: prompts of different lengths, padded to one."""
     prof = engine_profile(engine)
     eff = (efficiency or Efficiency()).validate()
-    mfu, bw_eff = eff.for_source(hw.source)
+    mfu, bw_eff = eff.for_hardware(hw)
     peak = hw.peak_tflops(w.compute_dtype)
     if not peak or not hw.bandwidth_gbs:
         return None

@@ -67,7 +67,7 @@ def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | Non
     from gpuadvisor.estimate.opcost import step_time
 
     eff = (efficiency or Efficiency()).validate()
-    mfu, bw_eff = eff.for_source(hw.source)
+    mfu, bw_eff = eff.for_hardware(hw)
     peak = hw.peak_tflops(w.compute_dtype)
     if not peak or not hw.bandwidth_gbs:
         return ComputeEstimate(mode=w.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,

@@ -39,11 +39,22 @@ class Efficiency:
                 raise UserError(f"efficiency {k} must be in (0, 1], got {v!r}")
         return self
 
+    mfu_given: bool = False  # `mfu` is the user's (--mfu): a card's published matmul reach does not rescale it
+
     def for_source(self, source: str) -> tuple[float, float]:
         """(matmul, bandwidth) efficiency for figures from the datasheet or measured by a probe."""
         if source == "measured":
             return self.mfu_vs_measured, self.bandwidth_vs_measured
         return self.mfu, self.bandwidth
+
+    def for_hardware(self, hw: HardwareFigures) -> tuple[float, float]:
+        """(matmul, bandwidth) efficiency for these figures: a probe's measured ones, else the datasheet's with
+        the calibration MFU scaled by the card's large-matmul reach over the calibration card's
+        (gpuadvisor.matmul_reach: a GeForce card's half-rate tensor cores reach more of their listed peak)."""
+        mfu, bandwidth = self.for_source(hw.source)
+        if hw.source != "measured" and hw.matmul_reach_scale is not None and not self.mfu_given:
+            mfu *= hw.matmul_reach_scale
+        return mfu, bandwidth
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,11 @@ class HardwareFigures:
     stream_eff: dict[str, float] = field(default_factory=dict)  # op class ("elementwise", "norm", "reduction") ->
     # achieved bandwidth / same-run copy bandwidth, bytes counted as a traced op counts them
 
+    # a large matmul's reach of the datasheet peak over the calibration card's (gpuadvisor.matmul_reach), and
+    # what it rests on; None: the calibration MFU as it is
+    matmul_reach_scale: float | None = None
+    matmul_reach_basis: str = ""
+
     @classmethod
     def from_card(cls, card: Any) -> HardwareFigures:
         tf = {}
@@ -89,6 +105,7 @@ class HardwareFigures:
             interconnect_gbs=card.interconnect_gbs,
             compute_units=getattr(card, "compute_units", None),
             compute_capability=getattr(card, "compute_capability", None) if card.vendor == "nvidia" else None,
+            **_reach_fields(card),
         )
 
     def peak_tflops(self, dtype: str) -> float | None:
@@ -226,3 +243,11 @@ def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFi
         measured_keys=tuple(sorted(figures)),
     )
 
+
+def _reach_fields(card: Any) -> dict[str, Any]:
+    from gpuadvisor.matmul_reach import reach_of
+
+    reach = reach_of(card)
+    if reach is None:
+        return {}
+    return {"matmul_reach_scale": reach.relative_to_calibration(), "matmul_reach_basis": reach.basis}

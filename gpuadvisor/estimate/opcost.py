@@ -16,7 +16,8 @@ shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layou
   call.
 * attention: FlashAttention's FLOPs (causal triangle halved) at kernels.attention_rate.
 * recurrent (cuDNN LSTM/GRU): the input projections of all steps as one GEMM, then one small GEMM per
-  time step and layer, never faster than RNN_STEP_FLOOR_S; the backward does twice the work.
+  time step and layer, never faster than RNN_STEP_FLOOR_S; the backward does twice the work; each layer of a
+  call sets up once (RNN_LAYER_CALL_S), and a backward call once more (RNN_BACKWARD_CALL_S).
 * normalisation, by kind and pass (norm_passes): an eval batch norm is one affine pass; a train-mode batch or
   group norm adds a Welford statistics pass far below copy bandwidth (BN_STATS_PASSES in all; 2.2-2.5x an eval
   one on the H100 profiles); layer norms run one thread block per row, so short rows (ConvNeXt's and Swin's
@@ -86,7 +87,7 @@ class Rates:
 
     @classmethod
     def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
-        mfu, bw_eff = (eff or Efficiency()).for_source(hw.source)
+        mfu, bw_eff = (eff or Efficiency()).for_hardware(hw)
         gemm = {}
         for dt in ("fp32", "bf16", "fp16", "fp8", "tf32"):
             peak = hw.peak_tflops(dt)
@@ -228,7 +229,12 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
                                  elem_bytes=eb)
         step = kernels.gemm_time(b, gates * h, h, rate=rate, bandwidth=r.bandwidth, sms=r.sms, elem_bytes=eb)
         total += proj + t * dirs * max(step, cal.RNN_STEP_FLOOR_S)
-    return total * (2.0 if op.phase is Phase.BACKWARD else 1.0)
+    # each layer of each call also sets up before its first step, in either phase (lab/rnn_calls.py: a 1-step
+    # call costs about RNN_LAYER_CALL_S per layer)
+    setup = shape.layers * cal.RNN_LAYER_CALL_S
+    if op.phase is Phase.BACKWARD:  # twice the work of the forward, and a call of its own
+        return 2.0 * total + setup + cal.RNN_BACKWARD_CALL_S
+    return total + setup
 
 
 # streaming ops: a traced op counts each tensor once; the kernels make more passes (a norm's statistics, a

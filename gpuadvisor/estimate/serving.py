@@ -123,7 +123,7 @@ def estimate_serving(
     mean_ctx = prompt_tokens + output_tokens // 2
     step = decode_step(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
     one = estimate_compute(w.with_(batch=w.data_parallel, gen_tokens=0), hw, eff, engine=engine)
-    mfu, bw_eff = eff.for_source(hw.source)
+    mfu, bw_eff = eff.for_hardware(hw)
     assumptions: dict[str, Any] = {
         "engine": prof.to_dict(), "matmul_efficiency": mfu, "bandwidth_efficiency": bw_eff,
         "hardware_source": hw.source, "kv_block_tokens": cal.KV_BLOCK_TOKENS, "memory_reserve": cal.SERVING_RESERVE,

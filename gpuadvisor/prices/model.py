@@ -194,15 +194,19 @@ class PriceSnapshot:
                 f"{self.source.name}{files}")
 
     def file_dates(self, providers: Iterable[str] | None = None) -> dict[str, str]:
-        """provider -> the date its file was committed in the source repository ('unknown' where
-        not recorded), for these providers (all by default)."""
+        """provider -> the date its file was committed in the source repository: 'YYYY-MM-DD',
+        'after YYYY-MM-DD' where only a lower bound is on record, or 'unknown', for these providers
+        (all by default)."""
         wanted = set(providers) if providers is not None else None
         return {str(f.get("provider")): str(f.get("committed") or "unknown") for f in self.source.files
                 if wanted is None or f.get("provider") in wanted}
 
     def freshness(self, today: str | None = None, providers: Iterable[str] | None = None) -> Freshness:
-        """How old these prices are: the oldest known commit date of the providers' files, else the
-        day the snapshot was read (the age is then at least that old, said so)."""
+        """How old these prices are, from each file's commit date. The oldest file decides: its
+        commit falls between the earliest date any file can have been committed (an exact date or a
+        recorded lower bound) and the earliest date it must have been committed by (an exact date,
+        else the day the files were read). The age is given as that range; past STALE_DAYS the
+        warning says the prices are, or may be, that old."""
         import datetime as dt
 
         today = today or os.environ.get("GPUADVISOR_TODAY")  # pinned by generated docs, so they stay stable
@@ -211,15 +215,17 @@ class PriceSnapshot:
         except ValueError:
             raise UserError(f"GPUADVISOR_TODAY must be YYYY-MM-DD, not {today!r}") from None
         dates = self.file_dates(providers)
-        known = sorted(d for d in dates.values() if _is_date(d))
-        unknown = sorted(p for p, d in dates.items() if not _is_date(d))
-        as_of = known[0] if known and not unknown else self.source.date
-        basis = "oldest file commit" if known and not unknown else "read"
-        try:
-            age = (day - dt.date.fromisoformat(as_of)).days
-        except ValueError:
-            age = None
-        return Freshness(as_of, basis, age, tuple(unknown))
+        read = self.source.date
+        latest_by = [d if _is_date(d) else read for d in dates.values()] or [read]
+        earliest = [d.removeprefix("after ") for d in dates.values() if d != "unknown"]
+        unknown = sorted(p for p, d in dates.items() if d == "unknown")
+        bounded = sorted(p for p, d in dates.items() if d.startswith("after "))
+        as_of = min(latest_by)
+        exact = not unknown and not bounded
+        basis = "oldest file commit" if exact else "read"
+        since = min(earliest) if earliest and not exact else ""
+        return Freshness(as_of, basis, _days(day, as_of), tuple(unknown), tuple(bounded), since,
+                         _days(day, since) if since else None)
 
     @property
     def non_gpu(self) -> tuple[Unmapped, ...]:
@@ -279,36 +285,79 @@ STALE_DAYS = 90  # prices older than this get a warning in `prices list` and `re
 
 
 class Freshness(NamedTuple):
-    """How old a snapshot's prices are: `as_of` (YYYY-MM-DD), what that date is (`basis`: the
-    oldest file commit, or the day the files were read when commit dates are unknown), the age in
-    days on the day asked, and the providers whose file commit date is unknown."""
+    """How old a snapshot's prices are. `as_of` (YYYY-MM-DD) is the latest day the oldest file can
+    have been committed (`basis`: its commit date where every date is known, else the day the files
+    were read) and `age_days` the age from it: the prices are at least that old. `max_age_days` is
+    the most they can be (from the earliest recorded commit date or lower bound `since`; None when
+    a file's date is wholly unknown, or when it equals `age_days`). `undated` and `bounded` name the
+    providers whose commit date is unknown or known only as a lower bound."""
 
     as_of: str
     basis: str
     age_days: int | None
     undated: tuple[str, ...] = ()
+    bounded: tuple[str, ...] = ()
+    since: str = ""
+    max_age_days: int | None = None
 
     @property
     def stale(self) -> bool:
         return self.age_days is not None and self.age_days > STALE_DAYS
 
+    @property
+    def may_be_stale(self) -> bool:
+        """Older than STALE_DAYS for all one knows: certainly, or by the files' recorded dates."""
+        return self.stale or (self.max_age_days is not None and self.max_age_days > STALE_DAYS)
+
     def line(self) -> str:
-        """'prices as of 2026-11-24 (read; commit dates unknown for 26 files), 3 days old'."""
-        what = "oldest file commit" if self.basis != "read" else "read"
+        """'prices as of 2026-11-24 (oldest file commit), 3 days old'; where commit dates are only
+        bounded: '... (read; commit dates known only as lower bounds), 3 to 141 days old (committed on
+        or after 2026-07-09)'; where some are unknown: '... (read; commit date unknown for 5 files, known
+        only as a lower bound for 21), at least 3 days old'."""
+        days = "" if self.age_days is None else f"{self.age_days} day{'s' if self.age_days != 1 else ''} old"
         if self.undated:
-            what += f"; commit date unknown for {len(self.undated)} file{'s' if len(self.undated) != 1 else ''}"
-        age = "" if self.age_days is None else f", {self.age_days} day{'s' if self.age_days != 1 else ''} old"
-        return f"prices as of {self.as_of} ({what}){age}"
+            what = f"read; commit date unknown for {_files(len(self.undated))}"
+            if self.bounded:
+                what += f", known only as a lower bound for {len(self.bounded)}"
+            return f"prices as of {self.as_of} ({what})" + (f", at least {days}" if days else "")
+        if self.bounded:
+            span = (days if self.max_age_days in (None, self.age_days)
+                    else f"{self.age_days} to {self.max_age_days} days old")
+            return (f"prices as of {self.as_of} (read; commit dates known only as lower bounds)"
+                    + (f", {span} (committed on or after {self.since})" if days else ""))
+        what = "oldest file commit" if self.basis != "read" else "read"
+        return f"prices as of {self.as_of} ({what})" + (f", {days}" if days else "")
 
     def warning(self) -> str | None:
-        if not self.stale:
+        refresh = "refresh them with `gpuadvisor prices update --from DIR`"
+        if self.stale:
+            return f"warning: these prices are {self.age_days} days old (over {STALE_DAYS}); {refresh}"
+        if not self.may_be_stale:
             return None
-        return (f"warning: these prices are {self.age_days} days old (over {STALE_DAYS}); refresh them with "
-                "`gpuadvisor prices update --from DIR`")
+        if self.undated:
+            return (f"warning: these prices may be over {STALE_DAYS} days old: a file's commit date is known only "
+                    f"to be on or after {self.since} ({self.max_age_days} days ago) and "
+                    f"{_files(len(self.undated))} have no commit date on record; {refresh}")
+        return (f"warning: these prices may be up to {self.max_age_days} days old (over {STALE_DAYS}): the oldest "
+                f"file's commit date is known only to be on or after {self.since}; {refresh}")
 
     def to_dict(self) -> dict[str, Any]:
         return {"as_of": self.as_of, "basis": self.basis, "age_days": self.age_days, "stale": self.stale,
-                "undated": list(self.undated), "line": self.line()}
+                "max_age_days": self.max_age_days, "may_be_stale": self.may_be_stale, "since": self.since,
+                "undated": list(self.undated), "bounded": list(self.bounded), "line": self.line()}
+
+
+def _files(n: int) -> str:
+    return f"{n} file{'s' if n != 1 else ''}"
+
+
+def _days(day: Any, iso: str) -> int | None:
+    import datetime as dt
+
+    try:
+        return (day - dt.date.fromisoformat(iso)).days
+    except ValueError:
+        return None
 
 
 def _is_date(text: str) -> bool:

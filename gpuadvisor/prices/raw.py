@@ -1,8 +1,11 @@
 """The raw rows behind the shipped snapshot, committed in catalog/prices/raw/: one gzip-compressed
 SkyPilot `vms.csv` per provider (`<provider>.csv.gz`, byte for byte the rows that were read) and
 `SOURCES.tsv`, one line per provider: provider, path in skypilot-org/skypilot-catalog, commit,
-what was read, date read, rows, sha256 of the uncompressed text, and the date of the commit
-(`unknown` where it could not be found; an old file without the column reads as unknown). tools/build_prices.py rebuilds
+what was read, date read, rows, sha256 of the uncompressed text, the date of the commit and the
+public record that date comes from. The commit date is `YYYY-MM-DD` where known exactly, `after
+YYYY-MM-DD` where a public record shows the file could not have been committed before that day (a
+pull request that proposed its catalog folder or provider), or `unknown`; an old file without the
+columns reads as unknown. tools/build_prices.py rebuilds
 rental.json from these alone (offline, deterministically); tests count shapes against them.
 """
 
@@ -18,7 +21,7 @@ from pathlib import Path
 from gpuadvisor.core.errors import UserError
 
 SOURCES = "SOURCES.tsv"
-COLUMNS = ("provider", "path", "commit", "coverage", "read", "rows", "sha256", "committed")
+COLUMNS = ("provider", "path", "commit", "coverage", "read", "rows", "sha256", "committed", "committed_source")
 
 
 @dataclass(frozen=True)
@@ -30,13 +33,14 @@ class RawFile:
     read: str  # YYYY-MM-DD
     rows: int
     sha256: str
-    committed: str = "unknown"  # YYYY-MM-DD of the commit, or unknown
+    committed: str = "unknown"  # YYYY-MM-DD of the commit, 'after YYYY-MM-DD' (a lower bound), or unknown
+    committed_source: str = ""  # the public record the commit date comes from (URL and what it says)
 
     def file_entry(self) -> dict[str, str]:
         """The snapshot's `source.files` entry."""
         return {"provider": self.provider, "path": self.path, "commit": self.commit, "read": self.read,
                 "coverage": self.coverage, "rows": str(self.rows), "sha256": self.sha256,
-                "committed": self.committed}
+                "committed": self.committed, "committed_source": self.committed_source}
 
 
 def default_dir() -> Path:
@@ -55,15 +59,25 @@ def read_sources(folder: str | os.PathLike[str]) -> list[RawFile]:
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split("\t")
-        if len(parts) not in (len(COLUMNS), len(COLUMNS) - 1):
+        if not len(COLUMNS) - 2 <= len(parts) <= len(COLUMNS):
             raise UserError(f"{path}:{n}: expected {len(COLUMNS)} tab-separated fields ({', '.join(COLUMNS)})")
-        committed = parts[7].strip() if len(parts) == len(COLUMNS) else "unknown"
+        committed = (parts[7].strip() if len(parts) > 7 else "") or "unknown"
+        if not is_commit_date(committed):
+            raise UserError(f"{path}:{n}: committed must be YYYY-MM-DD, 'after YYYY-MM-DD' or unknown, "
+                            f"not {committed!r}")
         try:
             out.append(RawFile(parts[0], parts[1], parts[2], parts[3], parts[4], int(parts[5]), parts[6],
-                               committed or "unknown"))
+                               committed, parts[8].strip() if len(parts) > 8 else ""))
         except ValueError:
             raise UserError(f"{path}:{n}: rows must be a whole number, not {parts[5]!r}") from None
     return out
+
+
+def is_commit_date(text: str) -> bool:
+    """`YYYY-MM-DD`, `after YYYY-MM-DD` or `unknown`: the forms the committed column takes."""
+    import re
+
+    return text == "unknown" or re.fullmatch(r"(after )?\d{4}-\d\d-\d\d", text) is not None
 
 
 def raw_text(folder: str | os.PathLike[str], entry: RawFile) -> str:
@@ -90,7 +104,8 @@ def write_sources(folder: str | os.PathLike[str], entries: list[RawFile]) -> Non
     from gpuadvisor.core.fileio import atomic_write_text
 
     lines = ["# " + "\t".join(COLUMNS)]
-    lines += ["\t".join([e.provider, e.path, e.commit, e.coverage, e.read, str(e.rows), e.sha256, e.committed])
+    lines += ["\t".join([e.provider, e.path, e.commit, e.coverage, e.read, str(e.rows), e.sha256, e.committed,
+                         e.committed_source])
               for e in sorted(entries, key=lambda e: e.provider)]
     atomic_write_text(Path(folder) / SOURCES, "\n".join(lines) + "\n", force=True)
 

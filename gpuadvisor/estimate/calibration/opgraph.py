@@ -77,9 +77,26 @@ CONSTANTS = (
              Method.FITTED, GPU_FIT),
     Constant("GATHER_BW_EFF", 0.5, "fraction", "gathers and scatters (embeddings, GNN messages) against streaming "
              "bandwidth", "-", Method.ASSUMPTION, "set by hand, not fitted"),
-    Constant("RNN_STEP_FLOOR_S", 25e-6, "s", "one time step of one cuDNN RNN layer, at the least", MODELS,
-             Method.ASSUMPTION, "set by hand near the LSTM classifier's inference at batch 32 (14.1 ms over 256 "
-             "steps x 2 layers = 27.6 us); not fitted"),
+    Constant("RNN_STEP_FLOOR_S", 19e-6, "s", "one time step of one cuDNN RNN layer in the forward, at the least "
+             "(its small GEMM and cell kernel, latency-bound)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
+             Method.MEASURED, "the per-step term of a least-squares line through 80 inference calls on an H200, "
+             "rounded to 1 us (bench.recurrent.fit_rnn_call); was 25 us set by hand",
+             ungated=("one way: x0.75 fails the out-of-sample recurrent gate (2 of 16 within 0.8x-1.25x); x1.25 fits "
+                      "that set better (13 of 16), which is a held-out check and never fitted")),
+    Constant("RNN_LAYER_CALL_S", 6e-4, "s", "one layer of one cuDNN RNN call, before its first time step "
+             "(descriptors, workspace, set-up launches)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
+             Method.MEASURED, "the per-layer term of a least-squares line through 80 inference calls (LSTM and GRU, "
+             "hidden 128 and 1024, 1 and 2 layers, batch 64 and 512, 1-256 steps) on an H200, rounded to 10 us "
+             "(bench.recurrent.fit_rnn_call)",
+             ungated=("one way: x0.75 fails the out-of-sample recurrent gate (10 of 16 within 0.8x-1.25x); x1.25 fits "
+                      "that set better (14 of 16), which is a held-out check and never fitted")),
+    Constant("RNN_BACKWARD_CALL_S", 9e-4, "s", "one cuDNN RNN backward call's own set-up (backward data and "
+             "weights, the reserve space), beside each layer's RNN_LAYER_CALL_S",
+             "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.MEASURED, "the intercept of a least-squares line "
+             "through (training - inference) time of the 32 calls of at most 16 steps against their layers, on an "
+             "H200, rounded to 10 us (bench.recurrent.fit_rnn_backward_call)",
+             ungated=("one way: x0.75 fails the out-of-sample recurrent gate (worst 1.57x); x1.25 moves nothing "
+                      "there (12 of 16, worst 1.48x)")),
     Constant("OPTIMIZER_PARAMS_PER_LAUNCH", 2e7, "params", "parameters one fused-AdamW launch covers", "-",
              Method.ASSUMPTION, "PyTorch's multi-tensor apply chunking, not measured"),
     Constant("OP_OVERLAP_P", 8, "exponent", "host/GPU overlap of an eager step of a traced model: step = "

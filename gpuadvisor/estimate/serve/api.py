@@ -40,13 +40,15 @@ class ServeSetup:
                                  "host_s_per_decode_step": self.cost.decode_host,
                                  "host_s_per_prefill": self.cost.prefill_host}
                                 if not e.decode_graphs else {"host_s_per_iteration": e.host_s_per_iter})
-        return {"engine": e.name.value, "engine_label": e.label, "max_batched_tokens": e.max_batched_tokens,
+        return {"engine": e.spec, "engine_label": e.label, "frontend_s_per_request": e.frontend_s_per_request,
+                "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
                 "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
                 **host, "weights": self.weights, "kv_dtype": self.kv_dtype,
                 "kv_block_tokens": int(cal.KV_BLOCK_TOKENS), "kv_blocks_per_group": self.cfg.kv_blocks,
                 "kv_mem_fraction": e.kv_mem_fraction, "layout": self.layout.describe(), "gpus": self.layout.gpus,
-                "card": self.hw.name, "engine_sources": list(e.sources), "calibrated_on": e.calibrated_on}
+                "card": self.hw.name, "engine_sources": list(e.sources), "client_sources": list(e.client_sources),
+                "calibrated_on": e.calibrated_on}
 
 
 def card_figures(card: Any) -> HardwareFigures:
@@ -83,7 +85,7 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
     cfg = SimConfig(max_batched_tokens=eng.max_batched_tokens, max_seqs=eng.max_seqs,
                     kv_blocks=tokens // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
                     prefill_first=eng.prefill_first, time_scale=float(lay.pp),
-                    reserve_output=eng.reserve_output)
+                    reserve_output=eng.reserve_output, frontend_s=eng.frontend_s_per_request)
     return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg)
 
 

@@ -4,6 +4,13 @@
 * `sharegpt`: lognormal inputs and outputs with the means of the ShareGPT V3 set as the engines' benchmark
   scripts sample it (227 input and 188 output tokens a request: sgl-project/sglang issue #1639, 2,000 prompts,
   453,502 input and 376,493 output tokens), clipped to 4-4,096 tokens;
+* `sharegpt-vllm`: the same shape with the means of vLLM's benchmark sample (202 input, 179 output tokens a
+  request over 500 prompts: vLLM blog 2024-09-05 perf-update, vllm-project/vllm-project.github.io
+  _posts/2024-09-05-perf-update.md) and vLLM's filter (benchmarks/benchmark_serving.py sample_sharegpt_requests:
+  prompts of 4-1,024 tokens, outputs of at least 4, prompt + output at most 2,048; out-of-filter draws redrawn);
+* OpenOrca (MLPerf Inference Llama-2-70B): not provided. mlcommons/inference language/llama2-70b/processorca.py
+  gives the filter (inputs and outputs under 1,024 tokens, outputs of at least 3, 24,576 samples) but no published
+  summary of the lengths was found to store; give the lengths as a file instead;
 * `uniform:A-B`: inputs uniform in [A, B], outputs --output-len;
 * a file: one request a line, `INPUT OUTPUT` (whitespace or comma), `#` comments allowed.
 """
@@ -19,27 +26,39 @@ import numpy as np
 from gpuadvisor.core.errors import UserError
 
 SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, SHAREGPT_SIGMA = 227.0, 188.0, 0.9
-NAMED = ("fixed", "sharegpt", "uniform:A-B")
+SHAREGPT_VLLM_MEAN_IN, SHAREGPT_VLLM_MEAN_OUT = 202.0, 179.0  # vLLM blog 2024-09-05 (module docstring)
+VLLM_FILTER = (4, 1024, 4, 2048)  # min prompt, max prompt, min output, max prompt + output (benchmark_serving.py)
+NAMED = ("fixed", "sharegpt", "sharegpt-vllm", "uniform:A-B")
 
 
 @dataclass(frozen=True)
 class Lengths:
     """A way of drawing request lengths (see the module docstring); `describe()` says which."""
 
-    kind: str  # fixed | sharegpt | uniform | file
+    kind: str  # fixed | sharegpt | sharegpt-vllm | uniform | file
     input_len: int
     output_len: int
     lo: int = 0
     hi: int = 0
     pairs: tuple[tuple[int, int], ...] = ()
     path: str = ""
+    means: tuple[float, float] | None = None  # sharegpt: other mean lengths (a published run's), same shape
+
+    def _means(self) -> tuple[float, float]:
+        if self.means is not None:
+            return self.means
+        if self.kind == "sharegpt-vllm":
+            return SHAREGPT_VLLM_MEAN_IN, SHAREGPT_VLLM_MEAN_OUT
+        return SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT
 
     def describe(self) -> str:
         if self.kind == "fixed":
             return f"fixed: {self.input_len} input, {self.output_len} output tokens"
-        if self.kind == "sharegpt":
-            return (f"sharegpt-like lognormal (mean {SHAREGPT_MEAN_IN:g} input, {SHAREGPT_MEAN_OUT:g} output tokens, "
-                    f"sigma {SHAREGPT_SIGMA:g})")
+        if self.kind in ("sharegpt", "sharegpt-vllm"):
+            mean_in, mean_out = self._means()
+            rule = ", vLLM's benchmark filter" if self.kind == "sharegpt-vllm" else ""
+            return (f"sharegpt-like lognormal (mean {mean_in:g} input, {mean_out:g} output tokens, "
+                    f"sigma {SHAREGPT_SIGMA:g}{rule})")
         if self.kind == "uniform":
             return f"uniform inputs {self.lo}-{self.hi} tokens, {self.output_len} output tokens"
         return f"{len(self.pairs)} (input, output) pairs from {self.path}"
@@ -48,11 +67,22 @@ class Lengths:
         rng = np.random.default_rng(seed)
         if self.kind == "fixed":
             return np.full(n, self.input_len, np.int64), np.full(n, self.output_len, np.int64)
-        if self.kind == "sharegpt":
+        if self.kind in ("sharegpt", "sharegpt-vllm"):
+            mean_in, mean_out = self._means()
+
             def ln(mean: float, size: int) -> np.ndarray:
                 mu = math.log(mean) - SHAREGPT_SIGMA ** 2 / 2
                 return np.clip(np.rint(rng.lognormal(mu, SHAREGPT_SIGMA, size)), 4, 4096).astype(np.int64)
-            return ln(SHAREGPT_MEAN_IN, n), ln(SHAREGPT_MEAN_OUT, n)
+            inp, out = ln(mean_in, n), ln(mean_out, n)
+            if self.kind == "sharegpt-vllm":
+                lo_in, hi_in, lo_out, hi_total = VLLM_FILTER
+                for _ in range(100):  # redraw what vLLM's filter drops (a few per cent a round)
+                    bad = (inp < lo_in) | (inp > hi_in) | (out < lo_out) | (inp + out > hi_total)
+                    if not bad.any():
+                        break
+                    inp[bad], out[bad] = ln(mean_in, int(bad.sum())), ln(mean_out, int(bad.sum()))
+                inp, out = np.clip(inp, lo_in, hi_in), np.clip(out, lo_out, hi_total - inp)
+            return inp, out
         if self.kind == "uniform":
             return rng.integers(self.lo, self.hi + 1, n).astype(np.int64), np.full(n, self.output_len, np.int64)
         idx = np.arange(n) % len(self.pairs)
@@ -66,8 +96,11 @@ def parse_lengths(spec: str | None, input_len: int, output_len: int) -> Lengths:
         raise UserError(f"input and output lengths must be at least 1 token, got {input_len} and {output_len}")
     if spec is None or spec == "fixed":
         return Lengths("fixed", input_len, output_len)
-    if spec == "sharegpt":
-        return Lengths("sharegpt", input_len, output_len)
+    if spec in ("sharegpt", "sharegpt-vllm"):
+        return Lengths(spec, input_len, output_len)
+    if spec == "openorca":
+        raise UserError("--lengths openorca: no published summary of MLPerf's OpenOrca lengths is stored (see "
+                        "gpuadvisor/estimate/serve/lengths.py); give the lengths as a file of 'INPUT OUTPUT' lines")
     if spec.startswith("uniform:"):
         try:
             a, b = (int(x) for x in spec[len("uniform:"):].split("-"))

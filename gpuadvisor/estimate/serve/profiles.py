@@ -5,7 +5,10 @@ Two kinds of engine profile, one per question: a `StepEngine` (estimate/engines.
 how one step's kernels are launched (host time per step, kernels per layer, KV-cache passes); a `ServeEngine`
 (`--engine vllm|sglang|trtllm|llamacpp|hf`) is a serving engine's scheduler and host costs, and embeds the step
 engine it launches its steps with (`launch`): the eager step engine's host time for Hugging Face generate(), none
-beyond the scheduler's own per iteration for the engines that replay CUDA graphs."""
+beyond the scheduler's own per iteration for the engines that replay CUDA graphs.
+
+Releases whose published behaviour differs are versions of an engine (`--engine vllm@0.5`): overrides of its
+profile in engines.json's `versions`, each with its source; the bare name is the current release."""
 
 from __future__ import annotations
 
@@ -68,6 +71,15 @@ class ServeEngine:
     reserve_output: bool
     sources: tuple[str, ...]
     calibrated_on: str
+    frontend_s_per_request: float = 0.0
+    tp_handoff_s_per_iter: float = 0.0
+    client_sources: tuple[str, ...] = ()
+    version: str = ""  # "" : the current release (engines.json `versions` NAME._default says which)
+
+    @property
+    def spec(self) -> str:
+        """The name as --engine takes it: `vllm`, `vllm@0.5`."""
+        return f"{self.name.value}@{self.version}" if self.version else self.name.value
 
     @property
     def decode_graphs(self) -> bool:
@@ -79,6 +91,7 @@ class ServeEngine:
         d["name"] = self.name.value
         d["launch"] = self.launch.value
         d["sources"] = list(self.sources)
+        d["client_sources"] = list(self.client_sources)
         return d
 
 
@@ -87,21 +100,53 @@ def _raw() -> dict[str, dict[str, Any]]:
     return dict(json.loads(DATA.read_text())["engines"])
 
 
+@cache
+def _raw_versions() -> dict[str, dict[str, Any]]:
+    return dict(json.loads(DATA.read_text()).get("versions", {}))
+
+
 def engine_names() -> tuple[str, ...]:
     return tuple(e.value for e in ServeEngineName)
 
 
+def engine_versions(name: str) -> tuple[str, ...]:
+    """The older releases of `name` with a profile of their own (the bare name is the current one)."""
+    return tuple(v for v in _raw_versions().get(name, {}) if not v.startswith("_"))
+
+
+def engine_specs() -> tuple[str, ...]:
+    """Every name --engine takes for the serving simulation: the engines, then their versions (`vllm@0.5`)."""
+    return (*engine_names(), *(f"{n}@{v}" for n in engine_names() for v in engine_versions(n)))
+
+
+def is_serve_engine(spec: str) -> bool:
+    return str(spec).lower() in engine_specs()
+
+
 def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
-    """The profile of `name` (UserError naming the choices if unknown); `overrides` replace knobs (what-ifs)."""
+    """The profile of `name` or `name@version` (UserError naming the choices if unknown); `overrides` replace
+    knobs (what-ifs)."""
+    text = str(name.value if isinstance(name, ServeEngineName) else name).lower()
+    base, _, version = text.partition("@")
     try:
-        key = ServeEngineName(str(name).lower())
+        key = ServeEngineName(base)
     except ValueError:
         raise UserError(f"unknown engine {name!r} (one of {', '.join(engine_names())})") from None
     d = dict(_raw()[key.value])
+    if version:
+        known = engine_versions(key.value)
+        if version not in known:
+            raise UserError(f"unknown version {version!r} of {key.value} (known: "
+                            f"{', '.join(known) if known else 'none'}; {key.value} alone is the current release)")
+        delta = dict(_raw_versions()[key.value][version])
+        d["sources"] = [*delta.pop("sources"), *d["sources"]]
+        d["calibrated_on"] = f"{key.value}'s profile with the version's sourced overrides"
+        d.update(delta)
     d.update(overrides)
     d["sources"] = tuple(d["sources"])
+    d["client_sources"] = tuple(d.get("client_sources", ()))
     d["launch"] = StepEngineName(d["launch"])
-    return ServeEngine(name=key, **d)
+    return ServeEngine(name=key, version=version, **d)
 
 
 @cache

@@ -19,6 +19,11 @@ cost), and a run computes at most MAX_STEPS steps.
 Requests arrive at a Poisson rate (seeded) or come from `users` closed-loop users (each sends its next request when
 the previous one finishes). The iteration's time comes from a StepCost; TTFT, TPOT (per request: (finish - first
 token) / (output - 1)), throughput and goodput under SLOs come out.
+
+Client and server: times are a client's (vLLM benchmark_serving, GenAI-Perf): a request is sent at its arrival and
+reaches the scheduler `frontend_s` later (HTTP, tokenization; the first chunk's detokenization and streaming are
+folded into the same figure), so TTFT runs from the send to the first token received and the benchmark's duration
+from the first send to the last token; `server_ttft` is the scheduler's part (TTFT less `frontend_s`).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ class SimConfig:
     prefill_first: bool = False
     time_scale: float = 1.0  # iteration latency multiplier (pipeline stages: pp x a stage's time)
     reserve_output: bool = False  # admit only with blocks for the whole output (TensorRT-LLM's no-evict)
+    frontend_s: float = 0.0  # client send -> scheduler: the engine's front-end per request (module docstring)
 
 
 @dataclass
@@ -63,6 +69,7 @@ class SimResult:
     makespan: float
     max_running: int
     extra: dict[str, Any] = field(default_factory=dict)
+    frontend_s: float = 0.0
 
     @property
     def ttft(self) -> np.ndarray:
@@ -83,6 +90,9 @@ class SimResult:
         span = float(self.finish[sel].max()) - start if n else 0.0
         out_tok = float(self.output_len[sel].sum())
 
+        gaps = (self.finish[sel][many] - self.first_token[sel][many]).sum()
+        itl = float(gaps / (self.output_len[sel][many] - 1).sum()) if many.any() else None
+
         def pct(a: np.ndarray) -> dict[str, float | None]:
             if not len(a):
                 return {"mean": None, "p50": None, "p90": None, "p99": None}
@@ -101,7 +111,8 @@ class SimResult:
             "requests_per_s": n / span if span else None,
             "output_tokens_per_s": out_tok / span if span else None,
             "total_tokens_per_s": (out_tok + float(self.input_len[sel].sum())) / span if span else None,
-            "ttft_s": pct(ttft), "tpot_s": pct(tpot),
+            "ttft_s": pct(ttft), "server_ttft_s": pct(ttft - self.frontend_s), "frontend_s": self.frontend_s,
+            "tpot_s": pct(tpot), "itl_s": itl,
             "goodput_requests_per_s": float(ok.sum()) / span if span else None,
             "slo_attainment": float(ok.mean()) if n else None,
             "iterations": self.iterations, "preemptions": self.preemptions, "max_running": self.max_running,
@@ -120,6 +131,8 @@ def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float 
         raise ValueError(f"the scheduler needs a token budget, sequences and KV blocks of at least 1: {cfg}")
     if not cfg.time_scale > 0:
         raise ValueError(f"time_scale must be positive, got {cfg.time_scale}")
+    if not cfg.frontend_s >= 0:
+        raise ValueError(f"frontend_s must be >= 0, got {cfg.frontend_s}")
     if len(inp) and int(inp.min()) < 1:
         raise ValueError("every request needs a prompt of at least one token")
     if len(inp) and int(-(-(inp + out).max() // int(cal.KV_BLOCK_TOKENS))) > cfg.kv_blocks:
@@ -169,6 +182,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     t, iters, steps_done, preempt, max_run = 0.0, 0, 0, 0, 0
     budget_full = cfg.max_batched_tokens
     finished = 0
+    fe = cfg.frontend_s  # a request reaches the scheduler this long after it is sent
 
     def preempt_newest() -> int:
         """Preempt the most recently admitted sequence: its blocks are freed and it is recomputed later."""
@@ -237,7 +251,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 f"the simulation reached its bound of {max_steps:,} scheduler steps with {n - finished:,} of "
                 f"{n:,} requests unfinished; simulate fewer requests")
         steps_done += 1
-        while arr_ptr < n and arrival[order[arr_ptr]] <= t:
+        while arr_ptr < n and arrival[order[arr_ptr]] + fe <= t:
             waiting.append(int(order[arr_ptr]))
             arr_ptr += 1
         if dirty:
@@ -257,7 +271,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 preempt_newest()
                 continue
             if arr_ptr < n and np.isfinite(arrival[order[arr_ptr]]):
-                t = max(t, float(arrival[order[arr_ptr]]))
+                t = max(t, float(arrival[order[arr_ptr]]) + fe)
                 continue
             if waiting:  # a prompt that can never fit
                 raise ValueError("a request does not fit in the KV cache")
@@ -273,7 +287,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             # the next iterations are the same but for the context (nothing can be admitted that was not now)
             steps = _decode_run(inp[dec] + gen[dec], blocks[dec], out[dec] - gen[dec], free)
             dctx, d = float((inp[dec] + gen[dec]).sum()), len(dec)
-            next_t = float(arrival[order[arr_ptr]]) if arr_ptr < n else np.inf
+            next_t = float(arrival[order[arr_ptr]]) + fe if arr_ptr < n else np.inf
             if steps > 1 and next_t < np.inf:  # the steps that start before the next arrival
                 lo, hi = 1, steps
                 while lo < hi:
@@ -321,7 +335,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                         arrival[next_arrival] = t
                         next_arrival += 1
     return SimResult(arrival=arrival, first_token=first, finish=finish, input_len=inp, output_len=out,
-                     iterations=iters, preemptions=preempt, makespan=t, max_running=max_run)
+                     iterations=iters, preemptions=preempt, makespan=t, max_running=max_run, frontend_s=fe)
 
 
 def _decode_run(context: np.ndarray, held: np.ndarray, left: np.ndarray, free: int) -> int:

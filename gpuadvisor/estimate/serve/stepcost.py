@@ -18,6 +18,7 @@ Roofline of one iteration on one GPU (a tensor-parallel rank, 1/pp of the layers
   estimate/engines.py): none for CUDA graphs; for eager dispatch (Hugging Face generate()) added to a decode
   iteration's GPU time (generate() synchronizes every step) and overlapped with a prefill's (dispatch.overlap), as
   the single-request path costs them.
+* with tensor parallelism, the scheduler's hand-off of the iteration to its workers (`tp_handoff_s_per_iter`).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class RooflineStepCost:
     def __post_init__(self) -> None:
         m = self.model
         eff = (self.efficiency or Efficiency()).validate()
-        mfu, bw_eff = eff.for_source(self.hw.source)
+        mfu, bw_eff = eff.for_hardware(self.hw)
         self.bw = (self.hw.bandwidth_gbs or 0.0) * 1e9 * bw_eff
         bf16 = (self.hw.peak_tflops("bf16") or 0.0) * 1e12 * mfu
         self.attn_rate = bf16
@@ -164,7 +165,8 @@ class RooflineStepCost:
             ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.link
             s += 2 * self.layers * (ring + self.phys["allreduce_latency_s"])
         # module docstring: decode adds the step engine's host time, a prefill overlaps it; then the scheduler's
-        return (s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)) + self.engine.host_s_per_iter
+        host = self.engine.host_s_per_iter + (self.engine.tp_handoff_s_per_iter if self.tp > 1 else 0.0)
+        return (s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)) + host
 
     # figures the simulation and the report need
     def weight_bytes_per_gpu(self) -> float:

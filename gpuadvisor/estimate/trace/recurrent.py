@@ -51,31 +51,36 @@ def _patch(m: Any, rec: Recorder) -> None:
 
     class Fused(_Function):
         @staticmethod
-        def forward(ctx: Any, x: Any, *weights: Any) -> Any:
+        def forward(ctx: Any, x: Any, n_states: int, *rest: Any) -> Any:
+            states_in, weights = rest[:n_states], rest[n_states:]
             shape = rnn_shape(m, x)
             rec.suppress += 1
             try:
-                out, state = original(x)
+                hx = None if not states_in else (states_in if len(states_in) > 1 else states_in[0])
+                out, state = original(x, hx)
             finally:
                 rec.suppress -= 1
             s = shape
+            # the reserve space for the backward; an inference call allocates a workspace of about its size (the
+            # H100's inference peaks of lab/models/gru_deep.py fall 25 % short without it)
             reserve = x.new_empty((int(s.layers * s.directions * s.steps * s.batch * s.hidden_size * (s.gates + 1)),))
-            ctx.save_for_backward(x, reserve, *weights)
-            ctx.shape = shape
+            ctx.save_for_backward(x, reserve, *states_in, *weights)
+            ctx.shape, ctx.n_states = shape, n_states
             ctx.dtype = _record(rec, m, x, out, weights, shape, Phase.FORWARD, reserve)
             states = state if isinstance(state, tuple) else (state,)
             return (out, *states)
 
         @staticmethod
         def backward(ctx: Any, *grads: Any) -> Any:
-            x, reserve, *weights = ctx.saved_tensors
+            x, reserve, *rest = ctx.saved_tensors
+            states_in, weights = rest[:ctx.n_states], rest[ctx.n_states:]
             _record(rec, m, x, grads[0], weights, ctx.shape, Phase.BACKWARD, reserve, dtype=ctx.dtype)
-            return (torch.empty_like(x), *[torch.empty_like(w) for w in weights])
+            return (torch.empty_like(x), None, *[torch.empty_like(t) for t in (*states_in, *weights)])
 
     def forward(x: Any, hx: Any = None) -> Any:
-        if hx is not None:  # a given initial state: not fused here, traced op by op
-            return original(x, hx)
-        out, *states = Fused.apply(x, *m._flat_weights)
+        """cuDNN takes the initial state (an encoder's last state handed to a decoder) in the same fused call."""
+        states_in = () if hx is None else (tuple(hx) if isinstance(hx, tuple) else (hx,))
+        out, *states = Fused.apply(x, len(states_in), *states_in, *m._flat_weights)
         return out, (tuple(states) if len(states) > 1 else states[0])
 
     m.forward = forward

@@ -32,7 +32,7 @@ from gpuadvisor.estimate.trace.zoo import ModelRef, apply_trainable, build, prep
 #: masks needing their gradient, second peaks per phase; 3: layer drop's draws keep every layer on real tensors;
 #: cuDNN's NHWC copies of a 16-bit NCHW convolution's tensors while it runs; 4: forward kernels autograd does not
 #: record counted (OpGraph.untracked_ops))
-TRACER_REVISION = 4
+TRACER_REVISION = 7
 STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (recorder.step_peaks)
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}

@@ -1,0 +1,39 @@
+"""cuDNN's fused RNN call by call (lab/rnn_calls.py on the GPU machine): what one call costs per layer beside
+what each time step costs, for the op cost model's recurrent pricer (opcost.recurrent_time)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from bench import REPO
+
+CALLS = REPO / "lab/data/h200-rnn-2026-11-27/rnn_calls.json"
+
+
+def fit_rnn_call(path: Path = CALLS) -> dict[str, float]:
+    """Least squares over every inference call (LSTM and GRU, hidden 128 and 1024, 1 and 2 layers, batch 64 and
+    512, 1 to 256 steps): time = a + layers x per_layer + layers x steps x per_step. The per-layer term, rounded to
+    10 us, is RNN_LAYER_CALL_S: the descriptor, workspace and launch set-up cuDNN does for each layer of a call
+    before its first step (a 1-step call of 2 layers takes about twice a 1-layer one). The per-step term, rounded to
+1 us, is RNN_STEP_FLOOR_S: one time step of one layer when its small GEMM and cell kernel are latency-bound."""
+    rows = json.loads(path.read_text())["rows"]
+    x = np.array([[1.0, r["layers"], r["layers"] * r["steps"]] for r in rows])
+    y = np.array([r["inference_s"] for r in rows])
+    (_, per_layer, per_step), *_ = np.linalg.lstsq(x, y, rcond=None)
+    return {"RNN_LAYER_CALL_S": round(float(per_layer) / 1e-5) * 1e-5,
+            "RNN_STEP_FLOOR_S": round(float(per_step) / 1e-6) * 1e-6}
+
+
+def fit_rnn_backward_call(path: Path = CALLS) -> dict[str, float]:
+    """Least squares over the calls of at most 16 steps (their steps cost little beside the set-up):
+    training - inference = per_call + layers x per_layer. The per-call term, rounded to 10 us, is
+    RNN_BACKWARD_CALL_S: a backward call's own set-up (backward-data and backward-weights calls, the reserve
+    space), beside the per-layer set-up each phase pays (RNN_LAYER_CALL_S)."""
+    rows = [r for r in json.loads(path.read_text())["rows"] if r["steps"] <= 16]
+    x = np.array([[1.0, r["layers"]] for r in rows])
+    y = np.array([r["training_s"] - r["inference_s"] for r in rows])
+    (per_call, per_layer), *_ = np.linalg.lstsq(x, y, rcond=None)
+    return {"RNN_BACKWARD_CALL_S": round(float(per_call) / 1e-5) * 1e-5, "per_layer_s": float(per_layer)}

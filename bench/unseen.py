@@ -1,0 +1,71 @@
+"""Out-of-sample accuracy on the H100: models nobody on the project measured before (lab/model_cases.UNSEEN),
+estimated from their graphs traced on the GPU machine (tests/data/unseen-graphs.json.gz, whose libraries the dev
+machine may lack) with the H100's datasheet figures. No fit reads these cases."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bench import TESTS_DATA
+from bench.models import Result, hardware
+
+MEASURED = TESTS_DATA / "models-h100-unseen.json"
+GRAPHS = TESTS_DATA / "unseen-graphs.json.gz"
+
+
+def load(path: Path = MEASURED) -> list[dict[str, Any]]:
+    return [c for c in json.loads(path.read_text())["cases"] if "time_s" in c]
+
+
+@contextlib.contextmanager
+def stored_graphs() -> Iterator[None]:
+    """The estimator reads the unseen graphs as if they were shipped."""
+    from gpuadvisor.estimate import graphstore
+    from gpuadvisor.estimate.graph import load as load_graphs
+
+    graphs = {**graphstore.shipped(), **load_graphs(GRAPHS)}
+    original = graphstore.shipped
+    graphstore.shipped = lambda: graphs  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        graphstore.shipped = original
+
+
+def workload(case: dict[str, Any]) -> Any:
+    from gpuadvisor.workload import make_workload
+
+    return make_workload(case["spec"], mode=case["mode"], batch=case["batch"], seq_len=case.get("seq", 0),
+                         channels_last=bool(case.get("channels_last")),
+                         input_shape=tuple(case["input"]) if case.get("input") else ())
+
+
+def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
+    from gpuadvisor.core.errors import UserError
+    from gpuadvisor.estimate import estimate_compute, estimate_memory
+
+    hw = hardware()
+    out = []
+    with stored_graphs():
+        for c in cases if cases is not None else load():
+            try:
+                w = workload(c)
+                comp = estimate_compute(w, hw)
+                out.append(Result(c, comp.step_time_s or comp.time_s, estimate_memory(w).tensors))
+            except (UserError, ValueError, KeyError) as e:
+                out.append(Result(c, error=f"{type(e).__name__}: {e}"))
+    return out
+
+
+def table(results: list[Result]) -> str:
+    rows = ["| model | mode | batch | measured ms | time est/meas | peak GiB | memory est/meas |",
+            "|---|---|---:|---:|---:|---:|---:|"]
+    for r in results:
+        c = r.case
+        rows.append(f"| {c['spec']} | {c['mode']} | {c['batch']} | {c['time_s'] * 1e3:.2f} | "
+                    f"{r.time_ratio:.2f}x | {c['peak_bytes'] / 2**30:.2f} | {r.memory_ratio:.2f}x |")
+    return "\n".join(rows)

@@ -1,0 +1,87 @@
+"""How much of its datasheet tensor peak a large 16-bit matmul reaches on a card: published measurements
+(catalog/matmul-reach.yaml, built by tools/matmul_reach.py), else the median of the published cards that run their
+tensor cores the same way.
+
+Why it differs by card, and why it is not a per-card fudge: a card that runs 16-bit tensor operations with FP32
+accumulate at half rate (GeForce) needs half the operand bandwidth per FLOP from shared memory and registers, so
+its kernels keep the tensor cores fed and its boost clock holds above the listed one: its matmuls reach about 1.1x
+the listed peak. A full-rate card (A100, H100, L40S, the professional cards) is fed at its limit and reaches about
+0.8x. The estimator's large-GEMM efficiency (calibration MFU) was fitted on the H100, so a card's matmul rate is
+MFU x (its reach / the H100's): the H100 itself is unchanged, every other card moves by what was measured on it."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REACH_FILE = "matmul-reach.yaml"
+#: the card the calibration's MFU was fitted on
+CALIBRATION_CARD = "H100 SXM5 80GB"
+
+
+@dataclass(frozen=True)
+class Reach:
+    """A card's large-matmul reach (measured / datasheet peak) and what it rests on."""
+
+    value: float
+    basis: str
+
+    def relative_to_calibration(self) -> float:
+        """The reach over the calibration card's: what scales the H100-fitted MFU."""
+        return self.value / published()[CALIBRATION_CARD]
+
+
+def _path() -> Path:
+    from gpuadvisor.core.paths import shipped_catalog_dir
+
+    return shipped_catalog_dir() / REACH_FILE
+
+
+@lru_cache(maxsize=1)
+def published() -> dict[str, float]:
+    """Card name -> the published reach (empty where the file is missing)."""
+    path = _path()
+    if not path.is_file():
+        return {}
+    return {name: float(e["reach"]) for name, e in yaml.safe_load(path.read_text())["cards"].items()}
+
+
+@lru_cache(maxsize=1)
+def _group_medians() -> dict[bool, float]:
+    """Half-rate FP32 accumulate (True) or not -> the median published reach of such cards."""
+    from gpuadvisor.catalog import load_catalog
+
+    catalog = load_catalog(use_env=False)
+    groups: dict[bool, list[float]] = {True: [], False: []}
+    for name, reach in published().items():
+        groups[half_rate(catalog.get(name))].append(reach)
+    return {k: statistics.median(v) for k, v in groups.items() if v}
+
+
+def half_rate(card: Any) -> bool:
+    """Whether the card runs 16-bit tensor operations with FP32 accumulate at half rate."""
+    from gpuadvisor.architectures import architecture_of, runs_fp32_accumulate_at_half_rate
+
+    arch = architecture_of(card)
+    return arch is not None and runs_fp32_accumulate_at_half_rate(card, arch)
+
+
+def reach_of(card: Any) -> Reach | None:
+    """The card's reach: published, else its group's median; None for cards outside both (AMD, no tensor cores),
+    which keep the calibration MFU."""
+    table = published()
+    if card.name in table:
+        return Reach(table[card.name], "published matmul measurement")
+    if card.vendor != "nvidia" or (not card.tensor_tflops("bf16") and not card.tensor_tflops("fp16")):
+        return None
+    group = half_rate(card)
+    median = _group_medians().get(group)
+    if median is None:
+        return None
+    kind = "half-rate FP32-accumulate" if group else "full-rate"
+    return Reach(median, f"median of the published {kind} cards")

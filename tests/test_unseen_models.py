@@ -1,0 +1,29 @@
+"""Models nobody on the project measured before (lab/model_cases.UNSEEN), on an H100: no fit reads them. The
+recurrent ones (LSTM and GRU, one and several layers, an encoder-decoder handing its state over) and vision
+models whose architectures the fitted set lacks, estimated from graphs traced on the GPU machine."""
+
+from __future__ import annotations
+
+import accuracy_gates as G
+import pytest
+
+from bench import unseen
+
+
+@pytest.mark.parametrize("family", sorted(G.UNSEEN_GATES))
+def test_unseen_models_hold_todays_accuracy(family):
+    verdict = G.gate(f"unseen_{family}").check()
+    assert verdict.passed, verdict.detail
+
+
+def test_an_encoder_decoder_is_one_fused_call_per_rnn():
+    """The decoder GRU that takes the encoder's state runs as cuDNN's fused call, as the encoder does: traced op
+    by op it was priced 8x too slow (85 ms for a 10 ms step)."""
+    rs = {(r.case["mode"], r.case["batch"]): r for r in unseen.evaluate()
+          if "gru_seq2seq" in r.case["spec"]}
+    assert 0.8 <= rs[("training", 64)].time_ratio <= 1.25
+
+
+def test_no_case_is_in_a_fit():
+    fitted = {c["spec"] for c in __import__("lab.model_cases", fromlist=["CASES"]).CASES}
+    assert not fitted & {c["spec"] for c in unseen.load()}
