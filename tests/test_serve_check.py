@@ -124,6 +124,12 @@ class _Stream(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_POST(self) -> None:
+        try:
+            self._post()
+        except (BrokenPipeError, ConnectionResetError):  # the client cancelled (the time-limit test)
+            pass
+
+    def _post(self) -> None:
         req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).bodies.append(req)
         if req["model"] != "loop":
@@ -178,7 +184,7 @@ def test_client_times_a_stream_with_known_gaps(loopback):
     assert 2 * GAP_S * 0.9 < f.ttft_s.p50 < 2 * GAP_S * 3
     assert GAP_S * 0.9 < f.tpot_s.p50 < GAP_S * 2
     sent = _Stream.bodies
-    assert [len(b["prompt"]) for b in sent] == [16, 32] and all(b["stream"] and b["ignore_eos"] for b in sent)
+    assert sorted(len(b["prompt"]) for b in sent) == [16, 32] and all(b["stream"] and b["ignore_eos"] for b in sent)
     assert all(512 <= t < 2048 for b in sent for t in b["prompt"])
 
 
@@ -215,7 +221,7 @@ def test_nothing_listening_is_one_line_exit_2():
     (("http://127.0.0.1:1", "--model", "7b", "--rate", "1", "--requests", "2", "--save", "/nonexistent/dir/m.json"),
      ("--save", "does not exist")),
     (("http://127.0.0.1:1", "--model", "7b", "--rate", "1", "--requests", "2", "--engine", "nginx"),
-     ("--engine nginx",)),
+     ("--engine", "unknown engine 'nginx'", "vllm@")),
     (("http://127.0.0.1:1", "--model", "7b", "--requests", "2"), ("--rate", "--concurrency")),
 ])
 def test_bad_input_is_refused_before_anything_is_sent(argv, words):

@@ -42,6 +42,14 @@ def _limited(name: str) -> Any:
     return parse
 
 
+def _engine(text: str) -> str:
+    from gpuadvisor.estimate.serve.profiles import engine_specs, is_serve_engine
+
+    if not is_serve_engine(text):
+        raise argparse.ArgumentTypeError(f"unknown engine {text!r} (one of {', '.join(engine_specs())})")
+    return text.lower()
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from gpuadvisor.estimate.serve.profiles import engine_specs
     from gpuadvisor.request import DEFAULT_CARD, DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
@@ -57,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = p.add_argument_group("deployment (for the estimate beside the measurement)")
     d.add_argument("--gpu", default=DEFAULT_CARD, metavar="CARD", help=f"catalog card (default {DEFAULT_CARD})")
     d.add_argument("--gpus", type=arg_type("tp"), default=1, metavar="N", help="tensor-parallel GPUs (default 1)")
-    d.add_argument("--engine", default="vllm", metavar="ENGINE",
+    d.add_argument("--engine", type=_engine, default="vllm", metavar="ENGINE",
                    help="the server's engine: " + ", ".join(engine_specs()) + " (default vllm)")
     d.add_argument("--weights", metavar="FORMAT", help="weight format served (default: the model's dtype)")
     g = p.add_argument_group("load")
