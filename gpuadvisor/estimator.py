@@ -277,8 +277,9 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     w, card = request.workload, hardware.card
     weights = serving_weights(w, q)
     lay = Layout(tp=w.tensor_parallel, pp=q.pipeline_parallel, replicas=q.replicas)
+    overrides: dict[str, Any] = dict(q.engine_overrides)
     setup = serve_setup(w.model, card_figures(card), q.engine, weights=weights, kv_dtype=q.kv_dtype, layout=lay,
-                        efficiency=None)
+                        efficiency=None, **overrides)
     lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens))
     r = estimate_load(setup, lengths, rate=q.rate, users=q.concurrency, requests=q.requests, seed=q.seed,
                       slo_ttft=q.p99_ttft_s, slo_tpot=q.p99_tpot_s)
@@ -302,6 +303,8 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
                                      "frontend_s_per_request", "tp_handoff_s_per_iter")
                    if k in a}
     assumptions.update(load=ld, requests=q.requests, seed=q.seed)
+    if q.engine_overrides:
+        assumptions["engine_overrides"] = dict(q.engine_overrides)
     return Answer(question=Question.SERVING, workload=w.to_dict(), card=card.name, gpus=int(a["gpus"]),
                   hardware_source="datasheet", fits=True,
                   time=TimeParts(step_s=tpot50, job_s=f.get("duration_s"), bound=None, parts={}),

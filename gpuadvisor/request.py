@@ -20,7 +20,7 @@ The three questions:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gpuadvisor.core import limits
@@ -92,6 +92,9 @@ class ServingLoad:
     replicas: int = 1
     p99_ttft_s: float | None = None
     p99_tpot_s: float | None = None
+    # engine-profile figures replaced for this estimate, e.g. fitted to a measured endpoint (servecheck/calibrate.py,
+    # `estimate --calibration FILE`): (field of ServeEngine, value) pairs
+    engine_overrides: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,7 @@ class EstimateRequest:
             in_range("--seed", q.seed, 0, 2**32 - 1)
             in_range("--pp", q.pipeline_parallel, 1, limits.MAX_GPUS, "stages")
             in_range("--replicas", q.replicas, 1, limits.MAX_GPUS, "replicas")
+            _check_engine_overrides(q.engine_overrides)
             if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
                                 "in --mode inference")
@@ -183,6 +187,18 @@ class EstimateRequest:
             if w.optimizer not in ("adamw", "adam", "adamw-fused", "adamw-foreach"):
                 raise UserError(f"--optimizer {w.optimizer}: parallel layouts model AdamW only")
         return self
+
+
+def _check_engine_overrides(overrides: tuple[tuple[str, float], ...]) -> None:
+    """Only host and front-end times (seconds, >= 0) may be replaced: the scheduler knobs are the engine's own."""
+    from gpuadvisor.estimate.serve.profiles import ServeEngine
+
+    known = {f.name for f in fields(ServeEngine)}
+    for name, value in overrides:
+        if name not in known or not name.endswith(("_s_per_iter", "_s_per_request")):
+            raise UserError(f"engine override {name!r}: only an engine's host and front-end times "
+                            "(*_s_per_iter, *_s_per_request) can be replaced")
+        in_range(name, value, 0.0, 10.0, "s")
 
 
 #: the engines of each question, from their one registry each: the step engines (estimate/engines.py: how a step's
@@ -250,7 +266,7 @@ APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
     "bandwidth_efficiency": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates"),
     **{k: (_kind(Question.SERVING), "the serving simulation (--rate, or --engine vllm|sglang|trtllm|llamacpp|hf)")
        for k in ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft_s",
-                 "p99_tpot_s")},
+                 "p99_tpot_s", "engine_overrides")},
     "pipeline_parallel": (_kind(Question.SERVING, Question.TRAINING), "the serving simulation and training "
                                                                     "layouts"),
     **{k: (_kind(Question.TRAINING), "training layouts (training, lora, qlora)")

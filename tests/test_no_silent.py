@@ -74,3 +74,11 @@ def test_report_into_a_missing_folder_is_refused(tmp_path):
     target = tmp_path / "nonexistent" / "dir" / "r.html"
     refused(cli("report", "--model", "7b", "-o", str(target)), "does not exist")
     assert not (tmp_path / "nonexistent").exists()
+
+
+def test_serve_check_lengths_drawn_by_a_distribution_are_not_also_taken_from_flags():
+    url = "http://127.0.0.1:1"
+    refused(cli("serve-check", url, "--model", "7b", "--rate", "1", "--requests", "2", "--lengths", "sharegpt",
+                "--output-len", "100"), "--lengths sharegpt", "--output-len")
+    refused(cli("serve-check", url, "--model", "7b", "--rate", "1", "--requests", "2", "--lengths",
+                "uniform:10-20", "--input-len", "100"), "--input-len")

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from gpuadvisor import __version__
 from gpuadvisor.core.errors import UserError
 
-COMMANDS = ("run", "probe", "catalog", "estimate", "recommend", "report", "check", "fleet", "tui", "prices")
+#: command modules, gpuadvisor/cli/<name>_cmd.py (serve_check registers `serve-check`)
+COMMANDS = ("run", "probe", "catalog", "estimate", "recommend", "report", "check", "fleet", "tui", "prices",
+            "serve_check")
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 

@@ -197,6 +197,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from gpuadvisor.cli.serve_args import add_serve_args
 
     add_serve_args(p)
+    p.add_argument("--calibration", metavar="FILE",
+                   help="a measurement saved by serve-check --save: the serving simulation fits that engine's host "
+                        "and front-end figures to it (docs/serve-check.md)")
     from gpuadvisor.cli.training_cmd import add_training_args
 
     add_training_args(p)
@@ -256,11 +259,17 @@ def describe_workload(w: Any, users: int | None = None) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
-    from gpuadvisor.cli.estimate_request import request_from
+    from gpuadvisor.cli.estimate_request import calibration_from, request_from
     from gpuadvisor.estimator import estimate
 
-    request = request_from(args)
+    calibration = calibration_from(args)
+    request = request_from(args, calibration)
     answer = estimate(request, catalog=_catalog(args))
+    if calibration:  # what the fitted figures rest on, in the answer's own assumptions and notes
+        from dataclasses import replace
+
+        answer = replace(answer, assumptions={**answer.assumptions, "calibration": calibration.to_dict()},
+                         notes=(*answer.notes, calibration.line(), *calibration.notes))
     if args.json:
         from gpuadvisor.cli.common import print_json
 
@@ -269,6 +278,9 @@ def run(args: argparse.Namespace) -> int:
     from gpuadvisor.cli import estimate_text
 
     estimate_text.print_answer(answer)
+    if calibration:
+        for line in (calibration.line(), *calibration.notes):
+            print(f"  {line}")
     return 0
 
 

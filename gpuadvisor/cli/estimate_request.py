@@ -4,6 +4,7 @@ that the request does not use (request.APPLIES is the one table of what applies 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from gpuadvisor.estimate.serve.profiles import is_serve_engine
 from gpuadvisor.request import (
@@ -50,6 +51,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "replicas": ("replicas", "--replicas"),
     "p99_ttft": ("p99_ttft_s", "--p99-ttft"),
     "p99_tpot": ("p99_tpot_s", "--p99-tpot"),
+    "calibration": ("engine_overrides", "--calibration"),
     "pp": ("pipeline_parallel", "--pp"),
     "micro_batch": ("micro_batch", "--micro-batch"),
     "vp": ("virtual_stages", "--vp"),
@@ -67,7 +69,7 @@ FLAGS: dict[str, tuple[str, str]] = {
 _TRAINING_LAYOUT = ("micro_batch", "vp", "cp", "ep", "framework", "layout", "recompute", "gpus_per_node", "net_gbs",
                     "samples_seen", "restart_overhead")
 _SERVING = ("rate", "concurrency", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft",
-            "p99_tpot")
+            "p99_tpot", "calibration")
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, str]:
@@ -82,8 +84,24 @@ def given_flags(args: argparse.Namespace) -> dict[str, str]:
     return out
 
 
-def request_from(args: argparse.Namespace) -> EstimateRequest:
-    """The request `estimate`'s flags ask; a flag the request does not use is refused in one line."""
+def calibration_from(args: argparse.Namespace) -> Any:
+    """`--calibration FILE`: the engine profile fitted to a saved serve-check measurement (servecheck/calibrate.py),
+    None without the flag. The measurement names its engine: another --engine is refused."""
+    path = getattr(args, "calibration", None)
+    if not path:
+        return None
+    from gpuadvisor.core.errors import UserError
+    from gpuadvisor.servecheck import calibrate, measurement
+
+    m = measurement.load(path)
+    if is_serve_engine(args.engine) and args.engine != m.target.engine:
+        raise UserError(f"--calibration {path} measured {m.target.engine}; --engine {args.engine} is another engine")
+    return calibrate.fit(m, str(path))
+
+
+def request_from(args: argparse.Namespace, calibration: Any = None) -> EstimateRequest:
+    """The request `estimate`'s flags ask; a flag the request does not use is refused in one line. `calibration`
+    (calibration_from) replaces the engine's host and front-end figures with the fitted ones."""
     from gpuadvisor.cli.estimate_cmd import workload_from
     from gpuadvisor.request import refuse_inapplicable
 
@@ -98,12 +116,14 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
             search=args.layout == "auto", recompute=args.recompute, gpus_per_node=args.gpus_per_node,
             net_gbs_per_gpu=args.net_gbs, samples_seen=args.samples_seen, restart_overhead=args.restart_overhead)
     elif is_serve_engine(args.engine) or any(d in given for d in _SERVING) or "pp" in given:
+        engine = calibration.engine if calibration else args.engine if is_serve_engine(args.engine) else "vllm"
         question = ServingLoad(
-            engine=args.engine if is_serve_engine(args.engine) else "vllm", rate=args.rate,
+            engine=engine, rate=args.rate,
             concurrency=args.concurrency, lengths=args.lengths, requests=args.requests or ServingLoad.requests,
             seed=args.seed,
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
-            p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot)
+            p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot,
+            engine_overrides=calibration.overrides if calibration else ())
     else:
         question = Step(engine=args.engine, users=args.serve_users, offload=args.offload,
                         host_bandwidth_gbs=args.host_bw)
@@ -115,4 +135,4 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
     return request.validate()
 
 
-__all__ = ["FLAGS", "given_flags", "request_from"]
+__all__ = ["FLAGS", "calibration_from", "given_flags", "request_from"]
