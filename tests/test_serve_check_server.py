@@ -94,6 +94,7 @@ def serve_check(url: str, config: Path, requests: int, *extra: str) -> subproces
         capture_output=True, text=True, cwd=ROOT, timeout=300)
 
 
+@pytest.mark.slow  # about 45 s: a real llama.cpp server (CI runs the slow tests after the default suite)
 def test_serve_check_agrees_with_the_servers_own_timings(server, tmp_path):
     url, config, log = server
     warm = serve_check(url, config, 1, "--seed", "99")  # another prompt than the measured run's first
