@@ -5,7 +5,6 @@ The check against a real llama.cpp server is tests/test_serve_check_server.py.""
 from __future__ import annotations
 
 import contextlib
-
 import json
 import socket
 import subprocess
