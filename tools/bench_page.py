@@ -252,8 +252,8 @@ def unseen_summary() -> list[str]:
     rs = unseen.evaluate()
     env = json.loads(unseen.MEASURED.read_text())["env"]
     out = ["## Models nobody here measured before (H100, 2026-11-27)", "",
-           f"Measured on an {env['device']} (driver {env['driver']}, PyTorch {env['torch']}) by `lab/measure_models.py "
-           "--unseen`; no fit reads them (`bench/unseen.py`, gated by `tests/test_unseen_models.py`):", ""]
+           f"{env['device']}, driver {env['driver']}, PyTorch {env['torch']}, `lab/measure_models.py --unseen`; no fit "
+           "reads them (`bench/unseen.py`, gated by `tests/test_unseen_models.py`):", ""]
     for family, test in (("recurrent (LSTM, GRU; 1-3 layers, an encoder-decoder)", lambda c: "lab/models/" in c),
                          ("vision (Inception-v3, EfficientNet-V2, Swin-V2, RegNet, ResNet-50-D, DeiT, ShuffleNet)",
                           lambda c: "lab/models/" not in c)):
