@@ -262,7 +262,7 @@ def unseen_summary() -> list[str]:
         mem = sum(abs(r.memory_ratio - 1) <= 0.10 for r in sub)
         out.append(f"* {family}: time within 0.8x-1.25x on {inside} of {len(sub)}, peak memory within 10 % on "
                    f"{mem}; time {min(r.time_ratio for r in sub):.2f}-{max(r.time_ratio for r in sub):.2f}x")
-    return [*out, "", "Every case: [docs/unseen-models.md](docs/unseen-models.md).", ""]
+    return [*out, "", "Cases: [docs/unseen-models.md](docs/unseen-models.md).", ""]
 
 
 def four_gpu() -> list[str]:
