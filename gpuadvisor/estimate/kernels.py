@@ -74,9 +74,11 @@ def gemm_time(m: float, n: float, k: float, *, rate: float, bandwidth: float, sm
     return max(t_compute, t_memory)
 
 
-def attention_rate(seq: float, head_dim: int, rate: float, *, backward: bool = False) -> float:
-    """FLOP/s of flash attention at this sequence length and head dimension, from the GEMM rate."""
-    ramp = cal.ATTN_SEQ_RAMP_FWDBWD if backward else cal.ATTN_SEQ_RAMP_FWD
+def attention_rate(seq: float, head_dim: int, rate: float, *, backward: bool = False,
+                   ramp_scale: float = 1.0) -> float:
+    """FLOP/s of flash attention at this sequence length and head dimension, from the GEMM rate. `ramp_scale`
+    scales the sequence ramp (a tile's loads of Q and stores of O are memory time: opcost.Rates.ramp_scale)."""
+    ramp = (cal.ATTN_SEQ_RAMP_FWDBWD if backward else cal.ATTN_SEQ_RAMP_FWD) * ramp_scale
     hd = max(head_dim, 1)
     return rate * hd / (hd + cal.ATTN_HEAD_RAMP) * seq / (seq + ramp)
 

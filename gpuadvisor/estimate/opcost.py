@@ -32,6 +32,21 @@ shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layou
   bandwidth, its multi-tensor kernels' launches counted once per step (step_time).
 * a compute op with no shape recorded, or a card with no FLOP/s figure: bytes at copy bandwidth.
 The figures measured on the user's GPU (HardwareFigures from a probe) replace datasheet x efficiency.
+
+Every constant was fitted on an H100; two of its memory system's traits are carried to other cards as physics
+(Rates.ramp_scale, Rates.sm_headroom), so that the H100 is priced as fitted and another card by what differs:
+
+* a tile's ramp (K_RAMP, CONV_K_RAMP, the attention's sequence ramp) is memory time, not compute: K_RAMP's fit
+  (300 steps at 742 TFLOP/s) is each output element written once, unoverlapped, at about the achieved bandwidth.
+  In inner-loop steps it is therefore the card's large-GEMM FLOPs per achieved byte over the H100's: about a third
+  on a GeForce card (an RTX 3090: 72 TFLOP/s over 0.8 TB/s against 742 over 2.9), so a K = 768 GEMM there reaches
+  0.88 of the large-GEMM rate, not 0.72.
+* a streaming kernel below copy bandwidth on the H100 (batch norm's per-element 2-byte loads at 0.6, strided
+  elementwise ops, reductions, layer norms over short rows) is bound by its bytes in flight per SM, not by DRAM
+  (Little's law: the H100 needs 22 GB/s from each SM); it keeps its bytes/s per SM, so a card that needs less per SM
+  (a 3090: 9.8 GB/s, a 4090: 6.8) brings it up to the vectorized copy's STREAM_BW_EFF (H100 profile of ResNet-50
+  inference, lab/data/h100-models/run2-1.json: batch_norm_transform_input_channels_last_kernel at 2.0 TB/s,
+  the vectorized ReLU and add at 3.1 TB/s).
 """
 
 from __future__ import annotations
@@ -84,6 +99,9 @@ class Rates:
     conv_scale: dict[str, float] = field(default_factory=dict)  # dtype -> on CONV_EFF (NHWC measured)
     depthwise_scale: float = 1.0  # on DEPTHWISE_BW_EFF
     stream_scale: dict[str, float] = field(default_factory=dict)  # OpClass value -> on that class's bandwidth
+    # --- the card's memory system against the calibration H100's (1 on the H100 itself; module docstring) ---
+    ramp_scale: float = 1.0  # FLOPs per achieved byte over the H100's: on K_RAMP and CONV_K_RAMP
+    sm_headroom: float = 1.0  # the H100's achieved bytes/s per SM over this card's: on latency-bound streams
 
     @classmethod
     def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
@@ -95,8 +113,25 @@ class Rates:
                 gemm[dt] = peak * 1e12 * mfu  # fp32 is the FMA rate: CUDA-core GEMMs reach it as well
         conv = {dt: x for dt in ("bf16", "fp16") if (x := hw.op_scale(f"conv_eff.{dt}_nhwc"))}
         stream = {c: x for c in ("elementwise", "norm", "reduction") if (x := hw.op_scale(f"stream_eff.{c}"))}
-        return cls(gemm, (hw.bandwidth_gbs or 0.0) * 1e9 * bw_eff, hw.compute_units, hw.source, conv,
-                   hw.op_scale("depthwise_bw_eff") or 1.0, stream)
+        bandwidth = (hw.bandwidth_gbs or 0.0) * 1e9 * bw_eff
+        tensor_rate = gemm.get("bf16") or gemm.get("fp16") or 0.0
+        ref_rate, ref_bandwidth = _calibration_rates()
+        ramp = (tensor_rate / bandwidth) / (ref_rate / ref_bandwidth) if tensor_rate and bandwidth else 1.0
+        headroom = (ref_bandwidth / CALIBRATION_CARD_SMS) / (bandwidth / hw.compute_units) \
+            if bandwidth and hw.compute_units else 1.0
+        return cls(gemm, bandwidth, hw.compute_units, hw.source, conv, hw.op_scale("depthwise_bw_eff") or 1.0,
+                   stream, ramp, headroom)
+
+    def streamed_efficiency(self, calibration_efficiency: float, cls: str = "") -> float:
+        """The fraction of copy bandwidth a streaming kernel reaches on this card, from its fraction on the
+        calibration H100. A kernel below the vectorized copy's STREAM_BW_EFF there is bound by its bytes in flight
+        per SM (Little's law: too few to cover the memory latency, as batch norm's 2-byte loads), not by DRAM, so
+        it keeps its bytes/s per SM: a card with less bandwidth per SM (a GeForce card: a third of the H100's)
+        brings it up to STREAM_BW_EFF, one with more slows it. A class measured by the user's probe keeps the
+        measurement (stream_scale) instead."""
+        if calibration_efficiency >= cal.STREAM_BW_EFF or cls in self.stream_scale:
+            return calibration_efficiency
+        return min(cal.STREAM_BW_EFF, calibration_efficiency * self.sm_headroom)
 
     def rate(self, dtype: str) -> float:
         return self.gemm.get(dtype) or self.gemm.get("bf16") or self.gemm.get("fp32") or 0.0
@@ -168,6 +203,18 @@ PRICES = PriceRegistry()
 prices = PRICES.register
 
 
+#: the card the op model's constants were fitted on (tests/data/models-h100.json): its datasheet figures, which
+#: tests/test_opcost.py checks against the catalog's H100 SXM5 80GB
+CALIBRATION_CARD_BF16_TFLOPS = 989.4
+CALIBRATION_CARD_BANDWIDTH_GBS = 3350.0
+CALIBRATION_CARD_SMS = 132
+
+
+def _calibration_rates() -> tuple[float, float]:
+    """The calibration H100's large-GEMM FLOP/s and achieved bytes/s, by the calibration table as it stands."""
+    return (CALIBRATION_CARD_BF16_TFLOPS * 1e12 * cal.MFU, CALIBRATION_CARD_BANDWIDTH_GBS * 1e9 * cal.BANDWIDTH)
+
+
 def op_time(op: Op, r: Rates, *, training: bool = False) -> float:
     """GPU seconds of one instance of `op` (its count is applied by the caller): its class's formula."""
     return PRICES.price(op, r, training=training)
@@ -190,7 +237,7 @@ def gemm_time(op: Op, shape: GemmShape | None, r: Rates, training: bool) -> floa
     if shape is None or not rate:
         return _without_compute_rate_s(op, r)
     t = kernels.gemm_time(shape.batch * shape.m, shape.n, shape.k, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
-                          elem_bytes=_BYTES.get(op.dtype, 2.0))
+                          elem_bytes=_BYTES.get(op.dtype, 2.0), k_ramp=cal.K_RAMP * r.ramp_scale)
     return max(t, _bytes_s(op, r), cal.OP_KERNEL_FLOOR_S)
 
 
@@ -209,7 +256,8 @@ def attention_time(op: Op, shape: AttentionShape | None, r: Rates, training: boo
     rate = r.rate(op.dtype)
     if shape is None or not rate:
         return _without_compute_rate_s(op, r)
-    arate = kernels.attention_rate(shape.kv_length, int(shape.head_dim), rate, backward=op.phase is Phase.BACKWARD)
+    arate = kernels.attention_rate(shape.kv_length, int(shape.head_dim), rate, backward=op.phase is Phase.BACKWARD,
+                                   ramp_scale=r.ramp_scale)
     return max(op.flops / arate, _bytes_s(op, r), cal.OP_KERNEL_FLOOR_S)
 
 
@@ -244,7 +292,7 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
 @prices(OpClass.NORM)
 def norm_time(op: Op, shape: NormShape | None, r: Rates, training: bool) -> float:
     """The traced bytes at copy bandwidth, times the passes of its kind (norm_passes)."""
-    passes = norm_passes(op, shape, training=training)
+    passes = 1.0 / r.streamed_efficiency(1.0 / norm_passes(op, shape, training=training), "norm")
     return max(_bytes_s(op, r) * passes / r.stream_scale.get("norm", 1.0), cal.OP_KERNEL_FLOOR_S)
 
 
@@ -281,7 +329,10 @@ def optimizer_time(op: Op, shape: StreamShape | None, r: Rates, training: bool) 
 
 
 def _streamed_s(op: Op, r: Rates, efficiency: float) -> float:
-    return max(_bytes_s(op, r) / (efficiency * r.stream_scale.get(op.cls.value, 1.0)), cal.OP_KERNEL_FLOOR_S)
+    """The traced bytes at `efficiency` of copy bandwidth as the calibration H100 reaches it, on this card
+    (Rates.streamed_efficiency), times the probe's measured scale of the class where there is one."""
+    at_card = r.streamed_efficiency(efficiency, op.cls.value)
+    return max(_bytes_s(op, r) / (at_card * r.stream_scale.get(op.cls.value, 1.0)), cal.OP_KERNEL_FLOOR_S)
 
 
 def elementwise_efficiency(op: Op, shape: StreamShape | None) -> float:
@@ -345,7 +396,9 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
         return max(op.flops / (rate * cal.CONV_EFF * fill), t_mem) + extra
     if groups > 1:  # depthwise: no tensor-core path; FLOPs on CUDA cores, bytes at best
         cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
-        return max(op.flops / cuda_rate, t_mem / (cal.DEPTHWISE_BW_EFF * r.depthwise_scale)) + extra
+        depthwise_eff = cal.DEPTHWISE_BW_EFF if r.depthwise_scale != 1.0 else r.streamed_efficiency(
+            cal.DEPTHWISE_BW_EFF)
+        return max(op.flops / cuda_rate, t_mem / (depthwise_eff * r.depthwise_scale)) + extra
     if c % 8:  # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads
         rate /= cal.MISALIGNED_SLOWDOWN
         c = math.ceil(c / 8) * 8
@@ -367,7 +420,7 @@ def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float,
         p for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight)) if shape.gradients & grad]
     conv_rate = rate * cal.CONV_EFF * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's scale where measured
     return sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
-                                 k_ramp=cal.CONV_K_RAMP) for m, nn, kk in passes)
+                                 k_ramp=cal.CONV_K_RAMP * r.ramp_scale) for m, nn, kk in passes)
 
 
 def _bias_grad_s(op: Op, shape: ConvShape, r: Rates) -> float:
