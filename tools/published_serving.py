@@ -196,7 +196,35 @@ def results() -> list[Result]:
     online = _online_rows()
     r += [row for k in range(0, len(online), 3) for row in (online[k:k + 3][(k // 3) % 3:]
                                                             + online[k:k + 3][:(k // 3) % 3])]
+    r += _pipeline_rows()  # appended after the online rows: the held-out rule keeps their flags
     return r
+
+
+def _pipeline_rows() -> list[Result]:
+    """Pipeline parallelism as it runs (issue 29 part 3): TensorRT-LLM v1.0's RTX PRO 6000 Blackwell Server Edition
+    table of Llama 3.3 70B FP4 on 1, 2, 4 and 8 cards as TP1 x PP1, PP2, PP4, PP8 (PCIe cards: the stages send over
+    PCIe). 1000/1000 on PP8 is 4.6x the one card's throughput."""
+    cols = (1, 2, 4, 8)
+    table = {(128, 128): (3264, 6172, 9641, 11881), (128, 2048): (2422, 4993, 7922, 9833),
+             (128, 4096): (1349, 2893, 4978, 7352), (500, 2000): (1856, 4114, 6939, 9435),
+             (1000, 1000): (1787, 3707, 5961, 8166), (1000, 2000): (1594, 2993, 5274, 6943),
+             (2048, 128): (393, 813, 1511, 2495), (2048, 2048): (1074, 2336, 3870, 6078),
+             (5000, 500): (401, 812, 1511, 2491), (20000, 2000): (142, 319, 630, 1148)}
+    n_req = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500, (2048, 128): 3000,
+             (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000, (500, 2000): 3000, (20000, 2000): 1000}
+    out = []
+    for (isl, osl), values in table.items():
+        for pp, v in zip(cols, values):
+            out.append(Result(
+                id=f"trtllm-1.0-llama-3.3-70b-rtxpro6000-tp1-pp{pp}-fp4-{isl}-{osl}", model="llama-3.3-70b",
+                engine="trtllm", engine_version="1.0", gpu="RTX PRO 6000 Blackwell Server Edition", gpus=pp,
+                weights="fp4", kv_dtype="fp8", metric="max_output_tps", value=v, input_len=isl, output_len=osl,
+                tp=1, pp=pp, num_requests=n_req[(isl, osl)], source=TRT_V1,
+                table=f"Llama 3.3 70B, RTX 6000 Pro Blackwell Server Edition table, column {pp} GPUs TP1,PP{pp} (FP4)",
+                notes="trtllm-bench --tp 1 --pp N, nvidia/Llama-3.3-70B-Instruct-FP4 (KV cache FP8 assumed from the "
+                      "checkpoint's hf_quant_config); the stages exchange hidden states over PCIe (no NVLink on "
+                      "this card)"))
+    return out
 
 
 def _online_rows() -> list[Result]:

@@ -81,10 +81,11 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
     if tokens <= 0:
         raise UserError(f"{model.name} as {weights} does not fit on {lay.tp * lay.pp} x {hw.name} with {eng.name} "
                         f"(weights {cost.weight_bytes_per_gpu() / 2**30:.1f} GiB per GPU)")
-    # pipeline stages: pp interleaved schedulers, each with 1/pp of the group's KV tokens (serve/__init__.py)
+    # pipeline stages: pp micro-batches in flight, one scheduler each, with 1/pp of the replica's KV tokens; an
+    # iteration's time is the micro-batch's period through the stages (stepcost.py, serve/__init__.py)
     cfg = SimConfig(max_batched_tokens=eng.max_batched_tokens, max_seqs=eng.max_seqs,
-                    kv_blocks=tokens // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
-                    prefill_first=eng.prefill_first, time_scale=float(lay.pp),
+                    kv_blocks=tokens // lay.pp // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
+                    prefill_first=eng.prefill_first,
                     reserve_output=eng.reserve_output, frontend_s=eng.frontend_s_per_request)
     return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg)
 
