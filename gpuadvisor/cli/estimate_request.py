@@ -50,6 +50,10 @@ FLAGS: dict[str, tuple[str, str]] = {
     "replicas": ("replicas", "--replicas"),
     "p99_ttft": ("p99_ttft_s", "--p99-ttft"),
     "p99_tpot": ("p99_tpot_s", "--p99-tpot"),
+    "speculative": ("speculative", "--speculative"),
+    "spec_tokens": ("spec_tokens", "--spec-tokens"),
+    "spec_accept": ("spec_accept", "--spec-accept"),
+    "draft_model": ("draft_model", "--draft-model"),
     "pp": ("pipeline_parallel", "--pp"),
     "micro_batch": ("micro_batch", "--micro-batch"),
     "vp": ("virtual_stages", "--vp"),
@@ -67,7 +71,7 @@ FLAGS: dict[str, tuple[str, str]] = {
 _TRAINING_LAYOUT = ("micro_batch", "vp", "cp", "ep", "framework", "layout", "recompute", "gpus_per_node", "net_gbs",
                     "samples_seen", "restart_overhead")
 _SERVING = ("rate", "concurrency", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft",
-            "p99_tpot")
+            "p99_tpot", "speculative", "spec_tokens", "spec_accept", "draft_model")
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, str]:
@@ -103,7 +107,8 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
             concurrency=args.concurrency, lengths=args.lengths, requests=args.requests or ServingLoad.requests,
             seed=args.seed,
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
-            p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot)
+            p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot, speculative=args.speculative,
+            spec_tokens=args.spec_tokens, spec_accept=args.spec_accept, draft_model=args.draft_model)
     else:
         question = Step(engine=args.engine, users=args.serve_users, offload=args.offload,
                         host_bandwidth_gbs=args.host_bw)

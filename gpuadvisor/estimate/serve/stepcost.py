@@ -164,10 +164,11 @@ class RooflineStepCost:
         return max(2.0 * rows * n * k / rate, (self.head_bytes + 2.0 * rows * (n + k)) / self.bw)
 
     def _stage_gpu_s(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int, decode_context: float,
-                     layers: float, head_share: float) -> float:
+                     layers: float, head_share: float, decode_width: int = 1) -> float:
         """GPU seconds of one iteration on `layers` layers; `head_share` of the LM head (1: the stage that holds
-        it; 1/pp: the mean stage of the interleaved model)."""
-        t = prefill_tokens + decode_seqs
+        it; 1/pp: the mean stage of the interleaved model); `decode_width` tokens per decoding sequence (a
+        speculative verify step: k + 1), each sequence's KV read once."""
+        t = prefill_tokens + decode_seqs * decode_width
         s = self._linear_s(t) * layers
         if prefill_pairs > 0:
             avg_ctx = prefill_pairs / max(prefill_tokens, 1)
@@ -177,7 +178,7 @@ class RooflineStepCost:
         s += decode_context * kv_per_token / self.bw
         s += t * (self.elem_per_token_layer * layers + kv_per_token) / self.bw
         if head_share:
-            s += self._head_s(decode_seqs + (1 if prefill_tokens else 0)) * head_share
+            s += self._head_s(decode_seqs * decode_width + (1 if prefill_tokens else 0)) * head_share
         s += (self.engine.kernels_per_layer * layers + 8) * cal.KERNEL_FLOOR_S
         if self.tp > 1:
             nbytes = t * self.model.hidden_size * 2.0
@@ -190,28 +191,38 @@ class RooflineStepCost:
         return self.engine.host_s_per_iter + (self.engine.tp_handoff_s_per_iter if self.tp > 1 else 0.0)
 
     def iteration_s(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int,
-                    decode_context: float) -> float:
+                    decode_context: float, decode_width: int = 1) -> float:
         t = prefill_tokens + decode_seqs
         if t <= 0:
             return 0.0
         if self.pp > 1:
-            return self.pipeline(prefill_tokens, prefill_pairs, decode_seqs, decode_context).period_s
-        s = self._stage_gpu_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, self.layers, 1.0)
+            return self.pipeline(prefill_tokens, prefill_pairs, decode_seqs, decode_context, decode_width).period_s
+        s = self._stage_gpu_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, self.layers, 1.0,
+                              decode_width)
         # module docstring: decode adds the step engine's host time, a prefill overlaps it; then the scheduler's
         return (s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)) + self._host_s()
 
+    def head_step_s(self, decode_seqs: int, decode_context: float) -> float:
+        """GPU seconds of one draft step of speculative heads (EAGLE, MTP): one decoder layer over its own one
+        layer of KV, and the LM head, for `decode_seqs` sequences."""
+        return self._stage_gpu_s(0, 0.0, decode_seqs, decode_context, 1.0, 1.0)
+
+    def layer_weight_bytes(self) -> float:
+        """One decoder layer's weights on one GPU."""
+        return sum(n * k * c for _, n, k, c, _ in self.gemms) * WEIGHT_BITS[self.weights] / 8.0
+
     def pipeline(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int,
-                 decode_context: float) -> PipelineIteration:
+                 decode_context: float, decode_width: int = 1) -> PipelineIteration:
         """One micro-batch's iteration through the pipeline's stages (module docstring)."""
         # every rank updates the micro-batch's requests with the tokens that came back before it runs it again
         host = self._host_s() + self.engine.pp_host_s_per_seq * (decode_seqs + (1 if prefill_tokens else 0))
         busy = []
         for k, layers in enumerate(self.stage_layers):
             gpu = self._stage_gpu_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, float(layers),
-                                    1.0 if k == self.pp - 1 else 0.0)
+                                    1.0 if k == self.pp - 1 else 0.0, decode_width)
             busy.append((gpu + self.stage_decode_host[k] if decode_seqs else overlap(self.stage_prefill_host[k], gpu))
                         + host)
-        hidden_bytes = (prefill_tokens + decode_seqs) * self.model.hidden_size * 2.0
+        hidden_bytes = (prefill_tokens + decode_seqs * decode_width) * self.model.hidden_size * 2.0
         send = hidden_bytes / self.link + self.p2p_latency_s
         return PipelineIteration(stage_busy_s=tuple(busy), send_s=send, return_s=self.p2p_latency_s,
                                  micro_batches=self.pp)
@@ -249,21 +260,25 @@ class RooflineStepCost:
                               // (self.kv_per_token_layer * layers)) for k, layers in enumerate(self.stage_layers)))
 
 
-def decode_steps_s(cost: StepCost, decode_seqs: int, decode_context: float, steps: int) -> float:
+def decode_steps_s(cost: StepCost, decode_seqs: int, decode_context: float, steps: int,
+                   tokens_per_step: float = 1.0) -> float:
     """Seconds of `steps` decode-only iterations of `decode_seqs` sequences whose contexts add up to
-    `decode_context` at the first and grow by one token each per step (the simulation's decode runs).
-    RooflineStepCost's decode time is linear in the context: a closed form; any other cost, step by step."""
+    `decode_context` at the first and grow by `tokens_per_step` tokens each per step (the simulation's decode runs;
+    speculation: the mean accepted length). RooflineStepCost's decode time is linear in the context: a closed form
+    (a pipeline's and a speculating engine's, the max of lines or a sum of them: the trapezoid); any other cost,
+    step by step."""
     if steps <= 0:
         return 0.0
+    growth = decode_seqs * tokens_per_step
     if isinstance(cost, RooflineStepCost) and cost.pp == 1:
         per_context_token = cost.kv_per_token / cost.bw
         return (steps * cost.iteration_s(0, 0.0, decode_seqs, decode_context)
-                + per_context_token * decode_seqs * steps * (steps - 1) / 2.0)
-    if isinstance(cost, RooflineStepCost):  # a pipeline: the max of lines in the context, convex: the trapezoid
+                + per_context_token * growth * steps * (steps - 1) / 2.0)
+    if isinstance(cost, RooflineStepCost) or getattr(cost, "linear_in_context", False):
         first = cost.iteration_s(0, 0.0, decode_seqs, decode_context)
-        last = cost.iteration_s(0, 0.0, decode_seqs, decode_context + (steps - 1) * decode_seqs)
+        last = cost.iteration_s(0, 0.0, decode_seqs, decode_context + (steps - 1) * growth)
         return steps * (first + last) / 2.0
-    return sum(cost.iteration_s(0, 0.0, decode_seqs, decode_context + j * decode_seqs) for j in range(steps))
+    return sum(cost.iteration_s(0, 0.0, decode_seqs, decode_context + j * growth) for j in range(steps))
 
 
 def pipeline_split(num_layers: int, stages: int) -> tuple[int, ...]:
