@@ -1,6 +1,9 @@
 """The tool against published serving results (tests/data/published-serving.json, tools/published_serving.py):
 each entry's conditions simulated or costed, the ratio tool / published, and a Markdown section for BENCHMARKS.md.
 
+Pipeline-parallel rows (pp > 1) run the pipeline as stepcost.py models it; speculative rows (`speculative`) cost one
+sequence's generation with the run's speculation and its host sampling (`_speculative_tg`).
+
 Metrics: max_output_tps (every request queued at once, fixed lengths, the published number of requests up to
 MAX_SIM_REQUESTS), output_tps / ttft_ms / itl_ms / tpot_ms (closed loop of `concurrency` users, or every request
 queued at once where `concurrency` is None; means as a client measures them: TTFT from the request sent to the
@@ -200,7 +203,14 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         e = c.entry
         load = (f"{e['concurrency']} users" if e["concurrency"] else
                 (f"ubatch {e['ubatch']}" if e["ubatch"] else f"{e['num_requests'] or ''} all queued".strip()))
-        gpus = f"{e['gpus']}x {e['gpu']}" + (f" TP{e['tp']}" if e["tp"] > 1 else "")
+        gpus = (f"{e['gpus']}x {e['gpu']}" + (f" TP{e['tp']}" if e["tp"] > 1 else "")
+                + (f" PP{e['pp']}" if e["pp"] > 1 else ""))
+        sp = e.get("speculative") or {}
+        if sp.get("method"):
+            load += (f", {sp['method']} {sp.get('draft_model') or ''} k={sp['draft_tokens']} "
+                     f"({sp['accept_length']:g}/step)")
+        elif sp:
+            load += ", no speculation"
         src = e["source"].get("url", "")
         lines.append(f"| {e['model']} | {e['engine']} {e['engine_version']} | {gpus} | {e['weights']}/{e['kv_dtype']} "
                      f"| {e['input_len']}/{e['output_len']} | {load} | {c.metric} | {_num(c.published)} "
