@@ -37,3 +37,4 @@ def fit_rnn_backward_call(path: Path = CALLS) -> dict[str, float]:
     y = np.array([r["training_s"] - r["inference_s"] for r in rows])
     (per_call, per_layer), *_ = np.linalg.lstsq(x, y, rcond=None)
     return {"RNN_BACKWARD_CALL_S": round(float(per_call) / 1e-5) * 1e-5, "per_layer_s": float(per_layer)}
+

@@ -1,6 +1,9 @@
 """The tool against published serving results (tests/data/published-serving.json, tools/published_serving.py):
 each entry's conditions simulated or costed, the ratio tool / published, and a Markdown section for BENCHMARKS.md.
 
+Pipeline-parallel rows (pp > 1) run the pipeline as stepcost.py models it; speculative rows (`speculative`) cost one
+sequence's generation with the run's speculation and its host sampling (`_speculative_tg`).
+
 Metrics: max_output_tps (every request queued at once, fixed lengths, the published number of requests up to
 MAX_SIM_REQUESTS), output_tps / ttft_ms / itl_ms / tpot_ms (closed loop of `concurrency` users, or every request
 queued at once where `concurrency` is None; means as a client measures them: TTFT from the request sent to the
@@ -69,6 +72,8 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
                         layout=Layout(tp=e["tp"], pp=e["pp"]), phys=phys, **knobs)
     if metric == "pp_tps":
         return llama_bench(s, prompt=e["input_len"], ubatch=e["ubatch"] or 512)
+    if metric == "tg_tps" and e.get("speculative"):
+        return _speculative_tg(s, e)
     if metric == "tg_tps":
         return llama_bench(s, gen=e["output_len"])
     users = e["concurrency"]
@@ -81,6 +86,30 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
     return {"output_tps": f["output_tokens_per_s"], "max_output_tps": f["output_tokens_per_s"],
             "ttft_ms": f["ttft_s"]["mean"] * 1e3, "itl_ms": f["tpot_s"]["mean"] * 1e3,
             "tpot_ms": f["tpot_s"]["mean"] * 1e3}[metric]
+
+
+def _speculative_tg(s: Any, e: dict[str, Any]) -> float:
+    """One sequence's generation tokens/s with the host sampling the run measured (each sampled token), and with
+    the run's speculation where it speculated: k drafted and accept_length kept tokens sampled per verify step."""
+    from dataclasses import replace
+
+    from gpuadvisor.estimate.serve.speculative import SpeculativeStepCost, speculation
+
+    sp, gen = e["speculative"], e["output_len"]
+    sampling = float(sp.get("host_sampling_s") or 0.0)
+    if not sp.get("method"):
+        t = sum(s.cost.iteration_s(0, 0.0, 1, float(e["input_len"] + k)) for k in range(gen))
+        return gen / (t + gen * sampling)
+    draft = _model(sp["draft_model"]) if sp.get("draft_model") else None
+    spec = speculation(sp["method"], draft_tokens=sp["draft_tokens"], accept_length=sp["accept_length"],
+                       draft_model=draft)
+    draft_cost = (serve_setup(draft, s.hw, e["engine"], weights=e["weights"], kv_dtype=e["kv_dtype"]).cost
+                  if draft is not None else None)
+    cost = SpeculativeStepCost(s.cost, spec, draft_cost)
+    steps = gen / spec.accept_length
+    run = replace(s, speculative=cost)
+    per_step = gen / llama_bench(run, gen=gen) / steps  # seconds of one draft-and-verify step
+    return gen / (steps * (per_step + (spec.draft_tokens + spec.accept_length) * sampling))
 
 
 def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: int, pp: int, isl: int, osl: int,
@@ -174,7 +203,14 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         e = c.entry
         load = (f"{e['concurrency']} users" if e["concurrency"] else
                 (f"ubatch {e['ubatch']}" if e["ubatch"] else f"{e['num_requests'] or ''} all queued".strip()))
-        gpus = f"{e['gpus']}x {e['gpu']}" + (f" TP{e['tp']}" if e["tp"] > 1 else "")
+        gpus = (f"{e['gpus']}x {e['gpu']}" + (f" TP{e['tp']}" if e["tp"] > 1 else "")
+                + (f" PP{e['pp']}" if e["pp"] > 1 else ""))
+        sp = e.get("speculative") or {}
+        if sp.get("method"):
+            load += (f", {sp['method']} {sp.get('draft_model') or ''} k={sp['draft_tokens']} "
+                     f"({sp['accept_length']:g}/step)")
+        elif sp:
+            load += ", no speculation"
         src = e["source"].get("url", "")
         lines.append(f"| {e['model']} | {e['engine']} {e['engine_version']} | {gpus} | {e['weights']}/{e['kv_dtype']} "
                      f"| {e['input_len']}/{e['output_len']} | {load} | {c.metric} | {_num(c.published)} "

@@ -279,7 +279,7 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     lay = Layout(tp=w.tensor_parallel, pp=q.pipeline_parallel, replicas=q.replicas)
     overrides: dict[str, Any] = dict(q.engine_overrides)
     setup = serve_setup(w.model, card_figures(card), q.engine, weights=weights, kv_dtype=q.kv_dtype, layout=lay,
-                        efficiency=None, **overrides)
+                        efficiency=None, speculation=_speculation(q), **overrides)
     lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens))
     r = estimate_load(setup, lengths, rate=q.rate, users=q.concurrency, requests=q.requests, seed=q.seed,
                       slo_ttft=q.p99_ttft_s, slo_tpot=q.p99_tpot_s)
@@ -300,8 +300,17 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
                              frontend_s=f.get("frontend_s"), itl_s=f.get("itl_s"))
     assumptions = {k: a[k] for k in ("engine", "engine_label", "weights", "kv_dtype", "kv_block_tokens",
                                      "max_batched_tokens", "chunk_tokens", "max_seqs", "cuda_graphs", "layout",
-                                     "frontend_s_per_request", "tp_handoff_s_per_iter")
+                                     "frontend_s_per_request", "tp_handoff_s_per_iter", "speculation")
                    if k in a}
+    notes: tuple[str, ...] = ()
+    if "speculation" in a:
+        sp = a["speculation"]
+        past = sp["stops_paying_at_batch"]
+        notes = ((f"speculative decoding ({sp['method']}, k={sp['draft_tokens']}, {sp['accept_length']:g} tokens per "
+                  "verify step): " + ("it never pays here (batch 1 is already slower)" if past == 1 else
+                                      f"stops paying at {past} sequences decoding at once" if past else
+                                      f"pays up to the engine's {a['max_seqs']} sequences")
+                  + f" (at {sp['at_context_tokens']:,} tokens of context)"),)
     assumptions.update(load=ld, requests=q.requests, seed=q.seed)
     if q.engine_overrides:
         assumptions["engine_overrides"] = dict(q.engine_overrides)
@@ -313,8 +322,19 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
                   rate=Rate(value=f.get("requests_per_s"), unit="requests/s",
                             per_gpu=(f["requests_per_s"] / a["gpus"]) if f.get("requests_per_s") else None),
                   serving=serving, profile=f"serving engine {a['engine']} ({a.get('engine_label', '')})",
-                  assumptions=assumptions, notes=(), detail={"serving_simulation": r},
+                  assumptions=assumptions, notes=notes, detail={"serving_simulation": r},
                   parts=ServingParts(w.model, card, r, q.p99_ttft_s is not None or q.p99_tpot_s is not None))
+
+
+def _speculation(q: ServingLoad) -> Any:
+    """The request's speculative decoding (None without --speculative)."""
+    if q.speculative is None:
+        return None
+    from gpuadvisor.estimate.serve.speculative import speculation
+    from gpuadvisor.workload import make_workload
+
+    draft = make_workload(q.draft_model).model if q.draft_model else None
+    return speculation(q.speculative, draft_tokens=q.spec_tokens, accept_length=q.spec_accept, draft_model=draft)
 
 
 def serving_weights(w: Any, q: ServingLoad) -> str:

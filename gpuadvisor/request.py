@@ -95,6 +95,10 @@ class ServingLoad:
     # engine-profile figures replaced for this estimate, e.g. fitted to a measured endpoint (servecheck/calibrate.py,
     # `estimate --calibration FILE`): (field of ServeEngine, value) pairs
     engine_overrides: tuple[tuple[str, float], ...] = ()
+    speculative: str | None = None  # draft | eagle | mtp (estimate/serve/speculative.py)
+    spec_tokens: int | None = None  # draft tokens k per verify step (default: the method's preset)
+    spec_accept: float | None = None  # mean tokens a verify step keeps, 1..k+1 (default: the method's preset)
+    draft_model: str | None = None  # the drafting model of --speculative draft
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,11 @@ class EstimateRequest:
             in_range("--pp", q.pipeline_parallel, 1, limits.MAX_GPUS, "stages")
             in_range("--replicas", q.replicas, 1, limits.MAX_GPUS, "replicas")
             _check_engine_overrides(q.engine_overrides)
+            if q.speculative is None:
+                given = [f for f, v in (("--spec-tokens", q.spec_tokens), ("--spec-accept", q.spec_accept),
+                                        ("--draft-model", q.draft_model)) if v is not None]
+                if given:
+                    raise UserError(f"{', '.join(given)}: speculative decoding needs --speculative draft|eagle|mtp")
             if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
                                 "in --mode inference")
@@ -266,7 +275,7 @@ APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
     "bandwidth_efficiency": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates"),
     **{k: (_kind(Question.SERVING), "the serving simulation (--rate, or --engine vllm|sglang|trtllm|llamacpp|hf)")
        for k in ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft_s",
-                 "p99_tpot_s", "engine_overrides")},
+                 "p99_tpot_s", "engine_overrides", "speculative", "spec_tokens", "spec_accept", "draft_model")},
     "pipeline_parallel": (_kind(Question.SERVING, Question.TRAINING), "the serving simulation and training "
                                                                     "layouts"),
     **{k: (_kind(Question.TRAINING), "training layouts (training, lora, qlora)")

@@ -112,7 +112,9 @@ def test_tensor_and_pipeline_parallel(h100_8b):
     tp2 = serve_setup(m, hw, "vllm", layout=Layout(tp=2))
     assert tp2.cost.iteration_s(0, 0, 8, 8000) < h100_8b.cost.iteration_s(0, 0, 8, 8000)
     pp2 = serve_setup(m, hw, "vllm", layout=Layout(pp=2))
-    assert pp2.cfg.time_scale == 2 and pp2.cost.layers == m.num_layers / 2
+    assert pp2.cost.stage_layers == (m.num_layers // 2,) * 2
+    # two micro-batches share the replica's KV cache: each scheduler holds half of what the replica holds
+    assert pp2.cfg.kv_blocks == pp2.cost.kv_tokens_capacity() // 2 // 16
     with pytest.raises(UserError):
         serve_setup(m, hw, "vllm", layout=Layout(tp=3))
     with pytest.raises(UserError):

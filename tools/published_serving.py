@@ -84,6 +84,9 @@ class Result:
     ubatch: int | None = None
     lengths: str = "fixed"  # fixed | sharegpt (input_len / output_len then are the run's mean lengths)
     client_measured: bool = False  # TTFT / TPOT / throughput measured by a benchmark client (AIPerf, vllm bench)
+    # speculative decoding: method, draft_model, draft_tokens, accept_length (mean tokens a verify step keeps, from
+    # the run's own counts) and host_sampling_s (the run's host sampling time per sampled token, where it samples)
+    speculative: dict[str, object] | None = None
     source: dict[str, str] = field(default_factory=dict)
     table: str = ""
     notes: str = ""
@@ -196,7 +199,65 @@ def results() -> list[Result]:
     online = _online_rows()
     r += [row for k in range(0, len(online), 3) for row in (online[k:k + 3][(k // 3) % 3:]
                                                             + online[k:k + 3][:(k // 3) % 3])]
+    r += _pipeline_rows()  # appended after the online rows: the held-out rule keeps their flags
+    r += _speculative_rows()
     return r
+
+
+ISSUE5877 = {"url": "https://github.com/ggml-org/llama.cpp/issues/5877", "repo": "ggml-org/llama.cpp",
+             "document": "llama.cpp issue #5877 'Support speculative decoding in server example', oxfighterjet's "
+                         "comment of 2024-11-19 (RTX 3060 12GB, llama-cli and llama-speculative, -ngl 33 / -ngld 17)"}
+
+
+def _speculative_rows() -> list[Result]:
+    """Speculative decoding (issue 29 part 4): one sequence on an RTX 3060 12GB, Llama 3.1 8B Q8_0, without and
+    with a Llama 3.2 1B Q8_0 draft (--draft 5). The plain run's host sampling, 601.84 ms for 913 sampled tokens
+    (0.66 ms each), is the sampler chain both runs pay on the host."""
+    sampling = 601.84e-3 / 913
+    common = dict(model="llama-3.1-8b", engine="llamacpp", engine_version="b4100s (November 2024)",
+                  gpu="GeForce RTX 3060 12GB", gpus=1, weights="q8_0", kv_dtype="fp16", metric="tg_tps",
+                  input_len=14, ubatch=1, source=ISSUE5877)
+    return [
+        Result(id="llamacpp-issue5877-llama-3.1-8b-q8_0-rtx3060-tg", value=32.49, output_len=898,
+               table="llama-cli: eval time 27636.04 ms / 898 runs (32.49 tokens per second)",
+               speculative={"method": None, "host_sampling_s": sampling},
+               notes="batch 1 generation with llama-cli's default sampler chain on the host", **common),
+        Result(id="llamacpp-issue5877-llama-3.1-8b-q8_0-rtx3060-spec-draft-1b-tg", value=55.473, output_len=673,
+               table="llama-speculative: decoded 673 tokens in 12.132 seconds, speed 55.473 t/s; n_draft 5, "
+                     "n_drafted 730, n_accept 526 (accept 72.055 %)",
+               speculative={"method": "draft", "draft_model": "llama-3.2-1b", "draft_tokens": 5,
+                            "accept_length": round(673 / (673 - 526), 3), "host_sampling_s": sampling},
+               notes="accept_length = tokens predicted / verify steps = 673 / (673 - 526): each verify step keeps "
+                     "its accepted drafts and the target's own token; the draft and the target sample on the host "
+                     "(k drafted + accept_length kept tokens a step)", **common),
+    ]
+
+
+def _pipeline_rows() -> list[Result]:
+    """Pipeline parallelism as it runs (issue 29 part 3): TensorRT-LLM v1.0's RTX PRO 6000 Blackwell Server Edition
+    table of Llama 3.3 70B FP4 on 1, 2, 4 and 8 cards as TP1 x PP1, PP2, PP4, PP8 (PCIe cards: the stages send over
+    PCIe). 1000/1000 on PP8 is 4.6x the one card's throughput."""
+    cols = (1, 2, 4, 8)
+    table = {(128, 128): (3264, 6172, 9641, 11881), (128, 2048): (2422, 4993, 7922, 9833),
+             (128, 4096): (1349, 2893, 4978, 7352), (500, 2000): (1856, 4114, 6939, 9435),
+             (1000, 1000): (1787, 3707, 5961, 8166), (1000, 2000): (1594, 2993, 5274, 6943),
+             (2048, 128): (393, 813, 1511, 2495), (2048, 2048): (1074, 2336, 3870, 6078),
+             (5000, 500): (401, 812, 1511, 2491), (20000, 2000): (142, 319, 630, 1148)}
+    n_req = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500, (2048, 128): 3000,
+             (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000, (500, 2000): 3000, (20000, 2000): 1000}
+    out = []
+    for (isl, osl), values in table.items():
+        for pp, v in zip(cols, values, strict=True):
+            out.append(Result(
+                id=f"trtllm-1.0-llama-3.3-70b-rtxpro6000-tp1-pp{pp}-fp4-{isl}-{osl}", model="llama-3.3-70b",
+                engine="trtllm", engine_version="1.0", gpu="RTX PRO 6000 Blackwell Server Edition", gpus=pp,
+                weights="fp4", kv_dtype="fp8", metric="max_output_tps", value=v, input_len=isl, output_len=osl,
+                tp=1, pp=pp, num_requests=n_req[(isl, osl)], source=TRT_V1,
+                table=f"Llama 3.3 70B, RTX 6000 Pro Blackwell Server Edition table, column {pp} GPUs TP1,PP{pp} (FP4)",
+                notes="trtllm-bench --tp 1 --pp N, nvidia/Llama-3.3-70B-Instruct-FP4 (KV cache FP8 assumed from the "
+                      "checkpoint's hf_quant_config); the stages exchange hidden states over PCIe (no NVLink on "
+                      "this card)"))
+    return out
 
 
 def _online_rows() -> list[Result]:

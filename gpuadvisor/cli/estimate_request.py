@@ -52,6 +52,10 @@ FLAGS: dict[str, tuple[str, str]] = {
     "p99_ttft": ("p99_ttft_s", "--p99-ttft"),
     "p99_tpot": ("p99_tpot_s", "--p99-tpot"),
     "calibration": ("engine_overrides", "--calibration"),
+    "speculative": ("speculative", "--speculative"),
+    "spec_tokens": ("spec_tokens", "--spec-tokens"),
+    "spec_accept": ("spec_accept", "--spec-accept"),
+    "draft_model": ("draft_model", "--draft-model"),
     "pp": ("pipeline_parallel", "--pp"),
     "micro_batch": ("micro_batch", "--micro-batch"),
     "vp": ("virtual_stages", "--vp"),
@@ -69,7 +73,7 @@ FLAGS: dict[str, tuple[str, str]] = {
 _TRAINING_LAYOUT = ("micro_batch", "vp", "cp", "ep", "framework", "layout", "recompute", "gpus_per_node", "net_gbs",
                     "samples_seen", "restart_overhead")
 _SERVING = ("rate", "concurrency", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft",
-            "p99_tpot", "calibration")
+            "p99_tpot", "calibration", "speculative", "spec_tokens", "spec_accept", "draft_model")
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, str]:
@@ -123,7 +127,8 @@ def request_from(args: argparse.Namespace, calibration: Any = None) -> EstimateR
             seed=args.seed,
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
             p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot,
-            engine_overrides=calibration.overrides if calibration else ())
+            engine_overrides=calibration.overrides if calibration else (), speculative=args.speculative,
+            spec_tokens=args.spec_tokens, spec_accept=args.spec_accept, draft_model=args.draft_model)
     else:
         question = Step(engine=args.engine, users=args.serve_users, offload=args.offload,
                         host_bandwidth_gbs=args.host_bw)

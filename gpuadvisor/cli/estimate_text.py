@@ -230,3 +230,14 @@ def print_simulation(con: Any, p: ServingParts) -> None:
               f"(chunked prefill: {'chunks of up to ' + str(a['chunk_tokens']) if a['chunk_tokens'] else 'off'}), "
               f"max {a['max_seqs']} sequences, {host}, "
               f"CUDA graphs {'on' if a['cuda_graphs'] else 'off'}")
+    sp = a.get("speculation")
+    if sp:
+        past = sp["stops_paying_at_batch"]
+        con.print(f"  speculative decoding: {sp['method']}"
+                  + (f" ({sp['draft_model']})" if sp.get("draft_model") else "")
+                  + f", {sp['draft_tokens']} draft tokens, {sp['accept_length']:g} tokens kept per verify step "
+                  f"(per-position acceptance {sp['accept_rate']:.0%}; {sp['source']}); "
+                  + ("slower than plain decoding even at batch 1" if past == 1 else
+                     f"stops paying at {past} sequences decoding at once" if past else
+                     f"pays up to the engine's {a['max_seqs']} sequences")
+                  + f" (context {sp['at_context_tokens']:,} tokens)")

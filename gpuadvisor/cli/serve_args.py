@@ -54,6 +54,16 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
     g.add_argument("--replicas", type=arg_type("replicas"), default=1, help="data-parallel replicas (default 1)")
     g.add_argument("--p99-ttft", type=seconds, metavar="DURATION", help="SLO: P99 time to first token (1s, 300ms)")
     g.add_argument("--p99-tpot", type=seconds, metavar="DURATION", help="SLO: P99 time per output token (50ms)")
+    if not recommend:
+        g.add_argument("--speculative", choices=("draft", "eagle", "mtp"), default=None,
+                       help="speculative decoding: a draft model (--draft-model), EAGLE-style heads or the model's "
+                            "MTP modules; the answer says the batch past which it stops paying")
+        g.add_argument("--spec-tokens", type=int, default=None, metavar="K",
+                       help="draft tokens per verify step (default: the method's preset)")
+        g.add_argument("--spec-accept", type=float, default=None, metavar="MEAN",
+                       help="mean tokens a verify step keeps (accepted drafts + 1, between 1 and K+1: the engine's "
+                            "reported acceptance length; default: the method's published preset)")
+        g.add_argument("--draft-model", default=None, metavar="MODEL", help="the draft model of --speculative draft")
     if recommend:
         g.add_argument("--serve-engine", default="vllm", metavar="ENGINE",
                        help="engine for --rate / --p99-* (default vllm; one of " + ", ".join(SERVE_ENGINES) + ")")

@@ -17,6 +17,7 @@ from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.lengths import Lengths, parse_lengths
 from gpuadvisor.estimate.serve.profiles import ServeEngine, _raw_physics, serve_engine
 from gpuadvisor.estimate.serve.sim import SimConfig, simulate
+from gpuadvisor.estimate.serve.speculative import Speculation, SpeculativeStepCost
 from gpuadvisor.estimate.serve.stepcost import KV_BYTES, WEIGHT_BITS, RooflineStepCost
 from gpuadvisor.layout import Layout, check_serving_layout
 
@@ -31,8 +32,14 @@ class ServeSetup:
     weights: str
     kv_dtype: str
     layout: Layout
-    cost: RooflineStepCost
+    cost: RooflineStepCost  # the target model's
     cfg: SimConfig
+    speculative: SpeculativeStepCost | None = None  # what the scheduler runs when the engine speculates
+
+    @property
+    def step_cost(self) -> RooflineStepCost | SpeculativeStepCost:
+        """The cost of one scheduler iteration: the speculating engine's where it speculates."""
+        return self.speculative or self.cost
 
     def assumptions(self) -> dict[str, Any]:
         e = self.engine
@@ -48,7 +55,14 @@ class ServeSetup:
                 "kv_block_tokens": int(cal.KV_BLOCK_TOKENS), "kv_blocks_per_group": self.cfg.kv_blocks,
                 "kv_mem_fraction": e.kv_mem_fraction, "layout": self.layout.describe(), "gpus": self.layout.gpus,
                 "card": self.hw.name, "engine_sources": list(e.sources), "client_sources": list(e.client_sources),
-                "calibrated_on": e.calibrated_on}
+                "calibrated_on": e.calibrated_on, **self._speculation()}
+
+    def _speculation(self) -> dict[str, Any]:
+        """The speculation and the batch past which it stops paying (at the prompt + half the output)."""
+        sp = self.speculative
+        if sp is None:
+            return {}
+        return {"speculation": sp.spec.to_dict()}
 
 
 def card_figures(card: Any) -> HardwareFigures:
@@ -65,7 +79,8 @@ def default_kv_dtype(engine: ServeEngine, weights: str) -> str:
 
 def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, weights: str = "bf16",
                 kv_dtype: str | None = None, layout: Layout | None = None, efficiency: Efficiency | None = None,
-                phys: dict[str, float] | None = None, **knobs: Any) -> ServeSetup:
+                phys: dict[str, float] | None = None, speculation: Speculation | None = None,
+                **knobs: Any) -> ServeSetup:
     eng = engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)
     if weights not in WEIGHT_BITS:
         raise UserError(f"unknown weight format {weights!r} (one of {', '.join(WEIGHT_BITS)})")
@@ -78,15 +93,24 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
     cost = RooflineStepCost(model, hw, eng, weights=weights, kv_dtype=kv, tp=lay.tp, pp=lay.pp,
                             efficiency=efficiency, phys=phys or _raw_physics())
     tokens = cost.kv_tokens_capacity()
+    spec_cost = None
+    if speculation is not None:
+        draft = (RooflineStepCost(speculation.draft_model, hw, eng, weights=weights, kv_dtype=kv, tp=lay.tp,
+                                  efficiency=efficiency, phys=phys or _raw_physics())
+                 if speculation.draft_model is not None else None)
+        spec_cost = SpeculativeStepCost(cost, speculation, draft)
+        tokens = spec_cost.kv_tokens_capacity(tokens)
     if tokens <= 0:
         raise UserError(f"{model.name} as {weights} does not fit on {lay.tp * lay.pp} x {hw.name} with {eng.name} "
                         f"(weights {cost.weight_bytes_per_gpu() / 2**30:.1f} GiB per GPU)")
-    # pipeline stages: pp interleaved schedulers, each with 1/pp of the group's KV tokens (serve/__init__.py)
+    # pipeline stages: pp micro-batches in flight, one scheduler each, with 1/pp of the replica's KV tokens; an
+    # iteration's time is the micro-batch's period through the stages (stepcost.py, serve/__init__.py)
     cfg = SimConfig(max_batched_tokens=eng.max_batched_tokens, max_seqs=eng.max_seqs,
-                    kv_blocks=tokens // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
-                    prefill_first=eng.prefill_first, time_scale=float(lay.pp),
-                    reserve_output=eng.reserve_output, frontend_s=eng.frontend_s_per_request)
-    return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg)
+                    kv_blocks=tokens // lay.pp // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
+                    prefill_first=eng.prefill_first,
+                    reserve_output=eng.reserve_output, frontend_s=eng.frontend_s_per_request,
+                    decode_tokens=speculation.accept_length if speculation else 1.0)
+    return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg, spec_cost)
 
 
 def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None, users: int | None = None,
@@ -110,7 +134,7 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
     if groups > 1:  # one scheduler's share of the stream, figures scaled back to the deployment
         k = max(1, requests // groups)
         sub = slice(0, k)
-    res = simulate(s.cost, s.cfg, inp[sub], out[sub], rate=r, users=u, seed=seed)
+    res = simulate(s.step_cost, s.cfg, inp[sub], out[sub], rate=r, users=u, seed=seed)
     # closed loop: the first round of requests arrives at once; the figures are of the rounds after it
     warm = min(u, len(res.arrival) // 2) if u is not None else 0
     summ = res.summary(slo_ttft=slo_ttft, slo_tpot=slo_tpot, warmup=warm)
@@ -120,7 +144,12 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
     summ["requests"] = requests
     load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
-    return {"load": load, "figures": summ, "assumptions": s.assumptions(), "estimate": True}
+    assumptions = s.assumptions()
+    if s.speculative is not None:  # where it stops paying: decode batches at the mean prompt + half the output
+        context = float(inp.mean() + out.mean() / 2)
+        assumptions["speculation"]["stops_paying_at_batch"] = s.speculative.break_even_batch(context, s.engine.max_seqs)
+        assumptions["speculation"]["at_context_tokens"] = round(context)
+    return {"load": load, "figures": summ, "assumptions": assumptions, "estimate": True}
 
 
 def llama_bench(s: ServeSetup, *, prompt: int = 0, gen: int = 0, ubatch: int = 512) -> float:
@@ -132,6 +161,11 @@ def llama_bench(s: ServeSetup, *, prompt: int = 0, gen: int = 0, ubatch: int = 5
             t += s.cost.iteration_s(c, c * (done + c / 2.0), 0, 0.0)
             done += c
         return prompt / t
+    if s.speculative is not None:  # one verify step keeps the mean accepted length
+        per = s.speculative.spec.accept_length
+        steps = -(-gen // per) if per == int(per) else int(gen / per) + 1
+        t = sum(s.speculative.iteration_s(0, 0.0, 1, k * per) for k in range(int(steps)))
+        return gen / t
     t = sum(s.cost.iteration_s(0, 0.0, 1, float(k)) for k in range(gen))
     return gen / t
 

@@ -73,6 +73,7 @@ class ServeEngine:
     calibrated_on: str
     frontend_s_per_request: float = 0.0
     tp_handoff_s_per_iter: float = 0.0
+    pp_host_s_per_seq: float = 0.0
     client_sources: tuple[str, ...] = ()
     version: str = ""  # "" : the current release (engines.json `versions` NAME._default says which)
 

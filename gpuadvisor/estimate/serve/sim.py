@@ -50,9 +50,10 @@ class SimConfig:
     kv_blocks: int  # KV cache blocks of KV_BLOCK_TOKENS tokens
     chunked_prefill: bool = True
     prefill_first: bool = False
-    time_scale: float = 1.0  # iteration latency multiplier (pipeline stages: pp x a stage's time)
+    time_scale: float = 1.0  # iteration latency multiplier
     reserve_output: bool = False  # admit only with blocks for the whole output (TensorRT-LLM's no-evict)
     frontend_s: float = 0.0  # client send -> scheduler: the engine's front-end per request (module docstring)
+    decode_tokens: float = 1.0  # mean tokens a decode iteration generates per sequence (speculation: > 1)
 
 
 @dataclass
@@ -133,6 +134,8 @@ def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float 
         raise ValueError(f"time_scale must be positive, got {cfg.time_scale}")
     if not cfg.frontend_s >= 0:
         raise ValueError(f"frontend_s must be >= 0, got {cfg.frontend_s}")
+    if not cfg.decode_tokens >= 1:
+        raise ValueError(f"decode_tokens must be >= 1, got {cfg.decode_tokens}")
     if len(inp) and int(inp.min()) < 1:
         raise ValueError("every request needs a prompt of at least one token")
     if len(inp) and int(-(-(inp + out).max() // int(cal.KV_BLOCK_TOKENS))) > cfg.kv_blocks:
@@ -168,7 +171,10 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     finish = np.full(n, np.nan)
     prompt = inp.copy()  # tokens to prefill (input + generated after a preemption)
     done_pf = np.zeros(n, np.int64)  # prompt tokens computed
-    gen = np.zeros(n, np.int64)  # tokens sampled; a decoding sequence holds the KV of inp + gen - 1 tokens
+    # tokens sampled (a float: a speculating engine adds its mean accepted length per iteration); a decoding
+    # sequence holds the KV of inp + gen - 1 tokens
+    gen = np.zeros(n)
+    per_step = cfg.decode_tokens
     blocks = np.zeros(n, np.int64)
     next_arrival = 0 if users is None else min(users, n)  # closed loop: index of the next request to release
     order = np.argsort(arrival, kind="stable") if users is None else np.arange(n)
@@ -190,7 +196,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         victim = running.pop()
         free += int(blocks[victim])
         blocks[victim] = 0
-        prompt[victim] = inp[victim] + gen[victim]
+        prompt[victim] = inp[victim] + int(gen[victim])
         done_pf[victim] = 0
         waiting.appendleft(victim)
         preempt += 1
@@ -201,7 +207,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     def allocate_decodes(dec: np.ndarray) -> np.ndarray:
         """KV blocks for the decodes' next token; the newest sequences are preempted when they run out."""
         nonlocal free
-        need = np.maximum(-(-(inp[dec] + gen[dec]) // int(cal.KV_BLOCK_TOKENS)) - blocks[dec], 0)
+        need = np.maximum(np.ceil((inp[dec] + gen[dec]) / int(cal.KV_BLOCK_TOKENS)) - blocks[dec], 0).astype(np.int64)
         while int(need.sum()) > free and running:
             victim = preempt_newest()
             keep = dec != victim
@@ -285,28 +291,29 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         else:
             # a decode-only iteration: until a sequence finishes, a request arrives or the KV cache runs out,
             # the next iterations are the same but for the context (nothing can be admitted that was not now)
-            steps = _decode_run(inp[dec] + gen[dec], blocks[dec], out[dec] - gen[dec], free)
+            steps = _decode_run(inp[dec] + gen[dec], blocks[dec], out[dec] - gen[dec], free, per_step)
             dctx, d = float((inp[dec] + gen[dec]).sum()), len(dec)
             next_t = float(arrival[order[arr_ptr]]) + fe if arr_ptr < n else np.inf
             if steps > 1 and next_t < np.inf:  # the steps that start before the next arrival
                 lo, hi = 1, steps
                 while lo < hi:
                     k = (lo + hi + 1) // 2
-                    if t + decode_steps_s(cost, d, dctx, k - 1) * cfg.time_scale < next_t:
+                    if t + decode_steps_s(cost, d, dctx, k - 1, per_step) * cfg.time_scale < next_t:
                         lo = k
                     else:
                         hi = k - 1
                 steps = lo
-            t += decode_steps_s(cost, d, dctx, steps) * cfg.time_scale
+            t += decode_steps_s(cost, d, dctx, steps, per_step) * cfg.time_scale
             if steps > 1:  # the blocks of the further steps (the first step's are taken)
-                grown = np.maximum(-(-(inp[dec] + gen[dec] + steps - 1) // int(cal.KV_BLOCK_TOKENS)) - blocks[dec], 0)
+                grown = np.maximum(np.ceil((inp[dec] + gen[dec] + (steps - 1) * per_step) / int(cal.KV_BLOCK_TOKENS))
+                                   - blocks[dec], 0).astype(np.int64)
                 free -= int(grown.sum())
                 blocks[dec] += grown
         iters += steps
         max_run = max(max_run, len(running))
         ended: list[int] = []
         if len(dec):
-            gen[dec] += steps
+            gen[dec] += steps * per_step
             fin = dec[gen[dec] >= out[dec]]
             if len(fin):
                 finish[fin] = t
@@ -338,14 +345,15 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                      iterations=iters, preemptions=preempt, makespan=t, max_running=max_run, frontend_s=fe)
 
 
-def _decode_run(context: np.ndarray, held: np.ndarray, left: np.ndarray, free: int) -> int:
+def _decode_run(context: np.ndarray, held: np.ndarray, left: np.ndarray, free: int, per_step: float = 1.0) -> int:
     """How many decode-only iterations can run as one: at most until the first sequence finishes (`left` tokens
-    each) and while the KV blocks the further tokens need (sequences at `context` tokens, `held` blocks) fit in
-    `free`; the caller also stops at the next arrival."""
+    each, `per_step` a step) and while the KV blocks the further tokens need (sequences at `context` tokens, `held`
+    blocks) fit in `free`; the caller also stops at the next arrival."""
     def fits(k: int) -> bool:
-        return int(np.maximum(-(-(context + k - 1) // int(cal.KV_BLOCK_TOKENS)) - held, 0).sum()) <= free
+        blocks_needed = np.ceil((context + (k - 1) * per_step) / int(cal.KV_BLOCK_TOKENS))
+        return int(np.maximum(blocks_needed - held, 0).sum()) <= free
 
-    lo, hi = 1, int(left.min())
+    lo, hi = 1, max(1, int(np.ceil(left.min() / per_step)))
     if fits(hi):
         return hi
     while lo < hi:  # largest k whose extra blocks fit

@@ -19,6 +19,18 @@ Roofline of one iteration on one GPU (a tensor-parallel rank, 1/pp of the layers
   iteration's GPU time (generate() synchronizes every step) and overlapped with a prefill's (dispatch.overlap), as
   the single-request path costs them.
 * with tensor parallelism, the scheduler's hand-off of the iteration to its workers (`tp_handoff_s_per_iter`).
+
+Pipeline parallelism (pp > 1) as it runs: the layers are split as vLLM splits them (`pipeline_split`: the
+remainder of layers % pp goes to the stages before the last, which holds the final norm and the LM head) and the
+engine keeps pp micro-batches in flight (vLLM: one scheduled batch per stage; TensorRT-LLM's PyTorch executor:
+pp micro-batches, PR #3878). One scheduler of the simulation is one micro-batch; its iteration runs through every
+stage in turn, each stage sending its hidden states to the next over the link that joins the cards (the catalog's
+interconnect figure: NVLink, else PCIe-class) plus `p2p_latency_s`, and the sampled tokens go back from the last
+stage to the first (one more hop) before the micro-batch can run again. A stage is busy for its own GPU time plus
+its rank's host time per iteration; the time between two iterations of one micro-batch is the longer of (a) the
+cycle: every stage's busy time, the sends and the return, and (b) pp x the busiest stage's busy time (every
+micro-batch passes the slowest stage: the imbalance of an uneven split and of the LM head on the last stage).
+The difference between the two and pp x a mean stage is the bubble.
 """
 
 from __future__ import annotations
@@ -101,13 +113,15 @@ class RooflineStepCost:
                                   if self.gguf else 0.0)
         self.wbytes = WEIGHT_BITS[w] / 8.0
         self.passes = self.engine.int4_dequant_passes if w in WEIGHT_ONLY_INT4 else 1.0
-        self.layers = m.num_layers / self.pp
+        self.layers = m.num_layers / self.pp  # a mean stage's
+        self.stage_layers = pipeline_split(m.num_layers, self.pp)
         self.gemms = _layer_gemms(m, self.tp)
-        self.kv_per_token = 2.0 * self.layers * m.kv_dim * KV_BYTES[self.kv_dtype] / min(self.tp, m.num_kv_heads)
-        self.elem_per_token = (traffic.forward_bytes_per_token_layer(m, a=2.0, mixed=False, tp=self.tp)
-                               * self.layers * self.phys["elementwise_share"])
+        self.kv_per_token_layer = 2.0 * m.kv_dim * KV_BYTES[self.kv_dtype] / min(self.tp, m.num_kv_heads)
+        self.kv_per_token = self.kv_per_token_layer * self.layers
+        self.elem_per_token_layer = (traffic.forward_bytes_per_token_layer(m, a=2.0, mixed=False, tp=self.tp)
+                                     * self.phys["elementwise_share"])
+        self.elem_per_token = self.elem_per_token_layer * self.layers
         self.head_bytes = (m.vocab_size * m.hidden_size / self.tp) * (0.8 if w in GGUF else 2.0)
-        self.floor = (self.engine.kernels_per_layer * self.layers + 8) * cal.KERNEL_FLOOR_S
         self.link = link_bytes_s(self.hw, eff.interconnect)
         self.hd = m.head_dim or 64
         self.q_dim_gpu = m.q_dim / self.tp
@@ -115,9 +129,13 @@ class RooflineStepCost:
         launch = self.engine.launch
         self.decode_host = engine_profile(launch).host_step_s(math.ceil(self.layers), self.hw)
         self.prefill_host = prefill_dispatch_s(launch, self.layers, moe=m.num_experts > 1, hw=self.hw)
+        self.stage_decode_host = tuple(engine_profile(launch).host_step_s(n, self.hw) for n in self.stage_layers)
+        self.stage_prefill_host = tuple(prefill_dispatch_s(launch, n, moe=m.num_experts > 1, hw=self.hw)
+                                        for n in self.stage_layers)
+        self.p2p_latency_s = self.phys["p2p_latency_s"]
 
     def _linear_s(self, t: int) -> float:
-        """GEMMs of the layers over `t` tokens (cached by t: the simulation asks for a few hundred distinct ones)."""
+        """GEMMs of one layer over `t` tokens (cached by t: the simulation asks for a few hundred distinct ones)."""
         got = self._gemm_cache.get(t)
         if got is not None:
             return got
@@ -135,7 +153,6 @@ class RooflineStepCost:
                 total += mem + extra
             else:
                 total += max(comp, mem)
-        total *= self.layers
         self._gemm_cache[t] = total
         return total
 
@@ -146,58 +163,164 @@ class RooflineStepCost:
         rate = self.attn_rate
         return max(2.0 * rows * n * k / rate, (self.head_bytes + 2.0 * rows * (n + k)) / self.bw)
 
-    def iteration_s(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int,
-                    decode_context: float) -> float:
-        t = prefill_tokens + decode_seqs
-        if t <= 0:
-            return 0.0
-        s = self._linear_s(t)
+    def _stage_gpu_s(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int, decode_context: float,
+                     layers: float, head_share: float, decode_width: int = 1) -> float:
+        """GPU seconds of one iteration on `layers` layers; `head_share` of the LM head (1: the stage that holds
+        it; 1/pp: the mean stage of the interleaved model); `decode_width` tokens per decoding sequence (a
+        speculative verify step: k + 1), each sequence's KV read once."""
+        t = prefill_tokens + decode_seqs * decode_width
+        s = self._linear_s(t) * layers
         if prefill_pairs > 0:
             avg_ctx = prefill_pairs / max(prefill_tokens, 1)
-            flops = 4.0 * prefill_pairs * self.q_dim_gpu * self.layers
+            flops = 4.0 * prefill_pairs * self.q_dim_gpu * layers
             s += flops / kernels.attention_rate(max(avg_ctx * 2, 1.0), self.hd, self.attn_rate)
-        s += decode_context * self.kv_per_token / self.bw
-        s += t * (self.elem_per_token + self.kv_per_token) / self.bw
-        s += self._head_s(decode_seqs + (1 if prefill_tokens else 0)) / self.pp
-        s += self.floor
+        kv_per_token = self.kv_per_token_layer * layers
+        s += decode_context * kv_per_token / self.bw
+        s += t * (self.elem_per_token_layer * layers + kv_per_token) / self.bw
+        if head_share:
+            s += self._head_s(decode_seqs * decode_width + (1 if prefill_tokens else 0)) * head_share
+        s += (self.engine.kernels_per_layer * layers + 8) * cal.KERNEL_FLOOR_S
         if self.tp > 1:
             nbytes = t * self.model.hidden_size * 2.0
             ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.link
-            s += 2 * self.layers * (ring + self.phys["allreduce_latency_s"])
+            s += 2 * layers * (ring + self.phys["allreduce_latency_s"])
+        return s
+
+    def _host_s(self) -> float:
+        """The scheduler's host time per iteration (and its hand-off to tensor-parallel workers)."""
+        return self.engine.host_s_per_iter + (self.engine.tp_handoff_s_per_iter if self.tp > 1 else 0.0)
+
+    def iteration_s(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int,
+                    decode_context: float, decode_width: int = 1) -> float:
+        t = prefill_tokens + decode_seqs
+        if t <= 0:
+            return 0.0
+        if self.pp > 1:
+            return self.pipeline(prefill_tokens, prefill_pairs, decode_seqs, decode_context, decode_width).period_s
+        s = self._stage_gpu_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, self.layers, 1.0,
+                              decode_width)
         # module docstring: decode adds the step engine's host time, a prefill overlaps it; then the scheduler's
-        host = self.engine.host_s_per_iter + (self.engine.tp_handoff_s_per_iter if self.tp > 1 else 0.0)
-        return (s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)) + host
+        return (s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)) + self._host_s()
+
+    def head_step_s(self, decode_seqs: int, decode_context: float) -> float:
+        """GPU seconds of one draft step of speculative heads (EAGLE, MTP): one decoder layer over its own one
+        layer of KV, and the LM head, for `decode_seqs` sequences."""
+        return self._stage_gpu_s(0, 0.0, decode_seqs, decode_context, 1.0, 1.0)
+
+    def layer_weight_bytes(self) -> float:
+        """One decoder layer's weights on one GPU."""
+        return sum(n * k * c for _, n, k, c, _ in self.gemms) * WEIGHT_BITS[self.weights] / 8.0
+
+    def pipeline(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int,
+                 decode_context: float, decode_width: int = 1) -> PipelineIteration:
+        """One micro-batch's iteration through the pipeline's stages (module docstring)."""
+        # every rank updates the micro-batch's requests with the tokens that came back before it runs it again
+        host = self._host_s() + self.engine.pp_host_s_per_seq * (decode_seqs + (1 if prefill_tokens else 0))
+        busy = []
+        for k, layers in enumerate(self.stage_layers):
+            gpu = self._stage_gpu_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, float(layers),
+                                    1.0 if k == self.pp - 1 else 0.0, decode_width)
+            busy.append((gpu + self.stage_decode_host[k] if decode_seqs else overlap(self.stage_prefill_host[k], gpu))
+                        + host)
+        hidden_bytes = (prefill_tokens + decode_seqs * decode_width) * self.model.hidden_size * 2.0
+        send = hidden_bytes / self.link + self.p2p_latency_s
+        return PipelineIteration(stage_busy_s=tuple(busy), send_s=send, return_s=self.p2p_latency_s,
+                                 micro_batches=self.pp)
 
     # figures the simulation and the report need
     def weight_bytes_per_gpu(self) -> float:
+        """A mean stage's weights on one GPU (the report's figure)."""
         m = self.model
         lin = sum(n * k * c for _, n, k, c, _ in self.gemms) * self.layers * WEIGHT_BITS[self.weights] / 8.0
         emb = m.vocab_size * m.hidden_size * 2.0 / self.tp * (1 if m.tied_embeddings else 2) / self.pp
         return lin + emb
 
+    def stage_weight_bytes(self, stage: int) -> float:
+        """Weights on one GPU of `stage`: its layers, the embedding on the first, the LM head on the last (a tied
+        head is a copy of the embedding there)."""
+        m = self.model
+        if self.pp == 1:
+            return self.weight_bytes_per_gpu()
+        lin = (sum(n * k * c for _, n, k, c, _ in self.gemms) * self.stage_layers[stage]
+               * WEIGHT_BITS[self.weights] / 8.0)
+        table = m.vocab_size * m.hidden_size * 2.0 / self.tp
+        return lin + (table if stage in (0, self.pp - 1) else 0.0)
+
     def kv_tokens_capacity(self) -> int:
-        """KV tokens one GPU group (a tensor-parallel group of one pipeline stage) holds."""
+        """KV tokens the deployment's model replica holds: a GPU keeps the KV of its stage's layers for every
+        sequence, so the stage with the least room for them sets it (every pipeline stage: the same tokens)."""
+        if self.kv_per_token <= 0:
+            return 0
         cap = (self.hw.memory_gib or 0.0) * 2**30
         reserve = self.phys["activation_reserve_gib"] * 2**30
-        free = cap * self.engine.kv_mem_fraction - self.weight_bytes_per_gpu() - reserve
-        return max(0, int(free // self.kv_per_token)) if self.kv_per_token > 0 else 0
+        if self.pp == 1:
+            free = cap * self.engine.kv_mem_fraction - self.weight_bytes_per_gpu() - reserve
+            return max(0, int(free // self.kv_per_token))
+        return max(0, min(int((cap * self.engine.kv_mem_fraction - self.stage_weight_bytes(k) - reserve)
+                              // (self.kv_per_token_layer * layers)) for k, layers in enumerate(self.stage_layers)))
 
 
-def decode_steps_s(cost: StepCost, decode_seqs: int, decode_context: float, steps: int) -> float:
+def decode_steps_s(cost: StepCost, decode_seqs: int, decode_context: float, steps: int,
+                   tokens_per_step: float = 1.0) -> float:
     """Seconds of `steps` decode-only iterations of `decode_seqs` sequences whose contexts add up to
-    `decode_context` at the first and grow by one token each per step (the simulation's decode runs).
-    RooflineStepCost's decode time is linear in the context: a closed form; any other cost, step by step."""
+    `decode_context` at the first and grow by `tokens_per_step` tokens each per step (the simulation's decode runs;
+    speculation: the mean accepted length). RooflineStepCost's decode time is linear in the context: a closed form
+    (a pipeline's and a speculating engine's, the max of lines or a sum of them: the trapezoid); any other cost,
+    step by step."""
     if steps <= 0:
         return 0.0
-    if isinstance(cost, RooflineStepCost):
+    growth = decode_seqs * tokens_per_step
+    if isinstance(cost, RooflineStepCost) and cost.pp == 1:
         per_context_token = cost.kv_per_token / cost.bw
         return (steps * cost.iteration_s(0, 0.0, decode_seqs, decode_context)
-                + per_context_token * decode_seqs * steps * (steps - 1) / 2.0)
-    return sum(cost.iteration_s(0, 0.0, decode_seqs, decode_context + j * decode_seqs) for j in range(steps))
+                + per_context_token * growth * steps * (steps - 1) / 2.0)
+    if isinstance(cost, RooflineStepCost) or getattr(cost, "linear_in_context", False):
+        first = cost.iteration_s(0, 0.0, decode_seqs, decode_context)
+        last = cost.iteration_s(0, 0.0, decode_seqs, decode_context + (steps - 1) * growth)
+        return steps * (first + last) / 2.0
+    return sum(cost.iteration_s(0, 0.0, decode_seqs, decode_context + j * growth) for j in range(steps))
+
+
+def pipeline_split(num_layers: int, stages: int) -> tuple[int, ...]:
+    """Layers per pipeline stage as vLLM splits them (vllm/distributed/utils.py `get_pp_indices`): layers // stages
+    each, the remainder one more each on the stages before the last, counting back from the second-to-last (the
+    last holds the final norm and the LM head)."""
+    parts = [num_layers // stages] * stages
+    for i in range(2, num_layers % stages + 2):
+        parts[-i] += 1
+    return tuple(parts)
+
+
+@dataclass(frozen=True)
+class PipelineIteration:
+    """One micro-batch's iteration through the stages: each stage's busy time (GPU and its rank's host time), the
+    send of the hidden states between two stages and the return of the sampled tokens to the first."""
+
+    stage_busy_s: tuple[float, ...]
+    send_s: float
+    return_s: float
+    micro_batches: int
+
+    @property
+    def cycle_s(self) -> float:
+        """One micro-batch through every stage and back."""
+        return sum(self.stage_busy_s) + (len(self.stage_busy_s) - 1) * self.send_s + self.return_s
+
+    @property
+    def period_s(self) -> float:
+        """Seconds between two iterations of one micro-batch: its cycle, or the busiest stage's turn for every
+        micro-batch in flight if that is longer."""
+        return max(self.cycle_s, self.micro_batches * max(self.stage_busy_s))
+
+    @property
+    def bubble(self) -> float:
+        """The share of a period a mean stage waits: 1 - busy / period."""
+        return 1.0 - self.micro_batches * sum(self.stage_busy_s) / len(self.stage_busy_s) / self.period_s
 
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b) if b else 0
 
 
-__all__ = ["GGUF", "KV_BYTES", "WEIGHT_BITS", "RooflineStepCost", "StepCost", "ceil_div", "decode_steps_s", "math"]
+__all__ = ["GGUF", "KV_BYTES", "WEIGHT_BITS", "PipelineIteration", "RooflineStepCost", "StepCost", "ceil_div",
+           "decode_steps_s", "math", "pipeline_split"]
