@@ -263,10 +263,7 @@ UNPRICED_CONSUMER_AND_PRO = {
     "Quadro P4000": "no dated public price found",
     "Quadro P5000": "no dated public price found",
     "Quadro GP100": "no dated public price found",
-    "RTX PRO 5000 Blackwell": "no dated public list or street price found",
-    "RTX PRO 4500 Blackwell": "no dated public list or street price found",
-    "RTX PRO 4000 Blackwell": "no dated public list or street price found",
-    "RTX PRO 2000 Blackwell": "no dated public list or street price found",
+    "RTX PRO 5000 Blackwell": "no dated public list or street price found (Hugging Face's $4.5k is the 72 GB card)",
 }
 
 
@@ -393,7 +390,7 @@ NEW_CARDS_2026 = [
 def test_the_2026_cards_are_in_the_catalog_with_their_sources(shipped, name):
     card = shipped.get(name)
     assert card.name == name and card.source.startswith("https://")
-    assert card.memory_gib and card.memory_bandwidth_gbs
+    assert card.memory_gib and card.memory_bandwidth_gbs and card.tdp_w and card.fp32_tflops
     assert all(url.startswith("https://") for url in card.sources.values())
     t = card.tensor_dense_tflops
     assert t.bf16 or t.fp16
