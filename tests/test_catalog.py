@@ -263,10 +263,7 @@ UNPRICED_CONSUMER_AND_PRO = {
     "Quadro P4000": "no dated public price found",
     "Quadro P5000": "no dated public price found",
     "Quadro GP100": "no dated public price found",
-    "RTX PRO 5000 Blackwell": "no dated public list or street price found",
-    "RTX PRO 4500 Blackwell": "no dated public list or street price found",
-    "RTX PRO 4000 Blackwell": "no dated public list or street price found",
-    "RTX PRO 2000 Blackwell": "no dated public list or street price found",
+    "RTX PRO 5000 Blackwell": "no dated public list or street price found (Hugging Face's $4.5k is the 72 GB card)",
 }
 
 
@@ -333,6 +330,11 @@ def test_purchase_prices_are_plausible(shipped):
         ("NVIDIA GB10", 119.7, "DGX Spark (GB10)"),
         ("NVIDIA GeForce RTX 5060", 7.6, "GeForce RTX 5060"),
         ("AMD Instinct MI350X", 288.0, "Instinct MI350X"),
+        ("NVIDIA GeForce RTX 4070 SUPER", 11.6, "GeForce RTX 4070 Super"),
+        ("NVIDIA GeForce RTX 4070 Ti SUPER", 15.7, "GeForce RTX 4070 Ti Super"),
+        ("NVIDIA GeForce RTX 4070 Ti", 11.6, "GeForce RTX 4070 Ti"),  # not taken by the Ti Super
+        ("NVIDIA RTX 5880 Ada Generation", 47.5, "RTX 5880 Ada Generation"),
+        ("AMD Radeon AI PRO R9700", 31.9, "Radeon AI PRO R9700"),
     ],
 )
 def test_cards_clouds_rent_match_their_driver_names(shipped, driver_name, memory_gib, card):
@@ -379,7 +381,8 @@ NEW_CARDS_2026 = [
     "GB300 (per GPU)", "RTX PRO 6000 Blackwell Server Edition", "RTX PRO 6000 Blackwell Max-Q Workstation Edition",
     "RTX PRO 5000 Blackwell", "RTX PRO 4500 Blackwell", "RTX PRO 4000 Blackwell", "RTX PRO 2000 Blackwell",
     "DGX Spark (GB10)", "GeForce RTX 5060", "GeForce RTX 5050", "GeForce RTX 3060 Ti", "GeForce RTX 4060 Ti 8GB",
-    "Instinct MI350X",
+    "Instinct MI350X", "GeForce RTX 4070 Super", "GeForce RTX 4070 Ti Super", "RTX 5880 Ada Generation",
+    "Radeon AI PRO R9700",
 ]
 
 
@@ -387,7 +390,7 @@ NEW_CARDS_2026 = [
 def test_the_2026_cards_are_in_the_catalog_with_their_sources(shipped, name):
     card = shipped.get(name)
     assert card.name == name and card.source.startswith("https://")
-    assert card.memory_gib and card.memory_bandwidth_gbs
+    assert card.memory_gib and card.memory_bandwidth_gbs and card.tdp_w and card.fp32_tflops
     assert all(url.startswith("https://") for url in card.sources.values())
     t = card.tensor_dense_tflops
     assert t.bf16 or t.fp16
@@ -409,3 +412,22 @@ def test_b300_carries_the_hgx_tdp_and_gb300_its_own(shipped):
     b300, gb300 = shipped.get("B300"), shipped.get("GB300 (per GPU)")
     assert b300.tdp_w == 1100 and b300.sources["tdp_w"].startswith("https://")
     assert gb300.tdp_w == 1400 and gb300.tensor_dense_tflops.fp4 > b300.tensor_dense_tflops.fp4
+
+
+def test_the_ada_refresh_cards_sit_between_their_neighbours(shipped):
+    """The SUPER refresh and the RTX 5880 Ada are cut-downs of known chips: their memory and dense 16-bit tensor
+    figures must fall between the cards around them (a sparse or FP16-accumulate figure would not)."""
+    def bf16(name: str) -> float:
+        return shipped.get(name).tensor_dense_tflops.bf16
+
+    assert bf16("GeForce RTX 4070") < bf16("GeForce RTX 4070 Super") < bf16("GeForce RTX 4070 Ti")
+    assert bf16("GeForce RTX 4070 Ti") < bf16("GeForce RTX 4070 Ti Super") < bf16("GeForce RTX 4080")
+    assert shipped.get("GeForce RTX 4070 Ti Super").memory_gib == 16 > shipped.get("GeForce RTX 4070 Ti").memory_gib
+    # a professional Ada card runs FP32 accumulate at full rate: about 4x its FP32 figure, not 2x as on GeForce
+    assert bf16("RTX 5000 Ada Generation") < bf16("RTX 5880 Ada Generation") < bf16("RTX 6000 Ada Generation")
+    rtx5880 = shipped.get("RTX 5880 Ada Generation")
+    assert rtx5880.tensor_dense_tflops.bf16 == pytest.approx(4 * rtx5880.fp32_tflops, rel=0.01)
+    # the R9700 is the RX 9070 XT's Navi 48 (64 CUs) at a lower clock, with twice the memory
+    r9700, rx9070xt = shipped.get("Radeon AI PRO R9700"), shipped.get("Radeon RX 9070 XT")
+    assert r9700.compute_units == rx9070xt.compute_units == 64 and r9700.memory_gib == 2 * rx9070xt.memory_gib
+    assert r9700.tensor_dense_tflops.bf16 < rx9070xt.tensor_dense_tflops.bf16

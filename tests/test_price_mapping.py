@@ -134,6 +134,7 @@ CARD_NOT_YET = "card not in catalog"  # a card another change adds: excluded unt
     ("vast", "4x-RTX_4060_Ti-32-65536", {"GeForce RTX 4060 Ti 16GB"}),
     ("vast", "1x-RTX_3060_Ti-32-65536", {"GeForce RTX 3060 Ti"}),
     ("vast", "4x-RTX_4070S_Ti-32-65536", {"GeForce RTX 4070 Ti Super"}),
+    ("vast", "1x-RTX_5880Ada-32-65536", {"RTX 5880 Ada Generation"}),
     ("seeweb", "ECS1GPU3", {"A100 PCIe 80GB"}),
     ("seeweb", "ECS3GPU3", {"A100 PCIe 80GB"}),
     ("spheron", "n3-H100x8-NVLink__CANADA-1", {"H100 PCIe 80GB"}),

@@ -147,8 +147,9 @@ def plan(card: Any, archs: dict[str, Any]) -> tuple[dict[str, float | None], str
         return None
     half = runs_fp32_accumulate_at_half_rate(card, arch)
     rate = arch.rate("fp16", half_rate=half) or arch.rate("bf16", half_rate=half)
-    how = (f"derived from {arch.name} rate x SMs x clock: {card.compute_units} SMs x {_clock_words(card)} x "
-           f"{rate:,} dense FP16 FLOP per clock per SM with FP32 accumulate "
+    unit = "CU" if card.vendor == "amd" else "SM"  # AMD's compute units are the SMs' counterpart
+    how = (f"derived from {arch.name} rate x {unit}s x clock: {card.compute_units} {unit}s x {_clock_words(card)} x "
+           f"{rate:,} dense FP16 FLOP per clock per {unit} with FP32 accumulate "
            f"({'half' if half else 'full'} rate on this card)")
     if t.basis == "derived":
         kept, extra = PUBLISHED.get(card.name, ({}, ""))
