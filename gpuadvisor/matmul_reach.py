@@ -17,8 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 REACH_FILE = "matmul-reach.yaml"
 #: the card the calibration's MFU was fitted on
 CALIBRATION_CARD = "H100 SXM5 80GB"
@@ -33,7 +31,13 @@ class Reach:
 
     def relative_to_calibration(self) -> float:
         """The reach over the calibration card's: what scales the H100-fitted MFU."""
-        return self.value / published()[CALIBRATION_CARD]
+        return self.value / _calibration_reach()
+
+
+def _calibration_reach() -> float:
+    """The calibration card's reach, from the cached table where it can."""
+    entry = _shipped_reaches().get(CALIBRATION_CARD, (None, None))[1]
+    return entry[0] if entry else published()[CALIBRATION_CARD]
 
 
 def _path() -> Path:
@@ -48,6 +52,8 @@ def published() -> dict[str, float]:
     path = _path()
     if not path.is_file():
         return {}
+    import yaml
+
     return {name: float(e["reach"]) for name, e in yaml.safe_load(path.read_text())["cards"].items()}
 
 
@@ -80,6 +86,37 @@ def _same_silicon(card: Any, other: Any) -> bool:
 
 
 def reach_of(card: Any) -> Reach | None:
+    """The card's reach (reach_of_uncached), for a shipped card from a table cached with the catalog's files
+    (datacache: a cold `recommend` parses no YAML)."""
+    shipped = _shipped_reaches()
+    if card.name in shipped and shipped[card.name][0] == card.tensor_tflops("bf16"):
+        entry = shipped[card.name][1]
+        return Reach(*entry) if entry else None
+    return reach_of_uncached(card)
+
+
+def _shipped_reaches() -> dict[str, tuple[float | None, tuple[float, str] | None]]:
+    """Shipped card name -> (its bf16 peak, its reach as (value, basis) or None), cached."""
+    from gpuadvisor.architectures import ARCHITECTURES_FILE
+    from gpuadvisor.core.paths import shipped_catalog_dir
+    from gpuadvisor.datacache import cached
+
+    base = shipped_catalog_dir()
+    inputs = [*sorted(base.glob("*.yaml")), base / ARCHITECTURES_FILE, Path(__file__)]
+
+    def build() -> dict[str, tuple[float | None, tuple[float, str] | None]]:
+        from gpuadvisor.catalog import load_catalog
+
+        out: dict[str, tuple[float | None, tuple[float, str] | None]] = {}
+        for c in load_catalog(use_env=False).cards:
+            r = reach_of_uncached(c)
+            out[c.name] = (c.tensor_tflops("bf16"), (r.value, r.basis) if r else None)
+        return out
+
+    return cached("matmul-reach", inputs, build, lambda v: isinstance(v, dict) and CALIBRATION_CARD in v)
+
+
+def reach_of_uncached(card: Any) -> Reach | None:
     """The card's reach: published, else that of a published card on the same silicon at the same clock and power
     (the A100 SXM4 40GB takes the 80GB's), else its group's median; None for cards outside all three (AMD, no tensor
     cores), which keep the calibration MFU."""

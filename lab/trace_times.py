@@ -47,14 +47,12 @@ def build_every_torchvision_model() -> dict:
     socket.socket.connect = no_network  # type: ignore[method-assign]
     import torchvision
 
+    from gpuadvisor.estimate.trace.zoo import _no_weights
+
     ok, failed = [], {}
     for name in torchvision.models.list_models():
-        kw = {"weights": None}
-        fn = torchvision.models.get_model_builder(name)
-        if "weights_backbone" in fn.__code__.co_varnames:
-            kw["weights_backbone"] = None
         try:
-            torchvision.models.get_model(name, **kw)
+            torchvision.models.get_model(name, **_no_weights(torchvision, name))
             ok.append(name)
         except Exception as e:  # recorded: the test of issue 33 names the model and the error
             failed[name] = f"{type(e).__name__}: {str(e)[:160]}"

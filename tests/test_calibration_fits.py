@@ -225,10 +225,18 @@ def _rnn_call() -> dict[str, float]:
 
 
 @fit("DTENSOR_HOST_FACTOR")
-def _dtensor_host_factor() -> dict[str, float]:
-    from tools.compare_four_gpu import fit_dtensor_host_factor
+def dtensor() -> dict[str, float]:
+    """Issue time of a step on a one-GPU DTensor mesh over the plain step's, two H200 hosts."""
+    ratios = [_load(f"{run}/dtensor-overhead.json", LAB) for run in ("h200-round3", "h200-round5")]
+    return {"DTENSOR_HOST_FACTOR": round(statistics.mean(d["dtensor"]["issue_ms"] / d["plain"]["issue_ms"]
+                                                         for d in ratios), 1)}
 
-    return fit_dtensor_host_factor()
+
+@fit("DTENSOR_SP_HOST_FACTOR")
+def _dtensor_sp_factor() -> dict[str, float]:
+    from tools.compare_four_gpu import fit_dtensor_sp_factor
+
+    return fit_dtensor_sp_factor()
 
 
 @fit("RNN_BACKWARD_CALL_S")

@@ -194,8 +194,11 @@ def test_more_gpus_with_sharding_never_more_per_gpu(spec, b, s, sharding, mode, 
     for n in (1, 2, 4, 8):
         w = _w(spec, mode, batch=b, seq_len=s, num_gpus=n, sharding=sharding, checkpointing=ckpt)
         total = estimate_memory(w).total
-        # DDP (no sharding) adds its gradient buckets when it starts to all-reduce: compare from 2 GPUs on
-        if prev is not None and not (sharding == "none" and mode == "training" and n == 2):
+        # from one GPU to two, DDP (no sharding) adds its gradient buckets when it starts to all-reduce, and ZeRO-3 /
+        # FSDP start gathering layers (two in flight), which can outweigh a one-layer model's shard savings: compare
+        # from 2 GPUs on for those
+        starts_at_two = (sharding == "none" and mode == "training") or sharding in ("zero3", "fsdp")
+        if prev is not None and not (starts_at_two and n == 2):
             assert total <= prev * (1 + 1e-12)
         prev = total
 

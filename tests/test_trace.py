@@ -181,3 +181,24 @@ def test_your_own_module_through_the_cli(tracer, capsys):
     r = cli_here(capsys, "estimate", f"{MLP}:build", "--mode", "training", "--batch", "64", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["detail"]["compute"]["samples_per_s"] > 0
+
+
+def test_a_cached_trace_answers_without_importing_pytorch(tmp_path):
+    """Issue 33: a cached answer never imports PyTorch (seconds on a laptop): the cache key reads the installed
+    PyTorch's version from its package metadata."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch", reason="tracing needs PyTorch (pip install -e '.[trace]')")
+    root = Path(__file__).resolve().parents[1]
+    code = ("import sys, io, contextlib\n"
+            "from gpuadvisor.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main(['estimate', '{root}/lab/models/mlp_mnist.py:build', '--mode', 'training', "
+            "'--batch', '64', '--json']) == 0\n"
+            "print('torch' in sys.modules)")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(root)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                           env=env).stdout.split() for _ in range(2)]
+    assert runs[1] == ["False"], runs

@@ -127,8 +127,7 @@ def repeat() -> list[str]:
             f"{len(files)} runs of `gpuadvisor probe --quick --device all` back to back on 2x H200 "
             f"({_rel(H200_REPEAT)}; `python3 -m tools.repeatability`): {within} of {len(device)} bandwidth and "
             f"throughput figures stay within 3 % of their median over the runs; the worst is {worst_key} "
-            f"({worst['max_dev_pct']:.1f} %, one slow run). Host-bound figures (pageable copies) and latencies "
-            "are left out: they measure the host and the launch path.", ""]
+            f"({worst['max_dev_pct']:.1f} %, one slow run). Host-bound figures and latencies are left out.", ""]
 
 
 def probe_time() -> list[str]:
@@ -335,7 +334,7 @@ def advisor() -> list[str]:
             f"Shipped rental prices: {len(snap.offers)} offers from {len(per)} providers (coverage per provider: "
             f"docs/prices.md); source: {snap.describe()}.", "",
             f"Start-up of `{cold['command']}` (whole process, {len(t)} runs, {cold['date']}, "
-            f"{cold['machine'].split(' (')[0]}): "
+            f"{cold['machine'].split(',')[0]}): "
             f"median {t[len(t) // 2]:.2f} s, min {t[0]:.2f} s ({_rel(COLD_START)}). "
             f"`{traced['command'].removeprefix('gpuadvisor ')}`, empty cache, no PyTorch: median "
             f"{tt[len(tt) // 2]:.2f} s.", ""]

@@ -161,8 +161,21 @@ class Matrix(_Strict):
 
 @lru_cache(maxsize=4)
 def load_matrix(path: Path | None = None) -> Matrix:
-    """The shipped support matrix (or the file at `path`), validated; a bad file names the field, one line."""
-    where = path or shipped_catalog_dir() / MATRIX_FILE
+    """The shipped support matrix (or the file at `path`), validated; a bad file names the field, one line. The
+    shipped one comes from the user cache while it and this module are unchanged (datacache: a cold `recommend`
+    parses no YAML)."""
+    if path is None:
+        import pydantic
+
+        from gpuadvisor.datacache import cached
+
+        where = shipped_catalog_dir() / MATRIX_FILE
+        return cached("support-matrix", [where, Path(__file__)], lambda: _validated(where),
+                      lambda v: isinstance(v, Matrix), extra=pydantic.VERSION)
+    return _validated(path)
+
+
+def _validated(where: Path) -> Matrix:
     try:
         return Matrix.model_validate(load_yaml(where))
     except ValidationError as e:

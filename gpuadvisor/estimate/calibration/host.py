@@ -59,12 +59,17 @@ CONSTANTS = (
              "with; mixed as in v2 case 98 (43 of 196 linears with outliers, from its profile); rounded to an op",
              ungated=("one way: x0.75 fails the prefill and eager decode-step gates; x1.25 fits both better (prefill "
                       "1B+ mean |error| 7.59 -> 7.24 %, decode step 27.44 -> 26.21 %)")),
-    Constant("DTENSOR_HOST_FACTOR", 4.1, "x", "host time of a tensor-parallel (DTensor) training step over plain "
-             "eager's", "lab/data/two-gpu-h200x2-2026-11-27/four_gpu.json", Method.MEASURED,
+    Constant("DTENSOR_HOST_FACTOR", 3.2, "x", "host time of a tensor-parallel (DTensor) training step over plain "
+             "eager's", "lab/data/h200-round3/dtensor-overhead.json, lab/data/h200-round5/dtensor-overhead.json",
+             Method.MEASURED, "issue time on a one-GPU mesh over the plain step's on two H200 hosts (3.27x, 3.05x), "
+             "mean rounded to 0.1; the TP=2 step on 2x H200 (tools/data/h200x2-2026-11-23/multigpu.json) and the "
+             "4x H200 TP steps (step_four_gpu) are its checks"),
+    Constant("DTENSOR_SP_HOST_FACTOR", 1.3, "x", "host time of a DTensor step with sequence parallelism over one "
+             "without (the norms' Shard(1) redistributions: an all-gather and a reduce-scatter around each block)",
+             "lab/data/two-gpu-h200x2-2026-11-27/four_gpu.json", Method.MEASURED,
              "the factor at which the TP2 + sequence-parallel step of a 16-layer Llama-3.1-8B on 2x H200 (12,097 aten "
              "ops a step, host-bound) is estimated at its measured 350 ms (tools.compare_four_gpu."
-             "fit_dtensor_host_factor); the 4x H200 TP steps are its checks (step_four_gpu). It was 3.2, measured on "
-             "a one-GPU mesh (lab/data/h200-round5/dtensor-overhead.json), where no redistribution runs"),
+             "fit_dtensor_sp_factor), to 0.1; the 4x H200 TP4+SP and TP2 x FSDP2 steps are its checks"),
     Constant("EAGER_HOST_FIXED_S", 1.5e-3, "s", "generate()'s host bookkeeping per decode step where the dispatch "
              "probe did not measure it", DECODE_A, Method.NOT_REPRODUCIBLE,
              "the lowest fixed host cost seen before the dispatch probe existed; the probe measures 0.3-2.7 ms on "

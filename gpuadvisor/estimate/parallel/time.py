@@ -142,7 +142,11 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
         wmb = w.with_(batch=lay.micro_batch, num_gpus=1, tensor_parallel=1)
         # tensor parallelism under eager PyTorch runs through DTensor, whose dispatch (sharding propagation,
         # redistributions) costs the host several times plain eager's
-        host = train_host_s(wmb) * host_op_scale(hw) * (cal.DTENSOR_HOST_FACTOR if lay.tp > 1 else 1.0)
+        if lay.tp > 1:
+            dtensor = cal.DTENSOR_HOST_FACTOR * (cal.DTENSOR_SP_HOST_FACTOR if fw.sequence_parallel else 1.0)
+        else:
+            dtensor = 1.0
+        host = train_host_s(wmb) * host_op_scale(hw) * dtensor
         mb_s = overlap(host, mb_s)
     bubble = (lay.pp - 1) / lay.vp * mb_s
     pipe = ga * mb_s + bubble

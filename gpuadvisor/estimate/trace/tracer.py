@@ -59,9 +59,9 @@ class TraceOptions:
 
 
 def trace_batches(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
-    """The model's step at the two trace batches (cached per model, options and PyTorch version)."""
-    torch = import_torch()
-    key = _cache_key(ref, opts, torch.__version__)
+    """The model's step at the two trace batches (cached per model, options and PyTorch version: read from the
+    installed package's metadata, so that a cached answer never imports PyTorch, which takes seconds)."""
+    key = _cache_key(ref, opts, _torch_version())
     cached = _cache_read(key)
     if cached is not None:
         return cached
@@ -73,6 +73,17 @@ def trace_batches(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
         bg = trace_pair(ref, opts)
     _cache_write(key, bg)
     return bg
+
+
+def _torch_version() -> str:
+    """The installed PyTorch's version without importing it (its package metadata; torch.__version__ where the
+    metadata is missing, e.g. a source build on the path)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return str(import_torch().__version__)
 
 
 def trace_pair(ref: ModelRef, opts: TraceOptions) -> BatchGraph:

@@ -70,10 +70,24 @@ def _image_model(ref: ModelRef, module: Any, size: tuple[int, ...], device: Any)
                       input_desc="x".join(map(str, size)))
 
 
+def _no_weights(tv: Any, name: str) -> dict[str, Any]:
+    """No weights of any kind: `weights=None`, and `weights_backbone=None` for the segmentation and detection
+    builders, whose backbone otherwise downloads its ImageNet weights (a URL error offline)."""
+    import inspect
+
+    kw: dict[str, Any] = {"weights": None}
+    try:
+        if "weights_backbone" in inspect.signature(tv.models.get_model_builder(name)).parameters:
+            kw["weights_backbone"] = None
+    except ValueError:  # an unknown name: get_model says so, with the close names
+        pass
+    return kw
+
+
 def _build_torchvision(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
     tv = import_library("torchvision", f"model {ref.text}")
     try:
-        module = tv.models.get_model(ref.name, weights=None)
+        module = tv.models.get_model(ref.name, **_no_weights(tv, ref.name))
     except ValueError:
         names = tv.models.list_models()
         close = [n for n in names if ref.name.lower().replace("-", "_") in n][:4]
