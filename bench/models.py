@@ -64,7 +64,8 @@ def workload(case: dict[str, Any]) -> Any:
     from gpuadvisor.workload import make_workload
 
     return make_workload(case["spec"], mode=case["mode"], batch=case["batch"], seq_len=case.get("seq", 0),
-                         channels_last=bool(case.get("channels_last")), trainable=tuple(case.get("trainable", ())))
+                         channels_last=bool(case.get("channels_last")), trainable=tuple(case.get("trainable", ())),
+                         input_shape=tuple(case["input"]) if case.get("input") else ())
 
 
 def estimate(case: dict[str, Any], hw: Any) -> Result:

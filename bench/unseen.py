@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import TESTS_DATA
-from bench.models import Result, hardware
+from bench.models import Result, hardware, workload
 
 MEASURED = TESTS_DATA / "models-h100-unseen.json"
 GRAPHS = TESTS_DATA / "unseen-graphs.json.gz"
@@ -34,14 +34,6 @@ def stored_graphs() -> Iterator[None]:
         yield
     finally:
         graphstore.shipped = original
-
-
-def workload(case: dict[str, Any]) -> Any:
-    from gpuadvisor.workload import make_workload
-
-    return make_workload(case["spec"], mode=case["mode"], batch=case["batch"], seq_len=case.get("seq", 0),
-                         channels_last=bool(case.get("channels_last")),
-                         input_shape=tuple(case["input"]) if case.get("input") else ())
 
 
 def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
