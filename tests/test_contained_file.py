@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# each case starts a child process that imports PyTorch (2-9 s): about 45 s in all, run by CI's slow pass
+pytestmark = pytest.mark.slow
 
 pytest.importorskip("torch", reason="a model file is traced with PyTorch, the [trace] extra")
 

@@ -183,6 +183,7 @@ def test_your_own_module_through_the_cli(tracer, capsys):
     assert json.loads(r.stdout)["detail"]["compute"]["samples_per_s"] > 0
 
 
+@pytest.mark.slow  # two processes, one tracing (about 12 s)
 def test_a_cached_trace_answers_without_importing_pytorch(tmp_path):
     """Issue 33: a cached answer never imports PyTorch (seconds on a laptop): the cache key reads the installed
     PyTorch's version from its package metadata."""
