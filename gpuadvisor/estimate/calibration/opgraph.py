@@ -80,9 +80,7 @@ CONSTANTS = (
     Constant("RNN_STEP_FLOOR_S", 19e-6, "s", "one time step of one cuDNN RNN layer in the forward, at the least "
              "(its small GEMM and cell kernel, latency-bound)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-step term of a least-squares line through 80 inference calls on an H200, "
-             "rounded to 1 us (bench.recurrent.fit_rnn_call); was 25 us set by hand",
-             ungated=("one way: x0.75 fails the out-of-sample recurrent gate (2 of 16 within 0.8x-1.25x); x1.25 fits "
-                      "that set better (13 of 16), which is a held-out check and never fitted")),
+             "rounded to 1 us (bench.recurrent.fit_rnn_call); was 25 us set by hand"),
     Constant("RNN_LAYER_CALL_S", 6e-4, "s", "one layer of one cuDNN RNN call, before its first time step "
              "(descriptors, workspace, set-up launches)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-layer term of a least-squares line through 80 inference calls (LSTM and GRU, "
