@@ -9,12 +9,14 @@ from pathlib import Path
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.paths import shipped_graphs_dir
-from gpuadvisor.estimate.graph import BatchGraph, load
-from gpuadvisor.estimate.trace.torchlib import TRACE_EXTRA, have_torch
+from gpuadvisor.estimate.graph import BatchGraph, GraphMode, load
+from gpuadvisor.estimate.steplog import StepLog, load_logs, replay_pair
+from gpuadvisor.estimate.trace.torchlib import LIBRARY_EXTRAS, have_torch, install_command
 from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches
 from gpuadvisor.modelref import ModelRef, Source
 
 SHIPPED_FILE = "graphs.json.gz"
+STEP_LOGS_DIR = "steps"  # step logs of the shipped training graphs (steplog.py): their frozen variants
 
 
 def key(ref: ModelRef, opts: TraceOptions) -> str:
@@ -39,18 +41,48 @@ def _shipped_match(ref: ModelRef, opts: TraceOptions) -> BatchGraph | None:
     return bg if bg is not None and bg.low.tokens_per_sample == opts.seq else None
 
 
+def extra_for(ref: ModelRef) -> str:
+    """The install extra that traces `ref`: its library's, or the plain [trace] for a file of your own."""
+    library = {Source.TORCHVISION: "torchvision", Source.TIMM: "timm", Source.TORCHAUDIO: "torchaudio",
+               Source.HF: "transformers"}.get(ref.source)
+    return LIBRARY_EXTRAS[library] if library else "trace"
+
+
+def _base_logs(ref: ModelRef, opts: TraceOptions) -> tuple[StepLog, StepLog] | None:
+    """The shipped step logs of `ref`'s training step in these settings with every parameter trainable; a text
+    model's default length matches that length given (as _shipped_match)."""
+    from dataclasses import replace
+
+    base = replace(opts, freeze=(), trainable=())
+    directory = shipped_graphs_dir() / STEP_LOGS_DIR
+    logs = load_logs(directory, key(ref, base))
+    if logs is not None or not opts.seq:
+        return logs
+    logs = load_logs(directory, key(ref, replace(base, seq=0)))
+    return logs if logs is not None and logs[0].graph.tokens_per_sample == opts.seq else None
+
+
+@lru_cache(maxsize=16)
+def frozen_variant(ref: ModelRef, opts: TraceOptions) -> BatchGraph | None:
+    """The graph of a training step with frozen parameters, replayed from the shipped step of the same settings
+    with every parameter trainable (steplog.py); None where no step of them is shipped."""
+    if opts.mode is not GraphMode.TRAINING or not (opts.freeze or opts.trainable):
+        return None
+    logs = _base_logs(ref, opts)
+    return replay_pair(logs, freeze=opts.freeze, trainable=opts.trainable) if logs is not None else None
+
+
 def batch_graph(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
-    """The graph of `ref` under `opts`: shipped if it is, traced (and cached) otherwise."""
-    bg = _shipped_match(ref, opts)
+    """The graph of `ref` under `opts`: shipped if it is, replayed from a shipped step with parameters frozen,
+    traced (and cached) otherwise."""
+    bg = _shipped_match(ref, opts) or frozen_variant(ref, opts)
     if bg is not None:
         return bg
     if ref.source is Source.FILE and not Path(ref.name).is_file():
         raise UserError(f"model file {ref.name} not found")
     if ref.source is not Source.FILE and not have_torch():
-        others = sorted({k.split("|")[0] for k in shipped()})
-        shipped_note = f"; shipped pre-traced: {', '.join(others)}" if others else ""
-        raise UserError(f"{ref.text} with these settings is not pre-traced, and tracing it needs PyTorch: "
-                        f"{TRACE_EXTRA}{shipped_note}")
+        raise UserError(f"{ref.text} in these settings is not pre-traced; tracing it needs PyTorch: "
+                        f"{install_command(extra_for(ref))}")
     return trace_batches(ref, opts)
 
 

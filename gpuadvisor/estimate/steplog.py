@@ -27,19 +27,26 @@ replays against live traces of the same settings.
 from __future__ import annotations
 
 import fnmatch
+import gzip
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.graph import (
     MEMORY_ITEMS,
+    BatchGraph,
     ConvGradients,
     MemoryPeak,
     Op,
     OpClass,
     OpGraph,
     Phase,
+    StreamLayout,
+    merge_pair,
 )
 
 LOG_FORMAT = 1
@@ -55,6 +62,12 @@ _ITEM_OF_KIND = {WEIGHT: "weights", INPUT: "inputs", STATE: "optimizer states", 
 #: an AccumulateGrad node of a leaf that is no parameter (it always wants its gradient)
 LEAF_ALWAYS = -2
 NOT_ACCUMULATE = -1
+_FROZEN = -3  # a node live while a parameter is frozen: _FROZEN - parameter (frozen_node)
+
+
+def frozen_node(param: int) -> int:
+    """The accumulate code of a node that runs while `param` is frozen (a matmul's unfolded kernels)."""
+    return _FROZEN - param
 _PHASES = (Phase.FORWARD, Phase.BACKWARD, Phase.OPTIMIZER)
 
 # event kinds (each event is a list starting with its kind)
@@ -105,9 +118,12 @@ class StepLog:
 
     `graph`: the step's OpGraph as the tracer saw it (its ops are the ones in `events`). `nodes`: each autograd
     node as (the parameter its AccumulateGrad node accumulates, NOT_ACCUMULATE for other nodes; the node each of
-    its inputs' gradients goes to, -1 where none). `owners`: (node, edge mask) of the backward dispatches, the
+    its inputs' gradients goes to, -1 where none); two more per matmul whose folding depends on its weight's
+    gradient, live while that weight trains (its parameter) and while it is frozen (frozen_node), owning the
+    folded and the unfolded call's kernels. `owners`: (node, edge mask) of the backward dispatches, the
     mask saying which of the node's gradient outputs a kernel feeds (0: kept while the node runs). `saved`:
-    (node, tensor, edge mask of the kernels reading it, host ops of saving and unpacking it). `pre_alive`: the storages alive as the step starts.
+    (node, tensor, edge mask of the kernels reading it, host ops of saving and unpacking it). `pre_alive`: the
+    storages alive as the step starts.
     `host_ops`: dispatches (views included) by owner."""
 
     graph: OpGraph
@@ -254,7 +270,8 @@ class StepLog:
                     continue
                 acc, targets = self.nodes[node]
                 if acc != NOT_ACCUMULATE:
-                    live[node] = acc == LEAF_ALWAYS or bool(trainable[acc])
+                    live[node] = (acc == LEAF_ALWAYS or (acc >= 0 and bool(trainable[acc]))
+                                  or (acc <= _FROZEN and not trainable[_FROZEN - acc]))
                     done[node] = True
                     continue
                 if expanded:
@@ -263,7 +280,9 @@ class StepLog:
                     continue
                 stack.append((node, True))
                 stack.extend((t, False) for t in targets if t >= 0 and not done[t])
-        edges = [sum(1 << i for i, t in enumerate(targets) if t >= 0 and live[t]) for _, targets in self.nodes]
+        # an input with no node (it never needed a gradient) is as it was in the recorded step: a kernel computing
+        # its gradient anyway still runs while its node does
+        edges = [sum(1 << i for i, t in enumerate(targets) if t < 0 or live[t]) for _, targets in self.nodes]
         return live, edges
 
 
@@ -296,6 +315,8 @@ class _OptimizerShare:
     def __init__(self, numels: Sequence[int], trained: Sequence[int]) -> None:
         self.biggest = float(max(numels))
         self.trained_biggest = float(max(trained))
+        # a list kernel's tensors of several sizes stream as broadcasts (trace.classify.stream_shape)
+        self.mixed_sizes = any(1 < n < self.trained_biggest for n in trained)
         self.by_elements = sum(trained) / (sum(numels) or 1)
         self.by_count = len(trained) / len(numels)
 
@@ -306,6 +327,9 @@ class _OptimizerShare:
         if row and row[0] == self.biggest:
             row[0] = self.trained_biggest
             share = self.by_elements
+            if len(row) > 1:
+                layout = StreamLayout(int(row[1])) & ~StreamLayout.BROADCAST
+                row[1] = float(layout | (StreamLayout.BROADCAST if self.mixed_sizes else StreamLayout.DENSE))
 
         def scaled(total: float, scalars: float) -> float:
             return (total - scalars) * share + scalars * self.by_count
@@ -364,3 +388,45 @@ class _Memory:
         out = tuple(MemoryPeak(total, phase.value, items) for phase, (total, items) in self.phase_peaks.items())
         return out + tuple(MemoryPeak(sum(items.values()), f"{phase.value}{STEP_PEAK_SUFFIX}", items)
                            for phase, (_, items) in self.step_peaks.items())
+
+
+# ---- stored logs: one file per model and settings, beside the shipped graphs -----------------------------
+def log_file(directory: Path, key: str) -> Path:
+    """Where the step logs of graph key `key` are stored (graphstore.key)."""
+    return directory / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.json.gz"
+
+
+def save_logs(directory: Path, key: str, low: StepLog, high: StepLog) -> Path:
+    """The step logs of one model and settings at the two trace batches, as gzip'd JSON, written atomically."""
+    from gpuadvisor.core.fileio import atomic_write_bytes
+
+    path = log_file(directory, key)
+    data = json.dumps({"key": key, "low": low.to_dict(), "high": high.to_dict()}, separators=(",", ":")).encode()
+    atomic_write_bytes(path, gzip.compress(data, mtime=0), force=True)
+    return path
+
+
+def load_logs(directory: Path, key: str) -> tuple[StepLog, StepLog] | None:
+    """The stored step logs of `key`, or None where there are none (or they are of another format)."""
+    path = log_file(directory, key)
+    if not path.is_file():
+        return None
+    try:
+        raw = json.loads(gzip.decompress(path.read_bytes()))
+        if raw.get("key") != key:
+            return None
+        return StepLog.from_dict(raw["low"]), StepLog.from_dict(raw["high"])
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        return None
+
+
+def replay_pair(logs: tuple[StepLog, StepLog], *, freeze: Sequence[str] = (),
+                trainable: Sequence[str] = ()) -> BatchGraph:
+    """The step with `freeze`/`trainable` applied (trainable_flags), at both trace batches, as a BatchGraph."""
+    low, high = logs
+    flags = trainable_flags(low.param_names, freeze=freeze, trainable=trainable)
+    graphs = []
+    for log in (low, high):
+        g = log.replay(flags)
+        graphs.append(replace(g, source=f"{g.source}; frozen parameters replayed from its stored step (no PyTorch)"))
+    return merge_pair(graphs[0], graphs[1])

@@ -11,12 +11,14 @@ backward runs the same kernels on them.
 
 from __future__ import annotations
 
+import math
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from gpuadvisor.estimate.graph import Op, OpGraph, Phase
+import gpuadvisor.estimate.trace.classify as C
+from gpuadvisor.estimate.graph import GemmShape, Op, OpGraph, Phase
 from gpuadvisor.estimate.steplog import (
     ALWAYS,
     EV_ALLOC,
@@ -32,6 +34,7 @@ from gpuadvisor.estimate.steplog import (
     OTHER,
     StepLog,
     Tensor,
+    frozen_node,
 )
 from gpuadvisor.estimate.trace.recorder import torch
 
@@ -42,6 +45,26 @@ _MASKED_OUTPUTS = {"convolution_backward": 0, "native_layer_norm_backward": 0, "
 _PHASE_INDEX = {Phase.FORWARD: 0, Phase.BACKWARD: 1, Phase.OPTIMIZER: 2}
 #: contexts a dispatch runs in
 _FORWARD, _ROOT, _NODE, _AFTER, _OPT = range(5)
+
+
+@dataclass
+class _Fold:
+    """A matmul of a 3-D input by a trainable weight that PyTorch folds into one GEMM only because the weight needs
+    a gradient (StepLogger._watch_folds): the dispatches of the copy and the GEMM, the event after the GEMM, the
+    GEMM's output (the unfolded call's is the same), and the batched GEMM that runs where the weight is frozen,
+    with what makes it need a gradient."""
+
+    param: int
+    dispatches: tuple[int, int]
+    after: int
+    keep: set[int]
+    unfolded: Op
+    sources: list[int]
+
+
+#: dispatches of the unfolded call where the folded one's copy, view and GEMM were: expand and view of each
+#: operand, then the batched GEMM
+UNFOLDED_DISPATCHES = 5
 
 
 @dataclass
@@ -84,7 +107,14 @@ class StepLogger:
         self.op_outs: dict[int, list[tuple[int, float]]] = {}  # event index -> (key, bytes) of a kernel's outputs
         self.transient_outs: dict[int, list[tuple[int, float]]] = {}
         self.handles: list[Any] = []
-        self.detached_saves: set[tuple[int, int]] = set()  # (node, serial) saved as an output, detached
+        self.folds: list[_Fold] = []
+        # storage -> (dispatch, input shape, input bytes, what makes the input need a gradient) of a 3-D input's copy
+        self._copies: dict[int, tuple[int, tuple[int, ...], float, list[int]]] = {}
+        self._last_op: Op | None = None
+        self._inputs: list[Any] = []
+        self.param_of_serial = {int(rec.live[id(p.untyped_storage())][0]): i for i, p in enumerate(params)
+                                if id(p.untyped_storage()) in rec.live}
+        self.detaches: dict[tuple[int, int], int] = {}  # (node, serial) saved as an output: its detaches (pack)
         self._pending_cast: int | None = None
         self.unpacking = 0  # the storage a saved tensor was just unpacked from (its detach comes next)
         self.autocast = False  # the forward runs under autocast (tracer): it caches its casts of trainable weights
@@ -114,6 +144,7 @@ class StepLogger:
     # ---- dispatches and kernels --------------------------------------------------------------------
     def begin(self, name: str, inputs: list[Any]) -> None:
         ins = [self.key(t) for t in inputs]
+        self._inputs = inputs
         # unpacking a saved tensor through a hook detaches it (a tensor subclass's detach is a dispatch): a host
         # op of the log's own, never of the step
         if name == "detach" and ins and ins[0] == self.unpacking and self.context[0] == _NODE:
@@ -141,6 +172,9 @@ class StepLogger:
             for k in d.ins:
                 if k in self.cast_of:
                     self.last_read[k] = len(self.events)
+            self._watch_folds(d.name, self._inputs, self.current)
+        self._last_op = None
+        self._inputs = []
         self.current = None
 
     def count_host(self) -> None:
@@ -172,6 +206,7 @@ class StepLogger:
             self.op_outs[len(self.events)] = [(k if i >= _MASKED_OUTPUTS[op.name] else 0, b)
                                               for i, (k, b) in enumerate(outs)]
         self.events.append([EV_OP, op, at, None, sources])
+        self._last_op = op
 
     def transient(self, nbytes: float, scaling: bool, outs: list[tuple[Any, float]]) -> None:
         at = self.current if self.current is not None else -1
@@ -188,6 +223,33 @@ class StepLogger:
             return -index - 1
         return self.node_id(t.grad_fn) if t.grad_fn is not None else 0
 
+    # ---- matmuls whose folding depends on what is trained -------------------------------------------
+    def _watch_folds(self, name: str, inputs: list[Any], at: int) -> None:
+        """at::matmul folds a 3-D input into one GEMM by copying it when the weight needs a gradient (its
+        should_fold); with the weight frozen it runs a batched GEMM on the input as it is (torchvision's
+        nn.MultiheadAttention in-projection on its transposed input). Notes each such copy, then the GEMM that
+        reads it (a _Fold), with the batched GEMM that replaces both where the weight is frozen. Keeps no tensor:
+        a reference would change when the step frees it."""
+        d = self.dispatches[at]
+        if name == "clone" and inputs and d.outs:
+            x = inputs[0]
+            if x.dim() >= 3 and not x.is_contiguous() and not _viewable(x):
+                source = [self._source(x)] if x.requires_grad and torch.is_grad_enabled() else []
+                self._copies[d.outs[0]] = (at, tuple(x.shape), C.tensor_bytes(x), source)
+            return
+        if name != "mm" or len(inputs) != 2 or not d.outs or self._last_op is None:
+            return
+        copy = self._copies.pop(d.ins[0], None)
+        param = self.param_of_serial.get(d.ins[1], self.cast_of.get(d.ins[1]))
+        if copy is None or param is None:
+            return
+        copy_at, shape, x_bytes, sources = copy
+        weight = inputs[1]
+        batch = float(math.prod(shape[:-2]))
+        bmm = replace(self._last_op, name="bmm", read=x_bytes + batch * weight.numel() * weight.element_size(),
+                      shape=GemmShape(batch, float(shape[-2]), float(weight.shape[-1]), float(shape[-1])).to_row())
+        self.folds.append(_Fold(param, (copy_at, at + 1), len(self.events), set(d.outs), bmm, sources))
+
     # ---- autograd --------------------------------------------------------------------------------
     def node_id(self, node: Any) -> int:
         nid = self.node_ids.get(id(node))
@@ -199,14 +261,14 @@ class StepLogger:
     def pack(self, t: Any) -> Any:
         entry = self.rec.live.get(id(t.untyped_storage()))
         if entry is None or entry[0] in self.persistent:
-            return (0, t, False)
+            return (0, t, 0)
         serial = int(entry[0])
         # saved as an output of the op that just ran (its node the newest: saved before it runs, an input's node is
-        # older than the op's own); on a fake tensor (a tensor subclass) autograd saves an output through a
-        # detach, and unpacks it through another (host ops)
+        # older than the op's own): autograd unpacks an output through a detach, and on a fake tensor (a tensor
+        # subclass, whose detach dispatches) saves it through another (host ops)
         node = t.grad_fn
-        detached = (type(t) is not torch.Tensor and node is not None
-                    and node._sequence_nr() == torch._C._autograd._get_sequence_nr() - 1)
+        output = node is not None and node._sequence_nr() == torch._C._autograd._get_sequence_nr() - 1
+        detaches = (2 if type(t) is not torch.Tensor else 1) if output else 0
         self.rec.passthrough += 1
         try:
             with torch.no_grad():
@@ -217,15 +279,15 @@ class StepLogger:
         storage = copy.untyped_storage()
         self.clones[id(storage)] = serial
         weakref.finalize(storage, self.clones.pop, id(storage), None)  # its id is free for a new storage then
-        return (serial, copy, detached)
+        return (serial, copy, detaches)
 
     def unpack(self, packed: Any) -> Any:
-        serial, t, detached = packed
+        serial, t, detaches = packed
         self.unpacking = self.key(t)
         if serial and self.context[0] == _NODE:
             self.unpacked.setdefault(self.context[1], set()).add(serial)
-            if detached:
-                self.detached_saves.add((self.context[1], serial))
+            if detaches:
+                self.detaches[(self.context[1], serial)] = detaches
         return t
 
     def hook_graph(self, root: Any) -> None:
@@ -262,10 +324,26 @@ class StepLogger:
         self._masks(len(nodes))
         owners: dict[tuple[int, int], int] = {}
         consumer = {k: n for n, keys in self.pre_grads.items() for k in keys if k > 0}
+        # a folded matmul's kernels run while its weight trains, the unfolded ones while it is frozen: two nodes of
+        # their own, live as the parameter trains or not (steplog.trained_node / frozen_node)
+        in_fold: dict[int, int] = {}
+        unfolded: dict[int, list[list[Any]]] = {}
+        unfolded_host: dict[int, int] = {}
+        for fold in self.folds:
+            trained = owners.setdefault((len(nodes), 0), len(owners))
+            frozen = owners.setdefault((len(nodes) + 1, 0), len(owners))
+            nodes += [(fold.param, ()), (frozen_node(fold.param), ())]
+            for at in range(*fold.dispatches):
+                in_fold[at] = trained
+            unfolded.setdefault(fold.after, []).append([EV_OP, fold.unfolded, frozen, [], fold.sources])
+            unfolded_host[frozen] = UNFOLDED_DISPATCHES
+        folded_outputs = {k for fold in self.folds for k in fold.keep}
 
         def owner_of(at: int) -> int:
             if at < 0:
                 return ALWAYS
+            if at in in_fold:
+                return in_fold[at]
             d = self.dispatches[at]
             kind, node = d.context
             if kind in (_FORWARD, _ROOT):
@@ -291,7 +369,7 @@ class StepLogger:
             nbytes, scaling = self.sizes[s]
             kind, param = kinds.get(s, (OTHER, -1))
             at = self.producer.get(s, -1)
-            owner = owner_of(at)
+            owner = ALWAYS if s in folded_outputs or s in self.cast_of else owner_of(at)
             d = self.dispatches[at] if at >= 0 else None
             if (d is not None and d.context[0] == _NODE and d.name in _MASKED_OUTPUTS and s in d.outs
                     and d.outs.index(s) >= _MASKED_OUTPUTS[d.name] and d.out_masks.get(s)):  # type: ignore[attr-defined]
@@ -305,6 +383,8 @@ class StepLogger:
         for i, ev in enumerate(self.events):
             for k in cast_done.get(i, ()):
                 events.append([EV_CAST_DONE, index[k]])
+            for alt in unfolded.get(i, ()):
+                events.append([EV_OP, rows.setdefault(alt[1], len(rows)), *alt[2:]])
             kind = ev[0]
             if kind in (EV_ALLOC, EV_FREE):
                 events.append([kind, index[ev[1]]])
@@ -323,7 +403,9 @@ class StepLogger:
                 events.append(ev)
         for k in cast_done.get(len(self.events), ()):
             events.append([EV_CAST_DONE, index[k]])
-        host: dict[int, int] = {}
+        for alt in unfolded.get(len(self.events), ()):
+            events.append([EV_OP, rows.setdefault(alt[1], len(rows)), *alt[2:]])
+        host: dict[int, int] = dict(unfolded_host)
         for at, d in enumerate(self.dispatches):
             if d.host and d.name != "unpack detach":
                 o = owner_of(at)
@@ -335,16 +417,16 @@ class StepLogger:
                     continue
                 readers = [d.mask for d in self.dispatches if d.context == (_NODE, nid) and -s in d.ins]
                 mask = 0 if not readers or any(m == 0 for m in readers) else _or(readers)
-                saved.append((nid, index[s], mask, 2 if (nid, s) in self.detached_saves else 0))
+                saved.append((nid, index[s], mask, self.detaches.get((nid, s), 0)))
         self.nodes = []
         return StepLog(graph=graph, param_names=tuple(self.names),
                        param_numels=tuple(int(p.numel()) for p in self.params),
-                       rows=tuple(sorted(rows, key=rows.__getitem__)), tensors=tuple(tensors), nodes=nodes,
+                       rows=tuple(sorted(rows, key=rows.__getitem__)), tensors=tuple(tensors), nodes=tuple(nodes),
                        owners=tuple(sorted(owners, key=owners.__getitem__)), saved=tuple(saved),
                        pre_alive=tuple(index[s] for s in self.pre_alive if s in index),
                        events=tuple(tuple(e) for e in events), host_ops=tuple(sorted(host.items())))
 
-    def _node_table(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    def _node_table(self) -> list[tuple[int, tuple[int, ...]]]:
         table: list[tuple[int, tuple[int, ...]]] = [(LEAF_ALWAYS, ())]
         i = 1
         while i < len(self.nodes):  # the list grows as next_functions name nodes not seen yet
@@ -355,7 +437,7 @@ class StepLogger:
                 table.append((NOT_ACCUMULATE, tuple(self.node_id(m) if m is not None else -1
                                                     for m, _ in node.next_functions)))
             i += 1
-        return tuple(table)
+        return table
 
     def _masks(self, n_nodes: int) -> None:
         """Which of its node's gradient outputs each backward dispatch feeds, walking the node's dispatches
@@ -384,6 +466,12 @@ class StepLogger:
                 d.out_masks = out_masks  # type: ignore[attr-defined]
                 for k in d.ins:
                     masks[k] = masks.get(k, 0) | m
+
+
+def _viewable(x: Any) -> bool:
+    """Whether a tensor's leading dimensions fold into one without a copy (at::matmul's should_fold)."""
+    sizes, strides = x.shape, x.stride()
+    return all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(x.dim() - 2))
 
 
 def _or(masks: Any) -> int:
