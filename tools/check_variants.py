@@ -41,6 +41,11 @@ CASES: list[tuple[str, bool, tuple[str, ...], tuple[str, ...]]] = [
     ("torchvision:vgg16", False, ("features.*",), ()),
     ("timm:resnext50_32x4d", False, (), ("fc.*", "layer4.*")),
     ("timm:convnext_tiny", False, (), ("head.*", "stages.3.*")),
+    ("torchvision:vit_b_16", False, (), ("heads.*",)),
+    ("timm:swin_tiny_patch4_window7_224", False, (), ("head.*",)),
+    ("hf:bert-base-uncased", False, (), ("cls.*", "bert.encoder.layer.11.*")),
+    ("hf:gpt2", False, ("transformer.wte.*", "transformer.wpe.*"), ()),
+    ("hf:sd15-unet", False, (), ("up_blocks.3.*", "conv_out.*")),
     ("lab/models/mlp_mnist.py:build", False, (), ("5.*",)),
     ("lab/models/lstm_classifier.py:build", False, ("embed.*",), ()),
 ]

@@ -186,10 +186,10 @@ class StepLog:
         holds: dict[int, int] = {}
         saved_by: dict[int, list[int]] = {}
         saving_host_ops = 0
-        for node, tensor, mask, host in self.saved:
+        for node, saved, mask, host in self.saved:
             if wanted(node, mask):
-                holds[tensor] = holds.get(tensor, 0) + 1
-                saved_by.setdefault(node, []).append(tensor)
+                holds[saved] = holds.get(saved, 0) + 1
+                saved_by.setdefault(node, []).append(saved)
                 saving_host_ops += host
         memory = _Memory(self.tensors)
         for t in self.pre_alive:
