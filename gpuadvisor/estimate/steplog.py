@@ -10,8 +10,9 @@ autograd changes it:
 - a node exists only where one of its inputs needs a gradient (it reaches a trainable parameter); a frozen base
   records no nodes, and its forward kernels count as untracked (opcost's host time);
 - a live node runs only the kernels whose outputs feed a gradient still wanted (no weight-gradient GEMM for a
-  frozen weight, no input gradient into a frozen base); a kernel computing several gradients (a convolution or a
-  norm backward) writes only the wanted ones, and a convolution's FLOPs count only those;
+  frozen weight, no input gradient into a frozen base); a kernel computing several gradients (a convolution, a
+  layer or group norm backward; a batch norm backward writes its input gradient whatever its mask) writes only
+  the wanted ones, and a convolution's FLOPs count only those;
 - a tensor a node saved stays alive until the node's backward has run only where the node exists and one of the
   kernels reading it still runs (autograd saves `x` of `x @ W` only for W's gradient); otherwise it is freed
   where the forward drops it, which the trace knows because it recorded saved tensors by copy (the originals
@@ -20,8 +21,10 @@ autograd changes it:
   its last reader;
 - the optimizer updates, and keeps states and gradients for, the trainable parameters only.
 
-The forward's ops do not change (what runs does not depend on what is trained). tests/test_variants.py checks
-replays against live traces of the same settings.
+The forward's ops do not change, with one exception PyTorch makes: at::matmul folds a 3-D input into one GEMM by
+copying it only when the weight needs a gradient, and runs a batched GEMM on it otherwise (the log keeps both).
+tests/test_variants.py checks replays against traces of the same settings; tools/check_variants.py compares them
+in step time and peak memory.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from gpuadvisor.estimate.graph import (
 )
 
 LOG_FORMAT = 1
-STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (trace.recorder.step_peaks)
+STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (trace.recorder.step_peaks; the tracer's too)
 
 #: owners of an event that always happens (-1) and of the optimizer's (-2, scaled to the trainable parameters)
 ALWAYS = -1

@@ -108,6 +108,7 @@ class StepLogger:
         self.transient_outs: dict[int, list[tuple[int, float]]] = {}
         self.handles: list[Any] = []
         self.folds: list[_Fold] = []
+        self.saved_copies: set[int] = set()  # autograd's copies of in-place ops' inputs, saved for their backward
         # storage -> (dispatch, input shape, input bytes, what makes the input need a gradient) of a 3-D input's copy
         self._copies: dict[int, tuple[int, tuple[int, ...], float, list[int]]] = {}
         self._last_op: Op | None = None
@@ -263,11 +264,17 @@ class StepLogger:
         if entry is None or entry[0] in self.persistent:
             return (0, t, 0)
         serial = int(entry[0])
-        # saved as an output of the op that just ran (its node the newest: saved before it runs, an input's node is
-        # older than the op's own): autograd unpacks an output through a detach, and on a fake tensor (a tensor
-        # subclass, whose detach dispatches) saves it through another (host ops)
+        # saved as an output of the op that just ran (autograd unpacks an output through a detach, and on a fake
+        # tensor, a tensor subclass whose detach dispatches, saves it through another: host ops): its node is the
+        # newest (saved before the op runs, an input's node is older than the op's own). Not the copy autograd
+        # makes of an in-place op's input to save it, whose CloneBackward is the newest node too: that copy is
+        # made only while the in-place op's node exists (finish)
         node = t.grad_fn
-        output = node is not None and node._sequence_nr() == torch._C._autograd._get_sequence_nr() - 1
+        newest = node is not None and node._sequence_nr() == torch._C._autograd._get_sequence_nr() - 1
+        copied = newest and type(node).__name__ == "CloneBackward0"
+        if copied:
+            self.saved_copies.add(serial)
+        output = newest and not copied
         detaches = (2 if type(t) is not torch.Tensor else 1) if output else 0
         self.rec.passthrough += 1
         try:
@@ -338,6 +345,11 @@ class StepLogger:
             unfolded.setdefault(fold.after, []).append([EV_OP, fold.unfolded, frozen, [], fold.sources])
             unfolded_host[frozen] = UNFOLDED_DISPATCHES
         folded_outputs = {k for fold in self.folds for k in fold.keep}
+        for nid, keys in self.unpacked.items():  # a copy saved for an in-place op exists while its node does
+            for k in keys & self.saved_copies:
+                at = self.producer.get(k, -1)
+                if at >= 0:
+                    in_fold[at] = owners.setdefault((nid, 0), len(owners))
 
         def owner_of(at: int) -> int:
             if at < 0:
@@ -410,12 +422,18 @@ class StepLogger:
             if d.host and d.name != "unpack detach":
                 o = owner_of(at)
                 host[o] = host.get(o, 0) + 1
+        readers_of: dict[tuple[int, int], list[int]] = {}  # (node, saved serial) -> masks of the dispatches reading it
+        for d in self.dispatches:
+            if d.context[0] == _NODE:
+                for k in d.ins:
+                    if k < 0:
+                        readers_of.setdefault((d.context[1], -k), []).append(d.mask)
         saved = []
         for nid, keys in self.unpacked.items():
             for s in keys:
                 if s not in index:
                     continue
-                readers = [d.mask for d in self.dispatches if d.context == (_NODE, nid) and -s in d.ins]
+                readers = readers_of.get((nid, s), [])
                 mask = 0 if not readers or any(m == 0 for m in readers) else _or(readers)
                 saved.append((nid, index[s], mask, self.detaches.get((nid, s), 0)))
         self.nodes = []
