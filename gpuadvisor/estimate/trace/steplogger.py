@@ -146,8 +146,8 @@ class StepLogger:
     def begin(self, name: str, inputs: list[Any]) -> None:
         ins = [self.key(t) for t in inputs]
         self._inputs = inputs
-        # unpacking a saved tensor through a hook detaches it (a tensor subclass's detach is a dispatch): a host
-        # op of the log's own, never of the step
+        # unpacking a saved tensor through a hook detaches it: a host op of the log's own, never of the step (whose
+        # own detaches of saved outputs pack() counts)
         if name == "detach" and ins and ins[0] == self.unpacking and self.context[0] == _NODE:
             name = "unpack detach"
         self.unpacking = 0
@@ -262,11 +262,11 @@ class StepLogger:
     def pack(self, t: Any) -> Any:
         entry = self.rec.live.get(id(t.untyped_storage()))
         if entry is None or entry[0] in self.persistent:
-            return (0, t, 0)
+            return (0, t, 0)  # alive anyway
         serial = int(entry[0])
-        # saved as an output of the op that just ran (autograd unpacks an output through a detach, and on a fake
-        # tensor, a tensor subclass whose detach dispatches, saves it through another: host ops): its node is the
-        # newest (saved before the op runs, an input's node is older than the op's own). Not the copy autograd
+        # saved as an output of the op that just ran (autograd saves an output through a detach and unpacks it
+        # through another: host ops of the step, where the log's copies are unpacked through their own): its node
+        # is the newest (saved before the op runs, an input's node is older than the op's own). Not the copy autograd
         # makes of an in-place op's input to save it, whose CloneBackward is the newest node too: that copy is
         # made only while the in-place op's node exists (finish)
         node = t.grad_fn
@@ -275,12 +275,11 @@ class StepLogger:
         if copied:
             self.saved_copies.add(serial)
         output = newest and not copied
-        detaches = (2 if type(t) is not torch.Tensor else 1) if output else 0
+        detaches = 2 if output else 0
         self.rec.passthrough += 1
         try:
             with torch.no_grad():
-                copy = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)
-                copy.copy_(t)
+                copy = _copy_of(t)
         finally:
             self.rec.passthrough -= 1
         storage = copy.untyped_storage()
@@ -484,6 +483,19 @@ class StepLogger:
                 d.out_masks = out_masks  # type: ignore[attr-defined]
                 for k in d.ins:
                     masks[k] = masks.get(k, 0) | m
+
+
+def _copy_of(t: Any) -> Any:
+    """A copy of `t` with its sizes, strides and data: of the storage it spans where its elements overlap (an
+    expanded view, which cannot be written element by element)."""
+    if not torch._debug_has_internal_overlap(t):
+        copy = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)
+        return copy.copy_(t)
+    offset = t.storage_offset()
+    span = offset + sum((n - 1) * st for n, st in zip(t.size(), t.stride(), strict=True)) + 1
+    buffer = t.new_empty((span,))
+    buffer[offset:].copy_(t.as_strided((span - offset,), (1,), offset))
+    return buffer.as_strided(t.size(), t.stride(), offset)
 
 
 def _viewable(x: Any) -> bool:
