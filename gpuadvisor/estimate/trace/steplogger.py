@@ -74,7 +74,8 @@ class _Dispatch:
     name: str = ""
     outs: list[int] = field(default_factory=list)
     host: bool = False
-    mask: int = 0
+    mask: int = 0  # the node's gradient outputs it feeds (_masks)
+    out_masks: dict[int, int] = field(default_factory=dict)  # and each of its outputs
 
 
 class StepLogger:
@@ -371,7 +372,7 @@ class StepLogger:
         def mask_of(key: int, at: int) -> int:
             """The gradient outputs an output of a dispatch feeds (0: written whatever is wanted)."""
             d = self.dispatches[at]
-            return d.out_masks.get(key, 0) if d.context[0] == _NODE and key else 0  # type: ignore[attr-defined]
+            return d.out_masks.get(key, 0) if d.context[0] == _NODE and key else 0
 
         serials = [s for s in self.sizes]
         index = {s: i for i, s in enumerate(serials)}
@@ -383,8 +384,8 @@ class StepLogger:
             owner = ALWAYS if s in folded_outputs or s in self.cast_of else owner_of(at)
             d = self.dispatches[at] if at >= 0 else None
             if (d is not None and d.context[0] == _NODE and d.name in _MASKED_OUTPUTS and s in d.outs
-                    and d.outs.index(s) >= _MASKED_OUTPUTS[d.name] and d.out_masks.get(s)):  # type: ignore[attr-defined]
-                owner = owners.setdefault((d.context[1], d.out_masks[s]), len(owners))  # type: ignore[attr-defined]
+                    and d.outs.index(s) >= _MASKED_OUTPUTS[d.name] and d.out_masks.get(s)):
+                owner = owners.setdefault((d.context[1], d.out_masks[s]), len(owners))
             tensors.append(Tensor(nbytes, scaling, kind, param, owner, self.cast_of.get(s, -1)))
         rows: dict[Op, int] = {}
         events: list[list[Any]] = []
@@ -461,12 +462,15 @@ class StepLogger:
         backwards from the gradients it returned."""
         by_node: dict[int, list[int]] = {}
         for at, d in enumerate(self.dispatches):
-            d.out_masks = {}  # type: ignore[attr-defined]
             if d.context[0] == _NODE:
                 by_node.setdefault(d.context[1], []).append(at)
         for nid, ats in by_node.items():
             grads = self.edge_grads.get(nid, [])
             full = (1 << len(grads)) - 1
+            if isinstance(self.nodes[nid], torch.autograd.function.BackwardCFunction):
+                for at in ats:  # a custom Function's backward computes every gradient it returns, wanted or not
+                    self.dispatches[at].mask = full
+                continue
             masks: dict[int, int] = {}
             for e, k in enumerate(grads):
                 if k:
@@ -476,11 +480,11 @@ class StepLogger:
                 out_masks = {k: masks.get(k, 0) for k in d.outs}
                 if not d.outs:  # returns no tensor (a check, an in-place list op): with what it reads
                     d.mask = _or(masks.get(k, 0) for k in d.ins) or full
-                    d.out_masks = out_masks  # type: ignore[attr-defined]
+                    d.out_masks = out_masks
                     continue
                 m = _or(out_masks.values()) or full
                 d.mask = m
-                d.out_masks = out_masks  # type: ignore[attr-defined]
+                d.out_masks = out_masks
                 for k in d.ins:
                     masks[k] = masks.get(k, 0) | m
 
