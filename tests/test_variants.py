@@ -96,6 +96,18 @@ def test_a_replayed_variant_is_the_traced_variant(spec, trainable):
     assert close(replayed.at(at).memory.peak_bytes, traced.at(at).memory.peak_bytes, 0.02)
 
 
+def test_the_recorded_check_against_live_traces_is_current_and_within_tolerance():
+    """tools/check_variants.py's record (each replay against a live trace of the same settings, through the cost
+    model at batch 64): it covers the tool's cases, each within its tolerance in step time and peak memory."""
+    from tools.check_variants import CASES, OUT, TOLERANCE
+
+    record = json.loads(OUT.read_text())
+    assert len(record["cases"]) == len(CASES) >= 15
+    assert {c["spec"] for c in record["cases"]} == {spec for spec, *_ in CASES}
+    for case in record["cases"]:
+        assert abs(case["time_error"]) <= TOLERANCE and abs(case["memory_error"]) <= TOLERANCE, case
+
+
 def test_freezing_drops_weight_gradients_optimizer_state_and_saved_activations():
     low, _ = shipped_logs("torchvision:resnet50", TraceOptions(mode=GraphMode.TRAINING))
     flags = trainable_flags(low.param_names, trainable=("fc.*",))

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Check frozen variants replayed from the shipped step logs (gpuadvisor/estimate/steplog.py) against live traces
 of the same settings: step time (opcost.step_time on an H100) and peak memory at a real batch, each within
-TOLERANCE. Needs PyTorch and the models' libraries; writes tests/data/variant-check.json (what
-tests/test_variants.py shows) and prints a table.
+TOLERANCE. Needs PyTorch and the models' libraries; prints a table and writes it to tests/data/variant-check.json
+(tests/test_variants.py holds that record to the tool's cases and tolerance).
 
   python3 -m tools.check_variants [--batch 64] [--only SUBSTRING]
 """
@@ -10,6 +10,7 @@ tests/test_variants.py shows) and prints a table.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import time
 from dataclasses import replace
@@ -88,8 +89,11 @@ def main() -> int:
         print(f"{spec:38s} {variant:44s} step {rt * 1e3:8.2f} ms vs {lt * 1e3:8.2f} ({time_err:+.2%})  "
               f"peak {rm / 2**30:6.2f} GiB vs {lm / 2**30:6.2f} ({mem_err:+.2%})  replay {replay_s * 1e3:.0f} ms",
               flush=True)
-    OUT.write_text(json.dumps({"tolerance": TOLERANCE, "device": "H100 (datasheet figures)", "cases": rows},
-                              indent=1) + "\n")
+    import torch
+
+    OUT.write_text(json.dumps({"tolerance": TOLERANCE, "device": "H100 (datasheet figures)",
+                               "date": datetime.date.today().isoformat(), "torch": torch.__version__,
+                               "cases": rows}, indent=1) + "\n")
     print(f"worst {worst:.2%} (tolerance {TOLERANCE:.0%}); written {OUT}")
     return 0 if worst <= TOLERANCE else 1
 
