@@ -33,6 +33,7 @@ def test_wheel_carries_catalog_and_probes(wheel):
     assert "gpuadvisor/_catalog/nvidia-datacenter.yaml" in names
     assert {"gpuadvisor/_catalog/prices/rental.json", "gpuadvisor/_catalog/prices/accelerators.yaml"} <= set(names)
     assert any(n.startswith("probes/") and n.endswith(".py") for n in names)
+    assert any(n.startswith("gpuadvisor/data/graphs/steps/") for n in names), "frozen variants need the step logs"
     assert not any(n.startswith("tests/") for n in names)
     assert not any(n.split("/")[0] in ("bench", "tools", "lab") for n in names), "only the product is shipped"
 

@@ -77,7 +77,7 @@ def test_not_pretraced_without_torch_says_what_to_install(monkeypatch):
     from gpuadvisor.modelref import parse_ref
 
     monkeypatch.setattr(graphstore, "have_torch", lambda: False)
-    with pytest.raises(UserError, match=r'pip install "gpuadvisor\[trace\]"'):
+    with pytest.raises(UserError, match=r'pip install "gpuadvisor\[trace-vision\]"'):
         graphstore.batch_graph(parse_ref("timm:efficientnet_b7"), graphstore.TraceOptions())
 
 

@@ -3,26 +3,32 @@
 
 Traces (on the CPU, fake tensors, no weights) every model and setting of the validation cases
 (lab/model_cases.py) and the popular models users ask about, in training and inference, each at the
-two trace batches (gpuadvisor.estimate.trace.TRACE_BATCHES). Needs PyTorch, torchvision, timm,
+two trace batches (gpuadvisor.estimate.trace.TRACE_BATCHES). With `--logs`, it records instead the step
+log of every shipped training step (no checkpointing, every parameter trainable) into
+gpuadvisor/data/graphs/steps/: `--freeze`/`--trainable` on those models are replayed from it without
+PyTorch (gpuadvisor/estimate/steplog.py); each log's replay with every parameter trainable is checked
+against the shipped graph, and a log that does not reproduce it is left out. Needs PyTorch, torchvision, timm,
 transformers and diffusers (torchaudio and torch_geometric for those models); a model whose library
 is missing is reported and left out, and an existing entry for it is kept. The torchaudio entries are
 traced on the GPU machine, whose image has a torchaudio matching its PyTorch (none exists for the dev
 machine's CPU build): `python3 -m tools.trace_models --only torchaudio --out $OUT/graphs.json.gz` there.
 
-  python3 -m tools.trace_models [--only SUBSTRING] [--out PATH]
+  python3 -m tools.trace_models [--only SUBSTRING] [--out PATH] [--logs]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.paths import shipped_graphs_dir
-from gpuadvisor.estimate.graph import GraphMode, load, save
-from gpuadvisor.estimate.graphstore import SHIPPED_FILE, key
-from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches
+from gpuadvisor.estimate.graph import BatchGraph, GraphMode, OpGraph, load, save
+from gpuadvisor.estimate.graphstore import SHIPPED_FILE, STEP_LOGS_DIR, key
+from gpuadvisor.estimate.steplog import StepLog, log_file, save_logs
+from gpuadvisor.estimate.trace.tracer import TRACE_BATCHES, TraceOptions, trace_batches, trace_log
 from gpuadvisor.modelref import parse_ref
 from lab.model_cases import CASES
 
@@ -60,12 +66,68 @@ def default_settings(spec: str) -> list[TraceOptions]:
     return out
 
 
+#: how far a log's replay with every parameter trainable may be from the shipped graph (peak memory, bytes moved,
+#: host ops): a log recorded with another version of the model's library than the shipped graph (transformers'
+#: Qwen2 and Llama moved 1.5 % of their host ops and 0.1 % of their forward peak) still serves its frozen variants
+LOG_TOLERANCE = 0.02
+
+
+def replay_error(log: StepLog, shipped: OpGraph) -> float:
+    """The largest relative difference between `log` replayed with every parameter trainable and the graph
+    traced the usual way: FLOPs, bytes read and written, host ops and each phase's peak."""
+    replay = log.replay([True] * len(log.param_names))
+    pairs = [(replay.flops, shipped.flops), (replay.total("read"), shipped.total("read")),
+             (replay.total("written"), shipped.total("written")), (replay.host_ops, shipped.host_ops)]
+    peaks = {m.phase: m.peak_bytes for m in shipped.phase_peaks}
+    pairs += [(m.peak_bytes, peaks.get(m.phase, 0.0)) for m in replay.phase_peaks]
+    return max(abs(a - b) / max(abs(b), 1.0) for a, b in pairs)
+
+
+def build_logs(graphs: dict[str, BatchGraph], only: str) -> int:
+    """Record the step logs of the shipped training steps (module docstring)."""
+    directory = shipped_graphs_dir() / STEP_LOGS_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    kept = set()
+    for k, (spec, opts) in sorted(wanted().items()):
+        base = opts.mode is GraphMode.TRAINING and not (opts.checkpointing or opts.freeze or opts.trainable)
+        if not base or k not in graphs:
+            continue
+        default = key(parse_ref(spec), replace(opts, seq=0))
+        if opts.seq and default in graphs and graphs[default].low.tokens_per_sample == opts.seq:
+            continue  # the default length's log serves it (graphstore._base_logs)
+        if only not in spec:
+            if log_file(directory, k).is_file():
+                kept.add(log_file(directory, k).name)
+            continue
+        t0 = time.perf_counter()
+        try:
+            low, high = (trace_log(parse_ref(spec), opts, b) for b in TRACE_BATCHES)
+        except UserError as e:
+            print(f"skipped {k}: {e}", flush=True)
+            continue
+        error = max(replay_error(low, graphs[k].low), replay_error(high, graphs[k].high))
+        verdict = "kept" if error <= LOG_TOLERANCE else "left out"
+        print(f"{time.perf_counter() - t0:6.1f}s  {k}  replay off the shipped graph by {error:.2%}: {verdict}",
+              flush=True)
+        if error <= LOG_TOLERANCE:
+            kept.add(save_logs(directory, k, low, high).name)
+    for stale in directory.glob("*.json.gz"):
+        if stale.name not in kept:
+            stale.unlink()
+    size = sum(p.stat().st_size for p in directory.glob("*.json.gz"))
+    print(f"{len(kept)} step logs in {directory} ({size / 1e3:.0f} kB)")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
     ap.add_argument("--out", default=str(shipped_graphs_dir() / SHIPPED_FILE))
+    ap.add_argument("--logs", action="store_true", help="record the step logs of the shipped training graphs")
     a = ap.parse_args()
     path = Path(a.out)
+    if a.logs:
+        return build_logs(load(path), a.only)
     try:
         graphs = load(path) if path.is_file() else {}
     except UserError as e:  # an older format: every entry is traced again

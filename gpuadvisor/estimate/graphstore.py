@@ -4,17 +4,22 @@ models; tools/trace_models.py builds them."""
 
 from __future__ import annotations
 
+import gzip
+import json
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.paths import shipped_graphs_dir
-from gpuadvisor.estimate.graph import BatchGraph, load
-from gpuadvisor.estimate.trace.torchlib import TRACE_EXTRA, have_torch
+from gpuadvisor.estimate.graph import BatchGraph, GraphMode
+from gpuadvisor.estimate.steplog import StepLog, load_logs, replay_pair
+from gpuadvisor.estimate.trace.torchlib import LIBRARY_EXTRAS, have_torch, install_command
 from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches
 from gpuadvisor.modelref import ModelRef, Source
 
 SHIPPED_FILE = "graphs.json.gz"
+STEP_LOGS_DIR = "steps"  # step logs of the shipped training graphs (steplog.py): their frozen variants
 
 
 def key(ref: ModelRef, opts: TraceOptions) -> str:
@@ -22,42 +27,88 @@ def key(ref: ModelRef, opts: TraceOptions) -> str:
 
 
 @lru_cache(maxsize=1)
-def shipped() -> dict[str, BatchGraph]:
+def _shipped_rows() -> dict[str, Any]:
+    """The shipped graphs as stored, decoded one by one when asked for (decoding all 120 took half a second)."""
     path = shipped_graphs_dir() / SHIPPED_FILE
-    return load(path) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    try:
+        return dict(json.loads(gzip.decompress(path.read_bytes())))
+    except (OSError, ValueError, EOFError) as e:
+        raise UserError(f"{path}: not a readable op-graph file: {e}") from None
+
+
+@lru_cache(maxsize=64)
+def _shipped_graph(k: str) -> BatchGraph | None:
+    row = _shipped_rows().get(k)
+    return BatchGraph.from_dict(row) if row is not None else None
+
+
+def shipped() -> dict[str, BatchGraph]:
+    """Every shipped graph by key (graph.save's keys: 'spec|options')."""
+    return {k: g for k in _shipped_rows() if (g := _shipped_graph(k)) is not None}
 
 
 def _shipped_match(ref: ModelRef, opts: TraceOptions) -> BatchGraph | None:
     """The shipped graph for these options; a text model's default length matches that length given."""
-    graphs = shipped()
-    bg = graphs.get(key(ref, opts))
+    bg = _shipped_graph(key(ref, opts))
     if bg is not None or not opts.seq:
         return bg
     from dataclasses import replace
 
-    bg = graphs.get(key(ref, replace(opts, seq=0)))
+    bg = _shipped_graph(key(ref, replace(opts, seq=0)))
     return bg if bg is not None and bg.low.tokens_per_sample == opts.seq else None
 
 
+def extra_for(ref: ModelRef) -> str:
+    """The install extra that traces `ref`: its library's, or the plain [trace] for a file of your own."""
+    library = {Source.TORCHVISION: "torchvision", Source.TIMM: "timm", Source.TORCHAUDIO: "torchaudio",
+               Source.HF: "transformers"}.get(ref.source)
+    return LIBRARY_EXTRAS[library] if library else "trace"
+
+
+def _base_logs(ref: ModelRef, opts: TraceOptions) -> tuple[StepLog, StepLog] | None:
+    """The shipped step logs of `ref`'s training step in these settings with every parameter trainable; a text
+    model's default length matches that length given (as _shipped_match)."""
+    from dataclasses import replace
+
+    base = replace(opts, freeze=(), trainable=())
+    directory = shipped_graphs_dir() / STEP_LOGS_DIR
+    logs = load_logs(directory, key(ref, base))
+    if logs is not None or not opts.seq:
+        return logs
+    logs = load_logs(directory, key(ref, replace(base, seq=0)))
+    return logs if logs is not None and logs[0].graph.tokens_per_sample == opts.seq else None
+
+
+@lru_cache(maxsize=16)
+def frozen_variant(ref: ModelRef, opts: TraceOptions) -> BatchGraph | None:
+    """The graph of a training step with frozen parameters, replayed from the shipped step of the same settings
+    with every parameter trainable (steplog.py); None where no step of them is shipped."""
+    if opts.mode is not GraphMode.TRAINING or not (opts.freeze or opts.trainable):
+        return None
+    logs = _base_logs(ref, opts)
+    return replay_pair(logs, freeze=opts.freeze, trainable=opts.trainable) if logs is not None else None
+
+
 def batch_graph(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
-    """The graph of `ref` under `opts`: shipped if it is, traced (and cached) otherwise."""
-    bg = _shipped_match(ref, opts)
+    """The graph of `ref` under `opts`: shipped if it is, replayed from a shipped step with parameters frozen,
+    traced (and cached) otherwise."""
+    bg = _shipped_match(ref, opts) or frozen_variant(ref, opts)
     if bg is not None:
         return bg
     if ref.source is Source.FILE and not Path(ref.name).is_file():
         raise UserError(f"model file {ref.name} not found")
     if ref.source is not Source.FILE and not have_torch():
-        others = sorted({k.split("|")[0] for k in shipped()})
-        shipped_note = f"; shipped pre-traced: {', '.join(others)}" if others else ""
-        raise UserError(f"{ref.text} with these settings is not pre-traced, and tracing it needs PyTorch: "
-                        f"{TRACE_EXTRA}{shipped_note}")
+        raise UserError(f"{ref.text} in these settings is not pre-traced; tracing it needs PyTorch: "
+                        f"{install_command(extra_for(ref))}")
     return trace_batches(ref, opts)
 
 
 def params_of(ref: ModelRef) -> int:
     """Parameter count of `ref`: from any shipped graph of it (the count does not depend on the settings),
     else from tracing its inference step."""
-    for k, bg in shipped().items():
+    for k, row in _shipped_rows().items():
         if k.split("|", 1)[0] == ref.text:
-            return bg.low.params
+            return int(row["low"]["params"])
     return batch_graph(ref, TraceOptions()).low.params

@@ -11,6 +11,7 @@ mistaken for a later tensor's.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
@@ -50,6 +51,8 @@ class Recorder(TorchDispatchMode):
         # `torch.rand(1).item() <= p` skips a layer): taken at the top of its range, every such layer runs, in
         # every step and at every trace batch alike (steer_draw)
         self.steer_draws = False
+        self.log: Any = None  # a steplogger.StepLogger while a step is logged for replays (steplog.py)
+        self.passthrough = 0  # > 0: ops run unrecorded and uncounted (the step log's copies of saved tensors)
 
     # ---- memory ----------------------------------------------------------------------------------
     def track(self, t: Any) -> int:
@@ -58,13 +61,19 @@ class Recorder(TorchDispatchMode):
         key = id(st)
         if key in self.live:
             return self.live[key][0]
+        if self.log is not None and key in self.log.clones:
+            return 0  # a step log's copy of a saved tensor (unpacked through a view): not the step's memory
         self._serial += 1
         n = float(st.nbytes())
         self.live[key] = (self._serial, n)
         self.live_bytes += n
-        if self.batch and t.dim() and t.shape[0] % self.batch == 0 and tuple(t.shape) not in self.weight_shapes:
+        scaling = bool(self.batch and t.dim() and t.shape[0] % self.batch == 0
+                       and tuple(t.shape) not in self.weight_shapes)
+        if scaling:
             self._scaling.add(self._serial)
             self._scaling_bytes += n
+        if self.log is not None:
+            self.log.alloc(self._serial, n, scaling)
         weakref.finalize(st, self._free, key, self._serial)
         self._note_peak()
         return self._serial
@@ -78,6 +87,8 @@ class Recorder(TorchDispatchMode):
     def set_phase(self, phase: Phase) -> None:
         """Enter a phase: what is alive as it starts (the gradients, entering the optimizer) counts towards its peak."""
         self.phase = phase
+        if self.log is not None:
+            self.log.phase(phase)
         self._note_peak()
 
     def _free(self, key: int, serial: int) -> None:
@@ -85,12 +96,19 @@ class Recorder(TorchDispatchMode):
         if entry is not None and entry[0] == serial:
             del self.live[key]
             self.live_bytes -= entry[1]
+            if self.log is not None:
+                self.log.free(serial)
             if serial in self._scaling:
                 self._scaling.discard(serial)
                 self._scaling_bytes -= entry[1]
 
-    def transient(self, nbytes: float, scaling: bool) -> None:
-        """Bytes held only while one op runs (a kernel's workspace): they count towards the peaks, then are gone."""
+    def transient(self, nbytes: float, scaling: bool, outs: Sequence[tuple[Any, float]] = ()) -> None:
+        """Bytes held only while one op runs (a kernel's workspace): they count towards the peaks, then are gone.
+        `outs`: copies of the op's outputs among them, (output, bytes) (a step log keeps them apart: a frozen
+        variant may not compute an output)."""
+        if self.log is not None:
+            self.log.transient(nbytes, scaling, list(outs))
+        nbytes += sum(b for _, b in outs)
         self._serial += 1
         key = -self._serial  # never an id() of a storage
         self.live[key] = (self._serial, nbytes)
@@ -116,10 +134,14 @@ class Recorder(TorchDispatchMode):
         shape = C.conv_shape(name, args, out)
         if shape.layout is TensorLayout.NHWC or shape.groups > 1 or shape.in_channels < 2:
             return
-        acts = [t for t in tree_leaves((args, out)) if isinstance(t, torch.Tensor) and t.dim() >= 3
-                and tuple(t.shape) not in self.weight_shapes]
-        nbytes = float(sum(C.tensor_bytes(t) for t in _unique(acts)))
-        self.transient(nbytes, bool(self.batch) and x.shape[0] % self.batch == 0)
+        def acts(tree: Any) -> list[Any]:
+            return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor) and t.dim() >= 3
+                    and tuple(t.shape) not in self.weight_shapes]
+        ins = _unique(acts(args))
+        outs = [t for t in _unique(acts(out)) if all(t is not a for a in ins)]
+        nbytes = float(sum(C.tensor_bytes(t) for t in ins))
+        self.transient(nbytes, bool(self.batch) and x.shape[0] % self.batch == 0,
+                       [(t, C.tensor_bytes(t)) for t in outs])
 
     def serials(self, tensors: Any) -> set[int]:
         return {self.track(t) for t in tensors if isinstance(t, torch.Tensor)}
@@ -132,7 +154,19 @@ class Recorder(TorchDispatchMode):
     # ---- ops -------------------------------------------------------------------------------------
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
+        if self.passthrough:
+            return func(*args, **kwargs)
         out = func(*args, **kwargs)
+        log = self.log
+        if log is None:
+            return self._dispatched(func, args, kwargs, out)
+        log.begin(C.op_name(func), [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)])
+        try:
+            return self._dispatched(func, args, kwargs, out)
+        finally:
+            log.end([t for t in tree_leaves(out) if isinstance(t, torch.Tensor)])
+
+    def _dispatched(self, func: Any, args: tuple[Any, ...], kwargs: Any, out: Any) -> Any:
         name = C.op_name(func)
         if self.steer_draws and name in _DRAWS:
             steer_draw(out, args)
@@ -144,14 +178,16 @@ class Recorder(TorchDispatchMode):
         if not self.recording or self.suppress or func.namespace != "aten":
             return out  # prim.* ops are metadata queries
         self.dispatched += 1
+        if self.log is not None:
+            self.log.count_host()
         if C.is_view(func):
             return out  # views launch nothing
         if name in C.NO_KERNEL:
             return out
-        self.append(self.describe(func, name, args, kwargs, out), tree_leaves((args, kwargs)))
+        self.append(self.describe(func, name, args, kwargs, out), tree_leaves((args, kwargs)), outputs=tree_leaves(out))
         return out
 
-    def append(self, op: Op, inputs: Any, *, grad_mode: bool | None = None) -> None:
+    def append(self, op: Op, inputs: Any, *, grad_mode: bool | None = None, outputs: Any = ()) -> None:
         """Record a kernel; a forward one that autograd records no node for (grad off, or nothing it reads
         needs a gradient) is counted in `untracked`: it costs the host less than a recorded one.
         `grad_mode`: the grad mode the op was called under, where the caller runs with grad off inside
@@ -161,6 +197,9 @@ class Recorder(TorchDispatchMode):
                 isinstance(t, torch.Tensor) and t.requires_grad for t in inputs)):
             self.untracked += 1
         self.ops.append(op)
+        if self.log is not None:
+            self.log.op(op, [t for t in inputs if isinstance(t, torch.Tensor)],
+                        [t for t in outputs if isinstance(t, torch.Tensor)], grad)
 
     def describe(self, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> Op:
         cls = C.classify(name, self.phase is Phase.OPTIMIZER)

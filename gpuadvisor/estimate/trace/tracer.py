@@ -24,6 +24,7 @@ from typing import Any
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
+from gpuadvisor.estimate.steplog import GRADIENT, INPUT, OTHER, STATE, STEP_PEAK_SUFFIX, WEIGHT, StepLog
 from gpuadvisor.estimate.trace.torchlib import import_torch
 from gpuadvisor.estimate.trace.zoo import ModelRef, Source, apply_trainable, build, prepare_inputs
 
@@ -95,12 +96,28 @@ def trace_pair(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
 def trace_graph(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:
     """One step of `ref` at `batch` (ops in order, unmerged): on fake tensors, or on real CPU tensors where
     the model reads its data."""
+    graph, _ = _trace(ref, opts, batch, log=False)
+    return graph
+
+
+def trace_log(ref: ModelRef, opts: TraceOptions, batch: int) -> StepLog:
+    """One training step of `ref` at `batch` with every parameter trainable, as a StepLog: the step replayed
+    with any parameters frozen (estimate/steplog.py). Its own graph's memory is not the step's (saved tensors
+    are held as uncounted copies): the replay with every parameter trainable is."""
+    if opts.mode is not GraphMode.TRAINING or opts.checkpointing or opts.freeze or opts.trainable:
+        raise ValueError("a step log is of a training step without checkpointing or frozen parameters")
+    _, log = _trace(ref, opts, batch, log=True)
+    assert log is not None
+    return log
+
+
+def _trace(ref: ModelRef, opts: TraceOptions, batch: int, *, log: bool) -> tuple[OpGraph, StepLog | None]:
     torch = import_torch()
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     try:
         with FakeTensorMode():
-            return _run(ref, opts, batch, "fake tensors", real=False)
+            return _run(ref, opts, batch, "fake tensors", real=False, log=log)
     except UserError:
         raise
     except Exception as e:  # data-dependent ops, or an op with no fake kernel: try real tensors below
@@ -108,7 +125,8 @@ def trace_graph(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:
     try:
         with torch.random.fork_rng():
             torch.manual_seed(0)  # the same data and dropout at every trace, run to run
-            return _run(ref, opts, batch, "real CPU tensors (the model's ops depend on its data)", real=True)
+            return _run(ref, opts, batch, "real CPU tensors (the model's ops depend on its data)", real=True,
+                        log=log)
     except UserError:
         raise
     except Exception as e:
@@ -117,13 +135,15 @@ def trace_graph(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:
                         + f" (fake tensors: {type(first).__name__})") from None
 
 
-def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool) -> OpGraph:
+def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
+         log: bool = False) -> tuple[OpGraph, StepLog | None]:
     torch = import_torch()
     from torch.utils._pytree import tree_leaves
 
     import gpuadvisor.estimate.trace.recurrent as recurrent
     from gpuadvisor.estimate.trace.as_cuda import cuda_dispatch
     from gpuadvisor.estimate.trace.recorder import Recorder
+    from gpuadvisor.estimate.trace.steplogger import StepLogger
 
     built = build(ref, seq=opts.seq, input_shape=opts.input_shape)
     model = built.module
@@ -157,22 +177,36 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool)
             autocast_dtype = getattr(torch, _DTYPES[opts.dtype])
             grad_ids: set[int] = set()
             state_ids: set[int] = set()
+            grad_of: dict[int, int] = {}
+            state_of: dict[int, int] = {}
             for recording in (False, True):
                 rec.recording = recording
                 rec.set_phase(Phase.FORWARD)
                 if recording:
                     rec.ops.clear()
                     rec.reset_peak()
-                with torch.autocast("cpu", dtype=autocast_dtype) if mixed else contextlib.nullcontext():
+                    if log:
+                        names = [n for n, _ in model.named_parameters()]
+                        rec.log = StepLogger(rec, params, names, param_ids | input_ids)
+                        rec.log.autocast = mixed
+                saving = (torch.autograd.graph.saved_tensors_hooks(rec.log.pack, rec.log.unpack)
+                          if rec.log is not None else contextlib.nullcontext())
+                with saving, torch.autocast("cpu", dtype=autocast_dtype) if mixed else contextlib.nullcontext():
                     loss = built.loss(model(*args, **kwargs))
+                if rec.log is not None:
+                    rec.log.hook_graph(loss.grad_fn)
                 rec.set_phase(Phase.BACKWARD)
                 loss.backward()
                 del loss
                 grad_ids = rec.serials(p.grad for p in trainable if p.grad is not None)
+                grad_of = {rec.track(p.grad): i for i, p in enumerate(params) if p.grad is not None}
                 rec.set_phase(Phase.OPTIMIZER)
                 opt.step()
                 state_ids = rec.serials(v for s in opt.state.values() for v in s.values()
                                         if isinstance(v, torch.Tensor) and v.dim() > 0)
+                index_of = {id(p): i for i, p in enumerate(params)}
+                state_of = {rec.track(v): index_of[id(p)] for p, s in opt.state.items() for v in s.values()
+                            if isinstance(v, torch.Tensor)}
                 opt.zero_grad(set_to_none=True)
         else:
             model.eval()
@@ -189,13 +223,21 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool)
     phase_peaks += tuple(MemoryPeak(sum(alive.values()), f"{phase.value}{STEP_PEAK_SUFFIX}",
                                     _peak_items(alive, param_ids, grad_ids, state_ids, input_ids))
                          for phase, (_, alive) in rec.step_peaks.items())
-    return OpGraph(
+    graph = OpGraph(
         model=ref.text, mode=opts.mode, batch=batch, ops=tuple(rec.ops),  # merged by merge_pair
         params=sum(p.numel() for p in params), trainable_params=sum(p.numel() for p in params if p.requires_grad),
         memory=max(phase_peaks, key=lambda m: m.peak_bytes), phase_peaks=phase_peaks, unit=built.unit.value,
         tokens_per_sample=built.tokens_per_sample, input_desc=built.input_desc,
         source=f"traced (torch {torch.__version__}, {how})", notes=tuple(notes), host_ops=rec.dispatched,
         untracked_ops=rec.untracked)
+    if rec.log is None:
+        return graph, None
+    logger, rec.log = rec.log, None
+    kinds = {rec.track(p): (WEIGHT, i) for i, p in enumerate(params)}
+    kinds.update({s: (INPUT, -1) for s in input_ids})
+    kinds.update({s: (GRADIENT, i) for s, i in grad_of.items()})
+    kinds.update({s: (STATE if s in state_ids else OTHER, i) for s, i in state_of.items()})  # step counts: OTHER
+    return graph, logger.finish(graph, kinds)
 
 
 def _peak_items(alive: dict[int, float], params: set[int], grads: set[int], states: set[int],
