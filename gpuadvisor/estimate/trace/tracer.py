@@ -34,7 +34,6 @@ from gpuadvisor.estimate.trace.zoo import ModelRef, Source, apply_trainable, bui
 #: cuDNN's NHWC copies of a 16-bit NCHW convolution's tensors while it runs; 4: forward kernels autograd does not
 #: record counted (OpGraph.untracked_ops))
 TRACER_REVISION = 7
-STEP_PEAK_SUFFIX = ", most activations"  # a phase's second peak (recorder.step_peaks)
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
