@@ -14,7 +14,6 @@ tracing). Bad specs raise UserError naming what is wrong.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import importlib.util
 import json
 from collections.abc import Callable
@@ -350,18 +349,12 @@ def generic_loss(out: Any) -> Any:
 
 
 def apply_trainable(module: Any, *, freeze: tuple[str, ...] = (), trainable: tuple[str, ...] = ()) -> int:
-    """Freeze parameters by name globs (`freeze`), or all but `trainable`; returns the trainable count.
-    A glob that matches no parameter is an error: it is almost always a typo."""
-    names = [n for n, _ in module.named_parameters()]
-    for pattern in (*freeze, *trainable):
-        if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
-            sample = ", ".join([*names[:3], "...", *names[-2:]]) if len(names) > 5 else ", ".join(names)
-            raise UserError(f"parameter glob {pattern!r} matches no parameter (names look like: {sample})")
-    count = 0
-    for n, p in module.named_parameters():
-        frozen = any(fnmatch.fnmatchcase(n, g) for g in freeze)
-        if trainable:
-            frozen = frozen or not any(fnmatch.fnmatchcase(n, g) for g in trainable)
-        p.requires_grad_(not frozen)
-        count += 0 if frozen else p.numel()
-    return count
+    """Freeze parameters by name globs (`freeze`), or all but `trainable` (steplog.trainable_flags, which the
+    replays of shipped steps use too); returns the trainable count."""
+    from gpuadvisor.estimate.steplog import trainable_flags
+
+    params = list(module.named_parameters())
+    flags = trainable_flags([n for n, _ in params], freeze=freeze, trainable=trainable)
+    for (_, p), train in zip(params, flags, strict=True):
+        p.requires_grad_(train)
+    return sum(p.numel() for (_, p), train in zip(params, flags, strict=True) if train)
