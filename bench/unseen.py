@@ -23,17 +23,19 @@ def load(path: Path = MEASURED) -> list[dict[str, Any]]:
 
 @contextlib.contextmanager
 def stored_graphs() -> Iterator[None]:
-    """The estimator reads the unseen graphs as if they were shipped."""
+    """The estimator reads the unseen graphs as if they were shipped (graphstore looks a shipped graph up by key)."""
     from gpuadvisor.estimate import graphstore
     from gpuadvisor.estimate.graph import load as load_graphs
 
-    graphs = {**graphstore.shipped(), **load_graphs(GRAPHS)}
-    original = graphstore.shipped
-    graphstore.shipped = lambda: graphs  # type: ignore[assignment]
+    rows = {k: g.to_dict() for k, g in load_graphs(GRAPHS).items()}
+    original = graphstore._shipped_rows
+    graphstore._shipped_rows = lambda: {**original(), **rows}  # type: ignore[assignment]
+    graphstore._shipped_graph.cache_clear()
     try:
         yield
     finally:
-        graphstore.shipped = original
+        graphstore._shipped_rows = original
+        graphstore._shipped_graph.cache_clear()
 
 
 def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
