@@ -95,8 +95,10 @@ def reach_of(card: Any) -> Reach | None:
     return reach_of_uncached(card)
 
 
+@lru_cache(maxsize=1)
 def _shipped_reaches() -> dict[str, tuple[float | None, tuple[float, str] | None]]:
-    """Shipped card name -> (its bf16 peak, its reach as (value, basis) or None), cached."""
+    """Shipped card name -> (its bf16 peak, its reach as (value, basis) or None), cached on disk across processes
+    and in this process (the disk cache's key hashes the catalog's files: too slow for every card's figures)."""
     from gpuadvisor.architectures import ARCHITECTURES_FILE
     from gpuadvisor.core.paths import shipped_catalog_dir
     from gpuadvisor.datacache import cached
