@@ -214,3 +214,13 @@ def test_more_gpus_tensor_parallel_inference_never_more_per_gpu(spec, b, s):
         if prev is not None:
             assert total <= prev * (1 + 1e-12)
         prev = total
+
+
+def test_a_traced_model_that_does_not_fit_is_never_offered_8bit_adamw(capsys):
+    """The way forward for a traced model (traced with fused AdamW) never proposes --optimizer adamw8bit, which
+    the workload refuses for it: a batch far too large answers, it is not refused."""
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", "torchvision:resnet50", "--mode", "training", "--batch", "20000", "--gpu", "L4"]) == 0
+    out = capsys.readouterr().out
+    assert "does not fit" in out and "adamw8bit" not in out

@@ -88,7 +88,8 @@ def _candidates(w: Workload, gpus: int, targets: Targets, f: Figures, hw: Hardwa
             out.append((f"micro-batch {b} per GPU with gradient accumulation",
                         f"--batch {b * gpus if global_batch else b} --checkpointing",
                         w.with_(batch=b, checkpointing=True), gpus, t))
-        if w.mode == "training" and w.optimizer != "adamw8bit" and w.optimizer != "sgd":
+        # a traced model is traced with fused AdamW: another optimizer is not modelled for it (Workload refuses it)
+        if w.mode == "training" and w.optimizer not in ("adamw8bit", "sgd") and not w.model.is_traced:
             out.append(("8-bit AdamW and checkpointing", "--optimizer adamw8bit --checkpointing",
                         w.with_(batch=1, checkpointing=True, optimizer="adamw8bit"), gpus, t))
         if w.mode == "lora":
