@@ -14,6 +14,8 @@ of `ubatch`).
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -216,3 +218,13 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
                      f"| {e['input_len']}/{e['output_len']} | {load} | {c.metric} | {_num(c.published)} "
                      f"| {_num(c.tool)} | {c.ratio:.2f} | {'yes' if c.held_out else ''} | [{e['table'][:40]}]({src}) |")
     return "\n".join(lines) + "\n"
+
+
+def fit_profile_field(rows: list[dict[str, Any]], field: str, values: Iterable[float]) -> float:
+    """The value of one engine-profile field, among `values`, with the least sum of squared log(tool / published)
+    over `rows` (the calibration rows a fit in tools/ selects)."""
+    def error(value: float) -> float:
+        knob: dict[str, Any] = {field: value}
+        return sum(math.log(tool_value(e, **knob) / e["value"]) ** 2 for e in rows)
+
+    return min(values, key=error)

@@ -5,8 +5,6 @@ with them (and says so). Run: `python3 -m tools.fit_frontend`."""
 
 from __future__ import annotations
 
-import math
-
 from bench import serving as P
 
 
@@ -15,9 +13,8 @@ def fit(engine: str, grid_ms: range = range(0, 121)) -> tuple[float, int, list[s
             and e["concurrency"] and not e["held_out"] and e["client_measured"]]
     if not rows:
         return 0.0, 0, []
-    best = min(grid_ms, key=lambda ms: sum(
-        math.log(P.tool_value(e, frontend_s_per_request=ms / 1e3) / e["value"]) ** 2 for e in rows))
-    return best / 1e3, len(rows), [e["id"] for e in rows]
+    best = P.fit_profile_field(rows, "frontend_s_per_request", [ms / 1e3 for ms in grid_ms])
+    return best, len(rows), [e["id"] for e in rows]
 
 
 if __name__ == "__main__":

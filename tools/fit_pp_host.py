@@ -5,8 +5,6 @@ hand with it (and says so). Run: `python3 -m tools.fit_pp_host`."""
 
 from __future__ import annotations
 
-import math
-
 from bench import serving as P
 
 
@@ -14,9 +12,8 @@ def fit(engine: str, grid_us: range = range(0, 81)) -> tuple[float, int, list[st
     rows = [e for e in P.load_entries() if e["engine"] == engine and e["pp"] > 1 and not e["held_out"]]
     if not rows:
         return 0.0, 0, []
-    best = min(grid_us, key=lambda us: sum(
-        math.log(P.tool_value(e, pp_host_s_per_seq=us / 1e6) / e["value"]) ** 2 for e in rows))
-    return best / 1e6, len(rows), [e["id"] for e in rows]
+    best = P.fit_profile_field(rows, "pp_host_s_per_seq", [us / 1e6 for us in grid_us])
+    return best, len(rows), [e["id"] for e in rows]
 
 
 if __name__ == "__main__":
