@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,3 +39,40 @@ def fit_rnn_backward_call(path: Path = CALLS) -> dict[str, float]:
     (per_call, per_layer), *_ = np.linalg.lstsq(x, y, rcond=None)
     return {"RNN_BACKWARD_CALL_S": round(float(per_call) / 1e-5) * 1e-5, "per_layer_s": float(per_layer)}
 
+
+
+def call_ratios(path: Path = CALLS, card: str = "H200 SXM") -> list[dict[str, Any]]:
+    """Every measured call (inference, and forward + backward for training) priced by the op cost model on the card
+    they ran on: estimate / measured per call and phase. Reads the calibration table at call time, so the sweep's
+    overrides move it."""
+    from bench.models import hardware
+    from gpuadvisor.estimate import opcost
+    from gpuadvisor.estimate.graph import Op, OpClass, Phase
+
+    rates = opcost.Rates.of(hardware(card))
+    out: list[dict[str, Any]] = []
+    for r in json.loads(path.read_text())["rows"]:
+        shape = (r["batch"], r["steps"], r["hidden"], r["hidden"], r["layers"], 4 if r["mode"] == "LSTM" else 3, 1)
+        forward = Op("rnn", OpClass.RECURRENT, Phase.FORWARD, "bf16", 0.0, 0.0, 0.0, shape)
+        backward = Op("rnn", OpClass.RECURRENT, Phase.BACKWARD, "bf16", 0.0, 0.0, 0.0, shape)
+        inference = opcost.op_time(forward, rates)
+        training = opcost.op_time(forward, rates, training=True) + opcost.op_time(backward, rates, training=True)
+        name = f"{r['mode']} h{r['hidden']} x{r['layers']} b{r['batch']} t{r['steps']}"
+        for phase, estimate, measured in (("inference", inference, r["inference_s"]),
+                                          ("training", training, r["training_s"])):
+            out.append({"call": name, "steps": r["steps"], "phase": phase, "estimate_s": estimate,
+                        "measured_s": measured, "ratio": estimate / measured})
+    return out
+
+
+def calls_table(ratios: list[dict[str, Any]]) -> str:
+    """The calls as a Markdown table, with the count within 0.8x-1.25x per phase."""
+    rows = ["| call | phase | measured ms | estimate ms | est/meas |", "|---|---|---:|---:|---:|"]
+    rows += [f"| {r['call']} | {r['phase']} | {r['measured_s'] * 1e3:.3f} | {r['estimate_s'] * 1e3:.3f} | "
+             f"{r['ratio']:.2f}x |" for r in ratios]
+    counts = []
+    for phase, longest in (("inference", 256), ("training", 16)):
+        sel = [r["ratio"] for r in ratios if r["phase"] == phase and r["steps"] <= longest]
+        counts.append(f"{phase} (calls of up to {longest} steps): {sum(0.8 <= x <= 1.25 for x in sel)} of "
+                      f"{len(sel)} within 0.8x-1.25x")
+    return "; ".join(counts) + ".\n\n" + "\n".join(rows)

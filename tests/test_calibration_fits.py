@@ -113,7 +113,7 @@ def _host_slopes(key: str) -> dict[str, tuple[float, float]]:
 
 
 @fit("HOST_OPS_TRAIN_RMSNORM", "HOST_OPS_TRAIN_RMSNORM_AMP", "HOST_OPS_TRAIN_LAYERNORM",
-     "HOST_OPS_TRAIN_LAYERNORM_AMP", "HOST_OPS_FIXED_TRAIN", "EAGER_PREFILL_HOST_OPS_PER_LAYER")
+     "HOST_OPS_TRAIN_LAYERNORM_AMP", "EAGER_PREFILL_HOST_OPS_PER_LAYER")
 def host_sweep() -> dict[str, float]:
     bf16, amp, fwd = _host_slopes("train_bf16_s"), _host_slopes("train_mixed_s"), _host_slopes("forward_s")
     return {
@@ -121,7 +121,6 @@ def host_sweep() -> dict[str, float]:
         "HOST_OPS_TRAIN_RMSNORM_AMP": _round_to((amp["llama"][0] + amp["qwen2"][0]) / 2, 5),
         "HOST_OPS_TRAIN_LAYERNORM": _round_to(bf16["gpt2"][0], 5),
         "HOST_OPS_TRAIN_LAYERNORM_AMP": _round_to(amp["gpt2"][0], 5),
-        "HOST_OPS_FIXED_TRAIN": _round_to(bf16["llama"][1], 10),
         "EAGER_PREFILL_HOST_OPS_PER_LAYER": _round_to(statistics.mean(v[0] for v in fwd.values()), 5),
     }
 
@@ -181,8 +180,7 @@ def overlap_exponent() -> dict[str, float]:
     return {"OVERLAP_P": min(rms, key=rms.__getitem__)}
 
 
-@fit("CONV_EFF", "DEPTHWISE_BW_EFF", "CUDA_CORE_CONV_EFF", "NORM_BW_EFF", "BN_STATS_PASSES", "NORM_BWD_PASSES",
-     "LN_BW_EFF", "LN_ROW_BYTES", "GN_HALF_BLOCKS",
+@fit("CONV_EFF", "CUDA_CORE_CONV_EFF", "NORM_BW_EFF", "BN_STATS_PASSES", "NORM_BWD_PASSES", "LN_BW_EFF", "LN_ROW_BYTES",
      "REDUCTION_BW_EFF", "STREAM_BW_EFF", "STRIDED_BW_EFF")
 @functools.lru_cache(maxsize=1)
 def _op_model_gpu() -> dict[str, float]:

@@ -13,28 +13,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from accuracy_gates import TODAY_FAMILIES, TODAY_SPLITS  # the bounds the calibration sweep holds too
 
 from bench import cross_card as X
-
-#: split or family: (share within 0.8-1.25x at least, worst max(r, 1/r) at most, geomean max(g, 1/g) at most)
-# after each card's memory system in the op model (opcost.Rates: a tile's ramp by the card's FLOPs per byte,
-# latency-bound streams by its bandwidth per SM); before it (0.45, 2.14, 1.25), (0.50, 2.14, 1.22), (0.36, 2.03, 1.32),
-# and before the training path's own kernel rates per card (0.39, 2.14, 1.27), (0.43, 2.14, 1.24), (0.30, 2.03, 1.33)
-# with the serving file's 40 TensorRT-LLM rows on the RTX PRO 6000 Server (pipeline stages, 0.98x): 201 rows
-TODAY_SPLITS = {"all": (0.73, 2.14, 1.09), "calibration": (0.76, 2.14, 1.08), "held out": (0.68, 1.87, 1.12)}
-TODAY_FAMILIES = {  # after each card's memory system in the op model and its matmul reach; before, in comments
-    # timm's RTX 3090 vision: about 0.87x (was 0.68x, share 0.12, worst 2.10, geomean 1.48; 0.58x before the reach)
-    "Ampere GA10x": (0.58, 1.89, 1.15),
-    "Ada": (0.71, 1.87, 1.11),  # timm's RTX 4090 vision (held out) about 0.8x (was 0.65x; the family 0.53, 2.03, 1.24)
-    # llm-foundry MPT about 0.82x (was 0.71x, share 0.43, geomean 1.19: the training path's A100 matmul reach and
-    # FlashAttention-2 native on Ampere); TensorRT-LLM about 1.0x; GPUStack all-queued 0.5x; NVIDIA's ResNet-50 0.81x
-    "Ampere GA100": (0.69, 2.14, 1.13),
-    "Hopper": (1.00, 1.17, 1.05),  # GH200 serving
-    "Volta": (0.50, 1.29, 1.25),  # DeepLearningExamples ResNet-50: 0.80x (was 0.66x; 0.00, 1.64, 1.51)
-    "Turing": (1.00, 1.22, 1.21),  # the T4 (measured matmul reach 0.65, 70 W): 0.83x (was 0.73x; 0.00, 1.38, 1.37)
-    "Blackwell (data center)": (0.88, 1.27, 1.11),
-    "Blackwell (GeForce/professional)": (0.95, 1.27, 1.03),  # TensorRT-LLM 70B FP4 on RTX PRO 6000 Server, PP1-8
-}
 
 
 def _dev(x: float) -> float:

@@ -51,6 +51,7 @@ def close(a: float, b: float, rel: float) -> bool:
     return abs(a - b) <= rel * max(abs(b), 1.0)
 
 
+@pytest.mark.slow  # about 35 s on two cores (every shipped model's step replayed): CI runs it with `pytest -m slow`
 def test_every_shipped_training_step_has_a_log_that_replays_it():
     """With every parameter trainable, the replay is the shipped graph: the same kernels, bytes and peaks (within
     what a newer version of the model's library moved: tools/trace_models.LOG_TOLERANCE)."""

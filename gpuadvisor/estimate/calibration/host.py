@@ -19,24 +19,20 @@ CONSTANTS = (
              "significant figure"),
     Constant("HOST_OPS_TRAIN_RMSNORM", 410.0, "ops/layer", "host ops per layer of a training step, RMSNorm models "
              "(Python RMSNorm, rotary), pure bf16 (fp32 assumed the same)", HOST_SWEEP, Method.MEASURED,
-             f"mean of Llama and Qwen2, {SLOPE}",
-             ungated=("one way: x1.25 fails the training steps (52 of 55 within 25 %); x0.75 fits them better (mean "
-                      "|error| 1B+ 5.15 -> 5.14 %, under 1B 14.33 -> 13.80 %)")),
+             f"mean of Llama and Qwen2, {SLOPE}"),
     Constant("HOST_OPS_TRAIN_RMSNORM_AMP", 455.0, "ops/layer", "host ops per layer of a training step, RMSNorm "
              "models, under autocast", HOST_SWEEP, Method.MEASURED, f"mean of Llama and Qwen2, {SLOPE}"),
     Constant("HOST_OPS_TRAIN_LAYERNORM", 190.0, "ops/layer", "host ops per layer of a training step, LayerNorm "
              "models (fused LayerNorm, learned positions), pure bf16 (fp32 assumed the same)", HOST_SWEEP,
-             Method.MEASURED, f"GPT-2, {SLOPE}",
-             ungated=("one way: only the under-1B training steps read it (GPT-2, BERT); x1.25 fails them (25 of 30 "
-                      "within 25 %); x0.75 moves their mean |error| 14.33 -> 14.38 %, inside the gate's 14.4 %")),
+             Method.MEASURED, f"GPT-2, {SLOPE}"),
     Constant("HOST_OPS_TRAIN_LAYERNORM_AMP", 300.0, "ops/layer", "host ops per layer of a training step, LayerNorm "
              "models, under autocast", HOST_SWEEP, Method.MEASURED, f"GPT-2, {SLOPE}"),
     Constant("HOST_OPS_FIXED_TRAIN", 160.0, "ops/step", "host ops per training step outside the layers (loss, "
-             "embedding, LM head, optimizer launch, zero_grad)", HOST_SWEEP, Method.MEASURED,
-             "intercept of the Llama bf16 series (2 -> 24 layers), rounded to 10 ops; the Qwen2 and GPT-2 series "
-             "give 253 and 465",
-             ungated=("a fixed host time per step, hidden under the GPU in the 1B+ steps: +-25 % moves the training "
-                      "steps' mean |error| by 0.04 points at most (1B+ 5.13-5.17 %, under 1B 14.30-14.37 %)")),
+             "embedding, LM head, optimizer launch, zero_grad)", HOST_SWEEP, Method.ASSUMPTION,
+             ("the Llama bf16 series' intercept (2 -> 24 layers), rounded to 10 ops, taken for every model: the "
+             "Qwen2 and GPT-2 series give 253 and 465, and no stored set binds it (hidden under the GPU in the 1B+ "
+             "steps; +-25 % moves the training steps' mean |error| by 0.04 points at most and the host sweep's count "
+             "within 25 % not at all)")),
     Constant("HOST_OPS_ADAPTER", 24.0, "ops/linear", "LoRA: host ops per adapted linear in a training step "
              "(lora_A, lora_B, scaling, add, casts; x3 for backward)", "PEFT 0.21 LoRA Linear.forward",
              Method.COUNTED, "counted from the code path, not measured",
@@ -56,9 +52,7 @@ CONSTANTS = (
              "(its syncs keep the host from running ahead), in HOST_OP_S units",
              "lab/data/h100-round4/int8-gemm.json", Method.MEASURED,
              "wall minus GPU time per linear, mean over four shapes: 0.18 ms without outlier columns, 0.41 ms "
-             "with; mixed as in v2 case 98 (43 of 196 linears with outliers, from its profile); rounded to an op",
-             ungated=("one way: x0.75 fails the prefill and eager decode-step gates; x1.25 fits both better (prefill "
-                      "1B+ mean |error| 7.59 -> 7.24 %, decode step 27.44 -> 26.21 %)")),
+             "with; mixed as in v2 case 98 (43 of 196 linears with outliers, from its profile); rounded to an op"),
     Constant("DTENSOR_HOST_FACTOR", 3.2, "x", "host time of a tensor-parallel (DTensor) training step over plain "
              "eager's", "lab/data/h200-round3/dtensor-overhead.json, lab/data/h200-round5/dtensor-overhead.json",
              Method.MEASURED, "issue time on a one-GPU mesh over the plain step's on two H200 hosts (3.27x, 3.05x), "

@@ -9,18 +9,14 @@ VLLM = "https://docs.vllm.ai/en/latest/configuration/engine_args.html"
 
 CONSTANTS = (
     Constant("CUDA_CONTEXT_BYTES", 536870912, "bytes", "CUDA driver context + kernel images of an idle PyTorch "
-             "process (0.5 GiB), outside torch.cuda.max_memory_allocated", "-", Method.NOT_REPRODUCIBLE,
-             "no measurement of it is stored; the memory validation excludes it on both sides",
-             ungated=("no stored measurement includes the driver context: the validation sets record "
-                      "torch.cuda.max_memory_allocated and max_memory_reserved (PyTorch's allocator), never the "
-                      "device's used memory (nvidia-smi, mem_get_info)")),
+             "process (0.5 GiB), outside torch.cuda.max_memory_allocated", "-", Method.ASSUMPTION,
+             ("not measured here: the validation sets record PyTorch's allocator "
+             "(max_memory_allocated, max_memory_reserved), never the device's used memory, so no gate reads it")),
     Constant("ALLOCATOR_OVERHEAD", 0.05, "fraction", "caching-allocator fragmentation, as a fraction of tensor "
-             "bytes", "-", Method.NOT_REPRODUCIBLE, "no fit is stored; reserved over peak bytes in "
-             "tools/data/validation-h100-v2.json has a median of 0.11 (a looser quantity)",
-             ungated=("the memory gates compare tensor bytes with max_memory_allocated, which holds no fragmentation; "
-                      "the reserved memory the 100 v2 cases store (reserved_bytes) is 1.02-2.18x their peak allocated, "
-                      "median 1.10: a spread that +-1.25 points of estimate cannot be held to, and x1.25 would fit it "
-                      "better")),
+             "bytes", "-", Method.ASSUMPTION,
+             ("set by hand below the stored sets' spread: reserved over peak allocated "
+             "memory in tools/data/validation-h100-v2.json is 1.02-2.18x (median 1.10), which +-1.25 points cannot be "
+             "held to; the memory gates compare tensor bytes with max_memory_allocated, which holds none of it")),
     Constant("SWIGLU_SAVED_UNITS", 3.5, "tokens x intermediate x activation bytes", "tensors a SwiGLU/GeGLU MLP "
              "keeps for backward (gate, activation, up, product; one is shared)", "docs/validation.md",
              Method.NOT_REPRODUCIBLE, "measured with torch.cuda.max_memory_allocated; the measurement apart from "

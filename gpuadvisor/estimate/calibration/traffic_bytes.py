@@ -45,13 +45,9 @@ CONSTANTS = (
     Constant("INT8_IN_BYTES", 27.0, "B/element", "bitsandbytes LLM.int8(): bytes per input element of a linear at "
              "the achieved bandwidth (fp16 cast, row-wise quantization, outlier check)", INT8_GEMM,
              Method.NOT_REPRODUCIBLE, "the input-side kernels measure 29.0-29.1 B at 3072 inputs and 23.5 B at "
-             "8192; how 27 was chosen between them is not recorded",
-             ungated=("one way: only the two int8 prefills read it; x0.75 fails the prefill gate (23 of 24 within 25 "
-                      "%); x1.25 fits the prefill better (mean |error| 7.59 -> 6.77 %)")),
+             "8192; how 27 was chosen between them is not recorded"),
     Constant("INT8_OUT_BYTES", 15.0, "B/element", "bitsandbytes LLM.int8(): bytes per output element at the "
              "achieved bandwidth (int32 dequantization, bf16 cast)", INT8_GEMM, Method.MEASURED,
              "output-side kernels (dequantize + cast) per output element at 0.86 x 3,350 GB/s, mean over the four "
-             "shapes, rounded to a byte",
-             ungated=("one way: only the two int8 prefills read it; x0.75 fails the prefill mean |error| (7.59 -> 8.07 "
-                      "%); x1.25 fits it better (7.11 %)")),
+             "shapes, rounded to a byte"),
 )
