@@ -62,6 +62,11 @@ class Architecture(_Strict):
     l2_kib: int | None  # the full chip's
     shared_kib_per_sm: int | None  # most shared memory (LDS) one SM (CU) gives its blocks
     max_sms: int | None  # the full chip's SMs (CUs)
+    # the MMA instructions cuDNN's implicit-GEMM convolutions run on: "native", the architecture's own full-rate
+    # path (mma.sync from Volta to Ada and on GeForce/professional Blackwell), or "previous", the previous
+    # generation's mma.sync, short of a peak that only the new asynchronous MMA reaches (Hopper's wgmma, data-center
+    # Blackwell's tcgen05): convolutions then run at CONV_EFF of the GEMM rate, else at CONV_EFF_NATIVE_MMA
+    conv_mma: Literal["native", "previous"] = "native"
     sources: dict[str, str]
     notes: str
 

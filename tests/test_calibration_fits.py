@@ -190,6 +190,13 @@ def _op_model_gpu() -> dict[str, float]:
     return fit_gpu_constants()
 
 
+@fit("CONV_EFF_NATIVE_MMA")
+def _conv_native_mma() -> dict[str, float]:
+    from bench.cross_card import fit_conv_native
+
+    return fit_conv_native()
+
+
 @fit("OP_OVERLAP_P")
 def _op_model_overlap() -> dict[str, float]:
     from bench.models import fit_overlap

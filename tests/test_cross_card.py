@@ -106,8 +106,9 @@ def test_every_family_is_gated(rows):
     assert set(X.per_family(rows)) == set(TODAY_FAMILIES)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 34: GeForce vision at about 0.85x, A100 training at about 0.8x, Volta "
-                                       "ResNet-50 at about 0.8x; the bounds of 'Done when' are not met yet")
+@pytest.mark.xfail(strict=True, reason="issue 34: 86 % within 0.8x-1.25x is met; not yet every row within 0.67x-1.5x "
+                                       "(GPUStack's all-queued A100 serving 0.47x) nor every family's geometric mean "
+                                       "within 0.9x-1.1x (Ampere GA100 0.90x, data-center Blackwell 1.10x)")
 def test_the_issue_target(rows):
     s = X.stats(rows)
     assert s["in_band"] >= X.TARGET_SHARE, s
@@ -128,14 +129,18 @@ def test_markdown_section(rows):
 
 
 def test_a_wrong_constant_fails_the_family_gate(rows):
-    """Convolutions priced 20 % slower (CONV_EFF x 0.8) in the RTX 3090's forward passes move the Ampere GA10x
-    family's geometric mean out of the bound that today's figures meet."""
+    """Convolutions priced a quarter slower (CONV_EFF_NATIVE_MMA x 0.75: an Ampere card's own MMA) in the RTX 3090's
+    vision rows move the Ampere GA10x family out of the bounds that today's figures meet."""
     from gpuadvisor.estimate import calibration as cal
 
+    def within(family: list[X.Row]) -> bool:
+        share, worst, geomean = TODAY_FAMILIES["Ampere GA10x"]
+        s = X.stats(family)
+        return s["in_band"] >= share and _dev(s["worst"]) <= worst and _dev(s["geomean"]) <= geomean
+
     family = [r for r in rows if r.family == "Ampere GA10x"]
-    redo = {r["id"] for r in X.load_raw() if r["card"] == "GeForce RTX 3090" and r["task"] == "vision-inference"}
-    with cal.override(CONV_EFF=cal.CONV_EFF * 0.8):
+    redo = {r["id"] for r in X.load_raw() if r["card"] == "GeForce RTX 3090" and r["task"].startswith("vision")}
+    with cal.override(CONV_EFF_NATIVE_MMA=cal.CONV_EFF_NATIVE_MMA * 0.75):
         slower = {r.id: r for r in X.evaluate([r for r in X.load_raw() if r["id"] in redo])}
-    bound = TODAY_FAMILIES["Ampere GA10x"][2]
-    assert _dev(X.stats(family)["geomean"]) <= bound
-    assert _dev(X.stats([slower.get(r.id, r) for r in family])["geomean"]) > bound
+    assert within(family)
+    assert not within([slower.get(r.id, r) for r in family])

@@ -86,6 +86,9 @@ class HardwareFigures:
     # what it rests on; None: the calibration MFU as it is
     matmul_reach_scale: float | None = None
     matmul_reach_basis: str = ""
+    # whether cuDNN's convolutions run on the architecture's own full-rate MMA (catalog/architectures.yaml
+    # `conv_mma`); None where the architecture is unknown: the calibration card's CONV_EFF then
+    conv_native_mma: bool | None = None
 
     @classmethod
     def from_card(cls, card: Any) -> HardwareFigures:
@@ -105,6 +108,7 @@ class HardwareFigures:
             interconnect_gbs=card.interconnect_gbs,
             compute_units=getattr(card, "compute_units", None),
             compute_capability=getattr(card, "compute_capability", None) if card.vendor == "nvidia" else None,
+            conv_native_mma=_conv_native_mma(card),
             **_reach_fields(card),
         )
 
@@ -242,6 +246,13 @@ def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFi
         source="measured" if rates else hw.source,
         measured_keys=tuple(sorted(figures)),
     )
+
+
+def _conv_native_mma(card: Any) -> bool | None:
+    from gpuadvisor.architectures import architecture_of
+
+    arch = architecture_of(card) if getattr(card, "architecture", None) else None
+    return None if arch is None or not arch.matrix_units else arch.conv_mma == "native"
 
 
 def _reach_fields(card: Any) -> dict[str, Any]:

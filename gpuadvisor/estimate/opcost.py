@@ -102,6 +102,9 @@ class Rates:
     # --- the card's memory system against the calibration H100's (1 on the H100 itself; module docstring) ---
     ramp_scale: float = 1.0  # FLOPs per achieved byte over the H100's: on K_RAMP and CONV_K_RAMP
     sm_headroom: float = 1.0  # the H100's achieved bytes/s per SM over this card's: on latency-bound streams
+    # a dense convolution's rate over the GEMM rate: CONV_EFF where cuDNN's kernels run on the previous generation's
+    # MMA (the calibration H100) or the architecture is unknown, CONV_EFF_NATIVE_MMA on its own (HardwareFigures)
+    conv_eff: float = field(default_factory=lambda: cal.CONV_EFF)
 
     @classmethod
     def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
@@ -119,8 +122,9 @@ class Rates:
         ramp = (tensor_rate / bandwidth) / (ref_rate / ref_bandwidth) if tensor_rate and bandwidth else 1.0
         headroom = (ref_bandwidth / CALIBRATION_CARD_SMS) / (bandwidth / hw.compute_units) \
             if bandwidth and hw.compute_units else 1.0
+        conv_eff = cal.CONV_EFF_NATIVE_MMA if hw.conv_native_mma and not conv else cal.CONV_EFF
         return cls(gemm, bandwidth, hw.compute_units, hw.source, conv, hw.op_scale("depthwise_bw_eff") or 1.0,
-                   stream, ramp, headroom)
+                   stream, ramp, headroom, conv_eff)
 
     def streamed_efficiency(self, calibration_efficiency: float, cls: str = "") -> float:
         """The fraction of copy bandwidth a streaming kernel reaches on this card, from its fraction on the
@@ -393,7 +397,7 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
         return _nchw_grouped_s(op, shape, r, rate, t_mem)
     if per_group >= 4:  # grouped (ResNeXt): tensor cores, each group's channels padded to one MMA's width
         fill = min(1.0, per_group / cal.GROUP_MMA_CHANNELS)
-        return max(op.flops / (rate * cal.CONV_EFF * fill), t_mem) + extra
+        return max(op.flops / (rate * r.conv_eff * fill), t_mem) + extra
     if groups > 1:  # depthwise: no tensor-core path; FLOPs on CUDA cores, bytes at best
         cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
         depthwise_eff = cal.DEPTHWISE_BW_EFF if r.depthwise_scale != 1.0 else r.streamed_efficiency(
@@ -418,7 +422,7 @@ def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float,
     data, weight = (n * h * w, c, k * taps), (k, c * taps, n * oh * ow)  # the input's gradient, the weight's
     passes = [(n * oh * ow, k, c * taps)] if forward else [
         p for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight)) if shape.gradients & grad]
-    conv_rate = rate * cal.CONV_EFF * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's scale where measured
+    conv_rate = rate * r.conv_eff * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's scale where measured
     return sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
                                  k_ramp=cal.CONV_K_RAMP * r.ramp_scale) for m, nn, kk in passes)
 

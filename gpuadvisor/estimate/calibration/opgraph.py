@@ -29,6 +29,14 @@ CONSTANTS = (
              "a graph's floor less its gaps; not measured on its own"),
     Constant("CONV_EFF", 0.6, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
              Method.FITTED, CONV_FIT),
+    Constant("CONV_EFF_NATIVE_MMA", 1.0, "fraction", "implicit-GEMM convolutions against the large-GEMM rate where "
+             "cuDNN's kernels run on the architecture's own full-rate MMA (Volta to Ada, GeForce/professional "
+             "Blackwell: catalog/architectures.yaml conv_mma); CONV_EFF is the calibration H100's, whose convolutions "
+             "run on the previous generation's mma.sync", "tests/data/published-cross-card.json (calibration split)",
+             Method.FITTED, "the grid value (0.6-1.0 by 0.05) with the least mean |log(estimate / published)| over "
+             "the calibration split's vision rows (timm's RTX 3090 tables, NVIDIA's ResNet-50 on A100, V100 and T4; "
+             "the RTX 4090 held out whole), the other constants as in the table (bench.cross_card.fit_conv_native)",
+             held_out=True),
     Constant("NCHW_TRANSPOSE_PASSES", 1.0, "passes", "extra passes over a 16-bit NCHW convolution's tensors "
              "(cuDNN runs 16-bit convolutions in NHWC and transposes around them)", "-", Method.ASSUMPTION,
              "not measured: every validation CNN runs channels-last"),
