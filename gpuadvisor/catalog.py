@@ -109,17 +109,47 @@ class Purchase(_Strict):
     @field_validator("date", mode="before")
     @classmethod
     def _date_format(cls, v: object) -> object:
-        if isinstance(v, dt.date):  # an unquoted YYYY-MM-DD in YAML arrives as a date
-            v = v.isoformat()
-        if isinstance(v, str):
-            if not _DATE.match(v):
-                raise ValueError("must be 'YYYY-MM' or 'YYYY-MM-DD'")
-            if len(v) == 10:
-                try:
-                    dt.date.fromisoformat(v)
-                except ValueError:
-                    raise ValueError(f"{v} is not a calendar date") from None
-        return v
+        return _price_date(v)
+
+
+def _price_date(v: object) -> object:
+    """'YYYY-MM' or a calendar 'YYYY-MM-DD' (an unquoted YYYY-MM-DD in YAML arrives as a date)."""
+    if isinstance(v, dt.date):
+        v = v.isoformat()
+    if isinstance(v, str):
+        if not _DATE.match(v):
+            raise ValueError("must be 'YYYY-MM' or 'YYYY-MM-DD'")
+        if len(v) == 10:
+            try:
+                dt.date.fromisoformat(v)
+            except ValueError:
+                raise ValueError(f"{v} is not a calendar date") from None
+    return v
+
+
+NOT_SOLD_WHY = ("cloud-only", "systems-only")
+
+
+class NotSold(_Strict):
+    """Why a card has no purchase price: it is not sold on its own, with the page that says so.
+
+    why: "cloud-only": a cloud provider's own variant, rented in its instances and never sold
+    (AWS's A10G and T4G); "systems-only": sold only inside a vendor's or OEM's whole system
+    (the GH200 superchip), so no per-card price exists. The advisor offers no purchase of it."""
+
+    why: Literal["cloud-only", "systems-only"]
+    source: SourceUrl
+    date: str  # when the page was published or read, YYYY-MM(-DD)
+    note: str = Field(min_length=1)
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date_format(cls, v: object) -> object:
+        return _price_date(v)
+
+    def describe(self) -> str:
+        """One line for people: 'not sold on its own (cloud-only, 2026-12-04): <note>'."""
+        return f"not sold on its own ({self.why}, {self.date}): {self.note}"
 
 
 class Card(_Strict):
@@ -152,6 +182,7 @@ class Card(_Strict):
     launch_price_usd: float | None = Field(gt=0)
     purchase: Purchase | None  # new: list price or estimate (PRICE_BASES "new")
     street: Purchase | None = None  # dated street or used price (PRICE_BASES "street")
+    not_sold: NotSold | None = None  # not sold on its own (cloud-only, systems-only): no purchase is offered
     source: SourceUrl
     sources: dict[str, str] = Field(default_factory=dict)
     notes: str | None = None
@@ -179,6 +210,12 @@ class Card(_Strict):
         if v is not None and v.kind not in STREET_KINDS:
             raise ValueError(f"kind {v.kind!r} is a new price: put it under 'purchase:' (street: street or used)")
         return v
+
+    @model_validator(mode="after")
+    def _not_sold_has_no_price(self) -> Card:
+        if self.not_sold is not None and (self.purchase is not None or self.street is not None):
+            raise ValueError("not_sold: a card not sold on its own carries no purchase or street price")
+        return self
 
     @field_validator("compute_capability")
     @classmethod

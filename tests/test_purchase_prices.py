@@ -141,26 +141,52 @@ def test_written_catalog_still_loads(capsys, workspace):
     assert card.purchase.source == "https://example.com/a?b=1&c=2" and card.purchase.note == '50% off: "deal"'
 
 
-# --- every data-center card: a dated, sourced price or the explicit no-public-price mark ------------------
+# --- every data-center card: a dated, sourced price, or a sourced reason it is not sold on its own ---------
+
+DATE = re.compile(r"\d{4}-\d\d(-\d\d)?")
 
 
-def test_every_datacenter_card_has_a_dated_sourced_price_or_the_no_public_price_mark():
+def test_every_datacenter_card_has_a_price_or_a_sourced_reason_it_is_not_sold_on_its_own():
+    """The rule: a data-center card carries a dated price with its source (new: list or estimate; street or
+    used), or, when it is not sold on its own (cloud-only, systems-only), a dated `not_sold` reason with the
+    page that says so, and then no price. The only exceptions are the cards in no-public-price.csv, each
+    with the day and the searches that found no citable price; their number may only go down."""
     marks = pp.read_no_public_price(pp.DEFAULT_NO_PRICE_CSV)
     catalog = load_catalog()
     datacenter = [c for c in catalog.cards if c.family in ("datacenter", "instinct")]
     for card in datacenter:
         prices = [p for p in (card.purchase, card.street) if p is not None]
+        if card.not_sold is not None:
+            assert not prices and card.name not in marks, card.name
+            assert card.not_sold.source.startswith("https://") and DATE.fullmatch(card.not_sold.date), card.name
+            continue
         if card.name in marks:
             assert not prices, f"{card.name} has a price and a no-public-price mark"
             continue
-        assert prices, f"{card.name}: a data-center card with neither a price nor a no-public-price mark"
+        assert prices, f"{card.name}: a data-center card with no price, no not-sold reason and no no-public-price mark"
         for price in prices:
-            assert price.source.startswith("https://") and re.fullmatch(r"\d{4}-\d\d(-\d\d)?", price.date), card.name
-    for mark in marks.values():  # each mark says when and how it was searched
+            assert price.source.startswith("https://") and DATE.fullmatch(price.date), card.name
+    for mark in marks.values():  # each exception says when and how it was searched
         assert mark.searched >= "2026" and mark.searches and mark.note
         assert catalog.get(mark.card).family in ("datacenter", "instinct"), mark.card
-    priced = sum(1 for c in datacenter if c.name not in marks)
-    assert priced >= len(datacenter) - 24  # 24 marks (2026-11-27): GB200, GB300 and MI60 were priced that day
+    assert len(marks) <= 12  # 2026-12-04: 24 before; 8 priced, 4 marked not sold on their own (T4G, A10G, GH200 x2)
+    not_sold = {c.name: c.not_sold.why for c in datacenter if c.not_sold is not None}
+    assert not_sold == {"T4G": "cloud-only", "A10G": "cloud-only", "GH200 96GB": "systems-only",
+                        "GH200 144GB": "systems-only"}
+
+
+def test_the_2026_12_prices_name_their_card():
+    """The prices found on 2026-12-04 are on the card their source names (edition and memory)."""
+    catalog = load_catalog()
+    nvl = catalog.get("H100 NVL 94GB").street
+    assert nvl is not None and nvl.kind == "street" and "H100 NVL - 94GB" in nvl.note and 20000 < nvl.usd < 40000
+    for name, row in (("A10", "'NVIDIA A10 PCIe'"), ("A100 SXM4 40GB", "'NVIDIA A100 SXM4 40 GB'"),
+                      ("Tesla V100 PCIe 16GB", "'NVIDIA Tesla V100 PCIe 16 GB'"),
+                      ("Tesla V100 PCIe 32GB", "'NVIDIA Tesla V100 PCIe 32 GB'"),
+                      ("Instinct MI250X", "'AMD Radeon Instinct MI250X'"), ("B100", "'NVIDIA B100'")):
+        price = catalog.get(name).purchase
+        assert price is not None and price.kind == "estimate" and row in price.note, name
+        assert "/blob/d62de22b9128a2598b039c06346e350f918b3810/" in price.source, name  # Epoch's CSV at a commit
 
 
 def test_the_no_public_price_mark_is_checked(tmp_path, capsys):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuadvisor.advisor.options import PRICE_BASES, Option, build_options
+from gpuadvisor.advisor.options import PRICE_BASES, Option, build_options, not_for_sale
 from gpuadvisor.advisor.picks import BreakEven, Pick, buy_vs_rent, closest_miss, frontier, make_picks
 from gpuadvisor.advisor.targets import Targets
 from gpuadvisor.core.errors import UserError
@@ -161,6 +161,9 @@ def advise(
     picks = make_picks(opts, targets)
     closest, take = (None, None) if picks else _closest(opts, workload, catalog, targets, engine, efficiency)
     notes = _notes(workload, targets, targets_in, opts, engine=engine, rent=rent, buy=buy, price_basis=price_basis)
+    if buy:
+        unsold = not_sold_note(not_for_sale(opts, catalog, only))
+        notes += [unsold] if unsold else []
     if rent and prices is not None:
         notes += [line for line in (prices.stale_warning, prices.set_aside_line()) if line]
     return Advice(workload=workload, targets=targets, options=opts, frontier=frontier(opts), picks=picks,
@@ -241,6 +244,16 @@ def support_note(opts: list[Option]) -> str | None:
     more = f"; also {', '.join(rest[:6])}" + (f" and {len(rest) - 6} more" if len(rest) > 6 else "") if rest else ""
     return (f"{len(why)} card{'s' if len(why) != 1 else ''} cannot run this (support matrix, docs/support.md), "
             f"listed as such, never picked: {'; '.join(named)}{more}")
+
+
+def not_sold_note(unsold: dict[str, Any]) -> str | None:
+    """'not offered to buy, not sold on their own: A10G (cloud-only), GH200 96GB (systems-only) ...' for the
+    cards `options.not_for_sale` names, pointing at where the reason and its source are; None when none."""
+    if not unsold:
+        return None
+    parts = [f"{name} ({n.why})" for name, n in unsold.items()]
+    return ("not offered to buy, not sold on their own: " + ", ".join(parts)
+            + " (`gpuadvisor catalog show NAME` gives the reason and its source)")
 
 
 def basis_note(opts: list[Option], basis: str) -> str:

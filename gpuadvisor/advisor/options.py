@@ -424,6 +424,14 @@ def build_options(
     return out
 
 
+def not_for_sale(opts: list[Option], catalog: Any, only: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Card name -> its `not_sold` reason, for the cards not sold on their own that a buyer would look for
+    here: those with an option (rented or local) or named by `only`. Their purchase is never offered."""
+    shown = {o.hardware.card for o in opts}
+    return {c.name: c.not_sold for c in catalog.cards if getattr(c, "not_sold", None) is not None
+            and (c.name in shown or (only and _wanted(c, only)))}
+
+
 def _cards_for(workload: Workload, catalog: Any, only: tuple[str, ...]) -> dict[str, Any]:
     """The catalog cards to consider: those `only` names, that run the workload's precision well."""
     cards = {c.name: c for c in catalog.cards if _wanted(c, only)}
@@ -516,9 +524,12 @@ class _Builder:
         return out
 
     def buy(self, buy_counts: dict[str, tuple[int, ...]] | None, price_basis: str) -> list[Option]:
-        """Every considered card bought, by count, up to the fewest that meet every target."""
+        """Every considered card bought, by count, up to the fewest that meet every target; a card not
+        sold on its own (`not_sold`: cloud-only, systems-only) is never offered (see `not_for_sale`)."""
         out = []
         for card in self.cards.values():
+            if getattr(card, "not_sold", None) is not None:
+                continue
             unit, kind, source = purchase_of(card, price_basis)
             for g in _buy_counts(card, buy_counts):
                 f = self.figs(card.name, g)
@@ -547,4 +558,4 @@ class _Builder:
 
 
 __all__ = ["BUY_COUNTS", "PRICE_BASES", "Hardware", "Option", "build_options", "cannot_run_cards", "figures",
-           "hardware_of", "price_option", "purchase_of"]
+           "hardware_of", "not_for_sale", "price_option", "purchase_of"]

@@ -86,6 +86,10 @@ def describe(card: Card) -> list[str]:
             value = ", ".join(value) or "-"
         if key == "purchase" and card.purchase is not None:
             value = card.purchase.describe()
+        if key == "street" and card.street is not None:
+            value = card.street.describe()
+        if key == "not_sold" and card.not_sold is not None:
+            value = card.not_sold.describe()
         lines.append(f"  {key:<24} {'-' if value is None else value}")
     t = d["tensor_dense_tflops"]
     tensor = ", ".join(f"{k} {v if v is not None else '-'}" for k, v in t.items() if k not in ("basis", "note"))
@@ -95,8 +99,9 @@ def describe(card: Card) -> list[str]:
         lines.append(f"  {'tensor note':<24} {t['note']}")
     for field, url in card.sources.items():
         lines.append(f"  source for {field}: {url}")
-    if card.purchase is not None:
-        lines.append(f"  source for purchase: {card.purchase.source}")
+    for what, entry in (("purchase", card.purchase), ("street", card.street), ("not_sold", card.not_sold)):
+        if entry is not None:
+            lines.append(f"  source for {what}: {entry.source}")
     if card.notes:
         lines.append(f"  notes: {card.notes}")
     return lines
