@@ -377,7 +377,8 @@ def _disaggregated(request: EstimateRequest, q: ServingLoad, hardware: Resolved)
                                      "frontend_s_per_request") if k in a}
     assumptions.update(load=ld, requests=q.requests, seed=q.seed, disaggregated=dis)
     notes = (f"disaggregated: TTFT = front-end + prefill queue and prefill + KV transfer ({dis['kv_link']}, "
-             f"{f['kv_transfer_s']['mean'] * 1e3:,.1f} ms mean for {dis['kv_bytes_per_request_mean'] / 2**20:,.0f} MiB) "
+             f"{f['kv_transfer_s']['mean'] * 1e3:,.1f} ms mean for "
+             f"{dis['kv_bytes_per_request_mean'] / 2**20:,.0f} MiB) "
              "+ the first decode; decode batches run no prefill",)
     return Answer(question=Question.SERVING, workload=w.to_dict(), card=card.name, gpus=ds.gpus,
                   hardware_source="datasheet", fits=True,
