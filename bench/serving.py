@@ -268,3 +268,14 @@ def fit_profile_field(rows: list[dict[str, Any]], field: str, values: Iterable[f
         return sum(math.log(tool_value(e, **knob) / e["value"]) ** 2 for e in rows)
 
     return min(values, key=error)
+
+
+def fit_kv_transfer_efficiency() -> float:
+    """KV_TRANSFER_EFFICIENCY from the published transfer time (metric kv_transfer_ms): the prompt's KV bytes over
+    (the time less the engine's hand-off) x the link's one-way rate, to two decimals."""
+    import numpy as np
+
+    e = next(x for x in load_entries() if x["metric"] == "kv_transfer_ms")
+    ds = disagg_setup(e)
+    wire_s = e["value"] * 1e-3 - ds.decode.engine.kv_transfer_latency_s
+    return round(float(ds.kv_bytes(np.array([e["input_len"]]))[0]) / wire_s / (ds.link.gbs * 1e9), 2)
