@@ -68,6 +68,8 @@ def _model(name: str) -> Any:
 def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs: Any) -> float:
     """The tool's figure for one published entry, in the entry's metric and unit."""
     metric = e["metric"]
+    if e.get("disaggregated"):
+        return _disaggregated(e, phys, tuple(sorted(knobs.items())))
     if metric in ("pp_tps", "tg_tps"):
         hw = card_figures(_catalog().get(e["gpu"]))
         s = serve_setup(_model(e["model"]), hw, e["engine"], weights=e["weights"], kv_dtype=e["kv_dtype"],
@@ -133,10 +135,48 @@ def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: i
 _SIMS: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
+def disagg_setup(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs: Any) -> Any:
+    """The disaggregated deployment of a published entry: its pools on its card, the engine knobs it set."""
+    from gpuadvisor.estimate.serve.disagg import DisaggSetup, kv_link
+
+    d = e["disaggregated"]
+    hw = card_figures(_catalog().get(e["gpu"]))
+    set_knobs = {k: d[k] for k in ("kv_mem_fraction",) if k in d} | knobs
+    prefill_knobs = {k: d[k] for k in ("max_batched_tokens",) if k in d} | set_knobs
+    kw = dict(weights=e["weights"], kv_dtype=e["kv_dtype"], phys=phys)
+    pre = serve_setup(_model(e["model"]), hw, e["engine"], layout=Layout(tp=d["prefill_tp"]), **kw, **prefill_knobs)
+    dec = serve_setup(_model(e["model"]), hw, e["engine"], layout=Layout(tp=e["tp"]), **kw, **set_knobs)
+    link = kv_link(d["kv_link"], hw, hw, e["gpus"])
+    return DisaggSetup(pre, dec, d["prefill_instances"], d["decode_instances"], link)
+
+
+def _disaggregated(e: dict[str, Any], phys: dict[str, float] | None, knobs: tuple[tuple[str, Any], ...]) -> float:
+    """A disaggregated entry: the KV transfer of one prompt, or a closed-loop run's client figures (GenAI-Perf: means
+    over every request)."""
+    import numpy as np
+
+    from gpuadvisor.estimate.serve.disagg import run_disaggregated, summarize
+
+    ds = disagg_setup(e, phys, **dict(knobs))
+    if e["metric"] == "kv_transfer_ms":
+        return float(ds.transfer_s(np.array([e["input_len"]]))[0]) * 1e3
+    key = ("disaggregated", e["id"].rsplit("-", 1)[0], tuple(sorted((phys or {}).items())), knobs)
+    if key not in _SIMS:
+        n = e["num_requests"]
+        run = run_disaggregated(ds, np.full(n, e["input_len"]), np.full(n, e["output_len"]), users=e["concurrency"])
+        _SIMS[key] = summarize(run, ds.prefill.engine.frontend_s_per_request)
+    f = _SIMS[key]
+    tpot_ms = f["tpot_s"]["mean"] * 1e3
+    return {"ttft_ms": f["ttft_s"]["mean"] * 1e3, "itl_ms": tpot_ms, "tpot_ms": tpot_ms,
+            "output_tps": f["output_tokens_per_s"]}[e["metric"]]
+
+
 def check_all(entries: list[dict[str, Any]] | None = None, phys: dict[str, float] | None = None,
               **knobs: Any) -> list[Check]:
+    """Every entry's check; by default the colocated deployments' (the disaggregated ones are checked on their own,
+    tests/test_serve_disagg.py, and stay out of the engine-profile tables' gates)."""
     return [Check(e["id"], e["metric"], e["value"], tool_value(e, phys, **knobs), e["held_out"], e)
-            for e in (entries if entries is not None else load_entries())]
+            for e in (entries if entries is not None else [e for e in load_entries() if not e.get("disaggregated")])]
 
 
 def shares(checks: list[Check]) -> dict[str, float]:
@@ -228,3 +268,14 @@ def fit_profile_field(rows: list[dict[str, Any]], field: str, values: Iterable[f
         return sum(math.log(tool_value(e, **knob) / e["value"]) ** 2 for e in rows)
 
     return min(values, key=error)
+
+
+def fit_kv_transfer_efficiency() -> float:
+    """KV_TRANSFER_EFFICIENCY from the published transfer time (metric kv_transfer_ms): the prompt's KV bytes over
+    (the time less the engine's hand-off) x the link's one-way rate, to two decimals."""
+    import numpy as np
+
+    e = next(x for x in load_entries() if x["metric"] == "kv_transfer_ms")
+    ds = disagg_setup(e)
+    wire_s = e["value"] * 1e-3 - ds.decode.engine.kv_transfer_latency_s
+    return round(float(ds.kv_bytes(np.array([e["input_len"]]))[0]) / wire_s / (ds.link.gbs * 1e9), 2)

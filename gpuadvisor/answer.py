@@ -69,6 +69,8 @@ class ServingFigures:
     server_ttft_s: float | None = None
     frontend_s: float | None = None
     itl_s: float | None = None
+    kv_transfer_s: float | None = None  # disaggregated: mean seconds a request's KV cache takes between the pools
+    pools: list[dict[str, Any]] | None = None  # disaggregated: the prefill and the decode pool (card, GPUs, TP, KV)
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,8 @@ class Answer:
                 "aggregate_tokens_per_s": self.serving.aggregate_tokens_per_s,
                 "kv_capacity_tokens": self.serving.kv_capacity_tokens, "percentiles": self.serving.percentiles,
                 "server_ttft_s": self.serving.server_ttft_s, "frontend_s": self.serving.frontend_s,
-                "itl_s": self.serving.itl_s},
+                "itl_s": self.serving.itl_s, "kv_transfer_s": self.serving.kv_transfer_s,
+                "pools": self.serving.pools},
             "rests_on": {"profile": self.profile, "calibration": CALIBRATION_DOC, "assumptions": self.assumptions},
             "notes": list(self.notes), "detail": self.detail})
 

@@ -275,6 +275,8 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     from gpuadvisor.layout import Layout
 
     w, card = request.workload, hardware.card
+    if q.disaggregated:
+        return _disaggregated(request, q, hardware)
     weights = serving_weights(w, q)
     lay = Layout(tp=w.tensor_parallel, pp=q.pipeline_parallel, replicas=q.replicas)
     overrides: dict[str, Any] = dict(q.engine_overrides)
@@ -321,6 +323,71 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
                                      parts=mem_parts),
                   rate=Rate(value=f.get("requests_per_s"), unit="requests/s",
                             per_gpu=(f["requests_per_s"] / a["gpus"]) if f.get("requests_per_s") else None),
+                  serving=serving, profile=f"serving engine {a['engine']} ({a.get('engine_label', '')})",
+                  assumptions=assumptions, notes=notes, detail={"serving_simulation": r},
+                  parts=ServingParts(w.model, card, r, q.p99_ttft_s is not None or q.p99_tpot_s is not None))
+
+
+def _disaggregated(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> Answer:
+    """A disaggregated deployment (estimate/serve/disagg.py): a prefill pool, a decode pool (the workload's layout on
+    the request's card) and the KV transfer between them."""
+    from gpuadvisor.advisor.support import cannot_run, needs
+    from gpuadvisor.catalog import load_catalog, resolve_card
+    from gpuadvisor.estimate.serve.api import card_figures, serve_setup
+    from gpuadvisor.estimate.serve.disagg import DisaggSetup, estimate_disaggregated, kv_link
+    from gpuadvisor.estimate.serve.lengths import parse_lengths
+    from gpuadvisor.layout import Layout
+
+    w, card = request.workload, hardware.card
+    weights = serving_weights(w, q)
+    prefill_card = resolve_card(load_catalog(), q.prefill_card) if q.prefill_card else card
+    why = cannot_run(prefill_card, needs(w, serve_engine=str(q.engine)))
+    if why:
+        raise UserError(f"{prefill_card.name} {why} (docs/support.md)")
+    ptp = q.prefill_tp or w.tensor_parallel
+    assert q.prefill_gpus is not None
+    overrides: dict[str, Any] = dict(q.engine_overrides)
+    phw, dhw = card_figures(prefill_card), card_figures(card)
+    pre = serve_setup(w.model, phw, q.engine, weights=weights, kv_dtype=q.kv_dtype, layout=Layout(tp=ptp),
+                      **overrides)
+    dec = serve_setup(w.model, dhw, q.engine, weights=weights, kv_dtype=pre.kv_dtype,
+                      layout=Layout(tp=w.tensor_parallel), **overrides)
+    ds = DisaggSetup(pre, dec, q.prefill_gpus // ptp, q.replicas,
+                     kv_link(q.kv_link, phw, dhw, q.prefill_gpus + w.tensor_parallel * q.replicas))
+    lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens))
+    r = estimate_disaggregated(ds, lengths, rate=q.rate, users=q.concurrency, requests=q.requests, seed=q.seed,
+                               slo_ttft=q.p99_ttft_s, slo_tpot=q.p99_tpot_s)
+    f, a, ld = r["figures"], r["assumptions"], r["load"]
+    dis = a["disaggregated"]
+    pct = {k: dict(f[k]) for k in ("ttft_s", "server_ttft_s", "tpot_s") if isinstance(f.get(k), dict)}
+    tpot50 = pct.get("tpot_s", {}).get("p50")
+    pools = [{"role": role, **dis[f"{role}_pool"]} for role in ("prefill", "decode")]
+    serving = ServingFigures(users=q.concurrency, input_len=ld["mean_input_len"], output_len=ld["mean_output_len"],
+                             ttft_s=pct.get("ttft_s", {}).get("p50"), tpot_s=tpot50,
+                             per_user_tokens_per_s=(1.0 / tpot50) if tpot50 else None,
+                             aggregate_tokens_per_s=f.get("output_tokens_per_s"),
+                             kv_capacity_tokens=dis["decode_pool"]["kv_tokens_per_instance"], percentiles=pct,
+                             server_ttft_s=pct.get("server_ttft_s", {}).get("p50"), frontend_s=f.get("frontend_s"),
+                             itl_s=f.get("itl_s"), kv_transfer_s=f["kv_transfer_s"]["mean"], pools=pools)
+    fullest = max(pools, key=lambda p: p["weights_bytes_per_gpu"] + p["kv_bytes_per_gpu"])
+    mem_parts = {f"{p['role']} pool: {part}": p[f"{part}_bytes_per_gpu"] for p in pools for part in ("weights", "kv")}
+    capacity = max(c.memory_gib or 0 for c in (card, prefill_card)) * GiB or None
+    assumptions = {k: a[k] for k in ("engine", "engine_label", "weights", "kv_dtype", "kv_block_tokens",
+                                     "max_batched_tokens", "chunk_tokens", "max_seqs", "cuda_graphs", "layout",
+                                     "frontend_s_per_request") if k in a}
+    assumptions.update(load=ld, requests=q.requests, seed=q.seed, disaggregated=dis)
+    notes = (f"disaggregated: TTFT = front-end + prefill queue and prefill + KV transfer ({dis['kv_link']}, "
+             f"{f['kv_transfer_s']['mean'] * 1e3:,.1f} ms mean for "
+             f"{dis['kv_bytes_per_request_mean'] / 2**20:,.0f} MiB) "
+             "+ the first decode; decode batches run no prefill",)
+    return Answer(question=Question.SERVING, workload=w.to_dict(), card=card.name, gpus=ds.gpus,
+                  hardware_source="datasheet", fits=True,
+                  time=TimeParts(step_s=tpot50, job_s=f.get("duration_s"), bound=None,
+                                 parts={f"TTFT: {k}": v for k, v in f["ttft_parts_s"].items()}),
+                  memory=MemoryParts(per_gpu_bytes=fullest["weights_bytes_per_gpu"] + fullest["kv_bytes_per_gpu"],
+                                     capacity_bytes=capacity, parts=mem_parts),
+                  rate=Rate(value=f.get("requests_per_s"), unit="requests/s",
+                            per_gpu=(f["requests_per_s"] / ds.gpus) if f.get("requests_per_s") else None),
                   serving=serving, profile=f"serving engine {a['engine']} ({a.get('engine_label', '')})",
                   assumptions=assumptions, notes=notes, detail={"serving_simulation": r},
                   parts=ServingParts(w.model, card, r, q.p99_ttft_s is not None or q.p99_tpot_s is not None))

@@ -99,6 +99,17 @@ class ServingLoad:
     spec_tokens: int | None = None  # draft tokens k per verify step (default: the method's preset)
     spec_accept: float | None = None  # mean tokens a verify step keeps, 1..k+1 (default: the method's preset)
     draft_model: str | None = None  # the drafting model of --speculative draft
+    # disaggregated prefill/decode (estimate/serve/disagg.py): a prefill pool of `prefill_gpus` GPUs in instances
+    # of `prefill_tp` (default: the workload's --tp) on `prefill_card` (default: the request's card); the decode
+    # pool is the workload's layout (--tp x --replicas on --gpu); `kv_link` nvlink | network | GB/s per GPU
+    prefill_gpus: int | None = None
+    prefill_tp: int | None = None
+    prefill_card: str | None = None
+    kv_link: str | None = None
+
+    @property
+    def disaggregated(self) -> bool:
+        return self.prefill_gpus is not None
 
 
 @dataclass(frozen=True)
@@ -181,8 +192,11 @@ class EstimateRequest:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
                                 "in --mode inference")
             gpus = w.tensor_parallel * q.pipeline_parallel * q.replicas
+            if q.disaggregated:
+                gpus += _check_disaggregated(q, w.tensor_parallel)
             if w.num_gpus not in (1, gpus):
-                raise UserError(f"the serving simulation runs on --tp x --pp x --replicas = {gpus} GPUs; --gpus "
+                what = "--tp x --pp x --replicas" + (" + --prefill-gpus" if q.disaggregated else "")
+                raise UserError(f"the serving simulation runs on {what} = {gpus} GPUs; --gpus "
                                 f"{w.num_gpus} does not match (drop --gpus, or set the degrees)")
         elif isinstance(q, TrainingLayout):
             if not w.is_training:
@@ -196,6 +210,28 @@ class EstimateRequest:
             if w.optimizer not in ("adamw", "adam", "adamw-fused", "adamw-foreach"):
                 raise UserError(f"--optimizer {w.optimizer}: parallel layouts model AdamW only")
         return self
+
+
+def _check_disaggregated(q: ServingLoad, decode_tp: int) -> int:
+    """A disaggregated deployment's prefill pool, in one line each; its GPU count."""
+    from gpuadvisor.estimate.serve.profiles import serve_engine as profile
+
+    assert q.prefill_gpus is not None
+    in_range("--prefill-gpus", q.prefill_gpus, 1, limits.MAX_GPUS, "GPUs")
+    tp = q.prefill_tp or decode_tp
+    in_range("--prefill-tp", tp, 1, limits.MAX_GPUS, "GPUs")
+    if q.prefill_gpus % tp:
+        raise UserError(f"--prefill-gpus {q.prefill_gpus} is not a whole number of prefill instances of "
+                        f"--prefill-tp {tp} GPUs")
+    if q.pipeline_parallel > 1:
+        raise UserError("--pp with --prefill-gpus: pipeline stages in a disaggregated deployment are not modelled")
+    if q.speculative is not None:
+        raise UserError("--speculative with --prefill-gpus: speculative decoding in a disaggregated deployment is "
+                        "not modelled")
+    if not profile(q.engine).disaggregation:
+        raise UserError(f"--engine {q.engine} does not run disaggregated prefill/decode (vllm, sglang and trtllm "
+                        "do)")
+    return q.prefill_gpus
 
 
 def _check_engine_overrides(overrides: tuple[tuple[str, float], ...]) -> None:
@@ -275,7 +311,10 @@ APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
     "bandwidth_efficiency": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates"),
     **{k: (_kind(Question.SERVING), "the serving simulation (--rate, or --engine vllm|sglang|trtllm|llamacpp|hf)")
        for k in ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft_s",
-                 "p99_tpot_s", "engine_overrides", "speculative", "spec_tokens", "spec_accept", "draft_model")},
+                 "p99_tpot_s", "engine_overrides", "speculative", "spec_tokens", "spec_accept", "draft_model",
+                 "prefill_gpus")},
+    **{k: (lambda r: isinstance(r.question, ServingLoad) and r.question.disaggregated,
+           "a disaggregated deployment (--prefill-gpus N)") for k in ("prefill_tp", "prefill_card", "kv_link")},
     "pipeline_parallel": (_kind(Question.SERVING, Question.TRAINING), "the serving simulation and training "
                                                                     "layouts"),
     **{k: (_kind(Question.TRAINING), "training layouts (training, lora, qlora)")

@@ -539,6 +539,15 @@ def published_serving(checks: Callable[[], list[Any]] = serving_checks) -> Verdi
     return Verdict(ok, f"{', '.join(detail)}; outside {lo}-{hi}x: {outside}")
 
 
+def published_kv_transfer() -> Verdict:
+    """The published disaggregated KV-transfer time KV_TRANSFER_EFFICIENCY is fitted to, within 10 %."""
+    from bench import serving as published
+
+    rows = [e for e in published.load_entries() if e["metric"] == "kv_transfer_ms"]
+    ratios = [published.tool_value(e) / e["value"] for e in rows]
+    return Verdict(bool(rows) and all(0.9 <= r <= 1.1 for r in ratios), f"ratios {[round(r, 3) for r in ratios]}")
+
+
 def published_serving_online(checks: Callable[[], list[Any]] = serving_checks) -> Verdict:
     """Online serving per metric (TTFT, ITL/TPOT, output throughput) no worse than SERVING_ONLINE."""
     from bench import serving as published
@@ -668,6 +677,8 @@ GATES: tuple[Gate, ...] = (
            f"|error| at most {mean_pct:g} %", time_set(key, group, small=small, cases=cases, within=within,
                                                        mean_pct=mean_pct))
       for name, key, group, small, cases, within, mean_pct in TIME_SETS),
+    Gate("published_kv_transfer", "docs/serving.md 'Disaggregated prefill and decode': Dynamo's KV transfer of a "
+         "7,500-token prompt over NVLink (8 ms) within 10 %", published_kv_transfer),
     Gate("memory_multigpu", f"{README}: within 1.3 % (to one decimal) per GPU for DDP, FSDP and tensor parallel "
          "on two H200s", memory_multigpu(1.35)),
     Gate("memory_four_gpu_fitted", "BENCHMARKS.md 'Four GPUs (4x H200, 2026-11-27)': per-GPU memory of the 5 "

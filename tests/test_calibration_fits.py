@@ -251,6 +251,14 @@ def _rnn_backward_call() -> dict[str, float]:
     return fit_rnn_backward_call()
 
 
+@fit("KV_TRANSFER_EFFICIENCY")
+def _kv_transfer() -> dict[str, float]:
+    """The disaggregated KV transfer's share of the link, from the published transfer time."""
+    from bench.serving import fit_kv_transfer_efficiency
+
+    return {"KV_TRANSFER_EFFICIENCY": fit_kv_transfer_efficiency()}
+
+
 def test_every_measured_or_fitted_constant_has_a_recomputation():
     reproducible = {c.name for c in calibration.constants() if c.method.reproducible}
     assert reproducible == set(FITS), "measured/fitted constants need a recomputation here (or another method)"

@@ -92,6 +92,7 @@ VALUES = {"--seq": "512", "--input-len": "500", "--output-len": "50", "--optimiz
           "--bw-eff": "0.8", "--rate": "2", "--lengths": "sharegpt", "--requests": "50", "--seed": "3",
           "--weights": "fp8", "--kv-dtype": "fp8", "--replicas": "2", "--p99-ttft": "1s", "--p99-tpot": "50ms",
           "--speculative": "mtp", "--spec-tokens": "2", "--spec-accept": "1.8", "--draft-model": "llama-3.2-1b",
+          "--prefill-gpus": "2", "--prefill-tp": "1", "--prefill-gpu": "H200", "--kv-link": "network",
           "--pp": "2", "--micro-batch": "2", "--vp": "2", "--cp": "2", "--ep": "2", "--framework": "megatron",
           "--layout": "auto", "--recompute": "full", "--gpus-per-node": "4", "--net-gbs": "25",
           "--samples-seen": "1e6", "--restart-overhead": "0.05",

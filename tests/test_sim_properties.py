@@ -6,6 +6,7 @@ time; these examples would hang without the fix (the per-example deadline catche
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
@@ -142,3 +143,41 @@ def test_a_preempted_sequence_needs_its_own_tokens_only():
     cfg = SimConfig(max_batched_tokens=512, max_seqs=8, kv_blocks=-(-(100 + 400) // KV_BLOCK))
     r = simulate(Linear(), cfg, np.full(4, 100), np.full(4, 400))
     assert r.preemptions > 0 and np.isfinite(r.finish).all()
+
+
+@SETTINGS
+@given(runs(), st.booleans())
+def test_a_decode_instance_finishes_prefilled_requests(run, given_times):
+    """Disaggregated decode instances (SimConfig.prefilled): requests arrive with their prompt's KV cache, at given
+    times or all at once, are admitted as blocks and max_seqs allow (preempted ones recomputed), and finish; the
+    first token takes a decode iteration after the arrival."""
+    cfg, inp, out, _ = run
+    cfg = replace(cfg, prefilled=True)
+    arrivals = np.cumsum(np.full(len(inp), 0.002)) if given_times else None
+    r = simulate(Linear(), cfg, inp, out, arrivals=arrivals)
+    assert np.isfinite(r.finish).all() and np.isfinite(r.first_token).all()
+    assert (r.first_token > r.arrival).all() and (r.finish >= r.first_token).all()
+    assert r.max_running <= cfg.max_seqs
+
+
+@settings(max_examples=12, deadline=timedelta(seconds=20), derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 3), st.integers(1, 2), st.sampled_from(["vllm", "sglang", "trtllm"]),
+       st.sampled_from(["offline", "rate", "users"]), st.integers(1, 4000), st.integers(1, 200))
+def test_disaggregated_runs_terminate(prefill, decode, engine, load, isl, osl):
+    """Two pools on real step costs, any load: every request finishes, through the prefill, the transfer and the
+    decode pool in that order."""
+    from gpuadvisor.estimate.serve.disagg import DisaggSetup, kv_link, run_disaggregated
+
+    m = make_workload("llama-3.1-8b").model
+    hw = card_figures(load_catalog().get("H100 SXM5 80GB"))
+    s = serve_setup(m, hw, engine)
+    ds = DisaggSetup(s, s, prefill, decode, kv_link(None, hw, hw, prefill + decode))
+    kw = {"rate": 5.0} if load == "rate" else {"users": 4} if load == "users" else {}
+    inp, out = np.full(24, isl), np.full(24, osl)
+    run = run_disaggregated(ds, inp, out, **kw)
+    assert np.isfinite(run.finish).all()
+    assert (run.prefill_done > run.send).all() and (run.decode_arrival > run.prefill_done).all()
+    assert (run.first_token > run.decode_arrival).all() and (run.finish >= run.first_token).all()
+    if load == "users":  # each client's next request leaves when its last one ended
+        assert np.allclose(run.send[4:], run.finish[:-4])

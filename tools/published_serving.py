@@ -73,7 +73,7 @@ class Result:
     gpus: int
     weights: str  # bf16 | fp16 | fp8 | fp4 | q4_0 | q4_k_m
     kv_dtype: str
-    metric: str  # max_output_tps | output_tps | ttft_ms | itl_ms | tpot_ms | pp_tps | tg_tps
+    metric: str  # max_output_tps | output_tps | ttft_ms | itl_ms | tpot_ms | pp_tps | tg_tps | kv_transfer_ms
     value: float
     input_len: int
     output_len: int
@@ -87,6 +87,9 @@ class Result:
     # speculative decoding: method, draft_model, draft_tokens, accept_length (mean tokens a verify step keeps, from
     # the run's own counts) and host_sampling_s (the run's host sampling time per sampled token, where it samples)
     speculative: dict[str, object] | None = None
+    # disaggregated prefill/decode: prefill_instances, prefill_tp, decode_instances (tp: the decode pool's),
+    # kv_link, and the engine knobs the run set (max_batched_tokens of the prefill instances, kv_mem_fraction)
+    disaggregated: dict[str, object] | None = None
     source: dict[str, str] = field(default_factory=dict)
     table: str = ""
     notes: str = ""
@@ -201,7 +204,59 @@ def results() -> list[Result]:
                                                             + online[k:k + 3][:(k // 3) % 3])]
     r += _pipeline_rows()  # appended after the online rows: the held-out rule keeps their flags
     r += _speculative_rows()
+    r += _disaggregated_rows()  # appended last: the held-out rule keeps the earlier rows' flags
     return r
+
+
+DYNAMO402 = {"url": "https://github.com/ai-dynamo/dynamo/issues/402", "repo": "ai-dynamo/dynamo",
+             "document": "ai-dynamo/dynamo issue #402 'Llama 70B 1 Node Example', piotrm-nvidia's comment of "
+                         "2025-04-01 (GenAI-Perf LLM Metrics table, artifacts concurrency_32); configuration as in "
+                         "examples/llm/benchmarks/disagg.yaml and README.md of the same repository (8x H100 80GB "
+                         "HBM3 SXM, NVLink 4)"}
+LMCACHE_PD = {"url": "https://github.com/LMCache/lmcache.github.io/blob/1af0eb234814b210df77a1431520cfc486d06acc/"
+                     "_posts/2025-04-29-pdbench.md", "repo": "LMCache/lmcache.github.io",
+              "path": "_posts/2025-04-29-pdbench.md", "commit": "1af0eb234814b210df77a1431520cfc486d06acc",
+              "document": "LMCache blog 2025-04-29 'Bringing State-Of-The-Art PD Speed to vLLM v1' (Llama 3.1 8B "
+                          "Instruct, H100s joined by NVLink), section 'Why Page Size Matters'"}
+
+
+def _disaggregated_rows() -> list[Result]:
+    """Disaggregated prefill/decode (issue 29 part 4): NVIDIA Dynamo 0.1 (vLLM 0.7.2 with its disaggregation
+    patch, V0 engine) serving DeepSeek-R1-Distill-Llama-70B FP8-dynamic (Llama 3.3 70B's architecture) on one
+    8x H100 node: 4 prefill workers of one GPU each, 1 decode worker of TP4, KV cache over NVLink (NIXL); GenAI-Perf,
+    32 concurrent clients, 128 requests of 3,000 input and exactly 150 output tokens. And the KV transfer time
+    Dynamo takes for a 7,500-token prompt of Llama 3.1 8B between two H100s (the figure KV_TRANSFER_EFFICIENCY is
+    fitted to)."""
+    dis = {"prefill_instances": 4, "prefill_tp": 1, "decode_instances": 1, "kv_link": "nvlink",
+           "max_batched_tokens": 3500, "kv_mem_fraction": 0.95}
+    common = dict(model="llama-3.3-70b", engine="vllm@0.7",
+                  engine_version="0.7.2 with NVIDIA Dynamo 0.1's disaggregation patch (V0 engine)",
+                  gpu="H100 SXM5 80GB", gpus=8, weights="fp8", kv_dtype="bf16", input_len=3000, output_len=150,
+                  tp=4, concurrency=32, num_requests=128, client_measured=True, disaggregated=dis, source=DYNAMO402,
+                  notes="neuralmagic/DeepSeek-R1-Distill-Llama-70B-FP8-dynamic (FP8 weights, KV cache at vLLM's "
+                        "16-bit default); block-size 128, max-model-len 3500, max-num-batched-tokens 3500, "
+                        "gpu-memory-utilization 0.95, remote prefill for every request (conditional-disagg false); "
+                        "tp is the decode worker's; means over 128 requests of 32 clients (no warm-up excluded)")
+    table = "GenAI-Perf | LLM Metrics, avg column"
+    out = [
+        Result(id="dynamo-0.1-llama-3.3-70b-fp8-h100-4p1-1d4-3000-150-c32-ttft_ms", metric="ttft_ms", value=1385.48,
+               table=f"{table}: Time To First Token (ms) 1,385.48", **common),  # type: ignore[arg-type]
+        Result(id="dynamo-0.1-llama-3.3-70b-fp8-h100-4p1-1d4-3000-150-c32-itl_ms", metric="itl_ms", value=19.42,
+               table=f"{table}: Inter Token Latency (ms) 19.42", **common),  # type: ignore[arg-type]
+        Result(id="dynamo-0.1-llama-3.3-70b-fp8-h100-4p1-1d4-3000-150-c32-output_tps", metric="output_tps",
+               value=1023.48, table=f"{table}: Output Token Throughput (per sec) 1,023.48",
+               **common),  # type: ignore[arg-type]
+        Result(id="lmcache-blog-dynamo-kv-transfer-llama-3.1-8b-h100-nvlink-7500", model="llama-3.1-8b",
+               engine="vllm", engine_version="NVIDIA Dynamo (April 2025), vLLM page size 128", gpu="H100 SXM5 80GB",
+               gpus=2, weights="bf16", kv_dtype="bf16", metric="kv_transfer_ms", value=8.0, input_len=7500,
+               output_len=0, disaggregated={"prefill_instances": 1, "prefill_tp": 1, "decode_instances": 1,
+                                            "kv_link": "nvlink"},
+               source=LMCACHE_PD, table="Dynamo's delay to transfer the KV cache of a 7500-token input through "
+                                        "NVLink: 8ms, if page size is 128 tokens",
+               notes="the KV cache of one prompt, every layer (983 MB in bf16), one H100 to another; with 16-token "
+                     "pages the same transfer took 20 ms (not modelled: the tool has no per-page cost)"),
+    ]
+    return out
 
 
 ISSUE5877 = {"url": "https://github.com/ggml-org/llama.cpp/issues/5877", "repo": "ggml-org/llama.cpp",

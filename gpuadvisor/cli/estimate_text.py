@@ -230,6 +230,15 @@ def print_simulation(con: Any, p: ServingParts) -> None:
               f"(chunked prefill: {'chunks of up to ' + str(a['chunk_tokens']) if a['chunk_tokens'] else 'off'}), "
               f"max {a['max_seqs']} sequences, {host}, "
               f"CUDA graphs {'on' if a['cuda_graphs'] else 'off'}")
+    dis = a.get("disaggregated")
+    if dis:
+        for role in ("prefill", "decode"):
+            pool = dis[f"{role}_pool"]
+            con.print(f"  {role} pool: {pool['instances']} x TP{pool['tp']} on {pool['card']} ({pool['gpus']} GPUs), "
+                      f"{pool['kv_tokens_per_instance']:,} KV tokens per instance")
+        parts = ", ".join(f"{k} {v * 1e3:,.1f} ms" for k, v in f["ttft_parts_s"].items())
+        con.print(f"  KV transfer over {dis['kv_link']}: {f['kv_transfer_s']['mean'] * 1e3:,.1f} ms mean "
+                  f"({dis['kv_bytes_per_request_mean'] / 2**20:,.0f} MiB a request); mean TTFT = {parts}")
     sp = a.get("speculation")
     if sp:
         past = sp["stops_paying_at_batch"]

@@ -64,6 +64,16 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
                        help="mean tokens a verify step keeps (accepted drafts + 1, between 1 and K+1: the engine's "
                             "reported acceptance length; default: the method's published preset)")
         g.add_argument("--draft-model", default=None, metavar="MODEL", help="the draft model of --speculative draft")
+        g.add_argument("--prefill-gpus", type=int, default=None, metavar="N",
+                       help="disaggregated prefill/decode: N GPUs of prefill instances (the decode pool is --tp x "
+                            "--replicas on --gpu); the KV cache crosses --kv-link")
+        g.add_argument("--prefill-tp", type=int, default=None, metavar="T",
+                       help="tensor parallel per prefill instance (default: --tp)")
+        g.add_argument("--prefill-gpu", default=None, metavar="CARD",
+                       help="the prefill pool's card (default: --gpu)")
+        g.add_argument("--kv-link", default=None, metavar="LINK",
+                       help="link between the pools: nvlink, network, or GB/s per GPU one way (default: NVLink "
+                            "within one node of one card, else the network at 50 GB/s per GPU)")
     if recommend:
         g.add_argument("--serve-engine", default="vllm", metavar="ENGINE",
                        help="engine for --rate / --p99-* (default vllm; one of " + ", ".join(SERVE_ENGINES) + ")")

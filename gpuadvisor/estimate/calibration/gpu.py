@@ -29,6 +29,16 @@ CONSTANTS = (
     Constant("INTERCONNECT_EFFICIENCY", 0.7, "fraction", "achieved fraction of the catalog's interconnect figure "
              "(where no all-reduce bus bandwidth was measured)", "-", Method.ASSUMPTION,
              "not measured: multi-GPU runs use the measured all-reduce bus bandwidth where a probe has it"),
+    Constant("KV_TRANSFER_EFFICIENCY", 0.36, "fraction", "achieved fraction of one direction of the link between a "
+             "prefill and a decode GPU (half the catalog's NVLink figure, or the network's per-GPU rate) that a "
+             "disaggregated engine's KV-cache transfer reaches (paged blocks gathered by NIXL/UCX)",
+             "LMCache blog 2025-04-29 'Bringing State-Of-The-Art PD Speed to vLLM v1' (LMCache/lmcache.github.io "
+             "_posts/2025-04-29-pdbench.md): Dynamo moves the KV cache of a 7,500-token input (Llama 3.1 8B, bf16: "
+             "983 MB) over NVLink between two H100s in 8 ms with 128-token pages (20 ms with 16-token pages)",
+             Method.FITTED, "983 MB in 8 ms less the engines' 2 ms hand-off (kv_transfer_latency_s, engines.json): "
+             "164 GB/s over one direction of an H100's NVLink (450 GB/s), 0.36; the only published transfer time "
+             "with its conditions found: fitted on it, gated by tests/accuracy_gates.py published_kv_transfer "
+             "(within 10 %)"),
     Constant("DEFAULT_INTERCONNECT_GBS", 25.0, "GB/s", "interconnect bandwidth when the catalog has no figure "
              "(PCIe 4.0 x16, achievable)", "PCIe 4.0 x16: 32 GB/s per direction", Method.ASSUMPTION,
              "about 80 % of the PCIe 4.0 x16 line rate"),

@@ -76,6 +76,12 @@ class ServeEngine:
     pp_host_s_per_seq: float = 0.0
     client_sources: tuple[str, ...] = ()
     version: str = ""  # "" : the current release (engines.json `versions` NAME._default says which)
+    # disaggregated prefill/decode (serve/disagg.py): whether the engine runs it, the hand-off per request on top
+    # of the KV bytes over the link, and whether the KV cache leaves layer by layer while the prefill runs
+    disaggregation: bool = False
+    kv_transfer_latency_s: float = 0.0
+    kv_transfer_layerwise: bool = False
+    disagg_sources: tuple[str, ...] = ()
 
     @property
     def spec(self) -> str:
@@ -93,6 +99,7 @@ class ServeEngine:
         d["launch"] = self.launch.value
         d["sources"] = list(self.sources)
         d["client_sources"] = list(self.client_sources)
+        d["disagg_sources"] = list(self.disagg_sources)
         return d
 
 
@@ -146,6 +153,7 @@ def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
     d.update(overrides)
     d["sources"] = tuple(d["sources"])
     d["client_sources"] = tuple(d.get("client_sources", ()))
+    d["disagg_sources"] = tuple(d.get("disagg_sources", ()))
     d["launch"] = StepEngineName(d["launch"])
     return ServeEngine(name=key, version=version, **d)
 

@@ -12,6 +12,12 @@ waits for blocks held by newer prompts when nothing else can run. An engine that
 admission (`reserve_output`, TensorRT-LLM's GUARANTEED_NO_EVICT) never preempts for decodes.
 A prompt's last chunk samples its first token.
 
+Disaggregated pools (serve/disagg.py): a prefill instance runs the requests with one output token (its prompt's
+last chunk samples it; the KV cache then leaves); a decode instance (`prefilled`) admits requests whose prompt's
+KV cache arrived, in arrival order while `max_seqs` and its blocks allow, and decodes them from the next iteration
+on (the first decode samples the token the client sees first); a sequence it preempts is recomputed there as a
+prompt. Arrival times can be given (`arrivals`): the times the KV caches arrive.
+
 Termination: every iteration advances time and computes at least one token; a request that fits the KV cache alone
 (checked up front) always finishes. Cost: decode-only iterations that differ only in their context (no arrival,
 finish, admission or new KV shortage between them) are computed as one step (in closed form for the roofline
@@ -54,6 +60,9 @@ class SimConfig:
     reserve_output: bool = False  # admit only with blocks for the whole output (TensorRT-LLM's no-evict)
     frontend_s: float = 0.0  # client send -> scheduler: the engine's front-end per request (module docstring)
     decode_tokens: float = 1.0  # mean tokens a decode iteration generates per sequence (speculation: > 1)
+    # a disaggregated decode instance (serve/disagg.py): requests arrive with their prompt's KV cache computed
+    # elsewhere; admission takes the prompt's blocks and the next iteration decodes (its first token)
+    prefilled: bool = False
 
 
 @dataclass
@@ -125,7 +134,7 @@ class SimulationBoundError(UserError):
 
 
 def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float | None,
-                  users: int | None) -> None:
+                  users: int | None, arrivals: np.ndarray | None = None) -> None:
     """Refuse what the scheduler could not finish: every request must fit the KV cache alone, with a prompt of
     at least one token (a request that fits alone always finishes: the stall rule below frees the cache for it)."""
     if cfg.max_batched_tokens < 1 or cfg.max_seqs < 1 or cfg.kv_blocks < 1:
@@ -144,22 +153,30 @@ def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float 
         raise ValueError(f"rate must be a positive number of requests per second, got {rate!r}")
     if users is not None and users < 1:
         raise ValueError(f"users must be at least 1, got {users!r}")
+    if arrivals is not None:
+        if rate is not None or users is not None:
+            raise ValueError("give arrival times, a rate or users, not several")
+        if len(arrivals) != len(inp) or not (np.all(np.isfinite(arrivals)) and np.all(arrivals >= 0)):
+            raise ValueError("arrival times: one finite time >= 0 per request")
 
 
 def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: np.ndarray, *,
              rate: float | None = None, users: int | None = None, seed: int = 0,
-             max_steps: int = MAX_STEPS) -> SimResult:
+             max_steps: int = MAX_STEPS, arrivals: np.ndarray | None = None) -> SimResult:
     """Run the requests (lengths given) through the scheduler; `rate` req/s (Poisson), `users` closed-loop users,
-    or neither: every request queued at time 0 (an offline / infinite-rate benchmark).
+    `arrivals` (seconds, one per request), or none: every request queued at time 0 (an offline / infinite-rate
+    benchmark).
 
     Every iteration advances time and does work (decodes or prompt tokens), and every request finishes; a run
     that would compute more than `max_steps` steps (MAX_STEPS) stops with SimulationBoundError."""
     n = len(input_len)
     inp = np.asarray(input_len, np.int64)
     out = np.maximum(np.asarray(output_len, np.int64), 1)
-    _check_inputs(cfg, inp, out, rate, users)
+    _check_inputs(cfg, inp, out, rate, users, arrivals)
     arrival = np.full(n, np.inf)
-    if rate is not None:
+    if arrivals is not None:
+        arrival = np.asarray(arrivals, float).copy()
+    elif rate is not None:
         rng = np.random.default_rng(seed)
         arrival = np.cumsum(rng.exponential(1.0 / rate, n))
         arrival -= arrival[0]
@@ -176,6 +193,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     gen = np.zeros(n)
     per_step = cfg.decode_tokens
     blocks = np.zeros(n, np.int64)
+    recompute = np.zeros(n, bool)  # a prefilled request preempted on the decode instance: its prompt is recomputed
     next_arrival = 0 if users is None else min(users, n)  # closed loop: index of the next request to release
     order = np.argsort(arrival, kind="stable") if users is None else np.arange(n)
     arr_ptr = 0
@@ -198,6 +216,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         blocks[victim] = 0
         prompt[victim] = inp[victim] + int(gen[victim])
         done_pf[victim] = 0
+        recompute[victim] = True
         waiting.appendleft(victim)
         preempt += 1
         dirty = True
@@ -234,6 +253,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             budget -= c
         while waiting and budget > 0 and len(running) < cfg.max_seqs:
             i = waiting[0]
+            if cfg.prefilled and not recompute[i]:  # arrived with its KV cache: admit_prefilled's
+                break
             rest = int(prompt[i])
             if not cfg.chunked_prefill and rest > budget and (chunks or decodes):
                 break
@@ -251,6 +272,24 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             budget -= c
         return chunks
 
+    def admit_prefilled() -> None:
+        """A decode instance admits the requests whose KV cache arrived, in arrival order, while max_seqs and its
+        blocks allow (the prompt's tokens and the first output token's); they decode from this iteration on."""
+        nonlocal free, dirty
+        while waiting and len(running) < cfg.max_seqs:
+            i = waiting[0]
+            if recompute[i]:
+                break
+            nb = -(-(inp[i] + (out[i] if cfg.reserve_output else 1)) // int(cal.KV_BLOCK_TOKENS))
+            if nb > free:
+                break
+            waiting.popleft()
+            free -= nb
+            blocks[i] += nb
+            done_pf[i] = prompt[i]
+            running.append(i)
+            dirty = True
+
     while finished < n:
         if steps_done >= max_steps:
             raise SimulationBoundError(
@@ -260,6 +299,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         while arr_ptr < n and arrival[order[arr_ptr]] + fe <= t:
             waiting.append(int(order[arr_ptr]))
             arr_ptr += 1
+        if cfg.prefilled:
+            admit_prefilled()
         if dirty:
             run = np.fromiter(running, np.int64, len(running))
             dirty = False
@@ -314,6 +355,11 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         ended: list[int] = []
         if len(dec):
             gen[dec] += steps * per_step
+            if cfg.prefilled:  # a prefilled request's first decode samples its first token
+                new = dec[np.isnan(first[dec])]
+                if len(new):
+                    first[new] = t - (decode_steps_s(cost, len(dec), dctx, steps, per_step)
+                                      - decode_steps_s(cost, len(dec), dctx, 1, per_step)) * cfg.time_scale
             fin = dec[gen[dec] >= out[dec]]
             if len(fin):
                 finish[fin] = t
