@@ -102,9 +102,8 @@ class Rates:
     # --- the card's memory system against the calibration H100's (1 on the H100 itself; module docstring) ---
     ramp_scale: float = 1.0  # FLOPs per achieved byte over the H100's: on K_RAMP and CONV_K_RAMP
     sm_headroom: float = 1.0  # the H100's achieved bytes/s per SM over this card's: on latency-bound streams
-    # a dense convolution's rate over the GEMM rate: CONV_EFF where cuDNN's kernels run on the previous generation's
-    # MMA (the calibration H100) or the architecture is unknown, CONV_EFF_NATIVE_MMA on its own (HardwareFigures)
-    conv_eff: float = field(default_factory=lambda: cal.CONV_EFF)
+    # cuDNN's convolutions run on the architecture's own full-rate MMA (HardwareFigures.conv_native_mma): conv_eff
+    conv_native_mma: bool = False
 
     @classmethod
     def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
@@ -122,9 +121,8 @@ class Rates:
         ramp = (tensor_rate / bandwidth) / (ref_rate / ref_bandwidth) if tensor_rate and bandwidth else 1.0
         headroom = (ref_bandwidth / CALIBRATION_CARD_SMS) / (bandwidth / hw.compute_units) \
             if bandwidth and hw.compute_units else 1.0
-        conv_eff = cal.CONV_EFF_NATIVE_MMA if hw.conv_native_mma and not conv else cal.CONV_EFF
         return cls(gemm, bandwidth, hw.compute_units, hw.source, conv, hw.op_scale("depthwise_bw_eff") or 1.0,
-                   stream, ramp, headroom, conv_eff)
+                   stream, ramp, headroom, bool(hw.conv_native_mma))
 
     def streamed_efficiency(self, calibration_efficiency: float, cls: str = "") -> float:
         """The fraction of copy bandwidth a streaming kernel reaches on this card, from its fraction on the
@@ -139,6 +137,13 @@ class Rates:
 
     def rate(self, dtype: str) -> float:
         return self.gemm.get(dtype) or self.gemm.get("bf16") or self.gemm.get("fp32") or 0.0
+
+    @property
+    def conv_eff(self) -> float:
+        """A dense convolution's rate over the GEMM rate, read from the table when priced: CONV_EFF where cuDNN's
+        kernels run on the previous generation's MMA (the calibration H100), the architecture is unknown or the
+        conv probe measured this card (conv_scale is on CONV_EFF); CONV_EFF_NATIVE_MMA on the card's own MMA."""
+        return cal.CONV_EFF_NATIVE_MMA if self.conv_native_mma and not self.conv_scale else cal.CONV_EFF
 
 
 @dataclass
