@@ -149,6 +149,30 @@ def architecture_of(card: Any, architectures: dict[str, Architecture] | None = N
     return archs[arch_id]
 
 
+def convolves_on_native_mma(card: Any) -> bool | None:
+    """Whether cuDNN's convolutions run on the card's own full-rate MMA (its architecture's `conv_mma`); None where
+    the architecture is unknown or has no matrix units. A shipped card's answer comes from a table cached with the
+    architectures file (datacache: a cold `recommend` parses no YAML)."""
+    arch_id = getattr(card, "arch_id", None)
+    table = _conv_mma_table()
+    if arch_id in table:
+        return table[arch_id]
+    arch = architecture_of(card) if getattr(card, "architecture", None) else None
+    return None if arch is None or not arch.matrix_units else arch.conv_mma == "native"
+
+
+@cache
+def _conv_mma_table() -> dict[str, bool | None]:
+    from gpuadvisor.datacache import cached
+
+    path = shipped_catalog_dir() / ARCHITECTURES_FILE
+
+    def build() -> dict[str, bool | None]:
+        return {a.id: (a.conv_mma == "native" if a.matrix_units else None) for a in load_architectures(path).values()}
+
+    return cached("conv-mma", [path, Path(__file__)], build, lambda v: isinstance(v, dict) and bool(v))
+
+
 def runs_fp32_accumulate_at_half_rate(card: Any, arch: Architecture) -> bool:
     """Whether the card's float tensor operations with FP32 accumulate run at half rate: its own
     `tensor_fp32_accumulate` where given, else its architecture's rule for its product family."""

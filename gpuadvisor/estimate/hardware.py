@@ -92,6 +92,8 @@ class HardwareFigures:
 
     @classmethod
     def from_card(cls, card: Any) -> HardwareFigures:
+        from gpuadvisor.architectures import convolves_on_native_mma
+
         tf = {}
         for dt in ("fp16", "bf16", "tf32", "fp8", "int8"):
             v = card.tensor_tflops(dt)
@@ -108,7 +110,7 @@ class HardwareFigures:
             interconnect_gbs=card.interconnect_gbs,
             compute_units=getattr(card, "compute_units", None),
             compute_capability=getattr(card, "compute_capability", None) if card.vendor == "nvidia" else None,
-            conv_native_mma=_conv_native_mma(card),
+            conv_native_mma=convolves_on_native_mma(card),
             **_reach_fields(card),
         )
 
@@ -246,13 +248,6 @@ def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFi
         source="measured" if rates else hw.source,
         measured_keys=tuple(sorted(figures)),
     )
-
-
-def _conv_native_mma(card: Any) -> bool | None:
-    from gpuadvisor.architectures import architecture_of
-
-    arch = architecture_of(card) if getattr(card, "architecture", None) else None
-    return None if arch is None or not arch.matrix_units else arch.conv_mma == "native"
 
 
 def _reach_fields(card: Any) -> dict[str, Any]:
