@@ -721,7 +721,8 @@ GATES: tuple[Gate, ...] = (
       for family, (cases, within, worst) in UNSEEN_GATES.items()),
     *(Gate(f"rnn_calls_{phase}", f"docs/unseen-models.md 'cuDNN RNN calls': {phase}, {within} of {calls} within "
            f"0.8x-1.25x", rnn_calls(phase)) for phase, (_, calls, within) in RNN_CALL_GATES.items()),
-    *(Gate(f"cross_card_{name.replace(' ', '_')}", f"docs/cross-card.md: {name} at today's figures",
+    *(Gate(f"cross_card_{name.replace(' ', '_')}", f"README.md 'Other cards' and docs/cross-card.md: {name}, "
+           f"share within 0.8x-1.25x, worst and geometric mean at today's figures",
            cross_card("split", name)) for name in TODAY_SPLITS),
     *(Gate(f"cross_card_family_{name}", f"docs/cross-card.md: {name} at today's figures", cross_card("family", name))
       for name in TODAY_FAMILIES),
