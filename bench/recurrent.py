@@ -76,3 +76,41 @@ def calls_table(ratios: list[dict[str, Any]]) -> str:
         counts.append(f"{phase} (calls of up to {longest} steps): {sum(0.8 <= x <= 1.25 for x in sel)} of "
                       f"{len(sel)} within 0.8x-1.25x")
     return "; ".join(counts) + ".\n\n" + "\n".join(rows)
+
+
+RNN_MEMORY = REPO / "lab/data/h200-rnn-memory-2026-12-04/rnn_memory.json"
+
+
+def _workspace_rows(path: Path = RNN_MEMORY) -> list[dict[str, Any]]:
+    return [r for r in json.loads(path.read_text())["rows"] if r["phase"] == "inference"]
+
+
+def fit_rnn_workspace(path: Path = RNN_MEMORY) -> dict[str, float]:
+    """Least squares over every inference call of lab/rnn_memory.py: memory allocated during the call beyond its
+    outputs, less its gates of every step (2 bytes x batch x hidden x steps x directions x gates), against
+    (per-step rows per direction, bidirectional rows, LSTM bytes and GRU bytes per hidden unit, layer and
+    direction): the constants of trace.recurrent.rnn_inference_workspace_bytes."""
+    x, y = [], []
+    for r in _workspace_rows(path):
+        gates, dirs = (4 if r["mode"] == "LSTM" else 3), (2 if r["bidirectional"] else 1)
+        unit = 2.0 * r["batch"] * r["hidden"] * r["steps"]
+        per_layer = r["layers"] * dirs * r["hidden"]
+        x.append([unit * dirs, unit * (dirs - 1), per_layer * (r["mode"] == "LSTM"), per_layer * (r["mode"] == "GRU")])
+        y.append(r["peak_over_before"] - r["outputs"] - unit * dirs * gates)
+    (step, bidir, lstm, gru), *_ = np.linalg.lstsq(np.array(x), np.array(y), rcond=None)
+    return {"RNN_WORKSPACE_STEP_PASSES": round(float(step), 1), "RNN_WORKSPACE_BIDIR_PASSES": round(float(bidir), 1),
+            "RNN_WORKSPACE_LSTM_BYTES": round(float(lstm), -2), "RNN_WORKSPACE_GRU_BYTES": round(float(gru), -2)}
+
+
+def workspace_ratios(path: Path = RNN_MEMORY) -> list[float]:
+    """Every inference call's workspace, as the trace counts it (rnn_inference_workspace_bytes), over the memory
+    the call allocated beyond its outputs. Reads the calibration table at call time."""
+    from gpuadvisor.estimate.graph import RecurrentShape
+    from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes
+
+    out = []
+    for r in _workspace_rows(path):
+        gates, dirs = (4 if r["mode"] == "LSTM" else 3), (2.0 if r["bidirectional"] else 1.0)
+        shape = RecurrentShape(r["batch"], r["steps"], r["input"], r["hidden"], r["layers"], gates, dirs)
+        out.append(sum(rnn_inference_workspace_bytes(shape, 2.0, r["mode"])) / (r["peak_over_before"] - r["outputs"]))
+    return out

@@ -659,6 +659,36 @@ def cross_card(kind: str, name: str) -> Callable[[], Verdict]:
 
     return check
 
+#: family -> (cases, within 10 % in peak memory): today's figures (the recurrent ones were 4 of 16 before cuDNN's
+#: workspace and no reserve space in inference, 2026-12-04)
+UNSEEN_MEMORY_GATES = {"recurrent": (16, 12)}
+
+
+def unseen_memory(family: str) -> Callable[[], Verdict]:
+    def check() -> Verdict:
+        cases, within = UNSEEN_MEMORY_GATES[family]
+        rs = [r for r in unseen_results() if ("lab/models/" in r.case["spec"]) == (family == "recurrent")]
+        inside = sum(abs(r.memory_ratio - 1) <= 0.10 for r in rs)
+        return Verdict(len(rs) == cases and inside >= within, f"{family}: {inside} of {len(rs)} within 10 % in memory")
+
+    return check
+
+
+def rnn_workspace(calls: int, within: int, mean_pct: float) -> Callable[[], Verdict]:
+    """cuDNN's inference workspace per RNN call (lab/data/h200-rnn-memory-2026-12-04) against the formula the trace
+    counts (kernels.rnn_inference_workspace_bytes)."""
+
+    def check() -> Verdict:
+        from bench.recurrent import workspace_ratios
+
+        ratios = workspace_ratios()
+        inside = sum(0.9 <= x <= 1.1 for x in ratios)
+        mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
+        return Verdict(len(ratios) == calls and inside >= within and mean <= mean_pct,
+                       f"RNN workspace: {inside} of {len(ratios)} within 10 %, mean |log error| {mean:.2f} %")
+
+    return check
+
 GATES: tuple[Gate, ...] = (
     # the quoted figures are to one decimal: 4.1 % is the worst 4.13 % (qlora #29), 1.3 % the -1.32 % of tp2
     Gate("memory_h100", f"{README}: memory within 4.1 % (to one decimal) in every workload kind, 100 cases",
@@ -719,6 +749,11 @@ GATES: tuple[Gate, ...] = (
     *(Gate(f"unseen_{family}", f"BENCHMARKS.md 'Models nobody here measured before' ({family}): "
            f"{within} of {cases} within 0.8x-1.25x, none past {worst}x", unseen(family))
       for family, (cases, within, worst) in UNSEEN_GATES.items()),
+    *(Gate(f"unseen_{family}_memory", f"BENCHMARKS.md 'Models nobody here measured before' ({family}): {within} "
+           f"of {cases} within 10 % in peak memory", unseen_memory(family))
+      for family, (cases, within) in UNSEEN_MEMORY_GATES.items()),
+    Gate("rnn_workspace", "docs/unseen-models.md 'cuDNN RNN calls': the inference workspace of 36 of 40 calls within "
+         "10 %, mean |log error| 5.5 %", rnn_workspace(40, 36, 5.5)),
     *(Gate(f"rnn_calls_{phase}", f"docs/unseen-models.md 'cuDNN RNN calls': {phase}, {within} of {calls} within "
            f"0.8x-1.25x", rnn_calls(phase)) for phase, (_, calls, within) in RNN_CALL_GATES.items()),
     *(Gate(f"cross_card_{name.replace(' ', '_')}", f"README.md 'Other cards' and docs/cross-card.md: {name}, "

@@ -190,6 +190,13 @@ def _op_model_gpu() -> dict[str, float]:
     return fit_gpu_constants()
 
 
+@fit("RNN_WORKSPACE_STEP_PASSES", "RNN_WORKSPACE_BIDIR_PASSES", "RNN_WORKSPACE_LSTM_BYTES", "RNN_WORKSPACE_GRU_BYTES")
+def _rnn_workspace() -> dict[str, float]:
+    from bench.recurrent import fit_rnn_workspace
+
+    return fit_rnn_workspace()
+
+
 @fit("CONV_EFF_NATIVE_MMA")
 def _conv_native_mma() -> dict[str, float]:
     from bench.cross_card import fit_conv_native

@@ -422,7 +422,9 @@ def main(argv: list[str] | None = None) -> int:
 
     unseen_page = ("# Models nobody here measured before (H100)\n\nWritten by `python3 -m tools.bench_page` (summary "
                    "in BENCHMARKS.md). Ratio = estimate / measurement; measured by `lab/measure_models.py --unseen`, "
-                   "graphs traced on the GPU machine (`lab/trace_unseen.py`).\n\n" + unseen.table(unseen.evaluate())
+                   "graphs traced on the GPU machine (`lab/trace_unseen.py`; the recurrent ones, plain PyTorch, "
+                   "traced again on 2026-12-04 with `--only lab/models/` after the tracer counted cuDNN's workspace)."
+                   "\n\n" + unseen.table(unseen.evaluate())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "
                    "read off these calls (`bench/recurrent.py`). Training calls of more than 16 steps are not "

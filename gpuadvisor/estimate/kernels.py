@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from gpuadvisor.estimate import calibration as cal
-from gpuadvisor.estimate.graph import AttentionShape
+from gpuadvisor.estimate.graph import AttentionShape, RecurrentShape
 
 ALIGN_ELEMS = 8  # tensor-core GEMM paths need every dimension a multiple of 16 bytes (8 bf16 elements)
 # the calibrated figures this module used to define, now read from the calibration table
@@ -101,3 +101,15 @@ def attention_time(tokens: float, seq: float, q_dim: int, head_dim: int, layers:
     if backward:
         flops *= 1.0 + cal.ATTN_BWD_FLOPS
     return flops / attention_rate(seq, head_dim, rate, backward=backward)
+
+
+def rnn_inference_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> tuple[float, float]:
+    """cuDNN's workspace for an RNN call (lab/rnn_memory.py: 40 inference calls on an H200), as (the part that
+    grows with batch and steps, the part that does not): per time step, the gates and RNN_WORKSPACE_STEP_PASSES
+    more rows of (batch x hidden) per direction, RNN_WORKSPACE_BIDIR_PASSES more for a bidirectional call's joined
+    output; per layer and direction, RNN_WORKSPACE_LSTM_BYTES or _GRU_BYTES per hidden unit."""
+    s = shape
+    rows = (s.directions * (s.gates + cal.RNN_WORKSPACE_STEP_PASSES)
+            + cal.RNN_WORKSPACE_BIDIR_PASSES * (s.directions - 1))
+    per_unit = cal.RNN_WORKSPACE_LSTM_BYTES if mode == "LSTM" else cal.RNN_WORKSPACE_GRU_BYTES
+    return elem_bytes * s.batch * s.hidden_size * s.steps * rows, s.layers * s.directions * s.hidden_size * per_unit

@@ -6,6 +6,10 @@ from __future__ import annotations
 from gpuadvisor.estimate.calibration.record import Constant, Method
 
 VLLM = "https://docs.vllm.ai/en/latest/configuration/engine_args.html"
+RNN_MEMORY = "lab/data/h200-rnn-memory-2026-12-04/rnn_memory.json"
+RNN_FIT = ("least squares over the 40 inference calls (LSTM and GRU, hidden 128-1024, 1-3 layers, one and two "
+           "directions, batch 32-1024, 16-256 steps; bf16) of memory allocated during the call beyond its outputs, "
+           "less the gates of every step (bench.recurrent.fit_rnn_workspace)")
 
 CONSTANTS = (
     Constant("CUDA_CONTEXT_BYTES", 536870912, "bytes", "CUDA driver context + kernel images of an idle PyTorch "
@@ -21,6 +25,18 @@ CONSTANTS = (
              "keeps for backward (gate, activation, up, product; one is shared)", "docs/validation.md",
              Method.NOT_REPRODUCIBLE, "measured with torch.cuda.max_memory_allocated; the measurement apart from "
              "the validation cases is not stored"),
+    Constant("RNN_WORKSPACE_STEP_PASSES", 2.5, "rows per step and direction", "cuDNN's inference workspace for an "
+             "RNN call beyond its gates, in rows of batch x hidden per time step and direction",
+             RNN_MEMORY, Method.MEASURED, f"{RNN_FIT}, rounded to 0.1"),
+    Constant("RNN_WORKSPACE_BIDIR_PASSES", 2.8, "rows per step", "cuDNN's inference workspace of a bidirectional RNN "
+             "call beyond its directions' rows (the joined output), in rows of batch x hidden per time step",
+             RNN_MEMORY, Method.MEASURED, f"{RNN_FIT}, rounded to 0.1"),
+    Constant("RNN_WORKSPACE_LSTM_BYTES", 48600, "bytes per hidden unit", "cuDNN's inference workspace of an LSTM call "
+             "per layer and direction, per hidden unit, whatever the batch and steps", RNN_MEMORY, Method.MEASURED,
+             f"{RNN_FIT}, rounded to 100 bytes"),
+    Constant("RNN_WORKSPACE_GRU_BYTES", 38700, "bytes per hidden unit", "cuDNN's inference workspace of a GRU call per "
+             "layer and direction, per hidden unit, whatever the batch and steps", RNN_MEMORY, Method.MEASURED,
+             f"{RNN_FIT}, rounded to 100 bytes"),
     Constant("OPAQUE_TRANSIENT_FRACTION", 0.25, "fraction", "largest set of forward temporaries of a model given "
              "only by its activation elements (UNets, CNNs), as a fraction of them", "-", Method.ASSUMPTION,
              "not measured"),

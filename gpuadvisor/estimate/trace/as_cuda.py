@@ -11,7 +11,10 @@ in-projection, one fused attention kernel on the strided q/k/v views (no copies)
 itself still decides when the fast path is taken. Autocast's op lists differ too: CUDA autocast runs layer
 and group norms, softmax, exp/log/pow, sums and losses in float32 (their outputs float32), where CPU autocast
 keeps them in bfloat16, which halved those activations in a traced mixed-precision step: those functions are
-wrapped to run as CUDA autocast runs them.
+wrapped to run as CUDA autocast runs them. And F.linear on a 3-D (or more) input with a bias: CUDA flattens a
+contiguous input into one addmm (at::linear's _flatten_nd_linear) or adds the bias in place, but on fake tensors
+(a tensor subclass to at::linear) it multiplies, then adds the bias out of place: two outputs of the product's size
+alive at once, which doubled a language model's logits at its inference peak.
 `cuda_dispatch(rec)` patches the rest for the trace and restores them after.
 """
 
@@ -64,11 +67,12 @@ def _float32_under_autocast(fn: Any, opt_dtype: bool) -> Any:
 
 @contextlib.contextmanager
 def cuda_dispatch(rec: Recorder) -> Iterator[None]:
-    originals = (F.scaled_dot_product_attention, F.dropout)
+    originals = (F.scaled_dot_product_attention, F.dropout, F.linear)
     fused = (torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd)
     fastpath = torch.backends.mha.get_fastpath_enabled()
     F.scaled_dot_product_attention = _fused_attention(rec, originals[0])
     F.dropout = _fused_dropout
+    F.linear = _cuda_linear(originals[2])
     torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = _native_mha, _encoder_layer
     torch.backends.mha.set_fastpath_enabled(True)
     saved = [(owner, name, getattr(owner, name)) for owner, names in _CUDA_FP32 for name, _ in names]
@@ -80,9 +84,21 @@ def cuda_dispatch(rec: Recorder) -> Iterator[None]:
     finally:
         for owner, name, fn in saved:
             setattr(owner, name, fn)
-        F.scaled_dot_product_attention, F.dropout = originals
+        F.scaled_dot_product_attention, F.dropout, F.linear = originals
         torch._native_multi_head_attention, torch._transformer_encoder_layer_fwd = fused
         torch.backends.mha.set_fastpath_enabled(fastpath)
+
+
+def _cuda_linear(linear: Any) -> Any:
+    def run(x: Any, weight: Any, bias: Any = None) -> Any:
+        if bias is None or x.dim() < 3:
+            return linear(x, weight, bias)
+        if x.is_contiguous():
+            return torch.addmm(bias, x.reshape(-1, x.shape[-1]), weight.t()).view(*x.shape[:-1], weight.shape[0])
+        out = torch.matmul(x, weight.t())
+        return out.add_(bias)
+
+    return run
 
 
 def _native_mha(query: Any, key: Any, value: Any, embed_dim: int, num_head: int, qkv_weight: Any, qkv_bias: Any,

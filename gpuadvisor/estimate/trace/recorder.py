@@ -170,9 +170,10 @@ class Recorder(TorchDispatchMode):
         name = C.op_name(func)
         if self.steer_draws and name in _DRAWS:
             steer_draw(out, args)
-        for t in tree_leaves(out):
-            if isinstance(t, torch.Tensor):
-                self.track(t)
+        if not self.suppress:  # a fused recurrent layer's CPU steps are no kernel's: their tensors are not the GPU's
+            for t in tree_leaves(out):
+                if isinstance(t, torch.Tensor):
+                    self.track(t)
         if func.namespace == "aten" and not self.suppress:
             self._conv_workspace(name, args, out)
         if not self.recording or self.suppress or func.namespace != "aten":

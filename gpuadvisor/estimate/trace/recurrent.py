@@ -4,7 +4,8 @@ On the CPU, nn.LSTM/GRU/RNN decompose into a few ops per time step; on a GPU PyT
 fused RNN, which runs the input projections of all steps as one GEMM and the recurrence as one
 persistent kernel. The tracer therefore swaps each RNN module's forward for an autograd Function
 that records one RECURRENT op (forward) and one more in its backward, keeps cuDNN's reserve space
-(the gates of every step, saved for backward) alive in memory, and hides the inner ops.
+(the gates of every step, saved for backward) alive in memory in training, counts an inference call's workspace
+while it runs (kernels.rnn_inference_workspace_bytes), and hides the inner ops.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
 from gpuadvisor.estimate.graph import Op, OpClass, Phase, RecurrentShape
+from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
 _Function: Any = torch.autograd.Function  # torch is untyped here (an optional extra)
@@ -51,7 +53,7 @@ def _patch(m: Any, rec: Recorder) -> None:
 
     class Fused(_Function):
         @staticmethod
-        def forward(ctx: Any, x: Any, n_states: int, *rest: Any) -> Any:
+        def forward(ctx: Any, x: Any, backward: bool, n_states: int, *rest: Any) -> Any:
             states_in, weights = rest[:n_states], rest[n_states:]
             shape = rnn_shape(m, x)
             rec.suppress += 1
@@ -60,34 +62,47 @@ def _patch(m: Any, rec: Recorder) -> None:
                 out, state = original(x, hx)
             finally:
                 rec.suppress -= 1
-            s = shape
-            # the reserve space for the backward; an inference call allocates a workspace of about its size (the
-            # H100's inference peaks of lab/models/gru_deep.py fall 25 % short without it)
-            reserve = x.new_empty((int(s.layers * s.directions * s.steps * s.batch * s.hidden_size * (s.gates + 1)),))
-            ctx.save_for_backward(x, reserve, *states_in, *weights)
-            ctx.shape, ctx.n_states = shape, n_states
-            ctx.dtype = _record(rec, m, x, out, weights, shape, Phase.FORWARD, reserve)
             states = state if isinstance(state, tuple) else (state,)
+            for t in (out, *states):  # what cuDNN's call writes (the CPU steps' own tensors are not counted)
+                rec.track(t)
+            s = shape
+            # the reserve space, the gates of every step: written by a training call and read by its backward, so
+            # kept for it; an inference call writes the same gates through its workspace. Either call holds a
+            # workspace while it runs (a training call's is about an inference call's: lab/rnn_memory.py)
+            elements = int(s.layers * s.directions * s.steps * s.batch * s.hidden_size * (s.gates + 1))
+            if backward:
+                reserve = x.new_empty((elements,))
+                ctx.save_for_backward(x, reserve, *states_in, *weights)
+            else:
+                reserve = x.new_empty((0,))
+            steps_part, fixed_part = rnn_inference_workspace_bytes(s, x.element_size(), m.mode)
+            fixed = x.new_empty((1, int(fixed_part / x.element_size())))  # held with the rest, not batch-sized
+            rec.transient(steps_part, scaling=True)
+            del fixed
+            ctx.shape, ctx.n_states = shape, n_states
+            ctx.dtype = _record(rec, m, x, out, weights, shape, Phase.FORWARD, elements * x.element_size())
             return (out, *states)
 
         @staticmethod
         def backward(ctx: Any, *grads: Any) -> Any:
             x, reserve, *rest = ctx.saved_tensors
             states_in, weights = rest[:ctx.n_states], rest[ctx.n_states:]
-            _record(rec, m, x, grads[0], weights, ctx.shape, Phase.BACKWARD, reserve, dtype=ctx.dtype)
-            return (torch.empty_like(x), None, *[torch.empty_like(t) for t in (*states_in, *weights)])
+            _record(rec, m, x, grads[0], weights, ctx.shape, Phase.BACKWARD, C.tensor_bytes(reserve), dtype=ctx.dtype)
+            return (torch.empty_like(x), None, None, *[torch.empty_like(t) for t in (*states_in, *weights)])
 
     def forward(x: Any, hx: Any = None) -> Any:
         """cuDNN takes the initial state (an encoder's last state handed to a decoder) in the same fused call."""
         states_in = () if hx is None else (tuple(hx) if isinstance(hx, tuple) else (hx,))
-        out, *states = Fused.apply(x, len(states_in), *states_in, *m._flat_weights)
+        # a backward will follow where autograd records this call (inside the Function grad mode is off)
+        backward = torch.is_grad_enabled() and any(t.requires_grad for t in (x, *states_in, *m._flat_weights))
+        out, *states = Fused.apply(x, backward, len(states_in), *states_in, *m._flat_weights)
         return out, (tuple(states) if len(states) > 1 else states[0])
 
     m.forward = forward
 
 
 def _record(rec: Recorder, m: Any, x: Any, out: Any, weights: Any, shape: RecurrentShape, phase: Phase,
-            reserve: Any, dtype: str | None = None) -> str:
+            reserve_bytes: float, dtype: str | None = None) -> str:
     """Record one fused RNN op; returns its dtype (the backward runs in the forward's, outside autocast)."""
     w_bytes = sum(C.tensor_bytes(w) for w in weights)
     flops = rnn_flops(shape) * (2.0 if phase is Phase.BACKWARD else 1.0)
@@ -95,8 +110,8 @@ def _record(rec: Recorder, m: Any, x: Any, out: Any, weights: Any, shape: Recurr
         dtype = "bf16" if torch.is_autocast_enabled("cpu") else C.dtype_name(weights[0].dtype)
     if not rec.recording:
         return dtype
-    read = C.tensor_bytes(x) + w_bytes + (C.tensor_bytes(reserve) if phase is Phase.BACKWARD else 0.0)
-    written = C.tensor_bytes(out) + (C.tensor_bytes(reserve) if phase is Phase.FORWARD else w_bytes)
+    read = C.tensor_bytes(x) + w_bytes + (reserve_bytes if phase is Phase.BACKWARD else 0.0)
+    written = C.tensor_bytes(out) + (reserve_bytes if phase is Phase.FORWARD else w_bytes)
     rec.append(Op(f"cudnn_rnn_{m.mode.lower()}", OpClass.RECURRENT, phase, dtype, flops, read, written,
                   shape.to_row()),
                (x, *weights), grad_mode=True)  # inside an autograd.Function: what needs a gradient decides

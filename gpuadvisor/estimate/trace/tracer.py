@@ -32,8 +32,9 @@ from gpuadvisor.estimate.trace.zoo import ModelRef, Source, apply_trainable, bui
 #: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
 #: masks needing their gradient, second peaks per phase; 3: layer drop's draws keep every layer on real tensors;
 #: cuDNN's NHWC copies of a 16-bit NCHW convolution's tensors while it runs; 4: forward kernels autograd does not
-#: record counted (OpGraph.untracked_ops))
-TRACER_REVISION = 7
+#: record counted (OpGraph.untracked_ops); 8: a linear on a 3-D input one addmm as on CUDA, an RNN's workspace while it
+#: runs and its reserve space only where a backward follows)
+TRACER_REVISION = 8
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
