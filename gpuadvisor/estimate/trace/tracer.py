@@ -26,7 +26,7 @@ from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
 from gpuadvisor.estimate.steplog import GRADIENT, INPUT, OTHER, STATE, STEP_PEAK_SUFFIX, WEIGHT, StepLog
 from gpuadvisor.estimate.trace.torchlib import import_torch
-from gpuadvisor.estimate.trace.zoo import ModelRef, Source, apply_trainable, build, prepare_inputs
+from gpuadvisor.estimate.trace.zoo import BuiltModel, ModelRef, Source, apply_trainable, build, prepare_inputs
 
 #: bumped when what the tracer records changes without the stored layout changing (graph.FORMAT): a user's
 #: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
@@ -115,8 +115,8 @@ def _trace(ref: ModelRef, opts: TraceOptions, batch: int, *, log: bool) -> tuple
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     try:
-        with FakeTensorMode():
-            return _run(ref, opts, batch, "fake tensors", real=False, log=log)
+        with FakeTensorMode(allow_non_fake_inputs=True) as fake_mode:
+            return _run(ref, opts, batch, "fake tensors", real=False, log=log, fake_mode=fake_mode)
     except UserError:
         raise
     except Exception as e:  # data-dependent ops, or an op with no fake kernel: try real tensors below
@@ -135,16 +135,19 @@ def _trace(ref: ModelRef, opts: TraceOptions, batch: int, *, log: bool) -> tuple
 
 
 def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
-         log: bool = False) -> tuple[OpGraph, StepLog | None]:
+         log: bool = False, fake_mode: Any = None) -> tuple[OpGraph, StepLog | None]:
     torch = import_torch()
     from torch.utils._pytree import tree_leaves
 
     import gpuadvisor.estimate.trace.recurrent as recurrent
     from gpuadvisor.estimate.trace.as_cuda import cuda_dispatch
+    from gpuadvisor.estimate.trace.fakebuild import build_on_fake
     from gpuadvisor.estimate.trace.recorder import Recorder
     from gpuadvisor.estimate.trace.steplogger import StepLogger
 
-    built = build(ref, seq=opts.seq, input_shape=opts.input_shape)
+    def make() -> BuiltModel:
+        return build(ref, seq=opts.seq, input_shape=opts.input_shape)
+    built = make() if fake_mode is None else build_on_fake(make, fake_mode)
     model = built.module
     training = opts.mode is GraphMode.TRAINING
     if opts.freeze or opts.trainable:
