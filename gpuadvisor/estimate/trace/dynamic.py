@@ -114,7 +114,7 @@ def one_nms_per_batch() -> Iterator[None]:
     imported."""
     import sys
 
-    boxes = sys.modules.get("torchvision.ops.boxes")
+    boxes: Any = sys.modules.get("torchvision.ops.boxes")
     trick = getattr(boxes, "_batched_nms_coordinate_trick", None)
     if boxes is None or trick is None:
         yield
