@@ -52,7 +52,8 @@ def graph_memory(w: Workload) -> MemoryBreakdown:
     items["optimizer states"] = m.get("optimizer states", 0.0)
     items["activations"] = m.get("activations", 0.0) + m.get("inputs", 0.0) + cal.WORKSPACE_BYTES
     notes = [f"traced op graph of {g.model} ({g.source}; input {g.input_desc or 'default'}): peak in "
-             f"{g.memory.phase}; activations include {cal.WORKSPACE_BYTES / 2**20:.0f} MiB of cuBLAS/cuDNN workspace"]
+             f"{g.memory.phase}; activations include {cal.WORKSPACE_BYTES / 2**20:.0f} MiB of cuBLAS/cuDNN workspace",
+             *g.notes]
     if w.data_parallel > 1 and w.is_training:
         items["gradients"] += m.get("gradients", 0.0) or g.trainable_params * 4.0  # DDP's all-reduce buckets
         notes.append("DDP: its gradient buckets hold a second copy of the gradients")

@@ -111,4 +111,12 @@ def params_of(ref: ModelRef) -> int:
     for k, row in _shipped_rows().items():
         if k.split("|", 1)[0] == ref.text:
             return int(row["low"]["params"])
-    return batch_graph(ref, TraceOptions()).low.params
+    try:
+        return batch_graph(ref, TraceOptions()).low.params
+    except UserError:
+        if ref.source is Source.FILE or not have_torch():
+            raise
+        # its default step cannot be traced (RAFT in pure bf16, say), the one asked may: count the module's own
+        from gpuadvisor.estimate.trace.tracer import count_params
+
+        return count_params(ref)

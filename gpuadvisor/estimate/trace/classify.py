@@ -40,13 +40,19 @@ NORM_OPS = {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm
             "_fused_rms_norm_backward", "_batch_norm_impl_index", "miopen_batch_norm"}
 GATHER_OPS = {"embedding", "embedding_dense_backward", "index_select", "gather", "scatter", "scatter_add",
               "scatter_reduce", "index_add", "index", "index_put", "_index_put_impl", "index_copy",
-              "_embedding_bag", "embedding_bag", "masked_scatter", "take"}
+              "_embedding_bag", "embedding_bag", "masked_scatter", "take",
+              # torchvision's region pooling (detection heads): bilinear gathers from the feature maps per box
+              "roi_align", "_roi_align_backward", "roi_pool", "_roi_pool_backward", "ps_roi_align",
+              "_ps_roi_align_backward", "ps_roi_pool", "_ps_roi_pool_backward"}
 REDUCTION_OPS = {"sum", "mean", "amax", "amin", "max", "min", "_softmax", "_log_softmax", "_softmax_backward_data",
                  "_log_softmax_backward_data", "nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward",
                  "nll_loss2d_backward", "var_mean", "var", "std", "norm", "linalg_vector_norm", "cumsum", "topk",
-                 "sort", "argmax", "argmin", "prod", "logsumexp", "_safe_softmax", "all", "any", "std_mean"}
+                 "sort", "argmax", "argmin", "prod", "logsumexp", "_safe_softmax", "all", "any", "std_mean",
+                 "nms"}  # torchvision::nms: the boxes' overlaps, a mask per box
 #: cuDNN's fused RNN ops: never traced as such (recurrent.py records them), but named so in GPU profiles
 RECURRENT_OPS = {"_cudnn_rnn", "_cudnn_rnn_backward", "miopen_rnn", "miopen_rnn_backward"}
+#: the op namespaces whose ops launch kernels: PyTorch's, and torchvision's (NMS, RoI align: detection models)
+KERNEL_NAMESPACES = frozenset({"aten", "torchvision"})
 #: ops that allocate without running a kernel (their memory counts, their time does not)
 NO_KERNEL = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh",
              "lift_fresh_copy", "_local_scalar_dense", "set", "resize", "_resize_output", "_unsafe_view"}

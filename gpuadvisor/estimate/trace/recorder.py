@@ -176,7 +176,7 @@ class Recorder(TorchDispatchMode):
                     self.track(t)
         if func.namespace == "aten" and not self.suppress:
             self._conv_workspace(name, args, out)
-        if not self.recording or self.suppress or func.namespace != "aten":
+        if not self.recording or self.suppress or func.namespace not in C.KERNEL_NAMESPACES:
             return out  # prim.* ops are metadata queries
         self.dispatched += 1
         if self.log is not None:

@@ -26,7 +26,7 @@ from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
 from gpuadvisor.estimate.steplog import GRADIENT, INPUT, OTHER, STATE, STEP_PEAK_SUFFIX, WEIGHT, StepLog
 from gpuadvisor.estimate.trace.torchlib import import_torch
-from gpuadvisor.estimate.trace.zoo import ModelRef, Source, apply_trainable, build, prepare_inputs
+from gpuadvisor.estimate.trace.zoo import BuiltModel, ModelRef, Source, apply_trainable, build, prepare_inputs
 
 #: bumped when what the tracer records changes without the stored layout changing (graph.FORMAT): a user's
 #: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
@@ -116,8 +116,8 @@ def _trace(ref: ModelRef, opts: TraceOptions, batch: int, *, log: bool) -> tuple
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     try:
-        with FakeTensorMode():
-            return _run(ref, opts, batch, "fake tensors", real=False, log=log)
+        with FakeTensorMode(allow_non_fake_inputs=True) as fake_mode:
+            return _run(ref, opts, batch, "fake tensors", real=False, log=log, fake_mode=fake_mode)
     except UserError:
         raise
     except Exception as e:  # data-dependent ops, or an op with no fake kernel: try real tensors below
@@ -130,22 +130,47 @@ def _trace(ref: ModelRef, opts: TraceOptions, batch: int, *, log: bool) -> tuple
     except UserError:
         raise
     except Exception as e:
-        why = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}" if str(e) else type(e).__name__
-        raise UserError(f"{ref.text} cannot be traced: {why}"
-                        + f" (fake tensors: {type(first).__name__})") from None
+        raise UserError(f"{ref.text} cannot be traced: {_why(e)} (on fake tensors: {_why(first)})") from None
+
+
+def _why(e: BaseException) -> str:
+    """The error in a few words, and the op and line of the model's code it came from (dynamic.failed_op)."""
+    from torch._subclasses.fake_tensor import DataDependentOutputException
+
+    from gpuadvisor.estimate.trace.dynamic import failed_op
+
+    if isinstance(e, DataDependentOutputException):
+        return "the model reads a value of its data" + failed_op(e)
+    text = str(e).strip()
+    return (f"{type(e).__name__}: {text.splitlines()[0][:200]}" if text else type(e).__name__) + failed_op(e)
+
+
+def count_params(ref: ModelRef) -> int:
+    """The parameters of `ref`'s module, built on fake tensors (nothing run)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from gpuadvisor.estimate.trace.fakebuild import build_on_fake
+
+    with FakeTensorMode(allow_non_fake_inputs=True) as fake_mode:
+        built = build_on_fake(lambda: build(ref), fake_mode)
+        return int(sum(p.numel() for p in built.module.parameters()))
 
 
 def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
-         log: bool = False) -> tuple[OpGraph, StepLog | None]:
+         log: bool = False, fake_mode: Any = None) -> tuple[OpGraph, StepLog | None]:
     torch = import_torch()
     from torch.utils._pytree import tree_leaves
 
     import gpuadvisor.estimate.trace.recurrent as recurrent
     from gpuadvisor.estimate.trace.as_cuda import cuda_dispatch
+    from gpuadvisor.estimate.trace.dynamic import FixedSizes, one_nms_per_batch
+    from gpuadvisor.estimate.trace.fakebuild import build_on_fake
     from gpuadvisor.estimate.trace.recorder import Recorder
     from gpuadvisor.estimate.trace.steplogger import StepLogger
 
-    built = build(ref, seq=opts.seq, input_shape=opts.input_shape)
+    def make() -> BuiltModel:
+        return build(ref, seq=opts.seq, input_shape=opts.input_shape)
+    built = make() if fake_mode is None else build_on_fake(make, fake_mode)
     model = built.module
     training = opts.mode is GraphMode.TRAINING
     if opts.freeze or opts.trainable:
@@ -154,7 +179,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
     _convert(torch, model, weight_dtype, opts.channels_last)
     if opts.checkpointing:
         _enable_checkpointing(model, ref)
-    args, kwargs = built.make_batch(batch)
+    args, kwargs = built.batch_for(batch, training)
     args, kwargs = prepare_inputs((args, kwargs), None if training and opts.mixed_precision else weight_dtype,
                                    opts.channels_last)
     rec = Recorder()
@@ -162,7 +187,8 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
     rec.steer_draws = real  # layer drop's draws keep every layer (recorder.steer_draw)
     rec.weight_shapes = {tuple(p.shape) for p in model.parameters()}
     notes: list[str] = []
-    with rec, cuda_dispatch(rec):
+    sizes = FixedSizes(fake=not real)
+    with sizes, one_nms_per_batch(), rec, cuda_dispatch(rec):
         recurrent.fuse(model, rec)
         params = list(model.parameters())
         param_ids = rec.serials(params)
@@ -216,6 +242,9 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
                 out = model(*args, **kwargs)
             del out
             grad_ids, state_ids = set(), set()
+    if sizes.fixed:
+        notes.append(f"outputs sized by their data ({', '.join(sorted(sizes.fixed))}) traced with every candidate "
+                     "kept, up to the model's own limits (the step with the most boxes)")
     phase_peaks = tuple(MemoryPeak(peak, phase.value, _peak_items(alive, param_ids, grad_ids, state_ids, input_ids))
                         for phase, (peak, alive) in rec.phase_peaks.items())
     # each phase's moment of most activations too, as a peak of its own: BatchGraph scales every peak to the
@@ -228,7 +257,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
         params=sum(p.numel() for p in params), trainable_params=sum(p.numel() for p in params if p.requires_grad),
         memory=max(phase_peaks, key=lambda m: m.peak_bytes), phase_peaks=phase_peaks, unit=built.unit.value,
         tokens_per_sample=built.tokens_per_sample, input_desc=built.input_desc,
-        source=f"traced (torch {torch.__version__}, {how})", notes=tuple(notes), host_ops=rec.dispatched,
+        source=f"traced (torch {torch.__version__}, {how})", notes=(*built.notes, *notes), host_ops=rec.dispatched,
         untracked_ops=rec.untracked)
     if rec.log is None:
         return graph, None

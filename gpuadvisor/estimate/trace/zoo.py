@@ -18,6 +18,7 @@ import importlib.util
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,9 @@ from gpuadvisor.modelref import DEFAULT_AUDIO_SAMPLES, DEFAULT_TEXT_SEQ, ModelRe
 
 @dataclass
 class BuiltModel:
-    """A module with what it takes to run it: `make_batch(batch)` gives (args, kwargs)."""
+    """A module with what it takes to run it: `make_batch(batch)` gives (args, kwargs); `train_batch(batch)` the
+    batch of a training step where it differs (a detection model takes its targets then); `loss_fn(out)` the
+    loss a training loop reduces the output with where generic_loss is not it."""
 
     ref: ModelRef
     module: Any
@@ -37,9 +40,14 @@ class BuiltModel:
     tokens_per_sample: int = 1  # for Unit.TOKENS: sequence length
     input_desc: str = ""
     notes: list[str] = field(default_factory=list)
+    train_batch: Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]] | None = None
+    loss_fn: Callable[[Any], Any] | None = None
+
+    def batch_for(self, batch: int, training: bool) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return self.train_batch(batch) if training and self.train_batch is not None else self.make_batch(batch)
 
     def loss(self, out: Any) -> Any:
-        return generic_loss(out)
+        return self.loss_fn(out) if self.loss_fn is not None else generic_loss(out)
 
 
 def build(ref: ModelRef, *, seq: int = 0, input_shape: tuple[int, ...] | None = None,
@@ -92,11 +100,116 @@ def _build_torchvision(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, d
         close = [n for n in names if ref.name.lower().replace("-", "_") in n][:4]
         hint = f"; did you mean {', '.join(close)}?" if close else " (see torchvision.models.list_models())"
         raise UserError(f"unknown torchvision model {ref.name!r}{hint}") from None
-    default = (3, 299, 299) if ref.name.startswith("inception") else (3, 224, 224)
-    if ref.name.startswith("inception"):
+    family = torchvision_family(tv, ref.name)
+    if family is TorchvisionFamily.VIDEO:
+        return _image_model(ref, module, shape or _video_input(tv, ref.name), device)
+    if family is TorchvisionFamily.OPTICAL_FLOW:
+        return _optical_flow_model(ref, module, shape or FLOW_FRAME, device)
+    if family is TorchvisionFamily.DETECTION:
+        return _detection_model(ref, module, shape or DETECTION_IMAGE, device)
+    if family is TorchvisionFamily.SEGMENTATION:
+        return _image_model(ref, module, shape or SEGMENTATION_IMAGE, device)
+    if "inception" in ref.name:
         module.aux_logits = False
         module.AuxLogits = None
-    return _image_model(ref, module, shape or default, device)
+    built = _image_model(ref, module, shape or ((3, 299, 299) if "inception" in ref.name else (3, 224, 224)), device)
+    if family is TorchvisionFamily.QUANTIZATION:
+        built.notes.append(f"{ref.name}: torchvision's quantized models run their int8 kernels on the CPU only "
+                           "(fbgemm, qnnpack); built unquantized, the float model is estimated in the dtype asked")
+    return built
+
+
+class TorchvisionFamily(str, Enum):
+    """torchvision.models' sub-packages: each takes its own kind of input."""
+
+    CLASSIFICATION = "classification"
+    QUANTIZATION = "quantization"
+    VIDEO = "video"
+    OPTICAL_FLOW = "optical_flow"
+    DETECTION = "detection"
+    SEGMENTATION = "segmentation"
+
+
+#: default inputs per family, per sample: a 16-frame clip (video: at the crop size the weights were trained at,
+#: read from their transforms), two frames at the FlyingChairs training crop RAFT was trained on (optical
+#: flow), a COCO-sized image that the detection model's own transform resizes (to 800 px on its short side for
+#: the R-CNNs, 300 for SSD), the 520 px the segmentation weights were evaluated at
+VIDEO_FRAMES = 16
+FLOW_FRAME = (3, 368, 496)
+DETECTION_IMAGE = (3, 480, 640)
+SEGMENTATION_IMAGE = (3, 520, 520)
+DETECTION_OBJECTS = 8  # boxes per image in a training step's targets (COCO averages about 7)
+
+
+def torchvision_family(tv: Any, name: str) -> TorchvisionFamily:
+    for family in (TorchvisionFamily.QUANTIZATION, TorchvisionFamily.VIDEO, TorchvisionFamily.OPTICAL_FLOW,
+                   TorchvisionFamily.DETECTION, TorchvisionFamily.SEGMENTATION):
+        if name in tv.models.list_models(module=getattr(tv.models, family.value)):
+            return family
+    return TorchvisionFamily.CLASSIFICATION
+
+
+def _video_input(tv: Any, name: str) -> tuple[int, ...]:
+    """(3, frames, crop, crop): the crop size of the model's weights' transforms (112 for the 3-D ResNets, 224
+    for S3D, MViT and Swin3D; read from the weights enum, nothing downloaded)."""
+    crop = 112
+    with contextlib.suppress(Exception):  # metadata only: any layout it may take in another version
+        size = tv.models.get_model_weights(name).DEFAULT.transforms.keywords["crop_size"]
+        crop = int(size[0] if isinstance(size, (tuple, list)) else size)
+    return (3, VIDEO_FRAMES, crop, crop)
+
+
+def _optical_flow_model(ref: ModelRef, module: Any, size: tuple[int, ...], device: Any) -> BuiltModel:
+    """RAFT: two frames in, a flow field per refinement iteration out; trained on all of them (the sequence
+    loss sums every iteration's error, so the backward runs through every iteration)."""
+    make = _tensor_maker(device)
+    torch = import_torch()
+
+    def sequence_loss(out: Any) -> Any:
+        flows = out if isinstance(out, (list, tuple)) else [out]
+        return torch.stack([f.float().abs().mean() for f in flows]).sum()
+    return BuiltModel(ref, module, lambda b: ((make((b, *size)), make((b, *size))), {}), unit=Unit.SAMPLES,
+                      input_desc=f"two frames of {'x'.join(map(str, size))}", loss_fn=sequence_loss)
+
+
+def _detection_model(ref: ModelRef, module: Any, size: tuple[int, ...], device: Any) -> BuiltModel:
+    """A list of images in (the model resizes each with its own transform); in training their targets too,
+    DETECTION_OBJECTS boxes per image (masks and keypoints where the model predicts them); the loss is the sum
+    of the losses the model returns."""
+    torch = import_torch()
+    make = _tensor_maker(device)
+    if len(size) != 3:
+        raise UserError(f"{ref.text}: a detection model takes images: give --input as CxHxW, e.g. 3x480x640")
+    _, h, w = size
+    heads = getattr(module, "roi_heads", None)
+    masks = heads is not None and getattr(heads, "mask_predictor", None) is not None
+    keypoints = heads is not None and getattr(heads, "keypoint_predictor", None) is not None
+
+    def images(b: int) -> list[Any]:
+        return [make(size) for _ in range(b)]
+
+    def target() -> dict[str, Any]:
+        n = DETECTION_OBJECTS
+        corner = torch.rand((n, 2), device=device) * torch.tensor([w / 2, h / 2], device=device)
+        extent = 1 + torch.rand((n, 2), device=device) * torch.tensor([w / 2 - 1, h / 2 - 1], device=device)
+        t = {"boxes": torch.cat([corner, corner + extent], dim=1), "labels": make((n,), high=90) + 1}
+        if masks:
+            t["masks"] = torch.randint(0, 2, (n, h, w), dtype=torch.uint8, device=device)
+        if keypoints:
+            t["keypoints"] = torch.cat([corner.unsqueeze(1) + torch.rand((n, 17, 2), device=device)
+                                        * extent.unsqueeze(1), torch.ones((n, 17, 1), device=device)], dim=2)
+        return t
+
+    def losses(out: Any) -> Any:
+        if isinstance(out, dict) and out and all(isinstance(v, torch.Tensor) and v.dim() == 0 for v in out.values()):
+            return sum(out.values())
+        return generic_loss(out)
+    t = module.transform
+    resized = f"resized by the model to {min(t.min_size)} px on the short side, at most {t.max_size}" \
+        if hasattr(t, "min_size") else "resized by the model"
+    return BuiltModel(ref, module, lambda b: ((images(b),), {}), unit=Unit.IMAGES,
+                      input_desc=f"{'x'.join(map(str, size))} images ({resized})",
+                      train_batch=lambda b: ((images(b), [target() for _ in range(b)]), {}), loss_fn=losses)
 
 
 def _build_timm(ref: ModelRef, seq: int, shape: tuple[int, ...] | None, device: Any) -> BuiltModel:
