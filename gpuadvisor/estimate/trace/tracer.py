@@ -107,15 +107,13 @@ def model_params(ref: ModelRef) -> int:
 
 def count_params(ref: ModelRef) -> int:
     """The parameters of `ref`'s module, built on the meta device (shapes only: nothing allocated, nothing
-    initialised), else under fake tensors, else (a library's model, whose size is known) on the CPU, where its
-    construction reads values and a kernel has no meta version (RegNet's widths); tied parameters once. A failure
-    is told as the last way's: a user's file raising in build() says so as a UserError."""
+    initialised), else under fake tensors, else on the CPU, where its construction reads values and a kernel has
+    no meta version (RegNet's widths), as the tracer builds it then; tied parameters once. A failure is told as the
+    last way's: a user's file raising in build() says so as a UserError."""
     torch = import_torch()
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    ways: list[Any] = [torch.device("meta"), FakeTensorMode()]
-    if ref.source is not Source.FILE:
-        ways.append(contextlib.nullcontext())
+    ways: list[Any] = [torch.device("meta"), FakeTensorMode(), contextlib.nullcontext()]
     for i, where in enumerate(ways):
         try:
             with where:
@@ -184,9 +182,9 @@ def _trace(ref: ModelRef, opts: TraceOptions, batch: int, *, log: bool) -> tuple
                 with torch.random.fork_rng():
                     torch.manual_seed(0)
                     model = built(on)
-        except UserError:
-            raise
-        except Exception as e:  # construction that reads values (fake, meta) or has no meta kernel
+        except Exception as e:  # construction that reads values (fake, meta) or has no meta kernel: the next way
+            if on == "cpu" and isinstance(e, UserError):  # a user's build() failing on real tensors too
+                raise
             first = first or e
             continue
         try:
