@@ -15,7 +15,7 @@ from gpuadvisor.core.paths import shipped_graphs_dir
 from gpuadvisor.estimate.graph import BatchGraph, GraphMode
 from gpuadvisor.estimate.steplog import StepLog, load_logs, replay_pair
 from gpuadvisor.estimate.trace.torchlib import LIBRARY_EXTRAS, have_torch, install_command
-from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_batches
+from gpuadvisor.estimate.trace.tracer import TraceOptions, model_params, trace_batches
 from gpuadvisor.modelref import ModelRef, Source
 
 SHIPPED_FILE = "graphs.json.gz"
@@ -99,24 +99,22 @@ def batch_graph(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
         return bg
     if ref.source is Source.FILE and not Path(ref.name).is_file():
         raise UserError(f"model file {ref.name} not found")
-    if ref.source is not Source.FILE and not have_torch():
-        raise UserError(f"{ref.text} in these settings is not pre-traced; tracing it needs PyTorch: "
-                        f"{install_command(extra_for(ref))}")
+    _needs_torch(ref, "in these settings is not pre-traced")
     return trace_batches(ref, opts)
+
+
+def _needs_torch(ref: ModelRef, why: str) -> None:
+    """One line saying what to install where `ref` needs PyTorch and it is not installed (asked without importing
+    it: a cached trace answers without PyTorch)."""
+    if ref.source is not Source.FILE and not have_torch():
+        raise UserError(f"{ref.text} {why}; tracing it needs PyTorch: {install_command(extra_for(ref))}")
 
 
 def params_of(ref: ModelRef) -> int:
     """Parameter count of `ref`: from any shipped graph of it (the count does not depend on the settings),
-    else from tracing its inference step."""
+    else from its module alone (tracer.model_params: cached, never traced)."""
     for k, row in _shipped_rows().items():
         if k.split("|", 1)[0] == ref.text:
             return int(row["low"]["params"])
-    try:
-        return batch_graph(ref, TraceOptions()).low.params
-    except UserError:
-        if ref.source is Source.FILE or not have_torch():
-            raise
-        # its default step cannot be traced (RAFT in pure bf16, say), the one asked may: count the module's own
-        from gpuadvisor.estimate.trace.tracer import count_params
-
-        return count_params(ref)
+    _needs_torch(ref, "is not pre-traced")
+    return model_params(ref)

@@ -43,22 +43,10 @@ def main(argv: list[str]) -> int:
 
 
 def _serve(ref: ModelRef, request: dict[str, Any], folder: Path) -> dict[str, Any]:
-    from gpuadvisor.estimate.trace.tracer import TraceOptions, trace_pair
+    from gpuadvisor.estimate.trace.tracer import TraceOptions, count_params, trace_pair
 
     if request["action"] == "params":
-        from gpuadvisor.estimate.trace.torchlib import import_torch
-        from gpuadvisor.estimate.trace.zoo import build_module
-
-        torch = import_torch()
-        try:
-            with torch.device("meta"):  # shapes only, so a large model allocates nothing
-                module = build_module(ref)
-        except UserError:  # code that needs values: the tracer's fake tensors (their import takes seconds more)
-            from torch._subclasses.fake_tensor import FakeTensorMode
-
-            with FakeTensorMode():
-                module = build_module(ref)
-        return {"ok": True, "params": sum(p.numel() for p in module.parameters())}
+        return {"ok": True, "params": count_params(ref)}
     from gpuadvisor.estimate.graph import save
 
     bg = trace_pair(ref, options_from_json(TraceOptions, request["options"]))

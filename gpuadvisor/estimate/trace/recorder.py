@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
@@ -36,13 +37,19 @@ class Recorder(TorchDispatchMode):
         self.live: dict[int, tuple[int, float]] = {}  # id(storage) -> (serial, bytes)
         self._serial = 0
         self.live_bytes = 0.0
-        # the peak within each phase, and what was alive at it (serial -> bytes): a step's overall peak can move
-        # from one phase to another as the batch grows, so each phase's is kept (graph.BatchGraph scales them)
-        self.phase_peaks: dict[Phase, tuple[float, dict[int, float]]] = {}
-        # and the moment of each phase with the most bytes in tensors that scale with the batch: at the small
+        # the peak within each phase (phase_peaks), and what was alive at it: a step's overall peak can move from
+        # one phase to another as the batch grows, so each phase's is kept (graph.BatchGraph scales them); and the
+        # moment of each phase with the most bytes in tensors that scale with the batch (step_peaks): at the small
         # trace batches weights and their casts hide it, at a real batch it can be the peak (a frozen base's wide
-        # early activations against the trainable stage's saved ones)
-        self.step_peaks: dict[Phase, tuple[float, dict[int, float]]] = {}
+        # early activations against the trainable stage's saved ones). Each is kept as (bytes, the moment), a moment
+        # being a count of the changes to `live`; what was alive then is read back from when each storage was
+        # counted and freed (alive_at), not copied at every new peak (most allocations of a forward are one)
+        self._phase_peak_at: dict[Phase, tuple[float, int]] = {}
+        self._step_peak_at: dict[Phase, tuple[float, int]] = {}
+        self._moment = 0
+        self._born: dict[int, tuple[int, float]] = {}  # serial -> (the moment it was counted, bytes)
+        self._died: dict[int, int] = {}  # serial -> the moment it was freed
+        self._refs: dict[int, Any] = {}  # id(storage) -> a weak reference whose callback frees it (_free)
         self.batch = 0  # the traced batch: a storage first seen as (batch x ...) and not weight-shaped scales with it
         self.weight_shapes: set[tuple[int, ...]] = set()
         self._scaling: set[int] = set()  # serials of the live storages that scale with the batch
@@ -64,25 +71,47 @@ class Recorder(TorchDispatchMode):
         if self.log is not None and key in self.log.clones:
             return 0  # a step log's copy of a saved tensor (unpacked through a view): not the step's memory
         self._serial += 1
+        serial = self._serial
         n = float(st.nbytes())
-        self.live[key] = (self._serial, n)
-        self.live_bytes += n
+        self._add(key, serial, n)
         scaling = bool(self.batch and t.dim() and t.shape[0] % self.batch == 0
                        and tuple(t.shape) not in self.weight_shapes)
         if scaling:
-            self._scaling.add(self._serial)
+            self._scaling.add(serial)
             self._scaling_bytes += n
         if self.log is not None:
-            self.log.alloc(self._serial, n, scaling)
-        weakref.finalize(st, self._free, key, self._serial)
+            self.log.alloc(serial, n, scaling)
+        self._refs[key] = weakref.ref(st, partial(self._freed, key, serial))
         self._note_peak()
-        return self._serial
+        return serial
+
+    def _add(self, key: int, serial: int, n: float) -> None:
+        self._moment += 1
+        self.live[key] = (serial, n)
+        self._born[serial] = (self._moment, n)
+        self.live_bytes += n
 
     def _note_peak(self) -> None:
-        if self.live_bytes > self.phase_peaks.get(self.phase, (-1.0, {}))[0]:
-            self.phase_peaks[self.phase] = (self.live_bytes, dict(self.live.values()))
-        if self._scaling_bytes > self.step_peaks.get(self.phase, (-1.0, {}))[0]:
-            self.step_peaks[self.phase] = (self._scaling_bytes, dict(self.live.values()))
+        if self.live_bytes > self._phase_peak_at.get(self.phase, (-1.0, 0))[0]:
+            self._phase_peak_at[self.phase] = (self.live_bytes, self._moment)
+        if self._scaling_bytes > self._step_peak_at.get(self.phase, (-1.0, 0))[0]:
+            self._step_peak_at[self.phase] = (self._scaling_bytes, self._moment)
+
+    def alive_at(self, moment: int) -> dict[int, float]:
+        """What was alive at `moment` (serial -> bytes), in the order it was counted."""
+        died = self._died
+        return {serial: n for serial, (born, n) in self._born.items()
+                if born <= moment and died.get(serial, moment + 1) > moment}
+
+    @property
+    def phase_peaks(self) -> dict[Phase, tuple[float, dict[int, float]]]:
+        """Each phase's peak: (bytes, what was alive at it by serial)."""
+        return {phase: (peak, self.alive_at(moment)) for phase, (peak, moment) in self._phase_peak_at.items()}
+
+    @property
+    def step_peaks(self) -> dict[Phase, tuple[float, dict[int, float]]]:
+        """Each phase's moment of most bytes in tensors that scale with the batch: (those bytes, what was alive)."""
+        return {phase: (peak, self.alive_at(moment)) for phase, (peak, moment) in self._step_peak_at.items()}
 
     def set_phase(self, phase: Phase) -> None:
         """Enter a phase: what is alive as it starts (the gradients, entering the optimizer) counts towards its peak."""
@@ -91,10 +120,16 @@ class Recorder(TorchDispatchMode):
             self.log.phase(phase)
         self._note_peak()
 
+    def _freed(self, key: int, serial: int, _storage: Any) -> None:
+        self._free(key, serial)
+
     def _free(self, key: int, serial: int) -> None:
         entry = self.live.get(key)
         if entry is not None and entry[0] == serial:
+            self._moment += 1
             del self.live[key]
+            self._refs.pop(key, None)
+            self._died[serial] = self._moment
             self.live_bytes -= entry[1]
             if self.log is not None:
                 self.log.free(serial)
@@ -111,8 +146,7 @@ class Recorder(TorchDispatchMode):
         nbytes += sum(b for _, b in outs)
         self._serial += 1
         key = -self._serial  # never an id() of a storage
-        self.live[key] = (self._serial, nbytes)
-        self.live_bytes += nbytes
+        self._add(key, self._serial, nbytes)
         if scaling:
             self._scaling.add(self._serial)
             self._scaling_bytes += nbytes
@@ -147,8 +181,8 @@ class Recorder(TorchDispatchMode):
         return {self.track(t) for t in tensors if isinstance(t, torch.Tensor)}
 
     def reset_peak(self) -> None:
-        self.phase_peaks.clear()
-        self.step_peaks.clear()
+        self._phase_peak_at.clear()
+        self._step_peak_at.clear()
         self._note_peak()
 
     # ---- ops -------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ is retried with that registration skipped.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import shutil
 import sys
 from pathlib import Path
@@ -43,11 +44,14 @@ TRACE_EXTRA = install_command()  # the plain [trace] extra: your own nn.Module
 
 
 def have_torch() -> bool:
+    """Whether PyTorch is installed, found without importing it (that takes seconds, and a cached trace needs
+    none); a broken install is told by import_torch when a trace runs."""
+    if "torch" in sys.modules:  # imported already, or blocked (None: how the tests take PyTorch away)
+        return sys.modules["torch"] is not None
     try:
-        import torch  # noqa: F401
-    except ImportError:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 def import_torch(extra: str = "trace") -> Any:

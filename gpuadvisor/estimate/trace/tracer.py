@@ -2,9 +2,15 @@
 
 The model is built under FakeTensorMode (tensors with shapes and dtypes but no data), run for one
 step exactly as a training loop or an inference call would, and recorded op by op (recorder.py).
-A training step is run twice and the second recorded, so that the optimizer's states exist as they
-do in steady state. Models whose ops depend on their data (boolean masks, nonzero) cannot run on
-fake tensors; they are traced on real CPU tensors at the same small batches instead.
+One step per trace batch: before a training step is recorded, the optimizer's states are made as its
+first step makes them (an optimizer step on zero gradients, unrecorded), so the recorded step is the
+steady state's. A model whose construction reads values (torchvision's RegNet, ConvNeXt, Swin, ViT,
+timm's stochastic-depth rates: `.item()`/`.tolist()` in `__init__`) is built on the meta device, or
+where that fails on real CPU tensors, and its parameters and buffers are then replaced by fake tensors
+of the same shapes, strides and dtypes: its step still runs on fake tensors. Models whose forward
+depends on their data (boolean masks, nonzero, layer drop's draws) cannot run on fake tensors; they
+are traced on real CPU tensors at the same small batches instead (two steps, the second recorded,
+so that the recorded step's random draws are the ones they always were).
 
 What was taken from PyTorch and why: TorchDispatchMode (the op stream after autograd, where
 kernels are launched), FakeTensorMode (shapes without memory or compute), torch.utils.flop_counter's
@@ -20,13 +26,23 @@ import contextlib
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
 from gpuadvisor.estimate.steplog import GRADIENT, INPUT, OTHER, STATE, STEP_PEAK_SUFFIX, WEIGHT, StepLog
 from gpuadvisor.estimate.trace.torchlib import import_torch
-from gpuadvisor.estimate.trace.zoo import BuiltModel, ModelRef, Source, apply_trainable, build, prepare_inputs
+from gpuadvisor.estimate.trace.zoo import (
+    BuiltModel,
+    ModelRef,
+    Source,
+    apply_trainable,
+    build,
+    build_module,
+    error_line,
+    prepare_inputs,
+)
 
 #: bumped when what the tracer records changes without the stored layout changing (graph.FORMAT): a user's
 #: cached traces are then traced again (2: CUDA autocast's float32 ops, the MHA fast path, math-path SDPA for
@@ -76,6 +92,43 @@ def trace_batches(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
     return bg
 
 
+def model_params(ref: ModelRef) -> int:
+    """The parameter count of a library model's module (a user's file: contained.params_in_child), kept in the user
+    cache under the key its traces have (model, PyTorch version), so that asking again imports nothing: counted on
+    the module alone (count_params), never traced."""
+    path = _params_path(ref)
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        return int(json.loads(path.read_text())["params"])
+    params = count_params(ref)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"model": ref.text, "params": params}))
+    return params
+
+
+def count_params(ref: ModelRef) -> int:
+    """The parameters of `ref`'s module, built on the meta device (shapes only: nothing allocated, nothing
+    initialised), else under fake tensors, else on the CPU, where its construction reads values and a kernel has
+    no meta version (RegNet's widths), as the tracer builds it then; tied parameters once. A failure is told as the
+    last way's: a user's file raising in build() says so as a UserError."""
+    torch = import_torch()
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    ways: list[Any] = [torch.device("meta"), FakeTensorMode(), contextlib.nullcontext()]
+    for i, where in enumerate(ways):
+        try:
+            with where:
+                module = build_module(ref)
+        except Exception as e:  # construction that reads values, or an op with no meta kernel: the next way
+            if i + 1 < len(ways):
+                continue
+            if isinstance(e, UserError):
+                raise
+            raise UserError(f"{ref.text} cannot be built: {error_line(e)}") from None
+        return sum(p.numel() for p in module.parameters())
+    raise AssertionError("unreachable")
+
+
 def _torch_version() -> str:
     """The installed PyTorch's version without importing it (its package metadata; torch.__version__ where the
     metadata is missing, e.g. a source build on the path)."""
@@ -113,15 +166,42 @@ def trace_log(ref: ModelRef, opts: TraceOptions, batch: int) -> StepLog:
 
 def _trace(ref: ModelRef, opts: TraceOptions, batch: int, *, log: bool) -> tuple[OpGraph, StepLog | None]:
     torch = import_torch()
-    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
 
-    try:
-        with FakeTensorMode(allow_non_fake_inputs=True) as fake_mode:
-            return _run(ref, opts, batch, "fake tensors", real=False, log=log, fake_mode=fake_mode)
-    except UserError:
-        raise
-    except Exception as e:  # data-dependent ops, or an op with no fake kernel: try real tensors below
-        first = e
+    from gpuadvisor.estimate.trace.fakebuild import no_resampling
+
+    def built(on: str) -> BuiltModel:  # the example batch is made later, on the device current then (fake)
+        with torch.device("meta") if on == "meta" else contextlib.nullcontext():
+            return build(ref, seq=opts.seq, input_shape=opts.input_shape)
+
+    first: Exception | None = None
+    for on in ("fake", "meta", "cpu"):  # where the module is built; its step runs on fake tensors each time
+        mode = FakeTensorMode(allow_non_fake_inputs=True)  # torchvision's detection ops take real constants
+        try:
+            if on == "fake":
+                with mode, no_resampling():
+                    model = built(on)
+            else:  # construction read values under fake tensors: build where it can, then make it fake
+                with torch.random.fork_rng():
+                    torch.manual_seed(0)
+                    model = built(on)
+        except Exception as e:  # construction that reads values (fake, meta) or has no meta kernel: the next way
+            if on == "cpu" and isinstance(e, UserError):  # a user's build() failing on real tensors too
+                raise
+            first = first or e
+            continue
+        try:
+            if on != "fake" and not _as_fake(torch, model.module, mode):
+                continue  # a meta-built module whose tensors share storages: built on the CPU instead
+            with mode:
+                return _run(ref, opts, batch, "fake tensors", real=False, log=log, built=model)
+        except UserError:
+            raise
+        except Exception as e:  # data-dependent ops, or an op with no fake kernel: real tensors below
+            first = first or e
+            if on != "meta" or isinstance(e, (DataDependentOutputException, DynamicOutputShapeException)):
+                break  # else a meta-built module may hold a meta tensor its forward reads: try the CPU build
+    assert first is not None
     try:
         with torch.random.fork_rng():
             torch.manual_seed(0)  # the same data and dropout at every trace, run to run
@@ -145,32 +225,62 @@ def _why(e: BaseException) -> str:
     return (f"{type(e).__name__}: {text.splitlines()[0][:200]}" if text else type(e).__name__) + failed_op(e)
 
 
-def count_params(ref: ModelRef) -> int:
-    """The parameters of `ref`'s module, built on fake tensors (nothing run)."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
+def _as_fake(torch: Any, module: Any, mode: Any) -> bool:
+    """Replace each parameter and buffer of `module`, built on the meta device or on real CPU tensors, by a fake
+    CPU tensor of the same shape, strides and dtype (tied ones stay tied, real tensors sharing a storage keep
+    sharing it). False, leaving `module` as it was, where meta tensors share storages or do not own theirs: the
+    fake copies would not (the live bytes the tracer counts are storages)."""
+    tensors = [t for m in module.modules() for t in (*m._parameters.values(), *m._buffers.values())
+               if t is not None]
+    meta = [t for t in {id(t): t for t in tensors}.values() if t.is_meta]
+    if meta:
+        storages = [t.untyped_storage()._cdata for t in meta]
+        if len(set(storages)) < len(storages) or any(
+                t.storage_offset() or t.untyped_storage().nbytes() != _span_bytes(t) for t in meta):
+            return False
 
-    from gpuadvisor.estimate.trace.fakebuild import build_on_fake
+    def fake(t: Any) -> Any:
+        if t.is_meta:
+            with mode:
+                return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="cpu")
+        return mode.from_tensor(t)
+    memo: dict[int, Any] = {}
+    for m in module.modules():
+        for name, p in list(m._parameters.items()):
+            if p is not None:
+                if id(p) not in memo:
+                    memo[id(p)] = torch.nn.Parameter(fake(p.detach()), requires_grad=p.requires_grad)
+                m._parameters[name] = memo[id(p)]
+        for name, b in list(m._buffers.items()):
+            if b is not None:
+                if id(b) not in memo:
+                    memo[id(b)] = fake(b)
+                m._buffers[name] = memo[id(b)]
+        if isinstance(m, torch.nn.RNNBase):
+            m._init_flat_weights()  # RNNs keep a list of their parameters: point it at the new ones
+    return True
 
-    with FakeTensorMode(allow_non_fake_inputs=True) as fake_mode:
-        built = build_on_fake(lambda: build(ref), fake_mode)
-        return int(sum(p.numel() for p in built.module.parameters()))
+
+def _span_bytes(t: Any) -> int:
+    """The bytes a tensor spans from its first element to its last."""
+    if t.numel() == 0:
+        return 0
+    return (1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True))) * t.element_size()
 
 
 def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
-         log: bool = False, fake_mode: Any = None) -> tuple[OpGraph, StepLog | None]:
+         log: bool = False, built: BuiltModel | None = None) -> tuple[OpGraph, StepLog | None]:
     torch = import_torch()
     from torch.utils._pytree import tree_leaves
 
     import gpuadvisor.estimate.trace.recurrent as recurrent
     from gpuadvisor.estimate.trace.as_cuda import cuda_dispatch
     from gpuadvisor.estimate.trace.dynamic import FixedSizes, one_nms_per_batch
-    from gpuadvisor.estimate.trace.fakebuild import build_on_fake
     from gpuadvisor.estimate.trace.recorder import Recorder
     from gpuadvisor.estimate.trace.steplogger import StepLogger
 
-    def make() -> BuiltModel:
-        return build(ref, seq=opts.seq, input_shape=opts.input_shape)
-    built = make() if fake_mode is None else build_on_fake(make, fake_mode)
+    if built is None:
+        built = build(ref, seq=opts.seq, input_shape=opts.input_shape)
     model = built.module
     training = opts.mode is GraphMode.TRAINING
     if opts.freeze or opts.trainable:
@@ -205,7 +315,9 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
             state_ids: set[int] = set()
             grad_of: dict[int, int] = {}
             state_of: dict[int, int] = {}
-            for recording in (False, True):
+            if not real:  # fake tensors draw nothing: the optimizer's first step, unrecorded, is the warm-up
+                _first_optimizer_step(torch, opt, trainable)
+            for recording in ((False, True) if real else (True,)):  # real: the recorded step's draws as before
                 rec.recording = recording
                 rec.set_phase(Phase.FORWARD)
                 if recording:
@@ -311,6 +423,17 @@ def _convert(torch: Any, model: Any, dtype: Any, channels_last: bool) -> None:
             m._init_flat_weights()  # RNNs keep a list of their parameters: point it at the new ones
 
 
+def _first_optimizer_step(torch: Any, opt: Any, trainable: list[Any]) -> None:
+    """The optimizer's states as a training loop's first step leaves them (AdamW's moments and step count: alive
+    through every later step), from a step on zero gradients; the gradients are then dropped, as zero_grad does.
+    What the states are depends on the parameters alone, so the one step recorded after this is the steady state's
+    (it was the second of two whole steps)."""
+    for p in trainable:
+        p.grad = torch.zeros_like(p)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
 def _optimizer(torch: Any, params: list[Any]) -> Any:
     """Fused AdamW, as Hugging Face Trainer and most loops use; foreach where fused has no fake kernel."""
     try:
@@ -331,8 +454,6 @@ def _enable_checkpointing(model: Any, ref: ModelRef) -> None:
 
 # ---- cache -------------------------------------------------------------------------------------------
 def _cache_key(ref: ModelRef, opts: TraceOptions, torch_version: str) -> str:
-    from pathlib import Path
-
     from gpuadvisor.estimate.graph import FORMAT
 
     extra = ""
@@ -341,6 +462,13 @@ def _cache_key(ref: ModelRef, opts: TraceOptions, torch_version: str) -> str:
         extra = f"{p.resolve()}:{p.stat().st_mtime_ns}" if p.is_file() else ""
     raw = json.dumps([FORMAT, TRACER_REVISION, ref.text, extra, opts.key(), torch_version, TRACE_BATCHES])
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+def _params_path(ref: ModelRef) -> Path:
+    from gpuadvisor.core.paths import user_cache_dir
+
+    raw = json.dumps(["params", ref.text, _torch_version()])
+    return user_cache_dir() / "graphs" / f"params-{hashlib.sha256(raw.encode()).hexdigest()[:20]}.json"
 
 
 def _cache_read(key: str) -> BatchGraph | None:
