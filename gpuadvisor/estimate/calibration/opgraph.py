@@ -44,9 +44,7 @@ CONSTANTS = (
              "tensor-core MMA (16-bit k = 16); groups of 4 to 15 channels run cuDNN's grouped implicit GEMM on "
              "tensor cores at that fraction of the rate, groups of 1-3 (depthwise) on CUDA cores",
              "PTX ISA mma.m16n8k16 (16-bit operands)", Method.COUNTED,
-             "the MMA shape; ResNeXt 32x4d's profiled convolution time (held out) agrees within 5 %, never fitted",
-             ungated=("no stored op-graph case has a grouped convolution with 12-20 channels per group, where +-25 % "
-                      "changes the kernel path: the estimates do not move")),
+             "the MMA shape; ResNeXt 32x4d's profiled convolution time (held out) agrees within 5 %, never fitted"),
     Constant("DEPTHWISE_BW_EFF", 0.3, "fraction", "grouped and depthwise convolutions (no tensor-core path) "
              "against streaming bandwidth, per byte of their tensors", MODELS, Method.ASSUMPTION,
              ("the conv class grid's value (tests/data/models-h100.json, calibration "

@@ -24,9 +24,7 @@ CONSTANTS = (
     Constant("GPUS_PER_NODE", 8, "GPUs", "GPUs that share an NVLink domain (HGX/DGX boards), when the user gives "
              "none", DGX_H100, Method.DATASHEET, "8 GPUs per HGX board"),
     Constant("NVL72_DOMAIN", 72, "GPUs", "GPUs of one NVLink domain on GB200/GB300 NVL72 racks",
-             "https://www.nvidia.com/en-us/data-center/gb200-nvl72/", Method.DATASHEET, "72 GPUs per rack",
-             ungated=("a datasheet count (72 GPUs per NVL72 rack), checked against its source URL; no published run in "
-                      "tests/data/published-training.json is on an NVL72 rack")),
+             "https://www.nvidia.com/en-us/data-center/gb200-nvl72/", Method.DATASHEET, "72 GPUs per rack"),
     Constant("FP8_GEMM_EFF", 0.6, "fraction", "large FP8 GEMMs (per-tensor scaled) against the datasheet dense FP8 "
              "peak", "-", Method.ASSUMPTION, "cuBLASLt FP8 GEMMs on H100 reach about 1.2 of 1.98 PFLOP/s; "
              "not measured here (the bf16 rate is MFU, measured)"),
@@ -36,9 +34,7 @@ CONSTANTS = (
              "backward at head dim 128, FA3 and cuDNN 600+)", Method.ASSUMPTION,
              "about 330 of the 585 TFLOP/s the kernel model gives long causal sequences at head dim 128"),
     Constant("FP8_CAST_BYTES", 3.0, "bytes per element", "bytes an FP8 cast moves per GEMM input element "
-             "(read bf16, write fp8), forward and backward", "-", Method.COUNTED, "2 read + 1 written",
-             ungated=("one way: x1.25 fails the published training mean |log ratio| (all 9.15 -> 9.36 %); x0.75 fits "
-                      "every split better (all 9.01 %, held out 7.44 %)")),
+             "(read bf16, write fp8), forward and backward", "-", Method.COUNTED, "2 read + 1 written"),
     Constant("SELECTIVE_AC_KEEP", 0.6, "fraction", "share of a layer's activations selective checkpointing keeps "
              "(matmul outputs kept, elementwise recomputed)", "-", Method.ASSUMPTION, "not measured here"),
     Constant("MEGATRON_EFF", 0.99, "fraction", "Megatron-Core / NeMo with TransformerEngine: achieved share of the "
