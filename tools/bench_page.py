@@ -169,14 +169,13 @@ def llm_time() -> list[str]:
     drows, prows, _ = validate_time.collect()
     scored = [r for r in drows if "not scored" not in r["engine"]]
     return ["## LLM time estimates", "",
-            "The analytic time model against H100 and H200 measurements (PyTorch 2.11, transformers 5.17, random "
-            "weights from published configs): decode per engine (`tools/data/decode-h100*.json` and the eager "
-            "checks in `lab/data/`) and the prefill, scoring and training steps of the validation cases. "
-            "Error = estimate / measurement - 1; held-out points were never used to set a constant. Per-case "
-            "tables: `python3 -m tools.validate_time`.", "",
+            "The analytic time model against H100 and H200 runs (PyTorch 2.11, transformers 5.17, random weights "
+            "from published configs): decode per engine (`tools/data/decode-h100*.json`, `lab/data/`), prefill, "
+            "scoring and training steps. Error = estimate / measurement - 1; held-out points set no constant. "
+            "Per case: `python3 -m tools.validate_time`.", "",
             *validate_time.summary(scored, "engine"), "", *validate_time.summary(prows), "",
-            "Eager decode depends on the host (PyTorch dispatch and cuDNN attention plans): `gpuadvisor probe "
-            "--full` measures it once per host, and estimates without it are flagged low confidence.", ""]
+            "Eager decode depends on the host: `probe --full` measures it; estimates without it say low confidence.",
+            ""]
 
 
 def llm_memory() -> list[str]:
@@ -324,6 +323,32 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:+.1f} %"
 
 
+TRACE_BEFORE = ROOT / "lab" / "data" / "h100-trace-times-2026-11-27" / "trace_times.json"
+TRACE_AFTER = ROOT / "lab" / "data" / "h200-trace-times-2026-12-04" / "trace_times.json"
+PROBE_PAGE = ROOT / "docs" / "probe-speed.md"
+
+
+def trace_times() -> list[str]:
+    """Tracing a model that is not shipped, before and after the tracer's speed-up, on a GPU host's two cores."""
+    before = {(t["model"], t["mode"]): t for t in json.loads(TRACE_BEFORE.read_text())["traces"]}
+    after = json.loads(TRACE_AFTER.read_text())
+    target = after["env"]["targets_s"]
+    rows = ["| model (torchvision unless timm) | mode | cold | cached |", "|---|---|---:|---:|"]
+    met = 0
+    for t in after["traces"]:
+        b = before.get((t["model"], t["mode"]), {})
+        met += t["rc"] == 0 and t["cold_s"] < target[t["mode"]] and t["cached_s"] < target["cached"]
+        rows.append(f"| {t['model'].removeprefix('torchvision:')} | {t['mode'][:5]} | {b.get('cold_s', 0):.1f} -> "
+                    f"{t['cold_s']:.1f} | {b.get('cached_s', 0):.1f} -> {t['cached_s']:.2f} |")
+    imported = sum(t["cached_imports_torch"] for t in after["traces"])
+    return ["## Tracing a model that is not shipped", "",
+            f"`estimate MODEL` in a fresh process, `taskset -c 0,1` on a GPU host's Xeon, PyTorch "
+            f"{after['env']['torch']}, seconds before (2026-11-27) -> now (2026-12-04, least of "
+            f"{after['env']['repeat']}, `lab/trace_times.py`). Targets (training "
+            f"{target['training']:.0f} s, inference {target['inference']:.0f} s, cached {target['cached']:.0f} s) "
+            f"met by {met} of {len(after['traces'])}; {imported} cached answers imported PyTorch.", "", *rows, ""]
+
+
 def advisor() -> list[str]:
     snap = load_prices(shipped_path())  # the shipped snapshot, never a user's updated copy
     per = Counter(o.provider for o in snap.offers)
@@ -390,9 +415,10 @@ def page() -> str:
             "What gpuadvisor measures and how far its estimates are from measurements, written by "
             "`python3 -m tools.bench_page` from the result files named in each section (a test checks it). "
             "Older runs: `lab/history/`.", ""]
-    parts = [head, probes(), node(), repeat(), probe_time(), bench_models.section(per_case=False).splitlines(),
+    parts = [head, probes(), node(), ["Probe speed and repeatability: "
+                                      f"{_rel(PROBE_PAGE)}.", ""], bench_models.section(per_case=False).splitlines(),
              [""], unseen_summary(), cross_card_summary(), llm_time(), llm_memory(), serving(), training(), multigpu(),
-             four_gpu_summary(), advisor()]
+             four_gpu_summary(), trace_times(), advisor()]
     text = "\n".join(line for part in parts for line in part)
     return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"
 
@@ -433,7 +459,10 @@ def main(argv: list[str] | None = None) -> int:
                    + recurrent.calls_table(recurrent.call_ratios()) + "\n"
                    + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
-    pages = ((PAGE, page()), (CASES_PAGE, cases_page()), (SERVING_PAGE, serving_section()),
+    probe_page = "\n".join(["# How long a probe takes, and its repeatability", "",
+                             "Written by `python3 -m tools.bench_page` (BENCHMARKS.md links here).", "",
+                             *probe_time(), *repeat()]).rstrip() + "\n"
+    pages = ((PAGE, page()), (CASES_PAGE, cases_page()), (SERVING_PAGE, serving_section()), (PROBE_PAGE, probe_page),
              (TRAINING_PAGE, training_section()), (FOUR_GPU_PAGE, four),
              (ROOT / "docs" / "unseen-models.md", unseen_page), (ROOT / "docs" / "cross-card.md", cross_page))
     for path, text in pages:
