@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -257,6 +258,15 @@ class Catalog:
     def names(self) -> list[str]:
         return [c.name for c in self.cards]
 
+    @cached_property
+    def by_label(self) -> dict[str, list[Card]]:
+        """Normalized name or alias -> its cards, in catalog order: built once, for find's exact matches."""
+        out: dict[str, list[Card]] = {}
+        for c in self.cards:
+            for label in {normalize(x) for x in (c.name, *c.aliases)}:
+                out.setdefault(label, []).append(c)
+        return out
+
     def get(self, name: str) -> Card:
         """Exact name or alias (case-insensitive), else the best fuzzy match, else UserError."""
         matches = find(self, name)
@@ -407,7 +417,7 @@ def find(catalog: Catalog, query: str) -> list[Card]:
     q = normalize(query)
     if not q:
         return []
-    exact = [c for c in catalog.cards if q in {normalize(x) for x in (c.name, *c.aliases)}]
+    exact = catalog.by_label.get(q, [])
     if exact:
         return exact
     q_tokens = q.split()
