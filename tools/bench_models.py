@@ -38,10 +38,8 @@ def section(per_case: bool = True) -> str:
            "this section is written by `tools/bench_models.py`.", "",
            "Estimates: `bench.models` from the shipped pre-traced graphs (`tools/trace_models.py`, CPU, fake "
            "tensors) and the H100 SXM's datasheet figures (no probe). Every third model (all of its cases) is held out "
-           "of calibration; the fitted constants (per op class against that class's profiled GPU time, host costs per "
-           "op kind, the overlap exponent; `tools/fit_opcost.py`, recomputed by `tests/test_calibration_fits.py`) "
-           "come from the calibration split; the rest are counted or set by hand "
-           "(`gpuadvisor/estimate/calibration/opgraph.py` says which). Ratio = estimate / measurement.", "",
+           "of calibration; the fitted constants come from the calibration split (`tools/fit_opcost.py`), the rest "
+           "are counted or set by hand (docs/calibration.md). Ratio = estimate / measurement.", "",
            "| group | cases | time within ±25 % | memory within ±10 % | median time error | worst time "
            "| worst memory |",
            "|---|---:|---:|---:|---:|---:|---:|"]
