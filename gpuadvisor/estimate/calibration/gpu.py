@@ -87,10 +87,10 @@ CONSTANTS = (
     Constant("EAGER_KERNELS_PER_LAYER", 43, "kernels", "GPU kernels per layer of an eager generate() decode step",
              f"{DECODE_A} (eager)", Method.NOT_REPRODUCIBLE, "counted in a profile that is not stored"),
     Constant("EAGER_KERNELS_FIXED", 20, "kernels", "GPU kernels per eager generate() decode step outside the "
-             "layers", f"{DECODE_A} (eager)", Method.COUNTED,
-             "counted in a profile that is not stored",
-             ungated=("20 kernels a step beside 43 a layer: +-25 % moves the mean |error| of every eager decode set by "
-                      "0.03 points at most (no probe 19.30 -> 19.31 %)")),
+             "layers", f"{DECODE_A} (eager)", Method.ASSUMPTION,
+             ("counted in a profile that is not stored (counted from the implementation, not measured); no "
+              "stored set binds it both ways: 20 kernels a step beside 43 a layer: +-25 % moves the mean "
+              "|error| of every eager decode set by 0.03 points at most (no probe 19.30 -> 19.31 %)")),
     Constant("EAGER_KV_PASSES", 3.0, "passes", "times an eager decode step moves the KV cache without padding "
              "(concatenated: read + write; attention reads it once with enable_gqa)",
              "transformers 5.17 DynamicCache + SDPA; H100 profiles in lab/history/BENCHMARKS-2026-11.md "
@@ -98,10 +98,11 @@ CONSTANTS = (
              Method.COUNTED, "2 passes for the concatenation, 1 for attention"),
     Constant("EAGER_KV_PASSES_PADDED", 4.0, "passes", "KV passes of a padded batch, fixed part (4 + 4g with g query "
              "heads per KV head)", "transformers 5.17 repeat_kv; H100 profiles in lab/history/BENCHMARKS-2026-11.md "
-             "(15.9-20.5 passes at g = 3-4)", Method.COUNTED, "concatenation and mask path, before repeat_kv",
-             ungated=("one way: x1.25 fails the padded eager decode gates; x0.75 fits them better (mean |error| of the "
-                      "padded points with the generate() probe 11.72 -> 11.51 %, with the op + SDPA probe 16.11 -> "
-                      "14.33 %)")),
+             "(15.9-20.5 passes at g = 3-4)", Method.ASSUMPTION,
+             ("concatenation and mask path, before repeat_kv (counted from the implementation, not measured); "
+              "no stored set binds it both ways: one way: x1.25 fails the padded eager decode gates; x0.75 fits "
+              "them better (mean |error| of the padded points with the generate() probe 11.72 -> 11.51 %, with "
+              "the op + SDPA probe 16.11 -> 14.33 %)")),
     Constant("EAGER_KV_PASSES_PER_GROUP_PADDED", 4.0, "passes", "KV passes of a padded batch per query head per KV "
              "head (repeat_kv copies K and V, attention reads the copies)", "transformers 5.17 repeat_kv; H100 "
              "profiles in "

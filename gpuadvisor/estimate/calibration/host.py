@@ -35,19 +35,20 @@ CONSTANTS = (
              "within 25 % not at all)")),
     Constant("HOST_OPS_ADAPTER", 24.0, "ops/linear", "LoRA: host ops per adapted linear in a training step "
              "(lora_A, lora_B, scaling, add, casts; x3 for backward)", "PEFT 0.21 LoRA Linear.forward",
-             Method.COUNTED, "counted from the code path, not measured",
-             ungated=("one way: x1.25 fails the training steps (53 of 55 within 25 %); x0.75 fits them better (mean "
-                      "|error| 1B+ 5.15 -> 5.09 %)")),
+             Method.ASSUMPTION,
+             ("counted from the code path, not measured; no "
+              "stored set binds it both ways: one way: x1.25 fails the training steps (53 of 55 within 25 %); "
+              "x0.75 fits them better (mean |error| 1B+ 5.15 -> 5.09 %)")),
     Constant("HOST_OPS_DEQUANT", 20.0, "ops/linear", "QLoRA: host ops per quantized linear in a training step "
-             "(dequantize in forward and backward)", "bitsandbytes 0.50 Linear4bit", Method.COUNTED,
-             "counted from the code path, not measured",
-             ungated=("one way: x0.75 fails the training steps' mean |error| (5.15 -> 5.22 %); x1.25 fits them better "
-                      "(5.07 %)")),
+             "(dequantize in forward and backward)", "bitsandbytes 0.50 Linear4bit", Method.ASSUMPTION,
+             ("counted from the code path, not measured; no "
+              "stored set binds it both ways: one way: x0.75 fails the training steps' mean |error| (5.15 -> "
+              "5.22 %); x1.25 fits them better (5.07 %)")),
     Constant("HOST_OPS_MOE", 75.0, "ops/layer", "host ops per MoE layer of a training step (routing, grouped "
-             "products, combine; x3 with backward)", "transformers 5 grouped_mm experts", Method.COUNTED,
-             "counted from the code path, not measured",
-             ungated=("only one stored training step reads it (mixtral-0.7b, under 1B): +-25 % moves the under-1B mean "
-                      "|error| 14.33 -> 14.30-14.35 %")),
+             "products, combine; x3 with backward)", "transformers 5 grouped_mm experts", Method.ASSUMPTION,
+             ("counted from the code path, not measured; no "
+              "stored set binds it both ways: only one stored training step reads it (mixtral-0.7b, under 1B): "
+              "+-25 % moves the under-1B mean |error| 14.33 -> 14.30-14.35 %")),
     Constant("INT8_HOST_OPS_PER_LINEAR", 23.0, "ops/linear", "host time bitsandbytes LLM.int8() adds per linear "
              "(its syncs keep the host from running ahead), in HOST_OP_S units",
              "lab/data/h100-round4/int8-gemm.json", Method.MEASURED,
@@ -79,9 +80,10 @@ CONSTANTS = (
              "the host sweep's forward intercepts are 50-180 ops; how 300 was set is not recorded"),
     Constant("PREFILL_HOST_OPS_MOE", 25, "ops/layer", "host ops per MoE layer of an eager prefill (routing: "
              "softmax, top-k, sort, histc, cumsum, gather; two grouped products, gate, weighting, un-permute, sum)",
-             "transformers 5 grouped_mm experts", Method.COUNTED, "counted from the code path, not measured",
-             ungated=("one way: x0.75 fails the under-1B prefill's mean |error| (12.27 -> 12.31 %); x1.25 fits the "
-                      "prefill and scoring sets better (12.23 %, scoring 6.22 %)")),
+             "transformers 5 grouped_mm experts", Method.ASSUMPTION,
+             ("counted from the code path, not measured; no "
+              "stored set binds it both ways: one way: x0.75 fails the under-1B prefill's mean |error| (12.27 "
+              "-> 12.31 %); x1.25 fits the prefill and scoring sets better (12.23 %, scoring 6.22 %)")),
     Constant("CUDNN_ATTENTION_PLAN_S", 40e-3, "s", "host time of SDPA on a sequence length it has not seen, where "
              "PyTorch picks cuDNN attention (compute capability 9.x, 10.x) and no probe measured it",
              "lab/data/h100-round3/sdpa-host.json", Method.MEASURED,

@@ -40,19 +40,22 @@ CONSTANTS = (
     Constant("OPAQUE_TRANSIENT_FRACTION", 0.25, "fraction", "largest set of forward temporaries of a model given "
              "only by its activation elements (UNets, CNNs), as a fraction of them", "-", Method.ASSUMPTION,
              "not measured"),
-    Constant("KV_BLOCK_TOKENS", 16, "tokens", "paged-attention block of a serving engine", VLLM, Method.DATASHEET,
-             "vLLM's default block_size",
-             ungated=("a documented engine default (vLLM block_size), checked against its source URL; read by the "
-                      "closed-form serving capacity and the advisor only, which no stored measurement checks")),
+    Constant("KV_BLOCK_TOKENS", 16, "tokens", "paged-attention block of a serving engine", VLLM, Method.ASSUMPTION,
+             ("vLLM's default block_size (a documented engine default, assumed to be the user's); no stored set "
+              "binds it both ways: a documented engine default (vLLM block_size), checked against its source "
+              "URL; read by the closed-form serving capacity and the advisor only, which no stored measurement "
+              "checks")),
     Constant("SERVING_RESERVE", 0.10, "fraction", "share of card memory a serving engine leaves free", VLLM,
-             Method.DATASHEET, "vLLM's default gpu_memory_utilization of 0.9",
-             ungated=("a documented engine default (vLLM gpu_memory_utilization 0.9), checked against its source URL; "
-                      "read by the closed-form serving capacity and the advisor only, which no stored measurement "
-                      "checks")),
+             Method.ASSUMPTION,
+             ("vLLM's default gpu_memory_utilization of 0.9 (a documented engine default, assumed to be the "
+              "user's); no stored set binds it both ways: a documented engine default (vLLM "
+              "gpu_memory_utilization 0.9), checked against its source URL; read by the closed-form serving "
+              "capacity and the advisor only, which no stored measurement checks")),
     Constant("MAX_BATCH", 256, "sequences", "sequences in flight an engine schedules at most", VLLM,
-             Method.DATASHEET, "vLLM's default max_num_seqs",
-             ungated=("a documented engine default (vLLM max_num_seqs), checked against its source URL; read by the "
-                      "advisor only, which no stored measurement checks")),
+             Method.ASSUMPTION,
+             ("vLLM's default max_num_seqs (a documented engine default, assumed to be the user's); no stored "
+              "set binds it both ways: a documented engine default (vLLM max_num_seqs), checked against its "
+              "source URL; read by the advisor only, which no stored measurement checks")),
     Constant("DEFAULT_HOST_BANDWIDTH_GBS", 60.0, "GB/s", "host-memory bandwidth a multi-threaded CPU decoder "
              "reaches when no host probe result is given (CPU offload)", "dual-channel DDR5-5600: ~90 GB/s peak",
              Method.ASSUMPTION, "about two thirds of a typical desktop's peak"),

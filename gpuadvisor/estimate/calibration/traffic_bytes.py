@@ -14,21 +14,22 @@ CONSTANTS = (
              "fp32, log-softmax, its backward, downcast)", "PyTorch cross_entropy", Method.COUNTED,
              "counted, not fitted"),
     Constant("LOSS_FWD_BYTES_PER_LOGIT", 14.0, "B/logit", "bytes a scoring forward's loss moves per logit (bf16 "
-             "logits -> fp32, log-softmax, gather; no backward)", "PyTorch cross_entropy", Method.COUNTED,
-             "counted, not fitted",
-             ungated=("one way: x0.75 fails the scoring gates; x1.25 fits scoring better (mean |error| 1B+ 6.25 -> "
-                      "5.82 %, under 1B 12.23 -> 11.08 %)")),
+             "logits -> fp32, log-softmax, gather; no backward)", "PyTorch cross_entropy", Method.ASSUMPTION,
+             ("counted, not fitted (counted from the implementation, not measured); no stored set binds it both "
+              "ways: one way: x0.75 fails the scoring gates; x1.25 fits scoring better (mean |error| 1B+ 6.25 "
+              "-> 5.82 %, under 1B 12.23 -> 11.08 %)")),
     Constant("SOFTCAP_BYTES_PER_LOGIT", 12.0, "B/logit", "Gemma 2 logit soft-capping per logit (logits / cap, tanh, "
-             "x cap: three bf16 read + write passes)", "transformers Gemma2ForCausalLM", Method.COUNTED,
-             "counted from the HF implementation; checked on the profile of v2 case 74",
-             ungated=("one way: only Gemma 2 reads it; x0.75 fails the scoring mean |error| (6.25 -> 6.48 %); x1.25 "
-                      "fits it better (6.02 %)")),
+             "x cap: three bf16 read + write passes)", "transformers Gemma2ForCausalLM", Method.ASSUMPTION,
+             ("counted from the HF implementation; checked on the profile of v2 case 74 (counted from the "
+              "implementation, not measured); no stored set binds it both ways: one way: only Gemma 2 reads it; "
+              "x0.75 fails the scoring mean |error| (6.25 -> 6.48 %); x1.25 fits it better (6.02 %)")),
     Constant("ADAMW_PASSES", 21.0, "state-sized passes", "foreach AdamW: lerp, mul, addcmul, sqrt, div, add, "
              "addcdiv, decay, per parameter", "torch.optim.AdamW (foreach)", Method.COUNTED, "counted, not fitted"),
     Constant("ADAMW_FUSED_PASSES", 7.0, "state-sized passes", "fused AdamW: one kernel reads p, g, m, v and writes "
-             "p, m, v", "torch.optim.AdamW (fused)", Method.COUNTED, "counted, not fitted",
-             ungated=("one way: x1.25 fails the training steps' mean |error| (5.15 -> 5.26 %); x0.75 fits them better "
-                      "(5.14 %, 55 of 55 within 25 %)")),
+             "p, m, v", "torch.optim.AdamW (fused)", Method.ASSUMPTION,
+             ("counted, not fitted (counted from the implementation, not measured); no stored set binds it both "
+              "ways: one way: x1.25 fails the training steps' mean |error| (5.15 -> 5.26 %); x0.75 fits them "
+              "better (5.14 %, 55 of 55 within 25 %)")),
     Constant("ADAMW8BIT_BYTES", 95.0, "B/param", "bitsandbytes blockwise 8-bit AdamW's step time per parameter, as "
              "bytes at the achieved bandwidth (its 1-byte states alone would be ~10 B)",
              "tools/data/validation-h100-v2.json (cases 28 and 46)", Method.NOT_REPRODUCIBLE,
@@ -39,9 +40,10 @@ CONSTANTS = (
              "validation-cases-profiled.json (v2 case 95 profile)", Method.COUNTED,
              "2 outputs x 4 B x read + write x 3 passes, counted from the profile's kernels"),
     Constant("MIXED_WEIGHT_BYTES", 12.0, "B/param", "autocast per parameter and step: weight fp32 -> bf16 each "
-             "forward, bf16 grads -> fp32 master grads", "PyTorch autocast", Method.COUNTED, "counted, not fitted",
-             ungated=("+-25 % moves the training steps' mean |error| by 0.03 points at most (1B+ 5.15-5.18 %) and no "
-                      "published run's ratio by more than 0.002")),
+             "forward, bf16 grads -> fp32 master grads", "PyTorch autocast", Method.ASSUMPTION,
+             ("counted, not fitted (counted from the implementation, not measured); no stored set binds it both "
+              "ways: +-25 % moves the training steps' mean |error| by 0.03 points at most (1B+ 5.15-5.18 %) and "
+              "no published run's ratio by more than 0.002")),
     Constant("INT8_IN_BYTES", 27.0, "B/element", "bitsandbytes LLM.int8(): bytes per input element of a linear at "
              "the achieved bandwidth (fp16 cast, row-wise quantization, outlier check)", INT8_GEMM,
              Method.NOT_REPRODUCIBLE, "the input-side kernels measure 29.0-29.1 B at 3072 inputs and 23.5 B at "
