@@ -33,6 +33,7 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,19 +101,28 @@ class NoPublicPrice:
     note: str  # what the searches found and why none of it is a price
 
 
-def read_no_public_price(path: Path) -> dict[str, NoPublicPrice]:
-    """Card name -> its no-public-price mark; every problem is one line naming the row."""
-    reader = csv.DictReader(read_text(path, "no-public-price CSV").splitlines())
-    if reader.fieldnames != NO_PRICE_COLUMNS:
-        raise UserError(f"{path}: the header must be {','.join(NO_PRICE_COLUMNS)}")
-    out: dict[str, NoPublicPrice] = {}
+def _card_rows(path: Path, what: str, columns: list[str]) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """(where, card, row) of each row of a CSV keyed by card: the header, the column count, an empty card column
+    and a second row for a card are refused in one line naming the row."""
+    reader = csv.DictReader(read_text(path, what).splitlines())
+    if reader.fieldnames != columns:
+        raise UserError(f"{path}: the header must be {','.join(columns)}")
+    seen: set[str] = set()
     for line, row in enumerate(reader, start=2):
         card = (row.get("card") or "").strip()
         where = f"{path}: row {line} ({card or 'no card'})"
         if None in row or any(v is None for v in row.values()):
-            raise UserError(f"{where}: expected {len(NO_PRICE_COLUMNS)} columns")
-        if not card or card in out:
+            raise UserError(f"{where}: expected {len(columns)} columns")
+        if not card or card in seen:
             raise UserError(f"{where}: " + ("the card column is empty" if not card else "a second row for the card"))
+        seen.add(card)
+        yield where, card, row
+
+
+def read_no_public_price(path: Path) -> dict[str, NoPublicPrice]:
+    """Card name -> its no-public-price mark; every problem is one line naming the row."""
+    out: dict[str, NoPublicPrice] = {}
+    for where, card, row in _card_rows(path, "no-public-price CSV", NO_PRICE_COLUMNS):
         if not re.fullmatch(r"\d{4}-\d\d-\d\d", row["searched"].strip()):
             raise UserError(f"{where}: searched must be the day of the search, YYYY-MM-DD")
         searches = tuple(q.strip() for q in row["searches"].split(" | ") if q.strip())
@@ -140,17 +150,8 @@ def check_no_public_price(marks: dict[str, NoPublicPrice], cards: set[str], pric
 
 def read_not_sold(path: Path) -> dict[str, NotSold]:
     """Card name -> why it is not sold on its own, validated; every problem is one line naming the row."""
-    reader = csv.DictReader(read_text(path, "not-sold-separately CSV").splitlines())
-    if reader.fieldnames != NOT_SOLD_COLUMNS:
-        raise UserError(f"{path}: the header must be {','.join(NOT_SOLD_COLUMNS)}")
     out: dict[str, NotSold] = {}
-    for line, row in enumerate(reader, start=2):
-        card = (row.get("card") or "").strip()
-        where = f"{path}: row {line} ({card or 'no card'})"
-        if None in row or any(v is None for v in row.values()):
-            raise UserError(f"{where}: expected {len(NOT_SOLD_COLUMNS)} columns")
-        if not card or card in out:
-            raise UserError(f"{where}: " + ("the card column is empty" if not card else "a second row for the card"))
+    for where, card, row in _card_rows(path, "not-sold-separately CSV", NOT_SOLD_COLUMNS):
         try:
             out[card] = NotSold.model_validate({k: row[k].strip() for k in NOT_SOLD_COLUMNS[1:]})
         except ValidationError as err:
