@@ -244,20 +244,7 @@ def _as_fake(torch: Any, module: Any, mode: Any) -> bool:
             with mode:
                 return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="cpu")
         return mode.from_tensor(t)
-    memo: dict[int, Any] = {}
-    for m in module.modules():
-        for name, p in list(m._parameters.items()):
-            if p is not None:
-                if id(p) not in memo:
-                    memo[id(p)] = torch.nn.Parameter(fake(p.detach()), requires_grad=p.requires_grad)
-                m._parameters[name] = memo[id(p)]
-        for name, b in list(m._buffers.items()):
-            if b is not None:
-                if id(b) not in memo:
-                    memo[id(b)] = fake(b)
-                m._buffers[name] = memo[id(b)]
-        if isinstance(m, torch.nn.RNNBase):
-            m._init_flat_weights()  # RNNs keep a list of their parameters: point it at the new ones
+    _replace_tensors(torch, module, fake)
     return True
 
 
@@ -402,23 +389,30 @@ def _peak_items(alive: dict[int, float], params: set[int], grads: set[int], stat
 def _convert(torch: Any, model: Any, dtype: Any, channels_last: bool) -> None:
     """model.to(dtype, memory_format) by replacing each parameter and buffer: Module.to() swaps tensors
     in place, which fake tensors refuse. Shared (tied) parameters stay shared."""
-    memo: dict[int, Any] = {}
-
     def conv(t: Any) -> Any:
         if t.is_floating_point():
             t = t.to(dtype)
         if channels_last and t.dim() == 4:
             t = t.contiguous(memory_format=torch.channels_last)
         return t
-    for m in model.modules():
+    _replace_tensors(torch, model, conv, buffers=lambda b: b.is_floating_point())
+
+
+def _replace_tensors(torch: Any, module: Any, convert: Any, buffers: Any = lambda b: True) -> None:
+    """Each parameter of `module` and each buffer `buffers` accepts swapped for `convert` of it, in place of
+    Module.to()/_apply (which fake tensors refuse); a tensor shared between modules (tied) stays shared."""
+    memo: dict[int, Any] = {}
+    for m in module.modules():
         for name, p in list(m._parameters.items()):
             if p is not None:
                 if id(p) not in memo:
-                    memo[id(p)] = torch.nn.Parameter(conv(p.detach()), requires_grad=p.requires_grad)
+                    memo[id(p)] = torch.nn.Parameter(convert(p.detach()), requires_grad=p.requires_grad)
                 m._parameters[name] = memo[id(p)]
         for name, b in list(m._buffers.items()):
-            if b is not None and b.is_floating_point():
-                m._buffers[name] = conv(b)
+            if b is not None and buffers(b):
+                if id(b) not in memo:
+                    memo[id(b)] = convert(b)
+                m._buffers[name] = memo[id(b)]
         if isinstance(m, torch.nn.RNNBase):
             m._init_flat_weights()  # RNNs keep a list of their parameters: point it at the new ones
 
