@@ -71,10 +71,7 @@ def _patch(m: Any, rec: Recorder) -> None:
             # workspace while it runs (a training call's is about an inference call's: lab/rnn_memory.py)
             elements = int(s.layers * s.directions * s.steps * s.batch * s.hidden_size * (s.gates + 1))
             if backward:
-                reserve = x.new_empty((elements,))
-                ctx.save_for_backward(x, reserve, *states_in, *weights)
-            else:
-                reserve = x.new_empty((0,))
+                ctx.save_for_backward(x, x.new_empty((elements,)), *states_in, *weights)
             steps_part, fixed_part = rnn_inference_workspace_bytes(s, x.element_size(), m.mode)
             fixed = x.new_empty((1, int(fixed_part / x.element_size())))  # held with the rest, not batch-sized
             rec.transient(steps_part, scaling=True)
