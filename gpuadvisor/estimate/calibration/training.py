@@ -24,7 +24,9 @@ CONSTANTS = (
     Constant("GPUS_PER_NODE", 8, "GPUs", "GPUs that share an NVLink domain (HGX/DGX boards), when the user gives "
              "none", DGX_H100, Method.DATASHEET, "8 GPUs per HGX board"),
     Constant("NVL72_DOMAIN", 72, "GPUs", "GPUs of one NVLink domain on GB200/GB300 NVL72 racks",
-             "https://www.nvidia.com/en-us/data-center/gb200-nvl72/", Method.DATASHEET, "72 GPUs per rack"),
+             "https://www.nvidia.com/en-us/data-center/gb200-nvl72/", Method.ASSUMPTION,
+             "72 GPUs per rack, a product fact assumed of the user's rack; no stored set binds it both ways: the "
+             "published GB200 runs move under 0.1 % when it moves by a quarter (their layouts fit either domain)"),
     Constant("FP8_GEMM_EFF", 0.6, "fraction", "large FP8 GEMMs (per-tensor scaled) against the datasheet dense FP8 "
              "peak", "-", Method.ASSUMPTION, "cuBLASLt FP8 GEMMs on H100 reach about 1.2 of 1.98 PFLOP/s; "
              "not measured here (the bf16 rate is MFU, measured)"),
@@ -34,7 +36,9 @@ CONSTANTS = (
              "backward at head dim 128, FA3 and cuDNN 600+)", Method.ASSUMPTION,
              "about 330 of the 585 TFLOP/s the kernel model gives long causal sequences at head dim 128"),
     Constant("FP8_CAST_BYTES", 3.0, "bytes per element", "bytes an FP8 cast moves per GEMM input element "
-             "(read bf16, write fp8), forward and backward", "-", Method.COUNTED, "2 read + 1 written"),
+             "(read bf16, write fp8), forward and backward", "-", Method.ASSUMPTION,
+             "2 read + 1 written, counted from the cast, assumed unfused; no stored set binds it both ways: the "
+             "published FP8 runs move under 0.5 % when it moves by a quarter (the casts are a small share of a step)"),
     Constant("SELECTIVE_AC_KEEP", 0.6, "fraction", "share of a layer's activations selective checkpointing keeps "
              "(matmul outputs kept, elementwise recomputed)", "-", Method.ASSUMPTION, "not measured here"),
     Constant("MEGATRON_EFF", 0.99, "fraction", "Megatron-Core / NeMo with TransformerEngine: achieved share of the "
