@@ -85,6 +85,39 @@ def _same_silicon(card: Any, other: Any) -> bool:
                for k in keys) and card.tensor_tflops("bf16") == other.tensor_tflops("bf16")
 
 
+def _same_chip(card: Any, other: Any) -> bool:
+    """The same architecture entry and, where both are known, the same SM count: one chip, whatever its clock,
+    power limit or memory."""
+    arch = getattr(card, "arch_id", None)
+    units = (getattr(card, "compute_units", None), getattr(other, "compute_units", None))
+    return arch is not None and arch == getattr(other, "arch_id", None) and (None in units or units[0] == units[1])
+
+
+def _measured_sibling(card: Any, table: dict[str, float], catalog: Any) -> Reach | None:
+    """The reach measured on the same chip at the same or a lower power limit, the nearest such limit (the median
+    where several cards share it): a card's datasheet peak already carries its clock, and a higher power limit
+    holds that clock at least as well, so the same chip reaches at least the same fraction of it (the GB200's GPU
+    is the B200's chip at 1,200 W against 1,000 W; the H200 reaches what the H100 SXM does at the same 700 W).
+    None where no measured card is such a sibling (a lower-power card, the H100 PCIe at 350 W, is not: its
+    clock falls under load)."""
+    power = getattr(card, "tdp_w", None)
+    if not power:
+        return None
+    found = []
+    for name, reach in table.items():
+        other = catalog.get(name)
+        if other is not None and other.name != card.name and _same_chip(card, other) \
+                and half_rate(other) == half_rate(card) and other.tdp_w and other.tdp_w <= power:
+            found.append((other.tdp_w, name, reach))
+    if not found:
+        return None
+    nearest = max(p for p, _, _ in found)
+    names = sorted(n for p, n, _ in found if p == nearest)
+    value = statistics.median(r for p, _, r in found if p == nearest)
+    return Reach(value, f"published matmul measurement of the {' and the '.join(names)} (the same chip at "
+                        f"{nearest:g} W, this card {power:g} W)")
+
+
 def reach_of(card: Any) -> Reach | None:
     """The card's reach (reach_of_uncached), for a shipped card from a table cached with the catalog's files
     (datacache: a cold `recommend` parses no YAML)."""
@@ -120,8 +153,9 @@ def _shipped_reaches() -> dict[str, tuple[float | None, tuple[float, str] | None
 
 def reach_of_uncached(card: Any) -> Reach | None:
     """The card's reach: published, else that of a published card on the same silicon at the same clock and power
-    (the A100 SXM4 40GB takes the 80GB's), else its group's median; None for cards outside all three (AMD, no tensor
-    cores), which keep the calibration MFU."""
+    (the A100 SXM4 40GB takes the 80GB's), else that of the same chip at the nearest power limit not above its own
+    (_measured_sibling), else its group's median; None for cards outside all four (AMD, no tensor cores), which keep
+    the calibration MFU."""
     table = published()
     if card.name in table:
         return Reach(table[card.name], "published matmul measurement")
@@ -132,6 +166,9 @@ def reach_of_uncached(card: Any) -> Reach | None:
         other = catalog.get(name)
         if other is not None and _same_silicon(card, other):
             return Reach(reach, f"published matmul measurement of the {name} (same chip, SMs, clock and power)")
+    sibling = _measured_sibling(card, table, catalog)
+    if sibling is not None:
+        return sibling
     if card.vendor != "nvidia" or (not card.tensor_tflops("bf16") and not card.tensor_tflops("fp16")):
         return None
     group = half_rate(card)

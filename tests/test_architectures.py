@@ -206,3 +206,19 @@ def test_a_card_without_a_matmul_measurement_takes_that_of_the_same_silicon():
     assert sxm40 is not None and sxm40.value == published()["A100 SXM4 80GB"] and "A100 SXM4 80GB" in sxm40.basis
     pcie = reach_of(catalog.get("A100 PCIe 80GB"))
     assert pcie is not None and pcie.value != sxm40.value and "median" in pcie.basis
+
+
+def test_the_same_chip_at_a_higher_power_limit_takes_the_measured_chips_reach():
+    """The GB200's GPU is the B200's chip at 1,200 W against 1,000 W: it reaches the B200's measured fraction of its
+    (higher) datasheet peak, not the full-rate median; a GeForce card never takes a professional sibling's reach (its
+    tensor cores run FP32 accumulate at half rate), and a lower-power sibling takes none."""
+    from gpuadvisor.matmul_reach import _group_medians, published, reach_of
+
+    catalog = load_catalog(use_env=False)
+    gb200 = reach_of(catalog.get("GB200 (per GPU)"))
+    assert gb200 is not None and gb200.value == published()["B200"] and "B200" in gb200.basis
+    assert gb200.value != _group_medians()[False]
+    ti = reach_of(catalog.get("GeForce RTX 3090 Ti"))
+    assert ti is not None and "RTX A6000" not in ti.basis
+    h100_pcie = reach_of(catalog.get("H100 PCIe 80GB"))
+    assert h100_pcie is not None and "median" in h100_pcie.basis

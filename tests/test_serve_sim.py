@@ -210,3 +210,24 @@ def test_sharegpt_vllm_lengths_keep_vllms_filter():
     assert 0.85 <= inp.mean() / 202 <= 1.1 and 0.85 <= out.mean() / 179 <= 1.1  # the blog's sample means
     with pytest.raises(UserError, match="openorca"):
         parse_lengths("openorca", 100, 100)
+
+
+@pytest.mark.parametrize("card, tokens, seqs", [
+    ("H100 SXM5 80GB", 8192, 1024),  # >= 70 GiB and not an A100: vLLM's large defaults
+    ("H200 SXM 141GB", 8192, 1024),
+    ("A100 SXM4 80GB", 2048, 256),  # excluded by name (vLLM PR #17885: a large budget slowed the A100)
+    ("L40S", 2048, 256),  # under 70 GiB
+])
+def test_vllm_takes_its_scheduler_limits_from_the_card(card, tokens, seqs):
+    """vLLM V1 sets max_num_batched_tokens and max_num_seqs from the GPU it starts on (get_batch_defaults); a
+    version before V1 and a knob the user set keep theirs."""
+    from gpuadvisor.catalog import find
+
+    model = make_workload("llama-3.1-8b", mode="inference").model
+    hw = card_figures(find(load_catalog(use_env=False), card)[0])
+    s = serve_setup(model, hw, "vllm")
+    assert (s.cfg.max_batched_tokens, s.cfg.max_seqs) == (tokens, seqs)
+    assert serve_setup(model, hw, "vllm", max_seqs=64).cfg.max_seqs == 64
+    assert serve_setup(model, hw, "vllm@0.6").cfg.max_seqs == 256
+    assert (serve_setup(model, hw, "sglang").cfg.max_seqs
+            == serve_engine("sglang").max_seqs)  # an engine without card rules: one profile everywhere

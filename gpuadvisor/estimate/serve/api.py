@@ -81,7 +81,8 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
                 kv_dtype: str | None = None, layout: Layout | None = None, efficiency: Efficiency | None = None,
                 phys: dict[str, float] | None = None, speculation: Speculation | None = None,
                 **knobs: Any) -> ServeSetup:
-    eng = engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)
+    eng = (engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)).on_card(hw.name,
+                                                                                                 hw.memory_gib)
     if weights not in WEIGHT_BITS:
         raise UserError(f"unknown weight format {weights!r} (one of {', '.join(WEIGHT_BITS)})")
     kv = kv_dtype or default_kv_dtype(eng, weights)

@@ -13,7 +13,7 @@ profile in engines.json's `versions`, each with its source; the bare name is the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from enum import Enum
 from functools import cache
 from pathlib import Path
@@ -34,6 +34,22 @@ class ServeEngineName(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+@dataclass(frozen=True)
+class CardDefaults:
+    """Scheduler limits an engine picks by itself from the card it starts on (vLLM's get_batch_defaults: larger
+    ones on GPUs of at least `min_memory_gib` whose device name contains none of `excluded_names`)."""
+
+    min_memory_gib: float
+    excluded_names: tuple[str, ...]
+    max_batched_tokens: int
+    max_seqs: int
+    source: str
+
+    def applies_to(self, card_name: str, memory_gib: float | None) -> bool:
+        name = card_name.lower()
+        return (memory_gib or 0.0) >= self.min_memory_gib and not any(x in name for x in self.excluded_names)
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,10 @@ class ServeEngine:
     kv_transfer_latency_s: float = 0.0
     kv_transfer_layerwise: bool = False
     disagg_sources: tuple[str, ...] = ()
+    # the limits the engine sets itself on a large card (None: the same on every card), and the knobs the user
+    # set, which a card's defaults never replace
+    large_card: CardDefaults | None = None
+    pinned: tuple[str, ...] = ()
 
     @property
     def spec(self) -> str:
@@ -93,8 +113,23 @@ class ServeEngine:
         """Decode iterations replay CUDA graphs."""
         return self.launch == StepEngineName.GRAPHS
 
+    def on_card(self, card_name: str, memory_gib: float | None) -> ServeEngine:
+        """The profile as the engine configures itself on this card: its large-card limits where they apply,
+        except the knobs the user pinned."""
+        big = self.large_card
+        if big is None or not big.applies_to(card_name, memory_gib):
+            return self
+        return replace(self,
+                       max_batched_tokens=self.max_batched_tokens if "max_batched_tokens" in self.pinned
+                       else big.max_batched_tokens,
+                       max_seqs=self.max_seqs if "max_seqs" in self.pinned else big.max_seqs)
+
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["large_card"] = None if self.large_card is None else {
+            **{f.name: getattr(self.large_card, f.name) for f in fields(self.large_card)},
+            "excluded_names": list(self.large_card.excluded_names)}
+        d["pinned"] = list(self.pinned)
         d["name"] = self.name.value
         d["launch"] = self.launch.value
         d["sources"] = list(self.sources)
@@ -151,6 +186,11 @@ def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
         d["calibrated_on"] = f"{key.value}'s profile with the version's sourced overrides"
         d.update(delta)
     d.update(overrides)
+    big = d.pop("large_card", None)
+    d["large_card"] = None if big is None else CardDefaults(
+        float(big["min_memory_gib"]), tuple(big["excluded_names"]), int(big["max_batched_tokens"]),
+        int(big["max_seqs"]), str(big["source"]))
+    d["pinned"] = tuple(sorted(overrides))
     d["sources"] = tuple(d["sources"])
     d["client_sources"] = tuple(d.get("client_sources", ()))
     d["disagg_sources"] = tuple(d.get("disagg_sources", ()))
