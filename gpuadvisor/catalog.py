@@ -180,6 +180,8 @@ class Card(_Strict):
     interface: str | None
     interconnect_gbs: float | None = Field(ge=0)
     form_factor: str | None
+    # GPUs on one board where the catalog card is one of them (K80, M60: 2; A16: 4): boards are bought whole
+    gpus_per_board: int = Field(default=1, ge=1)
     launch_price_usd: float | None = Field(gt=0)
     purchase: Purchase | None  # new: list price or estimate (PRICE_BASES "new")
     street: Purchase | None = None  # dated street or used price (PRICE_BASES "street")

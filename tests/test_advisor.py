@@ -168,6 +168,20 @@ def test_purchases_come_in_the_counts_people_buy(catalog):
             assert o.hardware.gpus in (4, 8)  # sold on baseboards, not one by one
 
 
+def test_a_gpu_of_a_multi_gpu_board_is_bought_only_in_whole_boards(catalog):
+    """The A16 (four GPUs on a board) and the K80 and M60 (two) are catalogued, and priced, per GPU; half an A16
+    board is not for sale, so every purchase of one is a whole number of boards, priced as that many GPUs."""
+    per_board = {c.name: c.gpus_per_board for c in catalog.cards if c.gpus_per_board > 1}
+    assert per_board == {"Tesla K80": 2, "Tesla M60": 2, "A16": 4}
+    opts = build_options(make_workload("llama-3.1-8b"), catalog, Targets(tokens_per_s=200), rent=False,
+                         only=tuple(per_board), buy_counts={"datacenter": (1, 2, 3, 4, 8)})
+    bought = {(o.hardware.card, o.hardware.gpus) for o in opts if o.hardware.kind == "buy"}
+    assert ("A16", 4) in bought and ("A16", 8) in bought and ("Tesla M60", 2) in bought
+    assert all(g % per_board[card] == 0 for card, g in bought), sorted(bought)
+    a16 = next(o for o in opts if o.hardware.card == "A16" and o.hardware.gpus == 4)
+    assert a16.hardware.purchase_usd == pytest.approx(4 * catalog.get("A16").street.usd)  # one board
+
+
 def test_only_filters_cards_and_local_card_sits_beside_the_picks(catalog):
     a = advise(make_workload("llama-3.2-3b", dtype="int4"), catalog, Targets(tokens_per_s=10), only=("jetson",),
                rent=False)

@@ -169,7 +169,9 @@ def test_every_datacenter_card_has_a_price_or_a_sourced_reason_it_is_not_sold_on
     for mark in marks.values():  # each exception says when and how it was searched
         assert mark.searched >= "2026" and mark.searches and mark.note
         assert catalog.get(mark.card).family in ("datacenter", "instinct"), mark.card
-    assert len(marks) <= 13  # 2026-12-04: 24 before; 7 priced, 4 marked not sold on their own (T4G, A10G, GH200 x2)
+    # 2026-12-04: 24 before; 7 priced, 4 marked not sold on their own (T4G, A10G, GH200 x2) -> 13; then 8 more priced
+    # (MI210, MI250, A2, A16, M60, V100 SXM2 16GB, H200 NVL, RTX PRO 6000 Server) -> 5
+    assert len(marks) <= 5
     not_sold = {c.name: c.not_sold.why for c in datacenter if c.not_sold is not None}
     assert not_sold == {"T4G": "cloud-only", "A10G": "cloud-only", "GH200 96GB": "systems-only",
                         "GH200 144GB": "systems-only"}
@@ -187,6 +189,35 @@ def test_the_2026_12_prices_name_their_card():
         price = catalog.get(name).purchase
         assert price is not None and price.kind == "estimate" and row in price.note, name
         assert "/blob/d62de22b9128a2598b039c06346e350f918b3810/" in price.source, name  # Epoch's CSV at a commit
+
+
+def test_the_second_2026_12_prices_name_their_card_and_source_at_a_commit():
+    """The eight data-center prices of the second 2026-12-04 pass: each names the edition of its card, is read from
+    a repository at a commit, and a board price is split over the catalog card's share of the board."""
+    catalog = load_catalog()
+    hf = "/huggingface/huggingface.js/blob/fe42e68017ffc76d09922ea8f9b38a6964345710/packages/tasks/src/"
+    for name, row, usd in (("Instinct MI210", "'MI210' (64 GB", 8000), ("Instinct MI250", "'MI250' (128 GB", 10000),
+                           ("A2", "'A2' (16 GB, 60 W", 1000)):
+        price = catalog.get(name).purchase
+        assert price is not None and price.kind == "estimate" and price.usd == usd and row in price.note, name
+        assert hf in price.source and price.date == "2026-05-13", name
+    v100 = catalog.get("Tesla V100 SXM2 16GB").purchase
+    assert v100 is not None and v100.kind == "estimate" and "'NVIDIA Tesla V100 SXM2' (16 GB per board" in v100.note
+    assert "/blob/d62de22b9128a2598b039c06346e350f918b3810/" in v100.source
+    poet = "/activescott/gpu-agent/blob/be14fc82c9a2918530ea8752b18044d4dd81602a/data/gpu-data/"
+    for name, file in (("H200 NVL 141GB", "nvidia-h200-nvl.yaml"),
+                       ("RTX PRO 6000 Blackwell Server Edition", "nvidia-rtx-pro-6000-blackwell-server.yaml")):
+        price = catalog.get(name).purchase
+        assert price is not None and price.kind == "estimate" and price.source.endswith(poet + file), name
+    ebay = "/Fahrnetic/compute-value/blob/3089720cc6d01428d45d292732ca1ce2f36c3e76/server/ebay-market.ts"
+    for name, listing in (("Instinct MI210", "ebay.com/itm/127887816422"),
+                          ("H200 NVL 141GB", "ebay.com/itm/206373904488"), ("A16", "ebay.com/itm/327303624809")):
+        street = catalog.get(name).street
+        assert street is not None and street.kind == "used" and street.date == "2026-08-11", name
+        assert street.source.endswith(ebay) and listing in street.note, name
+    assert catalog.get("A16").street.usd == round(2359.99 / 4)  # one of the board's four GPUs
+    m60 = catalog.get("Tesla M60").street
+    assert m60 is not None and m60.usd == 250 / 2 and "two-GPU board" in m60.note  # one of the board's two GPUs
 
 
 def test_the_no_public_price_mark_is_checked(tmp_path, capsys):

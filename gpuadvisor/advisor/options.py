@@ -360,12 +360,18 @@ def _entry(p: Any) -> tuple[float, str, str | None] | None:
 
 def _buy_counts(card: Any, override: dict[str, tuple[int, ...]] | None) -> tuple[int, ...]:
     """GPU counts one would buy of this card: by family, and SXM/OAM modules only on the 4- or
-    8-GPU baseboards they are sold on."""
+    8-GPU baseboards they are sold on; a card that is one of several GPUs on a board (`gpus_per_board`:
+    K80, M60, A16) only in whole boards."""
     if override and card.family in override:
-        return override[card.family]
-    if any(k in (getattr(card, "form_factor", None) or "") for k in BASEBOARD_FORMS):
-        return BASEBOARD_COUNTS
-    return BUY_COUNTS.get(card.family, SERVER_COUNTS)
+        counts = override[card.family]
+    elif any(k in (getattr(card, "form_factor", None) or "") for k in BASEBOARD_FORMS):
+        counts = BASEBOARD_COUNTS
+    else:
+        counts = BUY_COUNTS.get(card.family, SERVER_COUNTS)
+    per_board = getattr(card, "gpus_per_board", 1) or 1
+    if per_board > 1:
+        counts = tuple(g for g in counts if g % per_board == 0) or (per_board,)
+    return counts
 
 
 def _wanted(card: Any, only: tuple[str, ...]) -> bool:
