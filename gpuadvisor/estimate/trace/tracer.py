@@ -49,8 +49,9 @@ from gpuadvisor.estimate.trace.zoo import (
 #: masks needing their gradient, second peaks per phase; 3: layer drop's draws keep every layer on real tensors;
 #: cuDNN's NHWC copies of a 16-bit NCHW convolution's tensors while it runs; 4: forward kernels autograd does not
 #: record counted (OpGraph.untracked_ops); 8: a linear on a 3-D input one addmm as on CUDA, an RNN's workspace while it
-#: runs and its reserve space only where a backward follows)
-TRACER_REVISION = 8
+#: runs and its reserve space only where a backward follows; 9: Mask and Keypoint R-CNN inference on fake tensors, their
+#: pastes at a fixed size (dynamic.FixedPastes), where fp32 had been traced on real CPU tensors)
+TRACER_REVISION = 9
 TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
@@ -262,7 +263,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
 
     import gpuadvisor.estimate.trace.recurrent as recurrent
     from gpuadvisor.estimate.trace.as_cuda import cuda_dispatch
-    from gpuadvisor.estimate.trace.dynamic import FixedSizes, one_nms_per_batch
+    from gpuadvisor.estimate.trace.dynamic import FixedPastes, FixedSizes, one_nms_per_batch
     from gpuadvisor.estimate.trace.recorder import Recorder
     from gpuadvisor.estimate.trace.steplogger import StepLogger
 
@@ -285,7 +286,8 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
     rec.weight_shapes = {tuple(p.shape) for p in model.parameters()}
     notes: list[str] = []
     sizes = FixedSizes(fake=not real)
-    with sizes, one_nms_per_batch(), rec, cuda_dispatch(rec):
+    pastes = FixedPastes(active=not real)  # real tensors have the boxes' sizes: torchvision's own paste runs
+    with sizes, one_nms_per_batch(), pastes, rec, cuda_dispatch(rec):
         recurrent.fuse(model, rec)
         params = list(model.parameters())
         param_ids = rec.serials(params)
@@ -344,6 +346,7 @@ def _run(ref: ModelRef, opts: TraceOptions, batch: int, how: str, *, real: bool,
     if sizes.fixed:
         notes.append(f"outputs sized by their data ({', '.join(sorted(sizes.fixed))}) traced with every candidate "
                      "kept, up to the model's own limits (the step with the most boxes)")
+    notes.extend(pastes.notes)
     phase_peaks = tuple(MemoryPeak(peak, phase.value, _peak_items(alive, param_ids, grad_ids, state_ids, input_ids))
                         for phase, (peak, alive) in rec.phase_peaks.items())
     # each phase's moment of most activations too, as a peak of its own: BatchGraph scales every peak to the
