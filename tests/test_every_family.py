@@ -142,3 +142,14 @@ def test_inputs_of_any_rank_and_family_defaults():
     assert any("every candidate kept" in n for n in ans.notes)
     ans, _ = _estimate("torchvision:quantized_resnet50")
     assert any("estimated unquantized" in n or "built unquantized" in n for n in ans.notes)
+
+
+@pytest.mark.skipif(not HAVE_TV, reason=NO_TV)
+def test_a_detector_answers_at_the_clis_default_batch():
+    """Batch 1, the CLI's default: a detector's per-image loops make its step differ between the trace batches, so
+    it is traced at the batch asked instead of scaled (graphstore.graph_at)."""
+    from gpuadvisor.estimate.graph_estimate import workload_graph
+
+    w = api.workload("torchvision:maskrcnn_resnet50_fpn", mode="inference", batch=1)
+    ans = api.estimate(api.request(w, "H100 SXM"))
+    assert ans.time.step_s and ans.time.step_s > 0 and workload_graph(w).batch == 1

@@ -154,3 +154,44 @@ def test_whether_pytorch_is_installed_is_asked_without_importing_it():
                        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=True)
     installed = "torch" in sys.modules or importlib.util.find_spec("torch") is not None
     assert r.stdout.split() == [str(installed), "False"]
+
+
+PER_SAMPLE = """
+import torch
+
+class PerSample(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.stack([self.lin(row) for row in x])  # one linear per sample, as a detector's per-image loops
+
+def build():
+    return PerSample()
+
+def build_batch(batch):
+    return torch.randn(batch, 16)
+"""
+
+
+def test_a_step_whose_ops_grow_with_the_batch_is_traced_at_the_asked_batch(tracer, tmp_path, monkeypatch):
+    """A model whose op stream is not the same at both trace batches (a Python loop over the samples: torchvision's
+    detectors) cannot be scaled in the batch: it is traced at the batch asked (and the next), once, then cached."""
+    from gpuadvisor.estimate import graphstore
+    from gpuadvisor.estimate.trace import contained
+    from gpuadvisor.modelref import parse_ref
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(contained, "trace_in_child", lambda ref, opts, batches=None: tracer.trace_pair(
+        ref, opts, batches or tracer.TRACE_BATCHES))  # in this process: the child's own tests are elsewhere
+    path = tmp_path / "per_sample.py"
+    path.write_text(PER_SAMPLE)
+    ref, opts = parse_ref(f"{path}:build"), tracer.TraceOptions()
+    assert not graphstore.batch_graph(ref, opts).aligned
+    for batch in (1, 3):
+        g = graphstore.graph_at(ref, opts, batch)
+        assert g.batch == batch and sum(op.count for op in g.ops if op.name in ("addmm", "linear", "mm")) == batch
+    traced = []
+    monkeypatch.setattr(tracer, "trace_pair", lambda *a, **k: traced.append(a) or None)
+    assert graphstore.graph_at(ref, opts, 3).batch == 3 and not traced  # the cache answers

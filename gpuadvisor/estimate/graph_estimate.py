@@ -34,13 +34,13 @@ def trace_options(w: Workload) -> TraceOptions:
 
 def workload_graph(w: Workload) -> OpGraph:
     """The op graph of one step of `w` on one GPU (its micro-batch)."""
-    from gpuadvisor.estimate.graphstore import batch_graph
+    from gpuadvisor.estimate.graphstore import graph_at
     from gpuadvisor.modelref import parse_ref
 
     ref = parse_ref(w.model.trace)
     if ref is None:
         raise UserError(f"{w.model.name}: {w.model.trace!r} is not a traced model spec")
-    return batch_graph(ref, trace_options(w)).at(w.micro_batch)
+    return graph_at(ref, trace_options(w), w.micro_batch)
 
 
 def graph_memory(w: Workload) -> MemoryBreakdown:

@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.paths import shipped_graphs_dir
-from gpuadvisor.estimate.graph import BatchGraph, GraphMode
+from gpuadvisor.estimate.graph import BatchGraph, GraphMode, OpGraph
 from gpuadvisor.estimate.steplog import StepLog, load_logs, replay_pair
 from gpuadvisor.estimate.trace.torchlib import LIBRARY_EXTRAS, have_torch, install_command
 from gpuadvisor.estimate.trace.tracer import TraceOptions, model_params, trace_batches
@@ -101,6 +101,17 @@ def batch_graph(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
         raise UserError(f"model file {ref.name} not found")
     _needs_torch(ref, "in these settings is not pre-traced")
     return trace_batches(ref, opts)
+
+
+def graph_at(ref: ModelRef, opts: TraceOptions, batch: int) -> OpGraph:
+    """The graph of `ref` at `batch`: from its two-batch graph where the step is the same op stream at both trace
+    batches (figures linear in the batch), else traced at `batch` itself (and batch + 1: a BatchGraph's pair), as
+    a detection model's per-image loops need (its op count grows with the batch)."""
+    bg = batch_graph(ref, opts)
+    if bg.aligned or batch in (bg.low.batch, bg.high.batch):
+        return bg.at(batch)
+    _needs_torch(ref, f"at batch {batch} is not pre-traced (its step is not the same op stream at every batch)")
+    return trace_batches(ref, opts, (batch, batch + 1)).at(batch)
 
 
 def _needs_torch(ref: ModelRef, why: str) -> None:

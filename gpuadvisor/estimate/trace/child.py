@@ -49,7 +49,8 @@ def _serve(ref: ModelRef, request: dict[str, Any], folder: Path) -> dict[str, An
         return {"ok": True, "params": count_params(ref)}
     from gpuadvisor.estimate.graph import save
 
-    bg = trace_pair(ref, options_from_json(TraceOptions, request["options"]))
+    low, high = request["batches"]
+    bg = trace_pair(ref, options_from_json(TraceOptions, request["options"]), (int(low), int(high)))
     save({"graph": bg}, folder / GRAPH_FILE)
     return {"ok": True}
 

@@ -56,10 +56,16 @@ def trace_limit_s() -> float:
     return limit
 
 
-def trace_in_child(ref: ModelRef, opts: Any) -> BatchGraph:
-    """The model file's step at the trace batches (tracer.trace_pair), traced in a child process."""
+def trace_in_child(ref: ModelRef, opts: Any, batches: tuple[int, int] | None = None) -> BatchGraph:
+    """The model file's step at two batches (tracer.trace_pair; TRACE_BATCHES unless others are given), traced in
+    a child process."""
+    if batches is None:
+        from gpuadvisor.estimate.trace.tracer import TRACE_BATCHES
+
+        batches = TRACE_BATCHES
     with tempfile.TemporaryDirectory(prefix="gpuadvisor-trace-") as folder:
-        _run_child(ref, {"action": "trace", "options": options_to_json(opts)}, Path(folder))
+        _run_child(ref, {"action": "trace", "options": options_to_json(opts), "batches": list(batches)},
+                   Path(folder))
         return load(Path(folder) / GRAPH_FILE)["graph"]
 
 

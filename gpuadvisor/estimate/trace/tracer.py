@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,19 +77,20 @@ class TraceOptions:
                            list(self.input_shape or ())])
 
 
-def trace_batches(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
-    """The model's step at the two trace batches (cached per model, options and PyTorch version: read from the
-    installed package's metadata, so that a cached answer never imports PyTorch, which takes seconds)."""
-    key = _cache_key(ref, opts, _torch_version())
+def trace_batches(ref: ModelRef, opts: TraceOptions, batches: tuple[int, int] = TRACE_BATCHES) -> BatchGraph:
+    """The model's step at two batches, TRACE_BATCHES unless others are asked (cached per model, options, batches
+    and PyTorch version: read from the installed package's metadata, so that a cached answer never imports PyTorch,
+    which takes seconds)."""
+    key = _cache_key(ref, opts, _torch_version(), batches)
     cached = _cache_read(key)
     if cached is not None:
         return cached
     if ref.source is Source.FILE:  # a user's file: its code runs in a child process with a time limit
         from gpuadvisor.estimate.trace.contained import trace_in_child
 
-        bg = trace_in_child(ref, opts)
+        bg = trace_in_child(ref, opts, batches)
     else:
-        bg = trace_pair(ref, opts)
+        bg = trace_pair(ref, opts, batches)
     _cache_write(key, bg)
     return bg
 
@@ -141,9 +143,14 @@ def _torch_version() -> str:
         return str(import_torch().__version__)
 
 
-def trace_pair(ref: ModelRef, opts: TraceOptions) -> BatchGraph:
-    """The step at the two trace batches, traced in this process (uncached)."""
-    low, high = (trace_graph(ref, opts, b) for b in TRACE_BATCHES)
+def trace_pair(ref: ModelRef, opts: TraceOptions, batches: tuple[int, int] = TRACE_BATCHES) -> BatchGraph:
+    """The step at two batches (TRACE_BATCHES unless others are asked), traced in this process (uncached). The
+    libraries' deprecation notices while a model is built and traced (torchvision's meta registrations, weight
+    initialisation defaults) are not the user's to act on: they are not printed."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        low, high = (trace_graph(ref, opts, b) for b in batches)
     return merge_pair(low, high)
 
 
@@ -450,14 +457,15 @@ def _enable_checkpointing(model: Any, ref: ModelRef) -> None:
 
 
 # ---- cache -------------------------------------------------------------------------------------------
-def _cache_key(ref: ModelRef, opts: TraceOptions, torch_version: str) -> str:
+def _cache_key(ref: ModelRef, opts: TraceOptions, torch_version: str,
+               batches: tuple[int, int] = TRACE_BATCHES) -> str:
     from gpuadvisor.estimate.graph import FORMAT
 
     extra = ""
     if ref.source.value == "file":
         p = Path(ref.name)
         extra = f"{p.resolve()}:{p.stat().st_mtime_ns}" if p.is_file() else ""
-    raw = json.dumps([FORMAT, TRACER_REVISION, ref.text, extra, opts.key(), torch_version, TRACE_BATCHES])
+    raw = json.dumps([FORMAT, TRACER_REVISION, ref.text, extra, opts.key(), torch_version, list(batches)])
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
 
 
