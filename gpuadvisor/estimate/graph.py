@@ -400,6 +400,10 @@ def _affine(a: float, b: float, ba: int, bb: int, batch: int) -> float:
     return max(0.0, a + slope * (batch - ba))
 
 
+#: the two batches a model's step is traced at: every figure is a line in the batch between them (BatchGraph)
+TRACE_BATCHES = (2, 4)
+
+
 @dataclass(frozen=True)
 class BatchGraph:
     """A model's step traced at two batch sizes, giving the graph at any batch (module docstring)."""

@@ -60,7 +60,7 @@ def trace_in_child(ref: ModelRef, opts: Any, batches: tuple[int, int] | None = N
     """The model file's step at two batches (tracer.trace_pair; TRACE_BATCHES unless others are given), traced in
     a child process."""
     if batches is None:
-        from gpuadvisor.estimate.trace.tracer import TRACE_BATCHES
+        from gpuadvisor.estimate.graph import TRACE_BATCHES
 
         batches = TRACE_BATCHES
     with tempfile.TemporaryDirectory(prefix="gpuadvisor-trace-") as folder:

@@ -31,7 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.core.errors import UserError
-from gpuadvisor.estimate.graph import MEMORY_ITEMS, BatchGraph, GraphMode, MemoryPeak, OpGraph, Phase, merge_pair
+from gpuadvisor.estimate.graph import (
+    MEMORY_ITEMS,
+    TRACE_BATCHES,
+    BatchGraph,
+    GraphMode,
+    MemoryPeak,
+    OpGraph,
+    Phase,
+    merge_pair,
+)
 from gpuadvisor.estimate.steplog import GRADIENT, INPUT, OTHER, STATE, STEP_PEAK_SUFFIX, WEIGHT, StepLog
 from gpuadvisor.estimate.trace.torchlib import import_torch
 from gpuadvisor.estimate.trace.zoo import (
@@ -53,7 +62,6 @@ from gpuadvisor.estimate.trace.zoo import (
 #: runs and its reserve space only where a backward follows; 9: Mask and Keypoint R-CNN inference on fake tensors, their
 #: pastes at a fixed size (dynamic.FixedPastes), where fp32 had been traced on real CPU tensors)
 TRACER_REVISION = 9
-TRACE_BATCHES = (2, 4)  # two batches give every figure as a line in the batch (graph.BatchGraph)
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
