@@ -86,12 +86,15 @@ def _workspace_rows(path: Path = RNN_MEMORY) -> list[dict[str, Any]]:
 
 
 def fit_rnn_workspace(path: Path = RNN_MEMORY) -> dict[str, float]:
-    """Least squares over every inference call of lab/rnn_memory.py: memory allocated during the call beyond its
+    """Least squares over the grid's inference calls of lab/rnn_memory.py (lab/models' own left out: MODEL_CALLS,
+    defined below): memory allocated during the call beyond its
     outputs, less its gates of every step (2 bytes x batch x hidden x steps x directions x gates), against
     (per-step rows per direction, bidirectional rows, LSTM bytes and GRU bytes per hidden unit, layer and
     direction): the constants of trace.recurrent.rnn_inference_workspace_bytes."""
     x, y = [], []
     for r in _workspace_rows(path):
+        if _call_of(r) in MODEL_CALLS:  # lab/models' own calls: the out-of-sample check, never fitted
+            continue
         gates, dirs = (4 if r["mode"] == "LSTM" else 3), (2 if r["bidirectional"] else 1)
         unit = 2.0 * r["batch"] * r["hidden"] * r["steps"]
         per_layer = r["layers"] * dirs * r["hidden"]
@@ -114,3 +117,103 @@ def workspace_ratios(path: Path = RNN_MEMORY) -> list[float]:
         shape = RecurrentShape(r["batch"], r["steps"], r["input"], r["hidden"], r["layers"], gates, dirs)
         out.append(sum(rnn_inference_workspace_bytes(shape, 2.0, r["mode"])) / (r["peak_over_before"] - r["outputs"]))
     return out
+
+
+#: the calls of lab/models' recurrent models (mode, input, hidden, layers, bidirectional): the out-of-sample cases'
+#: own shapes, measured beside the grid (lab/rnn_memory.py SHAPES) and never in a fit
+MODEL_CALLS = {("GRU", 512, 512, 1, False), ("LSTM", 1024, 1024, 2, False), ("LSTM", 100, 128, 1, False),
+               ("GRU", 80, 256, 3, True)}
+
+
+def _training_rows(path: Path = RNN_MEMORY, *, grid_only: bool = True) -> list[dict[str, Any]]:
+    rows = [r for r in json.loads(path.read_text())["rows"] if r["phase"] == "training"]
+    return [r for r in rows if not grid_only or _call_of(r) not in MODEL_CALLS]
+
+
+def _call_of(r: dict[str, Any]) -> tuple[str, int, int, int, bool]:
+    return r["mode"], r["input"], r["hidden"], r["layers"], r["bidirectional"]
+
+
+def _autocast_copies(r: dict[str, Any]) -> float:
+    """The bf16 copies autocast makes of a training call's fp32 input and weights, kept for its backward."""
+    gates, dirs = (4 if r["mode"] == "LSTM" else 3), (2 if r["bidirectional"] else 1)
+    h = r["hidden"]
+    weights = sum(dirs * (gates * h * ((r["input"] if layer == 0 else h * dirs) + h) + 2 * gates * h)
+                  for layer in range(r["layers"]))
+    return 2.0 * (r["batch"] * r["steps"] * r["input"] + weights)
+
+
+def fit_rnn_reserve(path: Path = RNN_MEMORY) -> dict[str, float]:
+    """The reserve space's rows per time step, layer and direction, by mode: least squares over the grid's training
+    calls (lab/models' own calls left out) of what a call keeps after it beyond its outputs, less autocast's bf16
+    copies of its input and weights, each layer's final state(s) and the outputs of every layer but the last (the
+    counted parts of trace.recurrent's reserve), against 2 bytes x layers x directions x steps x batch x hidden."""
+    out = {}
+    for mode, name in (("LSTM", "RNN_RESERVE_LSTM_ROWS"), ("GRU", "RNN_RESERVE_GRU_ROWS")):
+        x, y = [], []
+        for r in _training_rows(path):
+            if r["mode"] != mode:
+                continue
+            dirs, states = (2 if r["bidirectional"] else 1), (2 if mode == "LSTM" else 1)
+            bh = r["batch"] * r["hidden"] * dirs
+            counted = 2.0 * bh * (r["layers"] * states + (r["layers"] - 1) * r["steps"])
+            x.append(2.0 * r["layers"] * r["steps"] * bh)
+            y.append(r["held_after"] - r["outputs"] - _autocast_copies(r) - counted)
+        out[name] = round(float(np.dot(x, y) / np.dot(x, x)), 1)
+    return out
+
+
+def fit_rnn_single_lstm_training(path: Path = RNN_MEMORY) -> dict[str, float]:
+    """What a one-layer, one-direction LSTM's training call holds while it runs beyond an inference call of the
+    same shape, in bf16 rows of batch x hidden per step: least squares over the grid's such calls (lab/models'
+    own left out). Other calls hold about an inference call's workspace in training (docs/unseen-models.md)."""
+    rows = {(_call_of(r), r["batch"], r["steps"], r["phase"]): r for r in json.loads(path.read_text())["rows"]}
+    x, y = [], []
+    for r in _training_rows(path):
+        if r["mode"] != "LSTM" or r["layers"] != 1 or r["bidirectional"]:
+            continue
+        inference = rows[(_call_of(r), r["batch"], r["steps"], "inference")]
+        x.append(2.0 * r["batch"] * r["steps"] * r["hidden"])
+        y.append((r["peak_over_before"] - r["held_after"]) - (inference["peak_over_before"] - inference["outputs"]))
+    return {"RNN_TRAIN_SINGLE_LSTM_ROWS": round(float(np.dot(x, y) / np.dot(x, x)), 1)}
+
+
+def training_call_ratios(path: Path = RNN_MEMORY, *, kept: bool = False) -> list[float]:
+    """Every training call's memory beyond its outputs, as the trace counts it (the reserve space, autocast's copies,
+    the workspace and a one-layer LSTM's extra: kernels.rnn_*_bytes), over what the call allocated beyond its
+    outputs at its peak; `kept`: what it keeps after it for its backward (the reserve and the copies) over what
+    stays allocated beyond its outputs. lab/models' own calls included (the fits leave them out). Reads the
+    table at call time."""
+    from gpuadvisor.estimate.graph import RecurrentShape
+    from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes, rnn_reserve_bytes, rnn_training_extra_bytes
+
+    out = []
+    for r in _training_rows(path, grid_only=False):
+        gates, dirs = (4 if r["mode"] == "LSTM" else 3), (2.0 if r["bidirectional"] else 1.0)
+        shape = RecurrentShape(r["batch"], r["steps"], r["input"], r["hidden"], r["layers"], gates, dirs)
+        held = rnn_reserve_bytes(shape, 2.0, r["mode"]) + _autocast_copies(r)
+        if kept:
+            out.append(held / (r["held_after"] - r["outputs"]))
+            continue
+        counted = (held + sum(rnn_inference_workspace_bytes(shape, 2.0, r["mode"]))
+                   + rnn_training_extra_bytes(shape, 2.0, r["mode"]))
+        out.append(counted / (r["peak_over_before"] - r["outputs"]))
+    return out
+
+
+def memory_summary() -> str:
+    """One paragraph: the calls' memory as the trace counts it against lab/rnn_memory.py's measurement."""
+    import math
+
+    def stats(ratios: list[float]) -> str:
+        inside = sum(0.9 <= x <= 1.1 for x in ratios)
+        mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
+        return f"{inside} of {len(ratios)} within 10 % (mean |log error| {mean:.1f} %)"
+
+    return ("Memory of one call (`lab/rnn_memory.py`, `lab/data/h200-rnn-memory-2026-12-04/`: bf16 inference, "
+            "training under bf16 autocast), as the trace counts it (`kernels.rnn_*_bytes`; the constants fitted on "
+            "the grid's calls, the calls of lab/models' models left out): inference workspace "
+            f"{stats(workspace_ratios())}; what a training call keeps for its backward (reserve space, autocast's "
+            f"copies of its input and weights) {stats(training_call_ratios(kept=True))}; a training call's peak "
+            f"{stats(training_call_ratios())} (short calls of hidden 1024 hold less in training than the inference "
+            "workspace counted).")

@@ -197,6 +197,20 @@ def _rnn_workspace() -> dict[str, float]:
     return fit_rnn_workspace()
 
 
+@fit("RNN_RESERVE_LSTM_ROWS", "RNN_RESERVE_GRU_ROWS")
+def _rnn_reserve() -> dict[str, float]:
+    from bench.recurrent import fit_rnn_reserve
+
+    return fit_rnn_reserve()
+
+
+@fit("RNN_TRAIN_SINGLE_LSTM_ROWS")
+def _rnn_single_lstm_training() -> dict[str, float]:
+    from bench.recurrent import fit_rnn_single_lstm_training
+
+    return fit_rnn_single_lstm_training()
+
+
 @fit("CONV_EFF_NATIVE_MMA")
 def _conv_native_mma() -> dict[str, float]:
     from bench.cross_card import fit_conv_native

@@ -454,15 +454,15 @@ def main(argv: list[str] | None = None) -> int:
     unseen_page = ("# Models nobody here measured before (H100)\n\nWritten by `python3 -m tools.bench_page` (summary "
                    "in BENCHMARKS.md). Ratio = estimate / measurement; measured by `lab/measure_models.py --unseen`, "
                    "graphs traced on the GPU machine (`lab/trace_unseen.py`; the recurrent ones, plain PyTorch, "
-                   "traced again on 2026-12-04 with `--only lab/models/` after the tracer counted cuDNN's workspace)."
+                   "traced again on 2026-12-05 with `--only lab/models/` after the tracer counted cuDNN's measured "
+                   "reserve space and autocast's copies in training)."
                    "\n\n" + unseen.table(unseen.evaluate())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "
                    "read off these calls (`bench/recurrent.py`). Training calls of more than 16 steps are not "
                    "gated: at hidden 128 PyTorch's training path runs them 3-10x faster per step than its "
                    "inference path, which the formula does not model. "
-                   + recurrent.calls_table(recurrent.call_ratios()) + "\n"
-                   + "\n")
+                   + recurrent.calls_table(recurrent.call_ratios()) + "\n\n" + recurrent.memory_summary() + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
     probe_page = "\n".join(["# How long a probe takes, and its repeatability", "",
                              "Written by `python3 -m tools.bench_page` (BENCHMARKS.md links here).", "",

@@ -103,6 +103,28 @@ def attention_time(tokens: float, seq: float, q_dim: int, head_dim: int, layers:
     return flops / attention_rate(seq, head_dim, rate, backward=backward)
 
 
+def rnn_reserve_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> float:
+    """cuDNN's reserve space of a training call, kept for its backward (lab/rnn_memory.py: 36 training calls on an
+    H200): per step, layer and direction RNN_RESERVE_LSTM_ROWS or RNN_RESERVE_GRU_ROWS rows of batch x hidden (a
+    plain RNN's: its one gate and its output); each layer's final state(s); and the output of every layer but the
+    last, the next layer's input."""
+    s = shape
+    rows = {"LSTM": cal.RNN_RESERVE_LSTM_ROWS, "GRU": cal.RNN_RESERVE_GRU_ROWS}.get(mode, s.gates + 1)
+    states = 2 if mode == "LSTM" else 1
+    per_step = s.batch * s.hidden_size * s.directions
+    return elem_bytes * per_step * (s.layers * (rows * s.steps + states) + (s.layers - 1) * s.steps)
+
+
+def rnn_training_extra_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> float:
+    """What a training call holds while it runs beyond an inference call's workspace: RNN_TRAIN_SINGLE_LSTM_ROWS
+    rows of batch x hidden per step for a one-layer, one-direction LSTM, nothing measurable for the others
+    (lab/rnn_memory.py)."""
+    s = shape
+    if mode != "LSTM" or s.layers != 1 or s.directions != 1:
+        return 0.0
+    return elem_bytes * cal.RNN_TRAIN_SINGLE_LSTM_ROWS * s.batch * s.steps * s.hidden_size
+
+
 def rnn_inference_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> tuple[float, float]:
     """cuDNN's workspace for an RNN call (lab/rnn_memory.py: 40 inference calls on an H200), as (the part that
     grows with batch and steps, the part that does not): per time step, the gates and RNN_WORKSPACE_STEP_PASSES

@@ -7,9 +7,14 @@ from gpuadvisor.estimate.calibration.record import Constant, Method
 
 VLLM = "https://docs.vllm.ai/en/latest/configuration/engine_args.html"
 RNN_MEMORY = "lab/data/h200-rnn-memory-2026-12-04/rnn_memory.json"
-RNN_FIT = ("least squares over the 40 inference calls (LSTM and GRU, hidden 128-1024, 1-3 layers, one and two "
-           "directions, batch 32-1024, 16-256 steps; bf16) of memory allocated during the call beyond its outputs, "
-           "less the gates of every step (bench.recurrent.fit_rnn_workspace)")
+RNN_FIT = ("least squares over the grid's 32 inference calls (LSTM and GRU, hidden 256 and 1024, 1-2 layers, one and "
+           "two directions, batch 64, 16 and 128 steps; bf16; lab/models' own calls left out) of memory allocated "
+           "during the call beyond its outputs, less the gates of every step (bench.recurrent.fit_rnn_workspace)")
+
+RNN_RESERVE_FIT = ("least squares over the grid's 36 training calls under bf16 autocast (lab/models' own calls left "
+                   "out) of what a call keeps after it beyond its outputs, less autocast's bf16 copies of its input "
+                   "and weights, each layer's final states and every layer's output but the last "
+                   "(bench.recurrent.fit_rnn_reserve), rounded to 0.1")
 
 CONSTANTS = (
     Constant("CUDA_CONTEXT_BYTES", 536870912, "bytes", "CUDA driver context + kernel images of an idle PyTorch "
@@ -28,15 +33,27 @@ CONSTANTS = (
     Constant("RNN_WORKSPACE_STEP_PASSES", 2.5, "rows per step and direction", "cuDNN's inference workspace for an "
              "RNN call beyond its gates, in rows of batch x hidden per time step and direction",
              RNN_MEMORY, Method.MEASURED, f"{RNN_FIT}, rounded to 0.1"),
-    Constant("RNN_WORKSPACE_BIDIR_PASSES", 2.8, "rows per step", "cuDNN's inference workspace of a bidirectional RNN "
+    Constant("RNN_WORKSPACE_BIDIR_PASSES", 2.7, "rows per step", "cuDNN's inference workspace of a bidirectional RNN "
              "call beyond its directions' rows (the joined output), in rows of batch x hidden per time step",
              RNN_MEMORY, Method.MEASURED, f"{RNN_FIT}, rounded to 0.1"),
-    Constant("RNN_WORKSPACE_LSTM_BYTES", 48600, "bytes per hidden unit", "cuDNN's inference workspace of an LSTM call "
+    Constant("RNN_WORKSPACE_LSTM_BYTES", 49700, "bytes per hidden unit", "cuDNN's inference workspace of an LSTM call "
              "per layer and direction, per hidden unit, whatever the batch and steps", RNN_MEMORY, Method.MEASURED,
              f"{RNN_FIT}, rounded to 100 bytes"),
-    Constant("RNN_WORKSPACE_GRU_BYTES", 38700, "bytes per hidden unit", "cuDNN's inference workspace of a GRU call per "
+    Constant("RNN_WORKSPACE_GRU_BYTES", 39100, "bytes per hidden unit", "cuDNN's inference workspace of a GRU call per "
              "layer and direction, per hidden unit, whatever the batch and steps", RNN_MEMORY, Method.MEASURED,
              f"{RNN_FIT}, rounded to 100 bytes"),
+    Constant("RNN_RESERVE_LSTM_ROWS", 5.0, "rows per step, layer and direction", "cuDNN's reserve space of an LSTM "
+             "training call (kept for its backward), in rows of batch x hidden: the four gates and the cell state of "
+             "every step", RNN_MEMORY, Method.MEASURED, RNN_RESERVE_FIT),
+    Constant("RNN_RESERVE_GRU_ROWS", 6.0, "rows per step, layer and direction", "cuDNN's reserve space of a GRU "
+             "training call (kept for its backward), in rows of batch x hidden: the three gates and three more rows "
+             "of every step", RNN_MEMORY, Method.MEASURED, RNN_RESERVE_FIT),
+    Constant("RNN_TRAIN_SINGLE_LSTM_ROWS", 15.0, "rows per step", "what a one-layer, one-direction LSTM training call "
+             "holds while it runs beyond an inference call's workspace, in rows of batch x hidden per step (other "
+             "calls hold about an inference call's)", RNN_MEMORY, Method.MEASURED,
+             "least squares over the grid's four such training calls (hidden 256 and 1024, 16 and 128 steps; "
+             "lab/models' own calls left out) of the memory allocated during the call beyond what it keeps, less "
+             "the inference call's (bench.recurrent.fit_rnn_single_lstm_training), rounded to 0.1"),
     Constant("OPAQUE_TRANSIENT_FRACTION", 0.25, "fraction", "largest set of forward temporaries of a model given "
              "only by its activation elements (UNets, CNNs), as a fraction of them", "-", Method.ASSUMPTION,
              "not measured"),

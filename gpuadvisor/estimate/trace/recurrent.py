@@ -4,8 +4,10 @@ On the CPU, nn.LSTM/GRU/RNN decompose into a few ops per time step; on a GPU PyT
 fused RNN, which runs the input projections of all steps as one GEMM and the recurrence as one
 persistent kernel. The tracer therefore swaps each RNN module's forward for an autograd Function
 that records one RECURRENT op (forward) and one more in its backward, keeps cuDNN's reserve space
-(the gates of every step, saved for backward) alive in memory in training, counts an inference call's workspace
-while it runs (kernels.rnn_inference_workspace_bytes), and hides the inner ops.
+(kernels.rnn_reserve_bytes: the gates of every step, saved for backward) and, under autocast, the bf16 copies of
+the call's input and weights alive in memory in training, counts the workspace a call holds while it runs
+(kernels.rnn_inference_workspace_bytes, and rnn_training_extra_bytes in training), all in the dtype the call runs
+in, and hides the inner ops.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
 from gpuadvisor.estimate.graph import Op, OpClass, Phase, RecurrentShape
-from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes
+from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes, rnn_reserve_bytes, rnn_training_extra_bytes
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
 _Function: Any = torch.autograd.Function  # torch is untyped here (an optional extra)
@@ -66,25 +68,40 @@ def _patch(m: Any, rec: Recorder) -> None:
             for t in (out, *states):  # what cuDNN's call writes (the CPU steps' own tensors are not counted)
                 rec.track(t)
             s = shape
-            # the reserve space, the gates of every step: written by a training call and read by its backward, so
-            # kept for it; an inference call writes the same gates through its workspace. Either call holds a
-            # workspace while it runs (a training call's is about an inference call's: lab/rnn_memory.py)
-            elements = int(s.layers * s.directions * s.steps * s.batch * s.hidden_size * (s.gates + 1))
+            # the call runs in autocast's dtype where autocast is on (CPU autocast stands for CUDA's in the trace),
+            # else in its input's: its reserve, workspace and copies are in that dtype
+            mixed = torch.is_autocast_enabled("cpu") and x.dtype == torch.float32
+            run_dtype = torch.get_autocast_dtype("cpu") if mixed else x.dtype
+            elem = torch.empty((), dtype=run_dtype).element_size()
+            # the reserve space (the gates of every step): written by a training call and read by its backward,
+            # so kept for it, with autocast's copies of the input and the weights; an inference call writes the
+            # same gates through its workspace. Either call holds a workspace while it runs (lab/rnn_memory.py)
+            reserve = rnn_reserve_bytes(s, elem, m.mode)
+            saved: list[Any] = []
             if backward:
-                ctx.save_for_backward(x, x.new_empty((elements,)), *states_in, *weights)
-            steps_part, fixed_part = rnn_inference_workspace_bytes(s, x.element_size(), m.mode)
-            fixed = x.new_empty((1, int(fixed_part / x.element_size())))  # held with the rest, not batch-sized
+                saved.append(x.new_empty((int(reserve / elem),), dtype=run_dtype))
+                if mixed:
+                    saved += [x.new_empty(x.shape, dtype=run_dtype),
+                              x.new_empty((sum(w.numel() for w in weights),), dtype=run_dtype)]
+            ctx.save_for_backward(x, *saved, *states_in, *weights)
+            ctx.n_saved = len(saved)
+            steps_part, fixed_part = rnn_inference_workspace_bytes(s, elem, m.mode)
+            if backward:
+                steps_part += rnn_training_extra_bytes(s, elem, m.mode)
+            fixed = x.new_empty((1, int(fixed_part / elem)), dtype=run_dtype)  # held with the rest, not batch-sized
             rec.transient(steps_part, scaling=True)
             del fixed
             ctx.shape, ctx.n_states = shape, n_states
-            ctx.dtype = _record(rec, m, x, out, weights, shape, Phase.FORWARD, elements * x.element_size())
+            ctx.dtype = _record(rec, m, x, out, weights, shape, Phase.FORWARD, reserve)
             return (out, *states)
 
         @staticmethod
         def backward(ctx: Any, *grads: Any) -> Any:
-            x, reserve, *rest = ctx.saved_tensors
+            x, *rest = ctx.saved_tensors
+            saved, rest = rest[:ctx.n_saved], rest[ctx.n_saved:]
             states_in, weights = rest[:ctx.n_states], rest[ctx.n_states:]
-            _record(rec, m, x, grads[0], weights, ctx.shape, Phase.BACKWARD, C.tensor_bytes(reserve), dtype=ctx.dtype)
+            reserve = C.tensor_bytes(saved[0]) if saved else 0.0
+            _record(rec, m, x, grads[0], weights, ctx.shape, Phase.BACKWARD, reserve, dtype=ctx.dtype)
             return (torch.empty_like(x), None, None, *[torch.empty_like(t) for t in (*states_in, *weights)])
 
     def forward(x: Any, hx: Any = None) -> Any:

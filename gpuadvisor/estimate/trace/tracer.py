@@ -60,8 +60,9 @@ from gpuadvisor.estimate.trace.zoo import (
 #: cuDNN's NHWC copies of a 16-bit NCHW convolution's tensors while it runs; 4: forward kernels autograd does not
 #: record counted (OpGraph.untracked_ops); 8: a linear on a 3-D input one addmm as on CUDA, an RNN's workspace while it
 #: runs and its reserve space only where a backward follows; 9: Mask and Keypoint R-CNN inference on fake tensors, their
-#: pastes at a fixed size (dynamic.FixedPastes), where fp32 had been traced on real CPU tensors)
-TRACER_REVISION = 9
+#: pastes at a fixed size (dynamic.FixedPastes), where fp32 had been traced on real CPU tensors; 10: an RNN training
+#: call's reserve space as measured, autocast's copies of its input and weights, its memory in the dtype it runs in)
+TRACER_REVISION = 10
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
