@@ -36,7 +36,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.graph import (
@@ -93,11 +93,12 @@ def trainable_flags(names: Sequence[str], *, freeze: Sequence[str] = (), trainab
     return flags
 
 
-@dataclass(frozen=True)
-class Tensor:
+class Tensor(NamedTuple):
     """One storage of the step: its bytes, whether it grows with the batch, what it holds (`kind`, and the
     parameter of a weight, gradient or optimizer state), the owner of the dispatch that allocated it (ALWAYS
-    for one alive before the step) and the parameter it is an autocast cast of (-1: none)."""
+    for one alive before the step) and the parameter it is an autocast cast of (-1: none). A named tuple: a stored
+    step has tens of thousands, read back whenever a frozen variant is asked for (within a second, without
+    PyTorch: a frozen dataclass's constructor took a quarter of it)."""
 
     nbytes: float
     scaling: bool
@@ -111,8 +112,9 @@ class Tensor:
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Tensor:
-        nbytes, scaling, kind, param, owner, cast_of = row
-        return cls(float(nbytes), bool(scaling), int(kind), int(param), int(owner), int(cast_of))
+        if len(row) != 6:
+            raise ValueError(f"a stored tensor has 6 fields, got {len(row)}")
+        return cls._make(row)  # JSON's numbers as stored: 0/1 for `scaling`, ints for the indices
 
 
 @dataclass(frozen=True)
@@ -294,7 +296,7 @@ def _partial(op: Op, parts: list[tuple[float, bool]]) -> Op:
     weight, bias) also counts FLOPs for those only, as trace.classify.conv_flops does for its output mask."""
     written = sum(b for b, keep in parts if keep)
     if op.cls is not OpClass.CONV or op.name != "convolution_backward" or len(parts) < 2:
-        return replace(op, written=written)
+        return op if written == op.written else replace(op, written=written)  # most keep every output
     old = ConvGradients(int(op.shape[11]))
     computed = [g for g in (ConvGradients.INPUT, ConvGradients.WEIGHT, ConvGradients.BIAS) if g in old]
     flags = ConvGradients.FORWARD
