@@ -294,6 +294,28 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
     return total + setup
 
 
+def recurrent_host_s(op: Op, r: Rates, training: bool) -> float:
+    """The part of a cuDNN RNN call the host spends issuing it: each layer's set-up (and the backward call's) and,
+    in inference, every time step whose GEMM is under RNN_STEP_FLOOR_S, where the step waits on its launches, not
+    its math (a training call runs its steps in one persistent launch: lab/rnn_calls.py's hidden-128 calls of 256
+    steps train forward and backward in half an inference call's time). The host does it inside the call, in line
+    with the dispatch of the model's other ops: a small recurrent model's step is this plus their dispatch
+    (step_time), not the larger of the two."""
+    shape = op.named_shape
+    rate = r.rate(op.dtype)
+    if not isinstance(shape, RecurrentShape) or not rate:
+        return 0.0
+    eb = _BYTES.get(op.dtype, 2.0)
+    step = kernels.gemm_time(shape.batch, shape.gates * shape.hidden_size, shape.hidden_size, rate=rate,
+                             bandwidth=r.bandwidth, sms=r.sms, elem_bytes=eb)
+    launched = not training and step < cal.RNN_STEP_FLOOR_S
+    floor_bound = shape.layers * shape.steps * shape.directions * cal.RNN_STEP_FLOOR_S if launched else 0.0
+    setup = shape.layers * cal.RNN_LAYER_CALL_S
+    if op.phase is Phase.BACKWARD:
+        return 2.0 * floor_bound + setup + cal.RNN_BACKWARD_CALL_S
+    return floor_bound + setup
+
+
 # streaming ops: a traced op counts each tensor once; the kernels make more passes (a norm's statistics, a
 # reduction's partial sums) and reach less of the bandwidth than a copy, by class; a probe's measured stream
 # efficiency of the class scales it (Rates.stream_scale)
@@ -457,12 +479,14 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
     """The time of one step of `g` on one GPU: each op costed by class, the host's dispatch on top."""
     r = Rates.of(hw, eff)
     st = StepTime()
-    optimizer_s = 0.0
+    optimizer_s = issued_s = 0.0
     training = g.mode.value == "training"
     for op in g.ops:
         if op.cls is OpClass.OPTIMIZER:  # priced per step below, with its multi-tensor kernels' launches
             optimizer_s += op_time(op, r, training=training) * op.count
             continue
+        if op.cls is OpClass.RECURRENT:
+            issued_s += recurrent_host_s(op, r, training) * op.count
         t = op_time(op, r, training=training) * op.count
         st.device_s += t
         st.kernels += op.count
@@ -476,8 +500,8 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
         st.kernels += launches
         st.by_class[OpClass.OPTIMIZER.value] = t_opt
         st.by_phase[Phase.OPTIMIZER.value] = t_opt
-    if eager:  # the probe's op time where measured, the calibration host's otherwise
-        st.host_s = host_units(g) * cal.HOST_OP_S * host_op_scale(hw)
+    if eager:  # the probe's op time where measured, the calibration host's otherwise; an RNN call's issuing in line
+        st.host_s = host_units(g) * cal.HOST_OP_S * host_op_scale(hw) + issued_s
     return st
 
 

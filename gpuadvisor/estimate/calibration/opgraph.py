@@ -96,11 +96,12 @@ CONSTANTS = (
              Method.MEASURED, "the per-layer term of a least-squares line through 80 inference calls (LSTM and GRU, "
              "hidden 128 and 1024, 1 and 2 layers, batch 64 and 512, 1-256 steps) on an H200, rounded to 10 us "
              "(bench.recurrent.fit_rnn_call)"),
-    Constant("RNN_BACKWARD_CALL_S", 9e-4, "s", "one cuDNN RNN backward call's own set-up (backward data and "
+    Constant("RNN_BACKWARD_CALL_S", 6.4e-4, "s", "one cuDNN RNN backward call's own set-up (backward data and "
              "weights, the reserve space), beside each layer's RNN_LAYER_CALL_S",
-             "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.MEASURED, "the intercept of a least-squares line "
-             "through (training - inference) time of the 32 calls of at most 16 steps against their layers, on an "
-             "H200, rounded to 10 us (bench.recurrent.fit_rnn_backward_call)"),
+             "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED, "the value on a 10 us grid with the least "
+             "mean |log error| of the op model's 48 training calls of at most 16 steps on an H200 "
+             "(bench.recurrent.fit_rnn_backward_call); was 0.9 ms, a line's intercept whose slope was free of the "
+             "model's own per-layer terms"),
     Constant("OPTIMIZER_PARAMS_PER_LAUNCH", 2e7, "params", "parameters one fused-AdamW launch covers", "-",
              Method.ASSUMPTION, "PyTorch's multi-tensor apply chunking, not measured"),
     Constant("OP_OVERLAP_P", 8, "exponent", "host/GPU overlap of an eager step of a traced model: step = "
