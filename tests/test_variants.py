@@ -181,18 +181,43 @@ def test_a_model_not_shipped_says_the_one_command_that_installs_tracing():
     assert r.returncode == 2
     line = r.stderr.strip()
     assert len(line.splitlines()) == 1 and len(line) < 260, line
-    assert 'pip install "gpuadvisor[trace-vision]"' in line
+    from gpuadvisor.estimate.trace import torchlib
+
+    assert f"pip install {torchlib.package_requirement('trace-vision')}" in line and "[trace-vision]" in line
 
 
 def test_the_install_command_takes_the_cpu_build_where_no_nvidia_driver_is_present(monkeypatch):
     from gpuadvisor.estimate.trace import torchlib
 
+    monkeypatch.setattr(torchlib, "package_requirement", lambda extra: f'"gpuadvisor[{extra}]"')
     monkeypatch.setattr(torchlib, "nvidia_driver_present", lambda: False)
     assert torchlib.install_command("trace-hf") == ("pip install torch --index-url https://download.pytorch.org/"
                                                     'whl/cpu && pip install "gpuadvisor[trace-hf]"')
     assert torchlib.install_command("trace-hf", torch_installed=True) == 'pip install "gpuadvisor[trace-hf]"'
     monkeypatch.setattr(torchlib, "nvidia_driver_present", lambda: True)
     assert torchlib.install_command("trace-vision") == 'pip install "gpuadvisor[trace-vision]"'
+
+
+@pytest.mark.parametrize("origin, wanted", [
+    (None, '"gpuadvisor[trace]"'),  # from PyPI: no direct_url.json
+    ('{"url": "https://example.org/gpuadvisor-0.1.0.tar.gz"}', '"gpuadvisor[trace]"'),
+    ('{"url": "file:///home/me/gpu%20advisor", "dir_info": {}}', '"/home/me/gpu advisor[trace]"'),
+    ('{"url": "file:///home/me/gpuadvisor", "dir_info": {"editable": true}}', '-e "/home/me/gpuadvisor[trace]"'),
+    ("not json", '"gpuadvisor[trace]"'),
+])
+def test_the_install_hint_names_the_clone_gpuadvisor_was_installed_from(monkeypatch, origin, wanted):
+    """The README installs a clone (`pip install .`): the hint adds the extra to that folder, editable where the
+    install was, since the name alone is looked up on PyPI."""
+    import importlib.metadata
+
+    from gpuadvisor.estimate.trace import torchlib
+
+    class Dist:
+        def read_text(self, name):
+            return origin if name == "direct_url.json" else None
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Dist())
+    assert torchlib.package_requirement("trace") == wanted
 
 
 def test_every_install_extra_named_exists_in_pyproject():

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from gpuadvisor.core.errors import UserError
 
@@ -33,10 +35,31 @@ def nvidia_driver_present() -> bool:
     return Path("/proc/driver/nvidia/version").is_file() or shutil.which("nvidia-smi") is not None
 
 
+def package_requirement(extra: str) -> str:
+    """What pip takes to add `extra` to this install of gpuadvisor: the folder it was installed from (the README
+    installs a clone, and the name alone is looked up on PyPI), editable where it was; else the name."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        text = distribution("gpuadvisor").read_text("direct_url.json")
+    except PackageNotFoundError:
+        text = None
+    try:
+        origin = json.loads(text) if text else {}
+    except ValueError:
+        origin = {}
+    url = str(origin.get("url", ""))
+    if not url.startswith("file://"):
+        return f'"gpuadvisor[{extra}]"'
+    folder = unquote(urlparse(url).path)
+    editable = bool((origin.get("dir_info") or {}).get("editable"))
+    return f'{"-e " if editable else ""}"{folder}[{extra}]"'
+
+
 def install_command(extra: str = "trace", *, torch_installed: bool = False) -> str:
-    """The exact command that installs what tracing needs: the extra, after PyTorch's CPU build where PyTorch is
-    not installed and no NVIDIA driver is present."""
-    pip_extra = f'pip install "gpuadvisor[{extra}]"'
+    """The exact command that installs what tracing needs: the extra (package_requirement), after PyTorch's CPU
+    build where PyTorch is not installed and no NVIDIA driver is present."""
+    pip_extra = f"pip install {package_requirement(extra)}"
     return pip_extra if torch_installed or nvidia_driver_present() else f"{CPU_TORCH} && {pip_extra}"
 
 
