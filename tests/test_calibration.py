@@ -188,7 +188,7 @@ def test_no_import_cycle_in_estimate():
             visit(m, ())
 
 
-NEEDS_TORCH = {"recorder", "as_cuda", "recurrent"}
+NEEDS_TORCH = {"recorder", "as_cuda", "recurrent", "dynamic", "steplogger"}
 
 
 @pytest.mark.parametrize("module", sorted(
@@ -201,6 +201,21 @@ def test_each_estimate_module_imports_alone(module):
         pytest.importorskip("torch", reason="the tracer's recording modules need PyTorch (the [trace] extra)")
     r = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
+
+
+def test_only_the_recording_modules_need_pytorch():
+    """NEEDS_TORCH is the whole list: every other module of the estimator imports with PyTorch taken away, as on a
+    machine with the base install (the README's test command installs no PyTorch), checked here too where PyTorch
+    is installed, in one interpreter."""
+    modules = sorted(".".join(p.relative_to(ROOT).with_suffix("").parts) for p in _python_files(ESTIMATE)
+                     if p.name not in ("__init__.py", "__main__.py") and p.stem not in NEEDS_TORCH)
+    code = ("import importlib, sys\nsys.modules['torch'] = None\nbad = []\n"
+            f"for m in {modules!r}:\n"
+            "    try:\n        importlib.import_module(m)\n"
+            "    except Exception as e:\n        bad.append(f'{m}: {type(e).__name__}')\n"
+            "print('\\n'.join(bad))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and not r.stdout.strip(), (r.stdout + r.stderr)[-2000:]
 
 
 def test_engine_profiles_are_built_from_the_table():
