@@ -74,9 +74,8 @@ def test_a_missing_model_file_is_named_before_anything_is_installed():
 def test_not_pretraced_without_torch_says_what_to_install(monkeypatch):
     from gpuadvisor.core.errors import UserError
     from gpuadvisor.estimate import graphstore
-    from gpuadvisor.modelref import parse_ref
-
     from gpuadvisor.estimate.trace.torchlib import package_requirement
+    from gpuadvisor.modelref import parse_ref
 
     monkeypatch.setattr(graphstore, "have_torch", lambda: False)
     with pytest.raises(UserError) as e:
