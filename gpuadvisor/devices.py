@@ -50,13 +50,21 @@ def load_nvml() -> Any:
     return pynvml
 
 
+def cupy_hint() -> str:
+    """How to install CuPy for the probes: the [cuda12] or [cuda13] extra of this install (its clone's folder where
+    it was installed from one: core.install)."""
+    from gpuadvisor.core.install import package_requirement
+
+    return f"install it with pip install {package_requirement('cuda12')} (CUDA 12; [cuda13] for CUDA 13)"
+
+
 def load_cupy() -> Any:
     """The cupy module with a working CUDA runtime, or Unavailable with the reason."""
     try:
         import cupy
     except Exception as e:
         raise Unavailable(f"CuPy is not installed or not importable ({type(e).__name__}: {_one_line(e)}); "
-                          "install gpuadvisor[cuda12] or gpuadvisor[cuda13]") from None
+                          f"{cupy_hint()}") from None
     try:
         n = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:

@@ -21,6 +21,7 @@ from gpuadvisor import devices
 from gpuadvisor.cli import main
 from gpuadvisor.core import results
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.install import package_requirement
 from gpuadvisor.core.results import GpuState
 from gpuadvisor.probe_runner import RunOptions, flags_for
 
@@ -117,13 +118,14 @@ def test_nvml_failing_midway_keeps_the_device_from_cuda(monkeypatch):
 def test_gpu_present_but_cupy_missing(monkeypatch, capsys, small_probes):
     found = devices.Discovery(
         devices=[devices.DeviceInfo(index=0, name="NVIDIA H100 80GB HBM3", memory_total_bytes=80 * 2**30)],
-        cupy_reason="CuPy is not installed or not importable; install gpuadvisor[cuda12] or gpuadvisor[cuda13]",
+        cupy_reason=f"CuPy is not installed or not importable; {devices.cupy_hint()}",
     )
     monkeypatch.setattr(devices, "discover", lambda: found)
     code, out, _ = cli(capsys, "probe", "--json")
     data = json.loads(out)
     assert code == 0
-    assert "GPU probes cannot run" in data["message"] and "gpuadvisor[cuda12]" in data["message"]
+    message = data["message"]
+    assert "GPU probes cannot run" in message and f"pip install {package_requirement('cuda12')}" in message
     assert [p["status"] for p in data["host_probes"]] == ["ok", "ok"]
 
 

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.core.install import package_requirement
 
 CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
 #: the extra that brings each model library (and PyTorch with it)
@@ -33,27 +32,6 @@ LIBRARY_EXTRAS = {"torchvision": "trace-vision", "timm": "trace-vision", "torcha
 def nvidia_driver_present() -> bool:
     """Whether an NVIDIA driver is installed here (the CUDA build of PyTorch is then the one to take)."""
     return Path("/proc/driver/nvidia/version").is_file() or shutil.which("nvidia-smi") is not None
-
-
-def package_requirement(extra: str) -> str:
-    """What pip takes to add `extra` to this install of gpuadvisor: the folder it was installed from (the README
-    installs a clone, and the name alone is looked up on PyPI), editable where it was; else the name."""
-    from importlib.metadata import PackageNotFoundError, distribution
-
-    try:
-        text = distribution("gpuadvisor").read_text("direct_url.json")
-    except PackageNotFoundError:
-        text = None
-    try:
-        origin = json.loads(text) if text else {}
-    except ValueError:
-        origin = {}
-    url = str(origin.get("url", ""))
-    if not url.startswith("file://"):
-        return f'"gpuadvisor[{extra}]"'
-    folder = unquote(urlparse(url).path)
-    editable = bool((origin.get("dir_info") or {}).get("editable"))
-    return f'{"-e " if editable else ""}"{folder}[{extra}]"'
 
 
 def install_command(extra: str = "trace", *, torch_installed: bool = False) -> str:
