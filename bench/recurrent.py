@@ -90,21 +90,35 @@ def calls_table(ratios: list[dict[str, Any]]) -> str:
 RNN_MEMORY = REPO / "lab/data/h200-rnn-memory-2026-12-04/rnn_memory.json"
 
 
+def _memory_rows(path: Path = RNN_MEMORY) -> list[dict[str, Any]]:
+    """Every call of lab/rnn_memory.py, inference and training."""
+    return list(json.loads(path.read_text())["rows"])
+
+
 def _workspace_rows(path: Path = RNN_MEMORY) -> list[dict[str, Any]]:
-    return [r for r in json.loads(path.read_text())["rows"] if r["phase"] == "inference"]
+    return [r for r in _memory_rows(path) if r["phase"] == "inference"]
+
+
+def _shape(r: dict[str, Any]) -> Any:
+    """The RecurrentShape of one measured call (bf16, batch first, input of `input` features)."""
+    from gpuadvisor.estimate.graph import RecurrentShape
+
+    return RecurrentShape(r["batch"], r["steps"], r["input"], r["hidden"], r["layers"], 4 if r["mode"] == "LSTM" else 3,
+                          2.0 if r["bidirectional"] else 1.0)
 
 
 def fit_rnn_workspace(path: Path = RNN_MEMORY) -> dict[str, float]:
     """Least squares over the grid's inference calls of lab/rnn_memory.py (lab/models' own left out: MODEL_CALLS,
-    defined below): memory allocated during the call beyond its
-    outputs, less its gates of every step (2 bytes x batch x hidden x steps x directions x gates), against
-    (per-step rows per direction, bidirectional rows, LSTM bytes and GRU bytes per hidden unit, layer and
-    direction): the constants of trace.recurrent.rnn_inference_workspace_bytes."""
+    defined below): memory allocated during the call beyond its outputs, less its gates of every step (2 bytes x
+    batch x hidden x steps x directions x gates), against (per-step rows per direction, bidirectional rows, LSTM
+    bytes and GRU bytes per hidden unit, layer and direction): the constants of
+    kernels.rnn_inference_workspace_bytes."""
     x, y = [], []
     for r in _workspace_rows(path):
         if _call_of(r) in MODEL_CALLS:  # lab/models' own calls: the out-of-sample check, never fitted
             continue
-        gates, dirs = (4 if r["mode"] == "LSTM" else 3), (2 if r["bidirectional"] else 1)
+        s = _shape(r)
+        gates, dirs = s.gates, s.directions
         unit = 2.0 * r["batch"] * r["hidden"] * r["steps"]
         per_layer = r["layers"] * dirs * r["hidden"]
         x.append([unit * dirs, unit * (dirs - 1), per_layer * (r["mode"] == "LSTM"), per_layer * (r["mode"] == "GRU")])
@@ -117,15 +131,10 @@ def fit_rnn_workspace(path: Path = RNN_MEMORY) -> dict[str, float]:
 def workspace_ratios(path: Path = RNN_MEMORY) -> list[float]:
     """Every inference call's workspace, as the trace counts it (rnn_inference_workspace_bytes), over the memory
     the call allocated beyond its outputs. Reads the calibration table at call time."""
-    from gpuadvisor.estimate.graph import RecurrentShape
     from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes
 
-    out = []
-    for r in _workspace_rows(path):
-        gates, dirs = (4 if r["mode"] == "LSTM" else 3), (2.0 if r["bidirectional"] else 1.0)
-        shape = RecurrentShape(r["batch"], r["steps"], r["input"], r["hidden"], r["layers"], gates, dirs)
-        out.append(sum(rnn_inference_workspace_bytes(shape, 2.0, r["mode"])) / (r["peak_over_before"] - r["outputs"]))
-    return out
+    return [sum(rnn_inference_workspace_bytes(_shape(r), 2.0, r["mode"])) / (r["peak_over_before"] - r["outputs"])
+            for r in _workspace_rows(path)]
 
 
 #: the calls of lab/models' recurrent models (mode, input, hidden, layers, bidirectional): the out-of-sample cases'
@@ -135,7 +144,7 @@ MODEL_CALLS = {("GRU", 512, 512, 1, False), ("LSTM", 1024, 1024, 2, False), ("LS
 
 
 def _training_rows(path: Path = RNN_MEMORY, *, grid_only: bool = True) -> list[dict[str, Any]]:
-    rows = [r for r in json.loads(path.read_text())["rows"] if r["phase"] == "training"]
+    rows = [r for r in _memory_rows(path) if r["phase"] == "training"]
     return [r for r in rows if not grid_only or _call_of(r) not in MODEL_CALLS]
 
 
@@ -145,8 +154,8 @@ def _call_of(r: dict[str, Any]) -> tuple[str, int, int, int, bool]:
 
 def _autocast_copies(r: dict[str, Any]) -> float:
     """The bf16 copies autocast makes of a training call's fp32 input and weights, kept for its backward."""
-    gates, dirs = (4 if r["mode"] == "LSTM" else 3), (2 if r["bidirectional"] else 1)
-    h = r["hidden"]
+    s = _shape(r)
+    gates, dirs, h = s.gates, s.directions, r["hidden"]
     weights = sum(dirs * (gates * h * ((r["input"] if layer == 0 else h * dirs) + h) + 2 * gates * h)
                   for layer in range(r["layers"]))
     return 2.0 * (r["batch"] * r["steps"] * r["input"] + weights)
@@ -176,7 +185,7 @@ def fit_rnn_single_lstm_training(path: Path = RNN_MEMORY) -> dict[str, float]:
     """What a one-layer, one-direction LSTM's training call holds while it runs beyond an inference call of the
     same shape, in bf16 rows of batch x hidden per step: least squares over the grid's such calls (lab/models'
     own left out). Other calls hold about an inference call's workspace in training (docs/unseen-models.md)."""
-    rows = {(_call_of(r), r["batch"], r["steps"], r["phase"]): r for r in json.loads(path.read_text())["rows"]}
+    rows = {(_call_of(r), r["batch"], r["steps"], r["phase"]): r for r in _memory_rows(path)}
     x, y = [], []
     for r in _training_rows(path):
         if r["mode"] != "LSTM" or r["layers"] != 1 or r["bidirectional"]:
@@ -193,13 +202,11 @@ def training_call_ratios(path: Path = RNN_MEMORY, *, kept: bool = False) -> list
     outputs at its peak; `kept`: what it keeps after it for its backward (the reserve and the copies) over what
     stays allocated beyond its outputs. lab/models' own calls included (the fits leave them out). Reads the
     table at call time."""
-    from gpuadvisor.estimate.graph import RecurrentShape
     from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes, rnn_reserve_bytes, rnn_training_extra_bytes
 
     out = []
     for r in _training_rows(path, grid_only=False):
-        gates, dirs = (4 if r["mode"] == "LSTM" else 3), (2.0 if r["bidirectional"] else 1.0)
-        shape = RecurrentShape(r["batch"], r["steps"], r["input"], r["hidden"], r["layers"], gates, dirs)
+        shape = _shape(r)
         held = rnn_reserve_bytes(shape, 2.0, r["mode"]) + _autocast_copies(r)
         if kept:
             out.append(held / (r["held_after"] - r["outputs"]))

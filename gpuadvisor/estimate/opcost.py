@@ -280,18 +280,28 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
     b, t, h, dirs, gates = shape.batch, shape.steps, shape.hidden_size, shape.directions, shape.gates
     total = 0.0
     eb = _BYTES.get(op.dtype, 2.0)
+    step = max(_rnn_step_gemm_s(shape, r, rate, eb), cal.RNN_STEP_FLOOR_S)
     for layer in range(int(shape.layers)):
         width = shape.input_size if layer == 0 else h * dirs
         proj = kernels.gemm_time(b * t, gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
                                  elem_bytes=eb)
-        step = kernels.gemm_time(b, gates * h, h, rate=rate, bandwidth=r.bandwidth, sms=r.sms, elem_bytes=eb)
-        total += proj + t * dirs * max(step, cal.RNN_STEP_FLOOR_S)
-    # each layer of each call also sets up before its first step, in either phase (lab/rnn_calls.py: a 1-step
-    # call costs about RNN_LAYER_CALL_S per layer)
-    setup = shape.layers * cal.RNN_LAYER_CALL_S
+        total += proj + t * dirs * step
     if op.phase is Phase.BACKWARD:  # twice the work of the forward, and a call of its own
-        return 2.0 * total + setup + cal.RNN_BACKWARD_CALL_S
-    return total + setup
+        return 2.0 * total + _rnn_setup_s(shape, op.phase)
+    return total + _rnn_setup_s(shape, op.phase)
+
+
+def _rnn_step_gemm_s(shape: RecurrentShape, r: Rates, rate: float, elem_bytes: float) -> float:
+    """One time step's small GEMM of one layer and direction: the state into the gates."""
+    return kernels.gemm_time(shape.batch, shape.gates * shape.hidden_size, shape.hidden_size, rate=rate,
+                             bandwidth=r.bandwidth, sms=r.sms, elem_bytes=elem_bytes)
+
+
+def _rnn_setup_s(shape: RecurrentShape, phase: Phase) -> float:
+    """Each layer of each call sets up before its first step, in either phase (lab/rnn_calls.py: a 1-step call
+    costs about RNN_LAYER_CALL_S per layer); a backward call has a set-up of its own besides."""
+    setup = shape.layers * cal.RNN_LAYER_CALL_S
+    return setup + cal.RNN_BACKWARD_CALL_S if phase is Phase.BACKWARD else setup
 
 
 def recurrent_host_s(op: Op, r: Rates, training: bool) -> float:
@@ -305,15 +315,11 @@ def recurrent_host_s(op: Op, r: Rates, training: bool) -> float:
     rate = r.rate(op.dtype)
     if not isinstance(shape, RecurrentShape) or not rate:
         return 0.0
-    eb = _BYTES.get(op.dtype, 2.0)
-    step = kernels.gemm_time(shape.batch, shape.gates * shape.hidden_size, shape.hidden_size, rate=rate,
-                             bandwidth=r.bandwidth, sms=r.sms, elem_bytes=eb)
-    launched = not training and step < cal.RNN_STEP_FLOOR_S
+    launched = not training and _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)) < cal.RNN_STEP_FLOOR_S
     floor_bound = shape.layers * shape.steps * shape.directions * cal.RNN_STEP_FLOOR_S if launched else 0.0
-    setup = shape.layers * cal.RNN_LAYER_CALL_S
     if op.phase is Phase.BACKWARD:
-        return 2.0 * floor_bound + setup + cal.RNN_BACKWARD_CALL_S
-    return floor_bound + setup
+        return 2.0 * floor_bound + _rnn_setup_s(shape, op.phase)
+    return floor_bound + _rnn_setup_s(shape, op.phase)
 
 
 # streaming ops: a traced op counts each tensor once; the kernels make more passes (a norm's statistics, a
