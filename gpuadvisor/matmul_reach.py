@@ -106,8 +106,8 @@ def _measured_sibling(card: Any, table: dict[str, float], catalog: Any) -> Reach
     found = []
     for name, reach in table.items():
         other = catalog.get(name)
-        if other is not None and other.name != card.name and _same_chip(card, other) \
-                and half_rate(other) == half_rate(card) and other.tdp_w and other.tdp_w <= power:
+        if other is not None and _same_chip(card, other) and half_rate(other) == half_rate(card) \
+                and other.tdp_w and other.tdp_w <= power:
             found.append((other.tdp_w, name, reach))
     if not found:
         return None
