@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lab.rnn_calls import time_call  # median seconds over CUDA events, after a warm-up
+
 #: name -> (hidden, heads, kv heads, head dim, FFN width, style); the published runs' models (Llama 3 8B in
 #: torchtitan's runs, MPT-7B in llm-foundry's)
 MODELS = {"llama3-8b": (4096, 32, 8, 128, 14336, "llama"), "mpt-7b": (4096, 32, 32, 128, 16384, "mpt")}
@@ -96,22 +98,6 @@ class MptLayer(nn.Module):
         return x + self.down(F.gelu(self.up(self.n2(x))))
 
 
-def timed(fn, reps: int = 20) -> float:
-    """Median seconds of fn() over reps runs, after three warm-up runs (CUDA events)."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) / 1e3)
-    return sorted(times)[len(times) // 2]
-
-
 def case(name: str, batch: int, seq: int) -> dict:
     d, heads, kv, hd, ffn, style = MODELS[name]
     dev, dt = "cuda", torch.bfloat16
@@ -141,10 +127,10 @@ def case(name: str, batch: int, seq: int) -> dict:
     tokens = batch * seq
     a = torch.randn(tokens, d, device=dev, dtype=dt)
     w = torch.randn(d, ffn, device=dev, dtype=dt)
-    gemm_s = timed(lambda: a @ w)
+    gemm_s = time_call(lambda: a @ w)
     out = {"model": name, "batch": batch, "seq": seq, "tokens": tokens,
-           "layer_forward_s": timed(fwd), "layer_train_s": timed(train),
-           "attention_forward_s": timed(attn_fwd), "attention_train_s": timed(attn_train),
+           "layer_forward_s": time_call(fwd), "layer_train_s": time_call(train),
+           "attention_forward_s": time_call(attn_fwd), "attention_train_s": time_call(attn_train),
            "gemm_s": gemm_s, "gemm_shape": [tokens, d, ffn], "gemm_tflops": 2 * tokens * d * ffn / gemm_s / 1e12}
     attn_flops = 4 * batch * heads * seq * seq * hd / 2  # causal: half the score matrix
     out["attention_forward_tflops"] = attn_flops / out["attention_forward_s"] / 1e12
