@@ -5,9 +5,10 @@ Traces (on the CPU, fake tensors, no weights) every model and setting of the val
 (lab/model_cases.py) and the popular models users ask about, in training and inference, each at the
 two trace batches (gpuadvisor.estimate.trace.TRACE_BATCHES). With `--logs`, it records instead the step
 log of every shipped training step (no checkpointing, every parameter trainable) into
-gpuadvisor/data/graphs/steps/: `--freeze`/`--trainable` on those models are replayed from it without
-PyTorch (gpuadvisor/estimate/steplog.py); each log's replay with every parameter trainable is checked
-against the shipped graph, and a log that does not reproduce it is left out. Needs PyTorch, torchvision, timm,
+gpuadvisor/data/graphs/steps/ (re-tracing shipped graphs records their logs again too): `--freeze`/`--trainable`
+on those models are replayed from it without PyTorch (gpuadvisor/estimate/steplog.py); each log's replay with
+every parameter trainable is checked against the shipped graph, and a log that does not reproduce it is left out.
+Needs PyTorch, torchvision, timm,
 transformers and diffusers (torchaudio and torch_geometric for those models); a model whose library
 is missing is reported and left out, and an existing entry for it is kept. The torchaudio entries are
 traced on the GPU machine, whose image has a torchaudio matching its PyTorch (none exists for the dev
@@ -146,6 +147,8 @@ def main() -> int:
         print(f"{time.perf_counter() - t0:6.1f}s  {k}  aligned={bg.aligned}", flush=True)
         save(graphs, path)
     print(f"{len(graphs)} graphs in {path} ({path.stat().st_size / 1e3:.0f} kB)")
+    if path == shipped_graphs_dir() / SHIPPED_FILE:
+        return build_logs(graphs, a.only)  # a re-traced training step's old log would no longer replay it
     return 0
 
 
