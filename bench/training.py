@@ -87,19 +87,24 @@ def evaluate(entries: list[dict[str, Any]] | None = None) -> list[Case]:
     return out
 
 
-#: the fitted framework efficiencies and the profiles whose calibration runs fit each (tools/fit_training.py)
-FITTED = {"MEGATRON_EFF": ("megatron",), "FSDP2_EFF": ("fsdp2",), "COMPILE_EFF": ("compile", "compile-asynctp")}
-GRID = tuple(round(0.5 + i * 0.01, 2) for i in range(51))
+#: the fitted framework constants: the profiles whose calibration runs fit each, and the grid it is fitted on
+#: (tools/fit_training.py): efficiencies are shares of the kernel-level step, 0.50-1.00; eager torchtitan's
+#: elementwise bytes a multiple of the traffic model's, 1.0-3.0
+EFFICIENCY_GRID = tuple(round(0.5 + i * 0.01, 2) for i in range(51))
+ELEMENTWISE_GRID = tuple(round(1.0 + i * 0.05, 2) for i in range(41))
+FITTED = {"MEGATRON_EFF": (("megatron",), EFFICIENCY_GRID), "FSDP2_ELEMENTWISE": (("fsdp2",), ELEMENTWISE_GRID),
+          "COMPILE_EFF": (("compile", "compile-asynctp"), EFFICIENCY_GRID)}
 
 
 def fit_efficiency(name: str) -> float:
-    """The grid value (0.50-1.00 by 0.01) of one framework efficiency with the least mean |log ratio| over its
-    framework's calibration runs, the other constants at their table values."""
+    """The grid value of one fitted framework constant (FITTED) with the least mean |log ratio| over its
+    frameworks' calibration runs, the other constants at their table values."""
     from gpuadvisor.estimate import calibration as cal
 
-    entries = [e for e in load() if not e["held_out"] and e["framework"] in FITTED[name]]
-    best, best_err = GRID[0], math.inf
-    for v in GRID:
+    frameworks, grid = FITTED[name]
+    entries = [e for e in load() if not e["held_out"] and e["framework"] in frameworks]
+    best, best_err = grid[0], math.inf
+    for v in grid:
         with cal.override(**{name: v}):
             err = sum(abs(math.log(c.ratio)) for c in evaluate(entries)) / len(entries)
         if err < best_err - 1e-12:

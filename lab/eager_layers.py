@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One transformer layer's training step in eager PyTorch, bf16 weights, as torchtitan (Llama 3: RMSNorm in fp32,
 complex RoPE, GQA repeat, SwiGLU) and llm-foundry (MPT: LayerNorm without bias, fused QKV, GELU, no RoPE) write it,
-with SDPA's flash attention: the kernel-level time the fsdp2 framework profile's efficiency (FSDP2_EFF) is applied to.
+with SDPA's flash attention: the kernel-level time whose eager loss the fsdp2 profile prices as memory traffic
+(FSDP2_ELEMENTWISE).
 
 What it answers: how much of a layer's eager step the kernel model (gpuadvisor.estimate.parallel.cost.AnalyticCost)
 misses on a Hopper card, per architecture, and which part: the layer forward and forward + backward, SDPA's flash

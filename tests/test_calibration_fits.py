@@ -234,10 +234,10 @@ def _op_model_host() -> dict[str, float]:
     return fit_host_constants()
 
 
-@fit("MEGATRON_EFF", "FSDP2_EFF", "COMPILE_EFF")
+@fit("MEGATRON_EFF", "FSDP2_ELEMENTWISE", "COMPILE_EFF")
 @functools.lru_cache(maxsize=1)
 def _training_efficiencies() -> dict[str, float]:
-    """The framework efficiencies' grid fit over the calibration split of tests/data/published-training.json."""
+    """The fitted framework constants' grid fit over the calibration split of tests/data/published-training.json."""
     from bench.training import FITTED, fit_efficiency
 
     return {name: fit_efficiency(name) for name in FITTED}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Fit the training frameworks' compute efficiencies (MEGATRON_EFF, FSDP2_EFF, COMPILE_EFF) to the calibration
-split of tests/data/published-training.json: for each, the grid value (0.50-1.00 in steps of 0.01) with the least
-mean |log(estimate / published)| over that framework's calibration runs, the others held at their table values
+"""Fit the training frameworks' constants (MEGATRON_EFF, FSDP2_ELEMENTWISE, COMPILE_EFF) to the calibration split
+of tests/data/published-training.json: for each, the value on its grid (bench.training.FITTED) with the least mean
+|log(estimate / published)| over that framework's calibration runs, the others held at their table values
 (bench.training.fit_efficiency; tests/test_calibration_fits.py recomputes them).
 
   python3 tools/fit_training.py     # print the fitted values next to the table's
