@@ -19,18 +19,28 @@ from gpuadvisor.strenum import StrEnum
 
 
 class Sharding(StrEnum):
-    """Data-parallel sharding of training state: none (DDP), ZeRO-1/2/3, FSDP."""
+    """Data-parallel sharding of training state: none (DDP), ZeRO-1/2/3, FSDP, and hybrid-sharded FSDP (HSDP:
+    FSDP inside each node, whole replicas across nodes, as FSDP's HYBRID_SHARD and torchtitan's dp_replicate run
+    it: the weight gathers stay on NVLink and only a shard's gradients cross the node network)."""
 
     NONE = "none"
     ZERO1 = "zero1"
     ZERO2 = "zero2"
     ZERO3 = "zero3"
     FSDP = "fsdp"
+    HSDP = "hsdp"
 
     @property
     def stage(self) -> int:
-        """ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 (and FSDP) also weights."""
-        return {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}[self.value]
+        """ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 (FSDP, HSDP) also weights."""
+        return {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "hsdp": 3}[self.value]
+
+    def shard_ranks(self, ranks: int, per_node: int) -> int:
+        """The ranks the training state is split over, of `ranks` data(-and-context)-parallel ones with `per_node`
+        of them in one node: all of them, but HSDP's the largest divisor of `ranks` that fits one node."""
+        if self is not Sharding.HSDP:
+            return ranks
+        return max(d for d in range(1, min(ranks, max(1, per_node)) + 1) if ranks % d == 0)
 
 
 class Checkpointing(StrEnum):

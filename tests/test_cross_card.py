@@ -10,6 +10,7 @@ to be turned into the gate, once they are met.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -35,7 +36,7 @@ def test_every_row_has_its_source_and_conditions():
         assert r["value"] > 0 and r["metric"], r["id"]
         line = X.conditions(r)  # raises KeyError where a condition the task needs is missing
         assert len(line) > 30, (r["id"], line)
-    for r in (r for r in raws if r["origin"] == X.DATA.name):  # the new rows: commit-pinned, dated
+    for r in (r for r in raws if r["origin"] in (X.DATA.name, X.DATA2.name)):  # the new rows: commit-pinned, dated
         src = r["source"]
         assert "/blob/" in src["url"] and src["read"], r["id"]
         if r["kind"] == "vision":
@@ -58,10 +59,18 @@ def test_the_set_covers_the_issue():
     assert 0.28 <= sum(r["held_out"] for r in raws) / len(raws) <= 0.40
 
 
-def test_the_data_file_is_what_its_tool_writes():
-    from tools.published_cross_card import document
+def test_the_data_files_are_what_their_tool_writes():
+    from tools.published_cross_card import document, document2
 
     assert X.DATA.read_text() == document(), "run python3 tools/published_cross_card.py"
+    assert X.DATA2.read_text() == document2(), "run python3 tools/published_cross_card.py"
+
+
+def test_a_later_row_moves_no_earlier_row_between_splits():
+    """The second file's rows are split within it: the first file's flags are those it was built with."""
+    stored = {r["id"]: r["held_out"] for r in json.loads(X.DATA.read_text())["rows"]}
+    assert {r["id"]: r["held_out"] for r in X.load_raw() if r["origin"] == X.DATA.name} == stored
+    assert {r["origin"] for r in X.load_raw()} >= {X.DATA.name, X.DATA2.name}
 
 
 def test_held_out_rule():

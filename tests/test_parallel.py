@@ -217,3 +217,44 @@ def test_flash_attention_2_runs_at_the_kernel_rate_on_the_architecture_it_was_wr
 
     assert attention_kernel_eff(cal.SDPA_FLASH_EFF, cc) == (1.0 if native else cal.SDPA_FLASH_EFF)
     assert attention_kernel_eff(1.0, cc) == 1.0
+
+
+@pytest.mark.parametrize("ranks, per_node, want", [(128, 8, 8), (12, 8, 6), (8, 8, 8), (4, 8, 4), (16, 0, 1)])
+def test_hsdp_shards_within_a_node(ranks, per_node, want):
+    from gpuadvisor.layout import Sharding
+
+    assert Sharding.HSDP.shard_ranks(ranks, per_node) == want
+    assert Sharding.FSDP.shard_ranks(ranks, per_node) == ranks
+
+
+def test_hsdp_keeps_the_gathers_on_nvlink_on_a_slow_network():
+    """Llama 2 7B, 2,048-token sequences one per GPU, on 16 nodes of 8 A100s with 25 Gb/s of node network per GPU
+    (2 x 100 GbE a node): FSDP over all 128 GPUs gathers every layer's weights across nodes (about 2 s a micro-batch
+    against 0.6 s of compute), HSDP only within a node and reduces a shard's gradients across them once a step. HSDP
+    takes half the step there, holds 16x the sharded state (split 8 ways, not 128) and, with the default network
+    (a 400 Gb/s NIC per GPU), costs about the same step."""
+    a100 = HardwareFigures.from_card(load_catalog(use_env=False).get("A100 SXM4 80GB"))
+    w = make_workload("llama-2-7b", mode="training", batch=256, num_gpus=128).with_(seq_len=2048)
+    slow = Cluster(net_gbs_per_gpu=25 / 8)
+
+    def est(sharding, cluster=None):
+        return estimate_training(w, Layout(micro_batch=1, sharding=sharding, checkpointing="none"), a100,
+                                 framework("fsdp2"), cluster=cluster)
+
+    fsdp, hsdp = est("fsdp", slow), est("hsdp", slow)
+    assert hsdp.step_s < 0.6 * fsdp.step_s, (hsdp.step_s, fsdp.step_s)
+    assert hsdp.part("data parallel") > 0  # a shard's gradients over the slow network are not wholly hidden
+    assert hsdp.memory.get("optimizer states") == pytest.approx(16 * fsdp.memory.get("optimizer states"))
+    assert est("hsdp").step_s == pytest.approx(est("fsdp").step_s, rel=0.02)
+
+
+def test_hsdp_on_the_command_line():
+    """`--sharding hsdp` is taken and splits the state one node's ways: more memory per GPU than FSDP over 16."""
+    def peak(sharding):
+        out = subprocess.run([sys.executable, "-m", "gpuadvisor", "estimate", "llama-2-7b", "--mode", "training",
+                              "--gpus", "16", "--batch", "16", "--sharding", sharding, "--gpu", "A100 SXM4 80GB",
+                              "--json"], capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)["memory"]["per_gpu_bytes"]
+
+    assert peak("hsdp") > peak("fsdp")

@@ -33,7 +33,7 @@ def adapter_label(layout: Any, gpus: int) -> str:
     checkpointing as Megatron's labels write them: 'FSDP x 4 mb2 ac:full' (Trainer's gradient checkpointing)."""
     from gpuadvisor.layout import Checkpointing, Sharding
 
-    shard = "FSDP" if layout.sharding in (Sharding.FSDP, Sharding.ZERO3) else "DDP"
+    shard = {Sharding.FSDP: "FSDP", Sharding.ZERO3: "FSDP", Sharding.HSDP: "HSDP"}.get(layout.sharding, "DDP")
     ckpt = " ac:full" if layout.checkpointing == Checkpointing.FULL else ""
     return f"{shard} x {layout.dp(gpus)} mb{layout.micro_batch}{ckpt}"
 

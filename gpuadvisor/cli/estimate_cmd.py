@@ -75,7 +75,8 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
     g.add_argument("--checkpointing", action="store_true", help="activation checkpointing")
     g.add_argument("--gpus", type=arg_type("gpus"), default=1,
                    help="number of GPUs (estimate; recommend tries 1/2/4/8)")
-    g.add_argument("--sharding", default="none", help="none | zero1 | zero2 | zero3 | fsdp")
+    g.add_argument("--sharding", default="none",
+                   help="none | zero1 | zero2 | zero3 | fsdp | hsdp (FSDP inside each node, replicas across nodes)")
     g.add_argument("--tp", type=arg_type("tp"), default=1, help="tensor-parallel degree")
     g.add_argument("--lora-rank", type=positive_int, default=16)
     g.add_argument("--lora-targets", default="all", choices=["all", "attn"])

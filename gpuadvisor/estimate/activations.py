@@ -30,7 +30,7 @@ def _sharded_mixed(w: Workload) -> bool:
     layers are cast to 16 bits (FSDP2's MixedPrecisionPolicy), so the model computes as a pure 16-bit one,
     with no autocast copies."""
     return (w.mode == Mode.TRAINING and w.mixed_precision and w.data_parallel > 1 and w.compute_dtype != "fp32"
-            and w.sharding in (Sharding.FSDP, Sharding.ZERO3, Sharding.ZERO2))
+            and Sharding(w.sharding).stage >= 2)
 
 
 def _act_bytes(w: Workload) -> float:

@@ -39,6 +39,7 @@ from gpuadvisor.estimate.memory import (
     _regime,
     estimate_memory,
     lora_params,
+    shard_ranks,
 )
 from gpuadvisor.layout import Sharding
 from gpuadvisor.workload import BYTES_PER_DTYPE, Mode, Workload
@@ -210,8 +211,9 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
             if w.is_adapter:
                 grad_bytes = lora_params(w) / tp * 4.0
             comm += gradient_allreduce_s(grad_bytes, dp, hw, link)
-            if w.sharding in (Sharding.ZERO3, Sharding.FSDP) and w.mode == Mode.TRAINING:
-                comm += 2.0 * (dp - 1) / dp * m.num_params / tp * a / link  # gathers fwd + bwd
+            if Sharding(w.sharding).stage >= 3 and w.mode == Mode.TRAINING:
+                ranks = shard_ranks(w)  # HSDP gathers inside a node
+                comm += 2.0 * (ranks - 1) / ranks * m.num_params / tp * a / link  # gathers fwd + bwd
         if tp > 1 and m.is_transformer:
             comm += 4 * m.num_layers * tokens_gpu * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
         ideal = _overlap(host, device)

@@ -139,6 +139,12 @@ def root_params(m: Any) -> float:
     return max(0.0, float(m.num_params - m.num_layers * m.layer_params))
 
 
+def shard_ranks(w: Workload) -> int:
+    """The data-parallel ranks `w`'s training state is split over: all of them, but under HSDP one node's
+    (GPUS_PER_NODE GPUs, over the tensor-parallel degree), the rest holding replicas."""
+    return Sharding(w.sharding).shard_ranks(w.data_parallel, int(cal.GPUS_PER_NODE) // w.tensor_parallel)
+
+
 def fsdp2(w: Workload) -> bool:
     """Training whose weights FSDP2 shards per block over data-parallel ranks: ZeRO-3/FSDP, and ZeRO-2 as
     FSDP2's reshard_after_forward=False (the gathered 16-bit params kept from forward through backward)."""
@@ -160,7 +166,7 @@ def _fsdp2_training(w: Workload, items: dict[str, float], notes: list[str]) -> s
       gradients and the reduce-scatter input they are copied into (fp32 under reduce_dtype=fp32);
     * the optimizer step: every sharded gradient (fused AdamW adds no state-sized temporary).
     """
-    m, tp, dp = w.model, w.tensor_parallel, w.data_parallel
+    m, tp, dp = w.model, w.tensor_parallel, shard_ranks(w)
     wd = w.weight_dtype
     wbytes = weight_bytes_per_param(wd)
     sharded_mixed = _sharded_mixed(w)
@@ -232,7 +238,7 @@ def estimate_memory(w: Workload) -> MemoryBreakdown:
 
         return graph_memory(w)
     m = w.model
-    tp, dp = w.tensor_parallel, w.data_parallel
+    tp, dp = w.tensor_parallel, shard_ranks(w)  # dp: the ranks sharding splits the state over
     params = float(m.num_params)
     # tensor parallel splits the layers; embeddings are vocab-parallel too
     p_gpu = params / tp

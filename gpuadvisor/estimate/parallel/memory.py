@@ -54,10 +54,12 @@ def activation_bytes_per_token(w: Workload, lay: Layout, fw: Framework) -> float
     return (split + rest) / lay.tp if sp else split / lay.tp + rest
 
 
-def layout_memory(w: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum: int) -> LayoutMemory:
+def layout_memory(w: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum: int, *,
+                  ranks_per_node: int | None = None) -> LayoutMemory:
     """Peak bytes per GPU (module docstring). Eager full training without model parallelism is what the
     single-GPU memory model (estimate/memory.py, validated against H100 measurements) already counts phase by phase:
-    it answers that case."""
+    it answers that case. `ranks_per_node`: data-parallel ranks in one node, where HSDP shards (default: the
+    GPUS_PER_NODE GPUs over the tensor-parallel degree)."""
     m = w.model
     if (fw.host_dispatch and w.mode == Mode.TRAINING and lay.model_parallel == 1
             and lay.checkpointing != Checkpointing.SELECTIVE):
@@ -68,7 +70,9 @@ def layout_memory(w: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum
                                      sharding=lay.sharding, checkpointing=lay.checkpointing == Checkpointing.FULL))
         return LayoutMemory(items=tuple((k, v) for k, v in mb.items if v))
     dp = gpus // lay.model_parallel
-    shard = dp * lay.cp  # optimizer states and gradients shard over data x context parallel ranks
+    per_node = ranks_per_node if ranks_per_node is not None else int(cal.GPUS_PER_NODE) // lay.tp
+    # optimizer states and gradients shard over data x context parallel ranks (HSDP: one node's of them)
+    shard = Sharding(lay.sharding).shard_ranks(dp * lay.cp, per_node)
     z = Sharding(lay.sharding).stage if shard > 1 else 0
     p = stage_params(w, lay)
     layer_p = m.layer_params / lay.tp if m.is_transformer else p

@@ -152,13 +152,18 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
     pipe = ga * mb_s + bubble
     # data parallel over DP x CP ranks
     shard = dp * lay.cp
+    # the ranks the state is split over: all of `shard`, but HSDP's one node's; the others hold replicas
+    sharding = Sharding(lay.sharding)
+    ranks = sharding.shard_ranks(shard, cluster.domain(hw.name) // lay.tp)
+    replicas = shard // ranks
     p = stage_params(w, lay)
     trained = lora_params(w) / lay.tp / lay.pp if w.is_adapter else p
-    dp_link = _link(hw, cluster, shard, lay.tp)
-    z = Sharding(lay.sharding).stage if shard > 1 else 0
+    dp_link = _link(hw, cluster, ranks, lay.tp)
+    z = sharding.stage if ranks > 1 else 0
+    window = cal.DP_OVERLAP_WINDOW * layers * (lt.bwd / eff)  # backward that a step's gradient reduction hides in
     dp_comm = 0.0
-    if shard > 1:
-        ring = (shard - 1) / shard
+    if ranks > 1:
+        ring = (ranks - 1) / ranks
         if z >= 3:
             # weights gathered in forward and again in backward (frozen bases too), trained gradients reduced
             per_mb = (2 * p * a + trained * a) * ring / dp_link
@@ -166,16 +171,18 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
             dp_comm = ga * (max(0.0, per_mb - compute_mb) + per_mb / max(1.0, layers))
         else:
             vol = 2 * ring * trained * a
-            window = cal.DP_OVERLAP_WINDOW * layers * (lt.bwd / eff)
             dp_comm = max(0.0, vol / dp_link - window)
-    opt_shard = trained / (shard if z >= 1 else 1)
+    if replicas > 1:  # HSDP: each rank all-reduces its shard's gradients with its replicas, across nodes
+        vol = 2 * (replicas - 1) / replicas * trained * a / ranks
+        dp_comm += max(0.0, vol / _link(hw, cluster, replicas, lay.tp * ranks) - window)
+    opt_shard = trained / (ranks if z >= 1 else 1)
     optimizer = opt_shard * traffic.optimizer_bytes_per_param(4.0, "adamw-fused", True) / (
         hw.bandwidth_gbs * 1e9 * cal.BANDWIDTH)
     step = pipe + dp_comm + optimizer
     global_tokens = w.batch * w.seq
     flops = training_flops_per_token(w.with_(tensor_parallel=1)) * global_tokens
     peak = (hw.peak_tflops("bf16") or 0.0) * 1e12
-    mem = layout_memory(w, lay, fw, gpus, ga)
+    mem = layout_memory(w, lay, fw, gpus, ga, ranks_per_node=cluster.domain(hw.name) // lay.tp)
     parts = (("compute", ga * layers * lt.total / eff + ga * head_s), ("pipeline bubble", bubble),
              ("tensor parallel", ga * layers * tp_comm), ("context parallel", ga * layers * cp_comm),
              ("expert parallel", ga * layers * ep_comm), ("pipeline sends", ga * p2p),
