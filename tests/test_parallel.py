@@ -258,3 +258,15 @@ def test_hsdp_on_the_command_line():
         return json.loads(out.stdout)["memory"]["per_gpu_bytes"]
 
     assert peak("hsdp") > peak("fsdp")
+
+
+def test_the_search_takes_hsdp_where_the_node_network_is_slow():
+    """Across nodes the search weighs HSDP too: on 2 x 100 GbE a node it wins, on the default network FSDP does
+    (HSDP's optimizer step then covers 16x the state per GPU)."""
+    a100 = HardwareFigures.from_card(load_catalog(use_env=False).get("A100 SXM4 80GB"))
+    w = make_workload("llama-2-7b", mode="training", batch=256, num_gpus=128).with_(seq_len=2048)
+    slow = best_layout(w, a100, framework("fsdp2"), cluster=Cluster(net_gbs_per_gpu=25 / 8))
+    fast = best_layout(w, a100, framework("fsdp2"))
+    assert str(slow.layout.sharding) == "hsdp" and str(fast.layout.sharding) == "fsdp"
+    one_node = make_workload("llama-2-7b", mode="training", batch=64, num_gpus=8).with_(seq_len=2048)
+    assert all(str(e.layout.sharding) != "hsdp" for e in search(one_node, a100, framework("fsdp2")))

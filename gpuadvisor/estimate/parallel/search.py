@@ -49,7 +49,9 @@ def candidates(w: Workload, fw: Framework, domain: int, fixed: Fixed | None = No
     vps = _pick(f.vp, (1, 2, 4, 5, 8))
     mbs = _pick(f.micro_batch, MICRO_BATCHES)
     default = Sharding(fw.default_sharding)
-    shards = (f.sharding,) if f.sharding else tuple(dict.fromkeys((default, Sharding.FSDP)))
+    # HSDP differs from FSDP only where the GPUs span several NVLink domains
+    spread = (Sharding.HSDP,) if n > domain else ()
+    shards = (f.sharding,) if f.sharding else tuple(dict.fromkeys((default, Sharding.FSDP, *spread)))
     cks = (f.checkpointing,) if f.checkpointing else tuple(Checkpointing)
     for tp, pp, cp, ep, vp, mb, sh, ck in product(tps, pps, cps, eps, vps, mbs, shards, cks):
         if vp > 1 and pp == 1:
