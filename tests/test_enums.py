@@ -18,7 +18,7 @@ H100 = HardwareFigures(name="H100", memory_gib=80, bandwidth_gbs=3350, tflops={"
 
 def test_modes_and_shardings_keep_their_text():
     assert MODES == ("inference", "scoring", "training", "lora", "qlora")
-    assert SHARDINGS == ("none", "zero1", "zero2", "zero3", "fsdp")
+    assert SHARDINGS == ("none", "zero1", "zero2", "zero3", "fsdp", "hsdp")
     w = make_workload("llama-3.2-1b", mode="train", sharding="zero-3", num_gpus=2, batch=2)  # CLI aliases
     assert w.mode is Mode.TRAINING and w.sharding is Sharding.ZERO3
     assert w.mode == "training" and f"{w.mode}" == "training" and str(w.sharding) == "zero3"
@@ -31,7 +31,7 @@ def test_workloads_made_directly_get_enums_and_bad_text_is_still_reported():
     assert w.mode is Mode.LORA and w.is_adapter and w.mode.is_training
     with pytest.raises(UserError, match="unknown mode 'serve'"):
         Workload(model=resolve_model("gpt2"), mode="serve").validate()
-    assert Sharding.FSDP.stage == 3 and Sharding.NONE.stage == 0
+    assert Sharding.FSDP.stage == 3 and Sharding.HSDP.stage == 3 and Sharding.NONE.stage == 0
 
 
 def test_engine_and_confidence_serialize_as_before():
