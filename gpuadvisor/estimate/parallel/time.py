@@ -187,7 +187,8 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
              ("tensor parallel", ga * layers * tp_comm), ("context parallel", ga * layers * cp_comm),
              ("expert parallel", ga * layers * ep_comm), ("pipeline sends", ga * p2p),
              ("data parallel", dp_comm), ("optimizer", optimizer), ("host dispatch (overlaps the GPU)", ga * host))
-    notes = [f"{ga} micro-batches of {lay.micro_batch} per step on each of {dp} data-parallel ranks"]
+    batches = f"{ga} micro-batch{'es' if ga != 1 else ''}"
+    notes = [f"{batches} of {lay.micro_batch} per step on each of {dp} data-parallel ranks"]
     if lay.pp > 1:
         notes.append(f"pipeline bubble {(lay.pp - 1) / lay.vp / ga:.0%} of the micro-batches "
                      f"({'interleaved, ' + str(lay.vp) + ' chunks' if lay.vp > 1 else '1F1B'})")
