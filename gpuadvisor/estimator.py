@@ -313,6 +313,8 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
                                       f"stops paying at {past} sequences decoding at once" if past else
                                       f"pays up to the engine's {a['max_seqs']} sequences")
                   + f" (at {sp['at_context_tokens']:,} tokens of context)"),)
+    if ld.get("caveat"):
+        notes = (*notes, str(ld["caveat"]))
     assumptions.update(load=ld, requests=q.requests, seed=q.seed)
     if q.engine_overrides:
         assumptions["engine_overrides"] = dict(q.engine_overrides)

@@ -84,3 +84,20 @@ def test_recommend_slo(capsys):
 
 def test_recommend_slo_needs_a_rate(capsys):
     assert code_of(["recommend", "llama-3.1-70b", "--p99-ttft", "1s"]) == 2
+
+
+def test_a_burst_past_the_engines_sequences_carries_the_validations_caveat(capsys):
+    """1,000 requests queued at once on vLLM's 256 A100 sequences: the answer says what published runs of that kind
+    measured (docs/serving-accuracy.md); 200 queued at once, or any number at a rate, do not carry it."""
+    def notes(*extra):
+        rc, out, _ = run(capsys, "estimate", "qwen3-14b", "--gpu", "A100 SXM4 80GB", "--engine", "vllm",
+                         "--input-len", "200", "--output-len", "200", *extra, "--json")
+        assert rc == 0
+        return [n for n in json.loads(out)["notes"] if "queued at once" in n]
+
+    assert notes("--requests", "1000") and "docs/serving-accuracy.md" in notes("--requests", "1000")[0]
+    assert not notes("--requests", "200")
+    assert not notes("--requests", "1000", "--rate", "5")
+    rc, out, _ = run(capsys, "estimate", "qwen3-14b", "--gpu", "A100 SXM4 80GB", "--engine", "vllm",
+                     "--input-len", "200", "--output-len", "200", "--requests", "1000")
+    assert rc == 0 and "caveat: more requests queued at once" in " ".join(out.split())

@@ -222,6 +222,8 @@ def print_simulation(con: Any, p: ServingParts) -> None:
                   f"({f['slo_attainment']:.0%} of requests meet them)")
     con.print(f"  scheduler: {f['iterations']:,} iterations, at most {f['max_running']} sequences at once, "
               f"{f['preemptions']} preemptions")
+    if ld.get("caveat"):
+        con.print(f"  caveat: {ld['caveat']}")
     host = (f"host {a['host_s_per_iteration'] * 1e3:.1f} ms/iteration" if a["host_s_per_iteration"] is not None else
             f"host (eager dispatch) {a['host_s_per_decode_step'] * 1e3:.1f} ms a decode step, "
             f"{a['host_s_per_prefill'] * 1e3:.1f} ms a prefill")

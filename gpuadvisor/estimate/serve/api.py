@@ -145,12 +145,20 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
     summ["requests"] = requests
     load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
+    if load["offline"] and requests > s.cfg.max_seqs * groups:
+        load["caveat"] = OVERSUBSCRIBED_CAVEAT
     assumptions = s.assumptions()
     if s.speculative is not None:  # where it stops paying: decode batches at the mean prompt + half the output
         context = float(inp.mean() + out.mean() / 2)
         assumptions["speculation"]["stops_paying_at_batch"] = s.speculative.break_even_batch(context, s.engine.max_seqs)
         assumptions["speculation"]["at_context_tokens"] = round(context)
     return {"load": load, "figures": summ, "assumptions": assumptions, "estimate": True}
+
+
+#: what the validation says of a burst larger than the engine runs at once (docs/serving-accuracy.md, issue 29)
+OVERSUBSCRIBED_CAVEAT = ("more requests queued at once than the engine runs together: published runs of this kind "
+                         "through an engine's HTTP server measured TTFT and TPOT well above this simulation "
+                         "(docs/serving-accuracy.md); read these figures as the engine's best case")
 
 
 def llama_bench(s: ServeSetup, *, prompt: int = 0, gen: int = 0, ubatch: int = 512) -> float:
