@@ -270,3 +270,18 @@ def test_the_search_takes_hsdp_where_the_node_network_is_slow():
     assert str(slow.layout.sharding) == "hsdp" and str(fast.layout.sharding) == "fsdp"
     one_node = make_workload("llama-2-7b", mode="training", batch=64, num_gpus=8).with_(seq_len=2048)
     assert all(str(e.layout.sharding) != "hsdp" for e in search(one_node, a100, framework("fsdp2")))
+
+
+def test_hsdp_under_eager_hf_shards_one_nodes_ways_whatever_the_node():
+    """The eager (hf) profile's memory comes from the single-GPU model: HSDP over 16 GPUs in nodes of 4 holds, per
+    GPU, what FSDP over 4 does (the node's size from the cluster, not the default 8)."""
+    a100 = HardwareFigures.from_card(load_catalog(use_env=False).get("A100 SXM4 80GB"))
+
+    def states(gpus, sharding, per_node):
+        w = make_workload("llama-2-7b", mode="training", batch=gpus, num_gpus=gpus).with_(seq_len=2048)
+        est = estimate_training(w, Layout(micro_batch=1, sharding=sharding, checkpointing="full"), a100,
+                                framework("hf"), cluster=Cluster(gpus_per_node=per_node))
+        return est.memory.get("optimizer states")
+
+    assert states(16, "hsdp", 4) == pytest.approx(states(4, "fsdp", 4))
+    assert states(16, "hsdp", 4) == pytest.approx(4 * states(16, "fsdp", 4))
