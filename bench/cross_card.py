@@ -178,8 +178,6 @@ def load_raw(path: Path = DATA, later: Path = DATA2) -> list[dict[str, Any]]:
     split was fixed, split within their own file (tools/published_cross_card.py)."""
     out: list[dict[str, Any]] = []
     for source in (path, later):
-        if not source.is_file():
-            continue
         for r in json.loads(source.read_text())["rows"]:
             kind = r["kind"]
             task = f"vision-{r['mode']}" if kind == "vision" else kind

@@ -194,9 +194,9 @@ def _fsdp2_training(w: Workload, items: dict[str, float], notes: list[str]) -> s
     opt = grads + temps
     items["weights"] = p_gpu * wbytes / dp
     items["optimizer states"] = states
-    notes.append(("HSDP" if Sharding(w.sharding) is Sharding.HSDP else "FSDP2")
-                 + f": params, gradients and optimizer states sharded {dp} ways"
-                 + (" inside each node, replicated across nodes; " if Sharding(w.sharding) is Sharding.HSDP else "; ")
+    hybrid = Sharding(w.sharding) is Sharding.HSDP
+    notes.append(("HSDP" if hybrid else "FSDP2") + f": params, gradients and optimizer states sharded {dp} ways"
+                 + (" inside each node, replicated across nodes; " if hybrid else "; ")
                  + ("every block's 16-bit params kept gathered from forward to backward (ZeRO-2: "
                     "reshard_after_forward=False)" if zero2 else
                     "the root's params (embedding, head) kept gathered from forward to backward"))

@@ -286,15 +286,18 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
         proj = kernels.gemm_time(b * t, gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
                                  elem_bytes=eb)
         total += proj + t * dirs * step
-    if op.phase is Phase.BACKWARD:  # twice the work of the forward, and a call of its own
-        return 2.0 * total + _rnn_setup_s(shape, op.phase)
-    return total + _rnn_setup_s(shape, op.phase)
+    return _rnn_call_s(total, shape, op.phase)
 
 
 def _rnn_step_gemm_s(shape: RecurrentShape, r: Rates, rate: float, elem_bytes: float) -> float:
     """One time step's small GEMM of one layer and direction: the state into the gates."""
     return kernels.gemm_time(shape.batch, shape.gates * shape.hidden_size, shape.hidden_size, rate=rate,
                              bandwidth=r.bandwidth, sms=r.sms, elem_bytes=elem_bytes)
+
+
+def _rnn_call_s(forward_s: float, shape: RecurrentShape, phase: Phase) -> float:
+    """A call of `forward_s` of a forward's work: a backward call does twice that work; either sets up first."""
+    return (2.0 if phase is Phase.BACKWARD else 1.0) * forward_s + _rnn_setup_s(shape, phase)
 
 
 def _rnn_setup_s(shape: RecurrentShape, phase: Phase) -> float:
@@ -317,9 +320,7 @@ def recurrent_host_s(op: Op, r: Rates, training: bool) -> float:
         return 0.0
     launched = not training and _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)) < cal.RNN_STEP_FLOOR_S
     floor_bound = shape.layers * shape.steps * shape.directions * cal.RNN_STEP_FLOOR_S if launched else 0.0
-    if op.phase is Phase.BACKWARD:
-        return 2.0 * floor_bound + _rnn_setup_s(shape, op.phase)
-    return floor_bound + _rnn_setup_s(shape, op.phase)
+    return _rnn_call_s(floor_bound, shape, op.phase)
 
 
 # streaming ops: a traced op counts each tensor once; the kernels make more passes (a norm's statistics, a

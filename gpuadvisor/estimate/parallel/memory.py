@@ -63,19 +63,19 @@ def layout_memory(w: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum
     m = w.model
     dp = gpus // lay.model_parallel
     per_node = ranks_per_node if ranks_per_node is not None else int(cal.GPUS_PER_NODE) // lay.tp
+    sharding = Sharding(lay.sharding)
     # optimizer states and gradients shard over data x context parallel ranks (HSDP: one node's of them)
-    shard = Sharding(lay.sharding).shard_ranks(dp * lay.cp, per_node)
+    shard = sharding.shard_ranks(dp * lay.cp, per_node)
     if (fw.host_dispatch and w.mode == Mode.TRAINING and lay.model_parallel == 1
             and lay.checkpointing != Checkpointing.SELECTIVE):
         from gpuadvisor.estimate.memory import estimate_memory
 
         # per GPU, HSDP over `dp` GPUs holds what FSDP over one node's `shard` of them holds
-        hybrid = Sharding(lay.sharding) is Sharding.HSDP
-        ranks, sharding = (shard, Sharding.FSDP) if hybrid else (dp, lay.sharding)
+        ranks, held_as = (shard, Sharding.FSDP) if sharding is Sharding.HSDP else (dp, sharding)
         mb = estimate_memory(w.with_(batch=lay.micro_batch * ranks, num_gpus=ranks, tensor_parallel=1,
-                                     sharding=sharding, checkpointing=lay.checkpointing == Checkpointing.FULL))
+                                     sharding=held_as, checkpointing=lay.checkpointing == Checkpointing.FULL))
         return LayoutMemory(items=tuple((k, v) for k, v in mb.items if v))
-    z = Sharding(lay.sharding).stage if shard > 1 else 0
+    z = sharding.stage if shard > 1 else 0
     p = stage_params(w, lay)
     layer_p = m.layer_params / lay.tp if m.is_transformer else p
     items: dict[str, float] = {}

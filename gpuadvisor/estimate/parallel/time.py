@@ -154,7 +154,8 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
     shard = dp * lay.cp
     # the ranks the state is split over: all of `shard`, but HSDP's one node's; the others hold replicas
     sharding = Sharding(lay.sharding)
-    ranks = sharding.shard_ranks(shard, cluster.domain(hw.name) // lay.tp)
+    per_node = cluster.domain(hw.name) // lay.tp  # data(-and-context)-parallel ranks in one node
+    ranks = sharding.shard_ranks(shard, per_node)
     replicas = shard // ranks
     p = stage_params(w, lay)
     trained = lora_params(w) / lay.tp / lay.pp if w.is_adapter else p
@@ -182,7 +183,7 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
     global_tokens = w.batch * w.seq
     flops = training_flops_per_token(w.with_(tensor_parallel=1)) * global_tokens
     peak = (hw.peak_tflops("bf16") or 0.0) * 1e12
-    mem = layout_memory(w, lay, fw, gpus, ga, ranks_per_node=cluster.domain(hw.name) // lay.tp)
+    mem = layout_memory(w, lay, fw, gpus, ga, ranks_per_node=per_node)
     parts = (("compute", ga * layers * lt.total / eff + ga * head_s), ("pipeline bubble", bubble),
              ("tensor parallel", ga * layers * tp_comm), ("context parallel", ga * layers * cp_comm),
              ("expert parallel", ga * layers * ep_comm), ("pipeline sends", ga * p2p),
