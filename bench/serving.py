@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -65,6 +66,16 @@ def _model(name: str) -> Any:
     return make_workload(name).model
 
 
+def engine_spec(e: dict[str, Any]) -> str:
+    """The --engine a user of that release would give for a published entry: `vllm@0.11` for vLLM 0.11.0 (the
+    profile's versions entry that covers it), the bare engine (its current release) where no entry does."""
+    from gpuadvisor.estimate.serve.profiles import engine_versions, version_entry
+
+    release = str(e.get("engine_version") or "")
+    entry = version_entry(e["engine"], release) if re.fullmatch(r"\d+\.\d+(\.\w+)*", release) else ""
+    return f"{e['engine']}@{entry}" if entry in engine_versions(e["engine"]) else e["engine"]
+
+
 def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs: Any) -> float:
     """The tool's figure for one published entry, in the entry's metric and unit."""
     metric = e["metric"]
@@ -72,7 +83,7 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
         return _disaggregated(e, phys, tuple(sorted(knobs.items())))
     if metric in ("pp_tps", "tg_tps"):
         hw = card_figures(_catalog().get(e["gpu"]))
-        s = serve_setup(_model(e["model"]), hw, e["engine"], weights=e["weights"], kv_dtype=e["kv_dtype"],
+        s = serve_setup(_model(e["model"]), hw, engine_spec(e), weights=e["weights"], kv_dtype=e["kv_dtype"],
                         layout=Layout(tp=e["tp"], pp=e["pp"]), phys=phys, **knobs)
     if metric == "pp_tps":
         return llama_bench(s, prompt=e["input_len"], ubatch=e["ubatch"] or 512)
@@ -84,7 +95,7 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
     # a closed loop runs the published request count (at least 8 rounds of the users); all queued: the published count
     requests = min(max(8 * users, 40, e["num_requests"] or 0) if users else (e["num_requests"] or MAX_SIM_REQUESTS),
                    MAX_SIM_REQUESTS)
-    f = _latency_run(e["model"], e["gpu"], e["engine"], e["weights"], e["kv_dtype"], e["tp"], e["pp"],
+    f = _latency_run(e["model"], e["gpu"], engine_spec(e), e["weights"], e["kv_dtype"], e["tp"], e["pp"],
                      e["input_len"], e["output_len"], e["lengths"], users, requests, phys,
                      tuple(sorted(knobs.items())))
     return {"output_tps": f["output_tokens_per_s"], "max_output_tps": f["output_tokens_per_s"],
@@ -107,7 +118,7 @@ def _speculative_tg(s: Any, e: dict[str, Any]) -> float:
     draft = _model(sp["draft_model"]) if sp.get("draft_model") else None
     spec = speculation(sp["method"], draft_tokens=sp["draft_tokens"], accept_length=sp["accept_length"],
                        draft_model=draft)
-    draft_cost = (serve_setup(draft, s.hw, e["engine"], weights=e["weights"], kv_dtype=e["kv_dtype"]).cost
+    draft_cost = (serve_setup(draft, s.hw, engine_spec(e), weights=e["weights"], kv_dtype=e["kv_dtype"]).cost
                   if draft is not None else None)
     cost = SpeculativeStepCost(s.cost, spec, draft_cost)
     steps = gen / spec.accept_length
@@ -144,8 +155,8 @@ def disagg_setup(e: dict[str, Any], phys: dict[str, float] | None = None, **knob
     set_knobs = {k: d[k] for k in ("kv_mem_fraction",) if k in d} | knobs
     prefill_knobs = {k: d[k] for k in ("max_batched_tokens",) if k in d} | set_knobs
     kw = dict(weights=e["weights"], kv_dtype=e["kv_dtype"], phys=phys)
-    pre = serve_setup(_model(e["model"]), hw, e["engine"], layout=Layout(tp=d["prefill_tp"]), **kw, **prefill_knobs)
-    dec = serve_setup(_model(e["model"]), hw, e["engine"], layout=Layout(tp=e["tp"]), **kw, **set_knobs)
+    pre = serve_setup(_model(e["model"]), hw, engine_spec(e), layout=Layout(tp=d["prefill_tp"]), **kw, **prefill_knobs)
+    dec = serve_setup(_model(e["model"]), hw, engine_spec(e), layout=Layout(tp=e["tp"]), **kw, **set_knobs)
     link = kv_link(d["kv_link"], hw, hw, e["gpus"])
     return DisaggSetup(pre, dec, d["prefill_instances"], d["decode_instances"], link)
 

@@ -47,6 +47,7 @@ class ServeSetup:
                                  "host_s_per_decode_step": self.cost.decode_host,
                                  "host_s_per_prefill": self.cost.prefill_host}
                                 if not e.decode_graphs else {"host_s_per_iteration": e.host_s_per_iter})
+        host["host_s_per_sequence"] = e.host_s_per_seq  # per running sequence per iteration, not overlapped
         return {"engine": e.spec, "engine_label": e.label, "frontend_s_per_request": e.frontend_s_per_request,
                 "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,

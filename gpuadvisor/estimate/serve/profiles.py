@@ -90,6 +90,9 @@ class ServeEngine:
     frontend_s_per_request: float = 0.0
     tp_handoff_s_per_iter: float = 0.0
     pp_host_s_per_seq: float = 0.0
+    # host time per sequence of an iteration that the GPU does not hide: an engine whose scheduler, input
+    # preparation and output processing run between GPU steps (vLLM's V1 engine before async scheduling)
+    host_s_per_seq: float = 0.0
     client_sources: tuple[str, ...] = ()
     version: str = ""  # "" : the current release (engines.json `versions` NAME._default says which)
     # disaggregated prefill/decode (serve/disagg.py): whether the engine runs it, the hand-off per request on top
@@ -157,13 +160,27 @@ def engine_versions(name: str) -> tuple[str, ...]:
     return tuple(v for v in _raw_versions().get(name, {}) if not v.startswith("_"))
 
 
+def version_entry(name: str, release: str) -> str:
+    """The `versions` entry that stands for `release` of engine `name`: itself, or the entry whose `covers` lists
+    its major.minor (`0.11.0` and `0.12` -> `0.11`, the entry for v0.8-v0.13); else `release` unchanged."""
+    entries = _raw_versions().get(name, {})
+    if release in entries:
+        return release
+    minor = ".".join(release.split(".")[:2])
+    for key, entry in entries.items():
+        if not key.startswith("_") and minor in entry.get("covers", ()):
+            return key
+    return release
+
+
 def engine_specs() -> tuple[str, ...]:
     """Every name --engine takes for the serving simulation: the engines, then their versions (`vllm@0.5`)."""
     return (*engine_names(), *(f"{n}@{v}" for n in engine_names() for v in engine_versions(n)))
 
 
 def is_serve_engine(spec: str) -> bool:
-    return str(spec).lower() in engine_specs()
+    base, _, version = str(spec).lower().partition("@")
+    return f"{base}@{version_entry(base, version)}" in engine_specs() if version else base in engine_names()
 
 
 def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
@@ -178,10 +195,12 @@ def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
     d = dict(_raw()[key.value])
     if version:
         known = engine_versions(key.value)
+        version = version_entry(key.value, version)
         if version not in known:
             raise UserError(f"unknown version {version!r} of {key.value} (known: "
                             f"{', '.join(known) if known else 'none'}; {key.value} alone is the current release)")
         delta = dict(_raw_versions()[key.value][version])
+        delta.pop("covers", None)
         d["sources"] = [*delta.pop("sources"), *d["sources"]]
         d["calibrated_on"] = f"{key.value}'s profile with the version's sourced overrides"
         d.update(delta)
