@@ -127,7 +127,9 @@ def _vision_estimate(e: dict[str, Any]) -> tuple[float, str]:
     from gpuadvisor.estimate import HardwareFigures, estimate_compute
 
     card = card_name(e["card"])
-    w = api.workload(e["model"], mode=e["mode"], batch=int(e["batch"]), channels_last=bool(e["channels_last"]))
+    dtype = {"AMP float16": "fp16"}.get(str(e.get("precision")), "bf16")  # what the run's autocast ran in
+    w = api.workload(e["model"], mode=e["mode"], batch=int(e["batch"]), channels_last=bool(e["channels_last"]),
+                     dtype=dtype)
     answer = api.estimate(api.request(w, card))
     if answer.rate.value is not None:
         return float(answer.rate.value), ""

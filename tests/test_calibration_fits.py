@@ -218,6 +218,22 @@ def _conv_native_mma() -> dict[str, float]:
     return fit_conv_native()
 
 
+@fit("NATIVE_DEPTHWISE_FWD_EFF", "NATIVE_DEPTHWISE_BWD_EFF")
+def _native_depthwise() -> dict[str, float]:
+    from bench.nchw import fit_native_depthwise
+
+    fwd, bwd = fit_native_depthwise()
+    return {"NATIVE_DEPTHWISE_FWD_EFF": fwd, "NATIVE_DEPTHWISE_BWD_EFF": bwd}
+
+
+@fit("NCHW_BN_CHANNEL_BPS", "NCHW_BN_CHANNEL_BPS_BWD")
+def _nchw_batch_norm() -> dict[str, float]:
+    from bench.nchw import fit_nchw_batch_norm
+
+    fwd, bwd = fit_nchw_batch_norm()
+    return {"NCHW_BN_CHANNEL_BPS": fwd, "NCHW_BN_CHANNEL_BPS_BWD": bwd}
+
+
 @fit("OP_OVERLAP_P")
 def _op_model_overlap() -> dict[str, float]:
     from bench.models import fit_overlap

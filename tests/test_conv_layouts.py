@@ -71,3 +71,59 @@ def test_grouped_and_single_channel_convolutions_are_not_transposed(tmp_path):
     assert grouped.memory.items["activations"] == pytest.approx(2 * act)  # the GELU's input and output
     stem = _trace(tmp_path, CONV.replace("Conv1d(64,", "Conv1d(1,").replace("randn(b, 64,", "randn(b, 1,"), 4)
     assert stem.memory.items["activations"] == pytest.approx(2 * act)
+
+
+# --- PyTorch's own NCHW depthwise kernels and channel-bound NCHW batch norms (bench/nchw.py, H200) ---------------
+
+@pytest.mark.parametrize(("n", "c", "size", "k", "stride", "dtype", "cudnn"), [
+    (512, 72, 56, 3, 1, "fp16", True),    # stride 1, 32+ channels: cuDNN
+    (512, 16, 112, 3, 1, "fp16", False),  # under 32 channels
+    (512, 72, 56, 3, 1, "bf16", False),   # bf16: never cuDNN in NCHW
+    (512, 240, 28, 3, 2, "fp16", False),  # stride 2 under 256 channels
+    (512, 256, 28, 3, 2, "fp16", True),   # stride 2, 256+ channels on a 28-wide input
+    (512, 672, 14, 5, 2, "fp16", True),   # stride 2, 512+ channels
+    (1, 64, 112, 3, 2, "fp16", True),     # batch 1: every 3x3 at stride 2
+    (512, 960, 4, 3, 1, "fp16", False),   # under 7 wide
+])
+def test_which_depthwise_convolutions_pytorch_gives_cudnn(n, c, size, k, stride, dtype, cudnn):
+    """ConvParams::use_cudnn_depthwise and check_cudnn_depthwise_workload_with_filter (Convolution.cpp)."""
+    from gpuadvisor.estimate.graph import ConvGradients, ConvShape, TensorLayout
+
+    o = size // stride
+    shape = ConvShape(n, c, size, size, c, k, k, c, o, o, TensorLayout.NCHW, ConvGradients.FORWARD)
+    assert opcost.cudnn_depthwise(shape, dtype) is cudnn
+
+
+def test_nchw_ops_as_measured_on_the_h200():
+    """The four groups the NCHW gates hold (tests/accuracy_gates.py NCHW_OPS) within 0.85-1.2x in geometric mean,
+    and the mechanism's signature: the native depthwise backward is several times its forward, and a batch norm
+    over 16 channels costs far more per byte than one over 960."""
+    import math
+
+    from bench import nchw
+
+    for group, ratios in nchw.op_ratios().items():
+        assert 0.85 <= math.exp(sum(map(math.log, ratios)) / len(ratios)) <= 1.2, group
+    assert cal.NATIVE_DEPTHWISE_FWD_EFF > 2 * cal.NATIVE_DEPTHWISE_BWD_EFF
+    from gpuadvisor.estimate.graph import NormShape, StreamLayout
+
+    def per_byte(c: int, size: int) -> float:
+        n = 512
+        shape = NormShape(n * c * size * size, StreamLayout.BATCH_STATS, n * size * size).to_row()
+        op = Op("native_batch_norm", OpClass.NORM, Phase.FORWARD, "fp16", 0.0, 1.0, 1.0, shape)
+        return opcost.nchw_batch_norm_s(op, op.named_shape) / (n * c * size * size)
+
+    assert per_byte(16, 112) > 10 * per_byte(960, 7)
+
+
+def test_an_fp16_step_is_the_bf16_one_relabelled():
+    """fp16 autocast runs the bf16 step's ops (the same bytes and tensor-core rates); only what PyTorch routes by dtype
+    differs, so a shipped bf16 graph answers an fp16 question without a trace."""
+    from gpuadvisor import api
+    from gpuadvisor.estimate.graph_estimate import workload_graph
+
+    bf16 = workload_graph(api.workload("torchvision:mobilenet_v3_large", mode="training", batch=64, dtype="bf16"))
+    fp16 = workload_graph(api.workload("torchvision:mobilenet_v3_large", mode="training", batch=64, dtype="fp16"))
+    assert len(fp16.ops) == len(bf16.ops) and "bf16" not in {op.dtype for op in fp16.ops}
+    assert sum(op.dtype == "fp16" for op in fp16.ops) == sum(op.dtype == "bf16" for op in bf16.ops) > 0
+    assert [op.flops for op in fp16.ops] == [op.flops for op in bf16.ops]

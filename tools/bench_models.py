@@ -28,16 +28,13 @@ def section(per_case: bool = True) -> str:
     out = [HEADING, "",
            f"Measured on an {env['device']} (driver {env['driver']}, PyTorch {env['torch']}, cuDNN {env['cudnn']}, "
            f"CUDA {env['cuda']}), {env['date']}, by `lab/measure_models.py` (cases in `lab/model_cases.py`): "
-           "each model "
-           "built by gpuadvisor's own zoo from the spec a user types, training as a practitioner's loop runs it (fp32 "
+           "training as a practitioner's loop runs it (fp32 "
            "weights under bf16 autocast, fused AdamW, cudnn.benchmark, channels-last for CNNs) and inference as one "
-           "bf16 forward under inference_mode; steps timed between CUDA events after 3 warm-ups, peak "
-           "`torch.cuda.max_memory_allocated`, one profiled step (GPU time per aten op); time the median of 2-3 "
-           "sessions' medians. Raw files: "
-           "`lab/data/h100-models/`; collected into `tests/data/models-h100.json` (`tools/collect_model_runs.py`); "
-           "this section is written by `tools/bench_models.py`.", "",
-           "Estimates: `bench.models` from the shipped pre-traced graphs (`tools/trace_models.py`, CPU, fake "
-           "tensors) and the H100 SXM's datasheet figures (no probe). Every third model (all of its cases) is held out "
+           "bf16 forward under inference_mode; CUDA-event timing, peak `torch.cuda.max_memory_allocated`, a profiled "
+           "step; the median of 2-3 sessions' medians. Raw files: "
+           "`lab/data/h100-models/`; collected into `tests/data/models-h100.json` (`tools/collect_model_runs.py`).", "",
+           "Estimates from the shipped graphs and the H100 SXM's datasheet (no probe). Every third model (all of its "
+           "cases) is held out "
            "of calibration; the fitted constants come from the calibration split (`tools/fit_opcost.py`), the rest "
            "are counted or set by hand (docs/calibration.md). Ratio = estimate / measurement.", "",
            "| group | cases | time within ±25 % | memory within ±10 % | median time error | worst time "

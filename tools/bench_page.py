@@ -244,6 +244,19 @@ def cross_card_summary() -> list[str]:
     return [*out, ""]
 
 
+def nchw_summary() -> list[str]:
+    """BENCHMARKS.md's lines on NCHW against channels-last on an H200; the tables on their own page."""
+    from bench import nchw
+
+    steps = nchw.whole_steps()
+    rel = [steps[i][0]["time_s"] / steps[i + 1][0]["time_s"] for i in range(0, len(steps), 2)]
+    tool = [r for s, r in steps if s["layout"] == "NCHW"]
+    return ["## NCHW on an H200 (2026-12-05)", "",
+            f"NVIDIA H200, driver 580.159.04: six timm-style steps NCHW took {min(rel):.2f}-{max(rel):.2f}x their "
+            f"channels-last time (the reference, same run); tool / measured NCHW {min(tool):.2f}-{max(tool):.2f}x. "
+            "Per op and the mechanisms: [docs/nchw.md](docs/nchw.md).", ""]
+
+
 def unseen_summary() -> list[str]:
     """BENCHMARKS.md's lines on the out-of-sample H100 models; the table on its own page."""
     from bench import unseen
@@ -422,7 +435,8 @@ def page() -> str:
             "Older runs: `lab/history/`.", ""]
     parts = [head, probes(), node(), ["Probe speed and repeatability: "
                                       f"{_rel(PROBE_PAGE)}.", ""], bench_models.section(per_case=False).splitlines(),
-             [""], unseen_summary(), cross_card_summary(), llm_time(), llm_memory(), serving(), training(), multigpu(),
+             [""], unseen_summary(), cross_card_summary(), nchw_summary(), llm_time(), llm_memory(), serving(),
+             training(), multigpu(),
              four_gpu_summary(), trace_times(), advisor()]
     text = "\n".join(line for part in parts for line in part)
     return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"
@@ -464,12 +478,17 @@ def main(argv: list[str] | None = None) -> int:
                    "inference path, which the formula does not model. "
                    + recurrent.calls_table(recurrent.call_ratios()) + "\n\n" + recurrent.memory_summary() + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
+    from bench import nchw
+
+    nchw_page = ("# NCHW against channels-last on an H200\n\nWritten by `python3 -m tools.bench_page` (summary in "
+                 "BENCHMARKS.md); `bench/nchw.py`.\n\n" + nchw.markdown())
     probe_page = "\n".join(["# How long a probe takes, and its repeatability", "",
                              "Written by `python3 -m tools.bench_page` (BENCHMARKS.md links here).", "",
                              *probe_time(), *repeat()]).rstrip() + "\n"
     pages = ((PAGE, page()), (CASES_PAGE, cases_page()), (SERVING_PAGE, serving_section()), (PROBE_PAGE, probe_page),
              (TRAINING_PAGE, training_section()), (FOUR_GPU_PAGE, four),
-             (ROOT / "docs" / "unseen-models.md", unseen_page), (ROOT / "docs" / "cross-card.md", cross_page))
+             (ROOT / "docs" / "unseen-models.md", unseen_page), (ROOT / "docs" / "cross-card.md", cross_page),
+             (ROOT / "docs" / "nchw.md", nchw_page))
     for path, text in pages:
         if args.check:
             if not path.exists() or path.read_text() != text:

@@ -9,6 +9,8 @@ gradient all-reduce as compute.py costs it for transformers.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.collectives import gradient_allreduce_s, link_bytes_s
@@ -40,7 +42,16 @@ def workload_graph(w: Workload) -> OpGraph:
     ref = parse_ref(w.model.trace)
     if ref is None:
         raise UserError(f"{w.model.name}: {w.model.trace!r} is not a traced model spec")
-    return graph_at(ref, trace_options(w), w.micro_batch)
+    opts = trace_options(w)
+    if opts.dtype == "fp16":  # the bf16 step's ops, in the dtype the library sees (opcost.cudnn_depthwise)
+        return relabelled(graph_at(ref, replace(opts, dtype="bf16"), w.micro_batch), "bf16", "fp16")
+    return graph_at(ref, opts, w.micro_batch)
+
+
+def relabelled(g: OpGraph, old: str, new: str) -> OpGraph:
+    """`g` with its `old`-dtype ops in `new`: an fp16 step is the bf16 one's ops and bytes (the same sizes and
+    tensor-core rates), but PyTorch routes some kernels by dtype."""
+    return replace(g, ops=tuple(replace(op, dtype=new) if op.dtype == old else op for op in g.ops))
 
 
 def graph_memory(w: Workload) -> MemoryBreakdown:

@@ -12,8 +12,9 @@ shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layou
   the im2col matrix: charging that made VGG16 2x slow); grouped convolutions of 4+ channels per group (ResNeXt)
   run cuDNN's grouped implicit GEMM on tensor cores, at the share of an MMA their groups fill
   (GROUP_MMA_CHANNELS); depthwise ones (1-3 channels per group: no tensor-core path) run on CUDA cores or at
-  DEPTHWISE_BW_EFF of bandwidth; NCHW tensors in 16-bit are transposed to NHWC and back around every cuDNN
-  call.
+  DEPTHWISE_BW_EFF of bandwidth, except the NCHW ones PyTorch keeps from cuDNN (cudnn_depthwise: bf16 always, fp16
+  below 32 channels and most stride-2 shapes), which run its own kernels at NATIVE_DEPTHWISE_*_EFF of the FP32
+  rate; NCHW tensors in 16-bit are transposed to NHWC and back around every cuDNN call.
 * attention: FlashAttention's FLOPs (causal triangle halved) at kernels.attention_rate.
 * recurrent (cuDNN LSTM/GRU): the input projections of all steps as one GEMM, then one small GEMM per
   time step and layer, never faster than RNN_STEP_FLOOR_S; the backward does twice the work; each layer of a
@@ -23,7 +24,8 @@ shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layou
   one on the H100 profiles); layer norms run one thread block per row, so short rows (ConvNeXt's and Swin's
   96 channels) stream at a sixth of copy bandwidth (LN_ROW_BYTES); group norms run one block per sample and
   group, so a UNet at batch 1 (32 blocks) leaves SMs idle (GN_HALF_BLOCKS); every backward is
-  NORM_BWD_PASSES of its forward.
+  NORM_BWD_PASSES of its forward; a train-mode batch norm on NCHW tensors reduces each channel in one thread
+  block, so few channels stream slowly (nchw_batch_norm_s: NCHW_BN_CHANNEL_BPS per channel).
 * elementwise: vectorized where every tensor is dense in one layout and of one dtype (about copy bandwidth,
   STREAM_BW_EFF); broadcasts, transposed or permuted inputs and mixed dtypes take the per-element offset path
   (STRIDED_BW_EFF, about half). The tracer records these layout bits (graph.StreamLayout).
@@ -53,7 +55,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from gpuadvisor.estimate import calibration as cal
@@ -104,6 +106,8 @@ class Rates:
     sm_headroom: float = 1.0  # the H100's achieved bytes/s per SM over this card's: on latency-bound streams
     # cuDNN's convolutions run on the architecture's own full-rate MMA (HardwareFigures.conv_native_mma): conv_eff
     conv_native_mma: bool = False
+    # the step's tensors are NCHW (its convolutions are): train-mode batch norms reduce a channel per block
+    nchw_norms: bool = False
 
     @classmethod
     def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
@@ -329,9 +333,26 @@ def recurrent_host_s(op: Op, r: Rates, training: bool) -> float:
 
 @prices(OpClass.NORM)
 def norm_time(op: Op, shape: NormShape | None, r: Rates, training: bool) -> float:
-    """The traced bytes at copy bandwidth, times the passes of its kind (norm_passes)."""
+    """The traced bytes at copy bandwidth, times the passes of its kind (norm_passes); a train-mode batch norm on
+    NCHW tensors no faster than its channels allow (nchw_batch_norm_s)."""
     passes = 1.0 / r.streamed_efficiency(1.0 / norm_passes(op, shape, training=training), "norm")
-    return max(_bytes_s(op, r) * passes / r.stream_scale.get("norm", 1.0), cal.OP_KERNEL_FLOOR_S)
+    t = max(_bytes_s(op, r) * passes / r.stream_scale.get("norm", 1.0), cal.OP_KERNEL_FLOOR_S)
+    return max(t, nchw_batch_norm_s(op, shape)) if r.nchw_norms else t
+
+
+def nchw_batch_norm_s(op: Op, shape: NormShape | None) -> float:
+    """A train-mode batch norm on NCHW tensors (cuDNN's bn_fw_tr_1C11/bn_bw_1C11 kernels under fp16, PyTorch's
+    batch_norm_collect_statistics under bf16) reduces each channel in its own thread block, so it streams at most
+    NCHW_BN_CHANNEL_BPS per channel (forward; backward NCHW_BN_CHANNEL_BPS_BWD): 16 channels at 112x112 run 8x
+    slower than channels-last, 240 and more about as fast (lab/data/h200-nchw-2026-12-05/bn_layouts.json)."""
+    if shape is None or "batch_norm" not in op.name or not shape.reduce_length:
+        return 0.0
+    backward = op.phase is Phase.BACKWARD or op.name.endswith("backward")
+    if not backward and not shape.layout & BATCH_STATS:
+        return 0.0  # eval mode: one per-channel affine pass, every block busy
+    channels = shape.elements / shape.reduce_length
+    per_channel = cal.NCHW_BN_CHANNEL_BPS_BWD if backward else cal.NCHW_BN_CHANNEL_BPS
+    return shape.elements * _BYTES.get(op.dtype, 2.0) / (channels * per_channel)
 
 
 @prices(OpClass.ELEMENTWISE)
@@ -432,6 +453,11 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
     if per_group >= 4:  # grouped (ResNeXt): tensor cores, each group's channels padded to one MMA's width
         fill = min(1.0, per_group / cal.GROUP_MMA_CHANNELS)
         return max(op.flops / (rate * r.conv_eff * fill), t_mem) + extra
+    if groups > 1 and shape.layout is TensorLayout.NCHW and not cudnn_depthwise(shape, op.dtype):
+        # PyTorch's own CUDA kernels (_conv_depthwise2d): FLOPs at a small share of the FP32 rate, no transposes
+        fp32 = r.gemm.get("fp32", rate / 16)
+        share = cal.NATIVE_DEPTHWISE_FWD_EFF if op.phase is Phase.FORWARD else cal.NATIVE_DEPTHWISE_BWD_EFF
+        return max(op.flops / (fp32 * share), t_mem)
     if groups > 1:  # depthwise: no tensor-core path; FLOPs on CUDA cores, bytes at best
         cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
         depthwise_eff = cal.DEPTHWISE_BW_EFF if r.depthwise_scale != 1.0 else r.streamed_efficiency(
@@ -445,6 +471,28 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
     # convolution's own tensors at bandwidth are the floor below
     t = _implicit_gemms_s(op, shape, r, rate, c, k, forward=op.phase is Phase.FORWARD) + _bias_grad_s(op, shape, r)
     return max(t, t_mem) + extra
+
+
+def cudnn_depthwise(shape: ConvShape, dtype: str) -> bool:
+    """Whether PyTorch runs an NCHW depthwise convolution with cuDNN rather than its own CUDA kernels
+    (aten/src/ATen/native/Convolution.cpp, ConvParams::use_cudnn_depthwise and
+    check_cudnn_depthwise_workload_with_filter): fp16 only, 32 or more channels, a square 1x1, 3x3 or 5x5 filter,
+    an input 7 or more wide; then every stride-1 shape, and at stride 2 a 3x3 or 5x5 one of 512+ channels (256+
+    where the input is 28+ wide), a 1x1 one of 128+ channels at batch 16 or less on a 7-wide input, or any at
+    batch 1. Channels-last depthwise convolutions always go to cuDNN (the caller's case)."""
+    k, c, w, n = shape.kernel_width, shape.in_channels, shape.in_width, shape.batch
+    if dtype != "fp16" or c < 32 or shape.kernel_height != k or k not in (1, 3, 5) or w < 7:
+        return False
+    stride = round(w / shape.out_width) if shape.out_width else 1
+    if stride == 1:
+        return True
+    if stride != 2:
+        return False
+    if n <= 1:
+        return k != 1 or w <= 28
+    if k == 1:
+        return n <= 16 and c >= 128 and w <= 7
+    return c >= 512 or (c >= 256 and w >= 28)
 
 
 def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float, k: float, *,
@@ -485,6 +533,8 @@ def _nchw_grouped_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: floa
 def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *, eager: bool = True) -> StepTime:
     """The time of one step of `g` on one GPU: each op costed by class, the host's dispatch on top."""
     r = Rates.of(hw, eff)
+    if any(isinstance(shape := op.named_shape, ConvShape) and shape.layout is TensorLayout.NCHW for op in g.ops):
+        r = replace(r, nchw_norms=True)
     st = StepTime()
     optimizer_s = issued_s = 0.0
     training = g.mode.value == "training"

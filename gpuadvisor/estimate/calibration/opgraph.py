@@ -7,6 +7,13 @@ from __future__ import annotations
 from gpuadvisor.estimate.calibration.record import Constant, Method
 
 MODELS = "tests/data/models-h100.json"
+DEPTHWISE = "lab/data/h200-nchw-2026-12-05/depthwise.json"
+BN_LAYOUTS = "lab/data/h200-nchw-2026-12-05/bn_layouts.json"
+BN_FIT = ("the median per-channel rate of the NCHW shapes at batch 512 that run at least 1.5x slower than "
+          "channels-last on an H200 (bench.nchw.fit_nchw_batch_norm); the batch 384 and 128 shapes are held out")
+DEPTHWISE_FIT = ("the median FLOP rate of the shapes PyTorch runs natively among MobileNet-V3 Large's (batch 512) on "
+                 "an H200, fp16 and bf16 (bench.nchw.fit_native_depthwise); EfficientNet-B0's shapes (batch 384) "
+                 "are held out")
 HOST_FIT = ("grid search (0.25 steps, views 0.2, the training step 10) for the least mean |log(estimate / measured)| "
             "step time over the calibration split, opcost.host_counts's four op counts and training step times "
             "HOST_OP_S overlapped with the GPU time as opcost.step_time does, a recorded forward op at least an "
@@ -39,7 +46,10 @@ CONSTANTS = (
              held_out=True),
     Constant("NCHW_TRANSPOSE_PASSES", 1.0, "passes", "extra passes over a 16-bit NCHW convolution's tensors "
              "(cuDNN runs 16-bit convolutions in NHWC and transposes around them)", "-", Method.ASSUMPTION,
-             "not measured: every validation CNN runs channels-last"),
+             "every validation CNN runs channels-last; VGG-16's convolutions on an H200 measure 3.3 (batch 1024; "
+             "3.6 at 256: bench.nchw.transpose_passes), but at 3.3 the H100's SD UNet convolutions move CONV_EFF's "
+             "fit to 0.7 and the op-graph gates fail, and timm's RTX 3090/4090 NCHW inference would come out 0.6x: "
+             "which shapes cuDNN transposes on which architecture is not known, so 1.0 stays"),
     Constant("GROUP_MMA_CHANNELS", 16, "channels", "a grouped convolution's channels per group that fill one "
              "tensor-core MMA (16-bit k = 16); groups of 4 to 15 channels run cuDNN's grouped implicit GEMM on "
              "tensor cores at that fraction of the rate, groups of 1-3 (depthwise) on CUDA cores",
@@ -57,6 +67,18 @@ CONSTANTS = (
              "GEMMs pipeline the filter taps, so short reductions cost less than a cuBLAS GEMM's", MODELS,
              Method.ASSUMPTION, "set by hand: 0-200 move the convolution class's mean |log error| by under 0.02 "
              "(tests/data/models-h100.json, calibration split)"),
+    Constant("NATIVE_DEPTHWISE_FWD_EFF", 0.037, "fraction", "an NCHW depthwise convolution's forward that "
+             "PyTorch runs with its own CUDA kernels (opcost.cudnn_depthwise: bf16 always, fp16 below 32 channels "
+             "and most stride-2 shapes): its FLOPs against the FP32 FMA rate the pricer reads (datasheet x MFU)",
+             DEPTHWISE, Method.FITTED, DEPTHWISE_FIT),
+    Constant("NATIVE_DEPTHWISE_BWD_EFF", 0.013, "fraction", "the same convolution's backward (input and weight "
+             "gradients: conv_depthwise2d_backward_kernel, conv_depthwise2d_grad_weight_kernel), its FLOPs against "
+             "the FP32 FMA rate", DEPTHWISE, Method.FITTED, DEPTHWISE_FIT),
+    Constant("NCHW_BN_CHANNEL_BPS", 2.4e9, "B/s per channel", "a train-mode batch norm's forward on NCHW tensors: "
+             "the bytes of its input each channel's thread block streams per second (opcost.nchw_batch_norm_s)",
+             BN_LAYOUTS, Method.FITTED, BN_FIT),
+    Constant("NCHW_BN_CHANNEL_BPS_BWD", 1.3e9, "B/s per channel", "the same batch norm's backward, per byte of its "
+             "input and channel", BN_LAYOUTS, Method.FITTED, BN_FIT),
     Constant("CUDA_CORE_CONV_EFF", 0.2, "fraction", "convolutions with no tensor-core path (grouped, depthwise, "
              "3-channel stems) against the FP32 FMA rate", MODELS, Method.FITTED, CONV_FIT),
     Constant("STREAM_BW_EFF", 0.9, "fraction", "elementwise ops PyTorch runs vectorized (every tensor dense in one "

@@ -1,0 +1,220 @@
+"""NCHW against channels-last on an H200 (lab/data/h200-nchw-2026-12-05/, 2026-12-05): what PyTorch runs an NCHW
+convolution with, and what it costs there. Depthwise convolutions that PyTorch runs with its own CUDA kernels
+(opcost.cudnn_depthwise) fit NATIVE_DEPTHWISE_FWD_EFF and NATIVE_DEPTHWISE_BWD_EFF on MobileNet-V3 Large's shapes
+(EfficientNet-B0's held out); cuDNN's 16-bit convolutions on NCHW tensors, which it transposes to NHWC and back,
+measure NCHW_TRANSPOSE_PASSES on VGG-16's shapes at batch 1024 (batch 256 held out)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Any
+
+from bench import REPO
+
+DATA = REPO / "lab" / "data" / "h200-nchw-2026-12-05"
+CARD = "H200 SXM 141GB"
+CALIBRATION_BATCH = {"depthwise": 512, "transposes": 1024}  # the other batch is held out
+
+
+def _rows(name: str) -> list[dict[str, Any]]:
+    return list(json.loads((DATA / name).read_text())["rows"])
+
+
+def _fp32_flops() -> float:
+    """The FP32 FMA rate the op pricer reads (opcost.Rates: the datasheet's at the calibrated MFU)."""
+    from gpuadvisor.catalog import find, load_catalog
+    from gpuadvisor.estimate import HardwareFigures
+    from gpuadvisor.estimate.opcost import Rates
+
+    return float(Rates.of(HardwareFigures.from_card(find(load_catalog(), CARD)[0])).gemm["fp32"])
+
+
+def native_depthwise_rates(held_out: bool | None = None) -> list[tuple[dict[str, Any], float, float]]:
+    """(row, forward, backward share of the FP32 rate) of every NCHW depthwise shape PyTorch runs natively."""
+    from gpuadvisor.estimate.graph import ConvGradients, ConvShape, TensorLayout
+    from gpuadvisor.estimate.opcost import cudnn_depthwise
+
+    peak = _fp32_flops()
+    out = []
+    for r in _rows("depthwise.json"):
+        if r["layout"] != "NCHW" or (held_out is not None and (r["batch"] != CALIBRATION_BATCH["depthwise"])
+                                     != held_out):
+            continue
+        size, k, stride = r["size"], r["kernel"], r["stride"]
+        o = size // stride
+        shape = ConvShape(r["batch"], r["channels"], size, size, r["channels"], k, k, r["channels"], o, o,
+                          TensorLayout.NCHW, ConvGradients(0))
+        dtype = "fp16" if r["dtype"] == "float16" else "bf16"
+        if cudnn_depthwise(shape, dtype):
+            continue
+        flops = 2.0 * r["batch"] * r["channels"] * o * o * k * k
+        out.append((r, flops / r["fwd_s"] / peak, 2.0 * flops / r["bwd_s"] / peak))
+    return out
+
+
+def fit_native_depthwise() -> tuple[float, float]:
+    """The median forward and backward shares of the FP32 rate over the calibration shapes, to three decimals."""
+    rates = native_depthwise_rates(held_out=False)
+    return (round(statistics.median(f for _, f, _ in rates), 3), round(statistics.median(b for _, _, b in rates), 3))
+
+
+def nchw_batch_norm_rates(held_out: bool | None = None) -> list[tuple[dict[str, Any], float, float]]:
+    """(NCHW row, forward, backward bytes of the input per second per channel) of the train-mode batch norms that
+    run at least 1.5x slower than channels-last (bound by their channels, not by bandwidth)."""
+    rows = _rows("bn_layouts.json")
+    nhwc = {(r["batch"], r["channels"], r["size"]): r for r in rows if r["layout"] == "NHWC"}
+    out = []
+    for r in rows:
+        if r["layout"] != "NCHW" or (held_out is not None and (r["batch"] != CALIBRATION_BATCH["depthwise"])
+                                     != held_out):
+            continue
+        if r["fwd_s"] < 1.5 * nhwc[(r["batch"], r["channels"], r["size"])]["fwd_s"]:
+            continue
+        nbytes = r["tensor_mb"] * 1e6
+        out.append((r, nbytes / r["fwd_s"] / r["channels"], nbytes / (r["fwd_bwd_s"] - r["fwd_s"]) / r["channels"]))
+    return out
+
+
+def fit_nchw_batch_norm() -> tuple[float, float]:
+    """NCHW_BN_CHANNEL_BPS and _BWD: the calibration rows' medians, in B/s to two significant figures."""
+    rates = nchw_batch_norm_rates(held_out=False)
+    fwd, bwd = statistics.median(f for _, f, _ in rates), statistics.median(b for _, _, b in rates)
+    return float(f"{fwd:.2g}"), float(f"{bwd:.2g}")
+
+
+def op_ratios() -> dict[str, list[float]]:
+    """The op pricer's time over the measured time, per group, for every NCHW op the fits read and the held-out ones:
+    depthwise convolutions PyTorch runs natively (forward, backward) and channel-bound train-mode batch norms
+    (forward, backward), each as the traced op would carry it."""
+    from dataclasses import replace
+
+    from gpuadvisor.catalog import find, load_catalog
+    from gpuadvisor.estimate import HardwareFigures
+    from gpuadvisor.estimate.graph import (
+        ConvGradients,
+        ConvShape,
+        NormShape,
+        Op,
+        OpClass,
+        Phase,
+        StreamLayout,
+        TensorLayout,
+    )
+    from gpuadvisor.estimate.opcost import Rates, op_time
+
+    r = replace(Rates.of(HardwareFigures.from_card(find(load_catalog(), CARD)[0])), nchw_norms=True)
+    out: dict[str, list[float]] = {"depthwise forward": [], "depthwise backward": [], "batch norm forward": [],
+                                   "batch norm backward": []}
+    for row, _, _ in native_depthwise_rates():
+        n, c, size, k, stride = row["batch"], row["channels"], row["size"], row["kernel"], row["stride"]
+        o, eb = size // stride, 2.0
+        dtype = "fp16" if row["dtype"] == "float16" else "bf16"
+        flops = 2.0 * n * c * o * o * k * k
+        x, y, w = n * c * size * size * eb, n * c * o * o * eb, c * k * k * eb
+        for phase, grads, fl, rd, wr, t, group in (
+                (Phase.FORWARD, ConvGradients.FORWARD, flops, x + w, y, row["fwd_s"], "depthwise forward"),
+                (Phase.BACKWARD, ConvGradients.INPUT | ConvGradients.WEIGHT, 2 * flops, x + y + w, x + w, row["bwd_s"],
+                 "depthwise backward")):
+            shape = ConvShape(n, c, size, size, c, k, k, c, o, o, TensorLayout.NCHW, grads).to_row()
+            name = "convolution" if phase is Phase.FORWARD else "convolution_backward"
+            op = Op(name, OpClass.CONV, phase, dtype, fl, rd, wr, shape)
+            out[group].append(op_time(op, r, training=True) / t)
+    for row, _, _ in nchw_batch_norm_rates():
+        n, c, size = row["batch"], row["channels"], row["size"]
+        elements, nbytes = n * c * size * size, row["tensor_mb"] * 1e6
+        shape = NormShape(elements, StreamLayout.BATCH_STATS, n * size * size).to_row()
+        fwd = Op("native_batch_norm", OpClass.NORM, Phase.FORWARD, "fp16", 0.0, nbytes, nbytes, shape)
+        bwd = Op("native_batch_norm_backward", OpClass.NORM, Phase.BACKWARD, "fp16", 0.0, 2 * nbytes, nbytes, shape)
+        out["batch norm forward"].append(op_time(fwd, r, training=True) / row["fwd_s"])
+        out["batch norm backward"].append(op_time(bwd, r, training=True) / (row["fwd_bwd_s"] - row["fwd_s"]))
+    return out
+
+
+def transpose_passes(held_out: bool | None = None) -> list[tuple[dict[str, Any], float]]:
+    """(NCHW row, the passes over its input and output at achieved copy bandwidth that its time exceeds the
+    channels-last one's by) for VGG-16's convolutions of 8+ input channels, uncapped."""
+    from gpuadvisor.catalog import find, load_catalog
+    from gpuadvisor.estimate import HardwareFigures
+    from gpuadvisor.estimate import calibration as cal
+
+    hw = HardwareFigures.from_card(find(load_catalog(), CARD)[0])
+    bw = float(hw.bandwidth_gbs or 0.0) * 1e9 * cal.BANDWIDTH
+    rows = [r for r in _rows("conv_workspace.json") if r["cap_room_gib"] is None and r["cin"] >= 8]
+    nhwc = {(r["batch"], r["cin"], r["cout"], r["size"]): r for r in rows if r["layout"] == "NHWC"}
+    out = []
+    for r in rows:
+        if r["layout"] != "NCHW" or (held_out is not None and (r["batch"] != CALIBRATION_BATCH["transposes"])
+                                     != held_out):
+            continue
+        other = nhwc[(r["batch"], r["cin"], r["cout"], r["size"])]
+        nbytes = (r["in_gib"] + r["out_gib"]) * 2**30
+        out.append((r, (r["time_s"] - other["time_s"]) / (nbytes / bw)))
+    return out
+
+
+def fit_transpose_passes() -> float:
+    return round(statistics.median(p for _, p in transpose_passes(held_out=False)), 1)
+
+
+def whole_steps() -> list[tuple[dict[str, Any], float]]:
+    """(measured step, tool time / measured time) of the profiled H200 steps (nchw_profile.json): timm's benchmark
+    loop (fp16 autocast, SGD) over torchvision's models, NCHW and channels-last; nothing was fitted on them."""
+    from gpuadvisor import api
+    from gpuadvisor.catalog import find, load_catalog
+    from gpuadvisor.estimate import HardwareFigures, estimate_compute
+
+    hw = HardwareFigures.from_card(find(load_catalog(), CARD)[0])
+    out = []
+    for r in _rows("nchw_profile.json"):
+        w = api.workload(f"torchvision:{r['model']}", mode=r["mode"], batch=r["batch"],
+                         channels_last=r["layout"] == "NHWC", dtype="fp16")
+        est = estimate_compute(w, hw)
+        out.append((r, r["batch"] / float(est.samples_per_s or 0.0) / r["time_s"]))
+    return out
+
+
+def markdown(date: str = "2026-12-05") -> str:
+    env = json.loads((DATA / "nchw_profile.json").read_text())["env"]
+    lines = [f"{env['device']}, PyTorch {env['torch']}, cuDNN {env['cudnn']}, driver 580.159.04, {date} "
+             "(`lab/device/nchw_profile.py`, `depthwise.py`, `bn_layouts.py`, `conv_workspace.py`; "
+             f"`{DATA.relative_to(REPO)}/`). Whole steps, fp16 autocast; ratio = tool / measured time:", "",
+             "| model | mode | batch | NCHW ms | channels-last ms (reference) | NCHW / channels-last | tool / measured "
+             "NCHW | tool / measured channels-last |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    steps = whole_steps()
+    for i in range(0, len(steps), 2):
+        (a, ra), (b, rb) = steps[i], steps[i + 1]
+        lines.append(f"| {a['model']} | {a['mode']} | {a['batch']} | {a['time_s'] * 1e3:.1f} | {b['time_s'] * 1e3:.1f} "
+                     f"| {a['time_s'] / b['time_s']:.2f} | {ra:.2f} | {rb:.2f} |")
+    lines += ["", "Per op (the fits read the calibration shapes; geometric mean of tool / measured over all):", ""]
+    for group, ratios in op_ratios().items():
+        gm = statistics.geometric_mean(ratios)
+        lines.append(f"* {group}: {len(ratios)} ops, {gm:.2f}x ({min(ratios):.2f}-{max(ratios):.2f})")
+    fwd, bwd = fit_native_depthwise()
+    passes = [p for _, p in transpose_passes()]
+    lines += ["", f"PyTorch runs NCHW depthwise convolutions with its own kernels (bf16 always, fp16 below 32 channels "
+              f"and most stride-2 shapes): {fwd:.1%} of the FP32 rate forward, {bwd:.1%} backward. NCHW train-mode "
+              "batch norms reduce a channel per thread block: 16 channels at 112x112 run 8x slower than "
+              "channels-last. cuDNN's NCHW transposes cost VGG-16's convolutions "
+              f"{statistics.median(passes):.1f} passes over input and output ({min(passes):.1f}-{max(passes):.1f}), "
+              "not the 1.0 assumed, but the H100's UNet convolutions do not fit that (NCHW_TRANSPOSE_PASSES); "
+              "with too little memory for those transposes, cuDNN falls back to kernels 17-25x slower (VGG-16 at "
+              "batch 1024 under a 23.4 GiB cap: 2.18x the step, `timm-cap-23.4.json`)."]
+    return "\n".join(lines) + "\n"
+
+
+def _medians(rates: list[tuple[dict[str, Any], float, float]]) -> tuple[float, float]:
+    return statistics.median(f for _, f, _ in rates), statistics.median(b for _, _, b in rates)
+
+
+if __name__ == "__main__":
+    import math
+    for group, ratios in op_ratios().items():
+        print(group, len(ratios), "geomean", round(math.exp(statistics.mean(math.log(x) for x in ratios)), 3),
+              "range", round(min(ratios), 2), round(max(ratios), 2))
+    print("NCHW batch norm B/s per channel (fwd, bwd):", fit_nchw_batch_norm(), "held out medians:",
+          [f"{x:.2g}" for x in _medians(nchw_batch_norm_rates(True))])
+    print("native depthwise (fwd, bwd share of FP32):", fit_native_depthwise(), "held out medians:",
+          [round(x, 3) for x in _medians(native_depthwise_rates(True))])
+    print("NCHW transpose passes:", fit_transpose_passes(), "held out median:",
+          round(statistics.median(p for _, p in transpose_passes(True)), 2))
