@@ -8,26 +8,34 @@ from __future__ import annotations
 
 import json
 import statistics
+from functools import cache
 from typing import Any
 
 from bench import REPO
 
 DATA = REPO / "lab" / "data" / "h200-nchw-2026-12-05"
 CARD = "H200 SXM 141GB"
-CALIBRATION_BATCH = {"depthwise": 512, "transposes": 1024}  # the other batch is held out
+CALIBRATION_BATCH = {"depthwise": 512, "batch norm": 512, "transposes": 1024}  # the other batches: held out
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
     return list(json.loads((DATA / name).read_text())["rows"])
 
 
-def _fp32_flops() -> float:
-    """The FP32 FMA rate the op pricer reads (opcost.Rates: the datasheet's at the calibrated MFU)."""
+@cache
+def _hardware() -> Any:
+    """The H200's figures as the estimator reads them."""
     from gpuadvisor.catalog import find, load_catalog
     from gpuadvisor.estimate import HardwareFigures
+
+    return HardwareFigures.from_card(find(load_catalog(), CARD)[0])
+
+
+def _fp32_flops() -> float:
+    """The FP32 FMA rate the op pricer reads (opcost.Rates: the datasheet's at the calibrated MFU)."""
     from gpuadvisor.estimate.opcost import Rates
 
-    return float(Rates.of(HardwareFigures.from_card(find(load_catalog(), CARD)[0])).gemm["fp32"])
+    return float(Rates.of(_hardware()).gemm["fp32"])
 
 
 def native_depthwise_rates(held_out: bool | None = None) -> list[tuple[dict[str, Any], float, float]]:
@@ -66,7 +74,7 @@ def nchw_batch_norm_rates(held_out: bool | None = None) -> list[tuple[dict[str, 
     nhwc = {(r["batch"], r["channels"], r["size"]): r for r in rows if r["layout"] == "NHWC"}
     out = []
     for r in rows:
-        if r["layout"] != "NCHW" or (held_out is not None and (r["batch"] != CALIBRATION_BATCH["depthwise"])
+        if r["layout"] != "NCHW" or (held_out is not None and (r["batch"] != CALIBRATION_BATCH["batch norm"])
                                      != held_out):
             continue
         if r["fwd_s"] < 1.5 * nhwc[(r["batch"], r["channels"], r["size"])]["fwd_s"]:
@@ -89,8 +97,6 @@ def op_ratios() -> dict[str, list[float]]:
     (forward, backward), each as the traced op would carry it."""
     from dataclasses import replace
 
-    from gpuadvisor.catalog import find, load_catalog
-    from gpuadvisor.estimate import HardwareFigures
     from gpuadvisor.estimate.graph import (
         ConvGradients,
         ConvShape,
@@ -103,7 +109,7 @@ def op_ratios() -> dict[str, list[float]]:
     )
     from gpuadvisor.estimate.opcost import Rates, op_time
 
-    r = replace(Rates.of(HardwareFigures.from_card(find(load_catalog(), CARD)[0])), nchw_norms=True)
+    r = replace(Rates.of(_hardware()), nchw_norms=True)
     out: dict[str, list[float]] = {"depthwise forward": [], "depthwise backward": [], "batch norm forward": [],
                                    "batch norm backward": []}
     for row, _, _ in native_depthwise_rates():
@@ -134,12 +140,9 @@ def op_ratios() -> dict[str, list[float]]:
 def transpose_passes(held_out: bool | None = None) -> list[tuple[dict[str, Any], float]]:
     """(NCHW row, the passes over its input and output at achieved copy bandwidth that its time exceeds the
     channels-last one's by) for VGG-16's convolutions of 8+ input channels, uncapped."""
-    from gpuadvisor.catalog import find, load_catalog
-    from gpuadvisor.estimate import HardwareFigures
     from gpuadvisor.estimate import calibration as cal
 
-    hw = HardwareFigures.from_card(find(load_catalog(), CARD)[0])
-    bw = float(hw.bandwidth_gbs or 0.0) * 1e9 * cal.BANDWIDTH
+    bw = float(_hardware().bandwidth_gbs or 0.0) * 1e9 * cal.BANDWIDTH
     rows = [r for r in _rows("conv_workspace.json") if r["cap_room_gib"] is None and r["cin"] >= 8]
     nhwc = {(r["batch"], r["cin"], r["cout"], r["size"]): r for r in rows if r["layout"] == "NHWC"}
     out = []
@@ -161,10 +164,9 @@ def whole_steps() -> list[tuple[dict[str, Any], float]]:
     """(measured step, tool time / measured time) of the profiled H200 steps (nchw_profile.json): timm's benchmark
     loop (fp16 autocast, SGD) over torchvision's models, NCHW and channels-last; nothing was fitted on them."""
     from gpuadvisor import api
-    from gpuadvisor.catalog import find, load_catalog
-    from gpuadvisor.estimate import HardwareFigures, estimate_compute
+    from gpuadvisor.estimate import estimate_compute
 
-    hw = HardwareFigures.from_card(find(load_catalog(), CARD)[0])
+    hw = _hardware()
     out = []
     for r in _rows("nchw_profile.json"):
         w = api.workload(f"torchvision:{r['model']}", mode=r["mode"], batch=r["batch"],

@@ -340,6 +340,11 @@ def norm_time(op: Op, shape: NormShape | None, r: Rates, training: bool) -> floa
     return max(t, nchw_batch_norm_s(op, shape)) if r.nchw_norms else t
 
 
+def _is_backward(op: Op) -> bool:
+    """A backward kernel, by its phase or by its name (`*_backward`)."""
+    return op.phase is Phase.BACKWARD or op.name.endswith("backward")
+
+
 def nchw_batch_norm_s(op: Op, shape: NormShape | None) -> float:
     """A train-mode batch norm on NCHW tensors (cuDNN's bn_fw_tr_1C11/bn_bw_1C11 kernels under fp16, PyTorch's
     batch_norm_collect_statistics under bf16) reduces each channel in its own thread block, so it streams at most
@@ -347,7 +352,7 @@ def nchw_batch_norm_s(op: Op, shape: NormShape | None) -> float:
     slower than channels-last, 240 and more about as fast (lab/data/h200-nchw-2026-12-05/bn_layouts.json)."""
     if shape is None or "batch_norm" not in op.name or not shape.reduce_length:
         return 0.0
-    backward = op.phase is Phase.BACKWARD or op.name.endswith("backward")
+    backward = _is_backward(op)
     if not backward and not shape.layout & BATCH_STATS:
         return 0.0  # eval mode: one per-channel affine pass, every block busy
     channels = shape.elements / shape.reduce_length
@@ -423,7 +428,7 @@ def norm_passes(op: Op, shape: NormShape | None, *, training: bool) -> float:
     numel = shape.elements if shape is not None else 0.0
     layout = shape.layout if shape is not None else StreamLayout.DENSE
     reduce_len = (shape.reduce_length or 0.0) if shape is not None else 0.0
-    backward = op.phase is Phase.BACKWARD or op.name.endswith("backward")
+    backward = _is_backward(op)
     eb = _BYTES.get(op.dtype, 2.0)
     if "layer_norm" in op.name or "rms_norm" in op.name:
         row = (reduce_len or 768.0) * eb

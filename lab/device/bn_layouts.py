@@ -11,30 +11,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 
 import torch
+
+from lab.rnn_calls import time_call  # median seconds over CUDA events, after a warm-up
 
 #: (batch, channels, size)
 SHAPES = [(512, 16, 112), (512, 64, 112), (512, 64, 56), (512, 72, 56), (512, 120, 28), (512, 240, 28),
           (512, 200, 14), (512, 480, 14), (512, 672, 14), (512, 960, 7), (384, 32, 112), (384, 96, 112),
           (384, 144, 56), (384, 240, 28), (384, 480, 14), (384, 1152, 7), (512, 256, 56), (512, 128, 28),
           (512, 512, 28), (512, 1024, 14), (512, 2048, 7), (128, 64, 56), (128, 512, 7)]
-
-
-def timed(fn, reps: int = 10) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(out)
 
 
 def one(n: int, c: int, size: int, channels_last: bool) -> dict:
@@ -54,7 +40,8 @@ def one(n: int, c: int, size: int, channels_last: bool) -> dict:
 
     nbytes = x.numel() * 2
     return {"batch": n, "channels": c, "size": size, "layout": "NHWC" if channels_last else "NCHW",
-            "fwd_s": timed(fwd), "fwd_bwd_s": timed(both), "tensor_mb": nbytes / 1e6}
+            "fwd_s": time_call(fwd, reps=10, warmup=3), "fwd_bwd_s": time_call(both, reps=10, warmup=3),
+            "tensor_mb": nbytes / 1e6}
 
 
 def main() -> int:

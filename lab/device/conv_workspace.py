@@ -13,29 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 
+from lab.rnn_calls import time_call  # median seconds over CUDA events, after a warm-up
+
 #: VGG-16's convolutions: (in channels, out channels, spatial size), 3x3, padding 1
 LAYERS = [(3, 64, 224), (64, 64, 224), (64, 128, 112), (128, 128, 112), (128, 256, 56), (256, 256, 56),
           (256, 512, 28), (512, 512, 28), (512, 512, 14)]
-
-
-def timed(fn, reps: int = 10) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(out)
 
 
 def one(cin: int, cout: int, size: int, batch: int, channels_last: bool, cap_room_gib: float | None) -> dict:
@@ -64,7 +50,7 @@ def one(cin: int, cout: int, size: int, batch: int, channels_last: bool, cap_roo
             torch.cuda.synchronize()
             row["held_beyond_output_gib"] = (torch.cuda.max_memory_allocated() - base - out_bytes) / 2**30
             del y
-            row["time_s"] = timed(run)
+            row["time_s"] = time_call(run, reps=10, warmup=3)
             row["tflops"] = 2 * batch * cout * cin * 9 * size * size / row["time_s"] / 1e12
     except torch.OutOfMemoryError as e:
         row["error"] = f"out of memory: {str(e)[:120]}"

@@ -12,31 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
+
+from lab.rnn_calls import time_call  # median seconds over CUDA events, after a warm-up
 
 #: (batch, channels, input size, kernel, stride): MobileNet-V3 Large (batch 512) and EfficientNet-B0 (batch 384)
 SHAPES = [(512, 16, 112, 3, 1), (512, 64, 112, 3, 2), (512, 72, 56, 3, 1), (512, 72, 56, 5, 2), (512, 120, 28, 5, 1),
           (512, 240, 28, 3, 2), (512, 200, 14, 3, 1), (512, 480, 14, 3, 1), (512, 672, 14, 5, 2), (512, 960, 7, 5, 1),
           (384, 32, 112, 3, 1), (384, 96, 112, 3, 2), (384, 144, 56, 5, 2), (384, 240, 28, 3, 2),
           (384, 480, 14, 5, 1), (384, 672, 14, 5, 2), (384, 1152, 7, 3, 1)]
-
-
-def timed(fn, reps: int = 10) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(out)
 
 
 def one(n: int, c: int, size: int, k: int, stride: int, dtype: torch.dtype, channels_last: bool) -> dict:
@@ -53,7 +39,7 @@ def one(n: int, c: int, size: int, k: int, stride: int, dtype: torch.dtype, chan
     def bwd() -> None:
         torch.autograd.grad(y, (x, w), g, retain_graph=True)
 
-    t_fwd, t_bwd = timed(fwd), timed(bwd)
+    t_fwd, t_bwd = time_call(fwd, reps=10, warmup=3), time_call(bwd, reps=10, warmup=3)
     in_bytes, out_bytes = x.numel() * x.element_size(), y.numel() * y.element_size()
     return {"batch": n, "channels": c, "size": size, "kernel": k, "stride": stride,
             "dtype": str(dtype).split(".")[-1], "layout": "NHWC" if channels_last else "NCHW",

@@ -11,54 +11,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 
 import torch
 import torchvision
 from torch.profiler import ProfilerActivity, profile
+
+from lab.device.timm_checks import benchmark_step
+from lab.rnn_calls import time_call
 
 #: (torchvision model, mode, batch)
 CASES = [("vgg16", "inference", 1024), ("vgg16", "inference", 256), ("mobilenet_v3_large", "training", 512),
          ("efficientnet_b0", "training", 384), ("resnet50", "training", 512), ("resnet50", "inference", 1024)]
 
 
-def step_fn(name: str, mode: str, batch: int, channels_last: bool):
+def run(name: str, mode: str, batch: int, channels_last: bool) -> dict:
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     model = getattr(torchvision.models, name)().cuda().to(memory_format=fmt)
-    x = torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=fmt)
-    if mode == "inference":
-        model.eval()
-
-        def step() -> None:
-            with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
-                model(x)
-        return step
-    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-    target = torch.randint(0, 1000, (batch,), device="cuda")
-    loss_fn = torch.nn.CrossEntropyLoss()
-
-    def train() -> None:
-        with torch.autocast("cuda", dtype=torch.float16):
-            loss = loss_fn(model(x), target)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    return train
-
-
-def run(name: str, mode: str, batch: int, channels_last: bool) -> dict:
-    step = step_fn(name, mode, batch, channels_last)
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(8):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / 1e3)
+    step = benchmark_step(model, torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=fmt), mode)
+    time_s = time_call(step, reps=8, warmup=3)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         step()
         torch.cuda.synchronize()
@@ -69,7 +39,7 @@ def run(name: str, mode: str, batch: int, channels_last: bool) -> dict:
             ops[e.key] = [round(float(dev), 1), int(e.count)]
     top = dict(sorted(ops.items(), key=lambda kv: -kv[1][0])[:40])
     return {"model": name, "mode": mode, "batch": batch, "layout": "NHWC" if channels_last else "NCHW",
-            "time_s": statistics.median(times), "peak_gib": torch.cuda.max_memory_allocated() / 2**30, "ops_us": top}
+            "time_s": time_s, "peak_gib": torch.cuda.max_memory_allocated() / 2**30, "ops_us": top}
 
 
 def main() -> int:

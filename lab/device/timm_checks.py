@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from collections.abc import Callable
 
-import timm
 import torch
 import torchvision
 
@@ -36,32 +36,38 @@ CASES = [
 
 def build(name: str, source: str) -> torch.nn.Module:
     if source == "timm":
+        import timm
+
         return timm.create_model(name, pretrained=False)
     return getattr(torchvision.models, name)()
 
 
-def run(name: str, source: str, mode: str, batch: int, steps: int) -> dict:
-    model = build(name, source).cuda()
-    x = torch.randn(batch, 3, 224, 224, device="cuda")
+def benchmark_step(model: torch.nn.Module, x: torch.Tensor, mode: str) -> Callable[[], None]:
+    """One step of timm's benchmark.py on `x`: an fp16-autocast forward under no_grad (inference), or forward,
+    cross-entropy on random targets, backward and an SGD step (training)."""
     if mode == "inference":
         model.eval()
 
         def step() -> None:
             with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
                 model(x)
-    else:
-        model.train()
-        opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-        target = torch.randint(0, 1000, (batch,), device="cuda")
-        loss_fn = torch.nn.CrossEntropyLoss()
+        return step
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    target = torch.randint(0, 1000, (x.shape[0],), device="cuda")
+    loss_fn = torch.nn.CrossEntropyLoss()
 
-        def step() -> None:
-            with torch.autocast("cuda", dtype=torch.float16):
-                loss = loss_fn(model(x), target)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+    def train() -> None:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = loss_fn(model(x), target)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return train
 
+
+def run(name: str, source: str, mode: str, batch: int, steps: int) -> dict:
+    step = benchmark_step(build(name, source).cuda(), torch.randn(batch, 3, 224, 224, device="cuda"), mode)
     for _ in range(3):
         step()
     torch.cuda.synchronize()
@@ -103,6 +109,8 @@ def main() -> int:
         torch.cuda.empty_cache()
         print(json.dumps(row), flush=True)
         rows.append(row)
+    import timm
+
     env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "timm": timm.__version__,
            "cudnn": torch.backends.cudnn.version(), "cuda": torch.version.cuda}
     with open(a.out, "w") as f:
