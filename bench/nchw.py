@@ -24,11 +24,10 @@ def _rows(name: str) -> list[dict[str, Any]]:
 
 @cache
 def _hardware() -> Any:
-    """The H200's figures as the estimator reads them."""
-    from gpuadvisor.catalog import find, load_catalog
-    from gpuadvisor.estimate import HardwareFigures
+    """The H200's datasheet figures as validation reads them (bench.models.hardware)."""
+    from bench.models import hardware
 
-    return HardwareFigures.from_card(find(load_catalog(), CARD)[0])
+    return hardware(CARD)
 
 
 def _fp32_flops() -> float:
@@ -202,7 +201,68 @@ def markdown(date: str = "2026-12-05") -> str:
               "not the 1.0 assumed, but the H100's UNet convolutions do not fit that (NCHW_TRANSPOSE_PASSES); "
               "with too little memory for those transposes, cuDNN falls back to kernels 17-25x slower (VGG-16 at "
               "batch 1024 under a 23.4 GiB cap: 2.18x the step, `timm-cap-23.4.json`)."]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *other_checks()]) + "\n"
+
+
+EAGER = REPO / "lab" / "data" / "h200-eager-layers-2026-12-05" / "eager_layers.json"
+RNN = REPO / "lab" / "data" / "h200-rnn-unseen-2026-12-05" / "rnn-unseen.json"
+
+
+def eager_layer_ratios() -> list[tuple[dict[str, Any], float, float]]:
+    """(measured Llama-3-8B layer, the fsdp2 profile's forward + backward time of it / the measured one, its
+    attention forward / the measured SDPA forward): one
+    torchtitan-style layer trained eager on the H200 (`lab/eager_layers.py`), without FSDP's own traffic."""
+    from gpuadvisor.estimate.parallel.cost import AnalyticCost
+    from gpuadvisor.estimate.parallel.profiles import framework
+    from gpuadvisor.layout import Checkpointing
+    from gpuadvisor.workload import make_workload
+
+    fw = framework("fsdp2")
+    out = []
+    for r in json.loads(EAGER.read_text())["rows"]:
+        if r["model"] != "llama3-8b":
+            continue  # MPT-7B has no preset to price it by
+        w = make_workload("llama-3.1-8b", mode="training", dtype="bf16", seq_len=r["seq"], batch=r["batch"])
+        layer = AnalyticCost(w, _hardware(), fw, Checkpointing.NONE).layer(r["tokens"], r["seq"], 1)
+        out.append((r, layer.total / fw.compute_eff / r["layer_train_s"], layer.attn_fwd / r["attention_forward_s"]))
+    return out
+
+
+def recurrent_ratios() -> list[tuple[dict[str, Any], float]]:
+    """(measured step, tool / measured time) of the out-of-sample recurrent models re-measured on the H200 with
+    100 timed steps each (`lab/measure_models.py --unseen --only lab/models/ --timed 100`)."""
+    from bench import unseen
+    from bench.models import workload
+    from gpuadvisor.estimate import estimate_compute
+
+    out = []
+    with unseen.stored_graphs():
+        for c in json.loads(RNN.read_text())["results"]:
+            est = estimate_compute(workload(c), _hardware())
+            out.append((c, (est.step_time_s or est.time_s or 0.0) / c["time_s"]))
+    return out
+
+
+def other_checks() -> list[str]:
+    """The same session's two other H200 checks, as lines of docs/nchw.md."""
+    from bench import unseen
+
+    eager = eager_layer_ratios()
+    layer, attention = [x for _, x, _ in eager], [a for _, _, a in eager]
+    rnn = recurrent_ratios()
+
+    def small(cases: list[dict[str, Any]]) -> list[float]:
+        return [c["time_s"] * 1e3 for c in cases if "lstm_small" in c["spec"] and c["mode"] == "inference"]
+    h200, h100 = small([c for c, _ in rnn]), small(unseen.load())
+    return ["", "## Two other checks of the same day", "",
+            f"* One torchtitan-style Llama-3-8B layer trained eager (`{EAGER.relative_to(REPO)}`): the fsdp2 profile "
+            f"charges {min(layer):.2f}-{max(layer):.2f}x its measured time (no FSDP traffic in the measurement); its "
+            f"attention forward {min(attention):.2f}-{max(attention):.2f}x PyTorch's SDPA there.",
+            f"* The out-of-sample recurrent models, 100 timed steps each (`{RNN.relative_to(REPO)}`): "
+            f"{sum(0.8 <= x <= 1.25 for _, x in rnn)} of {len(rnn)} within 0.8x-1.25x "
+            f"({min(x for _, x in rnn):.2f}-{max(x for _, x in rnn):.2f}x); `lstm_small` inference "
+            f"{min(h200):.2f}-{max(h200):.2f} ms at batch 256 and 1024 (the H100 set's, 10 steps each: "
+            f"{min(h100):.2f}-{max(h100):.2f} ms)."]
 
 
 def _medians(rates: list[tuple[dict[str, Any], float, float]]) -> tuple[float, float]:

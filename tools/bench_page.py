@@ -254,7 +254,9 @@ def nchw_summary() -> list[str]:
     return ["## NCHW on an H200 (2026-12-05)", "",
             f"NVIDIA H200, driver 580.159.04: six timm-style steps NCHW took {min(rel):.2f}-{max(rel):.2f}x their "
             f"channels-last time (the reference, same run); tool / measured NCHW {min(tool):.2f}-{max(tool):.2f}x. "
-            "Per op and the mechanisms: [docs/nchw.md](docs/nchw.md).", ""]
+            "Per op, the mechanisms, an eager layer and recurrent models that day: "
+            "[docs/nchw.md](docs/nchw.md).",
+            ""]
 
 
 def unseen_summary() -> list[str]:
