@@ -113,6 +113,22 @@ def test_synchronous_scheduling_is_fitted_and_explains_the_held_out_rows():
     assert all(OUTER[0] <= x <= OUTER[1] for x in with_it), with_it
 
 
+@pytest.mark.parametrize("scale", [0.75, 1.25])
+def test_the_per_sequence_host_time_binds_the_online_gate(checks, scale):
+    """vllm@0.11's host_s_per_seq lives in engines.json, outside the calibration sweep: scaled by 0.75 or 1.25 on
+    its own rows, some online metric falls below its gate (tests/accuracy_gates.py SERVING_ONLINE)."""
+    from gpuadvisor.estimate.serve.profiles import serve_engine
+
+    rows = [e for e in P.load_entries() if P.engine_spec(e) == "vllm@0.11"]
+    ids = {e["id"] for e in rows}
+    moved = P.check_all(rows, host_s_per_seq=serve_engine("vllm@0.11").host_s_per_seq * scale)
+    per = P.per_metric([c for c in checks if c.id not in ids] + moved)
+    failing = [m for m, (band, outer, lowest, highest) in G.SERVING_ONLINE.items()
+               if not (per[m]["in_band"] >= band and per[m]["in_outer"] >= outer
+                       and lowest <= per[m]["min"] and per[m]["max"] <= highest)]
+    assert failing, per
+
+
 def test_a_row_runs_under_the_release_it_names():
     """A published vLLM 0.11.0 row is priced as vllm@0.11 (the entry that covers v0.8-v0.13); a release no entry
     covers (a TensorRT-LLM one, free text) runs the engine's current profile."""
