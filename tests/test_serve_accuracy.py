@@ -138,7 +138,7 @@ def test_a_row_runs_under_the_release_it_names():
     assert rows == {"vllm@0.11"}
     assert {P.engine_spec(r) for r in P.load_entries() if r["engine"] == "trtllm"} == {"trtllm"}
     assert serve_engine("vllm@0.12").spec == "vllm@0.11" and is_serve_engine("vllm@0.9.2")
-    assert not is_serve_engine("vllm@0.2")
+    assert not is_serve_engine("vllm@0.2") and not is_serve_engine("vllm@")
 
 
 def test_a_wrong_constant_fails_the_gate(checks):

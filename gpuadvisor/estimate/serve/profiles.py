@@ -179,8 +179,10 @@ def engine_specs() -> tuple[str, ...]:
 
 
 def is_serve_engine(spec: str) -> bool:
-    base, _, version = str(spec).lower().partition("@")
-    return f"{base}@{version_entry(base, version)}" in engine_specs() if version else base in engine_names()
+    base, at, version = str(spec).lower().partition("@")
+    if at:  # `name@` with no release is no engine
+        return bool(version) and f"{base}@{version_entry(base, version)}" in engine_specs()
+    return base in engine_names()
 
 
 def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
