@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -15,7 +16,7 @@ from bench import REPO
 
 DATA = REPO / "lab" / "data" / "h200-nchw-2026-12-05"
 CARD = "H200 SXM 141GB"
-CALIBRATION_BATCH = {"depthwise": 512, "batch norm": 512, "transposes": 1024}  # the other batches: held out
+CALIBRATION_BATCH = {"depthwise": 512, "batch norm": 512, "transposes": 1024, "no workspace": 1024}  # the other batches: held out
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
@@ -94,7 +95,6 @@ def op_ratios() -> dict[str, list[float]]:
     """The op pricer's time over the measured time, per group, for every NCHW op the fits read and the held-out ones:
     depthwise convolutions PyTorch runs natively (forward, backward) and channel-bound train-mode batch norms
     (forward, backward), each as the traced op would carry it."""
-    from dataclasses import replace
 
     from gpuadvisor.estimate.graph import (
         ConvGradients,
@@ -110,7 +110,10 @@ def op_ratios() -> dict[str, list[float]]:
 
     r = replace(Rates.of(_hardware()), nchw_norms=True)
     out: dict[str, list[float]] = {"depthwise forward": [], "depthwise backward": [], "batch norm forward": [],
-                                   "batch norm backward": []}
+                                   "batch norm backward": [], "workspace-free convolution": [],
+                                   "workspace-free convolution at 64 channels": []}
+    for row, ratio in no_workspace_ratios():
+        out["workspace-free convolution" + (" at 64 channels" if row["cout"] < 128 else "")].append(ratio)
     for row, _, _ in native_depthwise_rates():
         n, c, size, k, stride = row["batch"], row["channels"], row["size"], row["kernel"], row["stride"]
         o, eb = size // stride, 2.0
@@ -157,6 +160,72 @@ def transpose_passes(held_out: bool | None = None) -> list[tuple[dict[str, Any],
 
 def fit_transpose_passes() -> float:
     return round(statistics.median(p for _, p in transpose_passes(held_out=False)), 1)
+
+
+def no_workspace_rates(held_out: bool | None = None) -> list[tuple[dict[str, Any], float]]:
+    """(capped NCHW row, its FLOPs per second over the FP32 rate the pricer reads) of VGG-16's convolutions that the
+    cap drove to cuDNN's workspace-free kernels (conv_fallback): every capped row whose copies exceed its 0.5 GiB of
+    room; the image stem (3 channels: no copies) and the shapes whose copies fit ran as uncapped."""
+    peak = _fp32_flops()
+    out = []
+    for r in _rows("conv_workspace.json"):
+        if r["cap_room_gib"] is None or r["cin"] < 8 or r["in_gib"] + r["out_gib"] <= r["cap_room_gib"]:
+            continue
+        if held_out is not None and (r["batch"] != CALIBRATION_BATCH["no workspace"]) != held_out:
+            continue
+        out.append((r, r["tflops"] * 1e12 / peak))
+    return out
+
+
+def fit_no_workspace() -> float:
+    """NO_WORKSPACE_CONV_EFF: the median share over the calibration rows of a whole tile (128+ output channels)."""
+    from gpuadvisor.estimate import calibration as cal
+
+    return round(statistics.median(x for r, x in no_workspace_rates(held_out=False)
+                                   if r["cout"] >= cal.NO_WORKSPACE_CONV_TILE), 2)
+
+
+def fit_no_workspace_tile() -> int:
+    """NO_WORKSPACE_CONV_TILE: 128 times the rate at 64 output channels over the median at 128+, to the nearest
+    32 (the calibration batch)."""
+    rows = no_workspace_rates(held_out=False)
+    full = statistics.median(x for r, x in rows if r["cout"] >= 128)
+    part = statistics.median(x for r, x in rows if r["cout"] == 64)
+    return int(32 * round(64 * full / part / 32))
+
+
+def no_workspace_ratios() -> list[tuple[dict[str, Any], float]]:
+    """The op pricer's time over the measured time of every capped convolution that fell back, both batches."""
+    from gpuadvisor.estimate.graph import ConvGradients, ConvShape, Op, OpClass, Phase, TensorLayout
+    from gpuadvisor.estimate.opcost import Rates, op_time
+
+    out = []
+    for r, _ in no_workspace_rates():
+        n, c, k, size = r["batch"], r["cin"], r["cout"], r["size"]
+        room = (r["in_gib"] + r["out_gib"] + r["cap_room_gib"]) * 2**30
+        rates = replace(Rates.of(_hardware()), nchw_norms=True, conv_room=room)
+        shape = ConvShape(n, c, size, size, k, 3, 3, 1, size, size, TensorLayout.NCHW, ConvGradients(0))
+        flops = 2.0 * n * k * c * 9 * size * size
+        op = Op("convolution", OpClass.CONV, Phase.FORWARD, "fp16", flops, (r["in_gib"]) * 2**30,
+                r["out_gib"] * 2**30, shape.to_row())
+        out.append((r, op_time(op, rates) / r["time_s"]))
+    return out
+
+
+def capped_steps() -> list[tuple[dict[str, Any], float]]:
+    """(VGG-16's inference step at batch 1024 under a memory cap, tool / measured time) with the H200's memory
+    taken as the cap: nothing was fitted on them."""
+    from gpuadvisor import api
+    from gpuadvisor.estimate import estimate_compute
+
+    out = []
+    for name in ("timm-cap-23.4.json", "timm-cap-22.0.json"):
+        for r in _rows(name):
+            hw = replace(_hardware(), memory_gib=r["cap_gib"])
+            w = api.workload(f"torchvision:{r['model']}", mode=r["mode"], batch=r["batch"], dtype="fp16")
+            est = estimate_compute(w, hw)
+            out.append((r, r["batch"] / float(est.samples_per_s or 0.0) / r["time_s"]))
+    return out
 
 
 def whole_steps() -> list[tuple[dict[str, Any], float]]:
@@ -278,5 +347,8 @@ if __name__ == "__main__":
           [f"{x:.2g}" for x in _medians(nchw_batch_norm_rates(True))])
     print("native depthwise (fwd, bwd share of FP32):", fit_native_depthwise(), "held out medians:",
           [round(x, 3) for x in _medians(native_depthwise_rates(True))])
+    print("no workspace (share of FP32, tile):", fit_no_workspace(), fit_no_workspace_tile(), "held out median:",
+          round(statistics.median(x for _, x in no_workspace_rates(True)), 3), "ratios",
+          [round(x, 2) for _, x in no_workspace_ratios()], "capped steps", [round(x, 2) for _, x in capped_steps()])
     print("NCHW transpose passes:", fit_transpose_passes(), "held out median:",
           round(statistics.median(p for _, p in transpose_passes(True)), 2))

@@ -143,7 +143,7 @@ def _step(request: EstimateRequest, q: Step, hardware: Resolved) -> Answer:
     decoder_serving = w.mode == "inference" and w.model.kind == "decoder" and bool(w.gen_tokens and w.seq)
     if decoder_serving and q.users:
         w = w.with_(batch=q.users)
-    mem = estimate_memory(w)
+    mem = estimate_memory(w, hw.memory_bytes)
     comp = estimate_compute(w, hw, eff, engine=q.engine)
     plan = _offload_plan(q, w, card, hw, eff) if q.offload else None
     lay = layout_figures(w, hw, eff, q.engine) if not q.offload else None

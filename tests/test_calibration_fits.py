@@ -234,6 +234,20 @@ def _nchw_batch_norm() -> dict[str, float]:
     return {"NCHW_BN_CHANNEL_BPS": fwd, "NCHW_BN_CHANNEL_BPS_BWD": bwd}
 
 
+@fit("NO_WORKSPACE_CONV_EFF")
+def _no_workspace_conv() -> dict[str, float]:
+    from bench.nchw import fit_no_workspace
+
+    return {"NO_WORKSPACE_CONV_EFF": fit_no_workspace()}
+
+
+@fit("NO_WORKSPACE_CONV_TILE")
+def _no_workspace_tile() -> dict[str, float]:
+    from bench.nchw import fit_no_workspace_tile
+
+    return {"NO_WORKSPACE_CONV_TILE": fit_no_workspace_tile()}
+
+
 @fit("OP_OVERLAP_P")
 def _op_model_overlap() -> dict[str, float]:
     from bench.models import fit_overlap

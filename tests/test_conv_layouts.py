@@ -4,6 +4,7 @@ H100 (lab/data/h100-models: torchaudio:wav2vec2_base's profiles) in the cost mod
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -127,3 +128,53 @@ def test_an_fp16_step_is_the_bf16_one_relabelled():
     assert len(fp16.ops) == len(bf16.ops) and "bf16" not in {op.dtype for op in fp16.ops}
     assert sum(op.dtype == "fp16" for op in fp16.ops) == sum(op.dtype == "bf16" for op in bf16.ops) > 0
     assert [op.flops for op in fp16.ops] == [op.flops for op in bf16.ops]
+
+
+def _vgg16(batch: int = 1024, channels_last: bool = False):
+    from gpuadvisor import api
+
+    return api.workload("torchvision:vgg16", mode="inference", batch=batch, channels_last=channels_last, dtype="fp16")
+
+
+def test_an_nchw_convolution_without_room_for_its_copies_runs_without_them():
+    """VGG-16's inference at batch 1024 on a 24 GiB card: only the 224x224 64-channel convolution lacks room for its
+    NHWC copies (12.25 GiB beside its own 12.25), as on the H200 capped to 23.4 GiB, where that one convolution took
+    the step from 164 to 354 ms; it is priced as cuDNN's workspace-free kernel, and the memory verdict drops the
+    copies it never makes. On an 80 GB card, channels-last or at batch 256 nothing falls back."""
+    from gpuadvisor.estimate import conv_fallback, estimate_compute, estimate_memory
+    from gpuadvisor.estimate.graph_estimate import workload_graph
+
+    card = models.hardware("GeForce RTX 3090")
+    g = workload_graph(_vgg16())
+    dropped = conv_fallback.fallen_back(g, card.memory_bytes)
+    assert [(op.named_shape.in_channels, op.named_shape.out_channels, op.named_shape.in_width)
+            for op, _ in dropped] == [(64, 64, 224)]
+    assert dropped[0][1] / 2**30 == pytest.approx(12.25, rel=0.01)
+    assert not conv_fallback.fallen_back(g, models.hardware().memory_bytes)
+    assert not conv_fallback.fallen_back(workload_graph(_vgg16(channels_last=True)), card.memory_bytes)
+    assert not conv_fallback.fallen_back(workload_graph(_vgg16(256)), card.memory_bytes)
+    # time: the one convolution, a sixth of the step's FLOPs, adds a third to it on the 3090 (timm's published
+    # NCHW step there takes 1.69x its channels-last one, which needs no copies)
+    roomy = estimate_compute(_vgg16(), replace(card, memory_gib=80.0))
+    tight = estimate_compute(_vgg16(), card)
+    assert 1.25 < roomy.samples_per_s / tight.samples_per_s < 1.6
+    # memory: without the copies it fits the card (the H200 under its cap held 14.9 GiB of tensors)
+    plain, on_card = estimate_memory(_vgg16()), estimate_memory(_vgg16(), card.memory_bytes)
+    assert plain.total / 2**30 > 24 > on_card.total / 2**30
+    assert 0.8 < on_card.tensors / 2**30 / 14.9 < 1.0
+    assert any("no room for the NHWC copies" in n for n in on_card.notes)
+    assert estimate_memory(_vgg16(), 80 * 2**30).total == plain.total
+
+
+def test_the_workspace_free_kernel_fills_a_tile_of_output_channels():
+    from gpuadvisor.estimate.conv_fallback import fallback_s
+    from gpuadvisor.estimate.graph import ConvGradients, ConvShape, TensorLayout
+
+    def seconds(k: int) -> float:
+        shape = ConvShape(8, 64, 56, 56, k, 3, 3, 1, 56, 56, TensorLayout.NCHW, ConvGradients(0))
+        op = Op("convolution", OpClass.CONV, Phase.FORWARD, "fp16", 1e12 * k / 128, 0.0, 0.0, shape.to_row())
+        return fallback_s(op, shape, 50e12)
+
+    assert seconds(128) == pytest.approx(1e12 / (50e12 * cal.NO_WORKSPACE_CONV_EFF))
+    assert seconds(256) == pytest.approx(2 * seconds(128))
+    assert seconds(64) == pytest.approx(seconds(128))  # half the FLOPs on half a tile

@@ -220,7 +220,7 @@ def _request_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets,
     requests per step, replicated over the GPUs."""
     per_replica = -(-t.users // gpus)
     wt = w.with_(num_gpus=1, tensor_parallel=1, sharding="none", batch=per_replica * max(1, w.batch))
-    mem = estimate_memory(wt)
+    mem = estimate_memory(wt, hw.memory_bytes)
     need = mem.total / GiB
     comp = estimate_compute(wt, hw, eff)
     lay = "1 GPU" + (f" x {gpus} replicas" if gpus > 1 else "")
@@ -251,7 +251,7 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
         budget = float(t.tokens or w.train_tokens or w.train_samples or 0.0)  # traced models count samples
         wl = w.with_(num_gpus=gpus, tensor_parallel=tp, sharding=sh if dp > 1 else "none", batch=w.batch * dp,
                      **({"train_samples": budget} if w.model.is_traced else {"train_tokens": budget}))
-        mem = estimate_memory(wl)
+        mem = estimate_memory(wl, hw.memory_bytes)
         need = mem.total / GiB
         comp = estimate_compute(wl, hw, eff)
         parts = []

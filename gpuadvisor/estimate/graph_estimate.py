@@ -16,6 +16,7 @@ from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.collectives import gradient_allreduce_s, link_bytes_s
 from gpuadvisor.estimate.compute_result import ComputeEstimate, StepEngineName
 from gpuadvisor.estimate.confidence import Confidence
+from gpuadvisor.estimate.conv_fallback import fallen_back
 from gpuadvisor.estimate.graph import GraphMode, OpGraph
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory_result import ITEMS, MemoryBreakdown
@@ -54,7 +55,10 @@ def relabelled(g: OpGraph, old: str, new: str) -> OpGraph:
     return replace(g, ops=tuple(replace(op, dtype=new) if op.dtype == old else op for op in g.ops))
 
 
-def graph_memory(w: Workload) -> MemoryBreakdown:
+def graph_memory(w: Workload, capacity_bytes: float | None = None) -> MemoryBreakdown:
+    """The traced peak. On a card of `capacity_bytes` too small for it, 16-bit NCHW convolutions without room for
+    their NHWC copies run without them (conv_fallback): the peak loses the largest of those copies, which is
+    where it was (the fallback's own rule puts such a convolution at or above the card's memory)."""
     g = workload_graph(w)
     items = dict.fromkeys(ITEMS, 0.0)
     m = g.memory.items
@@ -65,6 +69,14 @@ def graph_memory(w: Workload) -> MemoryBreakdown:
     notes = [f"traced op graph of {g.model} ({g.source}; input {g.input_desc or 'default'}): peak in "
              f"{g.memory.phase}; activations include {cal.WORKSPACE_BYTES / 2**20:.0f} MiB of cuBLAS/cuDNN workspace",
              *g.notes]
+    dropped = fallen_back(g, capacity_bytes)
+    if dropped:
+        copies = max(b for _, b in dropped)
+        items["activations"] = max(0.0, items["activations"] - copies)
+        count = sum(op.count for op, _ in dropped)
+        notes.append(f"{count} NCHW convolution(s) have no room for the NHWC copies cuDNN makes ({copies / 2**30:.1f} "
+                     "GiB at most): cuDNN runs them without, an order of magnitude slower (priced); channels-last "
+                     "needs no copies")
     if w.data_parallel > 1 and w.is_training:
         items["gradients"] += m.get("gradients", 0.0) or g.trainable_params * 4.0  # DDP's all-reduce buckets
         notes.append("DDP: its gradient buckets hold a second copy of the gradients")

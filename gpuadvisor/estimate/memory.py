@@ -232,13 +232,15 @@ def kv_cache_bytes(w: Workload, context: int | None = None) -> float:
     return 2.0 * m.num_layers * m.kv_dim * ctx * w.micro_batch * kvb / shards
 
 
-def estimate_memory(w: Workload) -> MemoryBreakdown:
-    """Peak memory per GPU for the workload, with its breakdown (see the module docstring)."""
+def estimate_memory(w: Workload, capacity_bytes: float | None = None) -> MemoryBreakdown:
+    """Peak memory per GPU for the workload, with its breakdown (see the module docstring). `capacity_bytes`: the
+    card's memory, where the libraries choose what they hold by it (a traced model's NCHW convolutions:
+    graph_estimate.graph_memory); the peak does not depend on it otherwise."""
     w = w.validate()
     if w.model.is_traced:
         from gpuadvisor.estimate.graph_estimate import graph_memory
 
-        return graph_memory(w)
+        return graph_memory(w, capacity_bytes)
     m = w.model
     tp, dp = w.tensor_parallel, shard_ranks(w)  # dp: the ranks sharding splits the state over
     params = float(m.num_params)

@@ -14,7 +14,8 @@ shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layou
   (GROUP_MMA_CHANNELS); depthwise ones (1-3 channels per group: no tensor-core path) run on CUDA cores or at
   DEPTHWISE_BW_EFF of bandwidth, except the NCHW ones PyTorch keeps from cuDNN (cudnn_depthwise: bf16 always, fp16
   below 32 channels and most stride-2 shapes), which run its own kernels at NATIVE_DEPTHWISE_*_EFF of the FP32
-  rate; NCHW tensors in 16-bit are transposed to NHWC and back around every cuDNN call.
+  rate; NCHW tensors in 16-bit are transposed to NHWC and back around every cuDNN call, and where the card
+  cannot hold those copies cuDNN runs a workspace-free kernel instead (conv_fallback).
 * attention: FlashAttention's FLOPs (causal triangle halved) at kernels.attention_rate.
 * recurrent (cuDNN LSTM/GRU): the input projections of all steps as one GEMM, then one small GEMM per
   time step and layer, never faster than RNN_STEP_FLOOR_S; the backward does twice the work; each layer of a
@@ -59,7 +60,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from gpuadvisor.estimate import calibration as cal
-from gpuadvisor.estimate import kernels
+from gpuadvisor.estimate import conv_fallback, kernels
 from gpuadvisor.estimate.dispatch import host_op_scale, overlap
 from gpuadvisor.estimate.graph import (
     BATCH_STATS,
@@ -108,6 +109,9 @@ class Rates:
     conv_native_mma: bool = False
     # the step's tensors are NCHW (its convolutions are): train-mode batch norms reduce a channel per block
     nchw_norms: bool = False
+    # bytes the card holds for one convolution's tensors beyond the step's weights and optimizer state
+    # (conv_fallback.room_bytes): a 16-bit NCHW convolution whose NHWC copies do not fit runs without them
+    conv_room: float = math.inf
 
     @classmethod
     def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
@@ -451,6 +455,8 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
     the channels per group rule tensor cores out (depthwise convolutions)."""
     c, k, groups = shape.in_channels, shape.out_channels, shape.groups
     nchw_16bit = shape.layout is TensorLayout.NCHW and op.dtype in ("bf16", "fp16")
+    if nchw_16bit and conv_fallback.falls_back(op, shape, r.conv_room):  # no room for its NHWC copies
+        return max(conv_fallback.fallback_s(op, shape, r.gemm.get("fp32", rate / 16)), t_mem)
     extra = cal.NCHW_TRANSPOSE_PASSES * t_mem if nchw_16bit else 0.0  # cuDNN transposes NCHW in and out of NHWC
     per_group = min(c, k) / groups if groups > 1 else 0.0
     if per_group >= 4 and nchw_16bit:
@@ -539,7 +545,7 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
     """The time of one step of `g` on one GPU: each op costed by class, the host's dispatch on top."""
     r = Rates.of(hw, eff)
     if any(isinstance(shape := op.named_shape, ConvShape) and shape.layout is TensorLayout.NCHW for op in g.ops):
-        r = replace(r, nchw_norms=True)
+        r = replace(r, nchw_norms=True, conv_room=conv_fallback.room_bytes(g, hw.memory_bytes))
     st = StepTime()
     optimizer_s = issued_s = 0.0
     training = g.mode.value == "training"

@@ -9,6 +9,10 @@ from gpuadvisor.estimate.calibration.record import Constant, Method
 MODELS = "tests/data/models-h100.json"
 DEPTHWISE = "lab/data/h200-nchw-2026-12-05/depthwise.json"
 BN_LAYOUTS = "lab/data/h200-nchw-2026-12-05/bn_layouts.json"
+CONV_WORKSPACE = "lab/data/h200-nchw-2026-12-05/conv_workspace.json"
+NO_WORKSPACE_FIT = ("the median FLOP rate of VGG-16's convolutions of 128+ output channels at batch 1024 on an H200, "
+                    "capped to their input and output plus 0.5 GiB (bench.nchw.fit_no_workspace); batch 256 is held "
+                    "out, and the whole VGG-16 step under a 23.4 and a 22.0 GiB cap checks it")
 BN_FIT = ("the median per-channel rate of the NCHW shapes at batch 512 that run at least 1.5x slower than "
           "channels-last on an H200 (bench.nchw.fit_nchw_batch_norm); the batch 384 and 128 shapes are held out")
 DEPTHWISE_FIT = ("the median FLOP rate of the shapes PyTorch runs natively among MobileNet-V3 Large's (batch 512) on "
@@ -50,6 +54,14 @@ CONSTANTS = (
              "3.6 at 256: bench.nchw.transpose_passes), but at 3.3 the H100's SD UNet convolutions move CONV_EFF's "
              "fit to 0.7 and the op-graph gates fail, and timm's RTX 3090/4090 NCHW inference would come out 0.6x: "
              "which shapes cuDNN transposes on which architecture is not known, so 1.0 stays"),
+    Constant("NO_WORKSPACE_CONV_EFF", 0.68, "fraction", "a 16-bit NCHW convolution whose NHWC copies do not fit "
+             "beside what is alive (conv_fallback.falls_back): cuDNN's workspace-free kernel, its FLOPs against the "
+             "FP32 FMA rate the pricer reads, at 128 or more output channels", CONV_WORKSPACE, Method.FITTED,
+             NO_WORKSPACE_FIT),
+    Constant("NO_WORKSPACE_CONV_TILE", 128, "channels", "the output channels one tile of that kernel covers: fewer "
+             "run at that share of its rate", CONV_WORKSPACE, Method.MEASURED,
+             "the rate at 64 output channels over the median at 128 or more, times 128, to the nearest 32, batch "
+             "1024 (bench.nchw.fit_no_workspace_tile: 64 channels run at about half the rate)"),
     Constant("GROUP_MMA_CHANNELS", 16, "channels", "a grouped convolution's channels per group that fill one "
              "tensor-core MMA (16-bit k = 16); groups of 4 to 15 channels run cuDNN's grouped implicit GEMM on "
              "tensor cores at that fraction of the rate, groups of 1-3 (depthwise) on CUDA cores",
