@@ -16,7 +16,8 @@ from bench import REPO
 
 DATA = REPO / "lab" / "data" / "h200-nchw-2026-12-05"
 CARD = "H200 SXM 141GB"
-CALIBRATION_BATCH = {"depthwise": 512, "batch norm": 512, "transposes": 1024, "no workspace": 1024}  # the other batches: held out
+#: the batch each fit reads; the other batches are held out
+CALIBRATION_BATCH = {"depthwise": 512, "batch norm": 512, "transposes": 1024, "no workspace": 1024}
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
@@ -267,9 +268,13 @@ def markdown(date: str = "2026-12-05") -> str:
               "batch norms reduce a channel per thread block: 16 channels at 112x112 run 8x slower than "
               "channels-last. cuDNN's NCHW transposes cost VGG-16's convolutions "
               f"{statistics.median(passes):.1f} passes over input and output ({min(passes):.1f}-{max(passes):.1f}), "
-              "not the 1.0 assumed, but the H100's UNet convolutions do not fit that (NCHW_TRANSPOSE_PASSES); "
-              "with too little memory for those transposes, cuDNN falls back to kernels 17-25x slower (VGG-16 at "
-              "batch 1024 under a 23.4 GiB cap: 2.18x the step, `timm-cap-23.4.json`)."]
+              "not the 1.0 assumed, but the H100's UNet convolutions do not fit that (NCHW_TRANSPOSE_PASSES). "
+              "With too little memory for the NHWC copies those transposes write, cuDNN runs workspace-free kernels "
+              f"at {fit_no_workspace():.0%} of the FP32 rate (a tile of {fit_no_workspace_tile()} output channels; "
+              "17-25x slower; `conv_fallback`, fitted at batch 1024, batch 256 held out). VGG-16 at batch 1024 "
+              "under a cap, measured / tool (nothing fitted on them): "
+              + "; ".join(f"{c['cap_gib']} GiB {c['time_s'] * 1e3:.0f} ms, tool {x:.2f}x" for c, x in capped_steps())
+              + " (uncapped: 164 ms)."]
     return "\n".join([*lines, *other_checks()]) + "\n"
 
 

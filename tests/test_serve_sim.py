@@ -200,8 +200,10 @@ def test_engine_versions_are_sourced_overrides():
     assert 0.8 <= tpot["vllm@0.5"] / 0.013 <= 1.25 and tpot["vllm@0.5"] > 1.5 * tpot["vllm"]
     with pytest.raises(UserError, match=r"known: 0\.5, 0\.6"):
         serve_engine("vllm@0.4")
-    with pytest.raises(UserError, match="known: none"):
+    with pytest.raises(UserError, match=r"known: 0\.5;"):
         serve_engine("sglang@0.3")
+    with pytest.raises(UserError, match="known: none"):
+        serve_engine("llamacpp@1")
 
 
 def test_sharegpt_vllm_lengths_keep_vllms_filter():
@@ -231,3 +233,22 @@ def test_vllm_takes_its_scheduler_limits_from_the_card(card, tokens, seqs):
     assert serve_setup(model, hw, "vllm@0.6").cfg.max_seqs == 256
     assert (serve_setup(model, hw, "sglang").cfg.max_seqs
             == serve_engine("sglang").max_seqs)  # an engine without card rules: one profile everywhere
+
+
+def test_a_new_token_ratio_holds_back_what_running_requests_will_need():
+    """SGLang's admission: 10 requests of 64 prompt and 100 output tokens, KV for 1,280 tokens (80 blocks). By the
+    prompts' blocks alone all ten are admitted at once (and the newest are preempted as they grow); with 0.7 of each
+    output held back, a request needs 64 + 70 tokens beside the running ones' share: nine fit, the tenth waits. The
+    ratio falls every decode step (here to its floor within 10 steps), which lets the waiting one in sooner than the
+    first finish would."""
+    inp, out = np.full(10, 64), np.full(10, 100)
+    plain = simulate(Const(0.01), cfg(kv_blocks=80, prefill_first=True), inp, out)
+    held = simulate(Const(0.01), cfg(kv_blocks=80, prefill_first=True, new_token_ratio=0.7,
+                                     min_new_token_ratio=0.098, new_token_ratio_decay_steps=10), inp, out)
+    slow = simulate(Const(0.01), cfg(kv_blocks=80, prefill_first=True, new_token_ratio=0.7,
+                                     min_new_token_ratio=0.7), inp, out)
+    assert plain.max_running == 10 and plain.preemptions > 0
+    assert np.isfinite(held.finish).all() and np.isfinite(slow.finish).all()
+    first_held = np.sort(held.first_token)
+    assert first_held[8] < first_held[9]  # the tenth waited
+    assert held.first_token.max() < slow.first_token.max()  # the decaying ratio admits it earlier

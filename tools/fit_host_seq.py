@@ -1,5 +1,6 @@
 """Fit an engine version's host time per scheduled sequence per iteration (engines.json `host_s_per_seq`: the
-engine core's scheduling, input preparation and output processing that run between GPU steps) on the published
+engine core's scheduling, input preparation and output processing, between GPU steps or beside them where the
+engine overlaps the two: `host_seq_overlap`) on the published
 rows of that version that are NOT held out (tests/data/published-serving.json), less the TTFT of runs that queue
 every request at once (their first tokens wait for the front-end to admit a request at a time, which the
 simulation does not model: docs/serving.md): the value, on a 10 us grid, that minimises the squared log ratio
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 from bench import serving as P
 
-#: the engine versions whose scheduler runs between GPU steps: vLLM v0.8-v0.13 (async scheduling from v0.14)
-SYNCHRONOUS = ("vllm@0.11",)
+#: the engine versions with a per-sequence host time: vLLM v0.8-v0.13, between GPU steps (async scheduling from
+#: v0.14); SGLang v0.4-v0.5, beside them (its overlap scheduler)
+VERSIONS = ("vllm@0.11", "sglang@0.5")
 
 
 def fit(spec: str, grid_us: range = range(0, 410, 10)) -> tuple[float, list[str]]:
@@ -23,6 +25,6 @@ def fit(spec: str, grid_us: range = range(0, 410, 10)) -> tuple[float, list[str]
 
 
 if __name__ == "__main__":
-    for spec in SYNCHRONOUS:
+    for spec in VERSIONS:
         value, ids = fit(spec)
         print(f"{spec}: host_s_per_seq {value * 1e6:.0f} us from {len(ids)} calibration rows: {', '.join(ids)}")

@@ -47,7 +47,8 @@ class ServeSetup:
                                  "host_s_per_decode_step": self.cost.decode_host,
                                  "host_s_per_prefill": self.cost.prefill_host}
                                 if not e.decode_graphs else {"host_s_per_iteration": e.host_s_per_iter})
-        host["host_s_per_sequence"] = e.host_s_per_seq  # per running sequence per iteration, not overlapped
+        host["host_s_per_sequence"] = e.host_s_per_seq  # per running sequence per iteration
+        host["host_sequence_overlap"] = e.host_seq_overlap  # beside the GPU's step (the longer sets it), else after
         return {"engine": e.spec, "engine_label": e.label, "frontend_s_per_request": e.frontend_s_per_request,
                 "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
@@ -111,7 +112,9 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
                     kv_blocks=tokens // lay.pp // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
                     prefill_first=eng.prefill_first,
                     reserve_output=eng.reserve_output, frontend_s=eng.frontend_s_per_request,
-                    decode_tokens=speculation.accept_length if speculation else 1.0)
+                    decode_tokens=speculation.accept_length if speculation else 1.0,
+                    new_token_ratio=eng.new_token_ratio, min_new_token_ratio=eng.min_new_token_ratio,
+                    new_token_ratio_decay_steps=eng.new_token_ratio_decay_steps, new_token_clip=eng.new_token_clip)
     return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg, spec_cost)
 
 

@@ -93,6 +93,14 @@ class ServeEngine:
     # host time per sequence of an iteration that the GPU does not hide: an engine whose scheduler, input
     # preparation and output processing run between GPU steps (vLLM's V1 engine before async scheduling)
     host_s_per_seq: float = 0.0
+    # that per-sequence time runs while the GPU runs the next iteration (an overlap scheduler: SGLang's, TensorRT-LLM's
+    # PyTorch executor's): an iteration takes the longer of the two, not their sum
+    host_seq_overlap: bool = False
+    # admission that holds back the running requests' expected output (sim.SimConfig.new_token_ratio; SGLang's)
+    new_token_ratio: float = 0.0
+    min_new_token_ratio: float = 0.0
+    new_token_ratio_decay_steps: int = 600
+    new_token_clip: int = 4096  # the most output tokens the ratio is taken of, per request
     client_sources: tuple[str, ...] = ()
     version: str = ""  # "" : the current release (engines.json `versions` NAME._default says which)
     # disaggregated prefill/decode (serve/disagg.py): whether the engine runs it, the hand-off per request on top

@@ -47,6 +47,8 @@ from gpuadvisor.estimate.serve.stepcost import StepCost, decode_steps_s
 # The most scheduler steps one run computes one at a time (a run of decode-only iterations that differ only in
 # their context is one step): ~20 us of CPU each, so a run stays within about 5 s; past it, SimulationBoundError.
 MAX_STEPS = 250_000
+#: decode iterations run as one between two admission checks while SimConfig.new_token_ratio holds requests back
+ADMISSION_RECHECK_STEPS = 8
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,14 @@ class SimConfig:
     # a disaggregated decode instance (serve/disagg.py): requests arrive with their prompt's KV cache computed
     # elsewhere; admission takes the prompt's blocks and the next iteration decodes (its first token)
     prefilled: bool = False
+    # SGLang's admission (schedule_policy.PrefillAdder): a new request is admitted only while the free KV cache covers
+    # its prompt and `new_token_ratio` of its output, beside that share of every running request's remaining output;
+    # the ratio falls by (initial - floor) / decay_steps every decode iteration and returns to the initial one when a
+    # request is preempted. 0: admission by the prompt's blocks alone
+    new_token_ratio: float = 0.0
+    min_new_token_ratio: float = 0.0
+    new_token_ratio_decay_steps: int = 600
+    new_token_clip: int = 4096  # the most output tokens of one request the ratio is taken of
 
 
 @dataclass
@@ -207,10 +217,22 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     budget_full = cfg.max_batched_tokens
     finished = 0
     fe = cfg.frontend_s  # a request reaches the scheduler this long after it is sent
+    ratio = cfg.new_token_ratio
+    ratio_step = (cfg.new_token_ratio - cfg.min_new_token_ratio) / max(1, cfg.new_token_ratio_decay_steps)
+
+    def reserve_allows(i: int) -> bool:
+        """SimConfig.new_token_ratio's admission: room for request i's prompt and its share of output."""
+        if ratio <= 0.0:
+            return True
+        live = np.fromiter(running, np.int64, len(running))
+        clip = cfg.new_token_clip
+        left = np.clip(out[live] - gen[live], 0, clip) if len(live) else np.zeros(0)
+        return free * int(cal.KV_BLOCK_TOKENS) - ratio * float(left.sum()) >= prompt[i] + ratio * min(out[i], clip)
 
     def preempt_newest() -> int:
         """Preempt the most recently admitted sequence: its blocks are freed and it is recomputed later."""
-        nonlocal free, preempt, dirty, prefilling
+        nonlocal free, preempt, dirty, prefilling, ratio
+        ratio = cfg.new_token_ratio
         victim = running.pop()
         free += int(blocks[victim])
         blocks[victim] = 0
@@ -260,7 +282,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 break
             c = min(rest, budget) if cfg.chunked_prefill else rest
             nb = -(-(inp[i] + out[i] if cfg.reserve_output else c) // int(cal.KV_BLOCK_TOKENS))
-            if nb > free:
+            if nb > free or not reserve_allows(i):
                 break
             waiting.popleft()
             free -= nb
@@ -333,6 +355,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             # a decode-only iteration: until a sequence finishes, a request arrives or the KV cache runs out,
             # the next iterations are the same but for the context (nothing can be admitted that was not now)
             steps = _decode_run(inp[dec] + gen[dec], blocks[dec], out[dec] - gen[dec], free, per_step)
+            if ratio > 0.0 and waiting:  # the falling ratio may admit a waiting request: look again soon
+                steps = min(steps, ADMISSION_RECHECK_STEPS)
             dctx, d = float((inp[dec] + gen[dec]).sum()), len(dec)
             next_t = float(arrival[order[arr_ptr]]) + fe if arr_ptr < n else np.inf
             if steps > 1 and next_t < np.inf:  # the steps that start before the next arrival
@@ -351,6 +375,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 free -= int(grown.sum())
                 blocks[dec] += grown
         iters += steps
+        if len(dec):
+            ratio = max(cfg.min_new_token_ratio, ratio - steps * ratio_step)
         max_run = max(max_run, len(running))
         ended: list[int] = []
         if len(dec):

@@ -200,10 +200,11 @@ class RooflineStepCost:
         s = self._stage_gpu_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, self.layers, 1.0,
                               decode_width)
         # module docstring: decode adds the step engine's host time, a prefill overlaps it; then the scheduler's,
-        # and its time per scheduled sequence where the engine does not overlap it with the GPU
+        # and its time per scheduled sequence: after the GPU's, or beside it where the engine overlaps the two
         seqs = decode_seqs + (1 if prefill_tokens else 0)
-        return ((s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)) + self._host_s()
-                + self.engine.host_s_per_seq * seqs)
+        gpu = s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)
+        per_seq = self.engine.host_s_per_seq * seqs
+        return (max(gpu, per_seq) if self.engine.host_seq_overlap else gpu + per_seq) + self._host_s()
 
     def head_step_s(self, decode_seqs: int, decode_context: float) -> float:
         """GPU seconds of one draft step of speculative heads (EAGLE, MTP): one decoder layer over its own one
