@@ -97,7 +97,7 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
                    MAX_SIM_REQUESTS)
     f = _latency_run(e["model"], e["gpu"], engine_spec(e), e["weights"], e["kv_dtype"], e["tp"], e["pp"],
                      e["input_len"], e["output_len"], e["lengths"], users, requests, phys,
-                     tuple(sorted(knobs.items())))
+                     tuple(sorted({**knobs, "served": bool(e["client_measured"])}.items())))
     return {"output_tps": f["output_tokens_per_s"], "max_output_tps": f["output_tokens_per_s"],
             "ttft_ms": f["ttft_s"]["mean"] * 1e3, "itl_ms": f["tpot_s"]["mean"] * 1e3,
             "tpot_ms": f["tpot_s"]["mean"] * 1e3}[metric]

@@ -231,6 +231,9 @@ def print_simulation(con: Any, p: ServingParts) -> None:
         host += f" + {a['host_s_per_sequence'] * 1e6:.0f} us per running sequence " + (
             "(beside the GPU's step: the longer of the two sets it)" if a.get("host_sequence_overlap")
             else "(not overlapped with the GPU)")
+    if a.get("stream_s_per_sequence"):
+        host += (f"; the front-end streams each running sequence's token in {a['stream_s_per_sequence'] * 1e6:.0f} us "
+                 "(in its own process: it paces the step where slower)")
     con.print(f"  assumptions: weights {a['weights']}, KV cache {a['kv_dtype']} in {a['kv_block_tokens']}-token "
               f"blocks ({a['kv_blocks_per_group']:,} blocks), token budget {a['max_batched_tokens']} per iteration "
               f"(chunked prefill: {'chunks of up to ' + str(a['chunk_tokens']) if a['chunk_tokens'] else 'off'}), "

@@ -49,6 +49,7 @@ class ServeSetup:
                                 if not e.decode_graphs else {"host_s_per_iteration": e.host_s_per_iter})
         host["host_s_per_sequence"] = e.host_s_per_seq  # per running sequence per iteration
         host["host_sequence_overlap"] = e.host_seq_overlap  # beside the GPU's step (the longer sets it), else after
+        host["stream_s_per_sequence"] = e.stream_s_per_seq  # the front-end's, per running sequence per iteration
         return {"engine": e.spec, "engine_label": e.label, "frontend_s_per_request": e.frontend_s_per_request,
                 "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
@@ -82,9 +83,14 @@ def default_kv_dtype(engine: ServeEngine, weights: str) -> str:
 def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, weights: str = "bf16",
                 kv_dtype: str | None = None, layout: Layout | None = None, efficiency: Efficiency | None = None,
                 phys: dict[str, float] | None = None, speculation: Speculation | None = None,
-                **knobs: Any) -> ServeSetup:
+                served: bool = True, **knobs: Any) -> ServeSetup:
+    """The deployment the simulation runs. `served`: clients measure it through the engine's HTTP server (its
+    front-end streams every token: ServeEngine.stream_s_per_seq); False: an offline benchmark that drives the
+    engine in-process (trtllm-bench, vLLM's offline throughput script)."""
     eng = (engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)).on_card(hw.name,
                                                                                                  hw.memory_gib)
+    if not served:
+        eng = replace(eng, stream_s_per_seq=0.0)
     if weights not in WEIGHT_BITS:
         raise UserError(f"unknown weight format {weights!r} (one of {', '.join(WEIGHT_BITS)})")
     kv = kv_dtype or default_kv_dtype(eng, weights)
@@ -161,8 +167,9 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
 
 #: what the validation says of a burst larger than the engine runs at once (docs/serving-accuracy.md, issue 29)
 OVERSUBSCRIBED_CAVEAT = ("more requests queued at once than the engine runs together: published runs of this kind "
-                         "through an engine's HTTP server measured TTFT and TPOT well above this simulation "
-                         "(docs/serving-accuracy.md); read these figures as the engine's best case")
+                         "through an engine's HTTP server measured a TTFT up to 4x this simulation's (vLLM and "
+                         "TensorRT-LLM on an H100: the front-end's admission, not modelled; docs/serving-accuracy.md); "
+                         "read the TTFT as the engine's best case")
 
 
 def llama_bench(s: ServeSetup, *, prompt: int = 0, gen: int = 0, ubatch: int = 512) -> float:

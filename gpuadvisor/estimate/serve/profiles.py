@@ -96,6 +96,10 @@ class ServeEngine:
     # that per-sequence time runs while the GPU runs the next iteration (an overlap scheduler: SGLang's, TensorRT-LLM's
     # PyTorch executor's): an iteration takes the longer of the two, not their sum
     host_seq_overlap: bool = False
+    # the serving front-end's time per running sequence per iteration (detokenizing and streaming its token), in a
+    # process of its own: tokens reach the clients no faster than it streams them. Served runs only (a load a client
+    # measures through the engine's HTTP server); an offline benchmark drives the engine in-process
+    stream_s_per_seq: float = 0.0
     # admission that holds back the running requests' expected output (sim.SimConfig.new_token_ratio; SGLang's)
     new_token_ratio: float = 0.0
     min_new_token_ratio: float = 0.0

@@ -204,7 +204,10 @@ class RooflineStepCost:
         seqs = decode_seqs + (1 if prefill_tokens else 0)
         gpu = s + self.decode_host if decode_seqs else overlap(self.prefill_host, s)
         per_seq = self.engine.host_s_per_seq * seqs
-        return (max(gpu, per_seq) if self.engine.host_seq_overlap else gpu + per_seq) + self._host_s()
+        busy = max(gpu, per_seq) if self.engine.host_seq_overlap else gpu + per_seq
+        # the front-end streams every running sequence's token in a process of its own: it paces the iteration
+        # where it is the slower
+        return max(busy, self.engine.stream_s_per_seq * decode_seqs) + self._host_s()
 
     def head_step_s(self, decode_seqs: int, decode_context: float) -> float:
         """GPU seconds of one draft step of speculative heads (EAGLE, MTP): one decoder layer over its own one
