@@ -32,9 +32,14 @@ def test_layers_split_as_vllm_splits_them(layers, stages, split):
 
 
 def test_pipeline_period_is_the_cycle_or_the_busiest_stage():
-    s = _setup("llama-3.3-70b", RTX_PRO, weights="fp4", kv_dtype="fp8", layout=Layout(pp=8))
+    """Offline (trtllm-bench, as the published PP tables ran): the period is the pipeline's. Served through
+    trtllm-serve, its front-end streams all 8 micro-batches' 64 tokens once a period, which then paces it."""
+    s = _setup("llama-3.3-70b", RTX_PRO, weights="fp4", kv_dtype="fp8", layout=Layout(pp=8), served=False)
     it = s.cost.pipeline(0, 0.0, 64, 64 * 1000)
     assert it.period_s == s.cost.iteration_s(0, 0.0, 64, 64 * 1000)
+    served = _setup("llama-3.3-70b", RTX_PRO, weights="fp4", kv_dtype="fp8", layout=Layout(pp=8))
+    assert served.cost.iteration_s(0, 0.0, 64, 64 * 1000) == pytest.approx(
+        max(it.period_s, 8 * 64 * served.engine.stream_s_per_seq))
     assert it.period_s >= it.cycle_s and it.period_s >= 8 * max(it.stage_busy_s)
     # the LM head sits on the last stage: it is the busiest, and the others wait for it (a bubble)
     assert it.stage_busy_s[-1] > max(it.stage_busy_s[:-1]) and it.bubble > 0.05

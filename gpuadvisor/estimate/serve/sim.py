@@ -9,7 +9,8 @@ the decodes), and decodes otherwise. The KV cache is paged in blocks of KV_BLOCK
 free block preempts the most recently admitted sequence, which frees its blocks and is recomputed later (its prompt
 then is its input plus what it had generated, and its last chunk samples the next token); so does a prompt that
 waits for blocks held by newer prompts when nothing else can run. An engine that reserves the whole output at
-admission (`reserve_output`, TensorRT-LLM's GUARANTEED_NO_EVICT) never preempts for decodes.
+admission (`reserve_output`, TensorRT-LLM's GUARANTEED_NO_EVICT) never preempts for decodes; one that holds back a
+share of the running requests' remaining output (`new_token_ratio`, SGLang's) admits fewer at once and preempts less.
 A prompt's last chunk samples its first token.
 
 Disaggregated pools (serve/disagg.py): a prefill instance runs the requests with one output token (its prompt's

@@ -19,6 +19,10 @@ Roofline of one iteration on one GPU (a tensor-parallel rank, 1/pp of the layers
   iteration's GPU time (generate() synchronizes every step) and overlapped with a prefill's (dispatch.overlap), as
   the single-request path costs them.
 * with tensor parallelism, the scheduler's hand-off of the iteration to its workers (`tp_handoff_s_per_iter`).
+* the engine's host time per running sequence (`host_s_per_seq`): after the GPU's step, or beside it where the
+  engine overlaps the two (`host_seq_overlap`: the longer sets the iteration); and, in a served run, the front-end's
+  time to stream each running sequence's token (`stream_s_per_seq`), in a process of its own, which paces the
+  iteration where it is the slower.
 
 Pipeline parallelism (pp > 1) as it runs: the layers are split as vLLM splits them (`pipeline_split`: the
 remainder of layers % pp goes to the stages before the last, which holds the final norm and the LM head) and the
@@ -195,8 +199,9 @@ class RooflineStepCost:
         t = prefill_tokens + decode_seqs
         if t <= 0:
             return 0.0
-        if self.pp > 1:
-            return self.pipeline(prefill_tokens, prefill_pairs, decode_seqs, decode_context, decode_width).period_s
+        if self.pp > 1:  # the front-end streams every micro-batch's tokens once a period
+            period = self.pipeline(prefill_tokens, prefill_pairs, decode_seqs, decode_context, decode_width).period_s
+            return max(period, self.engine.stream_s_per_seq * decode_seqs * self.pp)
         s = self._stage_gpu_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, self.layers, 1.0,
                               decode_width)
         # module docstring: decode adds the step engine's host time, a prefill overlaps it; then the scheduler's,
