@@ -281,7 +281,7 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     lay = Layout(tp=w.tensor_parallel, pp=q.pipeline_parallel, replicas=q.replicas)
     overrides: dict[str, Any] = dict(q.engine_overrides)
     setup = serve_setup(w.model, card_figures(card), q.engine, weights=weights, kv_dtype=q.kv_dtype, layout=lay,
-                        efficiency=None, speculation=_speculation(q), **overrides)
+                        efficiency=None, speculation=_speculation(q), served=not q.in_process, **overrides)
     lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens))
     r = estimate_load(setup, lengths, rate=q.rate, users=q.concurrency, requests=q.requests, seed=q.seed,
                       slo_ttft=q.p99_ttft_s, slo_tpot=q.p99_tpot_s)
@@ -351,9 +351,9 @@ def _disaggregated(request: EstimateRequest, q: ServingLoad, hardware: Resolved)
     overrides: dict[str, Any] = dict(q.engine_overrides)
     phw, dhw = card_figures(prefill_card), card_figures(card)
     pre = serve_setup(w.model, phw, q.engine, weights=weights, kv_dtype=q.kv_dtype, layout=Layout(tp=ptp),
-                      **overrides)
+                      served=not q.in_process, **overrides)
     dec = serve_setup(w.model, dhw, q.engine, weights=weights, kv_dtype=pre.kv_dtype,
-                      layout=Layout(tp=w.tensor_parallel), **overrides)
+                      layout=Layout(tp=w.tensor_parallel), served=not q.in_process, **overrides)
     ds = DisaggSetup(pre, dec, q.prefill_gpus // ptp, q.replicas,
                      kv_link(q.kv_link, phw, dhw, q.prefill_gpus + w.tensor_parallel * q.replicas))
     lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens))

@@ -106,6 +106,9 @@ class ServingLoad:
     prefill_tp: int | None = None
     prefill_card: str | None = None
     kv_link: str | None = None
+    # the load drives the engine in-process, as an offline benchmark does (trtllm-bench, vLLM's LLM class): no HTTP
+    # front-end, so no time per request before the scheduler and no streaming of tokens to clients
+    in_process: bool = False
 
     @property
     def disaggregated(self) -> bool:
@@ -312,7 +315,7 @@ APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
     **{k: (_kind(Question.SERVING), "the serving simulation (--rate, or --engine vllm|sglang|trtllm|llamacpp|hf)")
        for k in ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft_s",
                  "p99_tpot_s", "engine_overrides", "speculative", "spec_tokens", "spec_accept", "draft_model",
-                 "prefill_gpus")},
+                 "prefill_gpus", "in_process")},
     **{k: (lambda r: isinstance(r.question, ServingLoad) and r.question.disaggregated,
            "a disaggregated deployment (--prefill-gpus N)") for k in ("prefill_tp", "prefill_card", "kv_link")},
     "pipeline_parallel": (_kind(Question.SERVING, Question.TRAINING), "the serving simulation and training "

@@ -101,3 +101,26 @@ def test_a_burst_past_the_engines_sequences_carries_the_validations_caveat(capsy
     rc, out, _ = run(capsys, "estimate", "qwen3-14b", "--gpu", "A100 SXM4 80GB", "--engine", "vllm",
                      "--input-len", "200", "--output-len", "200", "--requests", "1000")
     assert rc == 0 and "caveat: more requests queued at once" in " ".join(out.split())
+
+
+def test_in_process_drops_the_http_front_end(capsys):
+    """`--in-process` (an offline benchmark such as trtllm-bench): no front-end time per request and no streaming,
+    so 600 queued ShareGPT requests through TensorRT-LLM on an H100 come out faster than served over HTTP (where
+    trtllm-serve's streaming paces the step), and the answer says which it is."""
+    base = ("estimate", "qwen3-14b", "--engine", "trtllm", "--requests", "600", "--lengths", "sharegpt", "--json")
+    figures = {}
+    for extra in ((), ("--in-process",)):
+        rc, out, _ = run(capsys, *base, *extra)
+        assert rc == 0
+        d = json.loads(out)
+        figures[bool(extra)] = d["detail"]["serving_simulation"]["figures"]["output_tokens_per_s"]
+        assert d["detail"]["serving_simulation"]["assumptions"]["served"] is not bool(extra)
+    assert figures[True] > 1.2 * figures[False]
+    rc, out, _ = run(capsys, *base[:-1], "--in-process")
+    assert rc == 0 and "in-process (no HTTP front-end" in " ".join(out.split())
+
+
+def test_in_process_is_refused_where_nothing_is_served(capsys):
+    rc, _, err = run(capsys, "estimate", "llama-3.1-8b", "--mode", "training", "--batch", "4", "--micro-batch", "2",
+                     "--in-process")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "--in-process" in err

@@ -60,6 +60,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "prefill_tp": ("prefill_tp", "--prefill-tp"),
     "prefill_gpu": ("prefill_card", "--prefill-gpu"),
     "kv_link": ("kv_link", "--kv-link"),
+    "in_process": ("in_process", "--in-process"),
     "pp": ("pipeline_parallel", "--pp"),
     "micro_batch": ("micro_batch", "--micro-batch"),
     "vp": ("virtual_stages", "--vp"),
@@ -78,7 +79,7 @@ _TRAINING_LAYOUT = ("micro_batch", "vp", "cp", "ep", "framework", "layout", "rec
                     "samples_seen", "restart_overhead")
 _SERVING = ("rate", "concurrency", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft",
             "p99_tpot", "calibration", "speculative", "spec_tokens", "spec_accept", "draft_model", "prefill_gpus",
-            "prefill_tp", "prefill_gpu", "kv_link")
+            "prefill_tp", "prefill_gpu", "kv_link", "in_process")
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, str]:
@@ -135,7 +136,7 @@ def request_from(args: argparse.Namespace, calibration: Any = None) -> EstimateR
             engine_overrides=calibration.overrides if calibration else (), speculative=args.speculative,
             spec_tokens=args.spec_tokens, spec_accept=args.spec_accept, draft_model=args.draft_model,
             prefill_gpus=args.prefill_gpus, prefill_tp=args.prefill_tp, prefill_card=args.prefill_gpu,
-            kv_link=args.kv_link)
+            kv_link=args.kv_link, in_process=args.in_process)
     else:
         question = Step(engine=args.engine, users=args.serve_users, offload=args.offload,
                         host_bandwidth_gbs=args.host_bw)

@@ -205,7 +205,9 @@ def print_simulation(con: Any, p: ServingParts) -> None:
             else "every request queued at once")
     con.print(f"[bold]{m.name} on {a['gpus']} x {card.name} ({a['layout']}), {a['engine_label']}[/bold] (simulated "
               "estimate)")
-    con.print(f"  load: {load}, {f['requests']} requests, lengths {ld['lengths']}")
+    client = "served over HTTP, as a client measures it" if a.get("served", True) else \
+        "in-process (no HTTP front-end: --in-process)"
+    con.print(f"  load: {load}, {f['requests']} requests, lengths {ld['lengths']}; {client}")
     con.print(f"  throughput: {f['requests_per_s']:,.2f} req/s, {f['output_tokens_per_s']:,.0f} output tok/s "
               f"({f['total_tokens_per_s']:,.0f} tok/s with prompts)")
     for key, label in (("ttft_s", "TTFT (client: request sent to first token received)"),

@@ -71,6 +71,10 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
                        help="tensor parallel per prefill instance (default: --tp)")
         g.add_argument("--prefill-gpu", default=None, metavar="CARD",
                        help="the prefill pool's card (default: --gpu)")
+        g.add_argument("--in-process", action="store_true", default=False,
+                       help="an offline benchmark that drives the engine in-process (trtllm-bench, vLLM's LLM "
+                            "class): no HTTP front-end, no streaming to clients (default: served over HTTP, as a "
+                            "client measures it)")
         g.add_argument("--kv-link", default=None, metavar="LINK",
                        help="link between the pools: nvlink, network, or GB/s per GPU one way (default: NVLink "
                             "within one node of one card, else the network at 50 GB/s per GPU)")

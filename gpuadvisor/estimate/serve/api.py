@@ -35,6 +35,7 @@ class ServeSetup:
     cost: RooflineStepCost  # the target model's
     cfg: SimConfig
     speculative: SpeculativeStepCost | None = None  # what the scheduler runs when the engine speculates
+    served: bool = True  # through the engine's HTTP server (serve_setup), else in-process
 
     @property
     def step_cost(self) -> RooflineStepCost | SpeculativeStepCost:
@@ -50,7 +51,8 @@ class ServeSetup:
         host["host_s_per_sequence"] = e.host_s_per_seq  # per running sequence per iteration
         host["host_sequence_overlap"] = e.host_seq_overlap  # beside the GPU's step (the longer sets it), else after
         host["stream_s_per_sequence"] = e.stream_s_per_seq  # the front-end's, per running sequence per iteration
-        return {"engine": e.spec, "engine_label": e.label, "frontend_s_per_request": e.frontend_s_per_request,
+        return {"engine": e.spec, "engine_label": e.label, "served": self.served,
+                "frontend_s_per_request": e.frontend_s_per_request,
                 "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
                 "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
@@ -85,12 +87,13 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
                 phys: dict[str, float] | None = None, speculation: Speculation | None = None,
                 served: bool = True, **knobs: Any) -> ServeSetup:
     """The deployment the simulation runs. `served`: clients measure it through the engine's HTTP server (its
-    front-end streams every token: ServeEngine.stream_s_per_seq); False: an offline benchmark that drives the
-    engine in-process (trtllm-bench, vLLM's offline throughput script)."""
+    front-end takes ServeEngine.frontend_s_per_request before a request reaches the scheduler and streams every
+    token: ServeEngine.stream_s_per_seq); False: an offline benchmark that drives the engine in-process
+    (trtllm-bench, vLLM's LLM class), without either."""
     eng = (engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)).on_card(hw.name,
                                                                                                  hw.memory_gib)
     if not served:
-        eng = replace(eng, stream_s_per_seq=0.0)
+        eng = replace(eng, stream_s_per_seq=0.0, frontend_s_per_request=0.0)
     if weights not in WEIGHT_BITS:
         raise UserError(f"unknown weight format {weights!r} (one of {', '.join(WEIGHT_BITS)})")
     kv = kv_dtype or default_kv_dtype(eng, weights)
@@ -121,7 +124,7 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
                     decode_tokens=speculation.accept_length if speculation else 1.0,
                     new_token_ratio=eng.new_token_ratio, min_new_token_ratio=eng.min_new_token_ratio,
                     new_token_ratio_decay_steps=eng.new_token_ratio_decay_steps, new_token_clip=eng.new_token_clip)
-    return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg, spec_cost)
+    return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg, spec_cost, served)
 
 
 def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None, users: int | None = None,
