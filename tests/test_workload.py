@@ -166,6 +166,7 @@ def test_learned_positions_limit_sequence():
 
 @pytest.mark.parametrize(("name", "total", "active"), [
     ("gemma-2b", 2.51e9, 2.51e9), ("olmoe-1b-7b", 6.92e9, 1.28e9), ("qwen3-30b-a3b", 30.5e9, 3.35e9),
+    ("qwen3-32b", 32.8e9, 32.8e9),  # Qwen3-32B: "Number of Parameters: 32.8B" (its model card)
 ])
 def test_new_presets_total_and_active(name, total, active):
     m = resolve_model(name)
