@@ -14,6 +14,7 @@ import json
 
 import torch
 
+from lab.device.record import save_rows
 from lab.rnn_calls import time_call  # median seconds over CUDA events, after a warm-up
 
 #: (batch, channels, size)
@@ -54,10 +55,7 @@ def main() -> int:
             r = one(*shape, cl)
             print(json.dumps(r), flush=True)
             rows.append(r)
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "cudnn": torch.backends.cudnn.version(), "cuda": torch.version.cuda}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    save_rows(a.out, rows)
     return 0
 
 

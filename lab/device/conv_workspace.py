@@ -17,6 +17,7 @@ import json
 import torch
 import torch.nn.functional as F
 
+from lab.device.record import save_rows
 from lab.rnn_calls import time_call  # median seconds over CUDA events, after a warm-up
 
 #: VGG-16's convolutions: (in channels, out channels, spatial size), 3x3, padding 1
@@ -72,10 +73,7 @@ def main() -> int:
                 r = one(cin, cout, size, batch, channels_last, room)
                 print(json.dumps(r), flush=True)
                 rows.append(r)
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "cudnn": torch.backends.cudnn.version(), "cuda": torch.version.cuda}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    save_rows(a.out, rows)
     return 0
 
 

@@ -16,6 +16,7 @@ import json
 import torch
 import torch.nn.functional as F
 
+from lab.device.record import save_rows
 from lab.rnn_calls import time_call  # median seconds over CUDA events, after a warm-up
 
 #: (batch, channels, input size, kernel, stride): MobileNet-V3 Large (batch 512) and EfficientNet-B0 (batch 384)
@@ -60,10 +61,7 @@ def main() -> int:
                 print(json.dumps(r), flush=True)
                 rows.append(r)
                 torch.cuda.empty_cache()
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "cudnn": torch.backends.cudnn.version(), "cuda": torch.version.cuda}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    save_rows(a.out, rows)
     return 0
 
 

@@ -16,6 +16,7 @@ import torch
 import torchvision
 from torch.profiler import ProfilerActivity, profile
 
+from lab.device.record import save_rows
 from lab.device.timm_checks import benchmark_step
 from lab.rnn_calls import time_call
 
@@ -55,10 +56,7 @@ def main() -> int:
             r = run(name, mode, batch, cl)
             print(json.dumps({k: v for k, v in r.items() if k != "ops_us"}), flush=True)
             rows.append(r)
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "cudnn": torch.backends.cudnn.version(), "cuda": torch.version.cuda}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    save_rows(a.out, rows)
     return 0
 
 

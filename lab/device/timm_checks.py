@@ -23,6 +23,8 @@ from collections.abc import Callable
 import torch
 import torchvision
 
+from lab.device.record import save_rows
+
 #: (model, source, mode, batch): the published rows' models and batches
 CASES = [
     ("vgg16", "timm", "inference", 1024),
@@ -111,10 +113,7 @@ def main() -> int:
         rows.append(row)
     import timm
 
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "timm": timm.__version__,
-           "cudnn": torch.backends.cudnn.version(), "cuda": torch.version.cuda}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    save_rows(a.out, rows, timm=timm.__version__)
     return 0
 
 
