@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.graph import ConvShape, Op, OpGraph, TensorLayout
+from gpuadvisor.workload import BYTES_PER_DTYPE
 
-_BYTES = {"bf16": 2.0, "fp16": 2.0}
+SIXTEEN_BIT = ("bf16", "fp16")  # the dtypes cuDNN runs NCHW convolutions in through NHWC copies
 RESIDENT_ITEMS = ("weights", "gradients", "optimizer states")
 
 
@@ -29,9 +30,10 @@ def nhwc_copies_bytes(op: Op, shape: ConvShape) -> float:
     """The bytes of the NHWC copies a 16-bit NCHW convolution holds while it runs (its input and its output, or for
     a backward the output gradient in and the input gradient out: the same sizes); 0 for one cuDNN does not
     transpose (channels-last, grouped, an image stem of fewer than 8 channels, which measured no workspace)."""
-    elem = _BYTES.get(op.dtype)
-    if (elem is None or shape.layout is not TensorLayout.NCHW or shape.groups > 1 or shape.in_channels < 8):
+    if op.dtype not in SIXTEEN_BIT or shape.layout is not TensorLayout.NCHW or shape.groups > 1 \
+            or shape.in_channels < 8:
         return 0.0
+    elem = BYTES_PER_DTYPE[op.dtype]
     n = shape.batch
     return elem * n * (shape.in_channels * shape.in_height * shape.in_width
                        + shape.out_channels * shape.out_height * shape.out_width)
