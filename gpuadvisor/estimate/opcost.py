@@ -146,6 +146,11 @@ class Rates:
     def rate(self, dtype: str) -> float:
         return self.gemm.get(dtype) or self.gemm.get("bf16") or self.gemm.get("fp32") or 0.0
 
+    def cuda_core_rate(self, tensor_rate: float) -> float:
+        """The FP32 FMA rate that kernels off the tensor cores run against; a card with no FP32 figure, a
+        sixteenth of `tensor_rate`."""
+        return self.gemm.get("fp32", tensor_rate / 16)
+
     @property
     def conv_eff(self) -> float:
         """A dense convolution's rate over the GEMM rate, read from the table when priced: CONV_EFF where cuDNN's
@@ -456,7 +461,7 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
     c, k, groups = shape.in_channels, shape.out_channels, shape.groups
     nchw_16bit = shape.layout is TensorLayout.NCHW and op.dtype in ("bf16", "fp16")
     if nchw_16bit and conv_fallback.falls_back(op, shape, r.conv_room):  # no room for its NHWC copies
-        return max(conv_fallback.fallback_s(op, shape, r.gemm.get("fp32", rate / 16)), t_mem)
+        return max(conv_fallback.fallback_s(op, shape, r.cuda_core_rate(rate)), t_mem)
     extra = cal.NCHW_TRANSPOSE_PASSES * t_mem if nchw_16bit else 0.0  # cuDNN transposes NCHW in and out of NHWC
     per_group = min(c, k) / groups if groups > 1 else 0.0
     if per_group >= 4 and nchw_16bit:
@@ -466,11 +471,11 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
         return max(op.flops / (rate * r.conv_eff * fill), t_mem) + extra
     if groups > 1 and shape.layout is TensorLayout.NCHW and not cudnn_depthwise(shape, op.dtype):
         # PyTorch's own CUDA kernels (_conv_depthwise2d): FLOPs at a small share of the FP32 rate, no transposes
-        fp32 = r.gemm.get("fp32", rate / 16)
+        fp32 = r.cuda_core_rate(rate)
         share = cal.NATIVE_DEPTHWISE_FWD_EFF if op.phase is Phase.FORWARD else cal.NATIVE_DEPTHWISE_BWD_EFF
         return max(op.flops / (fp32 * share), t_mem)
     if groups > 1:  # depthwise: no tensor-core path; FLOPs on CUDA cores, bytes at best
-        cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
+        cuda_rate = r.cuda_core_rate(rate) * cal.CUDA_CORE_CONV_EFF
         depthwise_eff = cal.DEPTHWISE_BW_EFF if r.depthwise_scale != 1.0 else r.streamed_efficiency(
             cal.DEPTHWISE_BW_EFF)
         return max(op.flops / cuda_rate, t_mem / (depthwise_eff * r.depthwise_scale)) + extra
@@ -535,7 +540,7 @@ def _nchw_grouped_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: floa
     as per-group implicit GEMMs on tensor cores (cutlass dgrad/wgrad, one launch per group), with no transposes."""
     c, k, groups = shape.in_channels, shape.out_channels, shape.groups
     if op.phase is Phase.FORWARD:
-        cuda_rate = r.gemm.get("fp32", rate / 16) * cal.CUDA_CORE_CONV_EFF
+        cuda_rate = r.cuda_core_rate(rate) * cal.CUDA_CORE_CONV_EFF
         return max(op.flops / cuda_rate, t_mem)
     t = groups * _implicit_gemms_s(op, shape, r, rate, c / groups, k / groups, forward=False)
     return max(t + _bias_grad_s(op, shape, r), t_mem)
