@@ -101,7 +101,7 @@ class ServingLoad:
     draft_model: str | None = None  # the drafting model of --speculative draft
     # disaggregated prefill/decode (estimate/serve/disagg.py): a prefill pool of `prefill_gpus` GPUs in instances
     # of `prefill_tp` (default: the workload's --tp) on `prefill_card` (default: the request's card); the decode
-    # pool is the workload's layout (--tp x --replicas on --gpu); `kv_link` nvlink | network | GB/s per GPU
+    # pool is the workload's layout (--tp x --replicas on --gpu); `kv_link` nvlink | pcie | network | GB/s per GPU
     prefill_gpus: int | None = None
     prefill_tp: int | None = None
     prefill_card: str | None = None

@@ -1,12 +1,21 @@
-"""The cheapest rental that meets serving SLOs under a request rate: each (card, GPU count) of the price snapshot,
-cheapest first, laid out as tensor-parallel groups x replicas, is simulated (estimate/serve/) at the rate, and the
-first whose P99 TTFT and P99 time per output token meet the targets is the pick. What binds is the target with the
-least headroom. A card the support matrix (advisor/support.py) says cannot run the engine is never simulated nor
-picked: it is returned with the reason. Pure apart from the snapshot it is given."""
+"""The cheapest rental that meets serving SLOs under a request rate, colocated or disaggregated.
+
+Colocated: each (card, GPU count) of the price snapshot, cheapest first, laid out as tensor-parallel groups x
+replicas, is simulated (estimate/serve/) at the rate, and the first whose P99 TTFT and P99 time per output token
+meet the targets is the pick. Disaggregated (`cheapest_disaggregated`): a prefill pool and a decode pool, either
+split within one offer's node (the KV cache over NVLink on SXM boards, else PCIe) or two offers of one provider,
+region and GPU vendor joined by the network, possibly of different cards, cheapest mix first, each simulated by
+estimate/serve/disagg.py.
+
+What binds is the target with the least headroom. A card the support matrix (advisor/support.py) says cannot run
+the engine is never simulated nor picked: it is returned with the reason. An option that misses rules out the
+options it proves cannot meet either (`_Ruled`), so the simulations go to options that might; the number of
+simulations is bounded (`tries`). Pure apart from the snapshot it is given."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.core import limits
@@ -16,6 +25,12 @@ from gpuadvisor.estimate.serve.lengths import Lengths
 from gpuadvisor.layout import Layout
 
 TP_CHOICES = (1, 2, 4, 8)
+#: simulations one search may run (each about 20-60 ms at 300 requests)
+SLO_TRIES = 400
+#: an option that served `achieved` req/s of `rate` rules out the same card with fewer than this share of
+#: gpus x rate / achieved GPUs: replicas add throughput at best in proportion (the margin covers a larger TP group
+#: whose extra KV cache does better than that)
+SCALING_MARGIN = 0.8
 
 
 @dataclass(frozen=True)
@@ -39,6 +54,50 @@ class SloPick:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+@dataclass(frozen=True)
+class Pool:
+    """One pool of a disaggregated deployment: `gpus` GPUs of `card` in instances of `tp`."""
+
+    card: str
+    gpus: int
+    tp: int
+
+    def describe(self) -> str:
+        instances = f", {self.gpus // self.tp} instances" if self.gpus > self.tp else ""
+        return f"{self.gpus} x {self.card} (TP{self.tp}{instances})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"card": self.card, "gpus": self.gpus, "tp": self.tp, "instances": self.gpus // self.tp}
+
+
+@dataclass(frozen=True)
+class DisaggPick:
+    """A disaggregated mix: its pools, the offers it rents (one node split in two, or one offer per pool) and the
+    link its KV caches cross."""
+
+    prefill: Pool
+    decode: Pool
+    offers: tuple[str, ...]
+    link: str
+    usd_per_hour: float
+    p99_ttft_s: float
+    p99_tpot_s: float
+    meets: bool
+    binds: str
+    figures: dict[str, Any]
+
+    def line(self) -> str:
+        where = f"one node via {self.offers[0]}" if len(self.offers) == 1 else f"via {' + '.join(self.offers)}"
+        return (f"prefill {self.prefill.describe()} + decode {self.decode.describe()} at ${self.usd_per_hour:,.2f}/h "
+                f"({where}; KV over {self.link}): P99 TTFT {self.p99_ttft_s * 1e3:,.0f} ms, P99 TPOT "
+                f"{self.p99_tpot_s * 1e3:,.1f} ms; binds: {self.binds}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d.update(prefill=self.prefill.to_dict(), decode=self.decode.to_dict(), offers=list(self.offers))
+        return d
+
+
 def _binds(ttft: float, tpot: float, slo_ttft: float | None, slo_tpot: float | None) -> str:
     parts = []
     if slo_ttft:
@@ -48,60 +107,241 @@ def _binds(ttft: float, tpot: float, slo_ttft: float | None, slo_tpot: float | N
     return max(parts)[1] if parts else "-"
 
 
+def _meets(ttft: float, tpot: float, slo_ttft: float | None, slo_tpot: float | None) -> bool:
+    return (slo_ttft is None or ttft <= slo_ttft) and (slo_tpot is None or tpot <= slo_tpot)
+
+
+@dataclass
+class _Ruled:
+    """GPU counts per card proven too few: a count at or below `at_most[card]` cannot meet the targets."""
+
+    at_most: dict[str, float] = field(default_factory=dict)
+
+    def rule_out(self, card: str, gpus: float) -> None:
+        self.at_most[card] = max(self.at_most.get(card, 0.0), gpus)
+
+    def ruled_out(self, card: str, gpus: int) -> bool:
+        return gpus <= self.at_most.get(card, 0.0)
+
+    def short_of_rate(self, card: str, gpus: int, achieved: float | None, rate: float) -> None:
+        """The option missed: the same card with no more GPUs cannot meet it, nor with fewer than the rate asks of
+        what these GPUs served."""
+        self.rule_out(card, gpus)
+        if achieved:
+            self.rule_out(card, gpus * rate / achieved * SCALING_MARGIN)
+
+
+class _Search:
+    """The snapshot's cheapest offer per (card, GPU count), the support matrix's verdict per card and the smallest
+    tensor-parallel group that holds the model on each card."""
+
+    def __init__(self, model: Any, catalog: Any, offers: list[Any], engine: str, weights: str,
+                 kv_dtype: str | None) -> None:
+        from gpuadvisor.advisor.support import QUANT_FEATURE, SERVE_ENGINE_FEATURE
+
+        self.model, self.catalog, self.engine, self.weights, self.kv_dtype = model, catalog, engine, weights, kv_dtype
+        self.needs = tuple(f for f in (SERVE_ENGINE_FEATURE.get(str(engine).lower().partition("@")[0]),
+                                       QUANT_FEATURE.get(weights)) if f)
+        self.blocked: dict[str, str] = {}
+        self.best: dict[tuple[str, int], tuple[float, str]] = {}
+        #: the same per provider and region: two instances a network joins (a KV cache does not cross the internet)
+        self.by_place: dict[tuple[str, str], dict[tuple[str, int], tuple[float, str]]] = {}
+        for o in offers:
+            price = o.price_usd_h if hasattr(o, "price_usd_h") and not callable(o.price_usd_h) else o.on_demand_usd_h
+            if price is None or not o.card:
+                continue
+            key, entry = (o.card, int(o.gpu_count)), (float(price), f"{o.provider} {o.instance_type}")
+            for table in (self.best, self.by_place.setdefault((o.provider, getattr(o, "region", "") or ""), {})):
+                if key not in table or price < table[key][0]:
+                    table[key] = entry
+        self._cards: dict[str, Any] = {}
+        self._min_tp: dict[str, int | None] = {}
+
+    def card(self, name: str) -> Any | None:
+        """The catalog card that may run the engine; None (and the reason in `blocked`) otherwise."""
+        from gpuadvisor.advisor.support import cannot_run
+
+        if name not in self._cards:
+            try:
+                card = self.catalog.get(name)
+            except Exception:
+                card = None
+            if card is not None:
+                why = cannot_run(card, self.needs)
+                hw = card_figures(card)
+                if why:
+                    self.blocked[card.name] = why
+                    card = None
+                elif not hw.bandwidth_gbs or not hw.memory_gib:
+                    card = None
+            self._cards[name] = card
+        return self._cards[name]
+
+    def setup(self, card: Any, tp: int, **kw: Any) -> Any:
+        return serve_setup(self.model, card_figures(card), self.engine, weights=self.weights, kv_dtype=self.kv_dtype,
+                           layout=Layout(tp=tp), **kw)
+
+    def min_tp(self, card: Any) -> int | None:
+        """The smallest tensor-parallel group whose GPUs hold the weights and some KV cache."""
+        if card.name not in self._min_tp:
+            self._min_tp[card.name] = None
+            for tp in TP_CHOICES:
+                if self.model.num_heads % tp:
+                    continue
+                try:
+                    self.setup(card, tp)
+                except UserError:
+                    continue
+                self._min_tp[card.name] = tp
+                break
+        return self._min_tp[card.name]
+
+
 def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str, weights: str, kv_dtype: str | None,
                      lengths: Lengths, rate: float, slo_ttft: float | None, slo_tpot: float | None,
-                     requests: int = 300, seed: int = 0, tries: int = 40
+                     requests: int = 300, seed: int = 0, tries: int = SLO_TRIES
                      ) -> tuple[SloPick | None, list[SloPick], dict[str, str]]:
     """(the cheapest option that meets the SLOs or None, every option evaluated, cheapest first, and card name ->
     "cannot run: <why>" for each card of a cheaper offer that the support matrix rules out)."""
-    from gpuadvisor.advisor.support import QUANT_FEATURE, SERVE_ENGINE_FEATURE, cannot_run
-
-    engine_needs = tuple(f for f in (SERVE_ENGINE_FEATURE.get(str(engine).lower().partition("@")[0]),) if f)
-    weight_needs = tuple(f for f in (QUANT_FEATURE.get(weights),) if f)
-    blocked: dict[str, str] = {}
-    if not (slo_ttft or slo_tpot):
-        raise UserError("give at least one serving target: --p99-ttft or --p99-tpot")
-    limits.check("slo_requests", requests)  # one simulation per option tried: fewer requests each
-    best: dict[tuple[str, int], tuple[float, str]] = {}
-    for o in offers:
-        price = o.price_usd_h if hasattr(o, "price_usd_h") and not callable(o.price_usd_h) else o.on_demand_usd_h
-        if price is None or not o.card:
-            continue
-        key = (o.card, int(o.gpu_count))
-        if key not in best or price < best[key][0]:
-            best[key] = (float(price), f"{o.provider} {o.instance_type}")
+    _check_targets(slo_ttft, slo_tpot, requests)
+    search = _Search(model, catalog, offers, engine, weights, kv_dtype)
+    ruled = _Ruled()
     evaluated: list[SloPick] = []
-    for (card_name, gpus), (usd, offer) in sorted(best.items(), key=lambda kv: kv[1][0]):
+    for (card_name, gpus), (usd, offer) in sorted(search.best.items(), key=lambda kv: kv[1][0]):
         if len(evaluated) >= tries:
             break
-        try:
-            card = catalog.get(card_name)
-        except Exception:
-            continue
-        why = cannot_run(card, engine_needs + weight_needs)
-        if why:
-            blocked[card.name] = why
-            continue
-        hw = card_figures(card)
-        if not hw.bandwidth_gbs or not hw.memory_gib:
+        card = search.card(card_name)
+        if card is None or ruled.ruled_out(card.name, gpus):
             continue
         for tp in TP_CHOICES:
             if tp > gpus or gpus % tp or model.num_heads % tp:
                 continue
             lay = Layout(tp=tp, replicas=gpus // tp)
             try:
-                s = serve_setup(model, hw, engine, weights=weights, kv_dtype=kv_dtype, layout=lay)
+                s = serve_setup(model, card_figures(card), engine, weights=weights, kv_dtype=kv_dtype, layout=lay)
                 r = estimate_load(s, lengths, rate=rate, requests=requests, seed=seed, slo_ttft=slo_ttft,
                                   slo_tpot=slo_tpot)
             except UserError:
                 continue
             f = r["figures"]
             ttft, tpot = f["ttft_s"]["p99"], f["tpot_s"]["p99"] or 0.0
-            ok = (slo_ttft is None or ttft <= slo_ttft) and (slo_tpot is None or tpot <= slo_tpot)
+            ok = _meets(ttft, tpot, slo_ttft, slo_tpot)
             pick = SloPick(card.name, gpus, lay.describe(), usd, offer, ttft, tpot, ok,
                            _binds(ttft, tpot, slo_ttft, slo_tpot), f)
             evaluated.append(pick)
             if ok:
-                return pick, evaluated, blocked
+                return pick, evaluated, search.blocked
+            ruled.short_of_rate(card.name, gpus, f.get("requests_per_s"), rate)
             break  # the smallest TP that fits; more TP rarely helps a rate that replicas cannot serve
-    return None, evaluated, blocked
+    return None, evaluated, search.blocked
+
+
+@dataclass(frozen=True)
+class _Mix:
+    prefill: Pool
+    decode: Pool
+    usd: float
+    offers: tuple[str, ...]
+    link: str | None  # None: the default of disagg.kv_link (NVLink within one node of one card, else the network)
+
+
+def _mixes(search: _Search) -> Iterator[_Mix]:
+    """Every mix of the snapshot, in no order: one offer's GPUs split between the pools, or two offers of one
+    provider and region and one GPU vendor."""
+    def sides(table: dict[tuple[str, int], tuple[float, str]]) -> Iterator[tuple[Any, int, int, float, str]]:
+        for (name, gpus), (usd, label) in table.items():
+            card = search.card(name)
+            tp = search.min_tp(card) if card is not None else None
+            if card is not None and tp is not None and gpus % tp == 0:
+                yield card, gpus, tp, usd, label
+
+    for card, gpus, tp, usd, label in sides(search.best):
+        for p in range(tp, gpus, tp):  # one node: p GPUs prefill, the rest decode
+            if (gpus - p) % tp == 0:
+                yield _Mix(Pool(card.name, p, tp), Pool(card.name, gpus - p, tp), usd, (label,), None)
+    for table in search.by_place.values():
+        here = list(sides(table))
+        for pc, pg, ptp, pu, pl in here:
+            for dc, dg, dtp, du, dl in here:
+                if pc.vendor != dc.vendor:  # the engines' KV connectors move caches between GPUs of one vendor
+                    continue
+                yield _Mix(Pool(pc.name, pg, ptp), Pool(dc.name, dg, dtp), pu + du, (pl, dl), "network")
+
+
+def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engine: str, weights: str,
+                           kv_dtype: str | None, lengths: Lengths, rate: float, slo_ttft: float | None,
+                           slo_tpot: float | None, requests: int = 300, seed: int = 0, tries: int = SLO_TRIES,
+                           below_usd: float | None = None
+                           ) -> tuple[DisaggPick | None, list[DisaggPick], dict[str, str]]:
+    """The cheapest disaggregated mix that meets the SLOs (or None), every mix simulated, cheapest first, and the
+    cards the support matrix rules out. `below_usd`: only mixes cheaper than that (a colocated pick's price).
+
+    A mix that misses rules out, for later mixes, a pool it proves too small: the decode pool when the P99 time per
+    token misses (it depends on the decode pool alone at a rate), and either pool whose own part of the TTFT, at
+    its P99, is past the target with the front-end."""
+    from gpuadvisor.estimate.serve.disagg import DisaggSetup, estimate_disaggregated, kv_link
+    from gpuadvisor.estimate.serve.profiles import serve_engine
+
+    _check_targets(slo_ttft, slo_tpot, requests)
+    if not serve_engine(engine).disaggregation:
+        raise UserError(f"--disaggregated: {engine} has no disaggregated prefill/decode (vllm, sglang, trtllm have)")
+    search = _Search(model, catalog, offers, engine, weights, kv_dtype)
+    prefill_ruled, decode_ruled = _Ruled(), _Ruled()
+    evaluated: list[DisaggPick] = []
+    setups: dict[tuple[str, int], Any] = {}
+
+    def setup(pool: Pool) -> Any:
+        key = (pool.card, pool.tp)
+        if key not in setups:
+            setups[key] = search.setup(search.catalog.get(pool.card), pool.tp)
+        return setups[key]
+
+    for mix in sorted(_mixes(search), key=lambda x: (x.usd, x.prefill.gpus + x.decode.gpus, x.prefill.card)):
+        if len(evaluated) >= tries or (below_usd is not None and mix.usd >= below_usd):
+            break
+        if prefill_ruled.ruled_out(mix.prefill.card, mix.prefill.gpus) or \
+                decode_ruled.ruled_out(mix.decode.card, mix.decode.gpus):
+            continue
+        pre, dec = setup(mix.prefill), setup(mix.decode)
+        link = kv_link(mix.link, pre.hw, dec.hw, mix.prefill.gpus + mix.decode.gpus)
+        ds = DisaggSetup(pre, dec, mix.prefill.gpus // mix.prefill.tp, mix.decode.gpus // mix.decode.tp, link)
+        try:
+            r = estimate_disaggregated(ds, lengths, rate=rate, requests=requests, seed=seed, slo_ttft=slo_ttft,
+                                       slo_tpot=slo_tpot)
+        except UserError:  # a request does not fit one of the pools' KV cache: neither pool on these cards
+            prefill_ruled.rule_out(mix.prefill.card, mix.prefill.gpus)
+            decode_ruled.rule_out(mix.decode.card, mix.decode.gpus)
+            continue
+        f = r["figures"]
+        ttft, tpot = f["ttft_s"]["p99"], f["tpot_s"]["p99"] or 0.0
+        ok = _meets(ttft, tpot, slo_ttft, slo_tpot)
+        pick = DisaggPick(mix.prefill, mix.decode, mix.offers, link.describe(), mix.usd, ttft, tpot, ok,
+                          _binds(ttft, tpot, slo_ttft, slo_tpot), f)
+        evaluated.append(pick)
+        if ok:
+            return pick, evaluated, search.blocked
+        _rule_out_pools(f, mix, slo_ttft, slo_tpot, prefill_ruled, decode_ruled)
+    return None, evaluated, search.blocked
+
+
+def _rule_out_pools(f: dict[str, Any], mix: _Mix, slo_ttft: float | None, slo_tpot: float | None,
+                    prefill_ruled: _Ruled, decode_ruled: _Ruled) -> None:
+    """What a missed mix proves (cheapest_disaggregated's docstring)."""
+    if slo_tpot is not None and (f["tpot_s"]["p99"] or 0.0) > slo_tpot:
+        decode_ruled.rule_out(mix.decode.card, mix.decode.gpus)
+    if slo_ttft is None:
+        return
+    fe, parts = float(f.get("frontend_s") or 0.0), f["ttft_parts_p99_s"]
+    if fe + parts["prefill queue + prefill"] > slo_ttft:
+        prefill_ruled.rule_out(mix.prefill.card, mix.prefill.gpus)
+    if fe + parts["decode queue + first decode"] > slo_ttft:
+        decode_ruled.rule_out(mix.decode.card, mix.decode.gpus)
+
+
+def _check_targets(slo_ttft: float | None, slo_tpot: float | None, requests: int) -> None:
+    if not (slo_ttft or slo_tpot):
+        raise UserError("give at least one serving target: --p99-ttft or --p99-tpot")
+    limits.check("slo_requests", requests)  # one simulation per option tried: fewer requests each
+
+
+__all__ = ["SLO_TRIES", "DisaggPick", "Pool", "SloPick", "cheapest_disaggregated", "cheapest_for_slo"]

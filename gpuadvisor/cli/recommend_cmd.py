@@ -52,6 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
+    if args.disaggregated and args.rate is None:
+        raise UserError("--disaggregated needs a load and a target: --rate REQ/S and --p99-ttft / --p99-tpot")
     if args.rate is not None or args.p99_ttft is not None or args.p99_tpot is not None:
         from gpuadvisor.cli.serve_args import run_recommend
 

@@ -76,9 +76,14 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
                             "class): no HTTP front-end, no streaming to clients (default: served over HTTP, as a "
                             "client measures it)")
         g.add_argument("--kv-link", default=None, metavar="LINK",
-                       help="link between the pools: nvlink, network, or GB/s per GPU one way (default: NVLink "
-                            "within one node of one card, else the network at 50 GB/s per GPU)")
+                       help="link between the pools: nvlink, pcie, network, or GB/s per GPU one way (default, "
+                            "within one node of one card: NVLink on SXM boards, else PCIe at 25 GB/s; otherwise "
+                            "the network at 50 GB/s per GPU)")
     if recommend:
+        g.add_argument("--disaggregated", action="store_true", default=False,
+                       help="with --rate and targets: also the cheapest disaggregated mix (a prefill and a decode "
+                            "pool, one node split in two or two offers joined by the network), beside the colocated "
+                            "pick")
         g.add_argument("--serve-engine", default="vllm", metavar="ENGINE",
                        help="engine for --rate / --p99-* (default vllm; one of " + ", ".join(SERVE_ENGINES) + ")")
 
@@ -112,14 +117,26 @@ def run_recommend(args: argparse.Namespace) -> int:
         raise UserError("no rental offers to choose from (price snapshot empty after the filters)")
     weights = serving_weights(w, ServingLoad(weights=args.weights))
     lengths = parse_lengths(args.lengths, w.seq, max(1, w.gen_tokens))  # as the estimator's serving question
-    pick, tried, blocked = cheapest_for_slo(m, catalog_from(args), offers, engine=args.serve_engine, weights=weights,
-                                   kv_dtype=args.kv_dtype, lengths=lengths, rate=args.rate,
-                                   slo_ttft=args.p99_ttft, slo_tpot=args.p99_tpot, requests=args.requests or 300,
-                                   seed=args.seed)
+    question = dict(engine=args.serve_engine, weights=weights, kv_dtype=args.kv_dtype, lengths=lengths, rate=args.rate,
+                    slo_ttft=args.p99_ttft, slo_tpot=args.p99_tpot, requests=args.requests or 300, seed=args.seed)
+    catalog = catalog_from(args)
+    disagg = None
+    if args.disaggregated:  # first: an engine without disaggregation is refused before any simulation
+        from gpuadvisor.advisor.serve_slo import cheapest_disaggregated
+
+        disagg = cheapest_disaggregated(m, catalog, offers, **question)
+    pick, tried, blocked = cheapest_for_slo(m, catalog, offers, **question)
+    if disagg is not None:
+        blocked = {**blocked, **disagg[2]}
     if args.json:
-        print_json({"model": m.name, "rate": args.rate, "p99_ttft_s": args.p99_ttft, "p99_tpot_s": args.p99_tpot,
-                    "engine": args.serve_engine, "pick": pick.to_dict() if pick else None,
-                    "evaluated": [t.to_dict() for t in tried], "cannot_run": blocked, "estimate": True})
+        d = {"model": m.name, "rate": args.rate, "p99_ttft_s": args.p99_ttft, "p99_tpot_s": args.p99_tpot,
+             "engine": args.serve_engine, "pick": pick.to_dict() if pick else None,
+             "evaluated": [t.to_dict() for t in tried], "cannot_run": blocked, "estimate": True}
+        if disagg is not None:
+            d["disaggregated"] = {"pick": disagg[0].to_dict() if disagg[0] else None,
+                                  "evaluated": [t.to_dict() for t in disagg[1]],
+                                  "cheaper": _cheaper(pick, disagg[0])}
+        print_json(d)
         return 0
     con = console()
     con.print(f"[bold]{m.name} at {args.rate:g} req/s[/bold], {args.serve_engine}; targets: "
@@ -130,8 +147,39 @@ def run_recommend(args: argparse.Namespace) -> int:
         con.print(f"  [bold]cheapest that meets them[/bold]: {pick.line()}", soft_wrap=True)
     else:
         con.print("[bold red]  nothing evaluated meets the targets[/bold red]")
-    for t in tried[:-1] if pick else tried[:8]:
-        con.print(f"  cheaper, misses: {t.line()}", soft_wrap=True)
+    misses = tried[:-1] if pick else tried
+    shown = misses[-SHOWN_MISSES:] if pick else misses[:SHOWN_MISSES]  # those closest to the pick; else cheapest
+    if len(misses) > len(shown):
+        con.print(f"  {len(misses)} {'cheaper ' if pick else ''}options simulated miss; "
+                  f"{'the dearest' if pick else 'the cheapest'} {len(shown)} (--json lists all):")
+    for t in shown:
+        con.print(f"  {'cheaper, ' if pick else ''}misses: {t.line()}", soft_wrap=True)
+    if disagg is not None:
+        dpick, dtried = disagg[0], disagg[1]
+        if dpick:
+            con.print(f"  [bold]cheapest disaggregated mix that meets them[/bold]: {dpick.line()}", soft_wrap=True)
+        else:
+            con.print(f"[bold red]  no disaggregated mix evaluated meets the targets[/bold red] ({len(dtried)} "
+                      "simulated)")
+        for mix in dtried[-SHOWN_MISSES - 1:-1] if dpick else dtried[:SHOWN_MISSES]:
+            con.print(f"  {'cheaper mix, ' if dpick else ''}misses: {mix.line()}", soft_wrap=True)
+        con.print(f"  {_CHEAPER_LINE[_cheaper(pick, dpick)]}", soft_wrap=True)
     for card, why in blocked.items():  # the support matrix: never simulated, never picked
         con.print(f"  {'cheaper, ' if pick else ''}{card}: {why} (docs/support.md)", soft_wrap=True)
     return 0
+
+
+#: misses printed of each search (--json has all of them)
+SHOWN_MISSES = 6
+_CHEAPER_LINE = {"colocated": "colocated is the cheaper way to meet them", "disaggregated":
+                 "disaggregated is the cheaper way to meet them", "equal": "both cost the same per hour",
+                 "neither": "neither way meets them among the options evaluated"}
+
+
+def _cheaper(pick: Any, dpick: Any) -> str:
+    """Which way meets the targets for less: colocated, disaggregated, equal or neither."""
+    if pick is None or dpick is None:
+        return "disaggregated" if dpick is not None else ("colocated" if pick is not None else "neither")
+    if abs(pick.usd_per_hour - dpick.usd_per_hour) < 0.005:
+        return "equal"
+    return "colocated" if pick.usd_per_hour < dpick.usd_per_hour else "disaggregated"

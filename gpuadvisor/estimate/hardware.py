@@ -67,6 +67,9 @@ class HardwareFigures:
     tflops: dict[str, float] = field(default_factory=dict)  # dense TFLOP/s per dtype ("fp32" = FMA rate)
     tdp_w: float | None = None
     interconnect_gbs: float | None = None
+    # whether interconnect_gbs joins every GPU of a node (SXM/OAM boards, NVSwitch); False: a PCIe card whose
+    # NVLink figure is a bridge between two cards, which a rented node seldom has
+    interconnect_node_wide: bool = True
     compute_units: int | None = None  # SMs (NVIDIA) / CUs (AMD): sets a GEMM's wave quantization
     allreduce_busbw_gbs: float | None = None  # measured all-reduce bus bandwidth (interconnect probe)
     source: str = "datasheet"  # "datasheet" | "measured"
@@ -108,6 +111,7 @@ class HardwareFigures:
             tflops=tf,
             tdp_w=card.tdp_w,
             interconnect_gbs=card.interconnect_gbs,
+            interconnect_node_wide=not str(getattr(card, "form_factor", "") or "").lower().startswith("pcie"),
             compute_units=getattr(card, "compute_units", None),
             compute_capability=getattr(card, "compute_capability", None) if card.vendor == "nvidia" else None,
             conv_native_mma=convolves_on_native_mma(card),

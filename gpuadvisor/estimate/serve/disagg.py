@@ -41,14 +41,14 @@ from gpuadvisor.estimate.serve.sim import SimResult, simulate
 #: the most GPUs one node holds: both pools within it send over NVLink (where the card has it)
 GPUS_PER_NODE = 8
 MAX_ROUNDS = 40
-KV_LINKS = ("nvlink", "network")
+KV_LINKS = ("nvlink", "pcie", "network")
 
 
 @dataclass(frozen=True)
 class KvLink:
     """The link a KV cache crosses between the pools, per GPU and one direction."""
 
-    kind: str  # nvlink | network
+    kind: str  # nvlink | pcie | network | given
     gbs: float  # GB/s of one direction per GPU, before KV_TRANSFER_EFFICIENCY
 
     def describe(self) -> str:
@@ -56,12 +56,20 @@ class KvLink:
 
 
 def kv_link(spec: str | None, prefill_hw: Any, decode_hw: Any, total_gpus: int) -> KvLink:
-    """The link of `--kv-link nvlink|network|GBS` (GB/s per GPU one way); by default NVLink where both pools are
-    one card with an NVLink figure in one node (at most GPUS_PER_NODE GPUs), else the network at
-    NODE_NET_GBS_PER_GPU (one 400 Gb/s NIC per GPU)."""
+    """The link of `--kv-link nvlink|pcie|network|GBS` (GB/s per GPU one way). By default, where both pools are one
+    card in one node (at most GPUS_PER_NODE GPUs): NVLink if it joins the node's GPUs (SXM boards; a PCIe card's
+    NVLink bridge joins two), else PCIe at DEFAULT_INTERCONNECT_GBS; otherwise the network at NODE_NET_GBS_PER_GPU
+    (one 400 Gb/s NIC per GPU)."""
     same_nvlink = prefill_hw.name == decode_hw.name and (decode_hw.interconnect_gbs or 0) > 0
+    one_node = prefill_hw.name == decode_hw.name and total_gpus <= GPUS_PER_NODE
     if spec is None:
-        spec = "nvlink" if same_nvlink and total_gpus <= GPUS_PER_NODE else "network"
+        node_wide = same_nvlink and getattr(decode_hw, "interconnect_node_wide", True)
+        spec = ("nvlink" if node_wide else "pcie") if one_node else "network"
+    if spec == "pcie":
+        if not one_node:
+            raise UserError(f"--kv-link pcie: both pools must be one card in one node (at most {GPUS_PER_NODE} "
+                            "GPUs); use network or GB/s")
+        return KvLink("pcie", float(cal.DEFAULT_INTERCONNECT_GBS))
     if spec == "nvlink":
         if not same_nvlink:
             raise UserError("--kv-link nvlink: both pools must be one card with NVLink (the catalog gives "
@@ -226,6 +234,10 @@ def summarize(run: DisaggRun, frontend_s: float, *, warmup: int = 0, slo_ttft: f
         "prefill queue + prefill": float((run.prefill_done - run.send)[sel].mean()) - frontend_s,
         "KV transfer": float(run.transfer[sel].mean()),
         "decode queue + first decode": float((run.first_token - run.decode_arrival)[sel].mean())}
+    fe = frontend_s
+    f["ttft_parts_p99_s"] = {  # each part's own P99: one part alone past a TTFT target rules its pool out
+        "prefill queue + prefill": float(np.percentile((run.prefill_done - run.send)[sel], 99)) - fe,
+        "decode queue + first decode": float(np.percentile((run.first_token - run.decode_arrival)[sel], 99))}
     f["kv_transfer_s"] = {"mean": float(run.transfer[sel].mean()), "p50": float(np.percentile(run.transfer[sel], 50)),
                           "p99": float(np.percentile(run.transfer[sel], 99))}
     f["closed_loop_rounds"] = run.rounds
