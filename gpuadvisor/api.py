@@ -131,6 +131,27 @@ def picks(w: Workload, targets: Targets | None = None, **kw: Any) -> dict[str, A
     return advise(w, targets, **kw).picks
 
 
+def serving_picks(model: Any, *, rate: float, p99_ttft_s: float | None = None, p99_tpot_s: float | None = None,
+                  engine: str = "vllm", input_len: int = 1024, output_len: int = 256, lengths: str | None = None,
+                  weights: str = "bf16", kv_dtype: str | None = None, disaggregated: bool = False,
+                  providers: Sequence[str] = (), region: str | None = None, spot: bool = False,
+                  offers: Sequence[Any] | None = None, requests: int = 300, seed: int = 0) -> Any:
+    """The cheapest rental whose simulation at `rate` req/s meets P99 TTFT and time-per-token targets, and with
+    `disaggregated` the cheapest prefill and decode pools that do (advisor.serve_slo.ServingPicks: `colocated`,
+    `disaggregated`, `cheaper`, what each search simulated). `lengths`: as `--lengths` (default fixed lengths)."""
+    from gpuadvisor.advisor.market import offers_for
+    from gpuadvisor.advisor.serve_slo import serving_picks as _serving_picks
+    from gpuadvisor.catalog import load_catalog
+    from gpuadvisor.estimate.serve.lengths import parse_lengths
+    from gpuadvisor.modelspec import resolve_model
+
+    m = resolve_model(model) if isinstance(model, str) else model
+    offer_list = list(offers) if offers is not None else offers_for(providers, region, spot=spot)[0]
+    return _serving_picks(m, load_catalog(), offer_list, disaggregated=disaggregated, engine=engine, weights=weights,
+                          kv_dtype=kv_dtype, lengths=parse_lengths(lengths, input_len, output_len), rate=rate,
+                          slo_ttft=p99_ttft_s, slo_tpot=p99_tpot_s, requests=requests, seed=seed)
+
+
 def probe(mode: str = "quick", device: str | int = "all", *, refresh_host: bool = False, on_event: Any = None) -> Any:
     """Measure this machine (GPUs and host): a results.RunResult. Without a GPU it measures the host.
     refresh_host (with mode="full") re-measures the figures kept in the host cache."""
@@ -162,4 +183,4 @@ def check(result: Any, rules: str | os.PathLike[str] | Any) -> Any:
 
 __all__ = ["Advice", "Answer", "EstimateRequest", "HardwareChoice", "Option", "ServingLoad", "Step", "Targets",
            "TrainingLayout", "advise", "catalog", "check", "estimate", "options", "picks", "prices_line", "probe",
-           "request", "workload"]
+           "request", "serving_picks", "workload"]

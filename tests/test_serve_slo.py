@@ -14,6 +14,7 @@ from gpuadvisor.advisor.serve_slo import cheapest_disaggregated, cheapest_for_sl
 from gpuadvisor.advisor.support import cannot_run
 from gpuadvisor.catalog import load_catalog
 from gpuadvisor.cli import main
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.serve.api import card_figures
 from gpuadvisor.estimate.serve.disagg import kv_link
 from gpuadvisor.estimate.serve.lengths import parse_lengths
@@ -126,3 +127,17 @@ def test_the_docs_example_where_disaggregated_is_cheaper(capsys):
     assert (dis["prefill"]["gpus"], dis["decode"]["gpus"], dis["decode"]["card"]) == (4, 4, "GeForce RTX 5090")
     assert round(dis["usd_per_hour"], 2) == 3.20 and d["disaggregated"]["cheaper"] == "disaggregated"
     assert (round(dis["p99_ttft_s"] * 1e3), round(dis["p99_tpot_s"] * 1e3, 1)) == (481, 14.0)
+
+
+def test_api_serving_picks_is_what_recommend_prints(capsys):
+    from gpuadvisor import api
+
+    r = api.serving_picks("llama-3.1-8b", rate=4.0, p99_ttft_s=0.8, p99_tpot_s=0.03, input_len=3000, output_len=200,
+                          offers=OFFERS, requests=80, disaggregated=True)
+    direct, _, _ = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **QUESTION)
+    assert r.disaggregated.to_dict() == direct.to_dict()
+    assert r.colocated.meets and r.cheaper in ("colocated", "disaggregated", "equal")
+    assert "Tesla K80" in r.cannot_run
+    with pytest.raises(UserError, match="llamacpp"):
+        api.serving_picks("llama-3.1-8b", rate=1.0, p99_ttft_s=1.0, engine="llamacpp", offers=OFFERS,
+                          disaggregated=True)

@@ -338,10 +338,45 @@ def _rule_out_pools(f: dict[str, Any], mix: _Mix, slo_ttft: float | None, slo_tp
         decode_ruled.rule_out(mix.decode.card, mix.decode.gpus)
 
 
+@dataclass(frozen=True)
+class ServingPicks:
+    """The answer of `recommend --rate R --p99-ttft T --p99-tpot P [--disaggregated]`: each search's pick (None: none
+    evaluated meets the targets) and the options it simulated, cheapest first, and the cards ruled out."""
+
+    colocated: SloPick | None
+    colocated_tried: list[SloPick]
+    disaggregated: DisaggPick | None
+    disaggregated_tried: list[DisaggPick] | None  # None: not asked
+    cannot_run: dict[str, str]
+
+    @property
+    def cheaper(self) -> str | None:
+        """Which way meets the targets for less: colocated, disaggregated, equal, neither (None: not asked)."""
+        if self.disaggregated_tried is None:
+            return None
+        c, d = self.colocated, self.disaggregated
+        if c is None or d is None:
+            return "disaggregated" if d is not None else ("colocated" if c is not None else "neither")
+        if abs(c.usd_per_hour - d.usd_per_hour) < 0.005:
+            return "equal"
+        return "colocated" if c.usd_per_hour < d.usd_per_hour else "disaggregated"
+
+
+def serving_picks(model: Any, catalog: Any, offers: list[Any], *, disaggregated: bool = False,
+                  **question: Any) -> ServingPicks:
+    """Both searches on one question (keywords of cheapest_for_slo); the disaggregated one first, so that an engine
+    without disaggregation is refused before any simulation."""
+    d_pick, d_tried, d_blocked = (cheapest_disaggregated(model, catalog, offers, **question) if disaggregated
+                                  else (None, None, {}))
+    pick, tried, blocked = cheapest_for_slo(model, catalog, offers, **question)
+    return ServingPicks(pick, tried, d_pick, d_tried, {**blocked, **d_blocked})
+
+
 def _check_targets(slo_ttft: float | None, slo_tpot: float | None, requests: int) -> None:
     if not (slo_ttft or slo_tpot):
         raise UserError("give at least one serving target: --p99-ttft or --p99-tpot")
     limits.check("slo_requests", requests)  # one simulation per option tried: fewer requests each
 
 
-__all__ = ["SLO_TRIES", "DisaggPick", "Pool", "SloPick", "cheapest_disaggregated", "cheapest_for_slo"]
+__all__ = ["SLO_TRIES", "DisaggPick", "Pool", "ServingPicks", "SloPick", "cheapest_disaggregated", "cheapest_for_slo",
+           "serving_picks"]

@@ -101,7 +101,6 @@ def _model(args: argparse.Namespace) -> Any:
 def run_recommend(args: argparse.Namespace) -> int:
     """`recommend MODEL --rate 5 --p99-ttft 1s --p99-tpot 50ms`: the cheapest rental meeting the SLOs."""
     from gpuadvisor.advisor.market import offers_for
-    from gpuadvisor.advisor.serve_slo import cheapest_for_slo
     from gpuadvisor.cli.common import catalog_from, console, print_json
     from gpuadvisor.estimate.serve.lengths import parse_lengths
     from gpuadvisor.estimate.serve.profiles import serve_engine
@@ -117,25 +116,19 @@ def run_recommend(args: argparse.Namespace) -> int:
         raise UserError("no rental offers to choose from (price snapshot empty after the filters)")
     weights = serving_weights(w, ServingLoad(weights=args.weights))
     lengths = parse_lengths(args.lengths, w.seq, max(1, w.gen_tokens))  # as the estimator's serving question
-    question = dict(engine=args.serve_engine, weights=weights, kv_dtype=args.kv_dtype, lengths=lengths, rate=args.rate,
-                    slo_ttft=args.p99_ttft, slo_tpot=args.p99_tpot, requests=args.requests or 300, seed=args.seed)
-    catalog = catalog_from(args)
-    disagg = None
-    if args.disaggregated:  # first: an engine without disaggregation is refused before any simulation
-        from gpuadvisor.advisor.serve_slo import cheapest_disaggregated
+    from gpuadvisor.advisor.serve_slo import serving_picks
 
-        disagg = cheapest_disaggregated(m, catalog, offers, **question)
-    pick, tried, blocked = cheapest_for_slo(m, catalog, offers, **question)
-    if disagg is not None:
-        blocked = {**blocked, **disagg[2]}
+    r = serving_picks(m, catalog_from(args), offers, disaggregated=args.disaggregated, engine=args.serve_engine,
+                      weights=weights, kv_dtype=args.kv_dtype, lengths=lengths, rate=args.rate,
+                      slo_ttft=args.p99_ttft, slo_tpot=args.p99_tpot, requests=args.requests or 300, seed=args.seed)
+    pick, tried = r.colocated, r.colocated_tried
     if args.json:
         d = {"model": m.name, "rate": args.rate, "p99_ttft_s": args.p99_ttft, "p99_tpot_s": args.p99_tpot,
              "engine": args.serve_engine, "pick": pick.to_dict() if pick else None,
-             "evaluated": [t.to_dict() for t in tried], "cannot_run": blocked, "estimate": True}
-        if disagg is not None:
-            d["disaggregated"] = {"pick": disagg[0].to_dict() if disagg[0] else None,
-                                  "evaluated": [t.to_dict() for t in disagg[1]],
-                                  "cheaper": _cheaper(pick, disagg[0])}
+             "evaluated": [t.to_dict() for t in tried], "cannot_run": r.cannot_run, "estimate": True}
+        if r.disaggregated_tried is not None:
+            d["disaggregated"] = {"pick": r.disaggregated.to_dict() if r.disaggregated else None,
+                                  "evaluated": [t.to_dict() for t in r.disaggregated_tried], "cheaper": r.cheaper}
         print_json(d)
         return 0
     con = console()
@@ -154,8 +147,8 @@ def run_recommend(args: argparse.Namespace) -> int:
                   f"{'the dearest' if pick else 'the cheapest'} {len(shown)} (--json lists all):")
     for t in shown:
         con.print(f"  {'cheaper, ' if pick else ''}misses: {t.line()}", soft_wrap=True)
-    if disagg is not None:
-        dpick, dtried = disagg[0], disagg[1]
+    if r.disaggregated_tried is not None:
+        dpick, dtried = r.disaggregated, r.disaggregated_tried
         if dpick:
             con.print(f"  [bold]cheapest disaggregated mix that meets them[/bold]: {dpick.line()}", soft_wrap=True)
         else:
@@ -163,8 +156,8 @@ def run_recommend(args: argparse.Namespace) -> int:
                       "simulated)")
         for mix in dtried[-SHOWN_MISSES - 1:-1] if dpick else dtried[:SHOWN_MISSES]:
             con.print(f"  {'cheaper mix, ' if dpick else ''}misses: {mix.line()}", soft_wrap=True)
-        con.print(f"  {_CHEAPER_LINE[_cheaper(pick, dpick)]}", soft_wrap=True)
-    for card, why in blocked.items():  # the support matrix: never simulated, never picked
+        con.print(f"  {_CHEAPER_LINE[r.cheaper or 'neither']}", soft_wrap=True)
+    for card, why in r.cannot_run.items():  # the support matrix: never simulated, never picked
         con.print(f"  {'cheaper, ' if pick else ''}{card}: {why} (docs/support.md)", soft_wrap=True)
     return 0
 
@@ -175,11 +168,3 @@ _CHEAPER_LINE = {"colocated": "colocated is the cheaper way to meet them", "disa
                  "disaggregated is the cheaper way to meet them", "equal": "both cost the same per hour",
                  "neither": "neither way meets them among the options evaluated"}
 
-
-def _cheaper(pick: Any, dpick: Any) -> str:
-    """Which way meets the targets for less: colocated, disaggregated, equal or neither."""
-    if pick is None or dpick is None:
-        return "disaggregated" if dpick is not None else ("colocated" if pick is not None else "neither")
-    if abs(pick.usd_per_hour - dpick.usd_per_hour) < 0.005:
-        return "equal"
-    return "colocated" if pick.usd_per_hour < dpick.usd_per_hour else "disaggregated"
