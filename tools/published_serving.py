@@ -204,7 +204,27 @@ def results() -> list[Result]:
                                                             + online[k:k + 3][:(k // 3) % 3])]
     r += _pipeline_rows()  # appended after the online rows: the held-out rule keeps their flags
     r += _speculative_rows()
-    r += _disaggregated_rows()  # appended last: the held-out rule keeps the earlier rows' flags
+    r += _disaggregated_rows()  # appended: the held-out rule keeps the earlier rows' flags
+    r += _rotated(_concurrency_rows())  # appended last, for the same reason
+    return r
+
+
+def _rotated(rows: list[Result]) -> list[Result]:
+    """Blocks of three metrics, the k-th rotated by k, so that the held-out rule (every third row) holds out each
+    metric in turn."""
+    return [row for k in range(0, len(rows), 3) for row in (rows[k:k + 3][(k // 3) % 3:]
+                                                          + rows[k:k + 3][:(k // 3) % 3])]
+
+
+def _concurrency_rows() -> list[Result]:
+    """The same page's vLLM baseline at 1, 2 and 8 users ("Other Benchmark Cases", "Baseline benchmark results":
+    BS=1, BS=2, BS=8; BS=4 is the run of section 1 already above): one load per block of three metrics."""
+    src = {**GS_8B_H100, "document": GS_8B_H100["document"].replace("--max-concurrency 4", "--max-concurrency 1, 2, 8")}
+    r: list[Result] = []
+    for users, figures in ((1, (59.01, 7.28, 132.86)), (2, (63.78, 7.37, 257.19)), (8, (74.57, 7.71, 917.28))):
+        r += _bench_serve("qwen3-8b", "H100 SXM5 80GB", "vllm", "0.11.0", "bf16", src,
+                          f"Other Benchmark Cases, Baseline benchmark results (vllm serve Qwen/Qwen3-8B), BS={users}",
+                          figures, input_len=233, output_len=221, concurrency=users, num_requests=100)
     return r
 
 
