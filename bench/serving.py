@@ -95,11 +95,14 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
     # a closed loop runs the published request count (at least 8 rounds of the users); all queued: the published count
     requests = min(max(8 * users, 40, e["num_requests"] or 0) if users else (e["num_requests"] or MAX_SIM_REQUESTS),
                    MAX_SIM_REQUESTS)
+    spec = tuple(sorted((e.get("speculative") or {}).items()))
     f = _latency_run(e["model"], e["gpu"], engine_spec(e), e["weights"], e["kv_dtype"], e["tp"], e["pp"],
                      e["input_len"], e["output_len"], e["lengths"], users, requests, phys,
-                     tuple(sorted({**knobs, "served": bool(e["client_measured"])}.items())))
+                     tuple(sorted({**knobs, "served": bool(e["client_measured"])}.items())), spec)
     return {"output_tps": f["output_tokens_per_s"], "max_output_tps": f["output_tokens_per_s"],
-            "ttft_ms": f["ttft_s"]["mean"] * 1e3, "itl_ms": f["tpot_s"]["mean"] * 1e3,
+            "ttft_ms": f["ttft_s"]["mean"] * 1e3,
+            # a speculating engine streams each verify step's accepted tokens as one chunk: the gap between chunks
+            "itl_ms": (f["itl_s"] if e.get("speculative") else f["tpot_s"]["mean"]) * 1e3,
             "tpot_ms": f["tpot_s"]["mean"] * 1e3}[metric]
 
 
@@ -129,14 +132,20 @@ def _speculative_tg(s: Any, e: dict[str, Any]) -> float:
 
 def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: int, pp: int, isl: int, osl: int,
                  lengths: str, users: int | None, requests: int, phys: dict[str, float] | None,
-                 knobs: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+                 knobs: tuple[tuple[str, Any], ...], spec: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:
     """One simulation (closed loop of `users`, or all queued), shared by the TTFT, TPOT and throughput figures of
-    the same conditions; `lengths` sharegpt: ShareGPT-shaped lengths with means `isl` and `osl`."""
+    the same conditions; `lengths` sharegpt: ShareGPT-shaped lengths with means `isl` and `osl`; `spec`: the
+    entry's `speculative` (method, draft_tokens, accept_length, topk, verify_tokens)."""
     key = (model, gpu, engine, weights, kv, tp, pp, isl, osl, lengths, users, requests,
-           tuple(sorted((phys or {}).items())), knobs)
+           tuple(sorted((phys or {}).items())), knobs, spec)
     if key not in _SIMS:
+        from gpuadvisor.estimate.serve.speculative import speculation
+
+        sp = dict(spec)
+        run_spec = speculation(sp["method"], draft_tokens=sp["draft_tokens"], accept_length=sp["accept_length"],
+                               topk=sp.get("topk"), verify_tokens=sp.get("verify_tokens")) if sp else None
         s = serve_setup(_model(model), card_figures(_catalog().get(gpu)), engine, weights=weights, kv_dtype=kv,
-                        layout=Layout(tp=tp, pp=pp), phys=phys, **dict(knobs))
+                        layout=Layout(tp=tp, pp=pp), phys=phys, speculation=run_spec, **dict(knobs))
         drawn = (Lengths("sharegpt", isl, osl, means=(float(isl), float(osl))) if lengths == "sharegpt"
                  else Lengths("fixed", isl, osl))
         _SIMS[key] = estimate_load(s, drawn, users=users, requests=requests)["figures"]

@@ -403,7 +403,8 @@ def _speculation(q: ServingLoad) -> Any:
     from gpuadvisor.workload import make_workload
 
     draft = make_workload(q.draft_model).model if q.draft_model else None
-    return speculation(q.speculative, draft_tokens=q.spec_tokens, accept_length=q.spec_accept, draft_model=draft)
+    return speculation(q.speculative, draft_tokens=q.spec_tokens, accept_length=q.spec_accept, draft_model=draft,
+                       topk=q.spec_topk, verify_tokens=q.spec_verify)
 
 
 def serving_weights(w: Any, q: ServingLoad) -> str:

@@ -98,6 +98,8 @@ class ServingLoad:
     speculative: str | None = None  # draft | eagle | mtp (estimate/serve/speculative.py)
     spec_tokens: int | None = None  # draft tokens k per verify step (default: the method's preset)
     spec_accept: float | None = None  # mean tokens a verify step keeps, 1..k+1 (default: the method's preset)
+    spec_topk: int | None = None  # an EAGLE draft tree: candidates a draft step proposes per sequence
+    spec_verify: int | None = None  # an EAGLE draft tree: tokens a sequence verifies per step
     draft_model: str | None = None  # the drafting model of --speculative draft
     # disaggregated prefill/decode (estimate/serve/disagg.py): a prefill pool of `prefill_gpus` GPUs in instances
     # of `prefill_tp` (default: the workload's --tp) on `prefill_card` (default: the request's card); the decode
@@ -188,6 +190,7 @@ class EstimateRequest:
             _check_engine_overrides(q.engine_overrides)
             if q.speculative is None:
                 given = [f for f, v in (("--spec-tokens", q.spec_tokens), ("--spec-accept", q.spec_accept),
+                                        ("--spec-topk", q.spec_topk), ("--spec-verify", q.spec_verify),
                                         ("--draft-model", q.draft_model)) if v is not None]
                 if given:
                     raise UserError(f"{', '.join(given)}: speculative decoding needs --speculative draft|eagle|mtp")
@@ -314,8 +317,8 @@ APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
     "bandwidth_efficiency": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates"),
     **{k: (_kind(Question.SERVING), "the serving simulation (--rate, or --engine vllm|sglang|trtllm|llamacpp|hf)")
        for k in ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft_s",
-                 "p99_tpot_s", "engine_overrides", "speculative", "spec_tokens", "spec_accept", "draft_model",
-                 "prefill_gpus", "in_process")},
+                 "p99_tpot_s", "engine_overrides", "speculative", "spec_tokens", "spec_accept", "spec_topk",
+                 "spec_verify", "draft_model", "prefill_gpus", "in_process")},
     **{k: (lambda r: isinstance(r.question, ServingLoad) and r.question.disaggregated,
            "a disaggregated deployment (--prefill-gpus N)") for k in ("prefill_tp", "prefill_card", "kv_link")},
     "pipeline_parallel": (_kind(Question.SERVING, Question.TRAINING), "the serving simulation and training "

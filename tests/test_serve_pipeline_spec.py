@@ -172,3 +172,56 @@ def test_cli_says_where_speculation_stops_paying(capsys):
     assert main(["estimate", "llama-3.1-8b", "--spec-accept", "2"]) == 2
     err = capsys.readouterr().err
     assert "--speculative" in err and err.count("\n") == 1
+
+
+# --- a draft tree served under load (SGLang, EAGLE3) ------------------------------------------------------------
+
+def _eagle_rows():
+    return [e for e in P.load_entries() if "-eagle3-" in e["id"]]
+
+
+def test_eagle_tree_under_load_reproduces_the_published_runs():
+    """GPUStack's Qwen3-8B-FP8 with an EAGLE3 draft tree (4 steps of 4 candidates, 16 tokens verified) on SGLang 0.5 at
+    1-8 users, the run's own acceptance as the input: TTFT, the verify step's period (mean ITL) and throughput each
+    within 0.67x-1.5x, 85 % within 0.8x-1.25x; the held-out third included."""
+    rows = _eagle_rows()
+    assert len(rows) == 12 and {r["metric"] for r in rows} == {"ttft_ms", "itl_ms", "output_tps"}
+    ratios = [P.tool_value(r) / r["value"] for r in rows]
+    assert all(0.67 <= x <= 1.5 for x in ratios), ratios
+    assert sum(0.8 <= x <= 1.25 for x in ratios) >= 0.85 * len(ratios), ratios
+    held = [x for r, x in zip(rows, ratios, strict=True) if r["held_out"]]
+    assert len(held) == 4 and all(0.67 <= x <= 1.5 for x in held)
+
+
+def test_sglang_turns_its_overlap_scheduler_off_when_it_speculates():
+    """SGLang's server_args: EAGLE turns the overlap scheduler off, so the per-sequence host time adds to each
+    verify step; overlapped, the step at 8 users would come out about 0.7x of the published mean ITL."""
+    spec = speculation("eagle", draft_tokens=4, accept_length=3.2, topk=4, verify_tokens=16)
+    s = _setup("qwen3-8b", "H100 SXM5 80GB", "sglang@0.5", weights="fp8", kv_dtype="bf16", speculation=spec)
+    assert s.engine.host_seq_overlap is False and s.engine.max_seqs == 48
+    assert _setup("qwen3-8b", "H100 SXM5 80GB", "sglang@0.5", weights="fp8").engine.host_seq_overlap
+    itl8 = next(r for r in _eagle_rows() if r["metric"] == "itl_ms" and r["concurrency"] == 8)
+    kept, overlapped = P.tool_value(itl8), P.tool_value(itl8, speculative_overlap=True)
+    assert overlapped / itl8["value"] < 0.75 < 0.8 <= kept / itl8["value"]
+
+
+@pytest.mark.parametrize(("kw", "says"), [
+    ({"method": "mtp", "topk": 4}, "EAGLE draft tree"),
+    ({"method": "eagle", "draft_tokens": 4, "accept_length": 3.0, "topk": 4, "verify_tokens": 40}, "between 5 and 17"),
+    ({"method": "eagle", "draft_tokens": 4, "accept_length": 3.0, "topk": 40}, "between 1 and 16"),
+])
+def test_a_tree_that_cannot_be_is_refused(kw, says):
+    method = kw.pop("method")
+    with pytest.raises(UserError, match=says):
+        speculation(method, **kw)
+
+
+def test_a_wider_tree_costs_more_per_step_than_a_chain():
+    s = _setup("qwen3-8b", "H100 SXM5 80GB", "vllm", speculation=speculation("eagle", draft_tokens=4,
+                                                                               accept_length=3.0))
+    tree = _setup("qwen3-8b", "H100 SXM5 80GB", "vllm", speculation=speculation(
+        "eagle", draft_tokens=4, accept_length=3.0, topk=4, verify_tokens=16))
+    assert tree.speculative.spec.verify_width == 16 and s.speculative.spec.verify_width == 5
+    chain64, tree64 = s.speculative.iteration_s(0, 0.0, 64, 64 * 500.0), tree.speculative.iteration_s(
+        0, 0.0, 64, 64 * 500.0)
+    assert tree64 > 1.3 * chain64

@@ -1,6 +1,7 @@
 """Fit an engine's time per running sequence per iteration on the published rows of that engine (or release) that
-are NOT held out (tests/data/published-serving.json), less the TTFT of runs that queue every request at once: the
-value, on a 10 us grid, that minimises the squared log ratio tool / published of those rows. Two fields:
+are NOT held out (tests/data/published-serving.json), less the TTFT of runs that queue every request at once and
+less the runs that speculate: the value, on a 10 us grid, that minimises the squared log ratio tool / published of
+those rows. Two fields:
 
 * `host_s_per_seq`: the engine core's scheduling, input preparation and output processing, between GPU steps or
   beside them where the engine overlaps the two (`host_seq_overlap`);
@@ -21,6 +22,7 @@ FITS = (("vllm@0.11", "host_s_per_seq"), ("sglang@0.5", "host_s_per_seq"), ("trt
 def fit(spec: str, field: str = "host_s_per_seq", grid_us: range = range(0, 410, 10)) -> tuple[float, list[str]]:
     rows = [e for e in P.load_entries() if P.engine_spec(e) == spec and not e["held_out"]
             and not (e["concurrency"] is None and e["metric"] == "ttft_ms") and not e.get("disaggregated")
+            and not e.get("speculative")  # a speculating engine's per-sequence work is its speculative worker's
             and (field != "stream_s_per_seq" or e["client_measured"])]
     if not rows:
         return 0.0, []

@@ -55,6 +55,8 @@ FLAGS: dict[str, tuple[str, str]] = {
     "speculative": ("speculative", "--speculative"),
     "spec_tokens": ("spec_tokens", "--spec-tokens"),
     "spec_accept": ("spec_accept", "--spec-accept"),
+    "spec_topk": ("spec_topk", "--spec-topk"),
+    "spec_verify": ("spec_verify", "--spec-verify"),
     "draft_model": ("draft_model", "--draft-model"),
     "prefill_gpus": ("prefill_gpus", "--prefill-gpus"),
     "prefill_tp": ("prefill_tp", "--prefill-tp"),
@@ -78,8 +80,8 @@ FLAGS: dict[str, tuple[str, str]] = {
 _TRAINING_LAYOUT = ("micro_batch", "vp", "cp", "ep", "framework", "layout", "recompute", "gpus_per_node", "net_gbs",
                     "samples_seen", "restart_overhead")
 _SERVING = ("rate", "concurrency", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft",
-            "p99_tpot", "calibration", "speculative", "spec_tokens", "spec_accept", "draft_model", "prefill_gpus",
-            "prefill_tp", "prefill_gpu", "kv_link", "in_process")
+            "p99_tpot", "calibration", "speculative", "spec_tokens", "spec_accept", "spec_topk", "spec_verify",
+            "draft_model", "prefill_gpus", "prefill_tp", "prefill_gpu", "kv_link", "in_process")
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, str]:
@@ -134,7 +136,8 @@ def request_from(args: argparse.Namespace, calibration: Any = None) -> EstimateR
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
             p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot,
             engine_overrides=calibration.overrides if calibration else (), speculative=args.speculative,
-            spec_tokens=args.spec_tokens, spec_accept=args.spec_accept, draft_model=args.draft_model,
+            spec_tokens=args.spec_tokens, spec_accept=args.spec_accept, spec_topk=args.spec_topk,
+            spec_verify=args.spec_verify, draft_model=args.draft_model,
             prefill_gpus=args.prefill_gpus, prefill_tp=args.prefill_tp, prefill_card=args.prefill_gpu,
             kv_link=args.kv_link, in_process=args.in_process)
     else:

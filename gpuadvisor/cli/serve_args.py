@@ -63,6 +63,12 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
         g.add_argument("--spec-accept", type=float, default=None, metavar="MEAN",
                        help="mean tokens a verify step keeps (accepted drafts + 1, between 1 and K+1: the engine's "
                             "reported acceptance length; default: the method's published preset)")
+        g.add_argument("--spec-topk", type=int, default=None, metavar="N",
+                       help="--speculative eagle as a draft tree: candidates each draft step proposes per sequence "
+                            "(SGLang's --speculative-eagle-topk; default 1: a chain)")
+        g.add_argument("--spec-verify", type=int, default=None, metavar="N",
+                       help="--speculative eagle as a draft tree: tokens a sequence verifies per step (SGLang's "
+                            "--speculative-num-draft-tokens; default K + 1)")
         g.add_argument("--draft-model", default=None, metavar="MODEL", help="the draft model of --speculative draft")
         g.add_argument("--prefill-gpus", type=int, default=None, metavar="N",
                        help="disaggregated prefill/decode: N GPUs of prefill instances (the decode pool is --tp x "

@@ -94,6 +94,8 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
                                                                                                  hw.memory_gib)
     if not served:
         eng = replace(eng, stream_s_per_seq=0.0, frontend_s_per_request=0.0)
+    if speculation is not None:
+        eng = eng.speculating()
     if weights not in WEIGHT_BITS:
         raise UserError(f"unknown weight format {weights!r} (one of {', '.join(WEIGHT_BITS)})")
     kv = kv_dtype or default_kv_dtype(eng, weights)
@@ -156,6 +158,9 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         if summ[key] is not None:
             summ[key] *= groups
     summ["requests"] = requests
+    if s.speculative is not None and summ.get("itl_s") is not None:
+        # a verify step streams its accepted tokens as one chunk: the gap a client sees between chunks is the step
+        summ["itl_s"] *= s.speculative.spec.accept_length
     load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
     if load["offline"] and requests > s.cfg.max_seqs * groups:

@@ -117,6 +117,11 @@ class ServeEngine:
     # set, which a card's defaults never replace
     large_card: CardDefaults | None = None
     pinned: tuple[str, ...] = ()
+    # what the engine changes in itself when it speculates (draft model, EAGLE, MTP): its sequence cap (0: none)
+    # and whether its overlap scheduler stays on (SGLang before its spec v2 turns it off)
+    speculative_max_seqs: int = 0
+    speculative_overlap: bool = True
+    speculative_sources: tuple[str, ...] = ()
 
     @property
     def spec(self) -> str:
@@ -139,6 +144,13 @@ class ServeEngine:
                        else big.max_batched_tokens,
                        max_seqs=self.max_seqs if "max_seqs" in self.pinned else big.max_seqs)
 
+    def speculating(self) -> ServeEngine:
+        """The profile as the engine configures itself with speculative decoding on (the user's pinned knobs
+        kept)."""
+        return replace(self, host_seq_overlap=self.host_seq_overlap and self.speculative_overlap,
+                       max_seqs=self.max_seqs if "max_seqs" in self.pinned or not self.speculative_max_seqs
+                       else min(self.max_seqs, self.speculative_max_seqs))
+
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["large_card"] = None if self.large_card is None else {
@@ -150,6 +162,7 @@ class ServeEngine:
         d["sources"] = list(self.sources)
         d["client_sources"] = list(self.client_sources)
         d["disagg_sources"] = list(self.disagg_sources)
+        d["speculative_sources"] = list(self.speculative_sources)
         return d
 
 
@@ -227,6 +240,7 @@ def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
     d["sources"] = tuple(d["sources"])
     d["client_sources"] = tuple(d.get("client_sources", ()))
     d["disagg_sources"] = tuple(d.get("disagg_sources", ()))
+    d["speculative_sources"] = tuple(d.get("speculative_sources", ()))
     d["launch"] = StepEngineName(d["launch"])
     return ServeEngine(name=key, version=version, **d)
 

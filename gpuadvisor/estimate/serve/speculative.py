@@ -8,6 +8,11 @@ prompt), `eagle` (EAGLE-style heads: one decoder layer over the target's hidden 
 step). Draft steps of heads run inside the engine's CUDA graphs (GPU time only); a draft model's steps are engine
 iterations of their own (its host time per iteration included).
 
+A draft tree (EAGLE in SGLang and vLLM: `--speculative-eagle-topk`, `--speculative-num-draft-tokens`) drafts `topk`
+candidates a step for k steps and verifies `verify_tokens` of them (the tree's best, with the target's own token)
+in one forward: the verify forward costs verify_tokens tokens a sequence and each draft step topk, while the
+accepted length stays at most k + 1 (one path of the tree). A chain is topk 1 and k + 1 verified tokens.
+
 Speculation trades compute for fewer weight reads: the verify forward costs about one decode step while the batch
 is memory-bound, so at small batches an iteration's accept_length tokens cost little more than one; as the batch
 grows the verify forward turns compute-bound (k + 1 tokens per sequence) and the drafts add their own time, until
@@ -46,6 +51,13 @@ class Speculation:
     accept_length: float
     source: str
     draft_model: Any = None  # ModelSpec of a draft model (method draft)
+    topk: int = 1  # candidates a draft step proposes per sequence (a draft tree's branching); 1: a chain
+    verify_tokens: int = 0  # tokens a sequence verifies per step (the tree's draft tokens); 0: k + 1 (a chain)
+
+    @property
+    def verify_width(self) -> int:
+        """Tokens one decoding sequence runs through the target's verify forward."""
+        return self.verify_tokens or self.draft_tokens + 1
 
     @property
     def accept_rate(self) -> float:
@@ -67,14 +79,33 @@ class Speculation:
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "draft_tokens": self.draft_tokens, "accept_length": self.accept_length,
                 "accept_rate": round(self.accept_rate, 4), "source": self.source,
-                "draft_model": getattr(self.draft_model, "name", None)}
+                "draft_model": getattr(self.draft_model, "name", None), "topk": self.topk,
+                "verify_tokens": self.verify_width}
 
 
 def speculation(method: str, *, draft_tokens: int | None = None, accept_length: float | None = None,
-                draft_model: Any = None) -> Speculation:
+                draft_model: Any = None, topk: int | None = None, verify_tokens: int | None = None) -> Speculation:
     """A Speculation from the user's flags and the presets; one clear line for what cannot be answered."""
     if method not in METHODS:
         raise UserError(f"--speculative {method}: one of {', '.join(METHODS)}")
+    if (topk is not None or verify_tokens is not None) and method != "eagle":
+        raise UserError(f"--spec-topk / --spec-verify describe an EAGLE draft tree, not --speculative {method}")
+    base = _chain(method, draft_tokens, accept_length, draft_model)
+    if topk is None and verify_tokens is None:
+        return base
+    width = topk if topk is not None else 1
+    k = base.draft_tokens
+    if not 1 <= width <= 16:
+        raise UserError(f"--spec-topk {width}: between 1 and 16 candidates a draft step")
+    verify = verify_tokens if verify_tokens is not None else k + 1
+    most = 1 + k * width
+    if not k + 1 <= verify <= most:
+        raise UserError(f"--spec-verify {verify}: a tree of {k} steps of {width} candidates verifies between "
+                        f"{k + 1} and {most} tokens a sequence")
+    return Speculation(base.method, k, base.accept_length, base.source, None, width, verify)
+
+
+def _chain(method: str, draft_tokens: int | None, accept_length: float | None, draft_model: Any) -> Speculation:
     if method == "draft" and draft_model is None:
         raise UserError("--speculative draft needs --draft-model NAME (the drafting model)")
     if method != "draft" and draft_model is not None:
@@ -115,13 +146,15 @@ class SpeculativeStepCost:
             if decode_seqs:
                 s += k * self.draft.iteration_s(0, 0.0, decode_seqs, decode_context)
         elif decode_seqs:  # one layer over the target's features and the LM head, inside the CUDA graph
-            s += k * self.target.head_step_s(decode_seqs, decode_context)
+            # a tree's first step drafts from the one verified token, each later one from topk branches
+            s += self.target.head_step_s(decode_seqs, decode_context)
+            s += (k - 1) * self.target.head_step_s(decode_seqs, decode_context, self.spec.topk)
         return s
 
     def iteration_s(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int,
                     decode_context: float) -> float:
         verify = self.target.iteration_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
-                                         decode_width=self.spec.draft_tokens + 1)
+                                         decode_width=self.spec.verify_width)
         return verify + self.draft_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context)
 
     def token_s(self, decode_seqs: int, context_per_seq: float) -> tuple[float, float]:

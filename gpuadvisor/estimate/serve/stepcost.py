@@ -214,10 +214,11 @@ class RooflineStepCost:
         # where it is the slower
         return max(busy, self.engine.stream_s_per_seq * decode_seqs) + self._host_s()
 
-    def head_step_s(self, decode_seqs: int, decode_context: float) -> float:
+    def head_step_s(self, decode_seqs: int, decode_context: float, width: int = 1) -> float:
         """GPU seconds of one draft step of speculative heads (EAGLE, MTP): one decoder layer over its own one
-        layer of KV, and the LM head, for `decode_seqs` sequences."""
-        return self._stage_gpu_s(0, 0.0, decode_seqs, decode_context, 1.0, 1.0)
+        layer of KV, and the LM head, for `decode_seqs` sequences of `width` candidate tokens each (a draft tree's
+        top-k branches)."""
+        return self._stage_gpu_s(0, 0.0, decode_seqs, decode_context, 1.0, 1.0, width)
 
     def layer_weight_bytes(self) -> float:
         """One decoder layer's weights on one GPU."""
