@@ -195,7 +195,7 @@ def test_eagle_tree_under_load_reproduces_the_published_runs():
 
 def test_sglang_turns_its_overlap_scheduler_off_when_it_speculates():
     """SGLang's server_args: EAGLE turns the overlap scheduler off, so the per-sequence host time adds to each
-    verify step; overlapped, the step at 8 users would come out about 0.7x of the published mean ITL."""
+    verify step; overlapped, the step at 8 users would come out 0.67x of the published mean ITL."""
     spec = speculation("eagle", draft_tokens=4, accept_length=3.2, topk=4, verify_tokens=16)
     s = _setup("qwen3-8b", "H100 SXM5 80GB", "sglang@0.5", weights="fp8", kv_dtype="bf16", speculation=spec)
     assert s.engine.host_seq_overlap is False and s.engine.max_seqs == 48
