@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import TESTS_DATA
+from gpuadvisor.estimate import calibration as calibration_constants
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, llama_bench, serve_setup
 from gpuadvisor.estimate.serve.lengths import Lengths
 from gpuadvisor.layout import Layout
@@ -294,14 +295,35 @@ QWEN3_32B_H100 = {("vllm", "0.11.0", "bf16"): (78118.74, 88.09, 1131.55),
 MEMORY_TIGHT_METRICS = ("ttft_ms", "tpot_ms", "max_output_tps")
 
 
-def memory_tight_ratios() -> dict[tuple[str, str, str], tuple[float, ...]]:
-    """Tool / published of QWEN3_32B_H100, per run: (TTFT, TPOT, output throughput)."""
+#: GPUStack's decode-bound cases on its Qwen3 throughput pages' "H100": 100 prompts of 32,000 random tokens with 100
+#: output tokens, where the KV cache holds a few prompts and the steps between their prefills are pure decode:
+#: (page, model, engine, weights) -> the published median ITL in ms ("Other Benchmark Cases", "random 32K input")
+DECODE_SIGNATURES = {("qwen3-14b/h100.md", "qwen3-14b", "vllm@0.11", "bf16"): 43.48,
+                     ("qwen3-14b/h100.md", "qwen3-14b", "sglang@0.5", "fp8"): 41.38,
+                     ("qwen3-32b/h100.md", "qwen3-32b", "vllm@0.11", "bf16"): 43.30}
+
+
+def decode_signature_ratios(gpu: str) -> dict[tuple[str, str, str, str], float]:
+    """Tool / published of each DECODE_SIGNATURES case on `gpu`: one decode iteration of the sequences the KV cache
+    holds at 32,050 tokens each (the prompts in, the answers under way), against the published median ITL."""
+    out = {}
+    hw = card_figures(_catalog().get(gpu))
+    for key, published_ms in DECODE_SIGNATURES.items():
+        _, model, engine, weights = key
+        s = serve_setup(_model(model), hw, engine, weights=weights, kv_dtype="bf16")
+        seqs = max(1, s.cfg.kv_blocks * int(calibration_constants.KV_BLOCK_TOKENS) // 32_100)
+        out[key] = s.step_cost.iteration_s(0, 0.0, seqs, seqs * 32_050.0) * 1e3 / published_ms
+    return out
+
+
+def memory_tight_ratios(gpu: str = "H100 SXM5 80GB") -> dict[tuple[str, str, str], tuple[float, ...]]:
+    """Tool / published of QWEN3_32B_H100 on `gpu`, per run: (TTFT, TPOT, output throughput)."""
     out = {}
     for (engine, version, weights), published in QWEN3_32B_H100.items():
         ratios = []
         for metric, value in zip(MEMORY_TIGHT_METRICS, published, strict=True):
             row = {"id": f"gpustack-{engine}-{version}-qwen3-32b-h100-{weights}-sharegpt-inf-{metric}",
-                   "model": "qwen3-32b", "engine": engine, "engine_version": version, "gpu": "H100 SXM5 80GB",
+                   "model": "qwen3-32b", "engine": engine, "engine_version": version, "gpu": gpu,
                    "gpus": 1, "weights": weights, "kv_dtype": "bf16", "metric": metric, "value": value,
                    "input_len": 217, "output_len": 201, "tp": 1, "pp": 1, "concurrency": None, "num_requests": 1000,
                    "ubatch": None, "lengths": "sharegpt", "client_measured": True, "speculative": None,

@@ -252,3 +252,33 @@ def test_the_kv_cache_docs_serving_states_for_that_check():
     assert tokens == {"vllm@0.11": 36768, "sglang@0.5": 30208, "trtllm": 53152}
     assert serve_setup(P._model("qwen3-32b"), hw, "vllm").cost.weight_bytes_per_gpu() / 2**30 == pytest.approx(61.0,
                                                                                                                abs=0.05)
+
+
+#: docs/serving.md, "What card the lab's Qwen3 throughput pages measured": tool / published median ITL per card
+DECODE_SIGNATURES_STATED = {"H100 SXM5 80GB": (0.65, 0.62, 0.67), "H100 PCIe 80GB": (1.03, 1.01, 1.06)}
+STATED_PCIE = {("vllm", "0.11.0", "bf16"): (0.96, 0.92, 0.85), ("sglang", "0.5.5.post1", "bf16"): (0.67, 0.97, 1.25),
+               ("trtllm", "1.2.0rc1", "bf16"): (0.86, 0.88, 0.97), ("sglang", "0.5.5.post1", "fp8"): (0.57, 0.58, 1.12)}
+
+
+@pytest.mark.parametrize("gpu", sorted(DECODE_SIGNATURES_STATED))
+def test_the_decode_signatures_docs_serving_reports(gpu):
+    """The lab's decode-bound 32K runs: an SXM's bandwidth gives about 0.65x of the published step, a PCIe card's
+    about 1.0x (docs/serving.md)."""
+    got = tuple(P.decode_signature_ratios(gpu).values())
+    assert got == pytest.approx(DECODE_SIGNATURES_STATED[gpu], abs=0.006)
+
+
+def test_the_qwen3_32b_table_on_a_pcie_card_docs_serving_reports():
+    got = P.memory_tight_ratios("H100 PCIe 80GB")
+    for run, ratios in got.items():
+        assert ratios == pytest.approx(STATED_PCIE[run], abs=0.006), run
+
+
+def test_queued_throughput_on_a_pcie_card_needs_no_per_sequence_time():
+    """docs/serving.md: the Qwen3-14B page's queued ShareGPT runs on an H100 PCIe, without the fitted per-sequence
+    times, give 0.86x-1.09x of the published output throughput."""
+    rows = [e for e in P.load_entries() if "qwen3-14b-h100" in e["id"] and e["metric"] == "max_output_tps"]
+    assert len(rows) == 4
+    ratios = [P.tool_value({**e, "gpu": "H100 PCIe 80GB"}, host_s_per_seq=0.0, stream_s_per_seq=0.0) / e["value"]
+              for e in rows]
+    assert min(ratios) >= 0.855 and max(ratios) <= 1.095, ratios
