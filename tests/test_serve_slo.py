@@ -5,9 +5,9 @@ cheaper option that meets them."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
+from fake_prices import FakeOffer
 
 from gpuadvisor.advisor import serve_slo
 from gpuadvisor.advisor.serve_slo import cheapest_disaggregated, cheapest_for_slo
@@ -24,19 +24,13 @@ CATALOG = load_catalog()
 MODEL = resolve_model("llama-3.1-8b")
 
 
-@dataclass(frozen=True)
-class _Offer:
-    card: str
-    gpu_count: int
-    on_demand_usd_h: float
-    provider: str = "cloud"
-    instance_type: str = "x"
-    region: str = "r1"
+def _offer(card: str, gpus: int, usd: float, provider: str = "cloud") -> FakeOffer:
+    return FakeOffer(provider, "x", card, gpus, usd, region="r1")
 
 
-OFFERS = [_Offer("L4", 1, 0.4), _Offer("L4", 4, 1.6), _Offer("GeForce RTX 4090", 2, 0.7), _Offer("L40S", 1, 0.9),
-          _Offer("L40S", 2, 1.8), _Offer("A100 SXM4 80GB", 1, 1.2), _Offer("H100 SXM5 80GB", 1, 2.2),
-          _Offer("H100 SXM5 80GB", 2, 4.4), _Offer("Tesla K80", 8, 0.1), _Offer("H100 SXM5 80GB", 1, 1.0, "other")]
+OFFERS = [_offer("L4", 1, 0.4), _offer("L4", 4, 1.6), _offer("GeForce RTX 4090", 2, 0.7), _offer("L40S", 1, 0.9),
+          _offer("L40S", 2, 1.8), _offer("A100 SXM4 80GB", 1, 1.2), _offer("H100 SXM5 80GB", 1, 2.2),
+          _offer("H100 SXM5 80GB", 2, 4.4), _offer("Tesla K80", 8, 0.1), _offer("H100 SXM5 80GB", 1, 1.0, "other")]
 QUESTION = dict(engine="vllm", weights="bf16", kv_dtype=None, lengths=parse_lengths(None, 3000, 200), rate=4.0,
                 slo_ttft=0.8, slo_tpot=0.03, requests=80)
 

@@ -34,24 +34,41 @@ SCALING_MARGIN = 0.8
 
 
 @dataclass(frozen=True)
-class SloPick:
-    card: str
-    gpus: int
-    layout: str
+class _Verdict:
+    """How one simulated option fares: its price, its P99s, whether it meets the targets and which binds."""
+
     usd_per_hour: float
-    offer: str
     p99_ttft_s: float
     p99_tpot_s: float
     meets: bool
     binds: str
     figures: dict[str, Any]
 
-    def line(self) -> str:
-        return (f"{self.gpus} x {self.card} ({self.layout}) at ${self.usd_per_hour:,.2f}/h via {self.offer}: P99 TTFT "
-                f"{self.p99_ttft_s * 1e3:,.0f} ms, P99 TPOT {self.p99_tpot_s * 1e3:,.1f} ms; binds: {self.binds}")
+    def p99_line(self) -> str:
+        return (f"P99 TTFT {self.p99_ttft_s * 1e3:,.0f} ms, P99 TPOT {self.p99_tpot_s * 1e3:,.1f} ms; binds: "
+                f"{self.binds}")
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def _verdict(f: dict[str, Any], usd: float, slo_ttft: float | None, slo_tpot: float | None) -> dict[str, Any]:
+    """_Verdict's fields of a simulation's figures `f` at price `usd`."""
+    ttft, tpot = f["ttft_s"]["p99"], f["tpot_s"]["p99"] or 0.0
+    return {"usd_per_hour": usd, "p99_ttft_s": ttft, "p99_tpot_s": tpot, "figures": f,
+            "meets": _meets(ttft, tpot, slo_ttft, slo_tpot), "binds": _binds(ttft, tpot, slo_ttft, slo_tpot)}
+
+
+@dataclass(frozen=True)
+class SloPick(_Verdict):
+    card: str
+    gpus: int
+    layout: str
+    offer: str
+
+    def line(self) -> str:
+        return f"{self.gpus} x {self.card} ({self.layout}) at ${self.usd_per_hour:,.2f}/h via {self.offer}: " + \
+            self.p99_line()
 
 
 @dataclass(frozen=True)
@@ -71,7 +88,7 @@ class Pool:
 
 
 @dataclass(frozen=True)
-class DisaggPick:
+class DisaggPick(_Verdict):
     """A disaggregated mix: its pools, the offers it rents (one node split in two, or one offer per pool) and the
     link its KV caches cross."""
 
@@ -79,21 +96,14 @@ class DisaggPick:
     decode: Pool
     offers: tuple[str, ...]
     link: str
-    usd_per_hour: float
-    p99_ttft_s: float
-    p99_tpot_s: float
-    meets: bool
-    binds: str
-    figures: dict[str, Any]
 
     def line(self) -> str:
         where = f"one node via {self.offers[0]}" if len(self.offers) == 1 else f"via {' + '.join(self.offers)}"
         return (f"prefill {self.prefill.describe()} + decode {self.decode.describe()} at ${self.usd_per_hour:,.2f}/h "
-                f"({where}; KV over {self.link}): P99 TTFT {self.p99_ttft_s * 1e3:,.0f} ms, P99 TPOT "
-                f"{self.p99_tpot_s * 1e3:,.1f} ms; binds: {self.binds}")
+                f"({where}; KV over {self.link}): " + self.p99_line())
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d = super().to_dict()
         d.update(prefill=self.prefill.to_dict(), decode=self.decode.to_dict(), offers=list(self.offers))
         return d
 
@@ -224,12 +234,10 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
             except UserError:
                 continue
             f = r["figures"]
-            ttft, tpot = f["ttft_s"]["p99"], f["tpot_s"]["p99"] or 0.0
-            ok = _meets(ttft, tpot, slo_ttft, slo_tpot)
-            pick = SloPick(card.name, gpus, lay.describe(), usd, offer, ttft, tpot, ok,
-                           _binds(ttft, tpot, slo_ttft, slo_tpot), f)
+            pick = SloPick(card=card.name, gpus=gpus, layout=lay.describe(), offer=offer,
+                           **_verdict(f, usd, slo_ttft, slo_tpot))
             evaluated.append(pick)
-            if ok:
+            if pick.meets:
                 return pick, evaluated, search.blocked
             ruled.short_of_rate(card.name, gpus, f.get("requests_per_s"), rate)
             break  # the smallest TP that fits; more TP rarely helps a rate that replicas cannot serve
@@ -313,12 +321,10 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
             decode_ruled.rule_out(mix.decode.card, mix.decode.gpus)
             continue
         f = r["figures"]
-        ttft, tpot = f["ttft_s"]["p99"], f["tpot_s"]["p99"] or 0.0
-        ok = _meets(ttft, tpot, slo_ttft, slo_tpot)
-        pick = DisaggPick(mix.prefill, mix.decode, mix.offers, link.describe(), mix.usd, ttft, tpot, ok,
-                          _binds(ttft, tpot, slo_ttft, slo_tpot), f)
+        pick = DisaggPick(prefill=mix.prefill, decode=mix.decode, offers=mix.offers, link=link.describe(),
+                          **_verdict(f, mix.usd, slo_ttft, slo_tpot))
         evaluated.append(pick)
-        if ok:
+        if pick.meets:
             return pick, evaluated, search.blocked
         _rule_out_pools(f, mix, slo_ttft, slo_tpot, prefill_ruled, decode_ruled)
     return None, evaluated, search.blocked
