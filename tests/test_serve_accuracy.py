@@ -282,3 +282,13 @@ def test_queued_throughput_on_a_pcie_card_needs_no_per_sequence_time():
     ratios = [P.tool_value({**e, "gpu": "H100 PCIe 80GB"}, host_s_per_seq=0.0, stream_s_per_seq=0.0) / e["value"]
               for e in rows]
     assert min(ratios) >= 0.855 and max(ratios) <= 1.095, ratios
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_each_engines_front_end_is_what_tools_fit_frontend_fits(engine):
+    """engines.json's frontend_s_per_request is the fit of tools/fit_frontend.py on today's rows (1 ms grid)."""
+    from gpuadvisor.estimate.serve.profiles import serve_engine
+    from tools.fit_frontend import fit
+
+    fitted, rows, _ = fit(engine)
+    assert rows >= 3 and serve_engine(engine).frontend_s_per_request == pytest.approx(fitted, abs=5e-4)
