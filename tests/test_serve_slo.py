@@ -40,18 +40,18 @@ def _no_ruling_out(monkeypatch):
 
 
 def test_colocated_pick_is_the_cheapest_that_meets_with_or_without_ruling_out(monkeypatch):
-    pick, tried, blocked = cheapest_for_slo(MODEL, CATALOG, OFFERS, **QUESTION)
-    assert pick is not None and pick.meets
+    pick, tried, blocked, stopped = cheapest_for_slo(MODEL, CATALOG, OFFERS, **QUESTION)
+    assert pick is not None and pick.meets and stopped is None
     assert all(not t.meets and t.usd_per_hour <= pick.usd_per_hour for t in tried[:-1])
     assert "Tesla K80" in blocked and all(t.card != "Tesla K80" for t in tried)
     _no_ruling_out(monkeypatch)
-    brute, brute_tried, _ = cheapest_for_slo(MODEL, CATALOG, OFFERS, **QUESTION)
+    brute, brute_tried, _, _ = cheapest_for_slo(MODEL, CATALOG, OFFERS, **QUESTION)
     assert (brute.card, brute.gpus, brute.usd_per_hour) == (pick.card, pick.gpus, pick.usd_per_hour)
     assert len(brute_tried) >= len(tried)
 
 
 def test_disaggregated_pick_is_the_cheapest_mix_that_meets_with_or_without_ruling_out(monkeypatch):
-    pick, tried, blocked = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **QUESTION)
+    pick, tried, blocked, _ = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **QUESTION)
     assert pick is not None and pick.meets
     assert all(not t.meets and t.usd_per_hour <= pick.usd_per_hour for t in tried[:-1])
     assert "Tesla K80" in blocked
@@ -59,7 +59,7 @@ def test_disaggregated_pick_is_the_cheapest_mix_that_meets_with_or_without_rulin
         for pool in (mix.prefill, mix.decode):
             assert cannot_run(CATALOG.get(pool.card), ("vllm",)) is None
     _no_ruling_out(monkeypatch)
-    brute, brute_tried, _ = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **QUESTION)
+    brute, brute_tried, _, _ = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **QUESTION)
     assert brute.usd_per_hour == pytest.approx(pick.usd_per_hour)
     assert len(brute_tried) > len(tried)  # the rule saved simulations and lost nothing
 
@@ -128,10 +128,23 @@ def test_api_serving_picks_is_what_recommend_prints(capsys):
 
     r = api.serving_picks("llama-3.1-8b", rate=4.0, p99_ttft_s=0.8, p99_tpot_s=0.03, input_len=3000, output_len=200,
                           offers=OFFERS, requests=80, disaggregated=True)
-    direct, _, _ = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **QUESTION)
+    direct = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **QUESTION).pick
     assert r.disaggregated.to_dict() == direct.to_dict()
     assert r.colocated.meets and r.cheaper in ("colocated", "disaggregated", "equal")
     assert "Tesla K80" in r.cannot_run
     with pytest.raises(UserError, match="llamacpp"):
         api.serving_picks("llama-3.1-8b", rate=1.0, p99_ttft_s=1.0, engine="llamacpp", offers=OFFERS,
                           disaggregated=True)
+
+
+def test_a_search_past_its_budget_of_simulated_steps_stops_and_says_why(capsys):
+    """70B with 8,000-token prompts at 50 req/s on the whole snapshot would simulate for minutes: each search stops
+    once it has simulated SEARCH_STEPS scheduler iterations, and says so in one line (here a smaller budget)."""
+    from gpuadvisor.advisor.market import offers_for
+
+    offers, _ = offers_for([], None, spot=False)  # the shipped snapshot: options enough to spend any budget
+    q = dict(QUESTION, rate=50.0, lengths=parse_lengths(None, 8000, 1000), slo_ttft=0.2, slo_tpot=0.01)
+    for search in (cheapest_for_slo, cheapest_disaggregated):
+        pick, tried, _, stopped = search(resolve_model("llama-3.1-70b"), CATALOG, offers, steps=20_000, **q)
+        assert pick is None and tried and stopped and "budget of 20,000" in stopped
+        assert sum(t.figures["iterations"] for t in tried[:-1]) < 20_000 <= sum(t.figures["iterations"] for t in tried)

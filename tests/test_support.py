@@ -197,9 +197,9 @@ def test_a_k80_is_never_offered_for_vllm():
 
     offers = [_Offer("Tesla K80", 8, 0.05), _Offer("Tesla P100 PCIe 16GB", 4, 0.06), _Offer("L40S", 1, 0.9),
               _Offer("H100 SXM5 80GB", 1, 2.5)]
-    pick, tried, blocked = cheapest_for_slo(resolve_model("llama-3.1-8b"), CATALOG, offers, engine="vllm",
-                                            weights="bf16", kv_dtype=None, lengths=parse_lengths(None, 1024, 256),
-                                            rate=1.0, slo_ttft=2.0, slo_tpot=0.1, requests=60)
+    pick, tried, blocked, _ = cheapest_for_slo(resolve_model("llama-3.1-8b"), CATALOG, offers, engine="vllm",
+                                               weights="bf16", kv_dtype=None, lengths=parse_lengths(None, 1024, 256),
+                                               rate=1.0, slo_ttft=2.0, slo_tpot=0.1, requests=60)
     assert set(blocked) == {"Tesla K80", "Tesla P100 PCIe 16GB"}
     assert "compute capability 7.0" in blocked["Tesla K80"] and "3.7" in blocked["Tesla K80"]
     assert all(t.card not in blocked for t in tried)

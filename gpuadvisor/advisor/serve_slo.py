@@ -10,13 +10,14 @@ estimate/serve/disagg.py.
 What binds is the target with the least headroom. A card the support matrix (advisor/support.py) says cannot run
 the engine is never simulated nor picked: it is returned with the reason. An option that misses rules out the
 options it proves cannot meet either (`_Ruled`), so the simulations go to options that might; the number of
-simulations is bounded (`tries`). Pure apart from the snapshot it is given."""
+simulations and the scheduler steps they simulate are bounded (`SLO_TRIES`, `SEARCH_STEPS`): a search that runs
+out of either says so (`Search.stopped`). Pure apart from the snapshot it is given."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
@@ -27,6 +28,43 @@ from gpuadvisor.layout import Layout
 TP_CHOICES = (1, 2, 4, 8)
 #: simulations one search may run (each about 20-60 ms at 300 requests)
 SLO_TRIES = 400
+#: scheduler iterations one search may simulate in all: about 12 s on a two-core machine (about 130,000 a second),
+#: so that long prompts on cards far too small for the rate end the search instead of running for minutes; a search
+#: for an 8B model at a few req/s spends about 100,000
+SEARCH_STEPS = 1_500_000
+
+
+class Search(NamedTuple):
+    """One search's answer: the cheapest option that meets the targets (None: none simulated does), what it
+    simulated, cheapest first, the cards the support matrix rules out, and why it stopped before running out of
+    options (None: it did not)."""
+
+    pick: Any
+    tried: list[Any]
+    cannot_run: dict[str, str]
+    stopped: str | None = None
+
+
+@dataclass
+class _Budget:
+    """What one search may spend: simulations (`tries`) and scheduler iterations simulated (`steps`)."""
+
+    tries: int
+    steps: int = SEARCH_STEPS
+    runs: int = 0
+    spent: int = 0
+
+    def charge(self, figures: dict[str, Any]) -> None:
+        self.runs += 1
+        self.spent += int(figures.get("iterations") or 0)
+
+    def stopped(self) -> str | None:
+        if self.runs >= self.tries:
+            return f"{self.runs} options simulated, the most one search runs"
+        if self.spent >= self.steps:
+            return (f"{self.spent:,} scheduler steps simulated, past one search's budget of {self.steps:,} (fewer "
+                    "--requests, or --provider / --region, let it look further)")
+        return None
 #: an option that served `achieved` req/s of `rate` rules out the same card with fewer than this share of
 #: gpus x rate / achieved GPUs: replicas add throughput at best in proportion (the margin covers a larger TP group
 #: whose extra KV cache does better than that)
@@ -209,17 +247,18 @@ class _Search:
 
 def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str, weights: str, kv_dtype: str | None,
                      lengths: Lengths, rate: float, slo_ttft: float | None, slo_tpot: float | None,
-                     requests: int = 300, seed: int = 0, tries: int = SLO_TRIES
-                     ) -> tuple[SloPick | None, list[SloPick], dict[str, str]]:
-    """(the cheapest option that meets the SLOs or None, every option evaluated, cheapest first, and card name ->
-    "cannot run: <why>" for each card of a cheaper offer that the support matrix rules out)."""
+                     requests: int = 300, seed: int = 0, tries: int = SLO_TRIES, steps: int = SEARCH_STEPS
+                     ) -> Search:
+    """The cheapest option that meets the SLOs (Search.pick: an SloPick) or None, every option evaluated, cheapest
+    first, and card name -> "cannot run: <why>" for each card of a cheaper offer that the support matrix rules
+    out."""
     _check_targets(slo_ttft, slo_tpot, requests)
     search = _Search(model, catalog, offers, engine, weights, kv_dtype)
-    ruled = _Ruled()
+    ruled, budget = _Ruled(), _Budget(tries, steps)
     evaluated: list[SloPick] = []
     for (card_name, gpus), (usd, offer) in sorted(search.best.items(), key=lambda kv: kv[1][0]):
-        if len(evaluated) >= tries:
-            break
+        if budget.stopped():
+            return Search(None, evaluated, search.blocked, budget.stopped())
         card = search.card(card_name)
         if card is None or ruled.ruled_out(card.name, gpus):
             continue
@@ -234,14 +273,15 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
             except UserError:
                 continue
             f = r["figures"]
+            budget.charge(f)
             pick = SloPick(card=card.name, gpus=gpus, layout=lay.describe(), offer=offer,
                            **_verdict(f, usd, slo_ttft, slo_tpot))
             evaluated.append(pick)
             if pick.meets:
-                return pick, evaluated, search.blocked
+                return Search(pick, evaluated, search.blocked)
             ruled.short_of_rate(card.name, gpus, f.get("requests_per_s"), rate)
             break  # the smallest TP that fits; more TP rarely helps a rate that replicas cannot serve
-    return None, evaluated, search.blocked
+    return Search(None, evaluated, search.blocked)
 
 
 @dataclass(frozen=True)
@@ -279,10 +319,10 @@ def _mixes(search: _Search) -> Iterator[_Mix]:
 def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engine: str, weights: str,
                            kv_dtype: str | None, lengths: Lengths, rate: float, slo_ttft: float | None,
                            slo_tpot: float | None, requests: int = 300, seed: int = 0, tries: int = SLO_TRIES,
-                           below_usd: float | None = None
-                           ) -> tuple[DisaggPick | None, list[DisaggPick], dict[str, str]]:
-    """The cheapest disaggregated mix that meets the SLOs (or None), every mix simulated, cheapest first, and the
-    cards the support matrix rules out. `below_usd`: only mixes cheaper than that (a colocated pick's price).
+                           steps: int = SEARCH_STEPS, below_usd: float | None = None) -> Search:
+    """The cheapest disaggregated mix that meets the SLOs (Search.pick: a DisaggPick, or None), every mix simulated,
+    cheapest first, and the cards the support matrix rules out. `below_usd`: only mixes cheaper than that (a
+    colocated pick's price).
 
     A mix that misses rules out, for later mixes, a pool it proves too small: the decode pool when the P99 time per
     token misses (it depends on the decode pool alone at a rate), and either pool whose own part of the TTFT, at
@@ -294,7 +334,7 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
     if not serve_engine(engine).disaggregation:
         raise UserError(f"--disaggregated: {engine} has no disaggregated prefill/decode (vllm, sglang, trtllm have)")
     search = _Search(model, catalog, offers, engine, weights, kv_dtype)
-    prefill_ruled, decode_ruled = _Ruled(), _Ruled()
+    prefill_ruled, decode_ruled, budget = _Ruled(), _Ruled(), _Budget(tries, steps)
     evaluated: list[DisaggPick] = []
     setups: dict[tuple[str, int], Any] = {}
 
@@ -305,7 +345,9 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
         return setups[key]
 
     for mix in sorted(_mixes(search), key=lambda x: (x.usd, x.prefill.gpus + x.decode.gpus, x.prefill.card)):
-        if len(evaluated) >= tries or (below_usd is not None and mix.usd >= below_usd):
+        if budget.stopped():
+            return Search(None, evaluated, search.blocked, budget.stopped())
+        if below_usd is not None and mix.usd >= below_usd:
             break
         if prefill_ruled.ruled_out(mix.prefill.card, mix.prefill.gpus) or \
                 decode_ruled.ruled_out(mix.decode.card, mix.decode.gpus):
@@ -321,13 +363,14 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
             decode_ruled.rule_out(mix.decode.card, mix.decode.gpus)
             continue
         f = r["figures"]
+        budget.charge(f)
         pick = DisaggPick(prefill=mix.prefill, decode=mix.decode, offers=mix.offers, link=link.describe(),
                           **_verdict(f, mix.usd, slo_ttft, slo_tpot))
         evaluated.append(pick)
         if pick.meets:
-            return pick, evaluated, search.blocked
+            return Search(pick, evaluated, search.blocked)
         _rule_out_pools(f, mix, slo_ttft, slo_tpot, prefill_ruled, decode_ruled)
-    return None, evaluated, search.blocked
+    return Search(None, evaluated, search.blocked)
 
 
 def _rule_out_pools(f: dict[str, Any], mix: _Mix, slo_ttft: float | None, slo_tpot: float | None,
@@ -354,6 +397,8 @@ class ServingPicks:
     disaggregated: DisaggPick | None
     disaggregated_tried: list[DisaggPick] | None  # None: not asked
     cannot_run: dict[str, str]
+    colocated_stopped: str | None = None  # why that search stopped before its last option (Search.stopped)
+    disaggregated_stopped: str | None = None
 
     @property
     def cheaper(self) -> str | None:
@@ -372,10 +417,10 @@ def serving_picks(model: Any, catalog: Any, offers: list[Any], *, disaggregated:
                   **question: Any) -> ServingPicks:
     """Both searches on one question (keywords of cheapest_for_slo); the disaggregated one first, so that an engine
     without disaggregation is refused before any simulation."""
-    d_pick, d_tried, d_blocked = (cheapest_disaggregated(model, catalog, offers, **question) if disaggregated
-                                  else (None, None, {}))
-    pick, tried, blocked = cheapest_for_slo(model, catalog, offers, **question)
-    return ServingPicks(pick, tried, d_pick, d_tried, {**blocked, **d_blocked})
+    d = cheapest_disaggregated(model, catalog, offers, **question) if disaggregated else None
+    c = cheapest_for_slo(model, catalog, offers, **question)
+    return ServingPicks(c.pick, c.tried, d.pick if d else None, d.tried if d else None,
+                        {**c.cannot_run, **(d.cannot_run if d else {})}, c.stopped, d.stopped if d else None)
 
 
 def _check_targets(slo_ttft: float | None, slo_tpot: float | None, requests: int) -> None:
@@ -384,5 +429,5 @@ def _check_targets(slo_ttft: float | None, slo_tpot: float | None, requests: int
     limits.check("slo_requests", requests)  # one simulation per option tried: fewer requests each
 
 
-__all__ = ["SLO_TRIES", "DisaggPick", "Pool", "ServingPicks", "SloPick", "cheapest_disaggregated", "cheapest_for_slo",
-           "serving_picks"]
+__all__ = ["SEARCH_STEPS", "SLO_TRIES", "DisaggPick", "Pool", "Search", "ServingPicks", "SloPick",
+           "cheapest_disaggregated", "cheapest_for_slo", "serving_picks"]

@@ -131,10 +131,12 @@ def run_recommend(args: argparse.Namespace) -> int:
     if args.json:
         d = {"model": m.name, "rate": args.rate, "p99_ttft_s": args.p99_ttft, "p99_tpot_s": args.p99_tpot,
              "engine": args.serve_engine, "pick": pick.to_dict() if pick else None,
-             "evaluated": [t.to_dict() for t in tried], "cannot_run": r.cannot_run, "estimate": True}
+             "evaluated": [t.to_dict() for t in tried], "cannot_run": r.cannot_run, "stopped": r.colocated_stopped,
+             "estimate": True}
         if r.disaggregated_tried is not None:
             d["disaggregated"] = {"pick": r.disaggregated.to_dict() if r.disaggregated else None,
-                                  "evaluated": [t.to_dict() for t in r.disaggregated_tried], "cheaper": r.cheaper}
+                                  "evaluated": [t.to_dict() for t in r.disaggregated_tried], "cheaper": r.cheaper,
+                                  "stopped": r.disaggregated_stopped}
         print_json(d)
         return 0
     con = console()
@@ -145,7 +147,9 @@ def run_recommend(args: argparse.Namespace) -> int:
     if pick:
         con.print(f"  [bold]cheapest that meets them[/bold]: {pick.line()}", soft_wrap=True)
     else:
-        con.print("[bold red]  nothing evaluated meets the targets[/bold red]")
+        con.print("[bold red]  nothing evaluated meets the targets[/bold red]"
+                  + (f": the search stopped after {r.colocated_stopped}" if r.colocated_stopped else ""),
+                  soft_wrap=True)
     misses = tried[:-1] if pick else tried
     shown = misses[-SHOWN_MISSES:] if pick else misses[:SHOWN_MISSES]  # those closest to the pick; else cheapest
     if len(misses) > len(shown):
@@ -159,7 +163,8 @@ def run_recommend(args: argparse.Namespace) -> int:
             con.print(f"  [bold]cheapest disaggregated mix that meets them[/bold]: {dpick.line()}", soft_wrap=True)
         else:
             con.print(f"[bold red]  no disaggregated mix evaluated meets the targets[/bold red] ({len(dtried)} "
-                      "simulated)")
+                      "simulated" + (f"; the search stopped after {r.disaggregated_stopped}" if r.disaggregated_stopped
+                                     else "") + ")", soft_wrap=True)
         for mix in dtried[-SHOWN_MISSES - 1:-1] if dpick else dtried[:SHOWN_MISSES]:
             con.print(f"  {'cheaper mix, ' if dpick else ''}misses: {mix.line()}", soft_wrap=True)
         con.print(f"  {_CHEAPER_LINE[r.cheaper or 'neither']}", soft_wrap=True)

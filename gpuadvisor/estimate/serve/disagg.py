@@ -50,9 +50,10 @@ class KvLink:
 
     kind: str  # nvlink | pcie | network | given
     gbs: float  # GB/s of one direction per GPU, before KV_TRANSFER_EFFICIENCY
+    name: str = ""  # what the printout calls it where the kind's name is NVIDIA's and the card is not (AMD's links)
 
     def describe(self) -> str:
-        return f"{self.kind}, {self.gbs:,.0f} GB/s per GPU one way"
+        return f"{self.name or self.kind}, {self.gbs:,.0f} GB/s per GPU one way"
 
 
 def kv_link(spec: str | None, prefill_hw: Any, decode_hw: Any, total_gpus: int) -> KvLink:
@@ -74,7 +75,9 @@ def kv_link(spec: str | None, prefill_hw: Any, decode_hw: Any, total_gpus: int) 
         if not same_nvlink:
             raise UserError("--kv-link nvlink: both pools must be one card with NVLink (the catalog gives "
                             f"{decode_hw.name} {decode_hw.interconnect_gbs or 'no'} GB/s); use network or GB/s")
-        return KvLink("nvlink", float(decode_hw.interconnect_gbs) / 2.0)  # the catalog's figure counts both ways
+        amd = decode_hw.compute_capability is None  # the catalog gives NVIDIA cards a compute capability
+        return KvLink("nvlink", float(decode_hw.interconnect_gbs) / 2.0,  # the catalog's figure counts both ways
+                      "Infinity Fabric" if amd else "")
     if spec == "network":
         return KvLink("network", float(cal.NODE_NET_GBS_PER_GPU))
     try:
