@@ -65,8 +65,8 @@ def test_disaggregated_pick_is_the_cheapest_mix_that_meets_with_or_without_rulin
 
 
 def test_mixes_pair_offers_of_one_provider_and_region_and_split_one_node():
-    search = serve_slo._Search(MODEL, CATALOG, OFFERS, "vllm", "bf16", None)
-    mixes = list(serve_slo._mixes(search))
+    market = serve_slo._Market(MODEL, CATALOG, OFFERS, "vllm", "bf16", None)
+    mixes = list(serve_slo._mixes(market))
     two = [m for m in mixes if len(m.offers) == 2]
     assert two and all(m.link == "network" for m in two)
     # the other provider's lone offer pairs only with a second instance of itself

@@ -179,7 +179,7 @@ class _Ruled:
             self.rule_out(card, gpus * rate / achieved * SCALING_MARGIN)
 
 
-class _Search:
+class _Market:
     """The snapshot's cheapest offer per (card, GPU count), the support matrix's verdict per card and the smallest
     tensor-parallel group that holds the model on each card."""
 
@@ -253,13 +253,13 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
     first, and card name -> "cannot run: <why>" for each card of a cheaper offer that the support matrix rules
     out."""
     _check_targets(slo_ttft, slo_tpot, requests)
-    search = _Search(model, catalog, offers, engine, weights, kv_dtype)
+    market = _Market(model, catalog, offers, engine, weights, kv_dtype)
     ruled, budget = _Ruled(), _Budget(tries, steps)
     evaluated: list[SloPick] = []
-    for (card_name, gpus), (usd, offer) in sorted(search.best.items(), key=lambda kv: kv[1][0]):
+    for (card_name, gpus), (usd, offer) in sorted(market.best.items(), key=lambda kv: kv[1][0]):
         if budget.stopped():
-            return Search(None, evaluated, search.blocked, budget.stopped())
-        card = search.card(card_name)
+            return Search(None, evaluated, market.blocked, budget.stopped())
+        card = market.card(card_name)
         if card is None or ruled.ruled_out(card.name, gpus):
             continue
         for tp in TP_CHOICES:
@@ -278,10 +278,10 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
                            **_verdict(f, usd, slo_ttft, slo_tpot))
             evaluated.append(pick)
             if pick.meets:
-                return Search(pick, evaluated, search.blocked)
+                return Search(pick, evaluated, market.blocked)
             ruled.short_of_rate(card.name, gpus, f.get("requests_per_s"), rate)
             break  # the smallest TP that fits; more TP rarely helps a rate that replicas cannot serve
-    return Search(None, evaluated, search.blocked)
+    return Search(None, evaluated, market.blocked)
 
 
 @dataclass(frozen=True)
@@ -293,21 +293,21 @@ class _Mix:
     link: str | None  # None: the default of disagg.kv_link (NVLink within one node of one card, else the network)
 
 
-def _mixes(search: _Search) -> Iterator[_Mix]:
+def _mixes(market: _Market) -> Iterator[_Mix]:
     """Every mix of the snapshot, in no order: one offer's GPUs split between the pools, or two offers of one
     provider and region and one GPU vendor."""
     def sides(table: dict[tuple[str, int], tuple[float, str]]) -> Iterator[tuple[Any, int, int, float, str]]:
         for (name, gpus), (usd, label) in table.items():
-            card = search.card(name)
-            tp = search.min_tp(card) if card is not None else None
+            card = market.card(name)
+            tp = market.min_tp(card) if card is not None else None
             if card is not None and tp is not None and gpus % tp == 0:
                 yield card, gpus, tp, usd, label
 
-    for card, gpus, tp, usd, label in sides(search.best):
+    for card, gpus, tp, usd, label in sides(market.best):
         for p in range(tp, gpus, tp):  # one node: p GPUs prefill, the rest decode
             if (gpus - p) % tp == 0:
                 yield _Mix(Pool(card.name, p, tp), Pool(card.name, gpus - p, tp), usd, (label,), None)
-    for table in search.by_place.values():
+    for table in market.by_place.values():
         here = list(sides(table))
         for pc, pg, ptp, pu, pl in here:
             for dc, dg, dtp, du, dl in here:
@@ -333,7 +333,7 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
     _check_targets(slo_ttft, slo_tpot, requests)
     if not serve_engine(engine).disaggregation:
         raise UserError(f"--disaggregated: {engine} has no disaggregated prefill/decode (vllm, sglang, trtllm have)")
-    search = _Search(model, catalog, offers, engine, weights, kv_dtype)
+    market = _Market(model, catalog, offers, engine, weights, kv_dtype)
     prefill_ruled, decode_ruled, budget = _Ruled(), _Ruled(), _Budget(tries, steps)
     evaluated: list[DisaggPick] = []
     setups: dict[tuple[str, int], Any] = {}
@@ -341,12 +341,12 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
     def setup(pool: Pool) -> Any:
         key = (pool.card, pool.tp)
         if key not in setups:
-            setups[key] = search.setup(search.catalog.get(pool.card), pool.tp)
+            setups[key] = market.setup(market.catalog.get(pool.card), pool.tp)
         return setups[key]
 
-    for mix in sorted(_mixes(search), key=lambda x: (x.usd, x.prefill.gpus + x.decode.gpus, x.prefill.card)):
+    for mix in sorted(_mixes(market), key=lambda x: (x.usd, x.prefill.gpus + x.decode.gpus, x.prefill.card)):
         if budget.stopped():
-            return Search(None, evaluated, search.blocked, budget.stopped())
+            return Search(None, evaluated, market.blocked, budget.stopped())
         if below_usd is not None and mix.usd >= below_usd:
             break
         if prefill_ruled.ruled_out(mix.prefill.card, mix.prefill.gpus) or \
@@ -368,9 +368,9 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
                           **_verdict(f, mix.usd, slo_ttft, slo_tpot))
         evaluated.append(pick)
         if pick.meets:
-            return Search(pick, evaluated, search.blocked)
+            return Search(pick, evaluated, market.blocked)
         _rule_out_pools(f, mix, slo_ttft, slo_tpot, prefill_ruled, decode_ruled)
-    return Search(None, evaluated, search.blocked)
+    return Search(None, evaluated, market.blocked)
 
 
 def _rule_out_pools(f: dict[str, Any], mix: _Mix, slo_ttft: float | None, slo_tpot: float | None,
