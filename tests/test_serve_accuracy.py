@@ -284,6 +284,7 @@ def test_queued_throughput_on_a_pcie_card_needs_no_per_sequence_time():
     assert min(ratios) >= 0.855 and max(ratios) <= 1.095, ratios
 
 
+@pytest.mark.slow  # a grid search per engine (about 15 s): data sync of a fit, run in CI
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
 def test_each_engines_front_end_is_what_tools_fit_frontend_fits(engine):
     """engines.json's frontend_s_per_request is the fit of tools/fit_frontend.py on today's rows (1 ms grid)."""

@@ -110,6 +110,7 @@ def test_recommend_disaggregated_refuses_in_one_line(capsys, argv, words):
     assert len(err.splitlines()) == 1 and words in err
 
 
+@pytest.mark.slow  # doc sync: both searches over the whole snapshot (about 5 s)
 def test_the_docs_example_where_disaggregated_is_cheaper(capsys):
     """docs/serving.md, "The cheapest disaggregated mix": the figures it states, on the committed price snapshot."""
     assert main(["recommend", "llama-3.1-8b", "--serve-engine", "vllm", "--rate", "10", "--p99-ttft", "500ms",
