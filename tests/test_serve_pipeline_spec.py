@@ -225,3 +225,12 @@ def test_a_wider_tree_costs_more_per_step_than_a_chain():
     chain64, tree64 = s.speculative.iteration_s(0, 0.0, 64, 64 * 500.0), tree.speculative.iteration_s(
         0, 0.0, 64, 64 * 500.0)
     assert tree64 > 1.3 * chain64
+
+
+def test_the_printout_names_the_tree(capsys):
+    argv = ["estimate", "qwen3-8b", "--engine", "sglang@0.5", "--concurrency", "2", "--requests", "8",
+            "--speculative", "eagle", "--spec-tokens", "4", "--spec-accept", "3.0"]
+    assert main([*argv, "--spec-topk", "4", "--spec-verify", "16"]) == 0
+    assert "4 draft tokens in a tree of 4 candidates a step, 16 verified" in capsys.readouterr().out
+    assert main(argv) == 0
+    assert "in a tree" not in capsys.readouterr().out

@@ -255,7 +255,10 @@ def print_simulation(con: Any, p: ServingParts) -> None:
         past = sp["stops_paying_at_batch"]
         con.print(f"  speculative decoding: {sp['method']}"
                   + (f" ({sp['draft_model']})" if sp.get("draft_model") else "")
-                  + f", {sp['draft_tokens']} draft tokens, {sp['accept_length']:g} tokens kept per verify step "
+                  + f", {sp['draft_tokens']} draft tokens"
+                  + (f" in a tree of {sp['topk']} candidates a step, {sp['verify_tokens']} verified"
+                     if sp.get("topk", 1) > 1 else "")
+                  + f", {sp['accept_length']:g} tokens kept per verify step "
                   f"(per-position acceptance {sp['accept_rate']:.0%}; {sp['source']}); "
                   + ("slower than plain decoding even at batch 1" if past == 1 else
                      f"stops paying at {past} sequences decoding at once" if past else
