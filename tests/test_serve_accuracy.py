@@ -293,3 +293,14 @@ def test_each_engines_front_end_is_what_tools_fit_frontend_fits(engine):
 
     fitted, rows, _ = fit(engine)
     assert rows >= 3 and serve_engine(engine).frontend_s_per_request == pytest.approx(fitted, abs=5e-4)
+
+
+def test_a_closed_loop_of_fixed_lengths_is_on_a_knife_edge():
+    """docs/serving.md: 20 ms of front-end per request turns NIM's spread clients (5-50 users, 5,000/500 tokens)
+    into queued ones: mean TTFT from 0.76x, 1.00x, 0.94x to 2.03x, 1.68x, 1.56x; one user barely moves."""
+    rows = sorted((e for e in P.load_entries() if e["id"].startswith("nim-") and e["metric"] == "ttft_ms"),
+                  key=lambda e: e["concurrency"])
+    at = {fe: [P.tool_value(e, frontend_s_per_request=fe) / e["value"] for e in rows] for fe in (0.0, 0.02)}
+    assert [e["concurrency"] for e in rows] == [1, 5, 25, 50]
+    assert at[0.0] == pytest.approx([0.84, 0.76, 1.00, 0.94], abs=0.006)
+    assert at[0.02] == pytest.approx([0.89, 2.03, 1.68, 1.56], abs=0.006)
