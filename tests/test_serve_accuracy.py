@@ -304,3 +304,21 @@ def test_a_closed_loop_of_fixed_lengths_is_on_a_knife_edge():
     assert [e["concurrency"] for e in rows] == [1, 5, 25, 50]
     assert at[0.0] == pytest.approx([0.84, 0.76, 1.00, 0.94], abs=0.006)
     assert at[0.02] == pytest.approx([0.89, 2.03, 1.68, 1.56], abs=0.006)
+
+
+def test_an_answer_on_the_knife_edge_says_so(capsys):
+    """estimate at NIM's 5,000/500 tokens: 5 clients get the caveat with both states' mean TTFT (416 ms spread out,
+    about 1.1 s queued together); 1 client, and 5 clients of varied lengths, do not."""
+    from gpuadvisor.cli import main
+
+    base = ["estimate", "llama-3.3-70b", "--gpu", "H100 SXM5 80GB", "--tp", "2", "--gpus", "2", "--engine", "trtllm",
+            "--weights", "fp8", "--input-len", "5000", "--output-len", "500", "--requests", "40", "--json"]
+
+    def caveat(*extra):
+        assert main([*base, *extra]) == 0
+        return json.loads(capsys.readouterr().out)["detail"]["serving_simulation"]["load"].get("caveat")
+
+    edge = caveat("--concurrency", "5")
+    assert edge and "knife edge" in edge and "416 ms" in edge
+    assert caveat("--concurrency", "1") is None
+    assert caveat("--concurrency", "5", "--lengths", "sharegpt") is None

@@ -165,12 +165,42 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
     if load["offline"] and requests > s.cfg.max_seqs * groups:
         load["caveat"] = OVERSUBSCRIBED_CAVEAT
+    if u is not None and u > 1 and lengths.kind == "fixed":
+        edge = _knife_edge(s, inp[sub], out[sub], u, seed, warm, summ["ttft_s"]["mean"])
+        if edge:
+            load["caveat"] = "; ".join(str(x) for x in (load.get("caveat"), edge) if x)
     assumptions = s.assumptions()
     if s.speculative is not None:  # where it stops paying: decode batches at the mean prompt + half the output
         context = float(inp.mean() + out.mean() / 2)
         assumptions["speculation"]["stops_paying_at_batch"] = s.speculative.break_even_batch(context, s.engine.max_seqs)
         assumptions["speculation"]["at_context_tokens"] = round(context)
     return {"load": load, "figures": summ, "assumptions": assumptions, "estimate": True}
+
+
+#: closed-loop clients of fixed lengths: the extra front-end time a second run adds to see whether the mean TTFT
+#: sits on a knife edge (docs/serving.md, "Closed loops of fixed lengths are on a knife edge"), and the spread between
+#: the two runs' mean TTFTs past which the answer says so
+KNIFE_EDGE_PROBE_S = 0.02
+KNIFE_EDGE_SPREAD = 1.3
+
+
+def _knife_edge(s: ServeSetup, inp: Any, out: Any, users: int, seed: int, warm: int,
+                ttft: float | None) -> str | None:
+    """A caveat when the same closed loop with KNIFE_EDGE_PROBE_S more front-end time gives a mean TTFT more than
+    KNIFE_EDGE_SPREAD apart: whether the clients stay spread or queue together decides it, and no figure between
+    the two is the answer."""
+    probe = simulate(s.step_cost, replace(s.cfg, frontend_s=s.cfg.frontend_s + KNIFE_EDGE_PROBE_S), inp, out,
+                     users=users, seed=seed)
+    other = probe.summary(warmup=warm)["ttft_s"]["mean"]
+    if not ttft or not other:
+        return None
+    other -= KNIFE_EDGE_PROBE_S  # the same front-end as the answer's, to compare the scheduler's part
+    if 1 / KNIFE_EDGE_SPREAD <= other / ttft <= KNIFE_EDGE_SPREAD:
+        return None
+    lo, hi = sorted((ttft, other))
+    return (f"{users} closed-loop clients of fixed lengths sit on a knife edge: whether they stay spread out or queue "
+            f"together sets the mean TTFT, {lo * 1e3:,.0f} ms or {hi * 1e3:,.0f} ms here (a few ms of front-end "
+            "time tips it; docs/serving.md); lengths that vary (--lengths) settle it")
 
 
 #: what the validation says of a burst larger than the engine runs at once (docs/serving-accuracy.md, issue 29)
