@@ -50,6 +50,17 @@ def test_colocated_pick_is_the_cheapest_that_meets_with_or_without_ruling_out(mo
     assert len(brute_tried) >= len(tried)
 
 
+def test_a_pool_too_small_for_the_longest_request_rules_out_only_itself(monkeypatch):
+    """Requests of 6,000 + 24,000 tokens: an L4's KV cache holds the prompt (prefill) but not the whole request
+    (decode); the pick is the one found with no ruling out at all."""
+    q = dict(QUESTION, lengths=parse_lengths(None, 6000, 24000), rate=0.05, slo_ttft=5.0, slo_tpot=0.05, requests=12)
+    pick = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **q).pick
+    _no_ruling_out(monkeypatch)
+    brute = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **q).pick
+    assert pick is not None and brute is not None and pick.to_dict()["usd_per_hour"] == brute.usd_per_hour
+    assert (pick.prefill, pick.decode) == (brute.prefill, brute.decode)
+
+
 def test_disaggregated_pick_is_the_cheapest_mix_that_meets_with_or_without_ruling_out(monkeypatch):
     pick, tried, blocked, _ = cheapest_disaggregated(MODEL, CATALOG, OFFERS, **QUESTION)
     assert pick is not None and pick.meets

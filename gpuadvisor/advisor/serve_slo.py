@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
 from gpuadvisor.estimate.serve.lengths import Lengths
 from gpuadvisor.layout import Layout
@@ -337,6 +338,8 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
     prefill_ruled, decode_ruled, budget = _Ruled(), _Ruled(), _Budget(tries, steps)
     evaluated: list[DisaggPick] = []
     setups: dict[tuple[str, int], Any] = {}
+    inp, out = lengths.draw(requests, seed)  # the lengths estimate_disaggregated draws
+    longest_prompt, longest_request = int(inp.max()), int((inp + out).max())
 
     def setup(pool: Pool) -> Any:
         key = (pool.card, pool.tp)
@@ -355,13 +358,15 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
         pre, dec = setup(mix.prefill), setup(mix.decode)
         link = kv_link(mix.link, pre.hw, dec.hw, mix.prefill.gpus + mix.decode.gpus)
         ds = DisaggSetup(pre, dec, mix.prefill.gpus // mix.prefill.tp, mix.decode.gpus // mix.decode.tp, link)
-        try:
-            r = estimate_disaggregated(ds, lengths, rate=rate, requests=requests, seed=seed, slo_ttft=slo_ttft,
-                                       slo_tpot=slo_tpot)
-        except UserError:  # a request does not fit one of the pools' KV cache: neither pool on these cards
-            prefill_ruled.rule_out(mix.prefill.card, mix.prefill.gpus)
-            decode_ruled.rule_out(mix.decode.card, mix.decode.gpus)
+        short = [(ruled, pool) for ruled, pool, s, need in ((prefill_ruled, mix.prefill, pre, longest_prompt),
+                                                             (decode_ruled, mix.decode, dec, longest_request))
+                 if s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS) < need]
+        if short:  # the longest request does not fit that pool's KV cache: the pool is too small on that card
+            for ruled, pool in short:
+                ruled.rule_out(pool.card, pool.gpus)
             continue
+        r = estimate_disaggregated(ds, lengths, rate=rate, requests=requests, seed=seed, slo_ttft=slo_ttft,
+                                   slo_tpot=slo_tpot)
         f = r["figures"]
         budget.charge(f)
         pick = DisaggPick(prefill=mix.prefill, decode=mix.decode, offers=mix.offers, link=link.describe(),
