@@ -199,9 +199,7 @@ def results() -> list[Result]:
     ]
     # appended: the held-out rule keeps the earlier rows' flags; the k-th block of three metrics rotated by k, so
     # that the rule (every third row) holds out each metric in turn
-    online = _online_rows()
-    r += [row for k in range(0, len(online), 3) for row in (online[k:k + 3][(k // 3) % 3:]
-                                                            + online[k:k + 3][:(k // 3) % 3])]
+    r += _rotated(_online_rows())
     r += _pipeline_rows()  # appended after the online rows: the held-out rule keeps their flags
     r += _speculative_rows()
     r += _disaggregated_rows()  # appended: the held-out rule keeps the earlier rows' flags

@@ -21,7 +21,6 @@ from typing import Any, NamedTuple
 
 from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
-from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
 from gpuadvisor.estimate.serve.lengths import Lengths
 from gpuadvisor.layout import Layout
@@ -258,8 +257,8 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
     ruled, budget = _Ruled(), _Budget(tries, steps)
     evaluated: list[SloPick] = []
     for (card_name, gpus), (usd, offer) in sorted(market.best.items(), key=lambda kv: kv[1][0]):
-        if budget.stopped():
-            return Search(None, evaluated, market.blocked, budget.stopped())
+        if stopped := budget.stopped():
+            return Search(None, evaluated, market.blocked, stopped)
         card = market.card(card_name)
         if card is None or ruled.ruled_out(card.name, gpus):
             continue
@@ -339,7 +338,6 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
     evaluated: list[DisaggPick] = []
     setups: dict[tuple[str, int], Any] = {}
     inp, out = lengths.draw(requests, seed)  # the lengths estimate_disaggregated draws
-    longest_prompt, longest_request = int(inp.max()), int((inp + out).max())
 
     def setup(pool: Pool) -> Any:
         key = (pool.card, pool.tp)
@@ -348,8 +346,8 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
         return setups[key]
 
     for mix in sorted(_mixes(market), key=lambda x: (x.usd, x.prefill.gpus + x.decode.gpus, x.prefill.card)):
-        if budget.stopped():
-            return Search(None, evaluated, market.blocked, budget.stopped())
+        if stopped := budget.stopped():
+            return Search(None, evaluated, market.blocked, stopped)
         if below_usd is not None and mix.usd >= below_usd:
             break
         if prefill_ruled.ruled_out(mix.prefill.card, mix.prefill.gpus) or \
@@ -358,11 +356,10 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
         pre, dec = setup(mix.prefill), setup(mix.decode)
         link = kv_link(mix.link, pre.hw, dec.hw, mix.prefill.gpus + mix.decode.gpus)
         ds = DisaggSetup(pre, dec, mix.prefill.gpus // mix.prefill.tp, mix.decode.gpus // mix.decode.tp, link)
-        short = [(ruled, pool) for ruled, pool, s, need in ((prefill_ruled, mix.prefill, pre, longest_prompt),
-                                                             (decode_ruled, mix.decode, dec, longest_request))
-                 if s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS) < need]
+        short = ds.short_pools(inp, out)
         if short:  # the longest request does not fit that pool's KV cache: the pool is too small on that card
-            for ruled, pool in short:
+            for name, _, _ in short:
+                ruled, pool = (prefill_ruled, mix.prefill) if name == "prefill" else (decode_ruled, mix.decode)
                 ruled.rule_out(pool.card, pool.gpus)
             continue
         r = estimate_disaggregated(ds, lengths, rate=rate, requests=requests, seed=seed, slo_ttft=slo_ttft,

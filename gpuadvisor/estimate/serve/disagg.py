@@ -64,7 +64,7 @@ def kv_link(spec: str | None, prefill_hw: Any, decode_hw: Any, total_gpus: int) 
     same_nvlink = prefill_hw.name == decode_hw.name and (decode_hw.interconnect_gbs or 0) > 0
     one_node = prefill_hw.name == decode_hw.name and total_gpus <= GPUS_PER_NODE
     if spec is None:
-        node_wide = same_nvlink and getattr(decode_hw, "interconnect_node_wide", True)
+        node_wide = same_nvlink and decode_hw.interconnect_node_wide
         spec = ("nvlink" if node_wide else "pcie") if one_node else "network"
     if spec == "pcie":
         if not one_node:
@@ -119,6 +119,13 @@ class DisaggSetup:
         if self.decode.engine.kv_transfer_layerwise and prefill_s is not None:
             wire = np.maximum(wire / m.num_layers, wire - prefill_s)
         return wire + self.decode.engine.kv_transfer_latency_s
+
+    def short_pools(self, inp: np.ndarray, out: np.ndarray) -> list[tuple[str, int, int]]:
+        """(pool, tokens needed, tokens held) of each pool whose instance's KV cache cannot hold the longest
+        request's share: a prefill instance its prompt, a decode instance its prompt and output."""
+        needs = (("prefill", self.prefill, int(inp.max())), ("decode", self.decode, int((inp + out).max())))
+        held = {name: s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS) for name, s, _ in needs}
+        return [(name, need, held[name]) for name, _, need in needs if need > held[name]]
 
     def assumptions(self) -> dict[str, Any]:
         p, d = self.prefill, self.decode
@@ -232,15 +239,16 @@ def summarize(run: DisaggRun, frontend_s: float, *, warmup: int = 0, slo_ttft: f
                       frontend_s=frontend_s)
     f = whole.summary(slo_ttft=slo_ttft, slo_tpot=slo_tpot, warmup=warmup)
     sel = slice(warmup, None)
+    prefill_part = (run.prefill_done - run.send)[sel] - frontend_s
+    decode_part = (run.first_token - run.decode_arrival)[sel]
     f["ttft_parts_s"] = {  # means over the requests summarised; they add up to the mean TTFT
         "front-end": frontend_s,
-        "prefill queue + prefill": float((run.prefill_done - run.send)[sel].mean()) - frontend_s,
+        "prefill queue + prefill": float(prefill_part.mean()),
         "KV transfer": float(run.transfer[sel].mean()),
-        "decode queue + first decode": float((run.first_token - run.decode_arrival)[sel].mean())}
-    fe = frontend_s
+        "decode queue + first decode": float(decode_part.mean())}
     f["ttft_parts_p99_s"] = {  # each part's own P99: one part alone past a TTFT target rules its pool out
-        "prefill queue + prefill": float(np.percentile((run.prefill_done - run.send)[sel], 99)) - fe,
-        "decode queue + first decode": float(np.percentile((run.first_token - run.decode_arrival)[sel], 99))}
+        "prefill queue + prefill": float(np.percentile(prefill_part, 99)),
+        "decode queue + first decode": float(np.percentile(decode_part, 99))}
     f["kv_transfer_s"] = {"mean": float(run.transfer[sel].mean()), "p50": float(np.percentile(run.transfer[sel], 50)),
                           "p99": float(np.percentile(run.transfer[sel], 99))}
     f["closed_loop_rounds"] = run.rounds
@@ -252,12 +260,10 @@ def estimate_disaggregated(ds: DisaggSetup, lengths: Lengths, *, rate: float | N
                            slo_tpot: float | None = None) -> dict[str, Any]:
     """estimate_load's answer for a disaggregated deployment: the load, the figures, the assumptions."""
     inp, out = lengths.draw(requests, seed)
-    for name, s in (("prefill", ds.prefill), ("decode", ds.decode)):
-        cap = s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS)
-        need = int(inp.max()) if name == "prefill" else int((inp + out).max())
-        if need > cap:
-            raise UserError(f"a request of {need} tokens does not fit in a {name} instance's KV cache ({cap:,} "
-                            f"tokens on {s.layout.tp} x {s.hw.name})")
+    for name, need, cap in ds.short_pools(inp, out)[:1]:
+        s = ds.prefill if name == "prefill" else ds.decode
+        raise UserError(f"a request of {need} tokens does not fit in a {name} instance's KV cache ({cap:,} "
+                        f"tokens on {s.layout.tp} x {s.hw.name})")
     run = run_disaggregated(ds, inp, out, rate=rate, users=users, seed=seed)
     warm = min(users, requests // 2) if users is not None else 0
     f = summarize(run, ds.prefill.engine.frontend_s_per_request, warmup=warm, slo_ttft=slo_ttft, slo_tpot=slo_tpot)
