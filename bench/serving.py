@@ -33,7 +33,8 @@ MAX_SIM_REQUESTS = 3000
 IN_BAND = (0.8, 1.25)
 OUTER_BAND = (0.67, 1.5)
 #: the metrics of online serving, each gated on its own (tests/test_serve_accuracy.py)
-LATENCY_METRICS = {"ttft": ("ttft_ms",), "itl/tpot": ("itl_ms", "tpot_ms"), "output throughput": ("output_tps",)}
+LATENCY_METRICS = {"ttft": ("ttft_ms", "ttft_ms_p50"), "itl/tpot": ("itl_ms", "tpot_ms", "itl_ms_p50", "tpot_ms_p50"),
+                   "output throughput": ("output_tps",)}
 
 
 @dataclass(frozen=True)
@@ -92,19 +93,23 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
         return _speculative_tg(s, e)
     if metric == "tg_tps":
         return llama_bench(s, gen=e["output_len"])
-    users = e["concurrency"]
-    # a closed loop runs the published request count (at least 8 rounds of the users); all queued: the published count
+    users, rate = e["concurrency"], e.get("request_rate")
+    # a closed loop runs the published request count (at least 8 rounds of the users); Poisson arrivals and all
+    # queued: the published count
     requests = min(max(8 * users, 40, e["num_requests"] or 0) if users else (e["num_requests"] or MAX_SIM_REQUESTS),
                    MAX_SIM_REQUESTS)
     spec = tuple(sorted((e.get("speculative") or {}).items()))
     f = _latency_run(e["model"], e["gpu"], engine_spec(e), e["weights"], e["kv_dtype"], e["tp"], e["pp"],
                      e["input_len"], e["output_len"], e["lengths"], users, requests, phys,
-                     tuple(sorted({**knobs, "served": bool(e["client_measured"])}.items())), spec)
+                     tuple(sorted({**knobs, "served": bool(e["client_measured"])}.items())), spec, rate)
     return {"output_tps": f["output_tokens_per_s"], "max_output_tps": f["output_tokens_per_s"],
-            "ttft_ms": f["ttft_s"]["mean"] * 1e3,
-            # a speculating engine streams each verify step's accepted tokens as one chunk: the gap between chunks
+            "ttft_ms": f["ttft_s"]["mean"] * 1e3, "ttft_ms_p50": f["ttft_s"]["p50"] * 1e3,
+            # a speculating engine streams each verify step's accepted tokens as one chunk: the gap between chunks;
+            # otherwise a per-request ITL (NIM's AIPerf) is the request's TPOT
             "itl_ms": (f["itl_s"] if e.get("speculative") else f["tpot_s"]["mean"]) * 1e3,
-            "tpot_ms": f["tpot_s"]["mean"] * 1e3}[metric]
+            # vllm bench serve's median ITL: the median of every gap between streamed chunks, pooled over requests
+            "itl_ms_p50": f["itl_p50_s"] * 1e3,
+            "tpot_ms": f["tpot_s"]["mean"] * 1e3, "tpot_ms_p50": f["tpot_s"]["p50"] * 1e3}[metric]
 
 
 def _speculative_tg(s: Any, e: dict[str, Any]) -> float:
@@ -133,12 +138,13 @@ def _speculative_tg(s: Any, e: dict[str, Any]) -> float:
 
 def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: int, pp: int, isl: int, osl: int,
                  lengths: str, users: int | None, requests: int, phys: dict[str, float] | None,
-                 knobs: tuple[tuple[str, Any], ...], spec: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:
-    """One simulation (closed loop of `users`, or all queued), shared by the TTFT, TPOT and throughput figures of
-    the same conditions; `lengths` sharegpt: ShareGPT-shaped lengths with means `isl` and `osl`; `spec`: the
-    entry's `speculative` (method, draft_tokens, accept_length, topk, verify_tokens)."""
+                 knobs: tuple[tuple[str, Any], ...], spec: tuple[tuple[str, Any], ...] = (),
+                 rate: float | None = None) -> dict[str, Any]:
+    """One simulation (closed loop of `users`, Poisson arrivals at `rate` req/s, or all queued), shared by the
+    TTFT, TPOT and throughput figures of the same conditions; `lengths` sharegpt: ShareGPT-shaped lengths with means
+    `isl` and `osl`; `spec`: the entry's `speculative` (method, draft_tokens, accept_length, topk, verify_tokens)."""
     key = (model, gpu, engine, weights, kv, tp, pp, isl, osl, lengths, users, requests,
-           tuple(sorted((phys or {}).items())), knobs, spec)
+           tuple(sorted((phys or {}).items())), knobs, spec, rate)
     if key not in _SIMS:
         from gpuadvisor.estimate.serve.speculative import speculation
 
@@ -149,7 +155,7 @@ def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: i
                         layout=Layout(tp=tp, pp=pp), phys=phys, speculation=run_spec, **dict(knobs))
         drawn = (Lengths("sharegpt", isl, osl, means=(float(isl), float(osl))) if lengths == "sharegpt"
                  else Lengths("fixed", isl, osl))
-        _SIMS[key] = estimate_load(s, drawn, users=users, requests=requests)["figures"]
+        _SIMS[key] = estimate_load(s, drawn, users=users, rate=rate, requests=requests)["figures"]
     return _SIMS[key]
 
 
@@ -228,10 +234,16 @@ def _num(v: float) -> str:
     return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
 
+def fixed_tables(checks: list[Check]) -> list[Check]:
+    """The fixed-length results of means (what the profiles were calibrated on); the medians some pages give are
+    checked as online metrics only (per_metric)."""
+    return [c for c in checks if c.entry["lengths"] == "fixed" and not c.metric.endswith("_p50")]
+
+
 def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-24") -> str:
     """The BENCHMARKS.md section: published serving results against the tool, with sources."""
     checks = checks if checks is not None else check_all()
-    tables = [c for c in checks if c.entry["lengths"] == "fixed"]  # what the profiles were calibrated on
+    tables = fixed_tables(checks)
     cal = shares([c for c in tables if not c.held_out])
     held = shares([c for c in tables if c.held_out])
     allc = shares(tables)
@@ -253,7 +265,7 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         f"* held out ({held['n']}): {held['in_band']:.0%} within 0.8x-1.25x, {held['in_outer']:.0%} within "
         f"0.67x-1.5x, ratios {held['min']:.2f}-{held['max']:.2f}",
         "",
-        "Online serving, per metric (a fixed concurrency or all queued; client-side, front-end included):",
+        "Online serving, per metric (client-side, front-end included; means, or the page's medians):",
         "",
         *(f"* {name} ({m['n']}): {m['in_band']:.0%} within 0.8x-1.25x, {m['in_outer']:.0%} within 0.67x-1.5x, "
           f"ratios {m['min']:.2f}-{m['max']:.2f}" for name, m in per_metric(checks).items()),
@@ -266,6 +278,7 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
     for c in checks:
         e = c.entry
         load = (f"{e['concurrency']} users" if e["concurrency"] else
+                f"{e['request_rate']:g} req/s Poisson" if e.get("request_rate") else
                 (f"ubatch {e['ubatch']}" if e["ubatch"] else f"{e['num_requests'] or ''} all queued".strip()))
         gpus = (f"{e['gpus']}x {e['gpu']}" + (f" TP{e['tp']}" if e["tp"] > 1 else "")
                 + (f" PP{e['pp']}" if e["pp"] > 1 else ""))

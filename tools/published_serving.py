@@ -73,13 +73,16 @@ class Result:
     gpus: int
     weights: str  # bf16 | fp16 | fp8 | fp4 | q4_0 | q4_k_m
     kv_dtype: str
-    metric: str  # max_output_tps | output_tps | ttft_ms | itl_ms | tpot_ms | pp_tps | tg_tps | kv_transfer_ms
+    # max_output_tps | output_tps | ttft_ms | itl_ms | tpot_ms | pp_tps | tg_tps | kv_transfer_ms; a _p50 suffix
+    # (ttft_ms_p50, tpot_ms_p50, itl_ms_p50): the median where a page gives medians, not means
+    metric: str
     value: float
     input_len: int
     output_len: int
     tp: int = 1
     pp: int = 1
-    concurrency: int | None = None  # None: infinite request rate (all requests queued)
+    concurrency: int | None = None  # None: infinite request rate (all requests queued), unless request_rate
+    request_rate: float | None = None  # Poisson arrivals at this many requests/s (vllm bench serve --request-rate)
     num_requests: int | None = None
     ubatch: int | None = None
     lengths: str = "fixed"  # fixed | sharegpt (input_len / output_len then are the run's mean lengths)
@@ -204,8 +207,64 @@ def results() -> list[Result]:
     r += _speculative_rows()
     r += _disaggregated_rows()  # appended: the held-out rule keeps the earlier rows' flags
     r += _rotated(_concurrency_rows())  # appended, for the same reason
-    r += _rotated(_eagle_rows())  # appended last
+    r += _rotated(_eagle_rows())  # appended
+    r += _rotated(_rtx5090_rate_rows())  # appended: cards beyond the H100 and A100, medians
+    r += _rotated(_l4_concurrency_rows())  # appended last
     return r
+
+
+OPENINFER_5090 = {"url": "https://github.com/openinfer-project/openinfer/blob/6de4908130fd8a121a54ec09f510f21e5934f584/"
+                         "docs/benchmarks/qwen3-4b-serving-vllm-rtx5090.md", "repo": "openinfer-project/openinfer",
+                  "path": "docs/benchmarks/qwen3-4b-serving-vllm-rtx5090.md",
+                  "commit": "6de4908130fd8a121a54ec09f510f21e5934f584",
+                  "document": "openinfer, 'Qwen3-4B serving: openinfer vs vLLM on RTX 5090' (created 2026-06-10), "
+                              "Test 1, QPS sweep, Poisson arrivals, table 'vLLM 0.22.1'"}
+WMX_L4 = {"url": "https://ai.wmx.dev/benchmarks",
+          "document": "ai.wmx.dev, 'Benchmark results' of serving/raw-vllm (commit 8e78aaa; read 2026-12-05), "
+                      "'Results: concurrency sweep'"}
+
+
+def _rtx5090_rate_rows() -> list[Result]:
+    """vLLM 0.22.1 (default engine configuration) serving Qwen3-4B BF16 on one GeForce RTX 5090, `vllm bench serve`
+    on the same host: random prompts of 1,024 tokens, exactly 128 generated (--ignore-eos), Poisson arrivals at
+    1-16 requests/s (seed 42), 60 x the rate prompts; medians as the page gives them (TTFT p50, TPOT p50) and the
+    output tokens/s. The two loads past the page's knee (12 and 16/s) are kept: their TTFT is queueing."""
+    runs = ((1, 57.8, 6.65, 126), (2, 58.8, 7.17, 252), (4, 61.8, 8.57, 504), (8, 68.1, 11.82, 1008),
+            (10, 75.7, 13.99, 1254), (12, 119.5, 19.41, 1501), (16, 3933.9, 76.21, 1690))
+    out = []
+    for rate, ttft, tpot, tps in runs:
+        for metric, value in (("ttft_ms_p50", ttft), ("tpot_ms_p50", tpot), ("output_tps", tps)):
+            out.append(Result(
+                id=f"openinfer-vllm-0.22.1-qwen3-4b-rtx5090-bf16-1024-128-qps{rate}-{metric}", model="qwen3-4b",
+                engine="vllm", engine_version="0.22.1", gpu="GeForce RTX 5090", gpus=1, weights="bf16",
+                kv_dtype="bf16", metric=metric, value=value, input_len=1024, output_len=128, request_rate=rate,
+                num_requests=60 * rate, client_measured=True, source=OPENINFER_5090,
+                table=f"vLLM 0.22.1, QPS {rate}: out tok/s {tps}, TTFT p50 {ttft} ms, TPOT p50 {tpot} ms",
+                notes="vllm serve --max-model-len 8192 --gpu-memory-utilization 0.9 --no-enable-prefix-caching; "
+                      "random dataset, --ignore-eos --temperature 0, --burstiness 1.0, after an unrecorded "
+                      "8-request warm-up"))
+    return out
+
+
+def _l4_concurrency_rows() -> list[Result]:
+    """vLLM 0.23.0 (V1 engine) serving Qwen2.5-0.5B-Instruct BF16 on one L4 (GKE g2-standard-4), `vllm bench serve`
+    closed loop (--request-rate inf) at 1-32 users: 256 input and exactly 128 output tokens (--ignore-eos, seed
+    42); medians as the page gives them (TTFT p50, ITL p50: the median gap between streamed tokens) and the output
+    tokens/s. The page does not give the prompt count (vllm bench serve's default is 1,000)."""
+    runs = ((1, 27.0, 5.1, 168), (2, 37.8, 5.2, 367), (4, 50.1, 5.3, 698), (8, 60.9, 5.5, 1312),
+            (16, 103.8, 6.0, 2277), (32, 135.3, 7.1, 3773))
+    out = []
+    for users, ttft, itl, tps in runs:
+        for metric, value in (("ttft_ms_p50", ttft), ("itl_ms_p50", itl), ("output_tps", tps)):
+            out.append(Result(
+                id=f"wmx-vllm-0.23.0-qwen2.5-0.5b-l4-bf16-256-128-c{users}-{metric}", model="qwen2.5-0.5b",
+                engine="vllm", engine_version="0.23.0", gpu="L4", gpus=1, weights="bf16", kv_dtype="bf16",
+                metric=metric, value=value, input_len=256, output_len=128, concurrency=users,
+                client_measured=True, source=WMX_L4,
+                table=f"concurrency {users}: out tok/s {tps}, TTFT p50 {ttft} ms, ITL p50 {itl} ms",
+                notes="vllm serve --gpu-memory-utilization 0.6 --max-model-len 8192 (KV cache use peaked at "
+                      "1.1 %, so the 0.6 does not bind); prompt count not stated"))
+    return out
 
 
 def _eagle_rows() -> list[Result]:

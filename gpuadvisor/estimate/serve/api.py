@@ -10,13 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from gpuadvisor.core import limits
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.lengths import Lengths, parse_lengths
 from gpuadvisor.estimate.serve.profiles import ServeEngine, _raw_physics, serve_engine
-from gpuadvisor.estimate.serve.sim import SimConfig, simulate
+from gpuadvisor.estimate.serve.sim import SimConfig, SimResult, simulate
 from gpuadvisor.estimate.serve.speculative import Speculation, SpeculativeStepCost
 from gpuadvisor.estimate.serve.stepcost import KV_BYTES, WEIGHT_BITS, RooflineStepCost
 from gpuadvisor.layout import Layout, check_serving_layout
@@ -160,6 +162,7 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
     summ["requests"] = requests
     if s.speculative is not None and summ.get("itl_s") is not None:
         # a verify step streams its accepted tokens as one chunk: the gap a client sees between chunks is the step
+        # (itl_p50_s is taken over the iterations' gaps: a chunk's already)
         summ["itl_s"] *= s.speculative.spec.accept_length
     load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
@@ -169,6 +172,10 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         edge = _knife_edge(s, inp[sub], out[sub], u, seed, warm, summ["ttft_s"]["mean"])
         if edge:
             load["caveat"] = "; ".join(str(x) for x in (load.get("caveat"), edge) if x)
+    if rate is not None and len(res.arrival) > 1:
+        past = _past_capacity(rate, res)
+        if past:
+            load["caveat"] = "; ".join(str(x) for x in (load.get("caveat"), past) if x)
     assumptions = s.assumptions()
     if s.speculative is not None:  # where it stops paying: decode batches at the mean prompt + half the output
         context = float(inp.mean() + out.mean() / 2)
@@ -201,6 +208,29 @@ def _knife_edge(s: ServeSetup, inp: Any, out: Any, users: int, seed: int, warm: 
     return (f"{users} closed-loop clients of fixed lengths sit on a knife edge: whether they stay spread out or queue "
             f"together sets the mean TTFT, {lo * 1e3:,.0f} ms or {hi * 1e3:,.0f} ms here (a few ms of front-end "
             "time tips it; docs/serving.md); lengths that vary (--lengths) settle it")
+
+
+#: an open loop whose deployment completes less than this share of the offered rate is past its capacity
+CAPACITY_SHARE = 0.95
+
+
+def _past_capacity(rate: float, res: SimResult) -> str | None:
+    """A caveat when the simulated deployment falls behind the offered rate: its queue, and the TTFT, then grow with
+    the run's length, and a capacity a few per cent off moves the TTFT many times over (docs/serving.md). Offered:
+    the arrivals drawn, over their span; completed: the requests over the span from the first arrival to the last
+    finish, less the median request's own latency (a stable run's last request finishes about that long after it
+    arrives)."""
+    n = len(res.arrival)
+    first, last = float(res.arrival.min()), float(res.arrival.max())
+    latency = float(np.median(res.finish - res.arrival))
+    offered = (n - 1) / (last - first) if last > first else float("inf")
+    completed = (n - 1) / max(float(res.finish.max()) - latency - first, 1e-9)
+    if completed >= CAPACITY_SHARE * offered:
+        return None
+    completed_per_s = completed * rate / offered  # on the scale of the rate asked for
+    return (f"past this deployment's capacity: it completes {completed_per_s:,.1f} of the {rate:g} requests/s "
+            "offered, so its queue and TTFT grow with the run's length, and a capacity a few per cent off moves "
+            "that TTFT many times over (docs/serving.md): read the TTFT as a lower bound and size for a lower rate")
 
 
 #: what the validation says of a burst larger than the engine runs at once (docs/serving-accuracy.md, issue 29)

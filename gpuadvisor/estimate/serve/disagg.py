@@ -236,7 +236,9 @@ def summarize(run: DisaggRun, frontend_s: float, *, warmup: int = 0, slo_ttft: f
                       output_len=run.output_len, iterations=sum(r.iterations for r in run.prefill + run.decode),
                       preemptions=sum(r.preemptions for r in run.decode),
                       makespan=float(run.finish.max()), max_running=max(r.max_running for r in run.decode),
-                      frontend_s=frontend_s)
+                      frontend_s=frontend_s,
+                      gaps=(np.concatenate([r.gaps[0] for r in run.decode]),
+                            np.concatenate([r.gaps[1] for r in run.decode])))
     f = whole.summary(slo_ttft=slo_ttft, slo_tpot=slo_tpot, warmup=warmup)
     sel = slice(warmup, None)
     prefill_part = (run.prefill_done - run.send)[sel] - frontend_s

@@ -91,6 +91,9 @@ class SimResult:
     max_running: int
     extra: dict[str, Any] = field(default_factory=dict)
     frontend_s: float = 0.0
+    #: the gaps between one sequence's tokens, as (seconds, how many tokens had that gap): one entry per iteration
+    #: (a run of decode-only iterations gives its mean step); what a client's ITL percentiles are taken over
+    gaps: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
 
     @property
     def ttft(self) -> np.ndarray:
@@ -113,6 +116,7 @@ class SimResult:
 
         gaps = (self.finish[sel][many] - self.first_token[sel][many]).sum()
         itl = float(gaps / (self.output_len[sel][many] - 1).sum()) if many.any() else None
+        itl_p50 = _weighted_median(*self.gaps) if len(self.gaps[0]) else None
 
         def pct(a: np.ndarray) -> dict[str, float | None]:
             if not len(a):
@@ -133,11 +137,18 @@ class SimResult:
             "output_tokens_per_s": out_tok / span if span else None,
             "total_tokens_per_s": (out_tok + float(self.input_len[sel].sum())) / span if span else None,
             "ttft_s": pct(ttft), "server_ttft_s": pct(ttft - self.frontend_s), "frontend_s": self.frontend_s,
-            "tpot_s": pct(tpot), "itl_s": itl,
+            "tpot_s": pct(tpot), "itl_s": itl, "itl_p50_s": itl_p50,
             "goodput_requests_per_s": float(ok.sum()) / span if span else None,
             "slo_attainment": float(ok.mean()) if n else None,
             "iterations": self.iterations, "preemptions": self.preemptions, "max_running": self.max_running,
         }
+
+
+def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """The median of `values` each counted `weights` times (the token gaps a benchmark client pools)."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    return float(values[order][int(np.searchsorted(cum, cum[-1] / 2.0))])
 
 
 class SimulationBoundError(UserError):
@@ -215,6 +226,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     dirty = True  # `running` changed: rebuild its array
     free = cfg.kv_blocks
     t, iters, steps_done, preempt, max_run = 0.0, 0, 0, 0, 0
+    gap_s: list[float] = []
+    gap_n: list[int] = []
     budget_full = cfg.max_batched_tokens
     finished = 0
     fe = cfg.frontend_s  # a request reaches the scheduler this long after it is sent
@@ -351,7 +364,11 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             pf_tokens = sum(c for _, c in chunks)
             pairs = float(sum(c * (done_pf[i] + c / 2.0) for i, c in chunks))
             dctx = float((inp[dec] + gen[dec]).sum()) if len(dec) else 0.0
-            t += cost.iteration_s(pf_tokens, pairs, len(dec), dctx) * cfg.time_scale
+            took = cost.iteration_s(pf_tokens, pairs, len(dec), dctx) * cfg.time_scale
+            t += took
+            if len(dec):
+                gap_s.append(took)
+                gap_n.append(len(dec))
         else:
             # a decode-only iteration: until a sequence finishes, a request arrives or the KV cache runs out,
             # the next iterations are the same but for the context (nothing can be admitted that was not now)
@@ -369,7 +386,10 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                     else:
                         hi = k - 1
                 steps = lo
-            t += decode_steps_s(cost, d, dctx, steps, per_step) * cfg.time_scale
+            took = decode_steps_s(cost, d, dctx, steps, per_step) * cfg.time_scale
+            t += took
+            gap_s.append(took / steps)
+            gap_n.append(d * steps)
             if steps > 1:  # the blocks of the further steps (the first step's are taken)
                 grown = np.maximum(np.ceil((inp[dec] + gen[dec] + (steps - 1) * per_step) / int(cal.KV_BLOCK_TOKENS))
                                    - blocks[dec], 0).astype(np.int64)
@@ -415,7 +435,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                         arrival[next_arrival] = t
                         next_arrival += 1
     return SimResult(arrival=arrival, first_token=first, finish=finish, input_len=inp, output_len=out,
-                     iterations=iters, preemptions=preempt, makespan=t, max_running=max_run, frontend_s=fe)
+                     iterations=iters, preemptions=preempt, makespan=t, max_running=max_run, frontend_s=fe,
+                     gaps=(np.asarray(gap_s), np.asarray(gap_n, float)))
 
 
 def _decode_run(context: np.ndarray, held: np.ndarray, left: np.ndarray, free: int, per_step: float = 1.0) -> int:
