@@ -36,9 +36,17 @@ TARGET_SHARE = 0.85
 FITTED_CARDS = ("H100 SXM5 80GB", "H200 SXM 141GB")
 HELD_OUT_CARD = "GeForce RTX 4090"
 HELD_OUT_EVERY = 5  # of the other cards' rows, every fifth: with the whole card, about a third of the set
+#: published-serving.json's rows (in file order, which only ever grows at the end) that were in the set when its
+#: split was fixed; the rows after them are split among themselves, every LATER_HELD_OUT_EVERY-th by id (the held-out
+#: card's share does not grow with them, so a third of them keeps the set's held-out third), so that a row added
+#: later moves no earlier row between the splits
+SERVING_ROWS_AT_SPLIT = 163
+LATER_HELD_OUT_EVERY = 3
 HELD_OUT_RULE = (f"every row on the {HELD_OUT_CARD} (the whole card); of the other cards' rows, every "
                  f"{HELD_OUT_EVERY}th by id order within each file (position % {HELD_OUT_EVERY} == "
                  f"{HELD_OUT_EVERY - 1} in the id-sorted list of that file's rows in the set), about a third in all. "
+                 "The serving file's rows added after its split was fixed (SERVING_ROWS_AT_SPLIT) are split among "
+                 f"themselves, every {LATER_HELD_OUT_EVERY}rd by id. "
                  "Held-out rows are for checking a fix, never for fitting one; the older files' own held_out flags "
                  "play no part here")
 REUSED = [
@@ -50,18 +58,19 @@ REUSED = [
                                                            ", ".join(FITTED_CARDS)},
 ]
 
+
 TASKS = ("vision-training", "vision-inference", "llm-serving", "llm-training")
 FAMILIES = ("Volta", "Turing", "Ampere GA100", "Ampere GA10x", "Ada", "Hopper", "Blackwell (data center)",
             "Blackwell (GeForce/professional)")
 
 
-def held_out_flags(rows: Iterable[tuple[str, str]]) -> dict[str, bool]:
-    """id -> held out, for one file's (id, card) pairs, by HELD_OUT_RULE."""
+def held_out_flags(rows: Iterable[tuple[str, str]], every: int = HELD_OUT_EVERY) -> dict[str, bool]:
+    """id -> held out, for one file's (id, card) pairs, by HELD_OUT_RULE (`every`: the other cards' step)."""
     pairs = sorted(rows)
     out = {rid: card == HELD_OUT_CARD for rid, card in pairs}
     others = [rid for rid, card in pairs if card != HELD_OUT_CARD]
     for i, rid in enumerate(others):
-        out[rid] = i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
+        out[rid] = i % every == every - 1
     return out
 
 
@@ -193,15 +202,17 @@ def load_raw(path: Path = DATA, later: Path = DATA2) -> list[dict[str, Any]]:
            "metric": "images_per_s", "value": c["images_per_s"], "origin": "published-resnet50.json",
            "source": {"url": resnet["source"], "table": c["table"], "read": resnet["read"]}}
           for c in resnet["cases"]]
-    serving = [{**e, "task": "llm-serving", "card": card_name(e["gpu"]), "origin": "published-serving.json"}
-               for e in json.loads((TESTS_DATA / "published-serving.json").read_text())["results"]
-               if e["gpu"] not in FITTED_CARDS]
+    serving_file = json.loads((TESTS_DATA / "published-serving.json").read_text())["results"]
+    serving, serving_later = ([{**e, "task": "llm-serving", "card": card_name(e["gpu"]),
+                                "origin": "published-serving.json"} for e in part if e["gpu"] not in FITTED_CARDS]
+                              for part in (serving_file[:SERVING_ROWS_AT_SPLIT], serving_file[SERVING_ROWS_AT_SPLIT:]))
     training = [{**e, "task": "llm-training", "card": card_name(e["gpu"]), "metric": "tokens_per_s_per_gpu",
                  "value": e["tokens_per_s_per_gpu"], "origin": "published-training.json"}
                 for e in json.loads((TESTS_DATA / "published-training.json").read_text())["entries"]
                 if e["gpu"] not in FITTED_CARDS]
-    for reused in (rn, serving, training):
-        flags = held_out_flags((e["id"], e["card"]) for e in reused)
+    for reused, every in ((rn, HELD_OUT_EVERY), (serving, HELD_OUT_EVERY), (serving_later, LATER_HELD_OUT_EVERY),
+                          (training, HELD_OUT_EVERY)):
+        flags = held_out_flags(((e["id"], e["card"]) for e in reused), every)
         out += [{**e, "held_out": flags[e["id"]]} for e in reused]
     for r in out:
         if r["task"] == "llm-training":

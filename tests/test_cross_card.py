@@ -73,6 +73,18 @@ def test_a_later_row_moves_no_earlier_row_between_splits():
     assert {r["origin"] for r in X.load_raw()} >= {X.DATA.name, X.DATA2.name}
 
 
+def test_a_later_serving_row_moves_no_earlier_row_between_splits():
+    """published-serving.json grows at its end: the rows that were there when the split was fixed keep the flags the
+    rule gives them alone, and the later ones hold out a third among themselves."""
+    results = json.loads((X.TESTS_DATA / "published-serving.json").read_text())["results"]
+    early = {e["id"] for e in results[:X.SERVING_ROWS_AT_SPLIT]}
+    rows = [r for r in X.load_raw() if r["origin"] == "published-serving.json"]
+    first = [r for r in rows if r["id"] in early]
+    assert {r["id"]: r["held_out"] for r in first} == X.held_out_flags((r["id"], r["card"]) for r in first)
+    later = [r for r in rows if r["id"] not in early]
+    assert later and abs(sum(r["held_out"] for r in later) / len(later) - 1 / 3) < 0.05
+
+
 def test_held_out_rule():
     flags = X.held_out_flags([("b", "L40S"), ("a", "L40S"), ("z", X.HELD_OUT_CARD)] +
                              [(f"c{i}", "B200") for i in range(8)])

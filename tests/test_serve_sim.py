@@ -49,6 +49,16 @@ def test_one_request_by_hand():
     assert c.calls[0] == (100, 100 * 50.0, 0, 0.0) and c.calls[1] == (0, 0.0, 1, 101.0)
 
 
+@pytest.mark.parametrize("plans_ahead, first_token", [(False, 0.03), (True, 0.04)])
+def test_a_scheduler_that_plans_ahead_takes_an_arrival_one_step_later(plans_ahead, first_token):
+    """vLLM's async scheduling plans iteration k+1 while k runs: a request arriving at 15 ms, during the decode step of
+    10-20 ms, joins the step of 30-40 ms, not that of 20-30 ms; an idle engine takes one at once."""
+    r = simulate(Const(0.01), cfg(plans_ahead=plans_ahead), np.array([100, 100, 100]), np.array([10, 2, 2]),
+                 arrivals=np.array([0.0, 0.015, 1.0]))
+    assert r.first_token[1] == pytest.approx(first_token)
+    assert r.first_token[2] == pytest.approx(1.01)
+
+
 def test_prompts_batch_across_requests_and_chunk_under_the_budget():
     c = Const(0.01)
     r = simulate(c, cfg(max_batched_tokens=256), np.array([100, 100, 300]), np.array([2, 2, 2]))

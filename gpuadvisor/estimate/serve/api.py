@@ -125,6 +125,7 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
                     kv_blocks=tokens // lay.pp // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
                     prefill_first=eng.prefill_first,
                     reserve_output=eng.reserve_output, frontend_s=eng.frontend_s_per_request,
+                    plans_ahead=eng.plans_ahead,
                     decode_tokens=speculation.accept_length if speculation else 1.0,
                     new_token_ratio=eng.new_token_ratio, min_new_token_ratio=eng.min_new_token_ratio,
                     new_token_ratio_decay_steps=eng.new_token_ratio_decay_steps, new_token_clip=eng.new_token_clip)

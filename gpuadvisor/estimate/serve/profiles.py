@@ -88,6 +88,8 @@ class ServeEngine:
     sources: tuple[str, ...]
     calibrated_on: str
     frontend_s_per_request: float = 0.0
+    # the scheduler plans the next iteration while the GPU runs this one (SimConfig.plans_ahead)
+    plans_ahead: bool = False
     tp_handoff_s_per_iter: float = 0.0
     pp_host_s_per_seq: float = 0.0
     # host time per sequence of an iteration that the GPU does not hide: an engine whose scheduler, input
@@ -148,6 +150,7 @@ class ServeEngine:
         """The profile as the engine configures itself with speculative decoding on (the user's pinned knobs
         kept)."""
         return replace(self, host_seq_overlap=self.host_seq_overlap and self.speculative_overlap,
+                       plans_ahead=self.plans_ahead and self.speculative_overlap,
                        max_seqs=self.max_seqs if "max_seqs" in self.pinned or not self.speculative_max_seqs
                        else min(self.max_seqs, self.speculative_max_seqs))
 

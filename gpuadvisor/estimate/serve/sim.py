@@ -62,6 +62,10 @@ class SimConfig:
     time_scale: float = 1.0  # iteration latency multiplier
     reserve_output: bool = False  # admit only with blocks for the whole output (TensorRT-LLM's no-evict)
     frontend_s: float = 0.0  # client send -> scheduler: the engine's front-end per request (module docstring)
+    # the scheduler plans iteration k+1 while the GPU runs iteration k (vLLM's async scheduling, SGLang's and
+    # TensorRT-LLM's overlap schedulers): a request that arrives during iteration k joins k+2, one step later than
+    # with a synchronous scheduler; an idle engine takes it at once
+    plans_ahead: bool = False
     decode_tokens: float = 1.0  # mean tokens a decode iteration generates per sequence (speculation: > 1)
     # a disaggregated decode instance (serve/disagg.py): requests arrive with their prompt's KV cache computed
     # elsewhere; admission takes the prompt's blocks and the next iteration decodes (its first token)
@@ -226,6 +230,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     dirty = True  # `running` changed: rebuild its array
     free = cfg.kv_blocks
     t, iters, steps_done, preempt, max_run = 0.0, 0, 0, 0, 0
+    last_start = 0.0  # when the last iteration began: what a scheduler that plans ahead saw when it planned this one
     gap_s: list[float] = []
     gap_n: list[int] = []
     budget_full = cfg.max_batched_tokens
@@ -332,7 +337,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 f"the simulation reached its bound of {max_steps:,} scheduler steps with {n - finished:,} of "
                 f"{n:,} requests unfinished; simulate fewer requests")
         steps_done += 1
-        while arr_ptr < n and arrival[order[arr_ptr]] + fe <= t:
+        seen = last_start if cfg.plans_ahead else t
+        while arr_ptr < n and arrival[order[arr_ptr]] + fe <= seen:
             waiting.append(int(order[arr_ptr]))
             arr_ptr += 1
         if cfg.prefilled:
@@ -355,6 +361,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 continue
             if arr_ptr < n and np.isfinite(arrival[order[arr_ptr]]):
                 t = max(t, float(arrival[order[arr_ptr]]) + fe)
+                last_start = t  # idle: the request is planned as it arrives
                 continue
             if waiting:  # a prompt that can never fit
                 raise ValueError("a request does not fit in the KV cache")
@@ -365,6 +372,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             pairs = float(sum(c * (done_pf[i] + c / 2.0) for i, c in chunks))
             dctx = float((inp[dec] + gen[dec]).sum()) if len(dec) else 0.0
             took = cost.iteration_s(pf_tokens, pairs, len(dec), dctx) * cfg.time_scale
+            last_start = t
             t += took
             if len(dec):
                 gap_s.append(took)
@@ -385,9 +393,11 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                         lo = k
                     else:
                         hi = k - 1
-                steps = lo
+                # a scheduler that plans ahead had planned the step after the arrival before it saw it
+                steps = min(steps, lo + 1) if cfg.plans_ahead else lo
             took = decode_steps_s(cost, d, dctx, steps, per_step) * cfg.time_scale
             t += took
+            last_start = t - took / steps
             gap_s.append(took / steps)
             gap_n.append(d * steps)
             if steps > 1:  # the blocks of the further steps (the first step's are taken)
