@@ -127,6 +127,8 @@ def test_serve_check_agrees_with_the_servers_own_timings(server, tmp_path):
     assert out["measurement"]["figures"]["tpot_s"]["mean"] == pytest.approx(tpot_client, rel=1e-9)
     assert out["estimate"]["rests_on"]["assumptions"]["engine"] == "llamacpp"
     assert {r["figure"] for r in out["comparison"]} >= {"TTFT P50", "TPOT P99", "output throughput"}
+    itl_p50 = next(r for r in out["comparison"] if r["figure"] == "ITL P50")
+    assert itl_p50["estimate"] == pytest.approx(out["estimate"]["detail"]["serving_simulation"]["figures"]["itl_p50_s"])
 
     # the measurement calibrates the llamacpp profile: the estimate at the measured load then matches its TPOT
     est = subprocess.run(

@@ -245,10 +245,11 @@ def comparison(m: Any, answer: Any) -> list[dict[str, Any]]:
     pct = (answer.serving.percentiles if answer.serving else None) or {}
     sim = answer.detail.get("serving_simulation", {}).get("figures", {})
     out = []
-    # the estimate's mean inter-token latency where it gives no ITL percentiles (the simulation's decode steps)
+    # the estimate's mean inter-token latency where it gives no ITL percentiles (the simulation's decode steps), and
+    # the median of its gaps between streamed tokens (the simulation's `itl_p50_s`)
     itl_mean = getattr(answer.serving, "itl_s", None) if answer.serving else None
     if "itl_s" not in pct and itl_mean is not None:
-        pct = {**pct, "itl_s": {"mean": itl_mean}}
+        pct = {**pct, "itl_s": {"mean": itl_mean, "p50": sim.get("itl_p50_s")}}
     for label, key, stats, est_key in _ROWS:
         dist = getattr(m.figures, key)
         for stat in stats:
