@@ -668,7 +668,8 @@ TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # (0.84, 1.55, 1.02) before NCHW depthwise and batch norm were measured; (0.92, 1.55, 1.01) before NCHW
     # convolutions without room for their NHWC copies (timm-3090-infer-nchw-vgg16 1.54x -> 1.13x)
     "Ampere GA10x": (0.94, 1.50, 1.01),
-    "Ada": (0.90, 1.41, 1.04),  # the L4's vLLM TTFT at 16 users 0.71x  # timm's RTX 4090 vision (held out) about 0.95x (was 0.8x: 0.71, 1.87, 1.11)
+    # timm's RTX 4090 vision (held out) about 0.95x (was 0.8x: 0.71, 1.87, 1.11); the L4's vLLM TTFT at 16 users 0.71x
+    "Ada": (0.90, 1.41, 1.04),
     # llm-foundry MPT about 0.92x (0.82x while eager FSDP2's loss was a share of the step: 0.69, 2.14, 1.12);
     # TensorRT-LLM about 1.0x; GPUStack all-queued 0.64x-1.06x; NVIDIA's ResNet-50 about 1.0x (was 0.81x: 0.69, 2.14,
     # 1.13)

@@ -211,27 +211,30 @@ def _knife_edge(s: ServeSetup, inp: Any, out: Any, users: int, seed: int, warm: 
             "time tips it; docs/serving.md); lengths that vary (--lengths) settle it")
 
 
-#: an open loop whose deployment completes less than this share of the offered rate is past its capacity
-CAPACITY_SHARE = 0.95
+#: an open loop is past its deployment's capacity when the requests in the system (arrived, not finished) at the end
+#: of the arrivals are this many times those in the middle of them: a stable system's count holds level, one that
+#: falls behind the rate piles requests up (in its queue or in its running batch) through the run
+CAPACITY_PILE_UP = 1.5
 
 
 def _past_capacity(rate: float, res: SimResult) -> str | None:
-    """A caveat when the simulated deployment falls behind the offered rate: its queue, and the TTFT, then grow with
-    the run's length, and a capacity a few per cent off moves the TTFT many times over (docs/serving.md). Offered:
-    the arrivals drawn, over their span; completed: the requests over the span from the first arrival to the last
-    finish, less the median request's own latency (a stable run's last request finishes about that long after it
-    arrives)."""
-    n = len(res.arrival)
-    first, last = float(res.arrival.min()), float(res.arrival.max())
-    latency = float(np.median(res.finish - res.arrival))
-    offered = (n - 1) / (last - first) if last > first else float("inf")
-    completed = (n - 1) / max(float(res.finish.max()) - latency - first, 1e-9)
-    if completed >= CAPACITY_SHARE * offered:
+    """A caveat when the simulated deployment falls behind the offered rate: its requests pile up, the latency grows
+    with the run's length, and a capacity a few per cent off moves the TTFT many times over (docs/serving.md)."""
+    arrivals = np.sort(res.arrival)
+    n = len(arrivals)
+    if n < 30:
         return None
-    completed_per_s = completed * rate / offered  # on the scale of the rate asked for
-    return (f"past this deployment's capacity: it completes {completed_per_s:,.1f} of the {rate:g} requests/s "
-            "offered, so its queue and TTFT grow with the run's length, and a capacity a few per cent off moves "
-            "that TTFT many times over (docs/serving.md): read the TTFT as a lower bound and size for a lower rate")
+    finishes = np.sort(res.finish)
+    in_system = np.arange(1, n + 1) - np.searchsorted(finishes, arrivals, side="right")
+    middle = float(np.median(in_system[n // 3: 2 * n // 3]))
+    end = float(np.mean(in_system[-max(1, n // 20):]))
+    if end <= CAPACITY_PILE_UP * middle or end - middle < 10:
+        return None
+    span = float(res.finish.max() - arrivals[0])
+    return (f"past this deployment's capacity at {rate:g} requests/s: requests pile up through the run ({middle:,.0f} "
+            f"in the system midway, {end:,.0f} at the last arrivals; about {n / span:,.1f} completed a second), so "
+            "its queue and latency grow with the run's length, and a capacity a few per cent off moves the TTFT "
+            "many times over (docs/serving.md): read the TTFT as a lower bound and size for a lower rate")
 
 
 #: what the validation says of a burst larger than the engine runs at once (docs/serving-accuracy.md, issue 29)
