@@ -256,7 +256,7 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         "runs under the release it names: vLLM 0.11.0 as `vllm@0.11`) and the catalog card's datasheet. "
         "Gated by tests/test_serve_accuracy.py.",
         "",
-        "Fixed-length tables (maximum throughput, NIM's fixed-concurrency table, llama-bench):",
+        "Fixed-length tables (maximum throughput, NIM's fixed concurrency, llama-bench):",
         "",
         f"* all {allc['n']}: {allc['in_band']:.0%} within 0.8x-1.25x, {allc['in_outer']:.0%} within 0.67x-1.5x, "
         f"ratios {allc['min']:.2f}-{allc['max']:.2f}",
@@ -265,7 +265,7 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         f"* held out ({held['n']}): {held['in_band']:.0%} within 0.8x-1.25x, {held['in_outer']:.0%} within "
         f"0.67x-1.5x, ratios {held['min']:.2f}-{held['max']:.2f}",
         "",
-        "Online serving, per metric (client-side, front-end included; means, or the page's medians):",
+        "Online serving, per metric (client-side, front-end in; means, or the page's medians):",
         "",
         *(f"* {name} ({m['n']}): {m['in_band']:.0%} within 0.8x-1.25x, {m['in_outer']:.0%} within 0.67x-1.5x, "
           f"ratios {m['min']:.2f}-{m['max']:.2f}" for name, m in per_metric(checks).items()),
@@ -349,7 +349,7 @@ def memory_tight_ratios(gpu: str = "H100 SXM5 80GB") -> dict[tuple[str, str, str
 def _memory_tight_line() -> str:
     r = list(memory_tight_ratios().values())
     span = [f"{min(x[i] for x in r):.2f}x-{max(x[i] for x in r):.2f}x" for i in range(3)]
-    return (f"Not in the set: Qwen3-32B on one H100 (GPUStack; a few GiB of KV cache; docs/serving.md): "
+    return (f"Not in the set: Qwen3-32B on one H100 (a few GiB of KV cache; docs/serving.md): "
             f"TTFT {span[0]}, TPOT {span[1]}, throughput {span[2]}.")
 
 

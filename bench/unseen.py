@@ -56,10 +56,12 @@ def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
 
 
 def table(results: list[Result]) -> str:
-    rows = ["| model | mode | batch | measured ms | time est/meas | peak GiB | memory est/meas |",
-            "|---|---|---:|---:|---:|---:|---:|"]
+    rows = ["| model | mode | batch | measured ms | runs: ms (dispatch probe us) | time est/meas | peak GiB | "
+            "memory est/meas |", "|---|---|---:|---:|---|---:|---:|---:|"]
     for r in results:
         c = r.case
-        rows.append(f"| {c['spec']} | {c['mode']} | {c['batch']} | {c['time_s'] * 1e3:.2f} | "
+        runs = ", ".join(f"{x['time_s'] * 1e3:.2f} ({sum(x['dispatch_op_s']) / 2 * 1e6:.0f})"
+                         for x in c.get("runs", ()))
+        rows.append(f"| {c['spec']} | {c['mode']} | {c['batch']} | {c['time_s'] * 1e3:.2f} | {runs or 'one run'} | "
                     f"{r.time_ratio:.2f}x | {c['peak_bytes'] / 2**30:.2f} | {r.memory_ratio:.2f}x |")
     return "\n".join(rows)

@@ -268,9 +268,9 @@ def unseen_summary() -> list[str]:
 
     rs = unseen.evaluate()
     env = json.loads(unseen.MEASURED.read_text())["env"]
-    out = ["## Models nobody here measured before (H100, 2026-11-27)", "",
+    out = ["## Models nobody here measured before (H100, 2026-11-27 and 2026-12-05)", "",
            f"{env['device']}, driver {env['driver']}, PyTorch {env['torch']}, `lab/measure_models.py --unseen`; no fit "
-           "reads them (`bench/unseen.py`, gated by `tests/test_unseen_models.py`):", ""]
+           "reads them (`bench/unseen.py`, `tests/test_unseen_models.py`); recurrent: median of six runs:", ""]
     for family, test in (("recurrent (LSTM, GRU; 1-3 layers, an encoder-decoder)", lambda c: "lab/models/" in c),
                          ("vision (Inception-v3, EfficientNet-V2, Swin-V2, RegNet, ResNet-50-D, DeiT, ShuffleNet)",
                           lambda c: "lab/models/" not in c)):
@@ -397,7 +397,7 @@ def _summary(section: str, title: str, page: Path, tables: int = 0) -> list[str]
               if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|"))]
     cut = starts[tables] if len(starts) > tables else len(lines)
     body = [line for line in lines[:cut] if not line.startswith("## ")]
-    return [f"## {title}", "", *body, "", f"Every result with its source and conditions: {_rel(page)}.", ""]
+    return [f"## {title}", "", *body, "", f"Every result, its source and conditions: {_rel(page)}.", ""]
 
 
 @cache
@@ -474,7 +474,11 @@ def main(argv: list[str] | None = None) -> int:
                    "in BENCHMARKS.md). Ratio = estimate / measurement; measured by `lab/measure_models.py --unseen`, "
                    "graphs traced on the GPU machine (`lab/trace_unseen.py`; the recurrent ones, plain PyTorch, "
                    "traced again on 2026-12-05 with `--only lab/models/` after the tracer counted cuDNN's measured "
-                   "reserve space and autocast's copies in training)."
+                   "reserve space and autocast's copies in training). The recurrent cases' times are the median of "
+                   "six runs (`tools/merge_unseen_runs.py`: 2026-11-27, 10 steps; 2026-12-05, five of 100 steps, "
+                   "`lab/data/h100-rnn-unseen-2026-12-05/`, each run with the host speed its dispatch probe saw): "
+                   "their steps are the host's time to issue them, which moved up to 25 % from one run to the next "
+                   "(`lstm_small` inference at batch 1,024: 0.89-1.60 ms)."
                    "\n\n" + unseen.table(unseen.evaluate())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "

@@ -1,0 +1,68 @@
+"""Rewrite the recurrent cases of tests/data/models-h100-unseen.json from every H100 run of them: their steps are
+host-bound (the host's time to issue a step is the step), and one run's median moves by up to 25 % from one process
+to the next on the same machine, so a case's time is the median over the runs' medians, each run listed with its
+steps and the host speed the dispatch probe saw around it. Memory is the same in every run.
+
+  python3 -m tools.merge_unseen_runs [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "tests" / "data" / "models-h100-unseen.json"
+FIRST = ROOT / "lab" / "data" / "h100-unseen-2026-11-27" / "unseen-0.json"  # 10 steps a case, one run
+LATER = sorted((ROOT / "lab" / "data" / "h100-rnn-unseen-2026-12-05").glob("run*.json"))  # 100 steps, five runs
+RECURRENT = "lab/models/"
+
+
+def _key(case: dict[str, Any]) -> tuple[str, str, int]:
+    return case["spec"], case["mode"], case["batch"]
+
+
+def merged(current: dict[str, Any]) -> dict[str, Any]:
+    """`current` with each recurrent case's time the median over FIRST's run and LATER's."""
+    runs = [(FIRST, json.loads(FIRST.read_text())["results"])]
+    runs += [(p, json.loads(p.read_text())["results"]) for p in LATER]
+    by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    for path, cases in runs:
+        env = json.loads(path.read_text())["env"]
+        for c in cases:
+            if RECURRENT in c["spec"] and "time_s" in c:
+                by.setdefault(_key(c), []).append({
+                    "file": str(path.relative_to(ROOT)), "date": env["date"][:10], "time_s": c["time_s"],
+                    "timed_steps": c["timed_steps"], "dispatch_op_s": c["dispatch_op_s"],
+                    "peak_bytes": c["peak_bytes"]})
+    out = []
+    for c in current["cases"]:
+        if RECURRENT in c["spec"]:
+            each = by[_key(c)]
+            c = {**c, "time_s": statistics.median(r["time_s"] for r in each), "runs": each,
+                 "time_of": f"median of {len(each)} runs' medians (tools/merge_unseen_runs.py)"}
+        out.append(c)
+    return {**current, "cases": out}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the file is not what this writes")
+    a = ap.parse_args(argv)
+    current = json.loads(OUT.read_text())
+    text = json.dumps(merged(current), indent=1) + "\n"
+    if a.check:
+        same = OUT.read_text() == text
+        print(f"{OUT.relative_to(ROOT)} {'is current' if same else 'is stale: run python3 -m tools.merge_unseen_runs'}")
+        return 0 if same else 1
+    OUT.write_text(text)
+    print(f"wrote {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
