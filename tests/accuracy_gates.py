@@ -395,8 +395,10 @@ def op_graph(group: str) -> Callable[[], Verdict]:
 #: group -> the mean |log(estimate / measured)| step time of the op-graph cases, in % (the objective the host
 #: constants and OP_OVERLAP_P are fitted to over the calibration split, validation.fit_host_constants and
 #: fit_overlap): today's, rounded up to one decimal (today's in the comment)
-OP_GRAPH_STEP_ERROR = {"calibration": 8.7, "held out": 12.2, "all": 9.9}  # 8.68, 12.16, 9.84 (the LSTM classifier
-# priced as cuDNN runs it, 2026-11-27; before: 8.94, 12.16, 10.01)
+OP_GRAPH_STEP_ERROR = {"calibration": 8.62, "held out": 12.2, "all": 9.9}  # 8.68, 12.16, 9.84 (the LSTM classifier
+# priced as cuDNN runs it, 2026-11-27; before: 8.94, 12.16, 10.01); calibration 8.60 today, its gate to 0.02 above:
+# HOST_TRAINING_STEP, fitted on this objective, moves it to 8.67 (x0.75) and 8.70 (x1.25), which the 8.7 of one
+# decimal let through once the out-of-sample recurrent cases, re-measured on 2026-12-05, stopped binding it
 
 
 def op_graph_step(group: str) -> Callable[[], Verdict]:
