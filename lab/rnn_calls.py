@@ -13,24 +13,28 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import time
 
 import torch
 
 
-def time_call(fn, reps: int = 20, warmup: int = 5) -> float:
-    """Median seconds of `fn` over `reps` calls between CUDA events, after `warmup` untimed ones."""
+def time_call(fn, reps: int = 20, warmup: int = 5) -> tuple[float, float]:
+    """Median seconds of `fn` over `reps` calls between CUDA events, after `warmup` untimed ones, and the median
+    seconds the host took to issue each (from the call to its return, the GPU idle before it)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    out = []
+    out, host = [], []
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
+        t0 = time.perf_counter()
         fn()
+        host.append(time.perf_counter() - t0)
         b.record()
         b.synchronize()
         out.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(out)
+    return statistics.median(out), statistics.median(host)
 
 
 def main() -> int:
@@ -59,18 +63,27 @@ def main() -> int:
                                 out, _ = rnn(x.requires_grad_(False))
                             out.float().sum().backward()
 
-                        t_inf = time_call(infer)
+                        t_inf, h_inf = time_call(infer)
                         torch.cuda.reset_peak_memory_stats()
                         base = torch.cuda.memory_allocated()
-                        t_train = time_call(train)
+                        t_train, h_train = time_call(train)
                         peak = torch.cuda.max_memory_allocated() - base
                         rows.append({"mode": mode, "hidden": hidden, "layers": layers, "batch": batch,
                                      "steps": steps, "inference_s": t_inf, "training_s": t_train,
+                                     "inference_host_s": h_inf, "training_host_s": h_train,
                                      "training_peak_bytes": peak})
-                        print(f"{mode} h={hidden} L={layers} b={batch} T={steps}: inf {t_inf*1e3:.3f} ms, "
-                              f"train {t_train*1e3:.3f} ms", flush=True)
+                        print(f"{mode} h={hidden} L={layers} b={batch} T={steps}: inf {t_inf*1e3:.3f} ms "
+                              f"(host {h_inf*1e3:.3f}), train {t_train*1e3:.3f} ms (host {h_train*1e3:.3f})",
+                              flush=True)
                     rnn.zero_grad(set_to_none=True)
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version()}
+    import datetime
+    import subprocess
+
+    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                            capture_output=True, text=True).stdout.strip().splitlines()[:1]
+    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+           "driver": driver[0] if driver else None,
+           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     with open(a.out, "w") as f:
         json.dump({"env": env, "rows": rows}, f, indent=1)
     return 0
