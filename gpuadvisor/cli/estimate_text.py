@@ -217,8 +217,9 @@ def print_simulation(con: Any, p: ServingParts) -> None:
             con.print(f"  {label}: P50 {q['p50'] * 1e3:,.1f} ms, P90 {q['p90'] * 1e3:,.1f} ms, "
                       f"P99 {q['p99'] * 1e3:,.1f} ms")
     if f.get("frontend_s"):
+        median = f" (median gap {f['itl_p50_s'] * 1e3:,.1f} ms)" if f.get("itl_p50_s") else ""
         con.print(f"  front-end per request (HTTP, tokenization, first chunk streamed): {f['frontend_s'] * 1e3:.0f} ms "
-                  f"({a['engine']} profile); mean inter-token latency {f['itl_s'] * 1e3:,.1f} ms")
+                  f"({a['engine']} profile); mean inter-token latency {f['itl_s'] * 1e3:,.1f} ms{median}")
     if p.slo:
         con.print(f"  goodput under the SLOs: {f['goodput_requests_per_s']:,.2f} req/s "
                   f"({f['slo_attainment']:.0%} of requests meet them)")
