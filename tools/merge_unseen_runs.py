@@ -28,12 +28,11 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each recurrent case's time the median over FIRST's run and LATER's."""
-    runs = [(FIRST, json.loads(FIRST.read_text())["results"])]
-    runs += [(p, json.loads(p.read_text())["results"]) for p in LATER]
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
-    for path, cases in runs:
-        env = json.loads(path.read_text())["env"]
-        for c in cases:
+    for path in (FIRST, *LATER):
+        run = json.loads(path.read_text())
+        env = run["env"]
+        for c in run["results"]:
             if RECURRENT in c["spec"] and "time_s" in c:
                 by.setdefault(_key(c), []).append({
                     "file": str(path.relative_to(ROOT)), "date": env["date"][:10], "time_s": c["time_s"],

@@ -167,16 +167,13 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         summ["itl_s"] *= s.speculative.spec.accept_length
     load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
-    if load["offline"] and requests > s.cfg.max_seqs * groups:
-        load["caveat"] = OVERSUBSCRIBED_CAVEAT
-    if u is not None and u > 1 and lengths.kind == "fixed":
-        edge = _knife_edge(s, inp[sub], out[sub], u, seed, warm, summ["ttft_s"]["mean"])
-        if edge:
-            load["caveat"] = "; ".join(str(x) for x in (load.get("caveat"), edge) if x)
-    if rate is not None and len(res.arrival) > 1:
-        past = _past_capacity(rate, res)
-        if past:
-            load["caveat"] = "; ".join(str(x) for x in (load.get("caveat"), past) if x)
+    caveats = [
+        OVERSUBSCRIBED_CAVEAT if load["offline"] and requests > s.cfg.max_seqs * groups else None,
+        _knife_edge(s, inp[sub], out[sub], u, seed, warm, summ["ttft_s"]["mean"])
+        if u is not None and u > 1 and lengths.kind == "fixed" else None,
+        _past_capacity(rate, res) if rate is not None else None]
+    if any(caveats):
+        load["caveat"] = "; ".join(c for c in caveats if c)
     assumptions = s.assumptions()
     if s.speculative is not None:  # where it stops paying: decode batches at the mean prompt + half the output
         context = float(inp.mean() + out.mean() / 2)
