@@ -5,7 +5,11 @@ costs (descriptors, workspace, the host's setup) from what each time step and la
 cell's elementwise kernel, launched one after the other). Wall time per call between CUDA events, median of 20,
 after 5 warm-ups; the peak memory of one training call too.
 
-  python3 -m lab.rnn_calls --out $OUT/rnn_calls.json
+  python3 -m lab.rnn_calls --out $OUT/rnn_calls.json [--hidden 128,256,768,1024] [--kernels]
+
+--kernels adds, per mode and hidden size (1 layer, batch 64, 64 steps), what the profiler saw of one inference and
+one training call: CUDA kernels launched and their summed device time, to tell a call that launches every time step
+from one that runs its steps in a few long kernels.
 """
 
 from __future__ import annotations
@@ -37,14 +41,87 @@ def time_call(fn, reps: int = 20, warmup: int = 5) -> tuple[float, float]:
     return statistics.median(out), statistics.median(host)
 
 
+def harness_calls(hiddens: tuple[int, ...]) -> list[dict]:
+    """The training harness with a Linear layer where the RNN was (autocast, the forward, `.float().sum()`, the
+    backward through autograd's engine): the time a training call spends outside cuDNN's RNN, which a model's own
+    graph prices as its other ops and its step's fixed host time."""
+    out = []
+    for hidden in hiddens:
+        lin = torch.nn.Linear(hidden, hidden).cuda()
+        for batch in (64, 512):
+            for steps in (1, 64):
+                x = torch.randn(batch, steps, hidden, device="cuda")
+
+                def train(lin=lin, x=x) -> None:
+                    with torch.autocast("cuda", dtype=torch.bfloat16):
+                        o = lin(x)
+                    o.float().sum().backward()
+
+                wall, host = time_call(train)
+                out.append({"hidden": hidden, "batch": batch, "steps": steps, "training_s": wall,
+                            "training_host_s": host})
+                print("harness", out[-1], flush=True)
+    return out
+
+
+#: (mode, hidden, layers, bidirectional) profiled by --kernels besides one layer of each grid hidden size: the
+#: layouts the grid lacks (several layers, both directions)
+LAYOUTS = (("GRU", 256, 3, True), ("LSTM", 1024, 2, False), ("GRU", 256, 1, True), ("GRU", 256, 3, False))
+
+
+def profile_kernels(hiddens: tuple[int, ...], batch: int = 64, steps: int = 64) -> list[dict]:
+    """CUDA kernels of one warm inference and one warm training call per layout, their summed device time and the
+    host's time to issue the call: a call that launches per time step shows about `steps` x layers x directions x
+    kernels per step, and its host time grows with them."""
+    from torch.profiler import ProfilerActivity, profile
+
+    layouts = [(mode, h, 1, False) for mode in ("LSTM", "GRU") for h in hiddens] + list(LAYOUTS)
+    out = []
+    for mode, hidden, layers, bidir in layouts:
+        cls = getattr(torch.nn, mode)
+        rnn = cls(hidden, hidden, num_layers=layers, bidirectional=bidir, batch_first=True).cuda()
+        inf = cls(hidden, hidden, num_layers=layers, bidirectional=bidir,
+                  batch_first=True).cuda().to(torch.bfloat16).eval()
+        x = torch.randn(batch, steps, hidden, device="cuda")
+        xb = x.to(torch.bfloat16)
+
+        def infer(inf=inf, xb=xb) -> None:
+            with torch.inference_mode():
+                inf(xb)
+
+        def train(rnn=rnn, x=x) -> None:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                o, _ = rnn(x)
+            o.float().sum().backward()
+
+        for phase, fn in (("inference", infer), ("training", train)):
+            wall, host = time_call(fn)
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn()
+                torch.cuda.synchronize()
+            evs = [e for e in prof.events() if e.device_type.name == "CUDA"]
+            names: dict[str, int] = {}
+            for e in evs:
+                names[e.name[:70]] = names.get(e.name[:70], 0) + 1
+            out.append({"mode": mode, "hidden": hidden, "layers": layers, "bidirectional": bidir, "batch": batch,
+                        "steps": steps, "phase": phase, "wall_s": wall, "host_s": host, "kernels": len(evs),
+                        "device_s": sum(e.device_time for e in evs) / 1e6,
+                        "top": sorted(names.items(), key=lambda kv: -kv[1])[:6]})
+            print(out[-1], flush=True)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--hidden", default="128,1024", help="hidden sizes, comma-separated")
+    ap.add_argument("--kernels", action="store_true", help="also profile one call per mode and hidden size")
     a = ap.parse_args()
+    hiddens = tuple(int(x) for x in a.hidden.split(","))
     torch.backends.cudnn.benchmark = True
     rows = []
     for mode in ("LSTM", "GRU"):
-        for hidden in (128, 1024):
+        for hidden in hiddens:
             for layers in (1, 2):
                 for batch in (64, 512):
                     cls = getattr(torch.nn, mode)
@@ -76,6 +153,7 @@ def main() -> int:
                               f"(host {h_inf*1e3:.3f}), train {t_train*1e3:.3f} ms (host {h_train*1e3:.3f})",
                               flush=True)
                     rnn.zero_grad(set_to_none=True)
+    harness = harness_calls(hiddens)
     import datetime
     import subprocess
 
@@ -84,8 +162,12 @@ def main() -> int:
     env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
            "driver": driver[0] if driver else None,
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    with open(a.out, "w") as f:  # the timings first: a profiler failure below must not lose them
+        json.dump({"env": env, "rows": rows, "harness": harness}, f, indent=1)
+    if a.kernels:
+        kernels = profile_kernels(hiddens)
+        with open(a.out, "w") as f:
+            json.dump({"env": env, "rows": rows, "harness": harness, "kernels": kernels}, f, indent=1)
     return 0
 
 
