@@ -302,6 +302,13 @@ def _rnn_backward_call() -> dict[str, float]:
     return fit_rnn_backward_call()
 
 
+@fit("RNN_PERSIST_STEP_S")
+def _rnn_persist_step() -> dict[str, float]:
+    from bench.recurrent import fit_rnn_persist_step
+
+    return fit_rnn_persist_step()
+
+
 @fit("KV_TRANSFER_EFFICIENCY")
 def _kv_transfer() -> dict[str, float]:
     """The disaggregated KV transfer's share of the link, from the published transfer time."""

@@ -142,3 +142,41 @@ def test_the_kv_block_has_one_name():
         (n32, b32) = blocks()
     assert (b16, b32) == (16, 32) and n32 == n16 // 2
     assert not hasattr(sim, "KV_BLOCK") and not hasattr(api, "KV_BLOCK")
+
+
+def _rnn(hidden: float, *, batch: float = 64.0, layers: float = 1.0, gates: float = 4.0, dirs: float = 1.0,
+         steps: float = 64.0) -> RecurrentShape:
+    return RecurrentShape(batch, steps, hidden, hidden, layers, gates, dirs)
+
+
+@pytest.mark.parametrize(("shape", "backward", "dtype", "cc", "expected"), [
+    (_rnn(128), True, "bf16", "9.0", True),                       # small hidden: PERSIST_STATIC_SMALL_H both ways
+    (_rnn(192, gates=3), False, "bf16", "9.0", True),             # a GRU of 192: forward only
+    (_rnn(192, gates=3), True, "bf16", "9.0", False),
+    (_rnn(512, gates=3), False, "bf16", "9.0", False),            # GRUs never get PERSIST_STATIC
+    (_rnn(1024), False, "bf16", "9.0", True),                     # one-layer LSTM, batch <= 128: PERSIST_STATIC
+    (_rnn(1024, batch=256), False, "bf16", "9.0", False),
+    (_rnn(1024, layers=2), False, "bf16", "9.0", False),
+    (_rnn(1024), False, "fp32", "9.0", False),
+    (_rnn(1024), False, "fp16", "8.6", False),                    # sm_86 is excluded
+    (_rnn(1024), False, "fp16", "7.5", False),                    # Turing too
+    (_rnn(128), False, "bf16", None, False),                      # no NVIDIA architecture: cuDNN's choice unknown
+])
+def test_which_training_rnn_calls_run_one_persistent_kernel(shape, backward, dtype, cc, expected):
+    """PyTorch's choice of cuDNN algorithm (RNN.cpp get_algo), as the H100's kernel profiles showed it."""
+    assert kernels.rnn_runs_persistent(shape, backward=backward, dtype=dtype, compute_capability=cc,
+                                       sms=132) is expected
+
+
+def test_an_rnn_calls_set_up_is_the_hosts_and_a_persistent_step_costs_no_launch():
+    """Set-up is host work (recurrent_host_s) done before the first launch, not on the GPU's timeline; inside a
+    persistent training kernel a step costs RNN_PERSIST_STEP_S, launched it costs RNN_STEP_FLOOR_S."""
+    rates = opcost.Rates.of(_h100())
+    shape = _rnn(128)
+    fwd = Op("rnn", OpClass.RECURRENT, Phase.FORWARD, "bf16", 0.0, 0.0, 0.0, shape.to_row())
+    inference, training = opcost.op_time(fwd, rates), opcost.op_time(fwd, rates, training=True)
+    assert inference > 64 * cal.RNN_STEP_FLOOR_S > cal.RNN_LAYER_CALL_S
+    assert 64 * cal.RNN_PERSIST_STEP_S <= training < 64 * cal.RNN_STEP_FLOOR_S
+    assert opcost.recurrent_host_s(fwd, rates, True) == pytest.approx(cal.RNN_LAYER_CALL_S)
+    assert opcost.recurrent_host_s(fwd, rates, False) == pytest.approx(cal.RNN_LAYER_CALL_S
+                                                                       + 64 * cal.RNN_STEP_FLOOR_S)

@@ -482,10 +482,16 @@ def main(argv: list[str] | None = None) -> int:
                    "\n\n" + unseen.table(unseen.evaluate())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "
-                   "read off these calls (`bench/recurrent.py`). Training calls of more than 16 steps are not "
-                   "gated: at hidden 128 PyTorch's training path runs them 3-10x faster per step than its "
-                   "inference path, which the formula does not model. "
-                   + recurrent.calls_table(recurrent.call_ratios()) + "\n\n" + recurrent.memory_summary() + "\n")
+                   "read off these calls (`bench/recurrent.py`). A training call of hidden 128 runs its steps inside "
+                   "one persistent kernel each way (PyTorch's algorithm choice, `kernels.rnn_runs_persistent`), "
+                   "3-10x faster per step than an inference call, which launches every step. "
+                   + recurrent.calls_table(recurrent.call_ratios()) + "\n\nThe same sweep on an H100 "
+                   "(`lab/data/h100-rnn-calls-2026-12-05/`: hidden 128, 256, 768 and 1,024, the host's dispatch probe "
+                   "at 9.8 us an op), never fitted, its training calls less the harness's own time (autocast, "
+                   "`.float().sum()` and autograd around a Linear layer, 0.55-0.87 ms): "
+                   + recurrent.calls_check() + ". Called alone on that host the calls ran faster than the "
+                   "constants read off the H200's say, while whole recurrent models on the H100 (above) match "
+                   "them; the constants stay the H200's.\n\n" + recurrent.memory_summary() + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
     from bench import nchw
 

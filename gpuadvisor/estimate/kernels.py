@@ -135,3 +135,39 @@ def rnn_inference_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode
             + cal.RNN_WORKSPACE_BIDIR_PASSES * (s.directions - 1))
     per_unit = cal.RNN_WORKSPACE_LSTM_BYTES if mode == "LSTM" else cal.RNN_WORKSPACE_GRU_BYTES
     return elem_bytes * s.batch * s.hidden_size * s.steps * rows, s.layers * s.directions * s.hidden_size * per_unit
+
+
+def rnn_runs_persistent(shape: RecurrentShape, *, backward: bool, dtype: str, compute_capability: str | None,
+                        sms: int | None) -> bool:
+    """Whether a training call of cuDNN's fused RNN runs its time steps inside one persistent kernel rather than
+    launching each step's GEMM and cell kernels from the host: PyTorch's algorithm choice (aten/src/ATen/native/
+    cudnn/RNN.cpp get_algo @ 00fc08aa: PERSIST_STATIC_SMALL_H for LSTM/GRU of hidden <= 192 forward and <= 128
+    backward, plain RNNs <= 384 and <= 256, on cc >= 6.0; PERSIST_STATIC for fp16 one-layer unidirectional calls
+    of hidden and input multiples of 128 up to 1,024, on cc 7.0 by batch and length, on cc >= 8.0 with >= 98 SMs
+    (not x.6) for LSTMs of batch <= 128 in multiples of 8 and plain RNNs, never GRUs). A bf16 training call counts
+    as fp16: under autocast cuDNN's RNN kernels run in half precision (lab/data/h100-rnn-calls-2026-12-05: a
+    bf16-autocast LSTM of hidden 1,024, one layer, batch 64, trains 64 steps in 44 kernels, `__half` ones).
+    Inference calls launch per step whatever was chosen (the H100's profiles in lab/data/h100-rnn-unseen-2026-12-05:
+    a hidden-128 LSTM's inference runs 20 GEMMs and 20 cell kernels for 20 steps, its training one RNN_blockPersist
+    kernel each way)."""
+    if not compute_capability:
+        return False
+    try:
+        major, minor = (int(x) for x in compute_capability.split(".")[:2])
+    except ValueError:
+        return False
+    hidden = shape.hidden_size
+    gated = shape.gates > 1  # LSTM (4 gates) and GRU (3); plain tanh/ReLU RNNs have one
+    small_h = (128 if backward else 192) if gated else (256 if backward else 384)
+    if major >= 6 and hidden <= small_h:
+        return True
+    if dtype not in ("fp16", "bf16") or shape.layers != 1 or shape.directions != 1 or hidden > 1024 or hidden % 128 \
+            or shape.input_size % 128:
+        return False
+    batch, steps = int(shape.batch), shape.steps
+    if major == 7:
+        return minor != 5 and ((batch % 16 == 0 and batch not in (80, 112)) or batch == 8) and (
+            (steps >= 40 and batch <= 128) or (steps >= 20 and batch <= 96) or (steps >= 10 and batch <= 32))
+    if major >= 8 and (sms or 0) >= 98 and minor != 6 and shape.gates != 3:
+        return batch % 8 == 0 and batch <= 128 and (shape.gates == 4 or batch < 96 or hidden < 896)
+    return False

@@ -18,8 +18,11 @@ shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layou
   cannot hold those copies cuDNN runs a workspace-free kernel instead (conv_fallback).
 * attention: FlashAttention's FLOPs (causal triangle halved) at kernels.attention_rate.
 * recurrent (cuDNN LSTM/GRU): the input projections of all steps as one GEMM, then one small GEMM per
-  time step and layer, never faster than RNN_STEP_FLOOR_S; the backward does twice the work; each layer of a
-  call sets up once (RNN_LAYER_CALL_S), and a backward call once more (RNN_BACKWARD_CALL_S).
+  time step and layer, never faster than RNN_STEP_FLOOR_S where each step is launched on its own, or
+  RNN_PERSIST_STEP_S inside a persistent training kernel (kernels.rnn_runs_persistent); the backward does twice
+  the work. Each layer of a call sets up once (RNN_LAYER_CALL_S), a backward call once more
+  (RNN_BACKWARD_CALL_S): host time (recurrent_host_s), before the call's first launch, while the GPU runs what was
+  queued before it.
 * normalisation, by kind and pass (norm_passes): an eval batch norm is one affine pass; a train-mode batch or
   group norm adds a Welford statistics pass far below copy bandwidth (BN_STATS_PASSES in all; 2.2-2.5x an eval
   one on the H100 profiles); layer norms run one thread block per row, so short rows (ConvNeXt's and Swin's
@@ -112,6 +115,8 @@ class Rates:
     # bytes the card holds for one convolution's tensors beyond the step's weights and optimizer state
     # (conv_fallback.room_bytes): a 16-bit NCHW convolution whose NHWC copies do not fit runs without them
     conv_room: float = math.inf
+    # NVIDIA's "major.minor": which of cuDNN's RNN algorithms PyTorch picks (kernels.rnn_runs_persistent)
+    compute_capability: str | None = None
 
     @classmethod
     def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
@@ -130,7 +135,7 @@ class Rates:
         headroom = (ref_bandwidth / CALIBRATION_CARD_SMS) / (bandwidth / hw.compute_units) \
             if bandwidth and hw.compute_units else 1.0
         return cls(gemm, bandwidth, hw.compute_units, hw.source, conv, hw.op_scale("depthwise_bw_eff") or 1.0,
-                   stream, ramp, headroom, bool(hw.conv_native_mma))
+                   stream, ramp, headroom, bool(hw.conv_native_mma), compute_capability=hw.compute_capability)
 
     def streamed_efficiency(self, calibration_efficiency: float, cls: str = "") -> float:
         """The fraction of copy bandwidth a streaming kernel reaches on this card, from its fraction on the
@@ -285,32 +290,37 @@ def attention_time(op: Op, shape: AttentionShape | None, r: Rates, training: boo
 
 @prices(OpClass.RECURRENT)
 def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: bool) -> float:
-    """cuDNN's fused RNN: the input projections of all steps as one GEMM, then one small GEMM per time step and
-    layer, never faster than RNN_STEP_FLOOR_S; the backward does twice the work."""
+    """The GPU's timeline of cuDNN's fused RNN: the input projections of all steps as one GEMM, then one small GEMM
+    per time step and layer, never faster than RNN_STEP_FLOOR_S where each step is launched on its own (the stream
+    waits on every launch), RNN_PERSIST_STEP_S where a training call runs its steps in one persistent kernel
+    (kernels.rnn_runs_persistent); the backward does twice the work. The call's set-up is the host's
+    (recurrent_host_s): charged here too, it made a GPU-bound step pay it twice (the encoder-decoder GRU's training
+    at batch 256, 1.31x)."""
     rate = r.rate(op.dtype)
     if shape is None or not rate:
         return _without_compute_rate_s(op, r)
     b, t, h, dirs, gates = shape.batch, shape.steps, shape.hidden_size, shape.directions, shape.gates
     total = 0.0
     eb = _BYTES.get(op.dtype, 2.0)
-    step = max(_rnn_step_gemm_s(shape, r, rate, eb), cal.RNN_STEP_FLOOR_S)
+    backward = op.phase is Phase.BACKWARD
+    persistent = training and kernels.rnn_runs_persistent(
+        shape, backward=backward, dtype=op.dtype, compute_capability=r.compute_capability, sms=r.sms)
+    if persistent:  # the step's GEMM runs inside the kernel, from on-chip weights: its math, no launch of its own
+        step = max(2.0 * b * gates * h * h / rate, cal.RNN_PERSIST_STEP_S)
+    else:
+        step = max(_rnn_step_gemm_s(shape, r, rate, eb), cal.RNN_STEP_FLOOR_S)
     for layer in range(int(shape.layers)):
         width = shape.input_size if layer == 0 else h * dirs
         proj = kernels.gemm_time(b * t, gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
                                  elem_bytes=eb)
         total += proj + t * dirs * step
-    return _rnn_call_s(total, shape, op.phase)
+    return (2.0 if backward else 1.0) * total
 
 
 def _rnn_step_gemm_s(shape: RecurrentShape, r: Rates, rate: float, elem_bytes: float) -> float:
     """One time step's small GEMM of one layer and direction: the state into the gates."""
     return kernels.gemm_time(shape.batch, shape.gates * shape.hidden_size, shape.hidden_size, rate=rate,
                              bandwidth=r.bandwidth, sms=r.sms, elem_bytes=elem_bytes)
-
-
-def _rnn_call_s(forward_s: float, shape: RecurrentShape, phase: Phase) -> float:
-    """A call of `forward_s` of a forward's work: a backward call does twice that work; either sets up first."""
-    return (2.0 if phase is Phase.BACKWARD else 1.0) * forward_s + _rnn_setup_s(shape, phase)
 
 
 def _rnn_setup_s(shape: RecurrentShape, phase: Phase) -> float:
@@ -323,17 +333,15 @@ def _rnn_setup_s(shape: RecurrentShape, phase: Phase) -> float:
 def recurrent_host_s(op: Op, r: Rates, training: bool) -> float:
     """The part of a cuDNN RNN call the host spends issuing it: each layer's set-up (and the backward call's) and,
     in inference, every time step whose GEMM is under RNN_STEP_FLOOR_S, where the step waits on its launches, not
-    its math (a training call runs its steps in one persistent launch: lab/rnn_calls.py's hidden-128 calls of 256
-    steps train forward and backward in half an inference call's time). The host does it inside the call, in line
-    with the dispatch of the model's other ops: a small recurrent model's step is this plus their dispatch
-    (step_time), not the larger of the two."""
+    its math. The host does it inside the call, in line with the dispatch of the model's other ops: a small
+    recurrent model's step is this plus their dispatch (step_time), not the larger of the two."""
     shape = op.named_shape
     rate = r.rate(op.dtype)
     if not isinstance(shape, RecurrentShape) or not rate:
         return 0.0
     launched = not training and _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)) < cal.RNN_STEP_FLOOR_S
     floor_bound = shape.layers * shape.steps * shape.directions * cal.RNN_STEP_FLOOR_S if launched else 0.0
-    return _rnn_call_s(floor_bound, shape, op.phase)
+    return floor_bound + _rnn_setup_s(shape, op.phase)
 
 
 # streaming ops: a traced op counts each tensor once; the kernels make more passes (a norm's statistics, a
