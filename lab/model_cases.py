@@ -68,6 +68,9 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     ("lab/models/lstm_lm.py:build", (32, 64), (32, 64), {}),
     ("lab/models/lstm_small.py:build", (256, 1024), (256, 1024), {}),
     ("lab/models/gru_deep.py:build", (32, 128), (32, 128), {}),
+    # added 2026-12-05 (evening), after the recurrent pricer learned which training calls run persistent
+    ("lab/models/lstm_tagger.py:build", (64, 128), (64, 128), {}),
+    ("lab/models/gru_keyword.py:build", (128, 512), (128, 512), {}),
     ("torchvision:inception_v3", (), (32, 128), {**CL, "input": [3, 299, 299]}),
     ("torchvision:efficientnet_v2_s", (32, 128), (), CL),
     ("torchvision:swin_v2_t", (32, 64), (), {}),
