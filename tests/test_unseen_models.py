@@ -36,11 +36,12 @@ def test_an_inference_call_keeps_no_reserve_space():
 
 def test_an_encoder_decoder_is_one_fused_call_per_rnn():
     """The decoder GRU that takes the encoder's state runs as cuDNN's fused call, as the encoder does: traced op
-    by op it was priced 8x too slow (85 ms for a 10 ms step). Fused, 11.0 ms against the median of six runs, 8.3 ms
-    (6.9-10.4 ms, host-bound): 1.26x, outside issue 34's 0.8x-1.25x, which the first run alone (10.4 ms) met."""
+    by op it was priced 8x too slow (85 ms for a 10 ms step). Fused, 11.0 ms against the median of six runs, 8.7 ms
+    (6.9-10.4 ms, host-bound): 1.26x while each call's set-up was charged to the GPU as well as the host; 7.8 ms,
+    0.89x, with the set-up the host's alone."""
     rs = {(r.case["mode"], r.case["batch"]): r for r in unseen.evaluate()
           if "gru_seq2seq" in r.case["spec"]}
-    assert 0.8 <= rs[("training", 64)].time_ratio <= 1.3
+    assert all(0.8 <= rs[("training", b)].time_ratio <= 1.25 for b in (64, 256))
 
 
 def test_no_case_is_in_a_fit():
@@ -55,4 +56,30 @@ def test_the_recurrent_cases_are_the_median_of_their_runs():
 
     assert main(["--check"]) == 0
     rows = [c for c in unseen.load() if "lab/models/" in c["spec"]]
-    assert rows and all(len(c["runs"]) == 6 and sum(r["timed_steps"] for r in c["runs"]) == 510 for c in rows)
+    added = ("lstm_tagger", "gru_keyword")  # three runs of 100 steps each, after their estimates were recorded
+    assert len(rows) == 24 and all(
+        (len(c["runs"]), sum(r["timed_steps"] for r in c["runs"])) == ((3, 300) if any(m in c["spec"] for m in added)
+                                                                        else (6, 510)) for c in rows)
+
+
+def test_the_added_models_were_estimated_before_they_were_measured():
+    """lab/data/h100-rnn-new-2026-12-05/predicted.json holds the two added models' estimates, written and committed
+    before any of their runs; the estimate from the graphs traced on the GPU machine is the same figure."""
+    import json
+
+    from bench import REPO
+
+    predicted = json.loads((REPO / "lab/data/h100-rnn-new-2026-12-05/predicted.json").read_text())["rows"]
+    by = {(r.case["spec"], r.case["mode"], r.case["batch"]): r for r in unseen.evaluate()}
+    assert len(predicted) == 8
+    for p in predicted:
+        r = by[(p["spec"], p["mode"], p["batch"])]
+        assert r.time_s == pytest.approx(p["estimate_step_s"], rel=0.01)
+
+
+@pytest.mark.parametrize("phase", sorted(G.RNN_CALL_GATES))
+def test_the_recurrent_pricer_holds_on_its_own_calls(phase):
+    """Every call of the H200 sweep (lab/rnn_calls.py), training calls of every length included now that the
+    pricer knows which run one persistent kernel."""
+    verdict = G.gate(f"rnn_calls_{phase}").check()
+    assert verdict.passed, verdict.detail

@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "data" / "models-h100-unseen.json"
 FIRST = ROOT / "lab" / "data" / "h100-unseen-2026-11-27" / "unseen-0.json"  # 10 steps a case, one run
 LATER = sorted((ROOT / "lab" / "data" / "h100-rnn-unseen-2026-12-05").glob("run*.json"))  # 100 steps, five runs
+#: the two models written after the pricer learned which training calls run persistent, three runs of 100 steps,
+#: their estimates recorded before (lab/data/h100-rnn-new-2026-12-05/predicted.json): cases this file adds
+ADDED = sorted((ROOT / "lab" / "data" / "h100-rnn-new-2026-12-05").glob("*-[0-9].json"))
 RECURRENT = "lab/models/"
 
 
@@ -27,19 +30,23 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
-    """`current` with each recurrent case's time the median over FIRST's run and LATER's."""
+    """`current` with each recurrent case's time the median over the runs that measured it (FIRST's, LATER's and
+    ADDED's), and ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
-    for path in (FIRST, *LATER):
+    first: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for path in (FIRST, *LATER, *ADDED):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
             if RECURRENT in c["spec"] and "time_s" in c:
+                first.setdefault(_key(c), {k: v for k, v in c.items() if k != "ops"})
                 by.setdefault(_key(c), []).append({
                     "file": str(path.relative_to(ROOT)), "date": env["date"][:10], "time_s": c["time_s"],
                     "timed_steps": c["timed_steps"], "dispatch_op_s": c["dispatch_op_s"],
                     "peak_bytes": c["peak_bytes"]})
+    known = {_key(c) for c in current["cases"]}
     out = []
-    for c in current["cases"]:
+    for c in [*current["cases"], *(first[k] for k in sorted(first) if k not in known)]:
         if RECURRENT in c["spec"]:
             each = by[_key(c)]
             c = {**c, "time_s": statistics.median(r["time_s"] for r in each), "runs": each,
