@@ -41,17 +41,8 @@ def fit_rnn_backward_call(path: Path = CALLS) -> dict[str, float]:
     and 3.1 us either way round. 0.64 ms on the 48 calls of at most 16 steps while the set-up was also charged to
     the GPU's timeline and the persistent calls were priced as launched ones; 0.9 ms, a straight line's intercept,
     before that."""
-    from gpuadvisor.estimate import calibration as cal
-
-    best, best_err = 0.0, math.inf
-    for i in range(151):
-        value = i * 1e-5
-        with cal.override(RNN_BACKWARD_CALL_S=value):
-            ratios = [r["ratio"] for r in call_ratios(path) if r["phase"] == "training"]
-        err = sum(abs(math.log(x)) for x in ratios) / len(ratios)
-        if err < best_err - 1e-12:
-            best, best_err = value, err
-    return {"RNN_BACKWARD_CALL_S": round(best, 5)}
+    values = [round(i * 1e-5, 5) for i in range(151)]
+    return {"RNN_BACKWARD_CALL_S": _grid_fit("RNN_BACKWARD_CALL_S", values, path, lambda r: True)}
 
 
 def fit_rnn_persist_step(path: Path = CALLS) -> dict[str, float]:
@@ -60,17 +51,23 @@ def fit_rnn_persist_step(path: Path = CALLS) -> dict[str, float]:
     length that run persistent on the card they ran on (kernels.rnn_runs_persistent: the grid's hidden-128 calls
     and its one-layer LSTM of hidden 1,024 at batch 64, 45 in all). A hidden-128 LSTM's 256 steps train in about
     the time of one: those calls are mostly their set-up."""
+    values = [round(i * 1e-7, 7) for i in range(151)]
+    return {"RNN_PERSIST_STEP_S": _grid_fit("RNN_PERSIST_STEP_S", values, path, lambda r: r["persistent"])}
+
+
+def _grid_fit(name: str, values: list[float], path: Path, selected: Any) -> float:
+    """The first of `values` for the constant `name` with the least mean |log(estimate / measured)| over the
+    training calls of `path` that `selected` keeps."""
     from gpuadvisor.estimate import calibration as cal
 
     best, best_err = 0.0, math.inf
-    for i in range(151):
-        value = round(i * 1e-7, 7)
-        with cal.override(RNN_PERSIST_STEP_S=value):
-            ratios = [r["ratio"] for r in call_ratios(path) if r["phase"] == "training" and r["persistent"]]
+    for value in values:
+        with cal.override(**{name: value}):
+            ratios = [r["ratio"] for r in call_ratios(path) if r["phase"] == "training" and selected(r)]
         err = sum(abs(math.log(x)) for x in ratios) / len(ratios)
         if err < best_err - 1e-12:
             best, best_err = value, err
-    return {"RNN_PERSIST_STEP_S": best}
+    return best
 
 
 def _call_s(ops: list[Any], rates: Any, *, training: bool) -> float:
@@ -146,10 +143,10 @@ def calls_table(ratios: list[dict[str, Any]]) -> str:
     rows += [f"| {r['call']} | {r['phase']} | {r['measured_s'] * 1e3:.3f} | {r['estimate_s'] * 1e3:.3f} | "
              f"{r['ratio']:.2f}x |" for r in ratios]
     counts = []
-    for phase, longest in (("inference", 256), ("training", 256)):
-        sel = [r["ratio"] for r in ratios if r["phase"] == phase and r["steps"] <= longest]
-        counts.append(f"{phase} (calls of up to {longest} steps): {sum(0.8 <= x <= 1.25 for x in sel)} of "
-                      f"{len(sel)} within 0.8x-1.25x")
+    for phase in ("inference", "training"):
+        sel = [r for r in ratios if r["phase"] == phase]
+        counts.append(f"{phase} (calls of up to {max(r['steps'] for r in sel)} steps): "
+                      f"{sum(0.8 <= r['ratio'] <= 1.25 for r in sel)} of {len(sel)} within 0.8x-1.25x")
     return "; ".join(counts) + ".\n\n" + "\n".join(rows)
 
 

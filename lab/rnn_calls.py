@@ -15,6 +15,7 @@ from one that runs its steps in a few long kernels.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import time
@@ -39,6 +40,27 @@ def time_call(fn, reps: int = 20, warmup: int = 5) -> tuple[float, float]:
         b.synchronize()
         out.append(a.elapsed_time(b) / 1e3)
     return statistics.median(out), statistics.median(host)
+
+
+def phases(mode: str, hidden: int, layers: int, bidirectional: bool = False):
+    """One call's two phases as the sweep times them: `infer(x)` of a bf16 input, a bf16 module under inference
+    mode; `train(x)` of an fp32 input, an fp32 module under bf16 autocast, its output summed in fp32 and
+    backpropagated. Returns the training module too (its gradients), then the two."""
+    cls = getattr(torch.nn, mode)
+    rnn = cls(hidden, hidden, num_layers=layers, bidirectional=bidirectional, batch_first=True).cuda()
+    inf = cls(hidden, hidden, num_layers=layers, bidirectional=bidirectional,
+              batch_first=True).cuda().to(torch.bfloat16).eval()
+
+    def infer(x: torch.Tensor) -> None:
+        with torch.inference_mode():
+            inf(x)
+
+    def train(x: torch.Tensor) -> None:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            out, _ = rnn(x)
+        out.float().sum().backward()
+
+    return rnn, infer, train
 
 
 def harness_calls(hiddens: tuple[int, ...]) -> list[dict]:
@@ -78,23 +100,10 @@ def profile_kernels(hiddens: tuple[int, ...], batch: int = 64, steps: int = 64) 
     layouts = [(mode, h, 1, False) for mode in ("LSTM", "GRU") for h in hiddens] + list(LAYOUTS)
     out = []
     for mode, hidden, layers, bidir in layouts:
-        cls = getattr(torch.nn, mode)
-        rnn = cls(hidden, hidden, num_layers=layers, bidirectional=bidir, batch_first=True).cuda()
-        inf = cls(hidden, hidden, num_layers=layers, bidirectional=bidir,
-                  batch_first=True).cuda().to(torch.bfloat16).eval()
+        _, infer, train = phases(mode, hidden, layers, bidir)
         x = torch.randn(batch, steps, hidden, device="cuda")
-        xb = x.to(torch.bfloat16)
-
-        def infer(inf=inf, xb=xb) -> None:
-            with torch.inference_mode():
-                inf(xb)
-
-        def train(rnn=rnn, x=x) -> None:
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                o, _ = rnn(x)
-            o.float().sum().backward()
-
-        for phase, fn in (("inference", infer), ("training", train)):
+        for phase, fn in (("inference", functools.partial(infer, x.to(torch.bfloat16))),
+                          ("training", functools.partial(train, x))):
             wall, host = time_call(fn)
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
                 fn()
@@ -124,26 +133,14 @@ def main() -> int:
         for hidden in hiddens:
             for layers in (1, 2):
                 for batch in (64, 512):
-                    cls = getattr(torch.nn, mode)
-                    rnn = cls(hidden, hidden, num_layers=layers, batch_first=True).cuda()
-                    inf = cls(hidden, hidden, num_layers=layers, batch_first=True).cuda().to(torch.bfloat16).eval()
+                    rnn, infer, train = phases(mode, hidden, layers)
                     for steps in (1, 4, 16, 64, 256):
                         x = torch.randn(batch, steps, hidden, device="cuda")
                         xb = x.to(torch.bfloat16)
-
-                        def infer(inf=inf, xb=xb) -> None:
-                            with torch.inference_mode():
-                                inf(xb)
-
-                        def train(rnn=rnn, x=x) -> None:
-                            with torch.autocast("cuda", dtype=torch.bfloat16):
-                                out, _ = rnn(x.requires_grad_(False))
-                            out.float().sum().backward()
-
-                        t_inf, h_inf = time_call(infer)
+                        t_inf, h_inf = time_call(functools.partial(infer, xb))
                         torch.cuda.reset_peak_memory_stats()
                         base = torch.cuda.memory_allocated()
-                        t_train, h_train = time_call(train)
+                        t_train, h_train = time_call(functools.partial(train, x))
                         peak = torch.cuda.max_memory_allocated() - base
                         rows.append({"mode": mode, "hidden": hidden, "layers": layers, "batch": batch,
                                      "steps": steps, "inference_s": t_inf, "training_s": t_train,
