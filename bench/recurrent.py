@@ -125,10 +125,12 @@ def _card_of(data: dict[str, Any]) -> str:
 
 
 def calls_check(path: Path = CALLS_H100) -> str:
-    """The H100 sweep priced by the constants read off the H200's, per phase: count within 0.8x-1.25x and the
-    geometric mean of estimate / measured (the training calls less the harness's own time)."""
+    """The H100 sweep priced by the constants read off the H200's: where and when it ran, then per phase the count
+    within 0.8x-1.25x and the geometric mean of estimate / measured (the training calls less the harness's own
+    time)."""
+    env = json.loads(path.read_text())["env"]
     ratios = call_ratios(path)
-    parts = []
+    parts = [f"{env['device']}, driver {env['driver']}, {env['date'][:10]}"]
     for phase in ("inference", "training"):
         sel = [float(r["ratio"]) for r in ratios if r["phase"] == phase]
         mean = math.exp(sum(math.log(x) for x in sel) / len(sel))
