@@ -204,11 +204,11 @@ def _rnn_reserve() -> dict[str, float]:
     return fit_rnn_reserve()
 
 
-@fit("RNN_TRAIN_SINGLE_LSTM_ROWS")
-def _rnn_single_lstm_training() -> dict[str, float]:
-    from bench.recurrent import fit_rnn_single_lstm_training
+@fit("RNN_TRAIN_PERSIST_ROWS")
+def _rnn_train_persist() -> dict[str, float]:
+    from bench.recurrent import fit_rnn_train_persist
 
-    return fit_rnn_single_lstm_training()
+    return fit_rnn_train_persist()
 
 
 @fit("CONV_EFF_NATIVE_MMA")

@@ -27,13 +27,13 @@ def section(per_case: bool = True) -> str:
     env = json.loads(v.MEASURED.read_text())["env"]
     out = [HEADING, "",
            f"Measured on an {env['device']} (driver {env['driver']}, PyTorch {env['torch']}, cuDNN {env['cudnn']}, "
-           f"CUDA {env['cuda']}), {env['date']}, by `lab/measure_models.py` (cases in `lab/model_cases.py`): "
+           f"CUDA {env['cuda']}), {env['date']}, by `lab/measure_models.py`: "
            "training as a practitioner's loop runs it (fp32 "
            "weights under bf16 autocast, fused AdamW, cudnn.benchmark, channels-last for CNNs) and inference as one "
            "bf16 forward under inference_mode; CUDA-event timing, peak `torch.cuda.max_memory_allocated`, a profiled "
-           "step; the median of 2-3 sessions' medians. Raw files: "
-           "`lab/data/h100-models/`; collected into `tests/data/models-h100.json` (`tools/collect_model_runs.py`).", "",
-           "Estimates from the shipped graphs and the H100 SXM's datasheet (no probe). Every third model (all of its "
+           "step; the median of 2-3 sessions' medians. Raw files `lab/data/h100-models/`, collected by "
+           "`tools/collect_model_runs.py`.", "",
+           "Estimates from the shipped graphs and the H100 SXM's datasheet (no probe). Every third model (all its "
            "cases) is held out "
            "of calibration; the fitted constants come from the calibration split (`tools/fit_opcost.py`), the rest "
            "are counted or set by hand (docs/calibration.md). Ratio = estimate / measurement.", "",

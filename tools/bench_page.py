@@ -280,7 +280,8 @@ def unseen_summary() -> list[str]:
         mem = sum(abs(r.memory_ratio - 1) <= 0.10 for r in sub)
         out.append(f"* {family}: time within 0.8x-1.25x on {inside} of {len(sub)}, peak memory within 10 % on "
                    f"{mem}; time {min(r.time_ratio for r in sub):.2f}-{max(r.time_ratio for r in sub):.2f}x")
-    return [*out, "", "Cases: [docs/unseen-models.md](docs/unseen-models.md).", ""]
+    return [*out, "", "Cases and the H200 call sweeps (2026-12-05, driver 580.159.04) behind the RNN constants: "
+            "[docs/unseen-models.md](docs/unseen-models.md).", ""]
 
 
 def four_gpu() -> list[str]:
@@ -486,14 +487,27 @@ def main(argv: list[str] | None = None) -> int:
                    "(`lab/data/h100-rnn-new-2026-12-05/predicted.json`), then three runs of 100 steps each. The "
                    "tagger came out within 0.96x-1.24x; the keyword spotter's inference 0.70x on a host whose dispatch "
                    "probe read 13-15 us an op against the calibration host's 10 (its 200 launched steps are host "
-                   "time), its training 1.09x-1.30x, and its training peak memory 0.62x-0.71x: what a two-layer GRU "
-                   "of hidden 128 holds in the persistent kernels was never measured call by call."
+                   "time), its training 1.09x-1.30x, and its training peak memory 0.62x-0.71x. Two fixes since, both "
+                   "from call-level measurements on an H200 (2026-12-05) and neither fitted on these models: the "
+                   "recurrent sweep had counted its training harness (autocast, the loss, autograd's engine: "
+                   "0.44-0.65 ms, now timed alone) as the backward call's set-up, which a model's graph prices again "
+                   "(RNN_BACKWARD_CALL_S 0.98 -> 0.5 ms; the training cases above moved by 0.89x-0.99x); and every "
+                   "training call whose forward runs as one persistent kernel holds about 15 rows of batch x hidden "
+                   "per step more than its inference workspace, whatever its layers and directions (the memory grid "
+                   "below), where only a one-layer LSTM's had been counted: the keyword spotter's training memory "
+                   "0.95x and 0.97x. Its inference is host-bound: on that H200's host (dispatch probe 7.0-8.8 us an "
+                   "op) the same model's inference took 3.4 and 4.7 ms a step at batch 128 and 512, on the H100 runs' "
+                   "hosts (13-15 us) 7.3 ms, against the 5.2 ms estimated for the calibration host "
+                   "(`lab/rnn_incontext.py`, `lab/data/h200-rnn-calls-2026-12-05/rnn_incontext.json`)."
                    "\n\n" + unseen.table(unseen.evaluate())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "
                    "read off these calls (`bench/recurrent.py`). A training call of hidden 128 runs its steps inside "
                    "one persistent kernel each way (PyTorch's algorithm choice, `kernels.rnn_runs_persistent`), "
                    "3-10x faster per step than an inference call, which launches every step. "
+                   "The training calls are timed with their harness, which a second H200 sweep timed alone "
+                   "(`lab/data/h200-rnn-calls-2026-12-05/`, a host whose calls ran 0.75x as long): the table's "
+                   "training figures are the call less that harness. "
                    + recurrent.calls_table(recurrent.call_ratios()) + "\n\nThe same sweep on an H100 "
                    "(`lab/data/h100-rnn-calls-2026-12-05/`: hidden 128, 256, 768 and 1,024, the host's dispatch probe "
                    "at 9.8 us an op), never fitted, its training calls less the harness's own time (autocast, "

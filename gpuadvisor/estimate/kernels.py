@@ -21,6 +21,7 @@ an H100 by lab/bench_decode.py (tools/data/decode-h100.json) and live in the cal
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from gpuadvisor.estimate import calibration as cal
@@ -115,14 +116,27 @@ def rnn_reserve_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> fl
     return elem_bytes * per_step * (s.layers * (rows * s.steps + states) + (s.layers - 1) * s.steps)
 
 
-def rnn_training_extra_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> float:
-    """What a training call holds while it runs beyond an inference call's workspace: RNN_TRAIN_SINGLE_LSTM_ROWS
-    rows of batch x hidden per step for a one-layer, one-direction LSTM, nothing measurable for the others
-    (lab/rnn_memory.py)."""
+#: the card a recurrent call's memory assumes when it asks which training calls run persistent (the trace has no
+#: card): the H100 the memory is validated on. Small-hidden calls run persistent on every card PyTorch supports
+#: (cc >= 6.0), one-layer LSTMs of PERSIST_STATIC on data-center cards (cc >= 8.0 with 98 SMs or more)
+PERSIST_MEMORY_CARD = ("9.0", 132)
+#: a batch every persistent rule accepts, for the memory's question (rnn_training_extra_bytes)
+PERSIST_BATCH = 64.0
+
+
+def rnn_training_extra_bytes(shape: RecurrentShape, elem_bytes: float, dtype: str) -> float:
+    """What a training call holds while it runs beyond an inference call's workspace: RNN_TRAIN_PERSIST_ROWS rows of
+    batch x hidden per step where its forward runs as one persistent kernel (rnn_runs_persistent on
+    PERSIST_MEMORY_CARD), whatever its layers and directions; nothing measurable for the others (lab/rnn_memory.py
+    on an H200: the large-hidden grid, where only one-layer LSTMs run persistent, and --grid small, hidden 64-192).
+    The trace runs at two small batches and scales to the user's, so PERSIST_STATIC's batch rule (multiples of 8 up
+    to 128) cannot be told there: the memory assumes a batch it accepts (PERSIST_BATCH)."""
     s = shape
-    if mode != "LSTM" or s.layers != 1 or s.directions != 1:
+    cc, sms = PERSIST_MEMORY_CARD
+    if not rnn_runs_persistent(dataclasses.replace(s, batch=PERSIST_BATCH), backward=False, dtype=dtype,
+                               compute_capability=cc, sms=sms):
         return 0.0
-    return elem_bytes * cal.RNN_TRAIN_SINGLE_LSTM_ROWS * s.batch * s.steps * s.hidden_size
+    return elem_bytes * cal.RNN_TRAIN_PERSIST_ROWS * s.batch * s.steps * s.hidden_size
 
 
 def rnn_inference_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> tuple[float, float]:

@@ -582,7 +582,8 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
         st.by_class[OpClass.OPTIMIZER.value] = t_opt
         st.by_phase[Phase.OPTIMIZER.value] = t_opt
     if eager:  # the probe's op time where measured, the calibration host's otherwise; an RNN call's issuing in line
-        st.host_s = host_units(g) * cal.HOST_OP_S * host_op_scale(hw) + issued_s
+        # with the other ops', and on the same host
+        st.host_s = (host_units(g) * cal.HOST_OP_S + issued_s) * host_op_scale(hw)
     return st
 
 

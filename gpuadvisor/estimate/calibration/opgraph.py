@@ -125,25 +125,28 @@ CONSTANTS = (
              "(its small GEMM and cell kernel, latency-bound)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-step term of a least-squares line through 80 inference calls on an H200, "
              "rounded to 1 us (bench.recurrent.fit_rnn_call); was 25 us set by hand"),
-    Constant("RNN_PERSIST_STEP_S", 3.1e-6, "s", "one time step of one cuDNN RNN layer in a training call that "
+    Constant("RNN_PERSIST_STEP_S", 2.8e-6, "s", "one time step of one cuDNN RNN layer in a training call that "
              "runs its steps inside one persistent kernel (kernels.rnn_runs_persistent), at the least: the kernel's "
              "grid-wide wait between steps", "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED,
              "the value on a 0.1 us grid with the least mean |log error| of the 45 persistent training calls "
-             "(hidden 128, and the one-layer LSTM of hidden 1,024 at batch 64; 1-256 steps) on an H200 "
-             "(bench.recurrent.fit_rnn_persist_step), fitted jointly with RNN_BACKWARD_CALL_S; before, these "
-             "calls' steps were priced as launched ones (19 us) and calls of over 16 steps were left ungated"),
+             "(hidden 128, and the one-layer LSTM of hidden 1,024 at batch 64; 1-256 steps) on an H200, the training "
+             "harness's own time taken off (bench.recurrent.fit_rnn_persist_step), fitted jointly with "
+             "RNN_BACKWARD_CALL_S; 3.1 us with the harness left in; before, these calls' steps were priced as "
+             "launched ones (19 us) and calls of over 16 steps were left ungated"),
     Constant("RNN_LAYER_CALL_S", 6e-4, "s", "one layer of one cuDNN RNN call, before its first time step "
              "(descriptors, workspace, set-up launches)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-layer term of a least-squares line through 80 inference calls (LSTM and GRU, "
              "hidden 128 and 1024, 1 and 2 layers, batch 64 and 512, 1-256 steps) on an H200, rounded to 10 us "
              "(bench.recurrent.fit_rnn_call)"),
-    Constant("RNN_BACKWARD_CALL_S", 9.8e-4, "s", "one cuDNN RNN backward call's own set-up (backward data and "
+    Constant("RNN_BACKWARD_CALL_S", 5e-4, "s", "one cuDNN RNN backward call's own set-up (backward data and "
              "weights, the reserve space), beside each layer's RNN_LAYER_CALL_S: host work, like the layers' set-up",
              "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED, "the value on a 10 us grid with the least "
              "mean |log error| of the op model's 80 training calls (1-256 steps) on an H200, each priced as a step "
-             "of its own ops (bench.recurrent.fit_rnn_backward_call); 0.64 ms on the 48 calls of at most 16 steps "
-             "while the set-up was also charged to the GPU's timeline and persistent calls were not modelled, 0.9 ms "
-             "before that"),
+             "of its own ops, less the training harness's own time (autocast, the loss, autograd's engine around a "
+             "Linear layer: 0.44-0.65 ms, timed on an H200 on 2026-12-05, lab/data/h200-rnn-calls-2026-12-05; "
+             "bench.recurrent.fit_rnn_backward_call). 0.98 ms with the harness left in, which a model's own graph "
+             "prices again as its loss ops and its step's fixed host time; 0.64 ms on the 48 calls of at most 16 "
+             "steps while the set-up was also charged to the GPU's timeline, 0.9 ms before that"),
     Constant("OPTIMIZER_PARAMS_PER_LAUNCH", 2e7, "params", "parameters one fused-AdamW launch covers", "-",
              Method.ASSUMPTION, "PyTorch's multi-tensor apply chunking, not measured"),
     Constant("OP_OVERLAP_P", 8, "exponent", "host/GPU overlap of an eager step of a traced model: step = "

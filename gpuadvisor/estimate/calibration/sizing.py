@@ -7,6 +7,7 @@ from gpuadvisor.estimate.calibration.record import Constant, Method
 
 VLLM = "https://docs.vllm.ai/en/latest/configuration/engine_args.html"
 RNN_MEMORY = "lab/data/h200-rnn-memory-2026-12-04/rnn_memory.json"
+RNN_MEMORY_SMALL = "lab/data/h200-rnn-memory-small-2026-12-05/rnn_memory_small.json"
 RNN_FIT = ("least squares over the grid's 32 inference calls (LSTM and GRU, hidden 256 and 1024, 1-2 layers, one and "
            "two directions, batch 64, 16 and 128 steps; bf16; lab/models' own calls left out) of memory allocated "
            "during the call beyond its outputs, less the gates of every step (bench.recurrent.fit_rnn_workspace)")
@@ -48,12 +49,15 @@ CONSTANTS = (
     Constant("RNN_RESERVE_GRU_ROWS", 6.0, "rows per step, layer and direction", "cuDNN's reserve space of a GRU "
              "training call (kept for its backward), in rows of batch x hidden: the three gates and three more rows "
              "of every step", RNN_MEMORY, Method.MEASURED, RNN_RESERVE_FIT),
-    Constant("RNN_TRAIN_SINGLE_LSTM_ROWS", 15.0, "rows per step", "what a one-layer, one-direction LSTM training call "
-             "holds while it runs beyond an inference call's workspace, in rows of batch x hidden per step (other "
-             "calls hold about an inference call's)", RNN_MEMORY, Method.MEASURED,
-             "least squares over the grid's four such training calls (hidden 256 and 1024, 16 and 128 steps; "
-             "lab/models' own calls left out) of the memory allocated during the call beyond what it keeps, less "
-             "the inference call's (bench.recurrent.fit_rnn_single_lstm_training), rounded to 0.1"),
+    Constant("RNN_TRAIN_PERSIST_ROWS", 15.3, "rows per step", "what a training call whose forward runs as one "
+             "persistent kernel holds while it runs beyond an inference call's workspace, in rows of batch x hidden "
+             "per step, whatever its layers and directions (other calls hold about an inference call's)",
+             f"{RNN_MEMORY}, {RNN_MEMORY_SMALL}", Method.MEASURED,
+             "least squares over both grids' 100 such training calls (hidden 64-192 of any layers and directions, and "
+             "one-layer LSTMs of hidden 256 and 1024; lab/models' own calls left out) of the memory allocated during "
+             "the call beyond what it keeps, less the inference call's (bench.recurrent.fit_rnn_train_persist), "
+             "rounded to 0.1: 15.0 on the large grid alone, 15.3 on the small one; was RNN_TRAIN_SINGLE_LSTM_ROWS, "
+             "15.0 for one-layer, one-direction LSTMs only, which left a small-hidden GRU's training peak 30-40 % low"),
     Constant("OPAQUE_TRANSIENT_FRACTION", 0.25, "fraction", "largest set of forward temporaries of a model given "
              "only by its activation elements (UNets, CNNs), as a fraction of them", "-", Method.ASSUMPTION,
              "not measured"),

@@ -87,7 +87,7 @@ def _patch(m: Any, rec: Recorder) -> None:
             ctx.n_saved = len(saved)
             steps_part, fixed_part = rnn_inference_workspace_bytes(s, elem, m.mode)
             if backward:
-                steps_part += rnn_training_extra_bytes(s, elem, m.mode)
+                steps_part += rnn_training_extra_bytes(s, elem, C.dtype_name(run_dtype))
             fixed = x.new_empty((1, int(fixed_part / elem)), dtype=run_dtype)  # held with the rest, not batch-sized
             rec.transient(steps_part, scaling=True)
             del fixed

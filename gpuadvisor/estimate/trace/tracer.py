@@ -61,8 +61,10 @@ from gpuadvisor.estimate.trace.zoo import (
 #: record counted (OpGraph.untracked_ops); 8: a linear on a 3-D input one addmm as on CUDA, an RNN's workspace while it
 #: runs and its reserve space only where a backward follows; 9: Mask and Keypoint R-CNN inference on fake tensors, their
 #: pastes at a fixed size (dynamic.FixedPastes), where fp32 had been traced on real CPU tensors; 10: an RNN training
-#: call's reserve space as measured, autocast's copies of its input and weights, its memory in the dtype it runs in)
-TRACER_REVISION = 10
+#: call's reserve space as measured, autocast's copies of its input and weights, its memory in the dtype it runs in;
+#: 11: every RNN training call whose forward runs as one persistent kernel holds RNN_TRAIN_PERSIST_ROWS while it runs,
+#: not only a one-layer LSTM's)
+TRACER_REVISION = 11
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
