@@ -180,3 +180,34 @@ def test_an_rnn_calls_set_up_is_the_hosts_and_a_persistent_step_costs_no_launch(
     assert opcost.recurrent_host_s(fwd, rates, True) == pytest.approx(cal.RNN_LAYER_CALL_S)
     assert opcost.recurrent_host_s(fwd, rates, False) == pytest.approx(cal.RNN_LAYER_CALL_S
                                                                        + 64 * cal.RNN_STEP_FLOOR_S)
+
+
+def test_a_probed_host_scales_an_rnn_calls_host_time_as_it_scales_every_other_ops():
+    """The dispatch probe's op time scales the whole eager host time of a step, an RNN call's issuing included:
+    on a host twice as slow, a recurrent model's host time doubles."""
+    from dataclasses import replace
+
+    from gpuadvisor.estimate.graph import GraphMode, MemoryPeak, OpGraph
+
+    fwd = Op("rnn", OpClass.RECURRENT, Phase.FORWARD, "bf16", 0.0, 0.0, 0.0, _rnn(128).to_row())
+    g = OpGraph("m", GraphMode.INFERENCE, 64, (fwd,), 1, 0, MemoryPeak(1.0, "forward", {}), host_ops=1)
+    hw = _h100()
+    calibration = opcost.step_time(g, hw).host_s
+    slow = opcost.step_time(g, replace(hw, host_op_s=2 * cal.HOST_OP_S)).host_s
+    assert calibration > opcost.recurrent_host_s(fwd, opcost.Rates.of(hw), False) > 0
+    assert slow == pytest.approx(2 * calibration)
+
+
+@pytest.mark.parametrize(("shape", "extra"), [
+    (_rnn(128, gates=3, layers=2, batch=512), True),               # small hidden, any layout: persistent forward
+    (_rnn(192, gates=3, dirs=2), True),
+    (_rnn(1024, batch=512), True),                                # a one-layer LSTM: PERSIST_STATIC at any batch the
+    (_rnn(256, dirs=2), False),                                   # trace can tell (it runs at batch 2 and 4)
+    (_rnn(512, gates=3), False),                                  # GRUs of hidden > 192 launch every step
+])
+def test_a_training_call_whose_forward_runs_persistent_holds_more_while_it_runs(shape, extra):
+    """lab/rnn_memory.py on an H200: about RNN_TRAIN_PERSIST_ROWS rows of batch x hidden per step beyond the
+    inference workspace, whatever the layers and directions, where the forward runs as one persistent kernel."""
+    held = kernels.rnn_training_extra_bytes(shape, 2.0, "bf16")
+    expected = 2.0 * cal.RNN_TRAIN_PERSIST_ROWS * shape.batch * shape.steps * shape.hidden_size if extra else 0.0
+    assert held == pytest.approx(expected)
