@@ -71,6 +71,9 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     # added 2026-12-05 (evening), after the recurrent pricer learned which training calls run persistent
     ("lab/models/lstm_tagger.py:build", (64, 128), (64, 128), {}),
     ("lab/models/gru_keyword.py:build", (128, 512), (128, 512), {}),
+    # added 2026-12-05 (night), after the recurrent memory and set-up were measured call by call
+    ("lab/models/bilstm_ner.py:build", (32, 128), (32, 128), {}),
+    ("lab/models/gru_speech.py:build", (16, 64), (16, 64), {}),
     ("torchvision:inception_v3", (), (32, 128), {**CL, "input": [3, 299, 299]}),
     ("torchvision:efficientnet_v2_s", (32, 128), (), CL),
     ("torchvision:swin_v2_t", (32, 64), (), {}),
