@@ -71,14 +71,15 @@ def _grid_fit(name: str, values: list[float], path: Path, selected: Any) -> floa
     return best
 
 
-def _call_s(ops: list[Any], rates: Any, *, training: bool) -> float:
+def _call_s(ops: list[Any], rates: Any, *, training: bool, host_scale: float = 1.0) -> float:
     """A call's time as a step of nothing but these ops would take (opcost.step_time): the host's issuing of them
-    (each layer's set-up, launched steps) overlapped with the GPU's timeline."""
+    (each layer's set-up, launched steps; times `host_scale`, the sweep's host against the calibration host's)
+    overlapped with the GPU's timeline."""
     from gpuadvisor.estimate import calibration as cal
     from gpuadvisor.estimate import opcost
     from gpuadvisor.estimate.dispatch import overlap
 
-    host = sum(opcost.recurrent_host_s(op, rates, training) for op in ops)
+    host = sum(opcost.recurrent_host_s(op, rates, training) for op in ops) * host_scale
     device = sum(opcost.op_time(op, rates, training=training) for op in ops)
     return overlap(host, device, cal.OP_OVERLAP_P)
 
@@ -104,14 +105,21 @@ def _harness_s(data: dict[str, Any], row: dict[str, Any]) -> float:
 
 def call_ratios(path: Path = CALLS, card: str | None = None) -> list[dict[str, Any]]:
     """Every measured call (inference, and forward + backward for training) priced by the op cost model on the card
-    they ran on: estimate / measured per call and phase. Reads the calibration table at call time, so the sweep's
-    overrides move it."""
+    they ran on, with the host speed the sweep's dispatch probe saw where it recorded one (the first H200 sweep did
+    not: the calibration host's): estimate / measured per call and phase. Reads the calibration table at call time,
+    so the sweep's overrides move it."""
+    from dataclasses import replace
+
     from bench.models import hardware
     from gpuadvisor.estimate import kernels, opcost
+    from gpuadvisor.estimate.dispatch import host_op_scale
     from gpuadvisor.estimate.graph import Op, OpClass, Phase, RecurrentShape
 
     data = json.loads(path.read_text())
-    rates = opcost.Rates.of(hardware(card or _card_of(data)))
+    hw = hardware(card or _card_of(data))
+    if data["env"].get("dispatch_op_s"):  # the sweep's own host, as a user's probe gives it (opcost.step_time)
+        hw = replace(hw, host_op_s=float(data["env"]["dispatch_op_s"]))
+    rates, host_scale = opcost.Rates.of(hw), host_op_scale(hw)
     out: list[dict[str, Any]] = []
     for r in data["rows"]:
         shape = (r["batch"], r["steps"], r["hidden"], r["hidden"], r["layers"], 4 if r["mode"] == "LSTM" else 3, 1)
@@ -119,8 +127,8 @@ def call_ratios(path: Path = CALLS, card: str | None = None) -> list[dict[str, A
         backward = Op("rnn", OpClass.RECURRENT, Phase.BACKWARD, "bf16", 0.0, 0.0, 0.0, shape)
         persistent = kernels.rnn_runs_persistent(RecurrentShape.from_row(shape), backward=False, dtype="bf16",
                                                  compute_capability=rates.compute_capability, sms=rates.sms)
-        inference = _call_s([forward], rates, training=False)
-        training = _call_s([forward, backward], rates, training=True)
+        inference = _call_s([forward], rates, training=False, host_scale=host_scale)
+        training = _call_s([forward, backward], rates, training=True, host_scale=host_scale)
         name = f"{r['mode']} h{r['hidden']} x{r['layers']} b{r['batch']} t{r['steps']}"
         for phase, estimate, measured in (("inference", inference, r["inference_s"]),
                                           ("training", training, r["training_s"] - _harness_s(data, r))):
@@ -135,12 +143,13 @@ def _card_of(data: dict[str, Any]) -> str:
 
 
 def calls_check(path: Path = CALLS_H100) -> str:
-    """The H100 sweep priced by the constants read off the H200's: where and when it ran, then per phase the count
-    within 0.8x-1.25x and the geometric mean of estimate / measured (the training calls less the harness's own
-    time)."""
+    """A sweep the constants were not read off (the H100's, or the second H200's), priced by them with its host's
+    dispatch probe (call_ratios): where and when it ran and its probe, then per phase the count within 0.8x-1.25x and
+    the geometric mean of estimate / measured (the training calls less the harness's own time)."""
     env = json.loads(path.read_text())["env"]
     ratios = call_ratios(path)
-    parts = [f"{env['device']}, driver {env['driver']}, {env['date'][:10]}"]
+    parts = [f"{env['device']}, driver {env['driver']}, {env['date'][:10]}, dispatch probe "
+             f"{env['dispatch_op_s'] * 1e6:.1f} us an op"]
     for phase in ("inference", "training"):
         sel = [float(r["ratio"]) for r in ratios if r["phase"] == phase]
         mean = math.exp(sum(math.log(x) for x in sel) / len(sel))

@@ -55,13 +55,42 @@ def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
     return out
 
 
-def table(results: list[Result]) -> str:
-    rows = ["| model | mode | batch | measured ms | runs: ms (dispatch probe us) | time est/meas | peak GiB | "
-            "memory est/meas |", "|---|---|---:|---:|---|---:|---:|---:|"]
+def probed_ratios(cases: list[dict[str, Any]] | None = None) -> dict[tuple[str, str, int], float]:
+    """The cases measured in several runs (the recurrent ones), each run estimated for the host it ran on (its
+    dispatch probe, the mean of the probes before and after, as a user's `--probe` gives it) against that run's
+    time: the median of the runs' estimate / measured, by (spec, mode, batch). Their steps are host-bound, and the
+    runs' hosts probed at 9-15 us an op against the calibration host's 10."""
+    from dataclasses import replace
+    from statistics import median
+
+    from gpuadvisor.estimate import estimate_compute
+
+    hw = hardware()
+    out = {}
+    with stored_graphs():
+        for c in cases if cases is not None else load():
+            if not c.get("runs"):
+                continue
+            w = workload(c)
+            ratios = []
+            for run in c["runs"]:
+                comp = estimate_compute(w, replace(hw, host_op_s=sum(run["dispatch_op_s"]) / 2))
+                ratios.append((comp.step_time_s or comp.time_s) / run["time_s"])
+            out[(c["spec"], c["mode"], c["batch"])] = median(ratios)
+    return out
+
+
+def table(results: list[Result], probed: dict[tuple[str, str, int], float] | None = None) -> str:
+    """The cases; `probed` (probed_ratios) adds the time ratio with each run's own host."""
+    probed = probed or {}
+    rows = ["| model | mode | batch | measured ms | runs: ms (dispatch probe us) | time est/meas | with each run's "
+            "host | peak GiB | memory est/meas |", "|---|---|---:|---:|---|---:|---:|---:|---:|"]
     for r in results:
         c = r.case
         runs = ", ".join(f"{x['time_s'] * 1e3:.2f} ({sum(x['dispatch_op_s']) / 2 * 1e6:.0f})"
                          for x in c.get("runs", ()))
+        with_host = probed.get((c["spec"], c["mode"], c["batch"]))
         rows.append(f"| {c['spec']} | {c['mode']} | {c['batch']} | {c['time_s'] * 1e3:.2f} | {runs or 'one run'} | "
-                    f"{r.time_ratio:.2f}x | {c['peak_bytes'] / 2**30:.2f} | {r.memory_ratio:.2f}x |")
+                    f"{r.time_ratio:.2f}x | {f'{with_host:.2f}x' if with_host else '-'} | "
+                    f"{c['peak_bytes'] / 2**30:.2f} | {r.memory_ratio:.2f}x |")
     return "\n".join(rows)
