@@ -179,7 +179,7 @@ class ModelSpec:
             _, hidden, layers = best
         heads = max(1, hidden // 128)
         spec = cls(
-            name=name or _fmt_params(params),
+            name=name or params_text(params),
             kind="decoder",
             num_layers=int(layers),
             hidden_size=int(hidden),
@@ -478,7 +478,8 @@ def _round_to(x: float, step: int) -> int:
     return max(step, round(x / step) * step)
 
 
-def _fmt_params(n: float) -> str:
+def params_text(n: float) -> str:
+    """A parameter count in three significant digits and a unit: 124M, 8.03B."""
     for unit, div in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
         if n >= div:
             return f"{n / div:.3g}{unit}"

@@ -146,3 +146,12 @@ def test_the_answer_says_which_preset_answered():
     refused = subprocess.run([*cli, "llama-4-8b"], cwd=ROOT, capture_output=True, text=True)
     assert refused.returncode == 2 and refused.stdout == ""
     assert len(refused.stderr.strip().splitlines()) == 1 and "did you mean llama-3-8b" in refused.stderr
+
+
+def test_a_small_model_is_sized_in_its_own_unit():
+    """A sub-billion model's size reads in millions (a 0.3M-parameter GRU read 0.00B); billions keep two decimals."""
+    from gpuadvisor.cli.estimate_cmd import describe_workload
+    from gpuadvisor.workload import make_workload
+
+    assert describe_workload(make_workload("qwen2.5-0.5b")).startswith("qwen2.5-0.5b (494M params)")
+    assert describe_workload(make_workload("llama-3.1-8b")).startswith("llama-3.1-8b (8.03B params)")

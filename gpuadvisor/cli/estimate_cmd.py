@@ -9,6 +9,7 @@ from typing import Any
 from gpuadvisor.cli.common import positive_float, positive_int
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.limits import arg_type
+from gpuadvisor.modelspec import params_text
 from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, default_input_len
 from gpuadvisor.units import duration
 
@@ -230,7 +231,9 @@ fmt_time = duration  # the CLI's name for the shared formatter
 def describe_workload(w: Any, users: int | None = None) -> str:
     m = w.model
     asked = f"preset for {m.asked_as!r}; " if m.asked_as else ""  # the name typed resolved to another preset
-    parts = [f"{m.name} ({asked}{m.num_params / 1e9:.2f}B params)", w.mode]
+    # billions to two decimals as before; a smaller model in its own unit (a 0.3M-parameter GRU read "0.00B")
+    size = f"{m.num_params / 1e9:.2f}B" if m.num_params >= 1e9 else params_text(m.num_params)
+    parts = [f"{m.name} ({asked}{size} params)", w.mode]
     if w.mode == "training":
         parts.append(f"{w.dtype} {'mixed precision (fp32 weights)' if w.weight_dtype == 'fp32' else 'pure'}")
         parts.append(w.optimizer)

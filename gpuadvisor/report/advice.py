@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor import presentation as pres
+from gpuadvisor.modelspec import params_text
 
 GiB = 2**30
 
@@ -19,8 +20,8 @@ def model_rows(workload: Any, users: int | None = None) -> list[tuple[str, str]]
         ("model", m.name),
         (
             "parameters",
-            _params(m.num_params)
-            + (f" ({_params(m.active_params)} active)" if m.active_params != m.num_params else ""),
+            params_text(m.num_params)
+            + (f" ({params_text(m.active_params)} active)" if m.active_params != m.num_params else ""),
         ),
         ("mode", w.mode),
         ("precision", f"{w.dtype} (weights {w.weight_dtype}, compute {w.compute_dtype})" if w.is_training else w.dtype),
@@ -100,8 +101,3 @@ def decision_view(advice: Any) -> dict[str, Any]:
     }
 
 
-def _params(n: float) -> str:
-    for unit, div in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= div:
-            return f"{n / div:.3g}{unit}"
-    return f"{n:.0f}"
