@@ -56,10 +56,10 @@ def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
 
 
 def probed_ratios(cases: list[dict[str, Any]] | None = None) -> dict[tuple[str, str, int], float]:
-    """The cases measured in several runs (the recurrent ones), each run estimated for the host it ran on (its
-    dispatch probe, the mean of the probes before and after, as a user's `--probe` gives it) against that run's
-    time: the median of the runs' estimate / measured, by (spec, mode, batch). Their steps are host-bound, and the
-    runs' hosts probed at 9-15 us an op against the calibration host's 10."""
+    """The cases measured in several runs (all of them since 2026-12-05), each run estimated for the host it ran on
+    (its dispatch probe, the mean of the probes before and after, as a user's `--probe` gives it) against that run's
+    time: the median of the runs' estimate / measured, by (spec, mode, batch). Their steps are mostly host-bound,
+    and the runs' hosts probed at 9-17 us an op against the calibration host's 10."""
     from dataclasses import replace
     from statistics import median
 

@@ -70,6 +70,18 @@ def test_the_recurrent_cases_are_the_median_of_their_runs():
                                                                         else (6, 510)) for c in rows)
 
 
+def test_the_vision_cases_are_the_median_of_their_runs():
+    """Each vision case's time is the median of four H100 runs: one of 10 steps (2026-11-27), three of 50
+    (2026-12-05)."""
+    import statistics
+
+    rows = [c for c in unseen.load() if "lab/models/" not in c["spec"]]
+    assert len(rows) == 14
+    for c in rows:
+        assert [r["timed_steps"] for r in c["runs"]] == [10, 50, 50, 50]
+        assert c["time_s"] == statistics.median(r["time_s"] for r in c["runs"])
+
+
 def test_the_added_models_were_estimated_before_they_were_measured():
     """lab/data/h100-rnn-new-2026-12-05/predicted.json holds the two added models' estimates, written and committed
     before any of their runs; the estimate from the stored graphs, with the recurrent constants of that day

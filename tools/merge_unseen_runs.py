@@ -1,7 +1,8 @@
-"""Rewrite the recurrent cases of tests/data/models-h100-unseen.json from every H100 run of them: their steps are
-host-bound (the host's time to issue a step is the step), and one run's median moves by up to 25 % from one process
-to the next on the same machine, so a case's time is the median over the runs' medians, each run listed with its
-steps and the host speed the dispatch probe saw around it. Memory is the same in every run.
+"""Rewrite the cases of tests/data/models-h100-unseen.json measured in several runs (the recurrent ones, and since
+2026-12-05 the vision ones) from every H100 run of them: their steps are mostly host-bound (the host's time to issue
+a step is the step), and one run's median moves by up to 25 % (recurrent) or 40 % (vision training) from one process
+to the next, so a case's time is the median over the runs' medians, each run listed with its steps and the host
+speed the dispatch probe saw around it. Memory is the same in every run.
 
   python3 -m tools.merge_unseen_runs [--check]
 """
@@ -24,6 +25,8 @@ LATER = sorted((ROOT / "lab" / "data" / "h100-rnn-unseen-2026-12-05").glob("run*
 #: and the two written after the recurrent memory and set-up were measured call by call (h100-rnn-new2-2026-12-05)
 ADDED = sorted(path for folder in ("h100-rnn-new-2026-12-05", "h100-rnn-new2-2026-12-05")
                for path in (ROOT / "lab" / "data" / folder).glob("*-[0-9].json"))
+#: the vision cases again, three runs of 50 steps each (2026-12-05): their first run's 10 steps had spread up to 178 %
+VISION = sorted((ROOT / "lab" / "data" / "h100-vision-unseen-2026-12-05").glob("vision-*-[0-9].json"))
 RECURRENT = "lab/models/"
 
 
@@ -32,15 +35,15 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
-    """`current` with each recurrent case's time the median over the runs that measured it (FIRST's, LATER's and
-    ADDED's), and ADDED's cases appended."""
+    """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's and
+    VISION's) where more than one did (a recurrent case always), and ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for path in (FIRST, *LATER, *ADDED):
+    for path in (FIRST, *LATER, *ADDED, *VISION):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
-            if RECURRENT in c["spec"] and "time_s" in c:
+            if (RECURRENT in c["spec"] or VISION) and "time_s" in c:
                 first.setdefault(_key(c), {k: v for k, v in c.items() if k != "ops"})
                 by.setdefault(_key(c), []).append({
                     "file": str(path.relative_to(ROOT)), "date": env["date"][:10], "time_s": c["time_s"],
@@ -49,8 +52,8 @@ def merged(current: dict[str, Any]) -> dict[str, Any]:
     known = {_key(c) for c in current["cases"]}
     out = []
     for c in [*current["cases"], *(first[k] for k in sorted(first) if k not in known)]:
-        if RECURRENT in c["spec"]:
-            each = by[_key(c)]
+        each = by.get(_key(c), [])
+        if len(each) > 1 or RECURRENT in c["spec"]:
             c = {**c, "time_s": statistics.median(r["time_s"] for r in each), "runs": each,
                  "time_of": f"median of {len(each)} runs' medians (tools/merge_unseen_runs.py)"}
         out.append(c)
