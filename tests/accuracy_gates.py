@@ -919,7 +919,7 @@ GATES: tuple[Gate, ...] = (
          rnn_training_calls(40, (39, 0.6), (29, 9.0))),
     Gate("rnn_training_calls_small", "docs/unseen-models.md 'cuDNN RNN calls': the small-hidden grid's training calls "
          "(hidden 64-192), what 98 of 98 keep for their backward within 10 % (mean |log error| 0.6 %), their peak 66 "
-         "of 98 (11.2 %; 0 of 98 before a persistent forward's training workspace was counted in every layout)",
+         "of 98 (11.2 %; 8 of 98 while only a one-layer LSTM's training workspace was counted)",
          rnn_training_calls(98, (98, 0.6), (66, 11.2), small=True)),
     Gate("rnn_workspace", "docs/unseen-models.md 'cuDNN RNN calls': the inference workspace of 31 of 40 calls within "
          "10 %, mean |log error| 5.7 % (fitted on the grid's 32; 36 of 40 and 5.5 % when lab/models' calls were in the "
