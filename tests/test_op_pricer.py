@@ -211,3 +211,21 @@ def test_a_training_call_whose_forward_runs_persistent_holds_more_while_it_runs(
     held = kernels.rnn_training_extra_bytes(shape, 2.0, "bf16")
     expected = 2.0 * cal.RNN_TRAIN_PERSIST_ROWS * shape.batch * shape.steps * shape.hidden_size if extra else 0.0
     assert held == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("shape", "training", "bound"), [
+    (_rnn(192, gates=3, dirs=2, batch=64, steps=200), True, "overhead"),     # launched backward steps: latency
+    (_rnn(1024, layers=2, batch=512, steps=256), True, "compute"),           # each step's GEMM is real work
+])
+def test_an_rnn_whose_steps_wait_on_their_launches_is_overhead_bound(shape, training, bound):
+    """A launched RNN step's floor (RNN_STEP_FLOOR_S) is latency, not arithmetic: a step made mostly of it says
+    "overhead" (a faster card would not shorten it), one whose step GEMMs outgrow it says "compute"."""
+    from gpuadvisor.estimate.graph import GraphMode, MemoryPeak, OpGraph
+
+    ops = tuple(Op("rnn", OpClass.RECURRENT, phase, "bf16", 0.0, 0.0, 0.0, shape.to_row())
+                for phase in ((Phase.FORWARD, Phase.BACKWARD) if training else (Phase.FORWARD,)))
+    g = OpGraph("m", GraphMode.TRAINING if training else GraphMode.INFERENCE, int(shape.batch), ops, 1, 1,
+                MemoryPeak(1.0, "forward", {}), host_ops=2)
+    st = opcost.step_time(g, _h100(), eager=False)
+    assert st.bound == bound
+    assert 0.0 <= st.latency_s <= st.device_s

@@ -281,7 +281,9 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
                             "model-FLOPs utilisation over the whole step",
                  "memory": "bandwidth: activations and optimizer traffic dominate the step",
                  "host": "host: eager PyTorch issues the step's kernels from Python more slowly than the GPU runs "
-                         "them (a larger per-GPU batch, CUDA graphs or torch.compile help)"}
+                         "them (a larger per-GPU batch, CUDA graphs or torch.compile help)",
+                 "overhead": "latency: the GPU waits on the step's own launches (an RNN's time steps, one after "
+                             "another), so a larger batch costs little more and a faster card saves little"}
         note = notes.get(b, f"{b}: what the estimate found limits the step")
         return _with_binds(last, "bandwidth" if b == "memory" else b, note, fits=True)
     if exact:

@@ -170,6 +170,8 @@ class StepTime:
 
     device_s: float = 0.0
     host_s: float = 0.0
+    #: GPU time that is steps waiting on their own latency (recurrent_latency_s), inside device_s
+    latency_s: float = 0.0
     kernels: int = 0
     by_class: dict[str, float] = field(default_factory=dict)
     by_phase: dict[str, float] = field(default_factory=dict)
@@ -180,11 +182,15 @@ class StepTime:
 
     @property
     def bound(self) -> str:
+        """"host" where the host's dispatch is the longer; "overhead" where most of the GPU's time is steps waiting
+        on their own latency (an RNN's launched steps); else "compute" or "memory", by the larger share."""
         if self.host_s > self.device_s:
             return "host"
+        if self.latency_s >= self.device_s - self.latency_s:
+            return "overhead"
         compute = sum(self.by_class.get(c.value, 0.0) for c in (OpClass.GEMM, OpClass.CONV, OpClass.ATTENTION,
-                                                                OpClass.RECURRENT))
-        return "compute" if compute >= self.device_s - compute else "memory"
+                                                                OpClass.RECURRENT)) - self.latency_s
+        return "compute" if compute >= self.device_s - compute - self.latency_s else "memory"
 
 
 Formula = Callable[[Op, S, Rates, bool], float]
@@ -299,22 +305,48 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
     rate = r.rate(op.dtype)
     if shape is None or not rate:
         return _without_compute_rate_s(op, r)
-    b, t, h, dirs, gates = shape.batch, shape.steps, shape.hidden_size, shape.directions, shape.gates
+    b, t, h, dirs = shape.batch, shape.steps, shape.hidden_size, shape.directions
     total = 0.0
     eb = _BYTES.get(op.dtype, 2.0)
     backward = op.phase is Phase.BACKWARD
-    persistent = training and kernels.rnn_runs_persistent(
-        shape, backward=backward, dtype=op.dtype, compute_capability=r.compute_capability, sms=r.sms)
-    if persistent:  # the step's GEMM runs inside the kernel, from on-chip weights: its math, no launch of its own
-        step = max(2.0 * b * gates * h * h / rate, cal.RNN_PERSIST_STEP_S)
-    else:
-        step = max(_rnn_step_gemm_s(shape, r, rate, eb), cal.RNN_STEP_FLOOR_S)
+    step = max(_rnn_step_math_s(op, shape, r, training), _rnn_step_floor_s(op, shape, r, training))
     for layer in range(int(shape.layers)):
         width = shape.input_size if layer == 0 else h * dirs
-        proj = kernels.gemm_time(b * t, gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
+        proj = kernels.gemm_time(b * t, shape.gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
                                  elem_bytes=eb)
         total += proj + t * dirs * step
     return (2.0 if backward else 1.0) * total
+
+
+def _runs_persistent(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> bool:
+    return training and kernels.rnn_runs_persistent(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
+                                                    compute_capability=r.compute_capability, sms=r.sms)
+
+
+def _rnn_step_math_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> float:
+    """One time step's math of one layer and direction: inside a persistent kernel, from on-chip weights, at the
+    card's rate; launched, its small GEMM."""
+    rate = r.rate(op.dtype)
+    if _runs_persistent(op, shape, r, training):
+        return 2.0 * shape.batch * shape.gates * shape.hidden_size**2 / rate
+    return _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0))
+
+
+def _rnn_step_floor_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> float:
+    """The least time of one step: a persistent kernel's grid-wide wait between steps (RNN_PERSIST_STEP_S), or a
+    launched step's latency (RNN_STEP_FLOOR_S)."""
+    return cal.RNN_PERSIST_STEP_S if _runs_persistent(op, shape, r, training) else cal.RNN_STEP_FLOOR_S
+
+
+def recurrent_latency_s(op: Op, r: Rates, training: bool) -> float:
+    """The part of recurrent_time its steps spend at their floor beyond their math: latency, not arithmetic or
+    bandwidth, so a faster card does not shorten it (StepTime.bound says "overhead" where it is most of the step)."""
+    shape = op.named_shape
+    if not isinstance(shape, RecurrentShape) or not r.rate(op.dtype):
+        return 0.0
+    gap = _rnn_step_floor_s(op, shape, r, training) - _rnn_step_math_s(op, shape, r, training)
+    steps = shape.layers * shape.steps * shape.directions
+    return max(0.0, gap) * steps * (2.0 if op.phase is Phase.BACKWARD else 1.0)
 
 
 def _rnn_step_gemm_s(shape: RecurrentShape, r: Rates, rate: float, elem_bytes: float) -> float:
@@ -568,6 +600,7 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
             continue
         if op.cls is OpClass.RECURRENT:
             issued_s += recurrent_host_s(op, r, training) * op.count
+            st.latency_s += recurrent_latency_s(op, r, training) * op.count
         t = op_time(op, r, training=training) * op.count
         st.device_s += t
         st.kernels += op.count
