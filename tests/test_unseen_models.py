@@ -37,7 +37,7 @@ def test_the_rnn_workspace_formula_holds_on_its_calls():
 def test_an_inference_call_keeps_no_reserve_space():
     """An RNN under no_grad holds its workspace while it runs and nothing after: the reserve space (the gates of
     every step, kept for a backward) made lstm_lm's inference peak 1.28x-1.55x what the H100 measured."""
-    rs = {(r.case["mode"], r.case["batch"]): r for r in unseen.evaluate() if "lstm_lm" in r.case["spec"]}
+    rs = {(r.case["mode"], r.case["batch"]): r for r in G.unseen_results() if "lstm_lm" in r.case["spec"]}
     assert all(abs(rs[("inference", b)].memory_ratio - 1) <= 0.10 for b in (32, 64))
 
 
@@ -46,8 +46,7 @@ def test_an_encoder_decoder_is_one_fused_call_per_rnn():
     by op it was priced 8x too slow (85 ms for a 10 ms step). Fused, 11.0 ms against the median of six runs, 8.7 ms
     (6.9-10.4 ms, host-bound): 1.26x while each call's set-up was charged to the GPU as well as the host; 7.8 ms,
     0.89x, with the set-up the host's alone."""
-    rs = {(r.case["mode"], r.case["batch"]): r for r in unseen.evaluate()
-          if "gru_seq2seq" in r.case["spec"]}
+    rs = {(r.case["mode"], r.case["batch"]): r for r in G.unseen_results() if "gru_seq2seq" in r.case["spec"]}
     assert all(0.8 <= rs[("training", b)].time_ratio <= 1.25 for b in (64, 256))
 
 
@@ -93,8 +92,10 @@ def test_the_added_models_were_estimated_before_they_were_measured():
     from gpuadvisor.estimate import calibration as cal
 
     predicted = json.loads((REPO / "lab/data/h100-rnn-new-2026-12-05/predicted.json").read_text())["rows"]
+    specs = {p["spec"] for p in predicted}
     with cal.override(RNN_BACKWARD_CALL_S=9.8e-4, RNN_PERSIST_STEP_S=3.1e-6):
-        by = {(r.case["spec"], r.case["mode"], r.case["batch"]): r for r in unseen.evaluate()}
+        by = {(r.case["spec"], r.case["mode"], r.case["batch"]): r
+              for r in unseen.evaluate([c for c in unseen.load() if c["spec"] in specs])}
     assert len(predicted) == 8
     for p in predicted:
         r = by[(p["spec"], p["mode"], p["batch"])]
@@ -109,7 +110,7 @@ def test_the_last_two_models_were_estimated_before_they_were_measured():
     from bench import REPO
 
     predicted = json.loads((REPO / "lab/data/h100-rnn-new2-2026-12-05/predicted.json").read_text())["rows"]
-    by = {(r.case["spec"], r.case["mode"], r.case["batch"]): r for r in unseen.evaluate()}
+    by = {(r.case["spec"], r.case["mode"], r.case["batch"]): r for r in G.unseen_results()}
     assert len(predicted) == 8
     for p in predicted:
         r = by[(p["spec"], p["mode"], p["batch"])]
