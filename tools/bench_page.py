@@ -540,7 +540,10 @@ def main(argv: list[str] | None = None) -> int:
                    "`.float().sum()` and autograd around a Linear layer, 0.55-0.87 ms): "
                    + recurrent.calls_check() + ". Called alone on that host the calls ran faster than the "
                    "constants read off the H200's say, while whole recurrent models on the H100 (above) match "
-                   "them; the constants stay the H200's.\n\n" + recurrent.memory_summary() + "\n")
+                   "them; the constants stay the H200's. Each sweep is priced with the host speed its dispatch probe "
+                   "saw (the first H200 sweep recorded none: the calibration host's). The second H200 sweep, on a "
+                   "host whose calls ran 0.75x as long as the first's: " + recurrent.calls_check(
+                       recurrent.CALLS_H200_HARNESS) + ".\n\n" + recurrent.memory_summary() + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
     from bench import nchw
 
