@@ -91,12 +91,25 @@ def harness_calls(hiddens: tuple[int, ...]) -> list[dict]:
 LAYOUTS = (("GRU", 256, 3, True), ("LSTM", 1024, 2, False), ("GRU", 256, 1, True), ("GRU", 256, 3, False))
 
 
+def kernel_profile(fn, width: int) -> tuple[int, float, list[tuple[str, int]]]:
+    """One warm call of `fn` under the profiler: the CUDA kernels it launched, their summed device seconds, and
+    their names (the first `width` characters) by how often each ran, most frequent first."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    evs = [e for e in prof.events() if e.device_type.name == "CUDA"]
+    names: dict[str, int] = {}
+    for e in evs:
+        names[e.name[:width]] = names.get(e.name[:width], 0) + 1
+    return len(evs), sum(e.device_time for e in evs) / 1e6, sorted(names.items(), key=lambda kv: -kv[1])
+
+
 def profile_kernels(hiddens: tuple[int, ...], batch: int = 64, steps: int = 64) -> list[dict]:
     """CUDA kernels of one warm inference and one warm training call per layout, their summed device time and the
     host's time to issue the call: a call that launches per time step shows about `steps` x layers x directions x
     kernels per step, and its host time grows with them."""
-    from torch.profiler import ProfilerActivity, profile
-
     layouts = [(mode, h, 1, False) for mode in ("LSTM", "GRU") for h in hiddens] + list(LAYOUTS)
     out = []
     for mode, hidden, layers, bidir in layouts:
@@ -105,17 +118,10 @@ def profile_kernels(hiddens: tuple[int, ...], batch: int = 64, steps: int = 64) 
         for phase, fn in (("inference", functools.partial(infer, x.to(torch.bfloat16))),
                           ("training", functools.partial(train, x))):
             wall, host = time_call(fn)
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                fn()
-                torch.cuda.synchronize()
-            evs = [e for e in prof.events() if e.device_type.name == "CUDA"]
-            names: dict[str, int] = {}
-            for e in evs:
-                names[e.name[:70]] = names.get(e.name[:70], 0) + 1
+            kernels, device_s, names = kernel_profile(fn, width=70)
             out.append({"mode": mode, "hidden": hidden, "layers": layers, "bidirectional": bidir, "batch": batch,
-                        "steps": steps, "phase": phase, "wall_s": wall, "host_s": host, "kernels": len(evs),
-                        "device_s": sum(e.device_time for e in evs) / 1e6,
-                        "top": sorted(names.items(), key=lambda kv: -kv[1])[:6]})
+                        "steps": steps, "phase": phase, "wall_s": wall, "host_s": host, "kernels": kernels,
+                        "device_s": device_s, "top": names[:6]})
             print(out[-1], flush=True)
     return out
 

@@ -17,7 +17,7 @@ import json
 
 import torch
 
-from lab.rnn_calls import time_call
+from lab.rnn_calls import kernel_profile, time_call
 
 
 def _variants() -> list[tuple[str, torch.nn.Module, tuple[int, ...]]]:
@@ -29,19 +29,6 @@ def _variants() -> list[tuple[str, torch.nn.Module, tuple[int, ...]]]:
             ("GRU input 128", torch.nn.GRU(h, h, num_layers=n, batch_first=True), (t, h)),
             ("GRU one layer", torch.nn.GRU(f, h, num_layers=1, batch_first=True), (t, f)),
             ("LSTM same shape", torch.nn.LSTM(f, h, num_layers=n, batch_first=True), (t, f))]
-
-
-def _profile(fn) -> tuple[int, float, dict[str, int]]:
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    evs = [e for e in prof.events() if e.device_type.name == "CUDA"]
-    names: dict[str, int] = {}
-    for e in evs:
-        names[e.name[:60]] = names.get(e.name[:60], 0) + 1
-    return len(evs), sum(e.device_time for e in evs) / 1e6, dict(sorted(names.items(), key=lambda kv: -kv[1])[:8])
 
 
 def main() -> int:
@@ -68,9 +55,9 @@ def main() -> int:
 
             for phase, fn in (("inference", infer), ("training", train)):
                 wall, host = time_call(fn, reps=50, warmup=10)
-                kernels, device_s, top = _profile(fn)
+                kernels, device_s, names = kernel_profile(fn, width=60)
                 rows.append({"variant": name, "batch": batch, "phase": phase, "wall_s": wall, "host_s": host,
-                             "kernels": kernels, "device_s": device_s, "top": top})
+                             "kernels": kernels, "device_s": device_s, "top": dict(names[:8])})
                 print(rows[-1], flush=True)
     from probes import dispatch
 

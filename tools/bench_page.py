@@ -262,13 +262,18 @@ def nchw_summary() -> list[str]:
             ""]
 
 
+@cache
+def _probed() -> dict[tuple[str, str, int], float]:
+    """bench.unseen.probed_ratios, computed once for the summary, the page's text and its table."""
+    from bench import unseen
+
+    return unseen.probed_ratios()
+
+
 def probed_line(recurrent: bool = True) -> str:
     """The recurrent (or the vision) cases priced for each run's own host: how many within 0.8x-1.25x, and the
     worst."""
-    from bench import unseen
-
-    cases = [c for c in unseen.load() if ("lab/models/" in c["spec"]) == recurrent]
-    ratios = list(unseen.probed_ratios(cases).values())
+    ratios = [x for (spec, _, _), x in _probed().items() if ("lab/models/" in spec) == recurrent]
     return (f"{sum(0.8 <= x <= 1.25 for x in ratios)} of {len(ratios)} within 0.8x-1.25x, worst "
             f"{max(max(ratios), 1 / min(ratios)):.2f}x")
 
@@ -525,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
                    "(`lab/data/h100-vision-unseen-2026-12-05/`, 2026-12-05) moved them by as much from one run to "
                    "the next (efficientnet_v2_s's training at batch 128: 78-112 ms), and each case is now the median "
                    "of the four: 10 of 14 within 0.8x-1.25x on the calibration host, was 8."
-                   "\n\n" + unseen.table(unseen.evaluate(), unseen.probed_ratios())
+                   "\n\n" + unseen.table(unseen.evaluate(), _probed())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "
                    "read off these calls (`bench/recurrent.py`). A training call of hidden 128 runs its steps inside "

@@ -43,7 +43,7 @@ def merged(current: dict[str, Any]) -> dict[str, Any]:
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
-            if (RECURRENT in c["spec"] or VISION) and "time_s" in c:
+            if "time_s" in c:
                 first.setdefault(_key(c), {k: v for k, v in c.items() if k != "ops"})
                 by.setdefault(_key(c), []).append({
                     "file": str(path.relative_to(ROOT)), "date": env["date"][:10], "time_s": c["time_s"],

@@ -309,7 +309,7 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
     total = 0.0
     eb = _BYTES.get(op.dtype, 2.0)
     backward = op.phase is Phase.BACKWARD
-    step = max(_rnn_step_math_s(op, shape, r, training), _rnn_step_floor_s(op, shape, r, training))
+    step = max(_rnn_step_s(op, shape, r, training))
     for layer in range(int(shape.layers)):
         width = shape.input_size if layer == 0 else h * dirs
         proj = kernels.gemm_time(b * t, shape.gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
@@ -318,24 +318,15 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
     return (2.0 if backward else 1.0) * total
 
 
-def _runs_persistent(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> bool:
-    return training and kernels.rnn_runs_persistent(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
-                                                    compute_capability=r.compute_capability, sms=r.sms)
-
-
-def _rnn_step_math_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> float:
-    """One time step's math of one layer and direction: inside a persistent kernel, from on-chip weights, at the
-    card's rate; launched, its small GEMM."""
+def _rnn_step_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> tuple[float, float]:
+    """One time step of one layer and direction as (its math, its floor). Inside a persistent training kernel
+    (kernels.rnn_runs_persistent): the math from on-chip weights at the card's rate, the kernel's grid-wide wait
+    between steps (RNN_PERSIST_STEP_S). Launched: its small GEMM, the step's latency (RNN_STEP_FLOOR_S)."""
     rate = r.rate(op.dtype)
-    if _runs_persistent(op, shape, r, training):
-        return 2.0 * shape.batch * shape.gates * shape.hidden_size**2 / rate
-    return _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0))
-
-
-def _rnn_step_floor_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> float:
-    """The least time of one step: a persistent kernel's grid-wide wait between steps (RNN_PERSIST_STEP_S), or a
-    launched step's latency (RNN_STEP_FLOOR_S)."""
-    return cal.RNN_PERSIST_STEP_S if _runs_persistent(op, shape, r, training) else cal.RNN_STEP_FLOOR_S
+    if training and kernels.rnn_runs_persistent(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
+                                                compute_capability=r.compute_capability, sms=r.sms):
+        return 2.0 * shape.batch * shape.gates * shape.hidden_size**2 / rate, cal.RNN_PERSIST_STEP_S
+    return _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)), cal.RNN_STEP_FLOOR_S
 
 
 def recurrent_latency_s(op: Op, r: Rates, training: bool) -> float:
@@ -344,7 +335,8 @@ def recurrent_latency_s(op: Op, r: Rates, training: bool) -> float:
     shape = op.named_shape
     if not isinstance(shape, RecurrentShape) or not r.rate(op.dtype):
         return 0.0
-    gap = _rnn_step_floor_s(op, shape, r, training) - _rnn_step_math_s(op, shape, r, training)
+    math_s, floor_s = _rnn_step_s(op, shape, r, training)
+    gap = floor_s - math_s
     steps = shape.layers * shape.steps * shape.directions
     return max(0.0, gap) * steps * (2.0 if op.phase is Phase.BACKWARD else 1.0)
 
