@@ -797,7 +797,10 @@ def cross_card(kind: str, name: str) -> Callable[[], Verdict]:
 #: the two models added after that (2026-12-05, night): the bidirectional GRU's 4 within, the bidirectional LSTM
 #: tagger's 0.86x-0.90x (its small-hidden inference workspace: the grid's short calls of hidden 64 held a few MB more
 #: than counted too), so 28 of 32
-UNSEEN_MEMORY_GATES = {"recurrent": (32, 28)}
+#: 31 of 32 once an RNN call's inference workspace has a floor per layer and direction (RNN_WORKSPACE_FLOOR_BYTES,
+#: fitted on both grids; the tagger was measured before that fit, so its 0.86x-0.90x -> 0.98x-1.01x is not out of
+#: sample): the bidirectional GRU's training at batch 64 1.08x -> 1.11x is the one outside
+UNSEEN_MEMORY_GATES = {"recurrent": (32, 31)}
 
 
 def unseen_memory(family: str) -> Callable[[], Verdict]:
@@ -810,14 +813,14 @@ def unseen_memory(family: str) -> Callable[[], Verdict]:
     return check
 
 
-def rnn_workspace(calls: int, within: int, mean_pct: float) -> Callable[[], Verdict]:
-    """cuDNN's inference workspace per RNN call (lab/data/h200-rnn-memory-2026-12-04) against the formula the trace
-    counts (kernels.rnn_inference_workspace_bytes)."""
+def rnn_workspace(calls: int, within: int, mean_pct: float, small: bool = False) -> Callable[[], Verdict]:
+    """cuDNN's inference workspace per RNN call (lab/data/h200-rnn-memory-2026-12-04; `small`: the small-hidden grid
+    of 2026-12-05) against the formula the trace counts (kernels.rnn_inference_workspace_bytes)."""
 
     def check() -> Verdict:
-        from bench.recurrent import workspace_ratios
+        from bench.recurrent import RNN_MEMORY, RNN_MEMORY_SMALL, workspace_ratios
 
-        ratios = workspace_ratios()
+        ratios = workspace_ratios(RNN_MEMORY_SMALL if small else RNN_MEMORY)
         inside = sum(0.9 <= x <= 1.1 for x in ratios)
         mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
         return Verdict(len(ratios) == calls and inside >= within and mean <= mean_pct,
@@ -915,15 +918,19 @@ GATES: tuple[Gate, ...] = (
            f"of {cases} within 10 % in peak memory", unseen_memory(family))
       for family, (cases, within) in UNSEEN_MEMORY_GATES.items()),
     Gate("rnn_training_calls", "docs/unseen-models.md 'cuDNN RNN calls': what 39 of 40 training calls keep for "
-         "their backward within 10 % (mean |log error| 0.6 %), their peak 29 of 40 (9.0 %)",
-         rnn_training_calls(40, (39, 0.6), (29, 9.0))),
+         "their backward within 10 % (mean |log error| 0.6 %), their peak 32 of 40 (7.3 %; 29 and 9.0 % before the "
+         "workspace's floor)", rnn_training_calls(40, (39, 0.6), (32, 7.3))),
     Gate("rnn_training_calls_small", "docs/unseen-models.md 'cuDNN RNN calls': the small-hidden grid's training calls "
-         "(hidden 64-192), what 98 of 98 keep for their backward within 10 % (mean |log error| 0.6 %), their peak 66 "
-         "of 98 (11.2 %; 8 of 98 while only a one-layer LSTM's training workspace was counted)",
-         rnn_training_calls(98, (98, 0.6), (66, 11.2), small=True)),
-    Gate("rnn_workspace", "docs/unseen-models.md 'cuDNN RNN calls': the inference workspace of 31 of 40 calls within "
-         "10 %, mean |log error| 5.7 % (fitted on the grid's 32; 36 of 40 and 5.5 % when lab/models' calls were in the "
-         "fit)", rnn_workspace(40, 31, 5.7)),
+         "(hidden 64-192), what 98 of 98 keep for their backward within 10 % (mean |log error| 0.6 %), their peak 98 "
+         "of 98 (2.3 %; 8 of 98 while only a one-layer LSTM's training workspace was counted, 66 and 11.2 % before "
+         "the inference workspace's floor per layer and direction)",
+         rnn_training_calls(98, (98, 0.6), (98, 2.3), small=True)),
+    Gate("rnn_workspace", "docs/unseen-models.md 'cuDNN RNN calls': the inference workspace of 35 of 40 calls within "
+         "10 %, mean |log error| 3.6 % (31 and 5.7 % when fitted on this grid alone, without a floor)",
+         rnn_workspace(40, 35, 3.6)),
+    Gate("rnn_workspace_small", "docs/unseen-models.md 'cuDNN RNN calls': the small-hidden grid's inference "
+         "workspace, 94 of 98 calls within 10 %, mean |log error| 2.9 % (RNN_WORKSPACE_FLOOR_BYTES; before it the "
+         "hidden-64 calls held 1.5-2.5x what was counted)", rnn_workspace(98, 94, 2.9, small=True)),
     *(Gate(f"rnn_calls_{phase}", f"docs/unseen-models.md 'cuDNN RNN calls': {phase}, {within} of {calls} within "
            f"0.8x-1.25x, mean |log error| {mean} %", rnn_calls(phase))
       for phase, (_, calls, within, mean) in RNN_CALL_GATES.items()),

@@ -190,7 +190,8 @@ def _op_model_gpu() -> dict[str, float]:
     return fit_gpu_constants()
 
 
-@fit("RNN_WORKSPACE_STEP_PASSES", "RNN_WORKSPACE_BIDIR_PASSES", "RNN_WORKSPACE_LSTM_BYTES", "RNN_WORKSPACE_GRU_BYTES")
+@fit("RNN_WORKSPACE_STEP_PASSES", "RNN_WORKSPACE_BIDIR_PASSES", "RNN_WORKSPACE_LSTM_BYTES", "RNN_WORKSPACE_GRU_BYTES",
+     "RNN_WORKSPACE_FLOOR_BYTES")
 def _rnn_workspace() -> dict[str, float]:
     from bench.recurrent import fit_rnn_workspace
 

@@ -104,7 +104,10 @@ def test_the_added_models_were_estimated_before_they_were_measured():
 
 def test_the_last_two_models_were_estimated_before_they_were_measured():
     """lab/data/h100-rnn-new2-2026-12-05/predicted.json: the bidirectional LSTM tagger's and GRU's estimates (time
-    and peak memory), committed (be62fdf) before their three H100 runs; today's estimate is the same figure."""
+    and peak memory), committed (be62fdf) before their three H100 runs; today's time estimate is the same figure.
+    Their memory is not out of sample any more: the inference workspace's floor (RNN_WORKSPACE_FLOOR_BYTES), fitted
+    on the call grids after these runs, only adds to what was predicted, by under 20 % (the tagger: four layers and
+    directions of about 9 MB each)."""
     import json
 
     from bench import REPO
@@ -115,7 +118,7 @@ def test_the_last_two_models_were_estimated_before_they_were_measured():
     for p in predicted:
         r = by[(p["spec"], p["mode"], p["batch"])]
         assert r.time_s == pytest.approx(p["estimate_step_s"], rel=0.01)
-        assert r.tensor_bytes == pytest.approx(p["estimate_peak_tensor_bytes"], rel=0.01)
+        assert p["estimate_peak_tensor_bytes"] <= r.tensor_bytes <= 1.2 * p["estimate_peak_tensor_bytes"]
 
 
 @pytest.mark.parametrize("phase", sorted(G.RNN_CALL_GATES))

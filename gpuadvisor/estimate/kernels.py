@@ -140,15 +140,17 @@ def rnn_training_extra_bytes(shape: RecurrentShape, elem_bytes: float, dtype: st
 
 
 def rnn_inference_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> tuple[float, float]:
-    """cuDNN's workspace for an RNN call (lab/rnn_memory.py: 40 inference calls on an H200), as (the part that
-    grows with batch and steps, the part that does not): per time step, the gates and RNN_WORKSPACE_STEP_PASSES
-    more rows of (batch x hidden) per direction, RNN_WORKSPACE_BIDIR_PASSES more for a bidirectional call's joined
-    output; per layer and direction, RNN_WORKSPACE_LSTM_BYTES or _GRU_BYTES per hidden unit."""
+    """cuDNN's workspace for an RNN call (lab/rnn_memory.py: 138 inference calls of two grids on an H200), as (the
+    part that grows with batch and steps, the part that does not): per time step, the gates and
+    RNN_WORKSPACE_STEP_PASSES more rows of (batch x hidden) per direction, RNN_WORKSPACE_BIDIR_PASSES more for a
+    bidirectional call's joined output; per layer and direction, RNN_WORKSPACE_LSTM_BYTES or _GRU_BYTES per hidden
+    unit, never under RNN_WORKSPACE_FLOOR_BYTES (a hidden-64 layer holds about as much as a hidden-200 one)."""
     s = shape
     rows = (s.directions * (s.gates + cal.RNN_WORKSPACE_STEP_PASSES)
             + cal.RNN_WORKSPACE_BIDIR_PASSES * (s.directions - 1))
     per_unit = cal.RNN_WORKSPACE_LSTM_BYTES if mode == "LSTM" else cal.RNN_WORKSPACE_GRU_BYTES
-    return elem_bytes * s.batch * s.hidden_size * s.steps * rows, s.layers * s.directions * s.hidden_size * per_unit
+    per_layer = max(s.hidden_size * per_unit, cal.RNN_WORKSPACE_FLOOR_BYTES)
+    return elem_bytes * s.batch * s.hidden_size * s.steps * rows, s.layers * s.directions * per_layer
 
 
 def rnn_runs_persistent(shape: RecurrentShape, *, backward: bool, dtype: str, compute_capability: str | None,

@@ -63,8 +63,9 @@ from gpuadvisor.estimate.trace.zoo import (
 #: pastes at a fixed size (dynamic.FixedPastes), where fp32 had been traced on real CPU tensors; 10: an RNN training
 #: call's reserve space as measured, autocast's copies of its input and weights, its memory in the dtype it runs in;
 #: 11: every RNN training call whose forward runs as one persistent kernel holds RNN_TRAIN_PERSIST_ROWS while it runs,
-#: not only a one-layer LSTM's)
-TRACER_REVISION = 11
+#: not only a one-layer LSTM's; 12: an RNN call's inference workspace never under RNN_WORKSPACE_FLOOR_BYTES a layer and
+#: direction)
+TRACER_REVISION = 12
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
