@@ -74,6 +74,9 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     # added 2026-12-05 (night), after the recurrent memory and set-up were measured call by call
     ("lab/models/bilstm_ner.py:build", (32, 128), (32, 128), {}),
     ("lab/models/gru_speech.py:build", (16, 64), (16, 64), {}),
+    # added 2026-12-05 (late), after the RNN inference workspace's floor per layer and direction was fitted
+    ("lab/models/char_gru.py:build", (64, 256), (64, 256), {}),
+    ("lab/models/lstm_sensor.py:build", (64, 512), (64, 512), {}),
     ("torchvision:inception_v3", (), (32, 128), {**CL, "input": [3, 299, 299]}),
     ("torchvision:efficientnet_v2_s", (32, 128), (), CL),
     ("torchvision:swin_v2_t", (32, 64), (), {}),
