@@ -22,8 +22,9 @@ FIRST = ROOT / "lab" / "data" / "h100-unseen-2026-11-27" / "unseen-0.json"  # 10
 LATER = sorted((ROOT / "lab" / "data" / "h100-rnn-unseen-2026-12-05").glob("run*.json"))  # 100 steps, five runs
 #: the two models written after the pricer learned which training calls run persistent, three runs of 100 steps,
 #: their estimates recorded before (lab/data/h100-rnn-new-2026-12-05/predicted.json): cases this file adds
-#: and the two written after the recurrent memory and set-up were measured call by call (h100-rnn-new2-2026-12-05)
-ADDED = sorted(path for folder in ("h100-rnn-new-2026-12-05", "h100-rnn-new2-2026-12-05")
+#: and the two written after the recurrent memory and set-up were measured call by call (h100-rnn-new2-2026-12-05),
+#: and the two written after the inference workspace's floor was fitted (h100-rnn-new3-2026-12-05)
+ADDED = sorted(path for folder in ("h100-rnn-new-2026-12-05", "h100-rnn-new2-2026-12-05", "h100-rnn-new3-2026-12-05")
                for path in (ROOT / "lab" / "data" / folder).glob("*-[0-9].json"))
 #: the vision cases again, three runs of 50 steps each (2026-12-05): their first run's 10 steps had spread up to 178 %
 VISION = sorted((ROOT / "lab" / "data" / "h100-vision-unseen-2026-12-05").glob("vision-*-[0-9].json"))
