@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import TESTS_DATA
+from bench import REPO, TESTS_DATA
 
 MEASURED = TESTS_DATA / "models-h100.json"
 CARD = "H100 SXM"  # the catalog card the measurements ran on (NVIDIA H100 80GB HBM3)
@@ -231,6 +231,29 @@ def fit_host_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, f
             if err[i] < best[0] - 1e-12:
                 best = (float(err[i]), tuple(float(x) for x in w[i]))
     return {name: round(v, 2) for name, v in zip(HOST_FITS, best[1], strict=True)}
+
+
+#: lab/train_step_host.py on an H100, twice (2026-12-05): the host's time for a training step's parts against its
+#: parameter tensors (a stack of N Linear layers), a diagnostic of the host constants' split, never fitted
+TRAIN_STEP_HOST = sorted((REPO / "lab/data/h100-train-step-host-2026-12-05").glob("train_step_host-*.json"))
+
+
+def train_step_host() -> dict[str, tuple[float, float]]:
+    """Per phase of a training step (forward with its loss, backward, the optimizer's step, zero_grad): the least
+    squares intercept and slope against the parameter tensors of lab/train_step_host.py's runs, in units of each
+    run's own dispatch probe (HOST_OP_S's unit), the mean over the runs."""
+    import numpy as np
+
+    fits: dict[str, list[tuple[float, float]]] = {}
+    for path in TRAIN_STEP_HOST:
+        run = json.loads(path.read_text())
+        probe = sum(run["env"]["dispatch_op_s"]) / 2
+        n = np.array([r["tensors"] for r in run["rows"]], dtype=float)
+        for phase in ("forward", "backward", "optimizer", "zero_grad"):
+            y = np.array([r[phase] for r in run["rows"]]) / probe
+            (intercept, slope), *_ = np.linalg.lstsq(np.stack([np.ones_like(n), n], 1), y, rcond=None)
+            fits.setdefault(phase, []).append((float(intercept), float(slope)))
+    return {phase: (sum(a for a, _ in v) / len(v), sum(b for _, b in v) / len(v)) for phase, v in fits.items()}
 
 
 def summary(results: list[Result]) -> dict[str, Any]:

@@ -17,6 +17,9 @@ CALLS = REPO / "lab/data/h200-rnn-2026-11-27/rnn_calls.json"
 #: the same sweep on an H100 (hidden 128, 256, 768 and 1,024, the training harness timed alone, the host's dispatch
 #: probe at 9.8 us an op): a check on another card and host, never fitted (calls_check)
 CALLS_H100 = REPO / "lab/data/h100-rnn-calls-2026-12-05/rnn_calls.json"
+#: the sweep at hidden 128 over 1-4 layers on an H100 (dispatch probe 10.0 us an op): whether one layer's set-up and
+#: steps add up over deeper stacks (calls_check), never fitted
+CALLS_H100_LAYERS = REPO / "lab/data/h100-rnn-layers-2026-12-05/rnn_calls_layers.json"
 
 
 def fit_rnn_call(path: Path = CALLS) -> dict[str, float]:

@@ -5,7 +5,7 @@ costs (descriptors, workspace, the host's setup) from what each time step and la
 cell's elementwise kernel, launched one after the other). Wall time per call between CUDA events, median of 20,
 after 5 warm-ups; the peak memory of one training call too.
 
-  python3 -m lab.rnn_calls --out $OUT/rnn_calls.json [--hidden 128,256,768,1024] [--kernels]
+  python3 -m lab.rnn_calls --out $OUT/rnn_calls.json [--hidden 128,256,768,1024] [--layers 1,2,3,4] [--kernels]
 
 --kernels adds, per mode and hidden size (1 layer, batch 64, 64 steps), what the profiler saw of one inference and
 one training call: CUDA kernels launched and their summed device time, to tell a call that launches every time step
@@ -130,14 +130,16 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--hidden", default="128,1024", help="hidden sizes, comma-separated")
+    ap.add_argument("--layers", default="1,2", help="layer counts, comma-separated")
     ap.add_argument("--kernels", action="store_true", help="also profile one call per mode and hidden size")
     a = ap.parse_args()
     hiddens = tuple(int(x) for x in a.hidden.split(","))
+    layer_counts = tuple(int(x) for x in a.layers.split(","))
     torch.backends.cudnn.benchmark = True
     rows = []
     for mode in ("LSTM", "GRU"):
         for hidden in hiddens:
-            for layers in (1, 2):
+            for layers in layer_counts:
                 for batch in (64, 512):
                     rnn, infer, train = phases(mode, hidden, layers)
                     for steps in (1, 4, 16, 64, 256):

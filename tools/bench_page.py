@@ -270,6 +270,22 @@ def _probed() -> dict[tuple[str, str, int], float]:
     return unseen.probed_ratios()
 
 
+def _step_host_line() -> str:
+    """lab/train_step_host.py's parts of a training step, in units of the host's dispatch probe."""
+    from bench.models import train_step_host
+
+    f = train_step_host()
+    return ("A training step's own host work, timed part by part (`lab/train_step_host.py`, "
+            "`lab/data/h100-train-step-host-2026-12-05/`: a stack of N Linear layers, N = 1-512, twice on an H100), in "
+            f"units of the host's probe: the forward under autocast {f['forward'][1]:.1f} a layer, its backward "
+            f"{f['backward'][1]:.1f}, fused AdamW's step {f['optimizer'][0]:.0f} + {f['optimizer'][1]:.2f} a "
+            f"parameter tensor, zero_grad {f['zero_grad'][0]:.0f} + {f['zero_grad'][1]:.2f}. The op model's host "
+            "constants (HOST_FWD_OPS_TRAINING 6.0 a recorded forward op, two of them a Linear layer; "
+            "HOST_TRAINING_STEP 110) are a joint fit over the calibration models' steps, not these parts one by one; "
+            "a term per parameter tensor at the measured slope, tried in that fit, leaves its error where it was "
+            "(the calibration steps with many tensors are GPU-bound), so it is not modelled.")
+
+
 def probed_line(recurrent: bool = True) -> str:
     """The recurrent (or the vision) cases priced for each run's own host: how many within 0.8x-1.25x, and the
     worst."""
@@ -560,7 +576,12 @@ def main(argv: list[str] | None = None) -> int:
                    "them; the constants stay the H200's. Each sweep is priced with the host speed its dispatch probe "
                    "saw (the first H200 sweep recorded none: the calibration host's). The second H200 sweep, on a "
                    "host whose calls ran 0.75x as long as the first's: " + recurrent.calls_check(
-                       recurrent.CALLS_H200_HARNESS) + ".\n\n" + recurrent.memory_summary() + "\n")
+                       recurrent.CALLS_H200_HARNESS) + ". Over deeper stacks (`lab/data/h100-rnn-layers-2026-12-05/`: "
+                   "hidden 128, 1-4 layers, on an H100), never fitted: " + recurrent.calls_check(
+                       recurrent.CALLS_H100_LAYERS) + "; three and four layers price as one and two do (the set-up and "
+                   "the steps add up layer by layer), and alone on H100 hosts the calls run 10-20 % under the "
+                   "constants read off the first H200 at the same probe speed. " + _step_host_line()
+                   + "\n\n" + recurrent.memory_summary() + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
     from bench import nchw
 
