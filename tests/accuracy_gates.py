@@ -395,12 +395,15 @@ def op_graph(group: str) -> Callable[[], Verdict]:
 #: group -> the mean |log(estimate / measured)| step time of the op-graph cases, in % (the objective the host
 #: constants and OP_OVERLAP_P are fitted to over the calibration split, validation.fit_host_constants and
 #: fit_overlap): today's, rounded up to one decimal (today's in the comment)
-OP_GRAPH_STEP_ERROR = {"calibration": 8.66, "held out": 12.2, "all": 9.9}  # 8.68, 12.16, 9.84 (the LSTM classifier
+OP_GRAPH_STEP_ERROR = {"calibration": 8.77, "held out": 12.25, "all": 9.95}  # 8.68, 12.16, 9.84 (the LSTM classifier
 # priced as cuDNN runs it, 2026-11-27; before: 8.94, 12.16, 10.01); calibration 8.64 today, its gate to 0.02 above:
 # HOST_TRAINING_STEP, fitted on this objective, moves it to 8.70 (x0.75) and 8.73 (x1.25), which the 8.7 of one
 # decimal let through once the out-of-sample recurrent cases, re-measured on 2026-12-05, stopped binding it. (8.60
 # before an RNN call's set-up was host time only and persistent training kernels were priced, 2026-12-05: the LSTM
-# classifier's four cases moved 1.04/0.95/0.94/1.22x -> 1.00/0.90/0.85/1.11x)
+# classifier's four cases moved 1.04/0.95/0.94/1.22x -> 1.00/0.90/0.85/1.11x). 8.75, 12.22, 9.90 today, with a bf16
+# ResNet stem priced as an H100 runs it (WIDE_STEM_SLOWDOWN_BF16 4.0, measured; MISALIGNED_SLOWDOWN's assumed 3.0
+# before: 8.64, 12.16, 9.81): the calibration ResNets' steps 1-6 % longer (resnet18 inference 0.97x -> 1.03x,
+# resnet50 1.10x -> 1.12x), the rest of their convolutions already priced a little long
 
 
 def op_graph_step(group: str) -> Callable[[], Verdict]:
@@ -419,7 +422,7 @@ def op_graph_step(group: str) -> Callable[[], Verdict]:
 
 #: op classes -> the mean |log(estimate / profiled)| GPU time of the class over the calibration split today (the
 #: objective validation.fit_gpu_constants minimises): the gate lets it grow by OP_CLASS_SLACK at most
-OP_CLASS_ERROR = {("conv",): 0.2323, ("norm",): 0.2322, ("reduction",): 0.7298, ("elementwise",): 0.2119}
+OP_CLASS_ERROR = {("conv",): 0.2379, ("norm",): 0.2322, ("reduction",): 0.7298, ("elementwise",): 0.2119}
 OP_CLASS_SLACK = 0.015
 
 
@@ -712,14 +715,18 @@ def rnn_calls(phase: str) -> Callable[[], Verdict]:
 # where the card queued), the calibration split's the same load's TPOT (0.60x); before them (0.92, 1.50, 1.02),
 # (0.93, 1.50, 1.01), (0.90, 1.39, 1.05), Ada (0.91, 1.39, 1.05), Blackwell GeForce/professional (0.95, 1.27, 1.03)
 # (their held-out third split among themselves: bench/cross_card.py SERVING_ROWS_AT_SPLIT)
-TODAY_SPLITS = {"all": (0.90, 14.4, 1.03), "calibration": (0.94, 1.67, 1.01), "held out": (0.82, 14.4, 1.07)}
+# fp16 ResNet stems priced as cuDNN's first-layer kernels run them (WIDE_STEM_SLOWDOWN_FP16 1.5, measured on an H100;
+# 3.0 before): timm's RTX 4090 ResNet inference 0.72-0.79x -> 0.80-0.95x, all 0.907 -> 0.911, held out 0.824 -> 0.838
+TODAY_SPLITS = {"all": (0.91, 14.4, 1.03), "calibration": (0.94, 1.67, 1.01), "held out": (0.83, 14.4, 1.06)}
 TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # timm's RTX 3090 vision about 1.0x (was 0.87x: 0.58, 1.89, 1.15; 0.68x before the matmul reach)
     # (0.84, 1.55, 1.02) before NCHW depthwise and batch norm were measured; (0.92, 1.55, 1.01) before NCHW
     # convolutions without room for their NHWC copies (timm-3090-infer-nchw-vgg16 1.54x -> 1.13x)
-    "Ampere GA10x": (0.94, 1.50, 1.01),
+    # the cheaper fp16 ResNet stem: the 3090's inference ResNets 0.77-0.88x -> 0.86-0.95x, its training ones up
+    # a little (geomean 1.01 -> 1.015)
+    "Ampere GA10x": (0.94, 1.50, 1.02),
     # timm's RTX 4090 vision (held out) about 0.95x (was 0.8x: 0.71, 1.87, 1.11); the L4's vLLM TTFT at 16 users 0.71x
-    "Ada": (0.90, 1.41, 1.04),
+    "Ada": (0.93, 1.41, 1.04),  # 0.90 before the fp16 ResNet stem's own slowdown
     # llm-foundry MPT about 0.92x (0.82x while eager FSDP2's loss was a share of the step: 0.69, 2.14, 1.12);
     # TensorRT-LLM about 1.0x; GPUStack all-queued 0.64x-1.06x; NVIDIA's ResNet-50 about 1.0x (was 0.81x: 0.69, 2.14,
     # 1.13)
@@ -729,7 +736,7 @@ TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     "Ampere GA100": (0.90, 1.44, 1.05),
     "Hopper": (1.00, 1.17, 1.05),  # GH200 serving
     "Volta": (1.00, 1.06, 1.02),  # DeepLearningExamples ResNet-50 about 1.0x (was 0.80x: 0.50, 1.29, 1.25)
-    "Turing": (1.00, 1.01, 1.01),  # the T4 (measured matmul reach 0.65, 70 W) about 1.0x (was 0.83x: 1.00, 1.22, 1.21)
+    "Turing": (1.00, 1.03, 1.03),  # 1.00, 1.00 before the fp16 ResNet stem's own slowdown; the T4 (measured matmul reach 0.65, 70 W) about 1.0x (was 0.83x: 1.00, 1.22, 1.21)
     # the GB200 at the B200's measured matmul reach (the same chip at a higher power limit; was the full-rate
     # median: geomean 1.103x, GB200 Llama 3 8B 1.19x -> 1.17x): the issue's 0.9x-1.1x
     "Blackwell (data center)": (0.88, 1.27, 1.10),
@@ -769,6 +776,20 @@ def nchw_ops(group: str) -> Callable[[], Verdict]:
                                             f"(gate {lo}-{hi})")
 
     return check
+
+
+#: the ResNet stem's forward (3 channels, 7x7/2) on an H100 in each dtype, two runs each (lab/conv_stem.py): every
+#: call within this band of the op pricer (fp16 1.12x and 1.01x, bf16 0.99x and 0.98x today)
+WIDE_STEMS = (0.8, 1.25)
+
+
+def wide_stems() -> Verdict:
+    from bench import stems
+
+    ratios = [x for dtype in ("fp16", "bf16") for x in stems.forward_ratios(stems.wide_stems(dtype))]
+    lo, hi = WIDE_STEMS
+    return Verdict(len(ratios) == 4 and all(lo <= x <= hi for x in ratios),
+                   f"ResNet stems fp16, bf16: {[round(x, 2) for x in ratios]} (gate {lo}-{hi})")
 
 
 def cross_card_rows() -> list[Any]:
@@ -950,6 +971,8 @@ GATES: tuple[Gate, ...] = (
     *(Gate(f"nchw_{group.replace(' ', '_')}", f"bench/nchw.py: NCHW {group} on an H200, the op pricer within "
            f"{lo}-{hi}x of the measured ops (geometric mean)", nchw_ops(group))
       for group, (lo, hi) in NCHW_OPS.items()),
+    Gate("wide_stems", "bench/stems.py: the ResNet stem's forward on an H100 in fp16 and bf16, within 0.8x-1.25x of "
+         "the op pricer", wide_stems),
     Gate("nchw_capped_steps", "bench/nchw.py: VGG-16's NCHW inference step under a memory cap on an H200, "
          "within 0.8x-1.25x", nchw_capped_steps),
     Gate("published_serving_online", "BENCHMARKS.md 'Serving', online serving per metric", published_serving_online),

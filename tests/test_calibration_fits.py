@@ -190,6 +190,13 @@ def _op_model_gpu() -> dict[str, float]:
     return fit_gpu_constants()
 
 
+@fit("WIDE_STEM_SLOWDOWN_FP16", "WIDE_STEM_SLOWDOWN_BF16")
+def _wide_stems() -> dict[str, float]:
+    from bench.stems import fit_wide_stems
+
+    return fit_wide_stems()
+
+
 @fit("RNN_WORKSPACE_STEP_PASSES", "RNN_WORKSPACE_BIDIR_PASSES", "RNN_WORKSPACE_LSTM_BYTES", "RNN_WORKSPACE_GRU_BYTES",
      "RNN_WORKSPACE_FLOOR_BYTES")
 def _rnn_workspace() -> dict[str, float]:

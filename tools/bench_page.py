@@ -585,8 +585,10 @@ def main(argv: list[str] | None = None) -> int:
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
     from bench import nchw
 
+    from bench import stems
+
     nchw_page = ("# NCHW against channels-last on an H200\n\nWritten by `python3 -m tools.bench_page` (summary in "
-                 "BENCHMARKS.md); `bench/nchw.py`.\n\n" + nchw.markdown())
+                 "BENCHMARKS.md); `bench/nchw.py`.\n\n" + nchw.markdown() + "\n" + stems.markdown())
     probe_page = "\n".join(["# How long a probe takes, and its repeatability", "",
                              "Written by `python3 -m tools.bench_page` (BENCHMARKS.md links here).", "",
                              *probe_time(), *repeat()]).rstrip() + "\n"

@@ -512,13 +512,26 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
             cal.DEPTHWISE_BW_EFF)
         return max(op.flops / cuda_rate, t_mem / (depthwise_eff * r.depthwise_scale)) + extra
     if c % 8:  # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads
-        rate /= cal.MISALIGNED_SLOWDOWN
+        rate /= stem_slowdown(shape, op.dtype)
         c = math.ceil(c / 8) * 8
     # the implicit GEMM's compute only: its A operand is the input read in place (each element once per filter
     # tap from shared memory and L2), never the im2col matrix gemm_time's memory term would charge; the
     # convolution's own tensors at bandwidth are the floor below
     t = _implicit_gemms_s(op, shape, r, rate, c, k, forward=op.phase is Phase.FORWARD) + _bias_grad_s(op, shape, r)
     return max(t, t_mem) + extra
+
+
+def stem_slowdown(shape: ConvShape, dtype: str) -> float:
+    """How much slower than its 8-channel padding a convolution of misaligned input channels (an image stem) runs:
+    a 16-bit one of a 7x7 filter or wider that overlaps (ResNet's stem; not a ViT's patchify) by its dtype's
+    WIDE_STEM_SLOWDOWN (cuDNN's fp16
+    first-layer kernels, which bf16 lacks: an H100's ResNet stem takes 0.61-0.68 ms in fp16, 1.84-1.86 in bf16,
+    lab/data/h100-conv-stem-2026-12-05), any other by MISALIGNED_SLOWDOWN."""
+    stride = round(shape.in_width / shape.out_width) if shape.out_width else 1
+    wide = shape.kernel_height * shape.kernel_width >= 49 and stride < shape.kernel_width  # not a patchify
+    if wide and dtype in ("fp16", "bf16"):
+        return cal.WIDE_STEM_SLOWDOWN_FP16 if dtype == "fp16" else cal.WIDE_STEM_SLOWDOWN_BF16
+    return cal.MISALIGNED_SLOWDOWN
 
 
 def cudnn_depthwise(shape: ConvShape, dtype: str) -> bool:

@@ -34,6 +34,8 @@ NORM_FIT = ("coordinate descent over grids of the six norm constants against the
             "over the calibration split, least mean |log(estimate / profiled)| "
             "(bench.models.fit_gpu_constants)")
 
+STEMS = "lab/data/h100-conv-stem-2026-12-05 (lab/conv_stem.py)"
+
 CONSTANTS = (
     Constant("OP_KERNEL_FLOOR_S", 2.5e-6, "s", "GPU time of the smallest kernel of an eager step (launch, ramp, tail)",
              "gpu.KERNEL_FLOOR_S (3.4 us inside a CUDA graph, H100)", Method.ASSUMPTION,
@@ -79,6 +81,15 @@ CONSTANTS = (
              "GEMMs pipeline the filter taps, so short reductions cost less than a cuBLAS GEMM's", MODELS,
              Method.ASSUMPTION, "set by hand: 0-200 move the convolution class's mean |log error| by under 0.02 "
              "(tests/data/models-h100.json, calibration split)"),
+    Constant("WIDE_STEM_SLOWDOWN_FP16", 1.5, "x", "rate divisor, against its 8-channel padding, of an fp16 "
+             "convolution of 3 input channels with a 7x7 filter or wider (ResNet's stem): cuDNN's fp16 first-layer "
+             "kernels (opcost.stem_slowdown)", STEMS, Method.MEASURED, "the grid value (0.5-6 by 0.25) with the least "
+             "mean |log(priced / measured)| over the forward calls of that stem at batch 256 on an H100, two runs "
+             "(0.61 and 0.68 ms; bench.stems.fit_wide_stems); was MISALIGNED_SLOWDOWN's 3.0, which priced them 2.2x "
+             "too slow"),
+    Constant("WIDE_STEM_SLOWDOWN_BF16", 4.0, "x", "the same for a bf16 one, which has no first-layer kernel of its "
+             "own", STEMS, Method.MEASURED, "the same grid and fit over its bf16 calls (1.84 and 1.86 ms); "
+             "MISALIGNED_SLOWDOWN's 3.0 priced them 0.74x"),
     Constant("NATIVE_DEPTHWISE_FWD_EFF", 0.037, "fraction", "an NCHW depthwise convolution's forward that "
              "PyTorch runs with its own CUDA kernels (opcost.cudnn_depthwise: bf16 always, fp16 below 32 channels "
              "and most stride-2 shapes): its FLOPs against the FP32 FMA rate the pricer reads (datasheet x MFU)",
