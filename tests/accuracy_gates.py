@@ -736,7 +736,9 @@ TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     "Ampere GA100": (0.90, 1.44, 1.05),
     "Hopper": (1.00, 1.17, 1.05),  # GH200 serving
     "Volta": (1.00, 1.06, 1.02),  # DeepLearningExamples ResNet-50 about 1.0x (was 0.80x: 0.50, 1.29, 1.25)
-    "Turing": (1.00, 1.03, 1.03),  # 1.00, 1.00 before the fp16 ResNet stem's own slowdown; the T4 (measured matmul reach 0.65, 70 W) about 1.0x (was 0.83x: 1.00, 1.22, 1.21)
+    # the T4 (measured matmul reach 0.65, 70 W) about 1.0x (was 0.83x: 1.00, 1.22, 1.21); 1.00, 1.00 before the fp16
+    # ResNet stem's own slowdown
+    "Turing": (1.00, 1.03, 1.03),
     # the GB200 at the B200's measured matmul reach (the same chip at a higher power limit; was the full-rate
     # median: geomean 1.103x, GB200 Llama 3 8B 1.19x -> 1.17x): the issue's 0.9x-1.1x
     "Blackwell (data center)": (0.88, 1.27, 1.10),

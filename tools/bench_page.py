@@ -583,9 +583,7 @@ def main(argv: list[str] | None = None) -> int:
                    "constants read off the first H200 at the same probe speed. " + _step_host_line()
                    + "\n\n" + recurrent.memory_summary() + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
-    from bench import nchw
-
-    from bench import stems
+    from bench import nchw, stems
 
     nchw_page = ("# NCHW against channels-last on an H200\n\nWritten by `python3 -m tools.bench_page` (summary in "
                  "BENCHMARKS.md); `bench/nchw.py`.\n\n" + nchw.markdown() + "\n" + stems.markdown())
