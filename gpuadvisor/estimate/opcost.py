@@ -508,8 +508,11 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
         return max(op.flops / (fp32 * share), t_mem)
     if groups > 1:  # depthwise: no tensor-core path; FLOPs on CUDA cores, bytes at best
         cuda_rate = r.cuda_core_rate(rate) * cal.CUDA_CORE_CONV_EFF
-        depthwise_eff = cal.DEPTHWISE_BW_EFF if r.depthwise_scale != 1.0 else r.streamed_efficiency(
-            cal.DEPTHWISE_BW_EFF)
+        # a forward streams its bytes (a card with less bandwidth per SM brings it up to copy speed:
+        # streamed_efficiency); a backward's weight gradient reduces every pixel of the batch into each channel's
+        # taps, bound by that reduction, not by bytes in flight, so it keeps the H100's share
+        lifted = r.depthwise_scale == 1.0 and op.phase is not Phase.BACKWARD
+        depthwise_eff = r.streamed_efficiency(cal.DEPTHWISE_BW_EFF) if lifted else cal.DEPTHWISE_BW_EFF
         return max(op.flops / cuda_rate, t_mem / (depthwise_eff * r.depthwise_scale)) + extra
     if c % 8:  # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads
         rate /= stem_slowdown(shape, op.dtype)
