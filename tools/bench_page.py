@@ -583,10 +583,11 @@ def main(argv: list[str] | None = None) -> int:
                    "constants read off the first H200 at the same probe speed. " + _step_host_line()
                    + "\n\n" + recurrent.memory_summary() + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
-    from bench import nchw, stems
+    from bench import nchw, pools, stems
 
     nchw_page = ("# NCHW against channels-last on an H200\n\nWritten by `python3 -m tools.bench_page` (summary in "
-                 "BENCHMARKS.md); `bench/nchw.py`.\n\n" + nchw.markdown() + "\n" + stems.markdown())
+                 "BENCHMARKS.md); `bench/nchw.py`.\n\n" + nchw.markdown() + "\n" + stems.markdown() + "\n"
+                 + pools.markdown())
     probe_page = "\n".join(["# How long a probe takes, and its repeatability", "",
                              "Written by `python3 -m tools.bench_page` (BENCHMARKS.md links here).", "",
                              *probe_time(), *repeat()]).rstrip() + "\n"
