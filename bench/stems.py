@@ -89,14 +89,20 @@ def markdown() -> str:
     """A section for docs/nchw.md: the stems and the few-channel check."""
     fp16, bf16 = (forward_ratios(wide_stems(d)) for d in ("fp16", "bf16"))
     check = forward_ratios(few_channel_calls())
+    # the same run's reference: the 64-channel 3x3 convolution (ResNet's layer 1), useful FLOP/s per dtype
+    reference = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS) if r["in_channels"] == 64}
+    stem_rate = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS)
+                 if _wide_stem(r) and r["in_channels"] == r["run_channels"]}
+    versus = "; ".join(f"{d} {stem_rate[d] / 1e12:.0f} TFLOP/s, {stem_rate[d] / reference[d]:.2f}x of the same run's "
+                       f"64-channel 3x3 convolution ({reference[d] / 1e12:.0f})" for d in ("fp16", "bf16"))
     inside = sum(0.8 <= x <= 1.25 for x in check)
     return ("## Few input channels (an H100)\n\n"
             "Convolutions of 3-64 input channels, channels-last, batch 256 (`lab/conv_stem.py`, "
             "`lab/data/h100-conv-stem-2026-12-05/`, 2026-12-05, driver 580.159.04): five image stems in both 16-bit "
             "dtypes, and a 7x7/2, a 3x3/2 and a 3x3/1 convolution at 3, 4, 8, 16, 32 and 64 channels. ResNet's "
-            "stem (7x7/2, 3 channels) takes 0.61-0.68 ms in fp16 and 1.84-1.86 ms in bf16: cuDNN's fp16 "
-            "first-layer kernels, which bf16 lacks. The op pricer pads a 3-channel convolution to 8 channels and "
-            "divides its rate by a slowdown; the wide stem's slowdown is now measured per dtype "
+            "stem (7x7/2, 3 channels) takes 0.61-0.68 ms in fp16 and 1.84-1.86 ms in bf16 (useful FLOP/s: " + versus
+            + "): cuDNN's fp16 first-layer kernels, which bf16 lacks. The op pricer pads a 3-channel convolution "
+            "to 8 channels and divides its rate by a slowdown; the wide stem's slowdown is now measured per dtype "
             "(WIDE_STEM_SLOWDOWN_FP16 1.5, _BF16 4.0, where MISALIGNED_SLOWDOWN's assumed 3.0 priced the fp16 stem "
             "2.2x too long and the bf16 one 0.74x): priced / measured, fp16 "
             + ", ".join(f"{x:.2f}x" for x in fp16) + "; bf16 " + ", ".join(f"{x:.2f}x" for x in bf16)
