@@ -379,13 +379,13 @@ def _unknown_model(text: str, keys: dict[str, ModelSpec]) -> str:
 def traced_spec(text: str, name: str | None = None, params: int = 0) -> ModelSpec:
     """A model costed from its op graph: the parameter count comes from the graph (shipped or traced)."""
     if not params:
-        from gpuadvisor.estimate.graphstore import params_of, shipped
+        from gpuadvisor.estimate.graphstore import params_of, shipped_keys
         from gpuadvisor.modelref import Source, parse_ref
 
         ref = parse_ref(text)
         if ref is None:
             raise UserError(f"{text!r} is not a traced model spec (torchvision:NAME, timm:NAME, hf:DIR, file.py:build)")
-        if ref.source is Source.FILE and not any(k.split("|", 1)[0] == ref.text for k in shipped()):
+        if ref.source is Source.FILE and not any(k.split("|", 1)[0] == ref.text for k in shipped_keys()):
             from gpuadvisor.estimate.trace.contained import params_in_child
 
             params = params_in_child(ref)  # the module alone: a file without build_batch() needs no --input here

@@ -44,6 +44,11 @@ def _shipped_graph(k: str) -> BatchGraph | None:
     return BatchGraph.from_dict(row) if row is not None else None
 
 
+def shipped_keys() -> tuple[str, ...]:
+    """The keys of every shipped graph ('spec|options'), none decoded (shipped() decodes them all)."""
+    return tuple(_shipped_rows())
+
+
 def shipped() -> dict[str, BatchGraph]:
     """Every shipped graph by key (graph.save's keys: 'spec|options')."""
     return {k: g for k in _shipped_rows() if (g := _shipped_graph(k)) is not None}
