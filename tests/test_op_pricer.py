@@ -229,3 +229,33 @@ def test_an_rnn_whose_steps_wait_on_their_launches_is_overhead_bound(shape, trai
     st = opcost.step_time(g, _h100(), eager=False)
     assert st.bound == bound
     assert 0.0 <= st.latency_s <= st.device_s
+
+
+@pytest.mark.parametrize(("kernel", "size", "out", "dtype", "expected"), [
+    (7, 224, 112, "fp16", "WIDE_STEM_SLOWDOWN_FP16"),  # ResNet's stem: cuDNN's fp16 first-layer kernels
+    (7, 224, 112, "bf16", "WIDE_STEM_SLOWDOWN_BF16"),
+    (3, 224, 112, "fp16", "MISALIGNED_SLOWDOWN"),  # a narrow stem
+    (16, 224, 14, "bf16", "MISALIGNED_SLOWDOWN"),  # a ViT's patchify: no overlap, no first-layer kernel
+    (7, 224, 112, "fp32", "MISALIGNED_SLOWDOWN"),
+])
+def test_a_three_channel_stem_slows_by_its_kind(kernel, size, out, dtype, expected):
+    shape = ConvShape(64, 3, size, size, 64, kernel, kernel, 1, out, out, TensorLayout.NHWC, ConvGradients.FORWARD)
+    assert opcost.stem_slowdown(shape, dtype) == getattr(cal, expected)
+
+
+def test_a_depthwise_backward_keeps_the_calibration_cards_bandwidth_share():
+    """Less bandwidth per SM speeds a depthwise forward up to copy speed, not its backward (a reduction)."""
+    from dataclasses import replace
+
+    from bench.models import hardware
+
+    base = opcost.Rates.of(hardware())
+    geforce_like = replace(base, sm_headroom=3.0)
+    shape = ConvShape(64, 96, 56, 56, 96, 3, 3, 96, 56, 56, TensorLayout.NHWC, ConvGradients.FORWARD)
+    nbytes = 2.0 * 64 * 96 * 56 * 56
+    fwd = Op("convolution", OpClass.CONV, Phase.FORWARD, "bf16", 1e6, nbytes, nbytes, shape.to_row())
+    bwd_shape = ConvShape(64, 96, 56, 56, 96, 3, 3, 96, 56, 56, TensorLayout.NHWC,
+                          ConvGradients.INPUT | ConvGradients.WEIGHT)
+    bwd = Op("convolution_backward", OpClass.CONV, Phase.BACKWARD, "bf16", 2e6, 2 * nbytes, nbytes, bwd_shape.to_row())
+    assert opcost.op_time(fwd, geforce_like) < opcost.op_time(fwd, base)
+    assert opcost.op_time(bwd, geforce_like) == pytest.approx(opcost.op_time(bwd, base))

@@ -527,9 +527,8 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
 def stem_slowdown(shape: ConvShape, dtype: str) -> float:
     """How much slower than its 8-channel padding a convolution of misaligned input channels (an image stem) runs:
     a 16-bit one of a 7x7 filter or wider that overlaps (ResNet's stem; not a ViT's patchify) by its dtype's
-    WIDE_STEM_SLOWDOWN (cuDNN's fp16
-    first-layer kernels, which bf16 lacks: an H100's ResNet stem takes 0.61-0.68 ms in fp16, 1.84-1.86 in bf16,
-    lab/data/h100-conv-stem-2026-12-05), any other by MISALIGNED_SLOWDOWN."""
+    WIDE_STEM_SLOWDOWN (cuDNN's fp16 first-layer kernels, which bf16 lacks: an H100's ResNet stem takes 0.61-0.68 ms
+    in fp16, 1.84-1.86 in bf16, lab/data/h100-conv-stem-2026-12-05), any other by MISALIGNED_SLOWDOWN."""
     stride = round(shape.in_width / shape.out_width) if shape.out_width else 1
     wide = shape.kernel_height * shape.kernel_width >= 49 and stride < shape.kernel_width  # not a patchify
     if wide and dtype in ("fp16", "bf16"):
