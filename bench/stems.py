@@ -85,6 +85,14 @@ def fit_wide_stems() -> dict[str, float]:
     return out
 
 
+def versus_line() -> str:
+    """The ResNet stem's useful FLOP/s as a share of the same run's 64-channel 3x3 convolution's, per dtype."""
+    reference = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS) if r["in_channels"] == 64}
+    stem = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS)
+            if _wide_stem(r) and r["in_channels"] == r["run_channels"]}
+    return ", ".join(f"{d} {stem[d] / reference[d]:.2f}x" for d in ("fp16", "bf16")) + " a 64-channel conv's FLOP/s"
+
+
 def markdown() -> str:
     """A section for docs/nchw.md: the stems and the few-channel check."""
     fp16, bf16 = (forward_ratios(wide_stems(d)) for d in ("fp16", "bf16"))

@@ -245,20 +245,22 @@ def cross_card_summary() -> list[str]:
 
 
 def nchw_summary() -> list[str]:
-    """BENCHMARKS.md's lines on NCHW against channels-last on an H200; the tables on their own page."""
-    from bench import nchw
+    """BENCHMARKS.md's lines on NCHW against channels-last on an H200 and few-channel convolutions and pools on an
+    H100; the tables on their own page."""
+    from bench import nchw, pools, stems
 
     steps = nchw.whole_steps()
     rel = [steps[i][0]["time_s"] / steps[i + 1][0]["time_s"] for i in range(0, len(steps), 2)]
     tool = [r for s, r in steps if s["layout"] == "NCHW"]
-    capped = nchw.capped_steps()
-    cap, ratio = capped[0]
-    return ["## NCHW on an H200 (2026-12-05)", "",
-            f"NVIDIA H200, driver 580.159.04: six timm-style steps NCHW took {min(rel):.2f}-{max(rel):.2f}x "
-            f"channels-last (the reference, same run); tool / measured NCHW {min(tool):.2f}-{max(tool):.2f}x. "
-            f"VGG-16 under a {cap['cap_gib']} GiB cap (no room for NHWC copies): "
-            f"{cap['time_s'] / steps[0][0]['time_s']:.2f}x the uncapped step, tool {ratio:.2f}x. "
-            "Details: [docs/nchw.md](docs/nchw.md).",
+    ratio = nchw.capped_steps()[0][1]
+    stem = [x for d in ("fp16", "bf16") for x in stems.forward_ratios(stems.wide_stems(d))]
+    pooled = pools.ratios("forward") + pools.ratios("backward")
+    return ["## NCHW and few channels (2026-12-05)", "",
+            f"H200, driver 580.159.04: six timm steps NCHW took {min(rel):.2f}-{max(rel):.2f}x "
+            f"channels-last (same run); tool {min(tool):.2f}-{max(tool):.2f}x (capped {ratio:.2f}x). H100: ResNet "
+            f"stem ({stems.versus_line()}) tool "
+            f"{min(stem):.2f}-{max(stem):.2f}x; "
+            f"pools tool {min(pooled):.2f}-{max(pooled):.2f}x, not modelled. [docs/nchw.md](docs/nchw.md).",
             ""]
 
 
