@@ -208,3 +208,19 @@ def test_a_files_model_is_looked_up_without_decoding_every_shipped_graph(monkeyp
     monkeypatch.setattr(graphstore, "shipped", lambda: pytest.fail("every shipped graph decoded"))
     spec = resolve_model("lab/models/lstm_classifier.py:build")
     assert spec.params > 0
+
+
+def test_a_host_bound_step_says_how_to_price_its_own_host():
+    """A host-bound op-graph step's low-confidence note names the remedy where the host is assumed, and says the
+    host was measured where a probe gave its dispatch time."""
+    from dataclasses import replace
+
+    from bench.models import hardware
+    from gpuadvisor.estimate import estimate_compute
+    from gpuadvisor.workload import make_workload
+
+    w = make_workload("lab/models/lstm_small.py:build", mode="inference", batch=256)
+    assumed = estimate_compute(w, hardware()).low_confidence_reasons
+    probed = estimate_compute(w, replace(hardware(), host_op_s=12e-6)).low_confidence_reasons
+    assert any("`--probe` prices it" in n for n in assumed)
+    assert any("measured on this host" in n for n in probed) and not any("--probe" in n for n in probed)

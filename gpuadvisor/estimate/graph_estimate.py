@@ -119,7 +119,10 @@ def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | Non
                      "torch.compile would raise throughput")
     per_sample = g.tokens_per_sample if g.unit == "tokens" else 1
     rate = samples / step
-    reasons = ("low confidence: this step is mostly host-side dispatch, which depends on the host CPU",) \
+    where = ("measured on this host by its dispatch probe" if hw.host_op_s else
+             "which depends on the host CPU (the H100 hosts measured here took 7-22 us an op; `gpuadvisor run` "
+             "measures yours and `--probe` prices it)")
+    reasons = (f"low confidence: this step is mostly host-side dispatch, {where}",) \
         if st.host_s > cal.LOW_CONFIDENCE_HOST_SHARE * step else ()
     notes += reasons
     return ComputeEstimate(
