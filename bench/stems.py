@@ -48,7 +48,7 @@ def forward_ratios(calls: list[dict[str, Any]]) -> list[float]:
     from gpuadvisor.estimate.opcost import Rates, op_time
 
     rates = Rates.of(hardware())
-    return [op_time(_ops(r)[0][0], rates, training=False) / _ops(r)[0][1] for r in calls]
+    return [op_time(op, rates, training=False) / t for r in calls for op, t in _ops(r)[:1]]
 
 
 def _wide_stem(r: dict[str, Any]) -> bool:
@@ -85,24 +85,26 @@ def fit_wide_stems() -> dict[str, float]:
     return out
 
 
+def useful_rates() -> dict[str, tuple[float, float]]:
+    """Per dtype, the ResNet stem's useful FLOP/s and the same run's 64-channel 3x3 convolution's (ResNet's layer
+    1), the reference it is measured against."""
+    reference = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS) if r["in_channels"] == 64}
+    stem = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS) if _wide_stem(r)}
+    return {d: (stem[d], reference[d]) for d in ("fp16", "bf16")}
+
+
 def versus_line() -> str:
     """The ResNet stem's useful FLOP/s as a share of the same run's 64-channel 3x3 convolution's, per dtype."""
-    reference = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS) if r["in_channels"] == 64}
-    stem = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS)
-            if _wide_stem(r) and r["in_channels"] == r["run_channels"]}
-    return ", ".join(f"{d} {stem[d] / reference[d]:.2f}x" for d in ("fp16", "bf16")) + " a 64-channel conv's FLOP/s"
+    return ", ".join(f"{d} {stem / ref:.2f}x" for d, (stem, ref) in useful_rates().items()) + \
+        " a 64-channel conv's FLOP/s"
 
 
 def markdown() -> str:
     """A section for docs/nchw.md: the stems and the few-channel check."""
     fp16, bf16 = (forward_ratios(wide_stems(d)) for d in ("fp16", "bf16"))
     check = forward_ratios(few_channel_calls())
-    # the same run's reference: the 64-channel 3x3 convolution (ResNet's layer 1), useful FLOP/s per dtype
-    reference = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS) if r["in_channels"] == 64}
-    stem_rate = {r["dtype"]: r["useful_flops"] / r["forward_s"] for r in rows(STEMS)
-                 if _wide_stem(r) and r["in_channels"] == r["run_channels"]}
-    versus = "; ".join(f"{d} {stem_rate[d] / 1e12:.0f} TFLOP/s, {stem_rate[d] / reference[d]:.2f}x of the same run's "
-                       f"64-channel 3x3 convolution ({reference[d] / 1e12:.0f})" for d in ("fp16", "bf16"))
+    versus = "; ".join(f"{d} {stem / 1e12:.0f} TFLOP/s, {stem / ref:.2f}x of the same run's 64-channel 3x3 "
+                       f"convolution ({ref / 1e12:.0f})" for d, (stem, ref) in useful_rates().items())
     inside = sum(0.8 <= x <= 1.25 for x in check)
     return ("## Few input channels (an H100)\n\n"
             "Convolutions of 3-64 input channels, channels-last, batch 256 (`lab/conv_stem.py`, "

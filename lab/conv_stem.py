@@ -14,11 +14,11 @@ inputs, a 3x3/1 on 56x56): how the rate per FLOP grows with the channels each fi
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import statistics
 
 import torch
+
+from lab.results import write_rows
+from lab.rnn_calls import time_call
 
 #: (name, input channels, output channels, kernel, stride, padding, input size): the stems of ResNet, EfficientNet /
 #: MobileNet, MobileNetV3, ConvNeXt (patchify) and ViT-B/16 (patch embedding), and a ResNet layer-1 convolution
@@ -32,19 +32,9 @@ GRID = (("7x7/2", 64, 7, 2, 3, 224), ("3x3/2", 32, 3, 2, 1, 224), ("3x3/1", 64, 
 GRID_CHANNELS = (3, 4, 8, 16, 32, 64)
 
 
-def time_s(fn, reps: int = 20, warmup: int = 5) -> float:
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(out)
+def time_s(fn) -> float:
+    """Median seconds of `fn` between CUDA events (lab.rnn_calls.time_call: 20 calls after 5 warm-ups)."""
+    return time_call(fn)[0]
 
 
 def conv_times(cin: int, cout: int, k: int, stride: int, pad: int, size: int, batch: int,
@@ -89,10 +79,7 @@ def main() -> int:
                              "batch": a.batch, "forward_s": fwd, "weight_grad_s": wgrad, "useful_flops": flops})
                 print(f"{dtype_name} {name} C={channels}: fwd {fwd * 1e3:.3f} ms ({flops / fwd / 1e12:.1f} TFLOP/s "
                       f"useful), wgrad {wgrad * 1e3:.3f} ms", flush=True)
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    write_rows(a.out, rows)
     return 0
 
 

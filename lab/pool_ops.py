@@ -10,12 +10,11 @@ pricer's pooling (a streaming op over its tensors) is checked against.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 
 import torch
 
 from lab.conv_stem import time_s
+from lab.results import write_rows
 
 #: (kind, channels, size, kernel, stride, padding): ResNet's stem pool, Inception's branch pools and grid
 #: reductions, DenseNet's transitions, VGG's pools
@@ -53,10 +52,7 @@ def main() -> int:
                          "padding": pad, "batch": a.batch, "out_size": y.shape[-1], "forward_s": fwd,
                          "backward_s": max(fwd_bwd - fwd, 0.0)})
             print(rows[-1], flush=True)
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    write_rows(a.out, rows)
     return 0
 
 

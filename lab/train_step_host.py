@@ -12,12 +12,12 @@ intercepts are the step's fixed work. The host's dispatch probe (probes/dispatch
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import statistics
 import time
 
 import torch
+
+from lab.results import write_rows
 
 SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
@@ -58,11 +58,7 @@ def main() -> int:
         rows.append({"tensors": n, **phases_s(n)})
         print({k: round(v * 1e6, 1) if k != "tensors" else v for k, v in rows[-1].items()}, flush=True)
     probe_after = dispatch.measure(torch, repeats=3)["op_s"]
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "dispatch_op_s": [probe_before, probe_after],
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    write_rows(a.out, rows, dispatch_op_s=[probe_before, probe_after])
     return 0
 
 

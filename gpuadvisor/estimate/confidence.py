@@ -46,10 +46,16 @@ def low_confidence_reasons(w: Workload, host_share: float, *, eager: bool = True
                      "and run far below the "
                      "matmul rate; their time depends on the host CPU and framework (validated +-50%)")
     elif host_share > cal.LOW_CONFIDENCE_HOST_SHARE and not dtensor:  # the DTensor note already says host-bound
-        if hw is not None and hw.host_measured:
-            notes.append("low confidence: this step is mostly host-side dispatch (eager PyTorch), measured on this "
-                         "host by the dispatch probe; on the H100 hosts measured it drifted up to 35% within one run")
-        else:
-            notes.append("low confidence: this step is mostly host-side kernel dispatch (eager PyTorch), which "
-                         "depends on the host CPU (`gpuadvisor run` measures it)")
+        notes.append(host_dispatch_note(hw))
     return tuple(notes)
+
+
+def host_dispatch_note(hw: HardwareFigures | None) -> str:
+    """The low-confidence reason of a step that is mostly host dispatch, for the analytic and the op-graph paths
+    alike: measured on this host where a probe gave its dispatch time, else how to measure it."""
+    if hw is not None and hw.host_measured:
+        return ("low confidence: this step is mostly host-side dispatch (eager PyTorch), measured on this host by "
+                "the dispatch probe; on the H100 hosts measured it drifted up to 35% within one run")
+    return ("low confidence: this step is mostly host-side dispatch (eager PyTorch), which depends on the host CPU "
+            "(the H100 hosts measured here took 7-22 us an op; `gpuadvisor run` measures yours and `--probe` "
+            "prices it)")

@@ -143,6 +143,11 @@ class ConvShape:
                                          "kernel_height", "kernel_width", "groups", "out_height", "out_width",
                                          "nhwc", "gradients")
 
+    @property
+    def stride(self) -> int:
+        """The stride along the width, read off the input and output widths (1 where no output was recorded)."""
+        return round(self.in_width / self.out_width) if self.out_width else 1
+
     @classmethod
     def from_row(cls, row: Sequence[float]) -> ConvShape:
         n, c, h, w, k, r, s, groups, oh, ow, nhwc, grads = _checked(cls, row)

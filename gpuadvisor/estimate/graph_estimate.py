@@ -15,7 +15,7 @@ from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.collectives import gradient_allreduce_s, link_bytes_s
 from gpuadvisor.estimate.compute_result import ComputeEstimate, StepEngineName
-from gpuadvisor.estimate.confidence import Confidence
+from gpuadvisor.estimate.confidence import Confidence, host_dispatch_note
 from gpuadvisor.estimate.conv_fallback import fallen_back
 from gpuadvisor.estimate.graph import GraphMode, OpGraph
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
@@ -119,11 +119,7 @@ def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | Non
                      "torch.compile would raise throughput")
     per_sample = g.tokens_per_sample if g.unit == "tokens" else 1
     rate = samples / step
-    where = ("measured on this host by its dispatch probe" if hw.host_op_s else
-             "which depends on the host CPU (the H100 hosts measured here took 7-22 us an op; `gpuadvisor run` "
-             "measures yours and `--probe` prices it)")
-    reasons = (f"low confidence: this step is mostly host-side dispatch, {where}",) \
-        if st.host_s > cal.LOW_CONFIDENCE_HOST_SHARE * step else ()
+    reasons = (host_dispatch_note(hw),) if st.host_s > cal.LOW_CONFIDENCE_HOST_SHARE * step else ()
     notes += reasons
     return ComputeEstimate(
         mode=w.mode, time_s=step * steps, step_time_s=step, steps=steps if w.is_training else None,

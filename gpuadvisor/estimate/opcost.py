@@ -529,8 +529,7 @@ def stem_slowdown(shape: ConvShape, dtype: str) -> float:
     a 16-bit one of a 7x7 filter or wider that overlaps (ResNet's stem; not a ViT's patchify) by its dtype's
     WIDE_STEM_SLOWDOWN (cuDNN's fp16 first-layer kernels, which bf16 lacks: an H100's ResNet stem takes 0.61-0.68 ms
     in fp16, 1.84-1.86 in bf16, lab/data/h100-conv-stem-2026-12-05), any other by MISALIGNED_SLOWDOWN."""
-    stride = round(shape.in_width / shape.out_width) if shape.out_width else 1
-    wide = shape.kernel_height * shape.kernel_width >= 49 and stride < shape.kernel_width  # not a patchify
+    wide = shape.kernel_height * shape.kernel_width >= 49 and shape.stride < shape.kernel_width  # not a patchify
     if wide and dtype in ("fp16", "bf16"):
         return cal.WIDE_STEM_SLOWDOWN_FP16 if dtype == "fp16" else cal.WIDE_STEM_SLOWDOWN_BF16
     return cal.MISALIGNED_SLOWDOWN
@@ -546,7 +545,7 @@ def cudnn_depthwise(shape: ConvShape, dtype: str) -> bool:
     k, c, w, n = shape.kernel_width, shape.in_channels, shape.in_width, shape.batch
     if dtype != "fp16" or c < 32 or shape.kernel_height != k or k not in (1, 3, 5) or w < 7:
         return False
-    stride = round(w / shape.out_width) if shape.out_width else 1
+    stride = shape.stride
     if stride == 1:
         return True
     if stride != 2:
