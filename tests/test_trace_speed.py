@@ -219,7 +219,7 @@ def test_a_host_bound_step_says_how_to_price_its_own_host():
     from gpuadvisor.estimate import estimate_compute
     from gpuadvisor.workload import make_workload
 
-    w = make_workload("lab/models/lstm_small.py:build", mode="inference", batch=256)
+    w = make_workload("lab/models/lstm_classifier.py:build", mode="inference", batch=32)  # shipped: no PyTorch
     assumed = estimate_compute(w, hardware()).low_confidence_reasons
     probed = estimate_compute(w, replace(hardware(), host_op_s=12e-6)).low_confidence_reasons
     assert any("`--probe` prices it" in n for n in assumed)
