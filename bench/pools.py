@@ -1,32 +1,80 @@
-"""PyTorch's 2-D pooling kernels on an H100 against the op pricer (lab/pool_ops.py): max and average pooling,
-channels-last and NCHW, forward and backward, over the windows CNNs use. A check, never fitted: the pricer costs a
-pooling kernel by its bytes, and these kernels are bound by their work per output element instead."""
+"""PyTorch's 2-D pooling kernels on an H100 (lab/pool_ops.py): max and average pooling, channels-last and NCHW,
+forward and backward, over the windows CNNs use, against the op pricer (opcost.pool_work_s).
+
+These kernels run a thread per output (forward) or per input element (backward) and loop over the window: their
+time goes with the elements and the taps each visits, not with their bytes. calibration.opgraph.POOL_KERNELS holds
+a line (base + per tap x taps) per kind, direction and layout, fitted here on two thirds of the calls
+(`fit_pool_kernels`); a third of the shapes (HELD_OUT: one channel count of each window) is never read by the fit and
+checks it."""
 
 from __future__ import annotations
 
 import json
 import statistics
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bench import REPO
 
 POOLS = REPO / "lab/data/h100-pool-ops-2026-12-05/pool_ops.json"
+#: (kind, channels, input size, kernel) of the shapes the fit never reads
+HELD_OUT = {("max", 192, 71, 3), ("max", 512, 28, 2), ("avg", 768, 17, 3), ("avg", 512, 28, 2)}
+PHASES = ("forward", "backward")
 
 
 def rows(path: Path = POOLS) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text())["rows"])
 
 
+def held_out(r: dict[str, Any]) -> bool:
+    return (r["kind"], r["channels"], r["size"], r["kernel"]) in HELD_OUT
+
+
+def work(r: dict[str, Any], phase: str) -> tuple[float, float]:
+    """(elements a thread each, taps each visits) of one measured call, as opcost.pool_work_s counts them."""
+    outputs = r["batch"] * r["channels"] * r["out_size"] ** 2
+    inputs = r["batch"] * r["channels"] * r["size"] ** 2
+    window, stride = r["kernel"] ** 2, r["stride"] ** 2
+    if phase == "forward":
+        return float(outputs), float(window)
+    return float(inputs), max(1.0, window / stride)
+
+
+def fit_pool_kernels(path: Path = POOLS) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """POOL_KERNELS: per (kind, direction, layout), the line base + per tap x taps (picoseconds an element) with the
+    least squared relative error over the calls not held out, both terms >= 0, to 0.01 ps."""
+    import numpy as np
+
+    out: dict[tuple[str, str, str], tuple[float, float]] = {}
+    fit_rows = [r for r in rows(path) if not held_out(r)]
+    for kind in ("max", "avg"):
+        for phase in PHASES:
+            for layout in ("nhwc", "nchw"):
+                calls = [r for r in fit_rows if r["kind"] == kind and r["layout"] == layout]
+                a = np.array([work(r, phase) for r in calls])
+                t = np.array([r[f"{phase}_s"] for r in calls]) * 1e12
+                design = np.stack([a[:, 0], a[:, 0] * a[:, 1]], axis=1) / t[:, None]
+                (base, per_tap), *_ = np.linalg.lstsq(design, np.ones(len(t)), rcond=None)
+                if per_tap < 0:  # no growth with the window: a constant per element
+                    base, per_tap = float(np.sum(design[:, 0]) / np.sum(design[:, 0] ** 2)), 0.0
+                if base < 0:
+                    base, per_tap = 0.0, float(np.sum(design[:, 1]) / np.sum(design[:, 1] ** 2))
+                out[(kind, phase, layout)] = (round(float(base), 2), round(float(per_tap), 2))
+    return out
+
+
 def _op(r: dict[str, Any], phase: str) -> tuple[Any, float]:
-    """One measured call as the tracer records it (bf16), with its time."""
+    """One measured call as the tracer records it (bf16; elements: its input's; its window and stride), with its
+    time."""
     from gpuadvisor.estimate.graph import Op, OpClass, Phase, StreamLayout, StreamShape
 
     n, c, size, out = r["batch"], r["channels"], r["size"], r["out_size"]
     x, y = 2.0 * n * c * size * size, 2.0 * n * c * out * out
     idx = 4.0 * y if r["kind"] == "max" else 0.0  # int64 indices: 8 bytes an output, 4x its bf16 value
     name = "max_pool2d_with_indices" if r["kind"] == "max" else "avg_pool2d"
-    shape = StreamShape(n * c * size * size, StreamLayout.DENSE).to_row()
+    shape = StreamShape(n * c * size * size, StreamLayout.DENSE, float(r["kernel"] ** 2),
+                        float(r["stride"] ** 2)).to_row()
     if phase == "forward":
         return Op(name, OpClass.ELEMENTWISE, Phase.FORWARD, "bf16", 0.0, x, y + idx, shape), r["forward_s"]
     # the backward reads the output's gradient (and the indices, or the saved input) and writes the input's
@@ -34,13 +82,29 @@ def _op(r: dict[str, Any], phase: str) -> tuple[Any, float]:
             r["backward_s"])
 
 
-def ratios(phase: str, path: Path = POOLS) -> list[float]:
-    """The op pricer's time over the measured one for each call of `phase`, on the H100's datasheet figures."""
+def ratios(phase: str, path: Path = POOLS, *, held: bool | None = None) -> list[float]:
+    """The op pricer's time over the measured one for each call of `phase` (held: only the held-out shapes, or only
+    the fitted ones), on the H100's datasheet figures, in the call's layout."""
     from bench.models import hardware
     from gpuadvisor.estimate.opcost import Rates, op_time
 
     rates = Rates.of(hardware())
-    return [op_time(op, rates) / t for r in rows(path) for op, t in [_op(r, phase)]]
+    return [op_time(op, replace(rates, nchw_norms=r["layout"] == "nchw")) / t for r in rows(path)
+            if held is None or held_out(r) == held for op, t in [_op(r, phase)]]
+
+
+def bytes_ratios(phase: str, path: Path = POOLS) -> list[float]:
+    """The same calls priced by their bytes alone, as before the pools' work was modelled."""
+    from bench.models import hardware
+    from gpuadvisor.estimate.graph import StreamShape
+    from gpuadvisor.estimate.opcost import Rates, _streamed_s, elementwise_efficiency
+
+    rates = Rates.of(hardware())
+    out = []
+    for r in rows(path):
+        op, t = _op(r, phase)
+        out.append(_streamed_s(op, rates, elementwise_efficiency(op, StreamShape.from_row(op.shape))) / t)
+    return out
 
 
 def ps_per_output(layout: str, kind: str, phase: str = "forward") -> list[float]:
@@ -50,25 +114,31 @@ def ps_per_output(layout: str, kind: str, phase: str = "forward") -> list[float]
             if r["layout"] == layout and r["kind"] == kind]
 
 
+def span(xs: list[float]) -> str:
+    return f"{min(xs):.2f}x-{max(xs):.2f}x (median {statistics.median(xs):.2f}x)"
+
+
 def markdown() -> str:
     """A section for docs/nchw.md."""
-    fwd, bwd = ratios("forward"), ratios("backward")
-
-    def span(xs: list[float]) -> str:
-        return f"{min(xs):.2f}x-{max(xs):.2f}x (median {statistics.median(xs):.2f}x)"
-
+    fitted = ratios("forward", held=False) + ratios("backward", held=False)
+    held = ratios("forward", held=True) + ratios("backward", held=True)
+    by_bytes = bytes_ratios("forward") + bytes_ratios("backward")
     avg_nhwc = ps_per_output("nhwc", "avg")
-    return ("## Pooling kernels (an H100), a check\n\n"
+    from gpuadvisor.estimate.calibration.opgraph import POOL_KERNELS
+
+    table = "\n".join(f"| {k} | {d} | {lay} | {b:.2f} | {t:.2f} |" for (k, d, lay), (b, t) in POOL_KERNELS.items())
+    return ("## Pooling kernels (an H100)\n\n"
             "PyTorch's max (with indices) and average pooling, bf16, batch 128, channels-last and NCHW, forward and "
             "backward (`lab/pool_ops.py`, `lab/data/h100-pool-ops-2026-12-05/`, 2026-12-05): ResNet's stem pool, "
-            "Inception's branch pools, DenseNet's transitions, VGG's pools. The op pricer costs them by their bytes: "
-            f"forward {span(fwd)}, backward {span(bwd)} of the measured time. They run a thread an output element "
-            f"and are bound by that work: a channels-last average pool takes {min(avg_nhwc):.0f}-{max(avg_nhwc):.0f} "
-            "ps an output whatever its window (NCHW about half), and Inception-v3's nine average pools take 6.2 ms "
-            "of its 18.9 ms inference step at batch 128 (priced 0.4 ms). A bound per output element (fwd/bwd x "
-            "layout, fitted on these calls and scaled by the FP32 rate) was tried: the calibration models' "
-            "elementwise class error 0.212 -> 0.190, the out-of-sample vision models 10 -> 11 of 14, but the "
-            "calibrated ResNet and VGG-16 steps, already priced long, went up to 1.15x (VGG-16 training at batch "
-            "128 1.16x -> 1.32x) and the calibration step error 8.75 -> 9.19 %, with the host constants' refit "
-            "unmoved. A max pool's cost also grows with its window, which the trace does not record. Not modelled "
-            "yet.\n")
+            "Inception's branch pools, DenseNet's transitions, VGG's pools. They run a thread an output (forward) or "
+            "an input element (backward) and loop over the window: a channels-last average pool takes "
+            f"{min(avg_nhwc):.0f}-{max(avg_nhwc):.0f} ps an output whatever its window (NCHW about half). Priced by "
+            f"their bytes, as before, they came out {span(by_bytes)} of the measured time. The op pricer now "
+            "prices them by their work (`opcost.pool_work_s`): per element, a line in the taps it visits (the "
+            "window's for a forward; for a backward the mean count of windows covering an input, window / stride "
+            "taps), per kind, direction and layout, scaled to other cards by SMs x clock. The tracer records each "
+            "pool's window and stride (tracer revision 13). Fitted on two thirds of the shapes "
+            f"(`bench.pools.fit_pool_kernels`): {span(fitted)}; the held-out third (one channel count of each "
+            f"window): {span(held)}.\n\n"
+            "| kind | direction | layout | base ps an element | ps a tap |\n|---|---|---|---:|---:|\n"
+            f"{table}\n")

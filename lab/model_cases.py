@@ -84,6 +84,10 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     ("timm:resnet50d", (64,), (128,), CL),
     ("timm:deit_small_patch16_224", (64,), (128,), {}),
     ("torchvision:shufflenet_v2_x1_0", (128,), (256,), CL),
+    # added 2026-12-05 (last), after pooling kernels were priced by their work: GoogLeNet's stride-1 max pools in
+    # every inception block (a window no measured call had), Inception-v4's stride-1 average pools
+    ("torchvision:googlenet", (), (32, 128), CL),
+    ("timm:inception_v4", (64,), (128,), {**CL, "input": [3, 299, 299]}),
 ]
 UNSEEN = [{"spec": spec, "mode": mode, "batch": b, "held_out": True, "unseen": True, **extra}
           for spec, train, infer, extra in UNSEEN_MODELS

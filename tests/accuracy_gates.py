@@ -395,7 +395,7 @@ def op_graph(group: str) -> Callable[[], Verdict]:
 #: group -> the mean |log(estimate / measured)| step time of the op-graph cases, in % (the objective the host
 #: constants and OP_OVERLAP_P are fitted to over the calibration split, validation.fit_host_constants and
 #: fit_overlap): today's, rounded up to one decimal (today's in the comment)
-OP_GRAPH_STEP_ERROR = {"calibration": 8.77, "held out": 12.25, "all": 9.95}  # 8.68, 12.16, 9.84 (the LSTM classifier
+OP_GRAPH_STEP_ERROR = {"calibration": 8.7, "held out": 12.42, "all": 9.94}  # 8.68, 12.16, 9.84 (the LSTM classifier
 # priced as cuDNN runs it, 2026-11-27; before: 8.94, 12.16, 10.01); calibration 8.64 today, its gate to 0.02 above:
 # HOST_TRAINING_STEP, fitted on this objective, moves it to 8.70 (x0.75) and 8.73 (x1.25), which the 8.7 of one
 # decimal let through once the out-of-sample recurrent cases, re-measured on 2026-12-05, stopped binding it. (8.60
@@ -403,7 +403,11 @@ OP_GRAPH_STEP_ERROR = {"calibration": 8.77, "held out": 12.25, "all": 9.95}  # 8
 # classifier's four cases moved 1.04/0.95/0.94/1.22x -> 1.00/0.90/0.85/1.11x). 8.75, 12.22, 9.90 today, with a bf16
 # ResNet stem priced as an H100 runs it (WIDE_STEM_SLOWDOWN_BF16 4.0, measured; MISALIGNED_SLOWDOWN's assumed 3.0
 # before: 8.64, 12.16, 9.81): the calibration ResNets' steps 1-6 % longer (resnet18 inference 0.97x -> 1.03x,
-# resnet50 1.10x -> 1.12x), the rest of their convolutions already priced a little long
+# resnet50 1.10x -> 1.12x), the rest of their convolutions already priced a little long. 8.68, 12.40, 9.92 today, with
+# pooling kernels priced by their work (POOL_KERNELS; 8.98, 12.30, 10.08 before STREAM_BW_EFF's refit 0.9 -> 0.95,
+# which had absorbed the pools' time): VGG-16's inference 0.84-0.88x -> 0.89-0.93x; ResNet-18 at batch 256 1.03-1.05x
+# -> 1.12x, its convolutions priced 1.26-1.37x of their profiled time, which the pool's underpricing had hidden; GPT-2
+# (held out) 0.72-0.98x -> 0.70-0.96x
 
 
 def op_graph_step(group: str) -> Callable[[], Verdict]:
@@ -422,7 +426,8 @@ def op_graph_step(group: str) -> Callable[[], Verdict]:
 
 #: op classes -> the mean |log(estimate / profiled)| GPU time of the class over the calibration split today (the
 #: objective validation.fit_gpu_constants minimises): the gate lets it grow by OP_CLASS_SLACK at most
-OP_CLASS_ERROR = {("conv",): 0.2379, ("norm",): 0.2322, ("reduction",): 0.7298, ("elementwise",): 0.2119}
+OP_CLASS_ERROR = {("conv",): 0.2379, ("norm",): 0.2322, ("reduction",): 0.7298, ("elementwise",): 0.1974}
+# elementwise 0.2119 before pooling kernels were priced by their work (POOL_KERNELS) and STREAM_BW_EFF refitted
 OP_CLASS_SLACK = 0.015
 
 
@@ -628,7 +633,9 @@ def unseen_results() -> list[Any]:
 #: The vision ones ("other"): 8 of 14, worst 1.85x on one run of 10 steps (2026-11-27), whose steps spread up to 178 %;
 #: 10 of 14, worst 1.52x as the median of that run and three of 50 steps (2026-12-05, tools/merge_unseen_runs.py:
 #: efficientnet_v2_s's training at batch 128 ran 78-112 ms from one run to the next)
-UNSEEN_GATES = {"recurrent": (40, 30, 1.6), "other": (14, 10, 1.52)}
+#: 11 of 14, worst 1.41x with pooling kernels priced by their work (Inception-v3's inference at batch 128 0.66x ->
+#: 0.88x: its nine average pools, 6.2 ms of its 18.9 ms, had been priced 0.4 ms)
+UNSEEN_GATES = {"recurrent": (40, 30, 1.6), "other": (14, 11, 1.42)}
 
 #: The recurrent cases with each run estimated for the host it ran on (its dispatch probe, as `--probe` gives it;
 #: bench.unseen.probed_ratios): (cases, within 0.8x-1.25x, worst either way). Their steps are host-bound and the
@@ -636,7 +643,8 @@ UNSEEN_GATES = {"recurrent": (40, 30, 1.6), "other": (14, 10, 1.52)}
 #: training, 1.33x and 1.42x); the vision ones 12 of 14, worst 1.46x (Inception-v3's inference at batch 128, 0.69x,
 #: GPU-bound; 10 of 14 on the calibration host). With the two models written after the workspace's floor: 35 of 40
 #: (the character LM's training at batch 64 1.42x)
-UNSEEN_PROBED_GATES = {"recurrent": (40, 35, 1.43), "other": (14, 12, 1.46)}
+#: (the vision ones 13 of 14, worst 1.30x, with pooling kernels priced by their work)
+UNSEEN_PROBED_GATES = {"recurrent": (40, 35, 1.43), "other": (14, 13, 1.31)}
 
 
 def unseen_probed(family: str) -> Callable[[], Verdict]:
@@ -719,7 +727,9 @@ def rnn_calls(phase: str) -> Callable[[], Verdict]:
 # 3.0 before): timm's RTX 4090 ResNet inference 0.72-0.79x -> 0.80-0.95x, all 0.907 -> 0.911, held out 0.824 -> 0.838
 # a depthwise backward keeps the H100's share of the bandwidth on every card (opcost._conv_s): timm's RTX 3090 NHWC
 # training of MobileNetV3 1.49x -> 1.34x and EfficientNet-B0 (held out) 1.26x -> 1.15x; held out 0.838 -> 0.851
-TODAY_SPLITS = {"all": (0.91, 14.4, 1.03), "calibration": (0.94, 1.67, 1.01), "held out": (0.85, 14.4, 1.06)}
+#: held out 0.85 -> 0.878 with pooling kernels priced by their work and STREAM_BW_EFF refitted (the 4090's held-out
+#: inference rows 0.77-0.91x -> 0.79-0.94x)
+TODAY_SPLITS = {"all": (0.92, 14.4, 1.03), "calibration": (0.94, 1.67, 1.01), "held out": (0.87, 14.4, 1.05)}
 TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # timm's RTX 3090 vision about 1.0x (was 0.87x: 0.58, 1.89, 1.15; 0.68x before the matmul reach)
     # (0.84, 1.55, 1.02) before NCHW depthwise and batch norm were measured; (0.92, 1.55, 1.01) before NCHW
@@ -727,7 +737,9 @@ TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # the cheaper fp16 ResNet stem: the 3090's inference ResNets 0.77-0.88x -> 0.86-0.95x, its training ones up
     # a little (geomean 1.01 -> 1.015)
     # a depthwise backward without the bandwidth-per-SM lift: (0.94, 1.50, 1.02) before
-    "Ampere GA10x": (0.96, 1.35, 1.02),
+    # pooling kernels by their work and STREAM_BW_EFF 0.95: (0.96, 1.35, 1.02) before; the 3090's channels-last
+    # MobileNetV3 training (no pools, its elementwise ops faster) 1.34x -> 1.37x
+    "Ampere GA10x": (0.96, 1.37, 1.021),
     # timm's RTX 4090 vision (held out) about 0.95x (was 0.8x: 0.71, 1.87, 1.11); the L4's vLLM TTFT at 16 users 0.71x
     "Ada": (0.93, 1.41, 1.04),  # 0.90 before the fp16 ResNet stem's own slowdown
     # llm-foundry MPT about 0.92x (0.82x while eager FSDP2's loss was a share of the step: 0.69, 2.14, 1.12);
@@ -795,6 +807,25 @@ def wide_stems() -> Verdict:
     lo, hi = WIDE_STEMS
     return Verdict(len(ratios) == 4 and all(lo <= x <= hi for x in ratios),
                    f"ResNet stems fp16, bf16: {[round(x, 2) for x in ratios]} (gate {lo}-{hi})")
+
+
+#: PyTorch's pooling kernels on an H100 (bench/pools.py) against opcost.pool_work_s: every call of the shapes the
+#: fit read within 0.8x-1.25x (0.86x-1.11x today), and of the held-out third at least HELD_OUT_WITHIN within it
+#: (14 of 16 today: a channels-last 2x2 max pool of 512 channels on a 28-pixel map, forward 0.78x and backward 0.75x)
+#: and all within 0.67x-1.5x
+POOL_HELD_OUT_WITHIN = 14
+
+
+def pool_kernels() -> Verdict:
+    from bench import pools
+
+    fitted = [x for phase in pools.PHASES for x in pools.ratios(phase, held=False)]
+    held = [x for phase in pools.PHASES for x in pools.ratios(phase, held=True)]
+    inside = sum(0.8 <= x <= 1.25 for x in held)
+    ok = (len(fitted) == 24 and all(0.8 <= x <= 1.25 for x in fitted) and len(held) == 16
+          and inside >= POOL_HELD_OUT_WITHIN and all(0.67 <= x <= 1.5 for x in held))
+    return Verdict(ok, f"fitted {min(fitted):.2f}-{max(fitted):.2f}x; held out {inside} of {len(held)} within "
+                       f"0.8x-1.25x, {min(held):.2f}-{max(held):.2f}x")
 
 
 def cross_card_rows() -> list[Any]:
@@ -978,6 +1009,8 @@ GATES: tuple[Gate, ...] = (
       for group, (lo, hi) in NCHW_OPS.items()),
     Gate("wide_stems", "bench/stems.py: the ResNet stem's forward on an H100 in fp16 and bf16, within 0.8x-1.25x of "
          "the op pricer", wide_stems),
+    Gate("pool_kernels", "bench/pools.py: PyTorch's max and average pooling on an H100, forward and backward, "
+         "within 0.8x-1.25x of the op pricer (the held-out third: 14 of 16, all within 0.67x-1.5x)", pool_kernels),
     Gate("nchw_capped_steps", "bench/nchw.py: VGG-16's NCHW inference step under a memory cap on an H200, "
          "within 0.8x-1.25x", nchw_capped_steps),
     Gate("published_serving_online", "BENCHMARKS.md 'Serving', online serving per metric", published_serving_online),

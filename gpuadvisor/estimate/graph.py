@@ -206,19 +206,26 @@ class RecurrentShape:
 @dataclass(frozen=True)
 class StreamShape:
     """A streaming op (elementwise, reduction, gather, optimizer, collective): its largest tensor's elements and
-    its tensors' layout."""
+    its tensors' layout; for a pooling window (2-D max and average pooling), the taps of its window and the input
+    elements each output steps over (kernel and stride, height x width): its kernels' work per element grows with
+    them (opcost.pool_work_s)."""
 
     elements: float
     layout: StreamLayout
-    FIELDS: ClassVar[tuple[str, ...]] = ("elements", "layout")
+    window_taps: float | None = None
+    stride_taps: float | None = None
+    FIELDS: ClassVar[tuple[str, ...]] = ("elements", "layout", "window_taps", "stride_taps")
 
     @classmethod
     def from_row(cls, row: Sequence[float]) -> StreamShape:
-        elements, layout = _checked(cls, row)
-        return cls(elements, StreamLayout(int(layout)))
+        elements, layout, *window = _checked(cls, row, optional=2)
+        if len(window) == 1:
+            raise ValueError(f"a StreamShape row gives both window_taps and stride_taps or neither: {tuple(row)}")
+        return cls(elements, StreamLayout(int(layout)), *window)
 
     def to_row(self) -> tuple[float, ...]:
-        return (self.elements, float(self.layout))
+        tail = () if self.window_taps is None or self.stride_taps is None else (self.window_taps, self.stride_taps)
+        return (self.elements, float(self.layout), *tail)
 
 
 @dataclass(frozen=True)

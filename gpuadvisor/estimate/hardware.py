@@ -71,6 +71,7 @@ class HardwareFigures:
     # NVLink figure is a bridge between two cards, which a rented node seldom has
     interconnect_node_wide: bool = True
     compute_units: int | None = None  # SMs (NVIDIA) / CUs (AMD): sets a GEMM's wave quantization
+    boost_clock_mhz: float | None = None  # the catalog's: with the SMs, how fast thread-bound kernels issue
     allreduce_busbw_gbs: float | None = None  # measured all-reduce bus bandwidth (interconnect probe)
     source: str = "datasheet"  # "datasheet" | "measured"
     measured_keys: tuple[str, ...] = ()  # which figures came from the probe
@@ -113,6 +114,7 @@ class HardwareFigures:
             interconnect_gbs=card.interconnect_gbs,
             interconnect_node_wide=not str(getattr(card, "form_factor", "") or "").lower().startswith("pcie"),
             compute_units=getattr(card, "compute_units", None),
+            boost_clock_mhz=getattr(card, "boost_clock_mhz", None),
             compute_capability=getattr(card, "compute_capability", None) if card.vendor == "nvidia" else None,
             conv_native_mma=convolves_on_native_mma(card),
             **_reach_fields(card),

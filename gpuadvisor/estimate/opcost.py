@@ -64,6 +64,7 @@ from typing import Any, TypeVar
 
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import conv_fallback, kernels
+from gpuadvisor.estimate.calibration.opgraph import POOL_KERNELS
 from gpuadvisor.estimate.dispatch import host_op_scale, overlap
 from gpuadvisor.estimate.graph import (
     BATCH_STATS,
@@ -110,8 +111,12 @@ class Rates:
     sm_headroom: float = 1.0  # the H100's achieved bytes/s per SM over this card's: on latency-bound streams
     # cuDNN's convolutions run on the architecture's own full-rate MMA (HardwareFigures.conv_native_mma): conv_eff
     conv_native_mma: bool = False
-    # the step's tensors are NCHW (its convolutions are): train-mode batch norms reduce a channel per block
+    # the step's tensors are NCHW (its convolutions are): train-mode batch norms reduce a channel per block, and
+    # pooling kernels run their NCHW variants
     nchw_norms: bool = False
+    # the calibration H100's SMs x clock over this card's: on kernels bound by their threads' instructions, a
+    # thread an element (pool_work_s)
+    thread_scale: float = 1.0
     # bytes the card holds for one convolution's tensors beyond the step's weights and optimizer state
     # (conv_fallback.room_bytes): a 16-bit NCHW convolution whose NHWC copies do not fit runs without them
     conv_room: float = math.inf
@@ -135,7 +140,8 @@ class Rates:
         headroom = (ref_bandwidth / CALIBRATION_CARD_SMS) / (bandwidth / hw.compute_units) \
             if bandwidth and hw.compute_units else 1.0
         return cls(gemm, bandwidth, hw.compute_units, hw.source, conv, hw.op_scale("depthwise_bw_eff") or 1.0,
-                   stream, ramp, headroom, bool(hw.conv_native_mma), compute_capability=hw.compute_capability)
+                   stream, ramp, headroom, bool(hw.conv_native_mma), thread_scale=_thread_scale(hw),
+                   compute_capability=hw.compute_capability)
 
     def streamed_efficiency(self, calibration_efficiency: float, cls: str = "") -> float:
         """The fraction of copy bandwidth a streaming kernel reaches on this card, from its fraction on the
@@ -241,6 +247,19 @@ prices = PRICES.register
 CALIBRATION_CARD_BF16_TFLOPS = 989.4
 CALIBRATION_CARD_BANDWIDTH_GBS = 3350.0
 CALIBRATION_CARD_SMS = 132
+
+
+CALIBRATION_CARD_CLOCK_MHZ = 1980
+CALIBRATION_CARD_FP32_TFLOPS = 66.9
+
+
+def _thread_scale(hw: HardwareFigures) -> float:
+    """The calibration H100's SMs x boost clock over this card's (Rates.thread_scale); where the catalog gives no
+    clock, its FP32 rate over this card's (the same ratio on architectures of 128 FP32 lanes an SM)."""
+    if hw.compute_units and hw.boost_clock_mhz:
+        return CALIBRATION_CARD_SMS * CALIBRATION_CARD_CLOCK_MHZ / (hw.compute_units * hw.boost_clock_mhz)
+    fp32 = hw.tflops.get("fp32")
+    return CALIBRATION_CARD_FP32_TFLOPS / fp32 if fp32 else 1.0
 
 
 def _calibration_rates() -> tuple[float, float]:
@@ -403,8 +422,37 @@ def nchw_batch_norm_s(op: Op, shape: NormShape | None) -> float:
 
 @prices(OpClass.ELEMENTWISE)
 def elementwise_time(op: Op, shape: StreamShape | None, r: Rates, training: bool) -> float:
-    """The traced bytes at elementwise_efficiency of copy bandwidth (vectorized or per-element offsets)."""
-    return _streamed_s(op, r, elementwise_efficiency(op, shape))
+    """The traced bytes at elementwise_efficiency of copy bandwidth (vectorized or per-element offsets); a 2-D
+    pooling kernel no faster than its work over its window (pool_work_s)."""
+    return max(_streamed_s(op, r, elementwise_efficiency(op, shape)), pool_work_s(op, shape, r))
+
+
+def pool_work_s(op: Op, shape: StreamShape | None, r: Rates) -> float:
+    """A 2-D max or average pooling kernel's time by its work: PyTorch runs a thread per output (forward) or per
+    input element (backward, gathering from the outputs whose windows cover it) and loops over the window, so the
+    time goes with the elements and the taps each visits, not with the bytes (an H100's channels-last average pool
+    takes about 24 ps an output, its bytes at copy speed a fifteenth of that). Per element: the measured line
+    base + per tap x taps of its kind, direction and layout (calibration.opgraph.POOL_KERNELS, from
+    lab/data/h100-pool-ops-2026-12-05), taps the window's for a forward and the mean count of windows covering an
+    input (window / stride taps, at least 1) for a backward; on another card x Rates.thread_scale. 0 for any other
+    op, or a pool traced before its window was recorded (tracer revision 13)."""
+    kind = POOL_OPS.get(op.name)
+    if kind is None or shape is None or shape.window_taps is None or shape.stride_taps is None:
+        return 0.0
+    backward = op.name.endswith("_backward")
+    stride = max(shape.stride_taps, 1.0)
+    if backward:
+        elements, taps = shape.elements, max(1.0, shape.window_taps / stride)
+    else:
+        elements, taps = shape.elements / stride, shape.window_taps
+    layout = "nchw" if r.nchw_norms else "nhwc"
+    base, per_tap = POOL_KERNELS[(kind, "backward" if backward else "forward", layout)]
+    return elements * (base + per_tap * taps) * 1e-12 * r.thread_scale
+
+
+#: PyTorch's 2-D pooling ops priced by their work (pool_work_s): name -> kind
+POOL_OPS = {"max_pool2d_with_indices": "max", "max_pool2d_with_indices_backward": "max",
+            "avg_pool2d": "avg", "avg_pool2d_backward": "avg"}
 
 
 @prices(OpClass.REDUCTION)

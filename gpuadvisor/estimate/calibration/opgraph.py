@@ -29,12 +29,26 @@ CONV_FIT = ("coordinate descent over grids of the three convolution constants ag
             "time over the calibration split, least mean |log(estimate / profiled)| "
             "(bench.models.fit_gpu_constants)")
 STREAM_FIT = ("coordinate descent over grids of both against the profiled elementwise GPU time over the calibration "
-              "split, least mean |log(estimate / profiled)| (bench.models.fit_gpu_constants)")
+              "split, least mean |log(estimate / profiled)| (bench.models.fit_gpu_constants); STREAM_BW_EFF 0.9 -> "
+              "0.95 on 2026-12-05 once pooling kernels were priced by their work (POOL_KERNELS): it had absorbed "
+              "their time")
 NORM_FIT = ("coordinate descent over grids of the six norm constants against the profiled normalisation GPU time "
             "over the calibration split, least mean |log(estimate / profiled)| "
             "(bench.models.fit_gpu_constants)")
 
 STEMS = "lab/data/h100-conv-stem-2026-12-05 (lab/conv_stem.py)"
+
+#: PyTorch's 2-D pooling kernels on the calibration H100 (opcost.pool_work_s): (kind, direction, layout) ->
+#: (picoseconds an element, picoseconds more per tap it visits); an element is an output of a forward, an input of a
+#: backward. Measured: lab/data/h100-pool-ops-2026-12-05 (lab/pool_ops.py), fitted by bench.pools.fit_pool_kernels
+#: on two thirds of the shapes (the rest held out; tests/test_pools.py checks this table against the fit and the
+#: held-out shapes against it). A profile table, not scalar constants: the gate `pool_kernels` binds it.
+POOL_KERNELS: dict[tuple[str, str, str], tuple[float, float]] = {
+    ("max", "forward", "nhwc"): (5.82, 1.58), ("max", "forward", "nchw"): (8.18, 0.94),
+    ("max", "backward", "nhwc"): (0.28, 4.5), ("max", "backward", "nchw"): (8.43, 1.37),
+    ("avg", "forward", "nhwc"): (23.75, 0.0), ("avg", "forward", "nchw"): (11.31, 0.18),
+    ("avg", "backward", "nhwc"): (15.86, 1.95), ("avg", "backward", "nchw"): (16.05, 1.68),
+}
 
 CONSTANTS = (
     Constant("OP_KERNEL_FLOOR_S", 2.5e-6, "s", "GPU time of the smallest kernel of an eager step (launch, ramp, tail)",
@@ -104,7 +118,7 @@ CONSTANTS = (
              "input and channel", BN_LAYOUTS, Method.FITTED, BN_FIT),
     Constant("CUDA_CORE_CONV_EFF", 0.2, "fraction", "convolutions with no tensor-core path (grouped, depthwise, "
              "3-channel stems) against the FP32 FMA rate", MODELS, Method.FITTED, CONV_FIT),
-    Constant("STREAM_BW_EFF", 0.9, "fraction", "elementwise ops PyTorch runs vectorized (every tensor dense in one "
+    Constant("STREAM_BW_EFF", 0.95, "fraction", "elementwise ops PyTorch runs vectorized (every tensor dense in one "
              "layout, one dtype) against the achieved copy bandwidth (BANDWIDTH x datasheet)", MODELS, Method.FITTED,
              STREAM_FIT),
     Constant("STRIDED_BW_EFF", 0.5, "fraction", "elementwise ops with a broadcast, transposed or permuted input or "

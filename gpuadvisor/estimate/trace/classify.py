@@ -163,8 +163,37 @@ def conv_grads(name: str, args: tuple[Any, ...]) -> ConvGradients:
 
 
 
+#: PyTorch's 2-D pooling ops whose window the trace records: the argument positions of kernel_size and stride
+POOL_ARGS = {"max_pool2d_with_indices": (1, 2), "avg_pool2d": (1, 2),
+             "max_pool2d_with_indices_backward": (2, 3), "avg_pool2d_backward": (2, 3)}
+
+
+def pool_window(name: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> tuple[float, float] | None:
+    """(taps of the window, input elements each output steps over) of a 2-D pooling op, None for any other op.
+    An empty stride is the kernel's (PyTorch's default)."""
+    where = POOL_ARGS.get(name)
+    if where is None:
+        return None
+    kwargs = kwargs or {}
+
+    def arg(i: int, key: str) -> Any:
+        return args[i] if len(args) > i else kwargs.get(key)
+
+    def pair(v: Any) -> tuple[int, int] | None:
+        if v is None or (isinstance(v, (list, tuple)) and not v):
+            return None
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        return (int(v[0]), int(v[-1]))
+
+    kernel = pair(arg(where[0], "kernel_size"))
+    if kernel is None:
+        return None
+    stride = pair(arg(where[1], "stride")) or kernel
+    return float(kernel[0] * kernel[1]), float(stride[0] * stride[1])
+
+
 def stream_shape(name: str, cls: OpClass, args: tuple[Any, ...], ins: list[Any],
-                 outs: list[Any]) -> StreamShape | NormShape:
+                 outs: list[Any], kwargs: dict[str, Any] | None = None) -> StreamShape | NormShape:
     """The elements of the largest tensor and the layout of a streaming op, and for a norm the elements each
     statistic reduces over: PyTorch's vectorized elementwise path needs every tensor dense in one layout and of one
     dtype; a norm's kernels take a row or a group per thread block, so its reduction length sets how well they
@@ -188,7 +217,8 @@ def stream_shape(name: str, cls: OpClass, args: tuple[Any, ...], ins: list[Any],
         bits |= BATCH_STATS
     if cls is OpClass.NORM:
         return NormShape(float(biggest), bits, _norm_reduction(name, args, biggest))
-    return StreamShape(float(biggest), bits)
+    window = pool_window(name, args, kwargs)
+    return StreamShape(float(biggest), bits, *window) if window else StreamShape(float(biggest), bits)
 
 
 def _layout(t: Any) -> str:

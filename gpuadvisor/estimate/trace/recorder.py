@@ -259,7 +259,7 @@ class Recorder(TorchDispatchMode):
             shape = attention = C.attention_shape(args, kwargs, backward)
             flops = attention_flops(attention, backward=backward)
         else:
-            shape = C.stream_shape(name, cls, args, ins, outs)
+            shape = C.stream_shape(name, cls, args, ins, outs, kwargs)
         if inplace and not outs:
             written = read
         return Op(name, cls, self.phase, dtype, float(flops), read, written, shape.to_row())
