@@ -5,6 +5,7 @@ inference mode and forward + backward; median of 20 calls between CUDA events af
 pricer's pooling (a streaming op over its tensors) is checked against.
 
   python3 -m lab.pool_ops --out $OUT/pool_ops.json
+  python3 -m lab.pool_ops --shapes new --out $OUT/pool_ops_new.json   # shapes the fit never saw
 """
 
 from __future__ import annotations
@@ -21,17 +22,26 @@ from lab.results import write_rows
 SHAPES = (("max", 64, 112, 3, 2, 1), ("max", 64, 147, 3, 2, 0), ("max", 192, 71, 3, 2, 0), ("max", 128, 224, 2, 2, 0),
           ("max", 512, 28, 2, 2, 0), ("avg", 192, 35, 3, 1, 1), ("avg", 768, 17, 3, 1, 1), ("avg", 2048, 8, 3, 1, 1),
           ("avg", 256, 56, 2, 2, 0), ("avg", 512, 28, 2, 2, 0))
+#: shapes the fit of calibration.opgraph.POOL_KERNELS never saw, listed after it (`--shapes new`): GoogLeNet's stride-1
+#: max pools in its inception blocks and its 2x2 grid reduction, Inception-v4's stride-1 average pools (without the
+#: padding in the count) and a grid-reduction max pool
+NEW_SHAPES = (("max", 192, 28, 3, 1, 1), ("max", 480, 14, 3, 1, 1), ("max", 832, 7, 3, 1, 1),
+              ("max", 832, 14, 2, 2, 0), ("avg", 384, 35, 3, 1, 1), ("avg", 1536, 8, 3, 1, 1),
+              ("max", 384, 35, 3, 2, 0))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--shapes", choices=("fit", "new"), default="fit")
     a = ap.parse_args()
     rows = []
     for layout in ("nhwc", "nchw"):
-        for kind, c, size, k, stride, pad in SHAPES:
-            pool = (torch.nn.MaxPool2d if kind == "max" else torch.nn.AvgPool2d)(k, stride, pad)
+        for kind, c, size, k, stride, pad in SHAPES if a.shapes == "fit" else NEW_SHAPES:
+            # Inception-v4 leaves the padding out of an average's count; the kernel is the same otherwise
+            pool = (torch.nn.MaxPool2d(k, stride, pad) if kind == "max"
+                    else torch.nn.AvgPool2d(k, stride, pad, count_include_pad=a.shapes == "fit"))
             x = torch.randn(a.batch, c, size, size, device="cuda", dtype=torch.bfloat16)
             if layout == "nhwc":
                 x = x.to(memory_format=torch.channels_last)
