@@ -32,7 +32,9 @@ shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layou
   block, so few channels stream slowly (nchw_batch_norm_s: NCHW_BN_CHANNEL_BPS per channel).
 * elementwise: vectorized where every tensor is dense in one layout and of one dtype (about copy bandwidth,
   STREAM_BW_EFF); broadcasts, transposed or permuted inputs and mixed dtypes take the per-element offset path
-  (STRIDED_BW_EFF, about half). The tracer records these layout bits (graph.StreamLayout).
+  (STRIDED_BW_EFF, about half). The tracer records these layout bits (graph.StreamLayout). A 2-D max or average
+  pool is no faster than its work, a thread an element looping over its window (pool_work_s: POOL_KERNELS, per
+  element and tap, measured on an H100; the tracer records the window).
 * reductions, gathers: bytes at bandwidth times their class's efficiency; a collective a model calls itself: its
   local bytes as an elementwise op (the network's time is the parallel layouts'); the optimizer: bytes at
   bandwidth, its multi-tensor kernels' launches counted once per step (step_time).
