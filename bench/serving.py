@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -93,6 +93,9 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
         return _speculative_tg(s, e)
     if metric == "tg_tps":
         return llama_bench(s, gen=e["output_len"])
+    if e.get("frontend_ms") is not None and "frontend_s_per_request" not in knobs:
+        # the source measured its host's front-end: taken as serve-check --calibration on that host gives it
+        knobs = {**knobs, "frontend_s_per_request": e["frontend_ms"] / 1e3}
     users, rate = e["concurrency"], e.get("request_rate")
     # a closed loop runs the published request count (at least 8 rounds of the users); Poisson arrivals and all
     # queued: the published count
@@ -102,14 +105,16 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
     f = _latency_run(e["model"], e["gpu"], engine_spec(e), e["weights"], e["kv_dtype"], e["tp"], e["pp"],
                      e["input_len"], e["output_len"], e["lengths"], users, requests, phys,
                      tuple(sorted({**knobs, "served": bool(e["client_measured"])}.items())), spec, rate)
-    return {"output_tps": f["output_tokens_per_s"], "max_output_tps": f["output_tokens_per_s"],
-            "ttft_ms": f["ttft_s"]["mean"] * 1e3, "ttft_ms_p50": f["ttft_s"]["p50"] * 1e3,
-            # a speculating engine streams each verify step's accepted tokens as one chunk: the gap between chunks;
-            # otherwise a per-request ITL (NIM's AIPerf) is the request's TPOT
-            "itl_ms": (f["itl_s"] if e.get("speculative") else f["tpot_s"]["mean"]) * 1e3,
-            # vllm bench serve's median ITL: the median of every gap between streamed chunks, pooled over requests
-            "itl_ms_p50": f["itl_p50_s"] * 1e3,
-            "tpot_ms": f["tpot_s"]["mean"] * 1e3, "tpot_ms_p50": f["tpot_s"]["p50"] * 1e3}[metric]
+    figure: dict[str, Callable[[], float]] = {
+        "output_tps": lambda: f["output_tokens_per_s"], "max_output_tps": lambda: f["output_tokens_per_s"],
+        "ttft_ms": lambda: f["ttft_s"]["mean"] * 1e3, "ttft_ms_p50": lambda: f["ttft_s"]["p50"] * 1e3,
+        # a speculating engine streams each verify step's accepted tokens as one chunk: the gap between chunks;
+        # otherwise a per-request ITL (NIM's AIPerf) is the request's TPOT
+        "itl_ms": lambda: (f["itl_s"] if e.get("speculative") else f["tpot_s"]["mean"]) * 1e3,
+        # vllm bench serve's median ITL: the median of every gap between streamed chunks, pooled over requests
+        "itl_ms_p50": lambda: f["itl_p50_s"] * 1e3,
+        "tpot_ms": lambda: f["tpot_s"]["mean"] * 1e3, "tpot_ms_p50": lambda: f["tpot_s"]["p50"] * 1e3}
+    return figure[metric]()
 
 
 def _speculative_tg(s: Any, e: dict[str, Any]) -> float:
@@ -288,6 +293,8 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
                      f"({sp['accept_length']:g}/step)")
         elif sp:
             load += ", no speculation"
+        if e.get("frontend_ms") is not None:
+            load += f", host front-end {e['frontend_ms']:g} ms (measured)"
         src = e["source"].get("url", "")
         lines.append(f"| {e['model']} | {e['engine']} {e['engine_version']} | {gpus} | {e['weights']}/{e['kv_dtype']} "
                      f"| {e['input_len']}/{e['output_len']} | {load} | {c.metric} | {_num(c.published)} "

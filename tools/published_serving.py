@@ -93,6 +93,10 @@ class Result:
     # disaggregated prefill/decode: prefill_instances, prefill_tp, decode_instances (tp: the decode pool's),
     # kv_link, and the engine knobs the run set (max_batched_tokens of the prefill instances, kv_mem_fraction)
     disaggregated: dict[str, object] | None = None
+    # the run's host's front-end time per request (HTTP, tokenization, the first chunk streamed), where the same
+    # source measured it apart from the rows (how: `notes`); the tool then takes it as `serve-check --calibration`
+    # on that host would give it, in place of the engine profile's figure
+    frontend_ms: float | None = None
     source: dict[str, str] = field(default_factory=dict)
     table: str = ""
     notes: str = ""
@@ -209,7 +213,8 @@ def results() -> list[Result]:
     r += _rotated(_concurrency_rows())  # appended, for the same reason
     r += _rotated(_eagle_rows())  # appended
     r += _rotated(_rtx5090_rate_rows())  # appended: cards beyond the H100 and A100, medians
-    r += _rotated(_l4_concurrency_rows())  # appended last
+    r += _rotated(_l4_concurrency_rows())  # appended
+    r += _rtx5090_cold_rows()  # appended last
     return r
 
 
@@ -219,6 +224,12 @@ OPENINFER_5090 = {"url": "https://github.com/openinfer-project/openinfer/blob/6d
                   "commit": "6de4908130fd8a121a54ec09f510f21e5934f584",
                   "document": "openinfer, 'Qwen3-4B serving: openinfer vs vLLM on RTX 5090' (created 2026-06-10), "
                               "Test 1, QPS sweep, Poisson arrivals, table 'vLLM 0.22.1'"}
+#: the RTX 5090 host's front-end per request under vLLM 0.22.1: the same page's warm (prefix-cache hit) TTFT of a
+#: 256-token prompt, 13.3 ms, is the front-end plus one step of one token; less that step, the decode step of one
+#: sequence the page measured (TPOT p50 6.65 ms at 1 request/s): 6.65 ms
+OPENINFER_5090_FRONTEND_MS = round(13.3 - 6.65, 2)
+OPENINFER_FRONTEND_NOTE = ("front-end of this host 6.65 ms: the page's Test 2 warm (prefix-cache hit) TTFT of 256 tokens "
+                           "13.3 ms less one decode step of one sequence (Test 1 TPOT p50 at 1 request/s, 6.65 ms)")
 WMX_L4 = {"url": "https://ai.wmx.dev/benchmarks",
           "document": "ai.wmx.dev, 'Benchmark results' of serving/raw-vllm (commit 8e78aaa; read 2026-12-05), "
                       "'Results: concurrency sweep'"}
@@ -240,10 +251,32 @@ def _rtx5090_rate_rows() -> list[Result]:
                 kv_dtype="bf16", metric=metric, value=value, input_len=1024, output_len=128, request_rate=rate,
                 num_requests=60 * rate, client_measured=True, source=OPENINFER_5090,
                 table=f"vLLM 0.22.1, QPS {rate}: out tok/s {tps}, TTFT p50 {ttft} ms, TPOT p50 {tpot} ms",
+                frontend_ms=OPENINFER_5090_FRONTEND_MS,
                 notes="vllm serve --max-model-len 8192 --gpu-memory-utilization 0.9 --no-enable-prefix-caching; "
                       "random dataset, --ignore-eos --temperature 0, --burstiness 1.0, after an unrecorded "
-                      "8-request warm-up"))
+                      "8-request warm-up; " + OPENINFER_FRONTEND_NOTE))
     return out
+
+
+def _rtx5090_cold_rows() -> list[Result]:
+    """The same page's Test 2, vLLM 0.22.1: one request at a time, a fixed random prompt of each length sent once
+    cold (max_tokens 1; the prefix cache on but empty for it), its TTFT: the front-end and the prompt's prefill
+    alone, 512-16,384 tokens. The 256-token prompt, the sweep's first request (41.5 ms, longer than the 512-token
+    one's 28.5 ms; openinfer's engine shows the same on the same host, 34.4 and 23.7 ms), is left out: a first
+    request's one-time cost, which no other row measures."""
+    cold = ((512, 28.5), (1024, 50.3), (2048, 95.2), (4096, 197.9), (8192, 449.6), (16384, 1106.8))
+    src = {**OPENINFER_5090, "document": OPENINFER_5090["document"].replace(
+        "Test 1, QPS sweep, Poisson arrivals, table 'vLLM 0.22.1'",
+        "Test 2, warm (prefix-cache-hit) TTFT vs input length, table 'vLLM 0.22.1', column Cold TTFT")}
+    return [Result(id=f"openinfer-vllm-0.22.1-qwen3-4b-rtx5090-bf16-cold-{isl}-ttft_ms", model="qwen3-4b",
+                   engine="vllm", engine_version="0.22.1", gpu="GeForce RTX 5090", gpus=1, weights="bf16",
+                   kv_dtype="bf16", metric="ttft_ms", value=ttft, input_len=isl, output_len=1, concurrency=1,
+                   num_requests=1, client_measured=True, source=src, frontend_ms=OPENINFER_5090_FRONTEND_MS,
+                   table=f"vLLM 0.22.1, input len {isl}: Cold TTFT {ttft} ms",
+                   notes="vllm serve --max-model-len 20480 (prefix cache on, the default); "
+                         "tools/bench/warm_ttft_sweep.py: one request at a time, max_tokens 1, each stream drained "
+                         "to [DONE] before the next; one cold sample per length; " + OPENINFER_FRONTEND_NOTE)
+            for isl, ttft in cold]
 
 
 def _l4_concurrency_rows() -> list[Result]:
