@@ -564,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
                    "fitted on these models: Inception-v3's inference at batch 128, whose nine average pools take "
                    "6.2 ms of its 18.9 ms, went 0.66x -> 0.96x, 11 of 14. GoogLeNet and Inception-v4 were added "
                    "after that, their estimates committed before any run "
-                   "(`lab/data/h100-pools-new-2026-12-05/predicted.json`); no GPU was lent to run them yet, so they "
+                   "(`lab/data/h100-pools-new-2026-12-05/predicted.json`); they have not run on a GPU yet, so they "
                    "are not in the table."
                    "\n\n" + unseen.table(unseen.evaluate(), _probed())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "

@@ -67,6 +67,7 @@ from typing import Any, TypeVar
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import conv_fallback, kernels
 from gpuadvisor.estimate.calibration.opgraph import POOL_KERNELS
+from gpuadvisor.estimate.conv_backend import cudnn_depthwise
 from gpuadvisor.estimate.dispatch import host_op_scale, overlap
 from gpuadvisor.estimate.graph import (
     BATCH_STATS,
@@ -583,28 +584,6 @@ def stem_slowdown(shape: ConvShape, dtype: str) -> float:
     if wide and dtype in ("fp16", "bf16"):
         return cal.WIDE_STEM_SLOWDOWN_FP16 if dtype == "fp16" else cal.WIDE_STEM_SLOWDOWN_BF16
     return cal.MISALIGNED_SLOWDOWN
-
-
-def cudnn_depthwise(shape: ConvShape, dtype: str) -> bool:
-    """Whether PyTorch runs an NCHW depthwise convolution with cuDNN rather than its own CUDA kernels
-    (aten/src/ATen/native/Convolution.cpp, ConvParams::use_cudnn_depthwise and
-    check_cudnn_depthwise_workload_with_filter): fp16 only, 32 or more channels, a square 1x1, 3x3 or 5x5 filter,
-    an input 7 or more wide; then every stride-1 shape, and at stride 2 a 3x3 or 5x5 one of 512+ channels (256+
-    where the input is 28+ wide), a 1x1 one of 128+ channels at batch 16 or less on a 7-wide input, or any at
-    batch 1. Channels-last depthwise convolutions always go to cuDNN (the caller's case)."""
-    k, c, w, n = shape.kernel_width, shape.in_channels, shape.in_width, shape.batch
-    if dtype != "fp16" or c < 32 or shape.kernel_height != k or k not in (1, 3, 5) or w < 7:
-        return False
-    stride = shape.stride
-    if stride == 1:
-        return True
-    if stride != 2:
-        return False
-    if n <= 1:
-        return k != 1 or w <= 28
-    if k == 1:
-        return n <= 16 and c >= 128 and w <= 7
-    return c >= 512 or (c >= 256 and w >= 28)
 
 
 def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float, k: float, *,

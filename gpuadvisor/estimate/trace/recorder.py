@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
+from gpuadvisor.estimate.conv_backend import bias_added_apart
 from gpuadvisor.estimate.graph import Op, OpClass, OpShape, Phase, TensorLayout
 from gpuadvisor.estimate.kernels import attention_flops
 from gpuadvisor.estimate.trace.torchlib import import_torch
@@ -219,8 +220,26 @@ class Recorder(TorchDispatchMode):
             return out  # views launch nothing
         if name in C.NO_KERNEL:
             return out
-        self.append(self.describe(func, name, args, kwargs, out), tree_leaves((args, kwargs)), outputs=tree_leaves(out))
+        op = self.describe(func, name, args, kwargs, out)
+        self.append(op, tree_leaves((args, kwargs)), outputs=tree_leaves(out))
+        if name == "convolution":
+            self._bias_add(op, args, out)
         return out
+
+    def _bias_add(self, conv: Op, args: tuple[Any, ...], out: Any) -> None:
+        """The kernel CUDA launches after a convolution whose backend adds its bias apart (conv_backend.
+        bias_added_apart: cuDNN's): an in-place add of the bias, broadcast over the output, which autograd records
+        no node for (it runs inside the convolution's)."""
+        bias = args[2] if len(args) > 2 else None
+        if not isinstance(bias, torch.Tensor) or not isinstance(out, torch.Tensor):
+            return
+        shape = C.conv_shape("convolution", args, out)
+        if not bias_added_apart(shape, conv.dtype):
+            return
+        y = C.tensor_bytes(out)
+        row = C.stream_shape("add_", OpClass.ELEMENTWISE, (out, bias), [out, bias], [out])
+        self.append(Op("add_", OpClass.ELEMENTWISE, self.phase, conv.dtype, 0.0, y + C.tensor_bytes(bias), y,
+                       row.to_row()), [out, bias], grad_mode=False, outputs=[out])
 
     def append(self, op: Op, inputs: Any, *, grad_mode: bool | None = None, outputs: Any = ()) -> None:
         """Record a kernel; a forward one that autograd records no node for (grad off, or nothing it reads

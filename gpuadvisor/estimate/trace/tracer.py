@@ -64,8 +64,9 @@ from gpuadvisor.estimate.trace.zoo import (
 #: call's reserve space as measured, autocast's copies of its input and weights, its memory in the dtype it runs in;
 #: 11: every RNN training call whose forward runs as one persistent kernel holds RNN_TRAIN_PERSIST_ROWS while it runs,
 #: not only a one-layer LSTM's; 12: an RNN call's inference workspace never under RNN_WORKSPACE_FLOOR_BYTES a layer and
-#: direction; 13: a 2-D pooling op's window and stride, StreamShape.window_taps and stride_taps)
-TRACER_REVISION = 13
+#: direction; 13: a 2-D pooling op's window and stride, StreamShape.window_taps and stride_taps; 14: the in-place
+#: bias add CUDA launches after a cuDNN convolution with a bias)
+TRACER_REVISION = 14
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
