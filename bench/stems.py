@@ -15,7 +15,7 @@ from bench import REPO
 FOLDER = REPO / "lab/data/h100-conv-stem-2026-12-05"
 STEMS = FOLDER / "conv_stem.json"  # five image stems, 3 channels and padded to 8 (lab/conv_stem.py)
 CHANNELS = FOLDER / "conv_channels.json"  # three convolutions at 3, 4, 8, 16, 32 and 64 channels (--grid)
-SLOWDOWN_GRID = tuple(0.5 + 0.25 * i for i in range(23))
+SLOWDOWN_GRID = tuple(0.5 + 0.25 * i for i in range(39))
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
@@ -63,7 +63,8 @@ def wide_stems(dtype: str) -> list[dict[str, Any]]:
 
 def few_channel_calls() -> list[dict[str, Any]]:
     """Every other call of fewer than 64 channels: the check."""
-    return [r for path in (STEMS, CHANNELS) for r in rows(path) if r["in_channels"] < 64 and not _wide_stem(r)]
+    return [r for path in (STEMS, CHANNELS) for r in rows(path) if r["in_channels"] < 64 and not _wide_stem(r)
+            and not _patchify(r)]
 
 
 def mean_log(ratios: list[float]) -> float:
@@ -85,6 +86,29 @@ def fit_wide_stems() -> dict[str, float]:
     return out
 
 
+def _patchify(r: dict[str, Any]) -> bool:
+    """A 3-channel patchify (the filter's width its stride, 4 or more), as opcost.stem_slowdown tells them."""
+    return r["in_channels"] == 3 and r["kernel"] >= 4 and r["stride"] == r["kernel"]
+
+
+def patchifies(kernel: int) -> list[dict[str, Any]]:
+    """The 3-channel patchify calls of a `kernel`-wide filter, both dtypes: ViT's 16x16/16 (fitted), ConvNeXt's
+    4x4/4 (held out)."""
+    return [r for r in rows(STEMS) if _patchify(r) and r["kernel"] == kernel]
+
+
+def fit_patchify() -> dict[str, float]:
+    """PATCHIFY_SLOWDOWN: the grid value with the least mean |log(priced / measured)| over ViT's patchify forward
+    calls."""
+    from gpuadvisor.estimate import calibration as cal
+
+    def err(value: float) -> float:
+        with cal.override(PATCHIFY_SLOWDOWN=value):
+            return mean_log(forward_ratios(patchifies(16)))
+
+    return {"PATCHIFY_SLOWDOWN": min(SLOWDOWN_GRID, key=err)}
+
+
 def useful_rates() -> dict[str, tuple[float, float]]:
     """Per dtype, the ResNet stem's useful FLOP/s and the same run's 64-channel 3x3 convolution's (ResNet's layer
     1), the reference it is measured against."""
@@ -101,8 +125,13 @@ def versus_line() -> str:
 
 def markdown() -> str:
     """A section for docs/nchw.md: the stems and the few-channel check."""
+    from gpuadvisor.estimate import calibration as cal
+
     fp16, bf16 = (forward_ratios(wide_stems(d)) for d in ("fp16", "bf16"))
     check = forward_ratios(few_channel_calls())
+    vit, convnext = forward_ratios(patchifies(16)), forward_ratios(patchifies(4))
+    wide = [r for r in rows(STEMS) + rows(CHANNELS) if r["in_channels"] == 64]
+    sixty_four = forward_ratios(wide)
     versus = "; ".join(f"{d} {stem / 1e12:.0f} TFLOP/s, {stem / ref:.2f}x of the same run's 64-channel 3x3 "
                        f"convolution ({ref / 1e12:.0f})" for d, (stem, ref) in useful_rates().items())
     inside = sum(0.8 <= x <= 1.25 for x in check)
@@ -112,12 +141,21 @@ def markdown() -> str:
             "dtypes, and a 7x7/2, a 3x3/2 and a 3x3/1 convolution at 3, 4, 8, 16, 32 and 64 channels. ResNet's "
             "stem (7x7/2, 3 channels) takes 0.61-0.68 ms in fp16 and 1.84-1.86 ms in bf16 (useful FLOP/s: " + versus
             + "): cuDNN's fp16 first-layer kernels, which bf16 lacks. The op pricer pads a 3-channel convolution "
-            "to 8 channels and divides its rate by a slowdown; the wide stem's slowdown is now measured per dtype "
-            "(WIDE_STEM_SLOWDOWN_FP16 1.5, _BF16 4.0, where MISALIGNED_SLOWDOWN's assumed 3.0 priced the fp16 stem "
-            "2.2x too long and the bf16 one 0.74x): priced / measured, fp16 "
-            + ", ".join(f"{x:.2f}x" for x in fp16) + "; bf16 " + ", ".join(f"{x:.2f}x" for x in bf16)
-            + ". timm's fp16 ResNet inference on the RTX 3090 and 4090 went from 0.72x-0.88x to 0.80x-0.95x "
-            "([cross-card.md](cross-card.md)). The rest of the calls are a check, never fitted: "
+            "to 8 channels and divides its rate by a slowdown; the wide stem's slowdown is measured per dtype "
+            f"(WIDE_STEM_SLOWDOWN_FP16 {cal.WIDE_STEM_SLOWDOWN_FP16:g}, _BF16 {cal.WIDE_STEM_SLOWDOWN_BF16:g}, where "
+            "MISALIGNED_SLOWDOWN's assumed 3.0 had priced the fp16 stem 2.2x too long and the bf16 one 0.74x): "
+            "priced / measured, fp16 " + ", ".join(f"{x:.2f}x" for x in fp16) + "; bf16 "
+            + ", ".join(f"{x:.2f}x" for x in bf16) + ". timm's fp16 ResNet inference on the RTX 3090 and 4090 went "
+            "from 0.72x-0.88x to 0.80x-0.95x ([cross-card.md](cross-card.md)). A patchify (ViT's 16x16/16) is "
+            f"slower still, PATCHIFY_SLOWDOWN {cal.PATCHIFY_SLOWDOWN:g} fitted on ViT's calls (priced / measured "
+            + ", ".join(f"{x:.2f}x" for x in vit) + "); ConvNeXt's 4x4/4 stem, held out, "
+            + ", ".join(f"{x:.2f}x" for x in convnext) + " (bf16, fp16). The same runs' 64-channel convolutions "
+            "(a check: the convolutions' constants are fitted on whole models' profiled convolution time, "
+            f"CONV_EFF {cal.CONV_EFF:g} and {cal.CONV_PASS_FIXED_S * 1e6:g} us a pass) come out "
+            + f"{min(sixty_four):.2f}x-{max(sixty_four):.2f}x: alone, a convolution of 64 output channels runs "
+            "slower than the model fit says; narrower outputs than a full tile were tried as a slowdown (a tile's "
+            "arithmetic intensity) and do not fit the whole models' profiles, so it is not modelled. The rest of "
+            "the calls are a check, never fitted: "
             f"{inside} of {len(check)} within 0.8x-1.25x (mean |log error| {100 * mean_log(check):.0f} %). A "
             "convolution of few channels takes about as long as one of 32 (a 7x7/2 runs 1.65-1.87 ms at 3-32 "
             "channels in bf16, 3.7 ms at 64: its kernels take a filter tap's channels a tile at a time), and the "

@@ -344,7 +344,9 @@ def step_multigpu(case: str, low_pct: float, high_pct: float) -> Callable[[], Ve
 #: memory ratio): what each group reaches today (BENCHMARKS.md "Op-graph estimator"), kept from slipping
 OP_GRAPH_GATES = {
     "calibration": (0.95, 0.98, 1.5, 1.3),
-    "held out": (0.85, 0.94, 1.45, 1.15),
+    # 0.84 (32 of 38) once convolutions were refitted with their bias adds traced (CONV_EFF 0.9, CONV_PASS_FIXED_S,
+    # the host constants refitted): ResNeXt-50's inference at batch 64 0.81x -> 0.79x; 0.85 before (33 of 38)
+    "held out": (0.84, 0.94, 1.45, 1.15),
     "all": (0.90, 0.96, 1.5, 1.3),  # the issue's target: 90 % of all cases within both bounds, none past 1.5x
 }
 
@@ -395,7 +397,7 @@ def op_graph(group: str) -> Callable[[], Verdict]:
 #: group -> the mean |log(estimate / measured)| step time of the op-graph cases, in % (the objective the host
 #: constants and OP_OVERLAP_P are fitted to over the calibration split, validation.fit_host_constants and
 #: fit_overlap): today's, rounded up to one decimal (today's in the comment)
-OP_GRAPH_STEP_ERROR = {"calibration": 8.7, "held out": 12.42, "all": 9.94}  # 8.68, 12.16, 9.84 (the LSTM classifier
+OP_GRAPH_STEP_ERROR = {"calibration": 7.9, "held out": 12.3, "all": 9.35}  # 8.68, 12.16, 9.84 (the LSTM classifier
 # priced as cuDNN runs it, 2026-11-27; before: 8.94, 12.16, 10.01); calibration 8.64 today, its gate to 0.02 above:
 # HOST_TRAINING_STEP, fitted on this objective, moves it to 8.70 (x0.75) and 8.73 (x1.25), which the 8.7 of one
 # decimal let through once the out-of-sample recurrent cases, re-measured on 2026-12-05, stopped binding it. (8.60
@@ -407,7 +409,10 @@ OP_GRAPH_STEP_ERROR = {"calibration": 8.7, "held out": 12.42, "all": 9.94}  # 8.
 # pooling kernels priced by their work (POOL_KERNELS; 8.98, 12.30, 10.08 before STREAM_BW_EFF's refit 0.9 -> 0.95,
 # which had absorbed the pools' time): VGG-16's inference 0.84-0.88x -> 0.89-0.93x; ResNet-18 at batch 256 1.03-1.05x
 # -> 1.12x, its convolutions priced 1.26-1.37x of their profiled time, which the pool's underpricing had hidden; GPT-2
-# (held out) 0.72-0.98x -> 0.70-0.96x
+# (held out) 0.72-0.98x -> 0.70-0.96x. 7.85, 12.28, 9.33 today: a biased convolution's bias add traced as the
+# elementwise kernel CUDA launches (tracer revision 14), then the convolutions refitted on their profiled class
+# (CONV_EFF 0.6 -> 0.9 with CONV_PASS_FIXED_S 5 us a pass; the stems and the host constants refitted after): VGG-16
+# 0.84-1.16x -> 0.91-1.03x, the UNets and ResNets nearer; GPT-2 (held out) 0.70-0.96x -> 0.69-0.94x
 
 
 def op_graph_step(group: str) -> Callable[[], Verdict]:
@@ -426,8 +431,10 @@ def op_graph_step(group: str) -> Callable[[], Verdict]:
 
 #: op classes -> the mean |log(estimate / profiled)| GPU time of the class over the calibration split today (the
 #: objective validation.fit_gpu_constants minimises): the gate lets it grow by OP_CLASS_SLACK at most
-OP_CLASS_ERROR = {("conv",): 0.2379, ("norm",): 0.2322, ("reduction",): 0.7298, ("elementwise",): 0.1974}
-# elementwise 0.2119 before pooling kernels were priced by their work (POOL_KERNELS) and STREAM_BW_EFF refitted
+OP_CLASS_ERROR = {("conv",): 0.1483, ("norm",): 0.2322, ("reduction",): 0.7298, ("elementwise",): 0.1578}
+# elementwise 0.2119 before pooling kernels were priced by their work (POOL_KERNELS) and STREAM_BW_EFF refitted,
+# 0.1974 before a biased convolution's bias add was traced (VGG-16's elementwise time 0.4x -> 1.0x of its profile);
+# conv 0.2379 before the convolutions were refitted with it (CONV_EFF, CONV_PASS_FIXED_S, PATCHIFY_SLOWDOWN)
 OP_CLASS_SLACK = 0.015
 
 
@@ -648,7 +655,8 @@ UNSEEN_GATES = {"recurrent": (40, 30, 1.6), "other": (14, 11, 1.42)}
 #: GPU-bound; 10 of 14 on the calibration host). With the two models written after the workspace's floor: 35 of 40
 #: (the character LM's training at batch 64 1.42x)
 #: (the vision ones 13 of 14, worst 1.30x, with pooling kernels priced by their work)
-UNSEEN_PROBED_GATES = {"recurrent": (40, 35, 1.43), "other": (14, 13, 1.31)}
+#: (recurrent 34 of 40 with the host constants refitted after the convolutions' refit, 2026-12-05)
+UNSEEN_PROBED_GATES = {"recurrent": (40, 34, 1.43), "other": (14, 13, 1.31)}
 
 
 def unseen_probed(family: str) -> Callable[[], Verdict]:
@@ -733,10 +741,11 @@ def rnn_calls(phase: str) -> Callable[[], Verdict]:
 # training of MobileNetV3 1.49x -> 1.34x and EfficientNet-B0 (held out) 1.26x -> 1.15x; held out 0.838 -> 0.851
 #: held out 0.85 -> 0.878 with pooling kernels priced by their work and STREAM_BW_EFF refitted (the 4090's held-out
 #: inference rows 0.77-0.91x -> 0.79-0.94x)
-#: all 0.92 -> 0.94, held out 0.878 -> 0.934 with the RTX 5090 host's own front-end (its page measured it: 6.65 ms, where
-#: the vLLM profile's 25 ms had been fitted on that host's rows and the L4's together) and six cold single-request
-#: TTFTs of the same page (512-16,384 tokens, 1.01-1.06x) joined
-TODAY_SPLITS = {"all": (0.94, 14.4, 1.03), "calibration": (0.94, 1.67, 1.01), "held out": (0.93, 14.4, 1.05)}
+#: all 0.92 -> 0.94, held out 0.878 -> 0.934 with the RTX 5090 host's own front-end (its page measured it: 6.65 ms,
+#: where the vLLM profile's 25 ms had been fitted on that host's rows and the L4's together) and six cold
+#: single-request TTFTs of the same page (512-16,384 tokens, 1.01-1.06x) joined
+#: held out 0.934 -> 0.947 with the convolutions refitted (geomean 0.95, the RTX 4090's inference rows faster)
+TODAY_SPLITS = {"all": (0.94, 14.4, 1.03), "calibration": (0.94, 1.67, 1.01), "held out": (0.94, 14.4, 1.06)}
 TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # timm's RTX 3090 vision about 1.0x (was 0.87x: 0.58, 1.89, 1.15; 0.68x before the matmul reach)
     # (0.84, 1.55, 1.02) before NCHW depthwise and batch norm were measured; (0.92, 1.55, 1.01) before NCHW
@@ -746,7 +755,8 @@ TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # a depthwise backward without the bandwidth-per-SM lift: (0.94, 1.50, 1.02) before
     # pooling kernels by their work and STREAM_BW_EFF 0.95: (0.96, 1.35, 1.02) before; the 3090's channels-last
     # MobileNetV3 training (no pools, its elementwise ops faster) 1.34x -> 1.37x
-    "Ampere GA10x": (0.96, 1.37, 1.021),
+    # (0.96, 1.37, 1.021) before the convolutions' refit: the 3090's channels-last MobileNetV3 training 1.39x
+    "Ampere GA10x": (0.96, 1.39, 1.021),
     # timm's RTX 4090 vision (held out) about 0.95x (was 0.8x: 0.71, 1.87, 1.11); the L4's vLLM TTFT at 16 users 0.71x
     # (0.93, 1.41, 1.04) before the vLLM front-end was refitted on the L4's rows alone (25 -> 32 ms: the RTX 5090's
     # rows take their host's measured 6.65 ms): the L4's one-user TTFT 1.22x -> 1.48x, its 16-user one 0.71x -> 0.78x
@@ -759,7 +769,9 @@ TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # (0.90, 1.57, 1.05) before sglang@0.5's per-sequence host time and SGLang's admission
     "Ampere GA100": (0.90, 1.44, 1.05),
     "Hopper": (1.00, 1.17, 1.05),  # GH200 serving
-    "Volta": (1.00, 1.06, 1.02),  # DeepLearningExamples ResNet-50 about 1.0x (was 0.80x: 0.50, 1.29, 1.25)
+    # DeepLearningExamples ResNet-50 about 1.0x (was 0.80x: 0.50, 1.29, 1.25); geomean 0.98 with the convolutions
+    # refitted (1.00 before)
+    "Volta": (1.00, 1.06, 1.03),
     # the T4 (measured matmul reach 0.65, 70 W) about 1.0x (was 0.83x: 1.00, 1.22, 1.21); 1.00, 1.00 before the fp16
     # ResNet stem's own slowdown
     "Turing": (1.00, 1.03, 1.03),

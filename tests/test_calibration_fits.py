@@ -180,8 +180,8 @@ def overlap_exponent() -> dict[str, float]:
     return {"OVERLAP_P": min(rms, key=rms.__getitem__)}
 
 
-@fit("CONV_EFF", "CUDA_CORE_CONV_EFF", "NORM_BW_EFF", "BN_STATS_PASSES", "NORM_BWD_PASSES", "LN_BW_EFF", "LN_ROW_BYTES",
-     "REDUCTION_BW_EFF", "STREAM_BW_EFF", "STRIDED_BW_EFF")
+@fit("CONV_EFF", "CUDA_CORE_CONV_EFF", "CONV_PASS_FIXED_S", "NORM_BW_EFF", "BN_STATS_PASSES", "NORM_BWD_PASSES",
+     "LN_BW_EFF", "LN_ROW_BYTES", "REDUCTION_BW_EFF", "STREAM_BW_EFF", "STRIDED_BW_EFF")
 @functools.lru_cache(maxsize=1)
 def _op_model_gpu() -> dict[str, float]:
     """The op cost model's per-class GPU fits over the calibration split of tests/data/models-h100.json."""
@@ -195,6 +195,13 @@ def _wide_stems() -> dict[str, float]:
     from bench.stems import fit_wide_stems
 
     return fit_wide_stems()
+
+
+@fit("PATCHIFY_SLOWDOWN")
+def _patchify() -> dict[str, float]:
+    from bench.stems import fit_patchify
+
+    return fit_patchify()
 
 
 @fit("RNN_WORKSPACE_STEP_PASSES", "RNN_WORKSPACE_BIDIR_PASSES", "RNN_WORKSPACE_LSTM_BYTES", "RNN_WORKSPACE_GRU_BYTES",

@@ -235,7 +235,9 @@ def test_an_rnn_whose_steps_wait_on_their_launches_is_overhead_bound(shape, trai
     (7, 224, 112, "fp16", "WIDE_STEM_SLOWDOWN_FP16"),  # ResNet's stem: cuDNN's fp16 first-layer kernels
     (7, 224, 112, "bf16", "WIDE_STEM_SLOWDOWN_BF16"),
     (3, 224, 112, "fp16", "MISALIGNED_SLOWDOWN"),  # a narrow stem
-    (16, 224, 14, "bf16", "MISALIGNED_SLOWDOWN"),  # a ViT's patchify: no overlap, no first-layer kernel
+    (16, 224, 14, "bf16", "PATCHIFY_SLOWDOWN"),  # a ViT's patchify: no overlap, no first-layer kernel
+    (4, 224, 56, "fp16", "PATCHIFY_SLOWDOWN"),  # ConvNeXt's
+    (2, 224, 112, "bf16", "MISALIGNED_SLOWDOWN"),  # a 2x2/2 patchify is under the wide ones' 4
     (7, 224, 112, "fp32", "MISALIGNED_SLOWDOWN"),
 ])
 def test_a_three_channel_stem_slows_by_its_kind(kernel, size, out, dtype, expected):

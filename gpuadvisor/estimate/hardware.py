@@ -196,8 +196,9 @@ STREAM_OPS = {"elementwise": ("add",), "norm": ("layer_norm", "batch_norm"), "re
 # The same figures on the H100 the op cost model's constants were fitted on: the mean of a cold and a warm
 # --full run of the final probe code (lab/data/h100-probe-time/figures.txt, 2026-11-24). One shape's
 # efficiency is not what a fitted constant stands for (a dense 3x3 convolution reaches 0.85-0.94 of the GEMM
-# rate at batch 512, where CONV_EFF = 0.6 covers every layer of the validation CNNs), so the model scales its
-# constants by the user's figure over these: an H100 keeps them, another GPU moves them by what it measured.
+# rate at batch 512; CONV_EFF, fitted on every layer of the validation CNNs, is 0.9 with a fixed time a pass, 0.6
+# while their bias adds went untraced), so the model scales its constants by the user's figure over these: an
+# H100 keeps them, another GPU moves them by what it measured.
 H100_OP_FIGURES = {"conv_eff.bf16_nhwc": 0.89, "conv_eff.fp16_nhwc": 0.91, "depthwise_bw_eff": 0.214,
                    "stream_eff.elementwise": 1.034, "stream_eff.norm": 0.476, "stream_eff.reduction": 0.437}
 

@@ -579,10 +579,14 @@ def stem_slowdown(shape: ConvShape, dtype: str) -> float:
     """How much slower than its 8-channel padding a convolution of misaligned input channels (an image stem) runs:
     a 16-bit one of a 7x7 filter or wider that overlaps (ResNet's stem; not a ViT's patchify) by its dtype's
     WIDE_STEM_SLOWDOWN (cuDNN's fp16 first-layer kernels, which bf16 lacks: an H100's ResNet stem takes 0.61-0.68 ms
-    in fp16, 1.84-1.86 in bf16, lab/data/h100-conv-stem-2026-12-05), any other by MISALIGNED_SLOWDOWN."""
+    in fp16, 1.84-1.86 in bf16, lab/data/h100-conv-stem-2026-12-05), a 16-bit patchify (a filter of 4 or more
+    whose stride is its width: ViT's 16x16/16, ConvNeXt's 4x4/4) by PATCHIFY_SLOWDOWN, any other by
+    MISALIGNED_SLOWDOWN."""
     wide = shape.kernel_height * shape.kernel_width >= 49 and shape.stride < shape.kernel_width  # not a patchify
     if wide and dtype in ("fp16", "bf16"):
         return cal.WIDE_STEM_SLOWDOWN_FP16 if dtype == "fp16" else cal.WIDE_STEM_SLOWDOWN_BF16
+    if shape.stride == shape.kernel_width >= 4 and dtype in ("fp16", "bf16"):  # a patchify: ViT's, ConvNeXt's
+        return cal.PATCHIFY_SLOWDOWN
     return cal.MISALIGNED_SLOWDOWN
 
 
@@ -596,8 +600,10 @@ def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float,
     passes = [(n * oh * ow, k, c * taps)] if forward else [
         p for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight)) if shape.gradients & grad]
     conv_rate = rate * r.conv_eff * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's scale where measured
+    # each pass a kernel of fixed time (launch, prologue, the last wave's tail) beside its FLOPs
     return sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
-                                 k_ramp=cal.CONV_K_RAMP * r.ramp_scale) for m, nn, kk in passes)
+                                 k_ramp=cal.CONV_K_RAMP * r.ramp_scale) + cal.CONV_PASS_FIXED_S
+               for m, nn, kk in passes)
 
 
 def _bias_grad_s(op: Op, shape: ConvShape, r: Rates) -> float:

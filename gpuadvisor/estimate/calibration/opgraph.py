@@ -31,7 +31,7 @@ CONV_FIT = ("coordinate descent over grids of the three convolution constants ag
 STREAM_FIT = ("coordinate descent over grids of both against the profiled elementwise GPU time over the calibration "
               "split, least mean |log(estimate / profiled)| (bench.models.fit_gpu_constants); STREAM_BW_EFF 0.9 -> "
               "0.95 on 2026-12-05 once pooling kernels were priced by their work (POOL_KERNELS): it had absorbed "
-              "their time")
+              "their time; 0.95 -> 1.0 once a biased convolution's bias add was traced)")
 NORM_FIT = ("coordinate descent over grids of the six norm constants against the profiled normalisation GPU time "
             "over the calibration split, least mean |log(estimate / profiled)| "
             "(bench.models.fit_gpu_constants)")
@@ -54,7 +54,12 @@ CONSTANTS = (
     Constant("OP_KERNEL_FLOOR_S", 2.5e-6, "s", "GPU time of the smallest kernel of an eager step (launch, ramp, tail)",
              "gpu.KERNEL_FLOOR_S (3.4 us inside a CUDA graph, H100)", Method.ASSUMPTION,
              "a graph's floor less its gaps; not measured on its own"),
-    Constant("CONV_EFF", 0.6, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
+    Constant("CONV_EFF", 0.9, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
+             Method.FITTED, CONV_FIT + "; 0.6 -> 0.9 with CONV_PASS_FIXED_S, once a convolution's bias add was "
+             "traced as the elementwise kernel it is (2026-12-05): VGG-16's convolutions, priced 1.6-1.9x of their "
+             "profiled time, had hidden it"),
+    Constant("CONV_PASS_FIXED_S", 5e-6, "s", "each implicit-GEMM pass of a convolution (forward, input or weight "
+             "gradient): its kernel's fixed time beside its FLOPs (launch, prologue, the last wave's tail)", MODELS,
              Method.FITTED, CONV_FIT),
     Constant("CONV_EFF_NATIVE_MMA", 1.0, "fraction", "implicit-GEMM convolutions against the large-GEMM rate where "
              "cuDNN's kernels run on the architecture's own full-rate MMA (Volta to Ada, GeForce/professional "
@@ -95,15 +100,20 @@ CONSTANTS = (
              "GEMMs pipeline the filter taps, so short reductions cost less than a cuBLAS GEMM's", MODELS,
              Method.ASSUMPTION, "set by hand: 0-200 move the convolution class's mean |log error| by under 0.02 "
              "(tests/data/models-h100.json, calibration split)"),
-    Constant("WIDE_STEM_SLOWDOWN_FP16", 1.5, "x", "rate divisor, against its 8-channel padding, of an fp16 "
+    Constant("WIDE_STEM_SLOWDOWN_FP16", 2.0, "x", "rate divisor, against its 8-channel padding, of an fp16 "
              "convolution of 3 input channels with a 7x7 filter or wider (ResNet's stem): cuDNN's fp16 first-layer "
              "kernels (opcost.stem_slowdown)", STEMS, Method.MEASURED, "the grid value (0.5-6 by 0.25) with the least "
              "mean |log(priced / measured)| over the forward calls of that stem at batch 256 on an H100, two runs "
              "(0.61 and 0.68 ms; bench.stems.fit_wide_stems); was MISALIGNED_SLOWDOWN's 3.0, which priced them 2.2x "
-             "too slow"),
-    Constant("WIDE_STEM_SLOWDOWN_BF16", 4.0, "x", "the same for a bf16 one, which has no first-layer kernel of its "
+             "too slow; 1.5 -> 2.0 with CONV_EFF 0.6 -> 0.9 (the same calls, refitted)"),
+    Constant("WIDE_STEM_SLOWDOWN_BF16", 6.0, "x", "the same for a bf16 one, which has no first-layer kernel of its "
              "own", STEMS, Method.MEASURED, "the same grid and fit over its bf16 calls (1.84 and 1.86 ms); "
-             "MISALIGNED_SLOWDOWN's 3.0 priced them 0.74x"),
+             "MISALIGNED_SLOWDOWN's 3.0 priced them 0.74x; 4.0 -> 6.0 with CONV_EFF 0.6 -> 0.9"),
+    Constant("PATCHIFY_SLOWDOWN", 6.5, "x", "how much slower than its 8-channel padding a 16-bit patchify of 3 "
+             "channels runs (a filter of 4 or more whose stride is its width: ViT's 16x16/16; opcost.stem_slowdown)",
+             STEMS, Method.MEASURED, "the grid value (0.5-6 by 0.25) with the least mean |log(priced / measured)| "
+             "over ViT's 16x16/16 patchify forward calls on an H100, fp16 and bf16, 3 channels (bench.stems."
+             "fit_patchify); ConvNeXt's 4x4/4 stem is held out and checks it"),
     Constant("NATIVE_DEPTHWISE_FWD_EFF", 0.037, "fraction", "an NCHW depthwise convolution's forward that "
              "PyTorch runs with its own CUDA kernels (opcost.cudnn_depthwise: bf16 always, fp16 below 32 channels "
              "and most stride-2 shapes): its FLOPs against the FP32 FMA rate the pricer reads (datasheet x MFU)",
@@ -118,7 +128,7 @@ CONSTANTS = (
              "input and channel", BN_LAYOUTS, Method.FITTED, BN_FIT),
     Constant("CUDA_CORE_CONV_EFF", 0.2, "fraction", "convolutions with no tensor-core path (grouped, depthwise, "
              "3-channel stems) against the FP32 FMA rate", MODELS, Method.FITTED, CONV_FIT),
-    Constant("STREAM_BW_EFF", 0.95, "fraction", "elementwise ops PyTorch runs vectorized (every tensor dense in one "
+    Constant("STREAM_BW_EFF", 1.0, "fraction", "elementwise ops PyTorch runs vectorized (every tensor dense in one "
              "layout, one dtype) against the achieved copy bandwidth (BANDWIDTH x datasheet)", MODELS, Method.FITTED,
              STREAM_FIT),
     Constant("STRIDED_BW_EFF", 0.5, "fraction", "elementwise ops with a broadcast, transposed or permuted input or "
@@ -181,9 +191,9 @@ CONSTANTS = (
     Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel "
              "autograd does not record (inference, a frozen base; module code and Python around it included)",
              MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_FWD_OPS_TRAINING", 6.0, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
+    Constant("HOST_FWD_OPS_TRAINING", 5.5, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
              "recorded by autograd (its node and saved tensors)", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_BWD_OPS", 2.75, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
+    Constant("HOST_BWD_OPS", 3.0, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
              "gradient accumulation and allocator work)", MODELS, Method.FITTED, HOST_FIT),
     Constant("HOST_VIEW_OPS", 0.6, "x HOST_OP_S", "host time of one traced op that launches no kernel (views, "
              "reshapes, detach)", MODELS, Method.FITTED, HOST_FIT),
