@@ -126,7 +126,7 @@ def workload_v1(rec: dict[str, Any]) -> Any:
 GPU_FITS: dict[tuple[str, ...], dict[str, tuple[float, ...]]] = {
     ("conv",): {"CONV_EFF": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2),
                 "CUDA_CORE_CONV_EFF": (0.1, 0.2, 0.3, 0.4, 0.6),
-                "CONV_PASS_FIXED_S": (0.0, 2.5e-6, 5e-6, 7.5e-6, 1e-5, 1.5e-5, 2e-5)},
+                "CONV_PASS_FIXED_S": (0.0, 2.5e-6, 5e-6, 6e-6, 7e-6, 8e-6, 1e-5, 1.5e-5, 2e-5)},
     ("norm",): {"NORM_BW_EFF": (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8),
                 "BN_STATS_PASSES": (1.5, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5),
                 "NORM_BWD_PASSES": (1.0, 1.25, 1.5, 1.75, 2.0, 2.5),

@@ -58,7 +58,7 @@ CONSTANTS = (
              Method.FITTED, CONV_FIT + "; 0.6 -> 0.9 with CONV_PASS_FIXED_S, once a convolution's bias add was "
              "traced as the elementwise kernel it is (2026-12-05): VGG-16's convolutions, priced 1.6-1.9x of their "
              "profiled time, had hidden it"),
-    Constant("CONV_PASS_FIXED_S", 5e-6, "s", "each implicit-GEMM pass of a convolution (forward, input or weight "
+    Constant("CONV_PASS_FIXED_S", 6e-6, "s", "each implicit-GEMM pass of a convolution (forward, input or weight "
              "gradient): its kernel's fixed time beside its FLOPs (launch, prologue, the last wave's tail)", MODELS,
              Method.FITTED, CONV_FIT),
     Constant("CONV_EFF_NATIVE_MMA", 1.0, "fraction", "implicit-GEMM convolutions against the large-GEMM rate where "
