@@ -94,17 +94,13 @@ def ratios(phase: str, path: Path = POOLS, *, held: bool | None = None) -> list[
 
 
 def bytes_ratios(phase: str, path: Path = POOLS) -> list[float]:
-    """The same calls priced by their bytes alone, as before the pools' work was modelled."""
+    """The same calls priced by their bytes alone, as a trace without their windows is (tracer revision 12 and
+    before)."""
     from bench.models import hardware
-    from gpuadvisor.estimate.graph import StreamShape
-    from gpuadvisor.estimate.opcost import Rates, _streamed_s, elementwise_efficiency
+    from gpuadvisor.estimate.opcost import Rates, op_time
 
     rates = Rates.of(hardware())
-    out = []
-    for r in rows(path):
-        op, t = _op(r, phase)
-        out.append(_streamed_s(op, rates, elementwise_efficiency(op, StreamShape.from_row(op.shape))) / t)
-    return out
+    return [op_time(replace(op, shape=op.shape[:2]), rates) / t for r in rows(path) for op, t in [_op(r, phase)]]
 
 
 def ps_per_output(layout: str, kind: str, phase: str = "forward") -> list[float]:
