@@ -337,7 +337,13 @@ def test_every_measured_or_fitted_constant_has_a_recomputation():
     assert reproducible == set(FITS), "measured/fitted constants need a recomputation here (or another method)"
 
 
-@pytest.mark.parametrize("name", sorted(FITS))
+#: the fits that take seconds (a cross-card sweep, the recurrent call grids): doc-sync checks of the table against
+#: its files, run with the slow suite (CI runs both) to keep the default suite within its time
+SLOW_FITS = {"CONV_EFF_NATIVE_MMA", "RNN_PERSIST_STEP_S", "RNN_BACKWARD_CALL_S"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_FITS else n
+                                  for n in sorted(FITS)])
 def test_constant_recomputed_from_its_file(name):
     c = calibration.get(name)
     assert c.method in (Method.MEASURED, Method.FITTED)
