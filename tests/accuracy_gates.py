@@ -344,9 +344,7 @@ def step_multigpu(case: str, low_pct: float, high_pct: float) -> Callable[[], Ve
 #: memory ratio): what each group reaches today (BENCHMARKS.md "Op-graph estimator"), kept from slipping
 OP_GRAPH_GATES = {
     "calibration": (0.95, 0.98, 1.5, 1.3),
-    # 0.84 (32 of 38) once convolutions were refitted with their bias adds traced (CONV_EFF 0.9, CONV_PASS_FIXED_S,
-    # the host constants refitted): ResNeXt-50's inference at batch 64 0.81x -> 0.79x; 0.85 before (33 of 38)
-    "held out": (0.84, 0.94, 1.45, 1.15),
+    "held out": (0.85, 0.94, 1.45, 1.15),
     "all": (0.90, 0.96, 1.5, 1.3),  # the issue's target: 90 % of all cases within both bounds, none past 1.5x
 }
 
@@ -397,7 +395,7 @@ def op_graph(group: str) -> Callable[[], Verdict]:
 #: group -> the mean |log(estimate / measured)| step time of the op-graph cases, in % (the objective the host
 #: constants and OP_OVERLAP_P are fitted to over the calibration split, validation.fit_host_constants and
 #: fit_overlap): today's, rounded up to one decimal (today's in the comment)
-OP_GRAPH_STEP_ERROR = {"calibration": 7.9, "held out": 12.3, "all": 9.35}  # 8.68, 12.16, 9.84 (the LSTM classifier
+OP_GRAPH_STEP_ERROR = {"calibration": 7.9, "held out": 12.27, "all": 9.35}  # 8.68, 12.16, 9.84 (the LSTM classifier
 # priced as cuDNN runs it, 2026-11-27; before: 8.94, 12.16, 10.01); calibration 8.64 today, its gate to 0.02 above:
 # HOST_TRAINING_STEP, fitted on this objective, moves it to 8.70 (x0.75) and 8.73 (x1.25), which the 8.7 of one
 # decimal let through once the out-of-sample recurrent cases, re-measured on 2026-12-05, stopped binding it. (8.60
@@ -409,10 +407,11 @@ OP_GRAPH_STEP_ERROR = {"calibration": 7.9, "held out": 12.3, "all": 9.35}  # 8.6
 # pooling kernels priced by their work (POOL_KERNELS; 8.98, 12.30, 10.08 before STREAM_BW_EFF's refit 0.9 -> 0.95,
 # which had absorbed the pools' time): VGG-16's inference 0.84-0.88x -> 0.89-0.93x; ResNet-18 at batch 256 1.03-1.05x
 # -> 1.12x, its convolutions priced 1.26-1.37x of their profiled time, which the pool's underpricing had hidden; GPT-2
-# (held out) 0.72-0.98x -> 0.70-0.96x. 7.85, 12.28, 9.33 today: a biased convolution's bias add traced as the
+# (held out) 0.72-0.98x -> 0.70-0.96x. 7.86, 12.25, 9.32 today: a biased convolution's bias add traced as the
 # elementwise kernel CUDA launches (tracer revision 14), then the convolutions refitted on their profiled class
 # (CONV_EFF 0.6 -> 0.9 with CONV_PASS_FIXED_S 5 us a pass; the stems and the host constants refitted after): VGG-16
-# 0.84-1.16x -> 0.91-1.03x, the UNets and ResNets nearer; GPT-2 (held out) 0.70-0.96x -> 0.69-0.94x
+# 0.84-1.16x -> 0.91-1.03x, the UNets and ResNets nearer; GPT-2 (held out) 0.70-0.96x -> 0.69-0.94x; a grouped
+# convolution's kernels take the same fixed time a pass (ResNeXt-50, held out, 0.79x -> 0.81x at batch 64)
 
 
 def op_graph_step(group: str) -> Callable[[], Verdict]:

@@ -261,3 +261,23 @@ def test_a_depthwise_backward_keeps_the_calibration_cards_bandwidth_share():
     bwd = Op("convolution_backward", OpClass.CONV, Phase.BACKWARD, "bf16", 2e6, 2 * nbytes, nbytes, bwd_shape.to_row())
     assert opcost.op_time(fwd, geforce_like) < opcost.op_time(fwd, base)
     assert opcost.op_time(bwd, geforce_like) == pytest.approx(opcost.op_time(bwd, base))
+
+
+def test_a_grouped_convolution_takes_a_kernels_fixed_time_a_pass():
+    """ResNeXt's grouped convolutions run on tensor cores as dense ones do: each implicit GEMM (the forward, each
+    gradient of a backward) one kernel of CONV_PASS_FIXED_S beside its FLOPs."""
+    from dataclasses import replace
+
+    from bench.models import hardware
+
+    r = opcost.Rates.of(hardware())
+    shape = ConvShape(64, 256, 28, 28, 256, 3, 3, 32, 28, 28, TensorLayout.NHWC, ConvGradients.FORWARD)
+    fwd = Op("convolution", OpClass.CONV, Phase.FORWARD, "bf16", 2.0 * 64 * 28 * 28 * 256 * 8 * 9, 1e6, 1e6,
+             shape.to_row())
+    both = ConvGradients.INPUT | ConvGradients.WEIGHT
+    bwd = replace(fwd, name="convolution_backward", phase=Phase.BACKWARD, flops=2 * fwd.flops,
+                  shape=replace(shape, gradients=both).to_row())
+    with cal.override(CONV_PASS_FIXED_S=0.0):
+        bare = (opcost.op_time(fwd, r), opcost.op_time(bwd, r))
+    assert opcost.op_time(fwd, r) - bare[0] == pytest.approx(cal.CONV_PASS_FIXED_S)
+    assert opcost.op_time(bwd, r) - bare[1] == pytest.approx(2 * cal.CONV_PASS_FIXED_S)

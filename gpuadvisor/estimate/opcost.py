@@ -551,7 +551,8 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
         return _nchw_grouped_s(op, shape, r, rate, t_mem)
     if per_group >= 4:  # grouped (ResNeXt): tensor cores, each group's channels padded to one MMA's width
         fill = min(1.0, per_group / cal.GROUP_MMA_CHANNELS)
-        return max(op.flops / (rate * r.conv_eff * fill), t_mem) + extra
+        return (max(op.flops / (rate * r.conv_eff * fill), t_mem) + extra
+                + cal.CONV_PASS_FIXED_S * _passes(op, shape))  # a kernel a pass, as a dense convolution's
     if groups > 1 and shape.layout is TensorLayout.NCHW and not cudnn_depthwise(shape, op.dtype):
         # PyTorch's own CUDA kernels (_conv_depthwise2d): FLOPs at a small share of the FP32 rate, no transposes
         fp32 = r.cuda_core_rate(rate)
@@ -604,6 +605,14 @@ def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float,
     return sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
                                  k_ramp=cal.CONV_K_RAMP * r.ramp_scale) + cal.CONV_PASS_FIXED_S
                for m, nn, kk in passes)
+
+
+def _passes(op: Op, shape: ConvShape) -> int:
+    """The implicit GEMMs a convolution op runs: its forward's, or one per gradient (input, weight) a backward
+    computes."""
+    if op.phase is Phase.FORWARD:
+        return 1
+    return bool(shape.gradients & ConvGradients.INPUT) + bool(shape.gradients & ConvGradients.WEIGHT)
 
 
 def _bias_grad_s(op: Op, shape: ConvShape, r: Rates) -> float:
