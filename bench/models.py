@@ -147,25 +147,40 @@ def _calibration_graphs(cases: list[dict[str, Any]] | None) -> list[tuple[dict[s
             if not c.get("held_out")]
 
 
+def class_time(ops: Any, classes: tuple[str, ...], rates: Any, training: bool) -> float:
+    """The pricer's GPU time of the ops of `classes` as PyTorch's profiler attributes it: a convolution backward's
+    bias gradient (opcost.conv_bias_grad_s), priced within the convolution op, is the profiler's reduction class."""
+    from gpuadvisor.estimate.graph import OpClass
+    from gpuadvisor.estimate.opcost import conv_bias_grad_s, op_time
+
+    t = sum(op_time(op, rates, training=training) * op.count for op in ops if op.cls.value in classes)
+    moved = sum(conv_bias_grad_s(op, rates) * op.count for op in ops if op.cls is OpClass.CONV)
+    if "reduction" in classes and "conv" not in classes:
+        t += moved
+    elif "conv" in classes and "reduction" not in classes:
+        t -= moved
+    return t
+
+
 def fit_gpu_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
     """Each of GPU_FITS's constants: coordinate descent over their grids (from each grid's middle value, until no
     constant moves) to the least mean |log(estimate / profiled)| GPU time of their classes over the calibration
     split (held-out cases are never read)."""
     from gpuadvisor.estimate import calibration as cal
-    from gpuadvisor.estimate.opcost import Rates, op_time
+    from gpuadvisor.estimate.opcost import Rates
 
     r = Rates.of(hardware())
     rows = _calibration_graphs(cases)
     out: dict[str, float] = {}
     for classes, grids in GPU_FITS.items():
-        used = [([op for op in g.ops if op.cls.value in classes], g.mode.value == "training",
-                 sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes)) for c, g in rows]
+        used = [([op for op in g.ops if op.cls.value in classes or op.cls.value == "conv"],
+                 g.mode.value == "training", sum(c["profiled_s_by_class"].get(k, 0.0) for k in classes))
+                for c, g in rows]
         used = [u for u in used if u[2] >= FIT_MIN_CLASS_S]
 
-        def err(values: dict[str, float], used: list[Any] = used) -> float:
+        def err(values: dict[str, float], used: list[Any] = used, classes: tuple[str, ...] = classes) -> float:
             with cal.override(**values):
-                return sum(abs(math.log(sum(op_time(op, r, training=t) * op.count for op in ops) / prof))
-                           for ops, t, prof in used) / len(used)
+                return sum(abs(math.log(class_time(ops, classes, r, t) / prof)) for ops, t, prof in used) / len(used)
 
         best = {name: grid[len(grid) // 2] for name, grid in grids.items()}
         for _ in range(6):

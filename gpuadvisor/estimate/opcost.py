@@ -613,6 +613,14 @@ def _passes(op: Op, shape: ConvShape) -> int:
     return bool(shape.gradients & ConvGradients.INPUT) + bool(shape.gradients & ConvGradients.WEIGHT)
 
 
+def conv_bias_grad_s(op: Op, r: Rates) -> float:
+    """The part of a convolution op's time that is its bias gradient (0 for any other op): a sum over the output's
+    gradient that PyTorch runs after cuDNN's kernels (`convolution_backward`: `grad_output.sum(...)`), which its
+    profiler counts as a reduction (aten::sum) where this pricer prices it within the convolution op."""
+    shape = op.named_shape
+    return _bias_grad_s(op, shape, r) if isinstance(shape, ConvShape) else 0.0
+
+
 def _bias_grad_s(op: Op, shape: ConvShape, r: Rates) -> float:
     """The bias gradient, where a backward computes one: a pass over the output gradient, as a reduction."""
     if not shape.gradients & ConvGradients.BIAS or not r.bandwidth:
