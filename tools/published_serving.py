@@ -228,9 +228,9 @@ OPENINFER_5090 = {"url": "https://github.com/openinfer-project/openinfer/blob/6d
 #: 256-token prompt, 13.3 ms, is the front-end plus one step of one token; less that step, the decode step of one
 #: sequence the page measured (TPOT p50 6.65 ms at 1 request/s): 6.65 ms
 OPENINFER_5090_FRONTEND_MS = round(13.3 - 6.65, 2)
-OPENINFER_FRONTEND_NOTE = ("front-end of this host 6.65 ms: the page's Test 2 warm (prefix-cache hit) TTFT of 256 "
-                           "tokens 13.3 ms less one decode step of one sequence (Test 1 TPOT p50 at 1 request/s, "
-                           "6.65 ms)")
+OPENINFER_FRONTEND_NOTE = (f"front-end of this host {OPENINFER_5090_FRONTEND_MS:g} ms: the page's Test 2 warm "
+                           "(prefix-cache hit) TTFT of 256 tokens 13.3 ms less one decode step of one sequence "
+                           "(Test 1 TPOT p50 at 1 request/s, 6.65 ms)")
 WMX_L4 = {"url": "https://ai.wmx.dev/benchmarks",
           "document": "ai.wmx.dev, 'Benchmark results' of serving/raw-vllm (commit 8e78aaa; read 2026-12-05), "
                       "'Results: concurrency sweep'"}

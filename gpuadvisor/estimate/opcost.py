@@ -436,10 +436,11 @@ def pool_work_s(op: Op, shape: StreamShape | None, r: Rates) -> float:
     base + per tap x taps of its kind, direction and layout (calibration.opgraph.POOL_KERNELS, from
     lab/data/h100-pool-ops-2026-12-05), taps the window's for a forward and the mean count of windows covering an
     input (window / stride taps, at least 1) for a backward; on another card x Rates.thread_scale. 0 for any other
-    op, or a pool traced before its window was recorded (tracer revision 13)."""
-    kind = POOL_OPS.get(op.name)
-    if kind is None or shape is None or shape.window_taps is None or shape.stride_taps is None:
+    op (the tracer records a window on the 2-D pools alone: trace.classify.POOL_ARGS), or a pool traced before its
+    window was recorded (tracer revision 13)."""
+    if shape is None or shape.window_taps is None or shape.stride_taps is None:
         return 0.0
+    kind = "max" if op.name.startswith("max_pool") else "avg"
     backward = op.name.endswith("_backward")
     stride = max(shape.stride_taps, 1.0)
     if backward:
@@ -449,11 +450,6 @@ def pool_work_s(op: Op, shape: StreamShape | None, r: Rates) -> float:
     layout = "nchw" if r.nchw_norms else "nhwc"
     base, per_tap = POOL_KERNELS[(kind, "backward" if backward else "forward", layout)]
     return elements * (base + per_tap * taps) * 1e-12 * r.thread_scale
-
-
-#: PyTorch's 2-D pooling ops priced by their work (pool_work_s): name -> kind
-POOL_OPS = {"max_pool2d_with_indices": "max", "max_pool2d_with_indices_backward": "max",
-            "avg_pool2d": "avg", "avg_pool2d_backward": "avg"}
 
 
 @prices(OpClass.REDUCTION)

@@ -17,7 +17,7 @@ from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
 from gpuadvisor.estimate.conv_backend import bias_added_apart
-from gpuadvisor.estimate.graph import Op, OpClass, OpShape, Phase, TensorLayout
+from gpuadvisor.estimate.graph import ConvShape, Op, OpClass, OpShape, Phase, TensorLayout
 from gpuadvisor.estimate.kernels import attention_flops
 from gpuadvisor.estimate.trace.torchlib import import_torch
 
@@ -233,8 +233,8 @@ class Recorder(TorchDispatchMode):
         bias = args[2] if len(args) > 2 else None
         if not isinstance(bias, torch.Tensor) or not isinstance(out, torch.Tensor):
             return
-        shape = C.conv_shape("convolution", args, out)
-        if not bias_added_apart(shape, conv.dtype):
+        shape = conv.named_shape
+        if not isinstance(shape, ConvShape) or not bias_added_apart(shape, conv.dtype):
             return
         y = C.tensor_bytes(out)
         row = C.stream_shape("add_", OpClass.ELEMENTWISE, (out, bias), [out, bias], [out])
