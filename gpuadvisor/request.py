@@ -28,6 +28,7 @@ from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.limits import in_range
 from gpuadvisor.estimate.compute_result import StepEngineName
 from gpuadvisor.estimate.serve.profiles import engine_names, engine_specs, is_serve_engine, serve_engine
+from gpuadvisor.modelref import Source, parse_ref
 from gpuadvisor.strenum import StrEnum
 from gpuadvisor.workload import Mode, Workload
 
@@ -278,15 +279,27 @@ def _traced(r: EstimateRequest) -> bool:
     return bool(r.workload.model.is_traced)
 
 
+def _reads_tokens(r: EstimateRequest) -> bool:
+    """A sequence length shapes the model's input: a language model, or a traced Hugging Face model (the only
+    traced source whose builder reads one; torchvision, timm, torchaudio and file models take --input)."""
+    if not _traced(r):
+        return True
+    ref = parse_ref(r.workload.model.trace or "")
+    return ref is not None and ref.source is Source.HF
+
+
 def _kind(*kinds: Question) -> Callable[[EstimateRequest], bool]:
     return lambda r: r.kind in kinds
 
 
 #: field -> (applies to the request?, where it applies, in the user's words)
 APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
-    "seq_len": (lambda r: r.workload.mode != Mode.INFERENCE, "training, LoRA, QLoRA and scoring (inference: "
-                                                           "--input-len)"),
-    "input_len": (lambda r: r.workload.mode == Mode.INFERENCE, "--mode inference (training and scoring: --seq)"),
+    "seq_len": (lambda r: r.workload.mode != Mode.INFERENCE and _reads_tokens(r),
+                "training, LoRA, QLoRA and scoring of a model that reads tokens (inference: --input-len; "
+                "torchvision, timm, torchaudio and file models: --input)"),
+    "input_len": (lambda r: r.workload.mode == Mode.INFERENCE and _reads_tokens(r),
+                  "--mode inference of a model that reads tokens (training and scoring: --seq; torchvision, timm, "
+                  "torchaudio and file models: --input)"),
     "output_len": (_inference_decoder, "a decoder in --mode inference"),
     "optimizer": (_training, "training, LoRA and QLoRA"),
     "pure": (_training, "training, LoRA and QLoRA"),

@@ -86,7 +86,7 @@ def test_api_serving_and_training_questions():
 VALUES = {"--seq": "512", "--input-len": "500", "--output-len": "50", "--optimizer": "sgd", "--pure": None,
           "--checkpointing": None, "--tokens": "1e9", "--samples": "1e6", "--sharding": "fsdp", "--lora-rank": "8",
           "--lora-targets": "attn", "--scoring": "loss", "--quant": "awq", "--channels-last": None,
-          "--freeze": "fc.*", "--trainable": "fc.*", "--input": "3x224x224", "--engine": "eager", "--users": "4",
+          "--freeze": "fc.*", "--trainable": "fc.*", "--input": "3x192x192", "--engine": "eager", "--users": "4",
           "--concurrency": "4",
           "--offload": None, "--host-bw": "40", "--probe": "tests/data/h100-probe.json", "--mfu": "0.5",
           "--bw-eff": "0.8", "--rate": "2", "--lengths": "sharegpt", "--requests": "50", "--seed": "3",
@@ -105,6 +105,7 @@ BASES = {
     "training step": ["llama-3.2-1b", "--mode", "training"],
     "scoring step": ["llama-3.2-1b", "--mode", "scoring"],
     "traced training": ["torchvision:resnet50", "--mode", "training"],
+    "traced inference": ["torchvision:resnet50"],
 }
 
 

@@ -28,6 +28,9 @@ ADDED = sorted(path for folder in ("h100-rnn-new-2026-12-05", "h100-rnn-new2-202
                for path in (ROOT / "lab" / "data" / folder).glob("*-[0-9].json"))
 #: the vision cases again, three runs of 50 steps each (2026-12-05): their first run's 10 steps had spread up to 178 %
 VISION = sorted((ROOT / "lab" / "data" / "h100-vision-unseen-2026-12-05").glob("vision-*-[0-9].json"))
+#: GoogLeNet and Inception-v4, estimated before they ran (lab/data/h100-pools-new-2026-12-05/predicted.json), three
+#: runs of 50 steps each (2026-12-05): cases this file adds
+POOLS = sorted((ROOT / "lab" / "data" / "h100-pools-new-2026-12-05").glob("*-[0-9].json"))
 RECURRENT = "lab/models/"
 
 
@@ -36,11 +39,11 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
-    """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's and
-    VISION's) where more than one did (a recurrent case always), and ADDED's cases appended."""
+    """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
+    and POOLS') where more than one did (a recurrent case always), and ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for path in (FIRST, *LATER, *ADDED, *VISION):
+    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
