@@ -38,6 +38,16 @@ def test_the_gate_passes_and_binds_the_table(monkeypatch):
         assert not G.pool_kernels().passed, scale
 
 
+def test_shapes_no_fit_saw_hold_their_measured_accuracy():
+    """Stride-1 max pools and Inception-v4's average pools, measured after the models that have them were
+    estimated: NCHW within, channels-last stride-1 max pools overpriced (the gate states by how much)."""
+    verdict = G.pool_kernels_unseen()
+    assert verdict.passed, verdict.detail
+    from bench import pools
+
+    assert all(0.75 <= x <= 1.25 for x in pools.unseen_ratios("nchw"))
+
+
 def test_a_stream_row_keeps_its_window_and_old_rows_still_load():
     shape = StreamShape(1.6e6, StreamLayout.DENSE, 9.0, 4.0)
     assert StreamShape.from_row(shape.to_row()) == shape

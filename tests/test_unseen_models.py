@@ -70,14 +70,15 @@ def test_the_recurrent_cases_are_the_median_of_their_runs():
 
 
 def test_the_vision_cases_are_the_median_of_their_runs():
-    """Each vision case's time is the median of four H100 runs: one of 10 steps (2026-11-27), three of 50
-    (2026-12-05)."""
+    """Each vision case's time is the median of its H100 runs: one of 10 steps (2026-11-27) and three of 50
+    (2026-12-05), or, for GoogLeNet and Inception-v4 (measured after their estimates were recorded), three of 50."""
     import statistics
 
     rows = [c for c in unseen.load() if "lab/models/" not in c["spec"]]
-    assert len(rows) == 14
+    added = ("torchvision:googlenet", "timm:inception_v4")
+    assert len(rows) == 18 and sum(c["spec"] in added for c in rows) == 4
     for c in rows:
-        assert [r["timed_steps"] for r in c["runs"]] == [10, 50, 50, 50]
+        assert [r["timed_steps"] for r in c["runs"]] == ([50, 50, 50] if c["spec"] in added else [10, 50, 50, 50])
         assert c["time_s"] == statistics.median(r["time_s"] for r in c["runs"])
 
 

@@ -304,10 +304,10 @@ def unseen_summary() -> list[str]:
     env = json.loads(unseen.MEASURED.read_text())["env"]
     out = ["## Models nobody here measured before (H100, 2026-11-27 and 2026-12-05)", "",
            f"{env['device']}, driver {env['driver']}, PyTorch {env['torch']}, `lab/measure_models.py --unseen`, read "
-           "by no fit; median of 3-6 runs (vision 4), six estimated before "
+           "by no fit; median of 3-6 runs, eight models estimated before "
            "they ran:", ""]
     for family, test in (("recurrent (LSTM, GRU, 1-3 layers)", lambda c: "lab/models/" in c),
-                         ("vision (7 architectures the fitted set lacks)",
+                         ("vision (9 architectures the fitted set lacks)",
                           lambda c: "lab/models/" not in c)):
         sub = [r for r in rs if test(r.case["spec"])]
         inside = sum(0.8 <= r.time_ratio <= 1.25 for r in sub)
@@ -565,8 +565,12 @@ def main(argv: list[str] | None = None) -> int:
                    "6.2 ms of its 18.9 ms, went 0.66x -> 0.96x (0.91x once the convolutions were refitted with "
                    "their bias adds traced), 11 of 14. GoogLeNet and Inception-v4 were added "
                    "after that, their estimates committed before any run "
-                   "(`lab/data/h100-pools-new-2026-12-05/predicted.json`); they have not run on a GPU yet, so they "
-                   "are not in the table."
+                   "(`lab/data/h100-pools-new-2026-12-05/predicted.json`, the estimator before the convolutions' "
+                   "refit), then three H100 runs of 50 steps each: recorded beforehand GoogLeNet 1.85x and 1.14x "
+                   "(batch 32 and 128), Inception-v4 1.23x (training) and 1.05x; the estimator of today 1.85x, "
+                   "1.13x, 1.20x and 0.98x. GoogLeNet at batch 32 is host time on a host whose dispatch probe read "
+                   "6 us an op, against the calibration host's 10: 1.09x priced for it. Their pools' shapes, timed "
+                   "alone in the same call, are in docs/nchw.md."
                    "\n\n" + unseen.table(unseen.evaluate(), _probed())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "
