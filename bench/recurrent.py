@@ -50,25 +50,40 @@ def fit_rnn_backward_call(path: Path = CALLS) -> dict[str, float]:
 
 
 def fit_rnn_persist_step(path: Path = CALLS) -> dict[str, float]:
-    """RNN_PERSIST_STEP_S, a time step's least cost inside cuDNN's persistent training kernel: the value, on a
-    0.1 us grid from 0 to 5 us, with the least mean |log(estimate / measured)| over the training calls of every
-    length that run persistent on the card they ran on (kernels.rnn_runs_persistent: the grid's hidden-128 calls
-    and its one-layer LSTM of hidden 1,024 at batch 64, 45 in all). A hidden-128 LSTM's 256 steps train in about
-    the time of one: those calls are mostly their set-up."""
-    values = [round(i * 1e-7, 7) for i in range(151)]
-    return {"RNN_PERSIST_STEP_S": _grid_fit("RNN_PERSIST_STEP_S", values, path, lambda r: r["persistent"])}
+    """The persistent training kernels' per-step floors (opcost._rnn_step_s), each with the least mean
+    |log(estimate / measured)| over the training calls that run it on the card they ran on
+    (kernels.rnn_persist_algo): RNN_PERSIST_ROW_S over the small-hidden kernel's LSTM calls and
+    RNN_PERSIST_GRU_ROW_S over its GRU calls (hidden 128, 20 each; each error is its own calls'), on a 0.5 ns grid
+    from 0 to 20 ns, then RNN_PERSIST_STEP_S on a 0.1 us grid from 0 to
+    10 us over the static kernel's (the one-layer LSTM of hidden 1,024 at batch 64, 5). A hidden-128 LSTM's 256
+    steps at batch 64 train in about the time of one: its calls are mostly their set-up; at batch 512 they are not."""
+    rows = [round(i * 5e-10, 10) for i in range(41)]
+    small = "persist_static_small_h"
+    out = {"RNN_PERSIST_ROW_S": _grid_fit("RNN_PERSIST_ROW_S", rows, path,
+                                          lambda r: r["algo"] == small and r["call"].startswith("LSTM")),
+           "RNN_PERSIST_GRU_ROW_S": _grid_fit("RNN_PERSIST_GRU_ROW_S", rows, path,
+                                              lambda r: r["algo"] == small and r["call"].startswith("GRU"))}
+    steps = [round(i * 1e-7, 7) for i in range(101)]
+    out["RNN_PERSIST_STEP_S"] = _grid_fit("RNN_PERSIST_STEP_S", steps, path,
+                                          lambda r: r["algo"] == "persist_static")
+    return out
+
+
+def _mean_log_error(values: dict[str, float], path: Path, selected: Any) -> float:
+    """Mean |log(estimate / measured)| of the training calls of `path` that `selected` keeps, with `values`."""
+    from gpuadvisor.estimate import calibration as cal
+
+    with cal.override(**values):
+        ratios = [r["ratio"] for r in call_ratios(path) if r["phase"] == "training" and selected(r)]
+    return sum(abs(math.log(x)) for x in ratios) / len(ratios)
 
 
 def _grid_fit(name: str, values: list[float], path: Path, selected: Any) -> float:
     """The first of `values` for the constant `name` with the least mean |log(estimate / measured)| over the
     training calls of `path` that `selected` keeps."""
-    from gpuadvisor.estimate import calibration as cal
-
     best, best_err = 0.0, math.inf
     for value in values:
-        with cal.override(**{name: value}):
-            ratios = [r["ratio"] for r in call_ratios(path) if r["phase"] == "training" and selected(r)]
-        err = sum(abs(math.log(x)) for x in ratios) / len(ratios)
+        err = _mean_log_error({name: value}, path, selected)
         if err < best_err - 1e-12:
             best, best_err = value, err
     return best
@@ -128,15 +143,16 @@ def call_ratios(path: Path = CALLS, card: str | None = None) -> list[dict[str, A
         shape = (r["batch"], r["steps"], r["hidden"], r["hidden"], r["layers"], 4 if r["mode"] == "LSTM" else 3, 1)
         forward = Op("rnn", OpClass.RECURRENT, Phase.FORWARD, "bf16", 0.0, 0.0, 0.0, shape)
         backward = Op("rnn", OpClass.RECURRENT, Phase.BACKWARD, "bf16", 0.0, 0.0, 0.0, shape)
-        persistent = kernels.rnn_runs_persistent(RecurrentShape.from_row(shape), backward=False, dtype="bf16",
-                                                 compute_capability=rates.compute_capability, sms=rates.sms)
+        algo = kernels.rnn_persist_algo(RecurrentShape.from_row(shape), backward=False, dtype="bf16",
+                                        compute_capability=rates.compute_capability, sms=rates.sms)
         inference = _call_s([forward], rates, training=False, host_scale=host_scale)
         training = _call_s([forward, backward], rates, training=True, host_scale=host_scale)
         name = f"{r['mode']} h{r['hidden']} x{r['layers']} b{r['batch']} t{r['steps']}"
         for phase, estimate, measured in (("inference", inference, r["inference_s"]),
                                           ("training", training, r["training_s"] - _harness_s(data, r))):
             out.append({"call": name, "steps": r["steps"], "phase": phase, "estimate_s": estimate,
-                        "measured_s": measured, "ratio": estimate / measured, "persistent": persistent})
+                        "measured_s": measured, "ratio": estimate / measured, "persistent": algo is not None,
+                        "algo": algo.value if algo else None})
     return out
 
 

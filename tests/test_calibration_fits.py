@@ -317,7 +317,7 @@ def _rnn_backward_call() -> dict[str, float]:
     return fit_rnn_backward_call()
 
 
-@fit("RNN_PERSIST_STEP_S")
+@fit("RNN_PERSIST_STEP_S", "RNN_PERSIST_ROW_S", "RNN_PERSIST_GRU_ROW_S")
 def _rnn_persist_step() -> dict[str, float]:
     from bench.recurrent import fit_rnn_persist_step
 
@@ -339,7 +339,8 @@ def test_every_measured_or_fitted_constant_has_a_recomputation():
 
 #: the fits that take seconds (a cross-card sweep, the recurrent call grids): doc-sync checks of the table against
 #: its files, run with the slow suite (CI runs both) to keep the default suite within its time
-SLOW_FITS = {"CONV_EFF_NATIVE_MMA", "RNN_PERSIST_STEP_S", "RNN_BACKWARD_CALL_S"}
+SLOW_FITS = {"CONV_EFF_NATIVE_MMA", "RNN_PERSIST_STEP_S", "RNN_PERSIST_ROW_S", "RNN_PERSIST_GRU_ROW_S",
+             "RNN_BACKWARD_CALL_S"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_FITS else n

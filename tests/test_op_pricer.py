@@ -170,13 +170,14 @@ def test_which_training_rnn_calls_run_one_persistent_kernel(shape, backward, dty
 
 def test_an_rnn_calls_set_up_is_the_hosts_and_a_persistent_step_costs_no_launch():
     """Set-up is host work (recurrent_host_s) done before the first launch, not on the GPU's timeline; inside a
-    persistent training kernel a step costs RNN_PERSIST_STEP_S, launched it costs RNN_STEP_FLOOR_S."""
+    small-hidden persistent training kernel a step costs RNN_PERSIST_ROW_S a batch row, launched it costs
+    RNN_STEP_FLOOR_S."""
     rates = opcost.Rates.of(_h100())
     shape = _rnn(128)
     fwd = Op("rnn", OpClass.RECURRENT, Phase.FORWARD, "bf16", 0.0, 0.0, 0.0, shape.to_row())
     inference, training = opcost.op_time(fwd, rates), opcost.op_time(fwd, rates, training=True)
     assert inference > 64 * cal.RNN_STEP_FLOOR_S > cal.RNN_LAYER_CALL_S
-    assert 64 * cal.RNN_PERSIST_STEP_S <= training < 64 * cal.RNN_STEP_FLOOR_S
+    assert 64 * shape.batch * cal.RNN_PERSIST_ROW_S <= training < 64 * cal.RNN_STEP_FLOOR_S
     assert opcost.recurrent_host_s(fwd, rates, True) == pytest.approx(cal.RNN_LAYER_CALL_S)
     assert opcost.recurrent_host_s(fwd, rates, False) == pytest.approx(cal.RNN_LAYER_CALL_S
                                                                        + 64 * cal.RNN_STEP_FLOOR_S)

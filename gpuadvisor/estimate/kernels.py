@@ -26,6 +26,7 @@ import math
 
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.graph import AttentionShape, RecurrentShape
+from gpuadvisor.strenum import StrEnum
 
 ALIGN_ELEMS = 8  # tensor-core GEMM paths need every dimension a multiple of 16 bytes (8 bf16 elements)
 # the calibrated figures this module used to define, now read from the calibration table
@@ -153,10 +154,25 @@ def rnn_inference_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode
     return elem_bytes * s.batch * s.hidden_size * s.steps * rows, s.layers * s.directions * per_layer
 
 
+class RnnPersistAlgo(StrEnum):
+    """cuDNN's persistent RNN algorithms PyTorch picks for training calls (RNN.cpp get_algo)."""
+
+    SMALL_H = "persist_static_small_h"  # hidden <= 192 (gated, forward): the weights in each CTA's registers
+    STATIC = "persist_static"  # one-layer half-precision calls of hidden a multiple of 128, up to 1,024
+
+
 def rnn_runs_persistent(shape: RecurrentShape, *, backward: bool, dtype: str, compute_capability: str | None,
                         sms: int | None) -> bool:
-    """Whether a training call of cuDNN's fused RNN runs its time steps inside one persistent kernel rather than
-    launching each step's GEMM and cell kernels from the host: PyTorch's algorithm choice (aten/src/ATen/native/
+    """Whether a training call of cuDNN's fused RNN runs its time steps inside one persistent kernel
+    (rnn_persist_algo)."""
+    return rnn_persist_algo(shape, backward=backward, dtype=dtype, compute_capability=compute_capability,
+                            sms=sms) is not None
+
+
+def rnn_persist_algo(shape: RecurrentShape, *, backward: bool, dtype: str, compute_capability: str | None,
+                     sms: int | None) -> RnnPersistAlgo | None:
+    """Which persistent kernel a training call of cuDNN's fused RNN runs its time steps inside, or None where it
+    launches each step's GEMM and cell kernels from the host: PyTorch's algorithm choice (aten/src/ATen/native/
     cudnn/RNN.cpp get_algo @ 00fc08aa: PERSIST_STATIC_SMALL_H for LSTM/GRU of hidden <= 192 forward and <= 128
     backward, plain RNNs <= 384 and <= 256, on cc >= 6.0; PERSIST_STATIC for fp16 one-layer unidirectional calls
     of hidden and input multiples of 128 up to 1,024, on cc 7.0 by batch and length, on cc >= 8.0 with >= 98 SMs
@@ -167,23 +183,24 @@ def rnn_runs_persistent(shape: RecurrentShape, *, backward: bool, dtype: str, co
     a hidden-128 LSTM's inference runs 20 GEMMs and 20 cell kernels for 20 steps, its training one RNN_blockPersist
     kernel each way)."""
     if not compute_capability:
-        return False
+        return None
     try:
         major, minor = (int(x) for x in compute_capability.split(".")[:2])
     except ValueError:
-        return False
+        return None
     hidden = shape.hidden_size
     gated = shape.gates > 1  # LSTM (4 gates) and GRU (3); plain tanh/ReLU RNNs have one
     small_h = (128 if backward else 192) if gated else (256 if backward else 384)
     if major >= 6 and hidden <= small_h:
-        return True
+        return RnnPersistAlgo.SMALL_H
     if dtype not in ("fp16", "bf16") or shape.layers != 1 or shape.directions != 1 or hidden > 1024 or hidden % 128 \
             or shape.input_size % 128:
-        return False
+        return None
     batch, steps = int(shape.batch), shape.steps
     if major == 7:
-        return minor != 5 and ((batch % 16 == 0 and batch not in (80, 112)) or batch == 8) and (
+        static = minor != 5 and ((batch % 16 == 0 and batch not in (80, 112)) or batch == 8) and (
             (steps >= 40 and batch <= 128) or (steps >= 20 and batch <= 96) or (steps >= 10 and batch <= 32))
-    if major >= 8 and (sms or 0) >= 98 and minor != 6 and shape.gates != 3:
-        return batch % 8 == 0 and batch <= 128 and (shape.gates == 4 or batch < 96 or hidden < 896)
-    return False
+    else:
+        static = major >= 8 and (sms or 0) >= 98 and minor != 6 and shape.gates != 3 and batch % 8 == 0 \
+            and batch <= 128 and (shape.gates == 4 or batch < 96 or hidden < 896)
+    return RnnPersistAlgo.STATIC if static else None

@@ -18,8 +18,8 @@ shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layou
   cannot hold those copies cuDNN runs a workspace-free kernel instead (conv_fallback).
 * attention: FlashAttention's FLOPs (causal triangle halved) at kernels.attention_rate.
 * recurrent (cuDNN LSTM/GRU): the input projections of all steps as one GEMM, then one small GEMM per
-  time step and layer, never faster than RNN_STEP_FLOOR_S where each step is launched on its own, or
-  RNN_PERSIST_STEP_S inside a persistent training kernel (kernels.rnn_runs_persistent); the backward does twice
+  time step and layer, never faster than RNN_STEP_FLOOR_S where each step is launched on its own, or its
+  persistent kernel's floor inside a training call (_rnn_step_s, kernels.rnn_persist_algo); the backward does twice
   the work. Each layer of a call sets up once (RNN_LAYER_CALL_S), a backward call once more
   (RNN_BACKWARD_CALL_S): host time (recurrent_host_s), before the call's first launch, while the GPU runs what was
   queued before it.
@@ -318,8 +318,8 @@ def attention_time(op: Op, shape: AttentionShape | None, r: Rates, training: boo
 def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: bool) -> float:
     """The GPU's timeline of cuDNN's fused RNN: the input projections of all steps as one GEMM, then one small GEMM
     per time step and layer, never faster than RNN_STEP_FLOOR_S where each step is launched on its own (the stream
-    waits on every launch), RNN_PERSIST_STEP_S where a training call runs its steps in one persistent kernel
-    (kernels.rnn_runs_persistent); the backward does twice the work. The call's set-up is the host's
+    waits on every launch), or its persistent kernel's floor where a training call runs its steps in one
+    (_rnn_step_s); the backward does twice the work. The call's set-up is the host's
     (recurrent_host_s): charged here too, it made a GPU-bound step pay it twice (the encoder-decoder GRU's training
     at batch 256, 1.31x)."""
     rate = r.rate(op.dtype)
@@ -340,13 +340,20 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
 
 def _rnn_step_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> tuple[float, float]:
     """One time step of one layer and direction as (its math, its floor). Inside a persistent training kernel
-    (kernels.rnn_runs_persistent): the math from on-chip weights at the card's rate, the kernel's grid-wide wait
+    (kernels.rnn_persist_algo): the math from on-chip weights at the card's rate, and a floor by algorithm. The
+    small-hidden kernel holds each gate's weights in its CTAs' registers and walks the batch's rows through them, so
+    a step goes with the rows (RNN_PERSIST_ROW_S; a GRU's, RNN_PERSIST_GRU_ROW_S, which applies its reset gate to
+    the state's projection before the candidate: a second dependent pass). The static kernel waits grid-wide
     between steps (RNN_PERSIST_STEP_S). Launched: its small GEMM, the step's latency (RNN_STEP_FLOOR_S)."""
     rate = r.rate(op.dtype)
-    if training and kernels.rnn_runs_persistent(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
-                                                compute_capability=r.compute_capability, sms=r.sms):
-        return 2.0 * shape.batch * shape.gates * shape.hidden_size**2 / rate, cal.RNN_PERSIST_STEP_S
-    return _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)), cal.RNN_STEP_FLOOR_S
+    algo = kernels.rnn_persist_algo(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
+                                    compute_capability=r.compute_capability, sms=r.sms) if training else None
+    if algo is None:
+        return _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)), cal.RNN_STEP_FLOOR_S
+    math_s = 2.0 * shape.batch * shape.gates * shape.hidden_size**2 / rate
+    if algo is kernels.RnnPersistAlgo.STATIC:
+        return math_s, cal.RNN_PERSIST_STEP_S
+    return math_s, shape.batch * (cal.RNN_PERSIST_GRU_ROW_S if shape.gates == 3 else cal.RNN_PERSIST_ROW_S)
 
 
 def recurrent_latency_s(op: Op, r: Rates, training: bool) -> float:

@@ -160,14 +160,26 @@ CONSTANTS = (
              "(its small GEMM and cell kernel, latency-bound)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-step term of a least-squares line through 80 inference calls on an H200, "
              "rounded to 1 us (bench.recurrent.fit_rnn_call); was 25 us set by hand"),
-    Constant("RNN_PERSIST_STEP_S", 2.8e-6, "s", "one time step of one cuDNN RNN layer in a training call that "
-             "runs its steps inside one persistent kernel (kernels.rnn_runs_persistent), at the least: the kernel's "
-             "grid-wide wait between steps", "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED,
-             "the value on a 0.1 us grid with the least mean |log error| of the 45 persistent training calls "
-             "(hidden 128, and the one-layer LSTM of hidden 1,024 at batch 64; 1-256 steps) on an H200, the training "
-             "harness's own time taken off (bench.recurrent.fit_rnn_persist_step), fitted jointly with "
-             "RNN_BACKWARD_CALL_S; 3.1 us with the harness left in; before, these calls' steps were priced as "
-             "launched ones (19 us) and calls of over 16 steps were left ungated"),
+    Constant("RNN_PERSIST_STEP_S", 7e-6, "s", "one time step of one cuDNN RNN layer in a training call that "
+             "runs its steps inside cuDNN's static persistent kernel (kernels.rnn_persist_algo: one-layer calls of "
+             "hidden a multiple of 128, up to 1,024), at the least: the kernel's grid-wide wait between steps",
+             "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED,
+             "the value on a 0.1 us grid with the least mean |log error| of the static kernel's training calls on an "
+             "H200 (the one-layer LSTM of hidden 1,024 at batch 64, 1-256 steps), the training harness's own time "
+             "taken off (bench.recurrent.fit_rnn_persist_step); 2.8 us while one floor priced both persistent "
+             "kernels, and the small-hidden one's long calls came out 0.46x-1.7x by batch"),
+    Constant("RNN_PERSIST_ROW_S", 6e-9, "s per batch row", "one batch row of one time step of one LSTM (or plain RNN) "
+             "layer inside cuDNN's small-hidden persistent training kernel (kernels.rnn_persist_algo: hidden <= 192 "
+             "forward, <= 128 backward), whose CTAs hold the weights in registers and walk the rows through them",
+             "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED,
+             "on a 0.5 ns grid, the least mean |log error| of the small-hidden kernel's 20 LSTM training calls "
+             "on an H200 (hidden 128, 1-2 layers, batch 64 and 512, 1-256 steps), the "
+             "harness's own time taken off (bench.recurrent.fit_rnn_persist_step): at 256 steps the calls of batch "
+             "512 take 2-3x the time of batch 64's beyond their set-up"),
+    Constant("RNN_PERSIST_GRU_ROW_S", 8e-9, "s per batch row", "RNN_PERSIST_ROW_S for a GRU layer, whose reset gate "
+             "scales the state's projection before the candidate is formed: a second dependent pass each step",
+             "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED,
+             "as RNN_PERSIST_ROW_S, over the kernel's 20 GRU training calls"),
     Constant("RNN_LAYER_CALL_S", 6e-4, "s", "one layer of one cuDNN RNN call, before its first time step "
              "(descriptors, workspace, set-up launches)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-layer term of a least-squares line through 80 inference calls (LSTM and GRU, "
