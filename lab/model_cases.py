@@ -77,6 +77,9 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     # added 2026-12-05 (late), after the RNN inference workspace's floor per layer and direction was fitted
     ("lab/models/char_gru.py:build", (64, 256), (64, 256), {}),
     ("lab/models/lstm_sensor.py:build", (64, 512), (64, 512), {}),
+    # added 2026-12-05 (later), after the small-hidden persistent kernel's step was priced by its batch rows
+    ("lab/models/lstm_forecast.py:build", (256, 1024), (256, 1024), {}),
+    ("lab/models/gru_activity.py:build", (512, 2048), (512, 2048), {}),
     ("torchvision:inception_v3", (), (32, 128), {**CL, "input": [3, 299, 299]}),
     ("torchvision:efficientnet_v2_s", (32, 128), (), CL),
     ("torchvision:swin_v2_t", (32, 64), (), {}),

@@ -5,7 +5,8 @@ costs (descriptors, workspace, the host's setup) from what each time step and la
 cell's elementwise kernel, launched one after the other). Wall time per call between CUDA events, median of 20,
 after 5 warm-ups; the peak memory of one training call too.
 
-  python3 -m lab.rnn_calls --out $OUT/rnn_calls.json [--hidden 128,256,768,1024] [--layers 1,2,3,4] [--kernels]
+  python3 -m lab.rnn_calls --out $OUT/rnn_calls.json [--hidden 128,256,768,1024] [--layers 1,2,3,4]
+      [--batches 64,512] [--steps 1,4,16,64,256] [--kernels]
 
 --kernels adds, per mode and hidden size (1 layer, batch 64, 64 steps), what the profiler saw of one inference and
 one training call: CUDA kernels launched and their summed device time, to tell a call that launches every time step
@@ -63,14 +64,14 @@ def phases(mode: str, hidden: int, layers: int, bidirectional: bool = False):
     return rnn, infer, train
 
 
-def harness_calls(hiddens: tuple[int, ...]) -> list[dict]:
+def harness_calls(hiddens: tuple[int, ...], batches: tuple[int, ...] = (64, 512)) -> list[dict]:
     """The training harness with a Linear layer where the RNN was (autocast, the forward, `.float().sum()`, the
     backward through autograd's engine): the time a training call spends outside cuDNN's RNN, which a model's own
     graph prices as its other ops and its step's fixed host time."""
     out = []
     for hidden in hiddens:
         lin = torch.nn.Linear(hidden, hidden).cuda()
-        for batch in (64, 512):
+        for batch in batches:
             for steps in (1, 64):
                 x = torch.randn(batch, steps, hidden, device="cuda")
 
@@ -131,8 +132,12 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--hidden", default="128,1024", help="hidden sizes, comma-separated")
     ap.add_argument("--layers", default="1,2", help="layer counts, comma-separated")
+    ap.add_argument("--batches", default="64,512", help="batch sizes, comma-separated")
+    ap.add_argument("--steps", default="1,4,16,64,256", help="time steps, comma-separated")
     ap.add_argument("--kernels", action="store_true", help="also profile one call per mode and hidden size")
     a = ap.parse_args()
+    batches = tuple(int(x) for x in a.batches.split(","))
+    step_counts = tuple(int(x) for x in a.steps.split(","))
     hiddens = tuple(int(x) for x in a.hidden.split(","))
     layer_counts = tuple(int(x) for x in a.layers.split(","))
     torch.backends.cudnn.benchmark = True
@@ -140,9 +145,9 @@ def main() -> int:
     for mode in ("LSTM", "GRU"):
         for hidden in hiddens:
             for layers in layer_counts:
-                for batch in (64, 512):
+                for batch in batches:
                     rnn, infer, train = phases(mode, hidden, layers)
-                    for steps in (1, 4, 16, 64, 256):
+                    for steps in step_counts:
                         x = torch.randn(batch, steps, hidden, device="cuda")
                         xb = x.to(torch.bfloat16)
                         t_inf, h_inf = time_call(functools.partial(infer, xb))
@@ -158,7 +163,7 @@ def main() -> int:
                               f"(host {h_inf*1e3:.3f}), train {t_train*1e3:.3f} ms (host {h_train*1e3:.3f})",
                               flush=True)
                     rnn.zero_grad(set_to_none=True)
-    harness = harness_calls(hiddens)
+    harness = harness_calls(hiddens, batches)
     import datetime
     import subprocess
 
