@@ -133,6 +133,7 @@ GPU_FITS: dict[tuple[str, ...], dict[str, tuple[float, ...]]] = {
                 "LN_BW_EFF": (0.7, 0.8, 0.9, 1.0, 1.1, 1.2),
                 "LN_ROW_BYTES": (400, 800, 1200, 1600, 2000, 2400, 3200)},
     ("reduction",): {"REDUCTION_BW_EFF": (0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0)},
+    ("gemm",): {"MISALIGNED_EVEN_SLOWDOWN": (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)},
     ("elementwise",): {"STREAM_BW_EFF": (0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0, 1.05, 1.1),
                        "STRIDED_BW_EFF": (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)},
 }

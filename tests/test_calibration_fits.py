@@ -181,7 +181,7 @@ def overlap_exponent() -> dict[str, float]:
 
 
 @fit("CONV_EFF", "CUDA_CORE_CONV_EFF", "CONV_PASS_FIXED_S", "NORM_BW_EFF", "BN_STATS_PASSES", "NORM_BWD_PASSES",
-     "LN_BW_EFF", "LN_ROW_BYTES", "REDUCTION_BW_EFF", "STREAM_BW_EFF", "STRIDED_BW_EFF")
+     "LN_BW_EFF", "LN_ROW_BYTES", "REDUCTION_BW_EFF", "STREAM_BW_EFF", "STRIDED_BW_EFF", "MISALIGNED_EVEN_SLOWDOWN")
 @functools.lru_cache(maxsize=1)
 def _op_model_gpu() -> dict[str, float]:
     """The op cost model's per-class GPU fits over the calibration split of tests/data/models-h100.json."""

@@ -56,6 +56,16 @@ def split_k(m: float, n: float, k: float, sms: int | None) -> int:
     return max(1, min(sms // tiles, int(k // cal.SPLIT_K_MIN)))
 
 
+def misaligned_slowdown(n: float, k: float) -> float:
+    """The rate divisor of a GEMM whose output width `n` or inner dimension `k` is not a multiple of ALIGN_ELEMS
+    (the token count m can be anything: the rows stay aligned). cuBLAS picks its kernels by the widest vector both
+    leading dimensions allow: with even dimensions (4- or 8-byte vectors, BERT's 30,522 vocabulary)
+    MISALIGNED_EVEN_SLOWDOWN, with an odd one (2-byte loads, GPT-2's 50,257) MISALIGNED_SLOWDOWN."""
+    if not (n % ALIGN_ELEMS or k % ALIGN_ELEMS):
+        return 1.0
+    return cal.MISALIGNED_EVEN_SLOWDOWN if n % 2 == 0 and k % 2 == 0 else cal.MISALIGNED_SLOWDOWN
+
+
 def gemm_time(m: float, n: float, k: float, *, rate: float, bandwidth: float, sms: int | None,
               elem_bytes: float = 2.0, k_ramp: float | None = None) -> float:
     """Seconds of one (m x k) @ (k x n) product at `rate` FLOP/s (large-GEMM) and `bandwidth` B/s.
@@ -69,8 +79,7 @@ def gemm_time(m: float, n: float, k: float, *, rate: float, bandwidth: float, sm
     tiles = math.ceil(m / cal.TILE_M) * math.ceil(n / cal.TILE_N) * splits
     ramp = cal.K_RAMP if k_ramp is None else k_ramp
     eff = (_waves(tiles, sms) if sms else 1.0) * ks / (ks + ramp)
-    if n % ALIGN_ELEMS or k % ALIGN_ELEMS:  # m is the token count: any value keeps the rows aligned
-        eff /= cal.MISALIGNED_SLOWDOWN
+    eff /= misaligned_slowdown(n, k)
     t_compute = 2.0 * m * n * k / (rate * eff)
     t_memory = (elem_bytes * (m * k + n * k + m * n) + (2 * 4.0 * m * n * splits if splits > 1 else 0.0)) / bandwidth
     return max(t_compute, t_memory)

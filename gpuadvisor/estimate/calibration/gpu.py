@@ -54,9 +54,16 @@ CONSTANTS = (
              "tests/data/models-h100.json (GEMM class of the profiled training steps)", Method.ASSUMPTION,
              "cuBLAS's heuristics are not public; set where weight-gradient GEMMs of ViT and ConvNeXt training match "
              "their profiled GEMM time"),
-    Constant("MISALIGNED_SLOWDOWN", 3.0, "x", "rate divisor for a GEMM with a dimension that is not a multiple of "
-             "8 elements (no 16-byte tensor-core path; GPT-2's 50257 vocabulary)", "-", Method.ASSUMPTION,
-             "not yet measured: lab/bench_kernels.py times 50257 against 50304 for the next device run"),
+    Constant("MISALIGNED_SLOWDOWN", 3.0, "x", "rate divisor for a GEMM with an odd dimension (no vector wider "
+             "than one element: GPT-2's 50,257 vocabulary; kernels.misaligned_slowdown)", "-", Method.ASSUMPTION,
+             "not yet measured: lab/bench_kernels.py times 50257 against 50304 for the next device run; GPT-2's "
+             "profiles (held out) point to about 5"),
+    Constant("MISALIGNED_EVEN_SLOWDOWN", 2.0, "x", "rate divisor for a GEMM whose dimensions are even but not all "
+             "multiples of 8 elements (4- or 8-byte vectors, no 16-byte tensor-core path: BERT's 30,522 and "
+             "DeBERTa's 128,100 vocabularies; kernels.misaligned_slowdown)", "tests/data/models-h100.json",
+             Method.FITTED, "the grid value (1-3) with the least mean |log(estimate / profiled)| GEMM time of the "
+             "calibration split (bench.models.fit_gpu_constants); they had been priced at MISALIGNED_SLOWDOWN's 3, "
+             "their GEMM class 1.2-1.3x of its profile"),
     Constant("ATTN_HEAD_RAMP", 34, "head_dim", "head dimension at which the flash kernel's softmax/rescale work "
              "equals its matmul work: rate x hd / (hd + ATTN_HEAD_RAMP)", f"{DECODE_A}, {DECODE_B} (SDPA sweeps)",
              Method.NOT_REPRODUCIBLE, "fitted to the SDPA sweeps with the two sequence ramps; a log-space refit of "
