@@ -105,8 +105,15 @@ BASES = {
     "training step": ["llama-3.2-1b", "--mode", "training"],
     "scoring step": ["llama-3.2-1b", "--mode", "scoring"],
     "traced training": ["torchvision:resnet50", "--mode", "training"],
-    "traced inference": ["torchvision:resnet50"],
 }
+
+
+@pytest.mark.parametrize("argv", [["--input-len", "512"], ["--mode", "training", "--seq", "512"]])
+def test_a_sequence_length_is_refused_for_a_model_that_reads_no_tokens(capsys, argv):
+    """torchvision, timm, torchaudio and file models take --input; a sequence length would change nothing."""
+    rc = main(["estimate", "torchvision:resnet50", *argv, "--json"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "--input" in err
 
 
 def test_the_flag_table_covers_every_estimate_flag():
