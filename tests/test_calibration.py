@@ -196,25 +196,35 @@ ESTIMATE_MODULES = sorted(".".join(p.relative_to(ROOT).with_suffix("").parts) fo
                           if p.name not in ("__init__.py", "__main__.py"))
 
 
-def test_each_estimate_module_imports_alone():
-    """In a fresh interpreter, each module imports first (no partially initialized module on the way). The
-    interpreters run side by side (most of their time is Python's start and PyTorch's import). The tracer's recording
-    modules need PyTorch (the [trace] extra) and are checked where it is installed."""
+def _import_each_alone(modules: list[str]) -> list[str]:
+    """Each module imported first in a fresh interpreter, side by side (most of their time is Python's start and
+    PyTorch's import): the failures, a line each."""
     from concurrent.futures import ThreadPoolExecutor
-
-    try:
-        import torch  # noqa: F401
-        modules = ESTIMATE_MODULES
-    except ImportError:
-        modules = [m for m in ESTIMATE_MODULES if m.rsplit(".", 1)[-1] not in NEEDS_TORCH]
-    assert len(modules) > 40
 
     def imports(module: str) -> str:
         r = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, cwd=ROOT)
         return "" if r.returncode == 0 else f"{module}: {r.stderr.strip().splitlines()[-1:]}"
 
     with ThreadPoolExecutor(max_workers=max(2, 2 * (os.cpu_count() or 1))) as pool:
-        failures = [f for f in pool.map(imports, modules) if f]
+        return [f for f in pool.map(imports, modules) if f]
+
+
+def test_each_estimate_module_imports_alone():
+    """In a fresh interpreter, each module imports first (no partially initialized module on the way)."""
+    modules = [m for m in ESTIMATE_MODULES if m.rsplit(".", 1)[-1] not in NEEDS_TORCH]
+    assert len(modules) > 40
+    failures = _import_each_alone(modules)
+    assert not failures, failures
+
+
+@pytest.mark.slow  # five fresh interpreters that import PyTorch: 3 s each
+def test_each_recording_module_imports_alone():
+    """The tracer's recording modules, each imported first in a fresh interpreter; they need PyTorch (the [trace]
+    extra), checked where it is installed."""
+    pytest.importorskip("torch", reason="the tracer's recording modules need PyTorch (the [trace] extra)")
+    modules = [m for m in ESTIMATE_MODULES if m.rsplit(".", 1)[-1] in NEEDS_TORCH]
+    assert len(modules) == len(NEEDS_TORCH)
+    failures = _import_each_alone(modules)
     assert not failures, failures
 
 
