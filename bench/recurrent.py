@@ -69,6 +69,14 @@ def fit_rnn_persist_step(path: Path = CALLS) -> dict[str, float]:
     return out
 
 
+def one_persist_floor(floor_s: float, batch: int) -> dict[str, float]:
+    """Calibration overrides that price every persistent RNN step at one floor of `floor_s`, as before the
+    small-hidden kernel's step went with its batch rows (a model's calls share its `batch`): to reproduce estimates
+    recorded then, and to set that model beside today's."""
+    return {"RNN_PERSIST_STEP_S": floor_s, "RNN_PERSIST_ROW_S": floor_s / batch,
+            "RNN_PERSIST_GRU_ROW_S": floor_s / batch}
+
+
 def _mean_log_error(values: dict[str, float], path: Path, selected: Any) -> float:
     """Mean |log(estimate / measured)| of the training calls of `path` that `selected` keeps, with `values`."""
     from gpuadvisor.estimate import calibration as cal

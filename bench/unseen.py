@@ -38,11 +38,12 @@ def stored_graphs() -> Iterator[None]:
         graphstore._shipped_graph.cache_clear()
 
 
-def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
+def evaluate(cases: list[dict[str, Any]] | None = None, card: str | None = None) -> list[Result]:
+    """Each case estimated on `card`'s datasheet (the H100 SXM's by default: where the cases were measured)."""
     from gpuadvisor.core.errors import UserError
     from gpuadvisor.estimate import estimate_compute, estimate_memory
 
-    hw = hardware()
+    hw = hardware(card) if card else hardware()
     out = []
     with stored_graphs():
         for c in cases if cases is not None else load():

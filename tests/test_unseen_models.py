@@ -84,18 +84,17 @@ def test_the_vision_cases_are_the_median_of_their_runs():
 
 def _as_recorded(predicted: list[dict], floor_s: float = 2.8e-6, **constants: float) -> dict[tuple, object]:
     """Today's estimates of the predicted cases with a persistent RNN step priced as it was when they were recorded:
-    one floor for both persistent kernels (RNN_PERSIST_STEP_S, `floor_s`), where the small-hidden kernel's now goes
-    with the batch's rows (RNN_PERSIST_ROW_S, fitted on the H200's call sweep after these runs): a model's calls
-    share its batch, so that floor is `floor_s` / batch a row. `constants`: others as they were that day."""
+    one floor for both persistent kernels (bench.recurrent.one_persist_floor), where the small-hidden kernel's now
+    goes with the batch's rows (RNN_PERSIST_ROW_S, fitted on the H200's call sweep after these runs). `constants`:
+    others as they were that day."""
+    from bench.recurrent import one_persist_floor
     from gpuadvisor.estimate import calibration as cal
 
     cases = {(c["spec"], c["mode"], c["batch"]): c for c in unseen.load()}
     out = {}
     for p in predicted:
         key = (p["spec"], p["mode"], p["batch"])
-        per_row = floor_s / p["batch"]
-        with cal.override(RNN_PERSIST_STEP_S=floor_s, RNN_PERSIST_ROW_S=per_row, RNN_PERSIST_GRU_ROW_S=per_row,
-                          **constants):
+        with cal.override(**one_persist_floor(floor_s, p["batch"]), **constants):
             out[key] = unseen.evaluate([cases[key]])[0]
     return out
 
