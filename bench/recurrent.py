@@ -20,6 +20,11 @@ CALLS_H100 = REPO / "lab/data/h100-rnn-calls-2026-12-05/rnn_calls.json"
 #: the sweep at hidden 128 over 1-4 layers on an H100 (dispatch probe 10.0 us an op): whether one layer's set-up and
 #: steps add up over deeper stacks (calls_check), never fitted
 CALLS_H100_LAYERS = REPO / "lab/data/h100-rnn-layers-2026-12-05/rnn_calls_layers.json"
+#: the small-hidden kernel's shapes (hidden 64, 96 and 160, 1 and 2 layers, batch 16-1,024, 64 and 256 steps) on an
+#: H100 whose dispatch probe read 6.3 us an op (2026-12-06), run after RNN_PERSIST_ROW_S was fitted on the H200's:
+#: never fitted. Its inference steps, at 12 us against the H200 sweep's 19, showed a launched step to be the host's
+#: time (opcost._rnn_step_s)
+CALLS_H100_ROWS = REPO / "lab/data/h100-rnn-rows-2026-12-05/rnn_calls_rows.json"
 
 
 def fit_rnn_call(path: Path = CALLS) -> dict[str, float]:
@@ -75,6 +80,15 @@ def one_persist_floor(floor_s: float, batch: int) -> dict[str, float]:
     recorded then, and to set that model beside today's."""
     return {"RNN_PERSIST_STEP_S": floor_s, "RNN_PERSIST_ROW_S": floor_s / batch,
             "RNN_PERSIST_GRU_ROW_S": floor_s / batch}
+
+
+def launched_step_on_gpu() -> dict[str, float]:
+    """Calibration overrides that keep a launched inference step on the GPU at RNN_STEP_FLOOR_S, as before
+    2026-12-06, when the step became the host's issuing (scaled by the host's dispatch probe): to reproduce
+    estimates recorded before then."""
+    from gpuadvisor.estimate import calibration as cal
+
+    return {"RNN_LAUNCHED_STEP_GPU_S": float(cal.RNN_STEP_FLOOR_S)}
 
 
 def _mean_log_error(values: dict[str, float], path: Path, selected: Any) -> float:

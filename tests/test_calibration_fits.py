@@ -295,6 +295,14 @@ def _rnn_call() -> dict[str, float]:
     return fit_rnn_call()
 
 
+@fit("MISALIGNED_SLOWDOWN")
+def _misaligned_gemm() -> dict[str, float]:
+    """bf16 GEMMs of an odd vocabulary against their padded twins on an H100 (lab/misaligned_gemm.py)."""
+    from bench.gemm_alignment import fitted
+
+    return fitted()
+
+
 @fit("DTENSOR_HOST_FACTOR")
 def dtensor() -> dict[str, float]:
     """Issue time of a step on a one-GPU DTensor mesh over the plain step's, two H200 hosts."""

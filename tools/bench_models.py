@@ -46,10 +46,25 @@ def section(per_case: bool = True) -> str:
                    f"{x['median_abs_time_error']:.0%} | {x['worst_time']:.2f}x | {x['worst_memory']:.2f}x |")
     out += ["", "The target (90 % of all cases within ±25 % and ±10 %, none past 1.5x) is met. "
             "`torchaudio:wav2vec2_base` is traced where a torchaudio matches PyTorch.", "",
-            "NVIDIA's published ResNet-50 results on the A100, V100 and T4 are in the cross-card set (below, and "
-            "[docs/cross-card.md](docs/cross-card.md)).", ""]
+            gemm_alignment_line(), ""]
     out += [v.table(rs), ""] if per_case else ["Every case: [docs/model-accuracy.md](docs/model-accuracy.md).", ""]
     return "\n".join(out)
+
+
+def gemm_alignment_line() -> str:
+    """The unaligned GEMMs timed against their padded twins (bench.gemm_alignment), in one line."""
+    from bench import gemm_alignment
+
+    run = gemm_alignment.load()
+    bf16 = [r for r in run["ratios"] if r["dtype"] == "bf16"]
+
+    def span(cases: tuple[str, ...]) -> str:
+        xs = [float(r["slowdown"]) for r in bf16 if r["case"] in cases]
+        return f"{min(xs):.1f}-{max(xs):.1f}x"
+
+    return (f"Unaligned bf16 GEMMs (H100, {run['date_utc'][:10]}, lab/data/h100-gemm-align-2026-12-06): odd "
+            f"vocabularies {span(gemm_alignment.ODD_CASES)} the padded, even {span(gemm_alignment.EVEN_CASES)} "
+            f"(MISALIGNED_SLOWDOWN {gemm_alignment.fitted()['MISALIGNED_SLOWDOWN']:.1f}).")
 
 
 def main() -> int:

@@ -31,6 +31,10 @@ VISION = sorted((ROOT / "lab" / "data" / "h100-vision-unseen-2026-12-05").glob("
 #: GoogLeNet and Inception-v4, estimated before they ran (lab/data/h100-pools-new-2026-12-05/predicted.json), three
 #: runs of 50 steps each (2026-12-05): cases this file adds
 POOLS = sorted((ROOT / "lab" / "data" / "h100-pools-new-2026-12-05").glob("*-[0-9].json"))
+#: the LSTM forecaster and the bidirectional GRU written after the small-hidden persistent kernel's step went with the
+#: batch's rows, estimated before they ran (lab/data/h100-rnn-rows-2026-12-05/predicted.json), three runs of 50 steps
+#: each (2026-12-06): cases this file adds
+ROWS = sorted((ROOT / "lab" / "data" / "h100-rnn-rows-2026-12-05").glob("*-[0-9].json"))
 RECURRENT = "lab/models/"
 
 
@@ -40,10 +44,10 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
-    and POOLS') where more than one did (a recurrent case always), and ADDED's cases appended."""
+    POOLS' and ROWS') where more than one did (a recurrent case always), and ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS):
+    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:

@@ -344,12 +344,17 @@ def _rnn_step_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> tupl
     small-hidden kernel holds each gate's weights in its CTAs' registers and walks the batch's rows through them, so
     a step goes with the rows (RNN_PERSIST_ROW_S; a GRU's, RNN_PERSIST_GRU_ROW_S, which applies its reset gate to
     the state's projection before the candidate: a second dependent pass). The static kernel waits grid-wide
-    between steps (RNN_PERSIST_STEP_S). Launched: its small GEMM, the step's latency (RNN_STEP_FLOOR_S)."""
+    between steps (RNN_PERSIST_STEP_S). Launched: its small GEMM, and the step's latency: in training
+    RNN_STEP_FLOOR_S on the GPU; in inference RNN_LAUNCHED_STEP_GPU_S, the host's issuing being the step
+    (recurrent_host_s)."""
     rate = r.rate(op.dtype)
     algo = kernels.rnn_persist_algo(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
                                     compute_capability=r.compute_capability, sms=r.sms) if training else None
     if algo is None:
-        return _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)), cal.RNN_STEP_FLOOR_S
+        # an inference step waits on the host issuing its kernels (recurrent_host_s: RNN_STEP_FLOOR_S on the
+        # calibration host, scaled by the host's dispatch probe); the GPU's own part is its kernels' floors
+        floor = cal.RNN_STEP_FLOOR_S if training else cal.RNN_LAUNCHED_STEP_GPU_S
+        return _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)), floor
     math_s = 2.0 * shape.batch * shape.gates * shape.hidden_size**2 / rate
     if algo is kernels.RnnPersistAlgo.STATIC:
         return math_s, cal.RNN_PERSIST_STEP_S
@@ -583,13 +588,13 @@ def stem_slowdown(shape: ConvShape, dtype: str) -> float:
     WIDE_STEM_SLOWDOWN (cuDNN's fp16 first-layer kernels, which bf16 lacks: an H100's ResNet stem takes 0.61-0.68 ms
     in fp16, 1.84-1.86 in bf16, lab/data/h100-conv-stem-2026-12-05), a 16-bit patchify (a filter of 4 or more
     whose stride is its width: ViT's 16x16/16, ConvNeXt's 4x4/4) by PATCHIFY_SLOWDOWN, any other by
-    MISALIGNED_SLOWDOWN."""
+    MISALIGNED_CONV_SLOWDOWN."""
     wide = shape.kernel_height * shape.kernel_width >= 49 and shape.stride < shape.kernel_width  # not a patchify
     if wide and dtype in ("fp16", "bf16"):
         return cal.WIDE_STEM_SLOWDOWN_FP16 if dtype == "fp16" else cal.WIDE_STEM_SLOWDOWN_BF16
     if shape.stride == shape.kernel_width >= 4 and dtype in ("fp16", "bf16"):  # a patchify: ViT's, ConvNeXt's
         return cal.PATCHIFY_SLOWDOWN
-    return cal.MISALIGNED_SLOWDOWN
+    return cal.MISALIGNED_CONV_SLOWDOWN
 
 
 def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float, k: float, *,

@@ -54,16 +54,25 @@ CONSTANTS = (
              "tests/data/models-h100.json (GEMM class of the profiled training steps)", Method.ASSUMPTION,
              "cuBLAS's heuristics are not public; set where weight-gradient GEMMs of ViT and ConvNeXt training match "
              "their profiled GEMM time"),
-    Constant("MISALIGNED_SLOWDOWN", 3.0, "x", "rate divisor for a GEMM with an odd dimension (no vector wider "
-             "than one element: GPT-2's 50,257 vocabulary; kernels.misaligned_slowdown)", "-", Method.ASSUMPTION,
-             "not yet measured: lab/bench_kernels.py times 50257 against 50304 for the next device run; GPT-2's "
-             "profiles (held out) point to about 5"),
+    Constant("MISALIGNED_SLOWDOWN", 5.0, "x", "rate divisor for a GEMM with an odd dimension (no vector wider "
+             "than one element: GPT-2's 50,257 vocabulary; kernels.misaligned_slowdown)",
+             "lab/data/h100-gemm-align-2026-12-06/misaligned_gemm.json", Method.MEASURED,
+             "the geometric mean, rounded to 0.25, of the time per FLOP over the padded twin's of a bf16 language-"
+             "model head's three products (forward, input and weight gradients) at 8,192 tokens, vocabularies 50,257 "
+             "and 1,001 against 50,304 and 1,008, on an H100 (bench.gemm_alignment.fitted: 4.94; GPT-2's head "
+             "5.0-7.1x, 4.4-6.3x at 1,024 tokens; the 1,001-wide one 3.3-5.8x, 1.7-2.1x at 1,024 tokens, where its "
+             "padded twin is slow too). Was 3.0, assumed: GPT-2's held-out profiles had pointed to about 5"),
+    Constant("MISALIGNED_CONV_SLOWDOWN", 3.0, "x", "rate divisor for a 16-bit convolution whose input channels are "
+             "not a multiple of 8 and that is neither a wide stem nor a patchify (opcost.stem_slowdown)", "-",
+             Method.ASSUMPTION, "MISALIGNED_SLOWDOWN's assumed value before that was measured on GEMMs (2026-12-06); "
+             "the convolution kernels' own penalty is not measured, and no stored set binds it"),
     Constant("MISALIGNED_EVEN_SLOWDOWN", 2.0, "x", "rate divisor for a GEMM whose dimensions are even but not all "
              "multiples of 8 elements (4- or 8-byte vectors, no 16-byte tensor-core path: BERT's 30,522 and "
              "DeBERTa's 128,100 vocabularies; kernels.misaligned_slowdown)", "tests/data/models-h100.json",
              Method.FITTED, "the grid value (1-3) with the least mean |log(estimate / profiled)| GEMM time of the "
              "calibration split (bench.models.fit_gpu_constants); they had been priced at MISALIGNED_SLOWDOWN's 3, "
-             "their GEMM class 1.2-1.3x of its profile"),
+             "their GEMM class 1.2-1.3x of its profile. Timed alone on an H100 (bench.gemm_alignment, vocabularies "
+             "30,522 and 1,002 against 30,528 and 1,008, bf16): 2.0x at 1,024 tokens, 2.6x at 8,192"),
     Constant("ATTN_HEAD_RAMP", 34, "head_dim", "head dimension at which the flash kernel's softmax/rescale work "
              "equals its matmul work: rate x hd / (hd + ATTN_HEAD_RAMP)", f"{DECODE_A}, {DECODE_B} (SDPA sweeps)",
              Method.NOT_REPRODUCIBLE, "fitted to the SDPA sweeps with the two sequence ramps; a log-space refit of "

@@ -157,9 +157,18 @@ CONSTANTS = (
     Constant("GATHER_BW_EFF", 0.5, "fraction", "gathers and scatters (embeddings, GNN messages) against streaming "
              "bandwidth", "-", Method.ASSUMPTION, "set by hand, not fitted"),
     Constant("RNN_STEP_FLOOR_S", 19e-6, "s", "one time step of one cuDNN RNN layer in the forward, at the least "
-             "(its small GEMM and cell kernel, latency-bound)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
+             "(its small GEMM and cell kernel, latency-bound). In inference it is the calibration host's time to issue "
+             "the step's kernels, and scales with the host's dispatch probe: five call sweeps on four hosts ran their "
+             "inference steps at 1.8-2.1x the probe's op time (12 us on a host probing 6.3, 18 on ones probing 10)",
+             "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-step term of a least-squares line through 80 inference calls on an H200, "
              "rounded to 1 us (bench.recurrent.fit_rnn_call); was 25 us set by hand"),
+    Constant("RNN_LAUNCHED_STEP_GPU_S", 5e-6, "s", "the GPU's own part of an inference RNN time step the host "
+             "issues (opcost._rnn_step_s): its two kernels, the state's GEMM and the cell's, at OP_KERNEL_FLOOR_S "
+             "each", "-", Method.ASSUMPTION, "2 x OP_KERNEL_FLOOR_S; the steps wait on the host (RNN_STEP_FLOOR_S), "
+             "which hides this on every stored set. Was RNN_STEP_FLOOR_S itself until 2026-12-06, which held a "
+             "faster host's inference steps at the calibration host's (the small-hidden sweep's inference calls "
+             "34 of 72 within 0.8x-1.25x, 67 of 72 since)"),
     Constant("RNN_PERSIST_STEP_S", 7e-6, "s", "one time step of one cuDNN RNN layer in a training call that "
              "runs its steps inside cuDNN's static persistent kernel (kernels.rnn_persist_algo: one-layer calls of "
              "hidden a multiple of 128, up to 1,024), at the least: the kernel's grid-wide wait between steps",
