@@ -80,6 +80,8 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     # added 2026-12-05 (later), after the small-hidden persistent kernel's step was priced by its batch rows
     ("lab/models/lstm_forecast.py:build", (256, 1024), (256, 1024), {}),
     ("lab/models/gru_activity.py:build", (512, 2048), (512, 2048), {}),
+    # added 2026-12-06, after a launched inference RNN step became the host's issuing (scaled by the dispatch probe)
+    ("lab/models/gru_review.py:build", (32, 128), (32, 128), {}),
     ("torchvision:inception_v3", (), (32, 128), {**CL, "input": [3, 299, 299]}),
     ("torchvision:efficientnet_v2_s", (32, 128), (), CL),
     ("torchvision:swin_v2_t", (32, 64), (), {}),
