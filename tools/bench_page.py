@@ -304,7 +304,7 @@ def unseen_summary() -> list[str]:
     env = json.loads(unseen.MEASURED.read_text())["env"]
     out = ["## Models nobody here measured before (H100, 2026-11-27 to 2026-12-06)", "",
            f"{env['device']}, driver {env['driver']}, PyTorch {env['torch']}, `lab/measure_models.py --unseen`, read "
-           "by no fit; median of 3-6 runs, ten models estimated before "
+           "by no fit; median of 3-6 runs, 11 models estimated before "
            "they ran:", ""]
     for family, test in (("recurrent (LSTM, GRU, 1-3 layers)", lambda c: "lab/models/" in c),
                          ("vision (9 architectures the fitted set lacks)",

@@ -35,6 +35,9 @@ POOLS = sorted((ROOT / "lab" / "data" / "h100-pools-new-2026-12-05").glob("*-[0-
 #: batch's rows, estimated before they ran (lab/data/h100-rnn-rows-2026-12-05/predicted.json), three runs of 50 steps
 #: each (2026-12-06): cases this file adds
 ROWS = sorted((ROOT / "lab" / "data" / "h100-rnn-rows-2026-12-05").glob("*-[0-9].json"))
+#: the GRU review classifier written after a launched inference step became the host's issuing, estimated before it
+#: ran (lab/data/h100-rnn-host-2026-12-06/predicted.json), three runs of 50 steps (2026-12-06): cases this file adds
+HOST = sorted((ROOT / "lab" / "data" / "h100-rnn-host-2026-12-06").glob("*-[0-9].json"))
 RECURRENT = "lab/models/"
 
 
@@ -44,10 +47,10 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
-    POOLS' and ROWS') where more than one did (a recurrent case always), and ADDED's cases appended."""
+    POOLS', ROWS' and HOST's) where more than one did (a recurrent case always), and ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS):
+    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
