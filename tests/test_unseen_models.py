@@ -163,9 +163,10 @@ def test_the_models_written_after_the_workspace_floor_were_estimated_before_they
 def test_the_models_written_after_the_row_priced_step_were_estimated_before_they_were_measured():
     """lab/data/h100-rnn-rows-2026-12-05/predicted.json: the forecaster LSTM's and the activity GRU's estimates,
     committed (951c45f) before their three H100 runs of 2026-12-06; today's estimate, a launched inference step
-    priced on the GPU and an odd GEMM's slowdown at the assumed 3.0 as then, is the same figure. Out of sample they came out 3 of 8 within 0.8x-1.25x (training
-    1.13x, 1.66x, 0.97x, 1.24x; inference 1.35x-1.40x, its steps held at the calibration host's issuing time), and
-    the one floor they were set against (predicted-one-floor.json) 2 of 8 (the GRU's training at batch 2,048 0.37x)."""
+    priced on the GPU and an odd GEMM's slowdown at the assumed 3.0 as then, is the same figure. Out of sample they
+    came out 3 of 8 within 0.8x-1.25x (training 1.13x, 1.66x, 0.97x, 1.24x; inference 1.35x-1.40x, its steps held at
+    the calibration host's issuing time), and the one floor they were set against (predicted-one-floor.json) 2 of 8
+    (the GRU's training at batch 2,048 0.37x)."""
     import json
 
     from bench import REPO
