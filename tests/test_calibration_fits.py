@@ -17,8 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.models import workload_v1
-from gpuadvisor.estimate import HardwareFigures, calibration, estimate_compute, kernels
+from gpuadvisor.estimate import calibration, kernels
 from gpuadvisor.estimate.calibration import Method
 from gpuadvisor.estimate.engines import _touched_weight_bytes
 from gpuadvisor.estimate.memory import kv_cache_bytes
@@ -156,28 +155,18 @@ def attention_plan() -> dict[str, float]:
 
 @fit("OVERLAP_P")
 def overlap_exponent() -> dict[str, float]:
-    """The exponent of {1.5, 2, 3, 4, 8} with the least RMS relative error of the 30 v1 cases' prefill and
-    step times (as tools/validate_time.py estimates them: eager, datasheet H100)."""
-    from gpuadvisor.catalog import load_catalog
+    """The exponent of {1.5, 2, 3, 4, 8} with the least mean |error| of the prefill, scoring and training-step times
+    of tools/validate_time.py that are not held out (eager, datasheet H100)."""
+    from tools import validate_time
 
-    hw = HardwareFigures.from_card(load_catalog().get("H100 SXM5 80GB"))
-    cases = []
-    for rec in _load("validation-h100.json")["records"]:
-        m = rec.get("measured") or {}
-        meas = (m.get("prefill_ms") or m.get("forward_ms") or m.get("step_ms") or m.get("time_ms") or 0) / 1e3
-        if meas:
-            cases.append((workload_v1(rec), meas))
-    assert len(cases) == 30
-    rms = {}
+    errors = {}
     for p in (1.5, 2, 3, 4, 8):
         with calibration.override(OVERLAP_P=p):
-            errs = []
-            for w, meas in cases:
-                ce = estimate_compute(w, hw, engine="eager")
-                est = ce.prefill_time_s if w.mode in ("inference", "scoring") else ce.step_time_s
-                errs.append(est / meas - 1)
-        rms[p] = math.sqrt(statistics.mean(e * e for e in errs))
-    return {"OVERLAP_P": min(rms, key=rms.__getitem__)}
+            _, phases, _ = validate_time.collect()
+        rows = [r for r in phases if r["phase"] in ("prefill", "scoring", "training step") and not r["held_out"]]
+        assert len(rows) == 95
+        errors[p] = statistics.mean(abs(r["err"]) for r in rows)
+    return {"OVERLAP_P": min(errors, key=errors.__getitem__)}
 
 
 @fit("CONV_EFF", "CUDA_CORE_CONV_EFF", "CONV_PASS_FIXED_S", "NORM_BW_EFF", "BN_STATS_PASSES", "NORM_BWD_PASSES",
