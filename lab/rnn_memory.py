@@ -8,11 +8,12 @@ forward's peak less before and outputs, and what stays allocated after it, less 
 Also the CUDA context of an idle PyTorch process: device memory used (mem_get_info) after torch.cuda.init() and one
 small kernel, less before (another process holds none of this GPU).
 
-  python3 -m lab.rnn_memory --out $OUT/rnn_memory.json [--grid small]
+  python3 -m lab.rnn_memory --out $OUT/rnn_memory.json [--grid small|steps]
 
 --grid small: the hidden sizes whose training calls cuDNN runs in persistent kernels (PyTorch's PERSIST_STATIC_SMALL_H:
 hidden <= 192 forward, <= 128 backward), one and two layers, one and two directions, and the keyword GRU's own call
-(lab/models/gru_keyword.py), whose training peak the large-hidden grid's fit missed by 30-40 %.
+(lab/models/gru_keyword.py), whose training peak the large-hidden grid's fit missed by 30-40 %. --grid steps: 64 to
+1,024 steps at hidden 64, 96 and 256, batch 256 and 1,024.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ SMALL_SHAPES = [("GRU", 40, 128, 2, False, b, 100) for b in (128, 512)] + \
     [(m, h, h, L, d, b, t) for m in ("LSTM", "GRU") for h in (64, 128, 192) for L in (1, 2) for d in (False, True)
      for b in (128, 512) for t in (25, 100)]
 
+#: --grid steps: how the inference workspace grows with the call's length past the grids' 128 steps (the forecaster's
+#: 336-step calls held 25-35 % less than the step term counts, 2026-12-06)
+STEP_SHAPES = [(m, 7 if h == 64 else h, h, L, d, b, t) for m in ("LSTM", "GRU") for h in (64, 96, 256) for L in (1, 2)
+               for d in (False, True) for b in (256, 1024) for t in (64, 256, 512, 1024)]
+
 
 def context_bytes() -> dict:
     """Device memory a second, idle PyTorch process takes (its context and kernel images, one 4-byte tensor): free
@@ -62,12 +68,13 @@ def _call(rnn, x, phase: str):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--grid", choices=("main", "small"), default="main")
+    ap.add_argument("--grid", choices=("main", "small", "steps"), default="main")
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     free_before_ctx = torch.cuda.mem_get_info()[0]
     rows = []
-    for mode, inp, hidden, layers, bidir, batch, steps in (SMALL_SHAPES if a.grid == "small" else SHAPES):
+    grid = {"main": SHAPES, "small": SMALL_SHAPES, "steps": STEP_SHAPES}[a.grid]
+    for mode, inp, hidden, layers, bidir, batch, steps in grid:
         cls = getattr(torch.nn, mode)
         for phase in ("inference", "training"):
             rnn = cls(inp, hidden, num_layers=layers, batch_first=True, bidirectional=bidir).cuda()
