@@ -139,9 +139,9 @@ TIME_SETS: tuple[tuple[str, str, str, bool, int, int, float], ...] = (
     ("time_prefill", "phase", "prefill", False, 24, 24, 7.6),  # 7.59
     ("time_prefill_under_1b", "phase", "prefill", True, 9, 9, 12.3),  # 12.27
     ("time_scoring", "phase", "scoring", False, 13, 13, 6.3),  # 6.25
-    ("time_scoring_under_1b", "phase", "scoring", True, 6, 6, 12.3),  # 12.23
+    ("time_scoring_under_1b", "phase", "scoring", True, 6, 6, 9.3),  # 9.25 (12.23 before GPT-2's head cost 5x)
     ("time_training_steps", "phase", "training step", False, 55, 54, 5.2),  # 5.15
-    ("time_training_steps_under_1b", "phase", "training step", True, 30, 27, 14.4),  # 14.33
+    ("time_training_steps_under_1b", "phase", "training step", True, 30, 27, 13.2),  # 13.13 (14.33 before)
 )
 
 
@@ -192,9 +192,10 @@ def gemm_sweep_measured(bound_pct: float) -> Callable[[], Verdict]:
     return check
 
 
-def host_sweep_training(cases: int, within: int) -> Callable[[], Verdict]:
-    """The host sweep's bf16 training steps (tiny width, 2-24 layers: the host is all of the step) against the host
-    model: (HOST_OPS_FIXED_TRAIN + layers x ops per layer of the norm kind) x HOST_OP_S, within 25 %."""
+def host_sweep_training(cases: int, within: int, *, mixed: bool = False) -> Callable[[], Verdict]:
+    """The host sweep's training steps (tiny width, 2-24 layers: the host is all of the step) against the host
+    model: (HOST_OPS_FIXED_TRAIN + layers x ops per layer of the norm kind) x HOST_OP_S, within 25 %; bf16 weights,
+    or (`mixed`) fp32 weights under bf16 autocast with the *_AMP ops per layer."""
 
     def check() -> Verdict:
         from tools import validate_time
@@ -202,12 +203,16 @@ def host_sweep_training(cases: int, within: int) -> Callable[[], Verdict]:
         rows = json.loads((validate_time.DATA / "decode-h100-host.json").read_text())["host_sweep"]
         errors = []
         for r in rows:
-            per_layer = cal.HOST_OPS_TRAIN_LAYERNORM if r["arch"] == "gpt2" else cal.HOST_OPS_TRAIN_RMSNORM
+            if mixed:
+                per_layer = cal.HOST_OPS_TRAIN_LAYERNORM_AMP if r["arch"] == "gpt2" else cal.HOST_OPS_TRAIN_RMSNORM_AMP
+            else:
+                per_layer = cal.HOST_OPS_TRAIN_LAYERNORM if r["arch"] == "gpt2" else cal.HOST_OPS_TRAIN_RMSNORM
             estimate = (cal.HOST_OPS_FIXED_TRAIN + r["layers"] * per_layer) * cal.HOST_OP_S
-            errors.append(100 * (estimate / r["train_bf16_s"] - 1))
+            errors.append(100 * (estimate / r["train_mixed_s" if mixed else "train_bf16_s"] - 1))
         inside = sum(abs(e) <= 25 for e in errors)
         return Verdict(len(errors) == cases and inside >= within,
-                       f"host sweep: {inside} of {len(errors)} training steps within 25 %")
+                       f"host sweep: {inside} of {len(errors)} {'autocast ' if mixed else ''}training steps within "
+                       "25 %")
 
     return check
 
@@ -1085,6 +1090,10 @@ GATES: tuple[Gate, ...] = (
          "(1B+, both decode runs; the README's bound for the datasheet path)", decode_graphs_measured(6.0)),
     Gate("host_sweep_training", "the host model on its own sweep (HOST_OPS_TRAIN_*): 6 of 9 bf16 training steps "
          "within 25 %", host_sweep_training(9, 6)),
+    # since GPT-2's head costs its measured 5x (MISALIGNED_SLOWDOWN), its small training steps are GPU time and
+    # HOST_OPS_TRAIN_LAYERNORM_AMP x 0.75 moved no LLM time gate: its own sweep binds it (2-layer GPT-2 -25 %)
+    Gate("host_sweep_training_mixed", "the host model on its own sweep (HOST_OPS_TRAIN_*_AMP): 8 of 9 autocast "
+         "training steps within 25 %", host_sweep_training(9, 8, mixed=True)),
     Gate("int8_linears", "the INT8_* constants on their own measurement: bitsandbytes' int8 linear, mean |error| "
          "8.5 % over 4 shapes", int8_linears(8.5)),
     Gate("gemm_sweep_measured", "MFU_VS_MEASURED on its own GEMM sweep: each large GEMM from the run's measured "
