@@ -277,6 +277,26 @@ def fit_rnn_workspace(paths: tuple[Path, ...] = (RNN_MEMORY, RNN_MEMORY_SMALL)) 
             "RNN_WORKSPACE_FLOOR_BYTES": floor_bytes}
 
 
+#: lab/rnn_memory.py --grid steps on an H100 (2026-12-06): 64-1,024 steps at hidden 64, 96 and 256, one and two
+#: layers and directions, batch 256 and 1,024; the hidden-64 calls with a 7-wide input, as the forecaster's
+RNN_MEMORY_STEPS = REPO / "lab/data/h100-rnn-memory-steps-2026-12-06/rnn_memory_steps.json"
+GATE_STEPS_GRID = (128, 256, 512, 1024, 1_000_000)
+
+
+def fit_gate_steps(path: Path = RNN_MEMORY_STEPS) -> dict[str, float]:
+    """RNN_WORKSPACE_GATE_STEPS: the value of GATE_STEPS_GRID with the least mean |log(counted / measured)| inference
+    workspace over the steps sweep's calls (the grids behind the other workspace constants stop at 128 steps, where
+    every value counts the same)."""
+    from gpuadvisor.estimate import calibration as cal
+
+    def error(cap: int) -> float:
+        with cal.override(RNN_WORKSPACE_GATE_STEPS=cap):
+            ratios = workspace_ratios(path)
+        return sum(abs(math.log(x)) for x in ratios) / len(ratios)
+
+    return {"RNN_WORKSPACE_GATE_STEPS": min(GATE_STEPS_GRID, key=error)}
+
+
 def workspace_ratios(path: Path = RNN_MEMORY) -> list[float]:
     """Every inference call's workspace, as the trace counts it (rnn_inference_workspace_bytes), over the memory
     the call allocated beyond its outputs. Reads the calibration table at call time."""

@@ -284,6 +284,13 @@ def _rnn_call() -> dict[str, float]:
     return fit_rnn_call()
 
 
+@fit("RNN_WORKSPACE_GATE_STEPS")
+def _rnn_gate_steps() -> dict[str, float]:
+    from bench.recurrent import fit_gate_steps
+
+    return fit_gate_steps()
+
+
 @fit("MISALIGNED_SLOWDOWN")
 def _misaligned_gemm() -> dict[str, float]:
     """bf16 GEMMs of an odd vocabulary against their padded twins on an H100 (lab/misaligned_gemm.py)."""

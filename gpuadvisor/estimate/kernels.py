@@ -151,16 +151,22 @@ def rnn_training_extra_bytes(shape: RecurrentShape, elem_bytes: float, dtype: st
 
 def rnn_inference_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> tuple[float, float]:
     """cuDNN's workspace for an RNN call (lab/rnn_memory.py: 138 inference calls of two grids on an H200), as (the
-    part that grows with batch and steps, the part that does not): per time step, the gates and
-    RNN_WORKSPACE_STEP_PASSES more rows of (batch x hidden) per direction, RNN_WORKSPACE_BIDIR_PASSES more for a
-    bidirectional call's joined output; per layer and direction, RNN_WORKSPACE_LSTM_BYTES or _GRU_BYTES per hidden
-    unit, never under RNN_WORKSPACE_FLOOR_BYTES (a hidden-64 layer holds about as much as a hidden-200 one)."""
+    part that grows with batch and steps, the part that does not): per time step, RNN_WORKSPACE_STEP_PASSES rows of
+    (batch x hidden) per direction, RNN_WORKSPACE_BIDIR_PASSES more for a bidirectional call's joined output, and the
+    gates' rows for at most RNN_WORKSPACE_GATE_STEPS steps of a one-direction call (cuDNN projects its input in blocks
+    of that many steps: past them the call grows by the other rows alone; a bidirectional call holds every step's);
+    per layer and direction, RNN_WORKSPACE_LSTM_BYTES or _GRU_BYTES
+    per hidden unit, never under RNN_WORKSPACE_FLOOR_BYTES (a hidden-64 layer holds about as much as a hidden-200
+    one)."""
     s = shape
-    rows = (s.directions * (s.gates + cal.RNN_WORKSPACE_STEP_PASSES)
-            + cal.RNN_WORKSPACE_BIDIR_PASSES * (s.directions - 1))
+    every_step = s.directions * cal.RNN_WORKSPACE_STEP_PASSES + cal.RNN_WORKSPACE_BIDIR_PASSES * (s.directions - 1)
+    # a bidirectional call projects every step at once: its reverse direction starts from the last
+    blocked = min(s.steps, cal.RNN_WORKSPACE_GATE_STEPS) if s.directions == 1 else s.steps
+    gate_steps = blocked * s.directions * s.gates
     per_unit = cal.RNN_WORKSPACE_LSTM_BYTES if mode == "LSTM" else cal.RNN_WORKSPACE_GRU_BYTES
     per_layer = max(s.hidden_size * per_unit, cal.RNN_WORKSPACE_FLOOR_BYTES)
-    return elem_bytes * s.batch * s.hidden_size * s.steps * rows, s.layers * s.directions * per_layer
+    return (elem_bytes * s.batch * s.hidden_size * (s.steps * every_step + gate_steps),
+            s.layers * s.directions * per_layer)
 
 
 class RnnPersistAlgo(StrEnum):

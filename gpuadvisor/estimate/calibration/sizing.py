@@ -37,6 +37,15 @@ CONSTANTS = (
     Constant("RNN_WORKSPACE_STEP_PASSES", 3.1, "rows per step and direction", "cuDNN's inference workspace for an "
              "RNN call beyond its gates, in rows of batch x hidden per time step and direction",
              RNN_GRIDS, Method.MEASURED, f"{RNN_FIT}, rounded to 0.1"),
+    Constant("RNN_WORKSPACE_GATE_STEPS", 256, "steps", "the most time steps whose gate rows cuDNN's inference "
+             "workspace holds at once (kernels.rnn_inference_workspace_bytes): past them a call's workspace grows by "
+             "RNN_WORKSPACE_STEP_PASSES rows a step, not by those and the gates'",
+             "lab/data/h100-rnn-memory-steps-2026-12-06/rnn_memory_steps.json", Method.FITTED,
+             "the value of {128, 256, 512, 1,024, unbounded} with the least mean |log(counted / measured)| "
+             "workspace of the 192 inference calls of 64-1,024 steps on an H100 (bench.recurrent.fit_gate_steps): "
+             "10.1 % against 19.8 % unbounded. An LSTM of hidden 256 at batch 1,024 holds 3.6 MiB a step to 256 "
+             "steps and 1.5 MiB "
+             "a step past them; a bidirectional call keeps every step's gates (8.2 GiB at 1,024 steps, twice 512's)"),
     Constant("RNN_WORKSPACE_BIDIR_PASSES", 2.4, "rows per step", "cuDNN's inference workspace of a bidirectional RNN "
              "call beyond its directions' rows (the joined output), in rows of batch x hidden per time step",
              RNN_GRIDS, Method.MEASURED, f"{RNN_FIT}, rounded to 0.1"),
