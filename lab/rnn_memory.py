@@ -44,6 +44,11 @@ SMALL_SHAPES = [("GRU", 40, 128, 2, False, b, 100) for b in (128, 512)] + \
 STEP_SHAPES = [(m, 7 if h == 64 else h, h, L, d, b, t) for m in ("LSTM", "GRU") for h in (64, 96, 256) for L in (1, 2)
                for d in (False, True) for b in (256, 1024) for t in (64, 256, 512, 1024)]
 
+#: --grid inputs: whether the workspace's rows per step go with the input's width (the hidden-64 calls of a 7-wide
+#: input held about 1.2 rows a step past 256 steps where wider ones hold 3)
+INPUT_SHAPES = [(m, i, h, 1, d, 1024, t) for m in ("LSTM", "GRU") for h in (64, 128) for i in (7, 32, h)
+                for d in (False, True) for t in (64, 256, 512)]
+
 
 def context_bytes() -> dict:
     """Device memory a second, idle PyTorch process takes (its context and kernel images, one 4-byte tensor): free
@@ -68,12 +73,12 @@ def _call(rnn, x, phase: str):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--grid", choices=("main", "small", "steps"), default="main")
+    ap.add_argument("--grid", choices=("main", "small", "steps", "inputs"), default="main")
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     free_before_ctx = torch.cuda.mem_get_info()[0]
     rows = []
-    grid = {"main": SHAPES, "small": SMALL_SHAPES, "steps": STEP_SHAPES}[a.grid]
+    grid = {"main": SHAPES, "small": SMALL_SHAPES, "steps": STEP_SHAPES, "inputs": INPUT_SHAPES}[a.grid]
     for mode, inp, hidden, layers, bidir, batch, steps in grid:
         cls = getattr(torch.nn, mode)
         for phase in ("inference", "training"):
