@@ -62,9 +62,9 @@ def gemm_alignment_line() -> str:
         xs = [float(r["slowdown"]) for r in bf16 if r["case"] in cases]
         return f"{min(xs):.1f}-{max(xs):.1f}x"
 
-    return (f"Unaligned bf16 GEMMs (H100, {run['date_utc'][:10]}, lab/data/h100-gemm-align-2026-12-06): odd "
-            f"vocabularies {span(gemm_alignment.ODD_CASES)} the padded, even {span(gemm_alignment.EVEN_CASES)} "
-            f"(MISALIGNED_SLOWDOWN {gemm_alignment.fitted()['MISALIGNED_SLOWDOWN']:.1f}).")
+    return (f"Unaligned bf16 GEMMs (H100, driver 580.159.04, {run['date_utc'][:10]}, "
+            f"lab/data/h100-gemm-align-2026-12-06): odd widths {span(gemm_alignment.ODD_CASES)} their padded twins, "
+            f"even {span(gemm_alignment.EVEN_CASES)}.")
 
 
 def main() -> int:
