@@ -155,9 +155,8 @@ def rnn_inference_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode
     (batch x hidden) per direction, RNN_WORKSPACE_BIDIR_PASSES more for a bidirectional call's joined output, and the
     gates' rows for at most RNN_WORKSPACE_GATE_STEPS steps of a one-direction call (cuDNN projects its input in blocks
     of that many steps: past them the call grows by the other rows alone; a bidirectional call holds every step's);
-    per layer and direction, RNN_WORKSPACE_LSTM_BYTES or _GRU_BYTES
-    per hidden unit, never under RNN_WORKSPACE_FLOOR_BYTES (a hidden-64 layer holds about as much as a hidden-200
-    one)."""
+    per layer and direction, RNN_WORKSPACE_LSTM_BYTES or _GRU_BYTES per hidden unit, never under
+    RNN_WORKSPACE_FLOOR_BYTES (a hidden-64 layer holds about as much as a hidden-200 one)."""
     s = shape
     every_step = s.directions * cal.RNN_WORKSPACE_STEP_PASSES + cal.RNN_WORKSPACE_BIDIR_PASSES * (s.directions - 1)
     # a bidirectional call projects every step at once: its reverse direction starts from the last

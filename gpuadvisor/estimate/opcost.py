@@ -317,8 +317,9 @@ def attention_time(op: Op, shape: AttentionShape | None, r: Rates, training: boo
 @prices(OpClass.RECURRENT)
 def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: bool) -> float:
     """The GPU's timeline of cuDNN's fused RNN: the input projections of all steps as one GEMM, then one small GEMM
-    per time step and layer, never faster than RNN_STEP_FLOOR_S where each step is launched on its own (the stream
-    waits on every launch), or its persistent kernel's floor where a training call runs its steps in one
+    per time step and layer, never faster than its floor: RNN_STEP_FLOOR_S where a training step is launched on its
+    own, its kernels' floors where an inference step is (the host's issuing, recurrent_host_s, is the rest), or its
+    persistent kernel's floor where a training call runs its steps in one
     (_rnn_step_s); the backward does twice the work. The call's set-up is the host's
     (recurrent_host_s): charged here too, it made a GPU-bound step pay it twice (the encoder-decoder GRU's training
     at batch 256, 1.31x)."""
