@@ -13,9 +13,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench import REPO
+
 #: the H100 run of lab/misaligned_gemm.py (lab/data/h100-gemm-align-2026-12-06/README.md)
-RUN = ROOT / "lab" / "data" / "h100-gemm-align-2026-12-06" / "misaligned_gemm.json"
+RUN = REPO / "lab/data/h100-gemm-align-2026-12-06/misaligned_gemm.json"
 #: which vocabularies stand for which kind of misalignment: odd (one-element vectors) and even but not a multiple of 8
 ODD_CASES = ("gpt2", "odd-small")
 EVEN_CASES = ("bert", "even-small")
@@ -44,17 +45,3 @@ def fitted(run: dict[str, Any] | None = None) -> dict[str, float]:
     is one figure, and at 2.5 the calibration split's GEMM time came out worse than at the fit's 2.0."""
     run = run or load()
     return {"MISALIGNED_SLOWDOWN": round(4 * _geomean(slowdowns(run, cases=ODD_CASES))) / 4}
-
-
-def even_slowdown(run: dict[str, Any] | None = None, tokens: int = FIT_TOKENS) -> float:
-    """The even-but-unaligned GEMMs' geometric-mean slowdown at `tokens` (bf16)."""
-    return _geomean(slowdowns(run or load(), tokens=tokens, cases=EVEN_CASES))
-
-
-def table(run: dict[str, Any] | None = None) -> list[tuple[str, str, int, float, float, float]]:
-    """(dtype, case, tokens, forward, input gradient, weight gradient) slowdowns."""
-    run = run or load()
-    by: dict[tuple[str, str, int], dict[str, float]] = {}
-    for r in run["ratios"]:
-        by.setdefault((r["dtype"], r["case"], r["tokens"]), {})[r["product"]] = float(r["slowdown"])
-    return [(d, c, t, p["forward"], p["input_grad"], p["weight_grad"]) for (d, c, t), p in sorted(by.items())]

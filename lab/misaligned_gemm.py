@@ -15,29 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import time
+
+from lab.bench_kernels import _event_time
 
 VOCABS = {"gpt2": (50257, 50304), "bert": (30522, 30528), "odd-small": (1001, 1008), "even-small": (1002, 1008)}
 HIDDEN = {"gpt2": 768, "bert": 768, "odd-small": 1024, "even-small": 1024}
 TOKENS = (1024, 8192)
-
-
-def _time(fn, reps: int = 30) -> float:
-    import torch
-
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        out.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(out)
 
 
 def sweep() -> list[dict]:
@@ -59,7 +43,7 @@ def sweep() -> list[dict]:
                                 "input_grad": lambda dy=dy, w=w: dy @ w,    # (m,V)(V,k): k = V
                                 "weight_grad": lambda dy=dy, x=x: dy.t() @ x}  # (V,m)(m,k): m = V
                     for pname, fn in products.items():
-                        seconds = _time(fn)
+                        seconds = _event_time(fn, 30)
                         rows.append({"dtype": dname, "case": case, "vocab": vocab, "aligned": vocab % 8 == 0,
                                      "tokens": m, "hidden": k, "product": pname, "s": seconds,
                                      "tflops": 2.0 * m * k * vocab / seconds / 1e12})

@@ -1001,15 +1001,14 @@ def unseen_memory(family: str) -> Callable[[], Verdict]:
     return check
 
 
-def rnn_workspace(calls: int, within: int, mean_pct: float, small: bool = False,
-                  path: str = "") -> Callable[[], Verdict]:
+def rnn_workspace(calls: int, within: int, mean_pct: float, grid: str = "main") -> Callable[[], Verdict]:
     """cuDNN's inference workspace per RNN call (lab/data/h200-rnn-memory-2026-12-04; `small`: the small-hidden grid
     of 2026-12-05) against the formula the trace counts (kernels.rnn_inference_workspace_bytes)."""
 
     def check() -> Verdict:
         from bench.recurrent import RNN_MEMORY, RNN_MEMORY_SMALL, RNN_MEMORY_STEPS, workspace_ratios
 
-        ratios = workspace_ratios(RNN_MEMORY_STEPS if path == "steps" else RNN_MEMORY_SMALL if small else RNN_MEMORY)
+        ratios = workspace_ratios({"main": RNN_MEMORY, "small": RNN_MEMORY_SMALL, "steps": RNN_MEMORY_STEPS}[grid])
         inside = sum(0.9 <= x <= 1.1 for x in ratios)
         mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
         return Verdict(len(ratios) == calls and inside >= within and mean <= mean_pct,
@@ -1124,10 +1123,10 @@ GATES: tuple[Gate, ...] = (
     Gate("rnn_workspace_steps", "docs/unseen-models.md 'cuDNN RNN calls': the steps sweep's inference workspace "
          "(64-1,024 steps, lab/data/h100-rnn-memory-steps-2026-12-06), 132 of 192 calls within 10 %, mean |log "
          "error| 10.2 % (100 and 19.8 % while every step's gates were counted; the hidden-64 calls of a 7-wide "
-         "input are 1.1x-1.9x over)", rnn_workspace(192, 132, 10.2, path="steps")),
+         "input are 1.1x-1.9x over)", rnn_workspace(192, 132, 10.2, grid="steps")),
     Gate("rnn_workspace_small", "docs/unseen-models.md 'cuDNN RNN calls': the small-hidden grid's inference "
          "workspace, 94 of 98 calls within 10 %, mean |log error| 2.9 % (RNN_WORKSPACE_FLOOR_BYTES; before it the "
-         "hidden-64 calls held 1.5-2.5x what was counted)", rnn_workspace(98, 94, 2.9, small=True)),
+         "hidden-64 calls held 1.5-2.5x what was counted)", rnn_workspace(98, 94, 2.9, grid="small")),
     *(Gate(f"rnn_calls_other_sweeps_{phase}", f"docs/unseen-models.md 'cuDNN RNN calls': the {phase} calls of the "
            "H100 sweeps and the second H200 sweep, never fitted, within 0.8x-1.25x: " + ", ".join(
                f"{w} of {n}" for n, w, _ in sweeps.values()), rnn_other_sweeps(phase))

@@ -87,11 +87,12 @@ def test_the_vision_cases_are_the_median_of_their_runs():
         assert c["time_s"] == statistics.median(r["time_s"] for r in c["runs"])
 
 
-def _as_recorded(predicted: list[dict], floor_s: float = 2.8e-6, **constants: float) -> dict[tuple, object]:
+def _as_recorded(predicted: list[dict], floor_s: float | None = 2.8e-6, **constants: float) -> dict[tuple, object]:
     """Today's estimates of the predicted cases with a persistent RNN step priced as it was when they were recorded:
     one floor for both persistent kernels (bench.recurrent.one_persist_floor), where the small-hidden kernel's now
     goes with the batch's rows (RNN_PERSIST_ROW_S, fitted on the H200's call sweep after these runs), and a launched
-    inference step on the GPU (bench.recurrent.launched_step_on_gpu). `constants`: others as they were that day."""
+    inference step on the GPU (bench.recurrent.launched_step_on_gpu). `floor_s` None: the row-priced step of today.
+    `constants`: others as they were that day."""
     from bench.recurrent import launched_step_on_gpu, one_persist_floor
     from gpuadvisor.estimate import calibration as cal
 
@@ -99,7 +100,8 @@ def _as_recorded(predicted: list[dict], floor_s: float = 2.8e-6, **constants: fl
     out = {}
     for p in predicted:
         key = (p["spec"], p["mode"], p["batch"])
-        with cal.override(**one_persist_floor(floor_s, p["batch"]), **launched_step_on_gpu(), **constants):
+        floor = one_persist_floor(floor_s, p["batch"]) if floor_s is not None else {}
+        with cal.override(**floor, **launched_step_on_gpu(), **constants):
             out[key] = unseen.evaluate([cases[key]])[0]
     return out
 
@@ -173,15 +175,8 @@ def test_the_models_written_after_the_row_priced_step_were_estimated_before_they
 
     folder = REPO / "lab/data/h100-rnn-rows-2026-12-05"
     predicted = json.loads((folder / "predicted.json").read_text())["rows"]
-    by = {}
     cases = {(c["spec"], c["mode"], c["batch"]): c for c in unseen.load()}
-    from bench.recurrent import launched_step_on_gpu
-    from gpuadvisor.estimate import calibration as cal
-
-    with cal.override(**launched_step_on_gpu(), MISALIGNED_SLOWDOWN=3.0):  # both as they were that day
-        for p in predicted:
-            key = (p["spec"], p["mode"], p["batch"])
-            by[key] = unseen.evaluate([cases[key]])[0]
+    by = _as_recorded(predicted, None, MISALIGNED_SLOWDOWN=3.0)  # the odd GEMMs' slowdown as it was that day
     assert len(predicted) == 8
     for p in predicted:
         assert by[(p["spec"], p["mode"], p["batch"])].time_s == pytest.approx(p["estimate_step_s"], rel=0.01)
