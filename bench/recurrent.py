@@ -416,4 +416,8 @@ def memory_summary() -> str:
             f"{stats(training_call_ratios(RNN_MEMORY_SMALL))}. A layer and direction's inference workspace is never "
             "under about 9 MB (RNN_WORKSPACE_FLOOR_BYTES, fitted on both grids): the hidden-64 calls held 1.5-2.5x "
             "what hidden x bytes per unit counted, and the small grid's training peaks were 66 of 98 within 10 % "
-            "(11.2 %) before it.")
+            "(11.2 %) before it. Over 64-1,024 steps (`lab/rnn_memory.py --grid steps`, "
+            "`lab/data/h100-rnn-memory-steps-2026-12-06/`, NVIDIA H100 80GB HBM3, driver 580.159.04, 2026-12-06): "
+            f"inference workspace {stats(workspace_ratios(RNN_MEMORY_STEPS))}, 100 of 192 while every step's gates "
+            "were counted (a one-direction call holds those of at most 256 steps, RNN_WORKSPACE_GATE_STEPS); the "
+            "hidden-64 calls of a 7-wide input hold 1.1x-1.9x less than counted.")

@@ -599,7 +599,11 @@ def main(argv: list[str] | None = None) -> int:
                    "hidden 128, 1-4 layers, on an H100), never fitted: " + recurrent.calls_check(
                        recurrent.CALLS_H100_LAYERS) + "; three and four layers price as one and two do (the set-up and "
                    "the steps add up layer by layer), and alone on H100 hosts the calls run 10-20 % under the "
-                   "constants read off the first H200 at the same probe speed. " + _step_host_line()
+                   "constants read off the first H200 at the same probe speed. The small-hidden kernel's shapes "
+                   "(`lab/data/h100-rnn-rows-2026-12-05/`: hidden 64, 96 and 160, batch 16-1,024, 64 and 256 steps), "
+                   "never fitted: " + recurrent.calls_check(recurrent.CALLS_H100_ROWS) + "; its inference steps "
+                   "took 12 us a layer-step at every batch, against the first H200's 19: a launched inference step "
+                   "is the host's issuing and is priced so (34 of 72 within before). " + _step_host_line()
                    + "\n\n" + recurrent.memory_summary() + "\n")
     cross_page = "# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
     from bench import nchw, pools, stems
