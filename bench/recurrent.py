@@ -242,12 +242,14 @@ WORKSPACE_UNIT_GRID = tuple(range(30_000, 60_001, 500))
 
 
 def fit_rnn_workspace(paths: tuple[Path, ...] = (RNN_MEMORY, RNN_MEMORY_SMALL)) -> dict[str, float]:
-    """The constants of kernels.rnn_inference_workspace_bytes from both grids' inference calls of lab/rnn_memory.py
+    """The constants of kernels.rnn_workspace_bytes from both grids' inference calls of lab/rnn_memory.py
     (lab/models' own calls left out: MODEL_CALLS, defined below): memory allocated during the call beyond its
     outputs. A layer and direction holds max(floor, bytes per hidden unit x hidden), the floor and the per-unit
     bytes by mode on grids; for each, the per-step rows per direction and the bidirectional rows by least squares
     on what is left beyond the gates of every step; the grid point with the least mean |log(counted / measured)|.
     The small grid's hidden-64 calls hold about 9 MB a layer and direction where hidden x bytes per unit gives 3."""
+    from gpuadvisor.estimate import calibration as cal
+
     rows = [r for path in paths for r in _workspace_rows(path) if _call_of(r) not in MODEL_CALLS]
     measured = np.array([r["peak_over_before"] - r["outputs"] for r in rows], dtype=float)
     steps, gates, units, lstm = [], [], [], []
@@ -255,7 +257,9 @@ def fit_rnn_workspace(paths: tuple[Path, ...] = (RNN_MEMORY, RNN_MEMORY_SMALL)) 
         s = _shape(r)
         unit = 2.0 * r["batch"] * r["hidden"] * r["steps"]
         steps.append([unit * s.directions, unit * (s.directions - 1)])
-        gates.append(unit * s.directions * s.gates)
+        # the gates' rows and the input's copies (RNN_WORKSPACE_INPUT_PASSES, from the inputs grid) are not fitted here
+        gates.append(unit * s.directions * s.gates
+                     + 2.0 * r["batch"] * r["steps"] * r["input"] * cal.RNN_WORKSPACE_INPUT_PASSES)
         units.append((r["layers"] * s.directions, r["hidden"]))
         lstm.append(r["mode"] == "LSTM")
     x, gate_bytes, is_lstm = np.array(steps), np.array(gates), np.array(lstm)
@@ -297,12 +301,34 @@ def fit_gate_steps(path: Path = RNN_MEMORY_STEPS) -> dict[str, float]:
     return {"RNN_WORKSPACE_GATE_STEPS": min(GATE_STEPS_GRID, key=error)}
 
 
-def workspace_ratios(path: Path = RNN_MEMORY) -> list[float]:
-    """Every inference call's workspace, as the trace counts it (rnn_inference_workspace_bytes), over the memory
-    the call allocated beyond its outputs. Reads the calibration table at call time."""
-    from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes
+#: lab/rnn_memory.py --grid inputs on an H100 (2026-12-06): input widths 7, 32 and the hidden size at hidden 64 and
+#: 128, one layer, one and two directions, batch 1,024, 64-512 steps
+RNN_MEMORY_INPUTS = REPO / "lab/data/h100-rnn-memory-inputs-2026-12-06/rnn_memory_inputs.json"
 
-    return [sum(rnn_inference_workspace_bytes(_shape(r), 2.0, r["mode"])) / (r["peak_over_before"] - r["outputs"])
+
+def fit_input_passes(path: Path = RNN_MEMORY_INPUTS) -> dict[str, float]:
+    """RNN_WORKSPACE_INPUT_PASSES: the copies of the call's input that cuDNN's inference workspace holds per time step,
+    by least squares through the origin of what each call of a narrower input holds less than its twin whose input
+    is as wide as its hidden size (same mode, hidden, directions, batch and steps), per batch x steps x bf16 byte x
+    the width it lacks; rounded to 0.1. Whatever the rest of the workspace is, it cancels in the difference."""
+    rows = _workspace_rows(path)
+    held = {(r["mode"], r["input"], r["hidden"], r["bidirectional"], r["batch"], r["steps"]):
+            r["peak_over_before"] - r["outputs"] for r in rows}
+    lacking, less = [], []
+    for (mode, width, hidden, bidir, batch, steps), measured in held.items():
+        if width < hidden:
+            lacking.append(2.0 * batch * steps * (hidden - width))
+            less.append(held[mode, hidden, hidden, bidir, batch, steps] - measured)
+    x, y = np.array(lacking), np.array(less)
+    return {"RNN_WORKSPACE_INPUT_PASSES": round(float(x @ y / (x @ x)), 1)}
+
+
+def workspace_ratios(path: Path = RNN_MEMORY) -> list[float]:
+    """Every inference call's workspace, as the trace counts it (rnn_workspace_bytes), over the memory
+    the call allocated beyond its outputs. Reads the calibration table at call time."""
+    from gpuadvisor.estimate.kernels import rnn_workspace_bytes
+
+    return [sum(rnn_workspace_bytes(_shape(r), 2.0, r["mode"])) / (r["peak_over_before"] - r["outputs"])
             for r in _workspace_rows(path)]
 
 
@@ -376,7 +402,7 @@ def training_call_ratios(path: Path = RNN_MEMORY, *, kept: bool = False) -> list
     outputs at its peak; `kept`: what it keeps after it for its backward (the reserve and the copies) over what
     stays allocated beyond its outputs. lab/models' own calls included (the fits leave them out). Reads the
     table at call time."""
-    from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes, rnn_reserve_bytes, rnn_training_extra_bytes
+    from gpuadvisor.estimate.kernels import rnn_reserve_bytes, rnn_training_extra_bytes, rnn_workspace_bytes
 
     out = []
     for r in _training_rows(path, grid_only=False):
@@ -385,7 +411,7 @@ def training_call_ratios(path: Path = RNN_MEMORY, *, kept: bool = False) -> list
         if kept:
             out.append(held / (r["held_after"] - r["outputs"]))
             continue
-        counted = (held + sum(rnn_inference_workspace_bytes(shape, 2.0, r["mode"]))
+        counted = (held + sum(rnn_workspace_bytes(shape, 2.0, r["mode"], training=True))
                    + rnn_training_extra_bytes(shape, 2.0, "bf16"))
         out.append(counted / (r["peak_over_before"] - r["outputs"]))
     return out
@@ -419,5 +445,11 @@ def memory_summary() -> str:
             "(11.2 %) before it. Over 64-1,024 steps (`lab/rnn_memory.py --grid steps`, "
             "`lab/data/h100-rnn-memory-steps-2026-12-06/`, NVIDIA H100 80GB HBM3, driver 580.159.04, 2026-12-06): "
             f"inference workspace {stats(workspace_ratios(RNN_MEMORY_STEPS))}, 100 of 192 while every step's gates "
-            "were counted (a one-direction call holds those of at most 256 steps, RNN_WORKSPACE_GATE_STEPS); the "
-            "hidden-64 calls of a 7-wide input hold 1.1x-1.9x less than counted.")
+            "were counted (a one-direction inference call holds those of at most 256 steps, "
+            "RNN_WORKSPACE_GATE_STEPS; a training call every step's), a training call's peak "
+            f"{stats(training_call_ratios(RNN_MEMORY_STEPS))}. Over input widths 7, 32 and the hidden size at hidden "
+            "64 and 128 (`lab/rnn_memory.py --grid inputs`, `lab/data/h100-rnn-memory-inputs-2026-12-06/`, same "
+            "card and driver): the workspace holds two copies of the call's input a step, at the input's width "
+            "(RNN_WORKSPACE_INPUT_PASSES; counted at the hidden width the grid was 27 of 72 within 10 %, up to "
+            f"1.74x): inference workspace {stats(workspace_ratios(RNN_MEMORY_INPUTS))}, a training call's peak "
+            f"{stats(training_call_ratios(RNN_MEMORY_INPUTS))}.")

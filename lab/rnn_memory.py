@@ -8,7 +8,7 @@ forward's peak less before and outputs, and what stays allocated after it, less 
 Also the CUDA context of an idle PyTorch process: device memory used (mem_get_info) after torch.cuda.init() and one
 small kernel, less before (another process holds none of this GPU).
 
-  python3 -m lab.rnn_memory --out $OUT/rnn_memory.json [--grid small|steps]
+  python3 -m lab.rnn_memory --out $OUT/rnn_memory.json [--grid small|steps|inputs]
 
 --grid small: the hidden sizes whose training calls cuDNN runs in persistent kernels (PyTorch's PERSIST_STATIC_SMALL_H:
 hidden <= 192 forward, <= 128 backward), one and two layers, one and two directions, and the keyword GRU's own call
@@ -45,7 +45,8 @@ STEP_SHAPES = [(m, 7 if h == 64 else h, h, L, d, b, t) for m in ("LSTM", "GRU") 
                for d in (False, True) for b in (256, 1024) for t in (64, 256, 512, 1024)]
 
 #: --grid inputs: whether the workspace's rows per step go with the input's width (the hidden-64 calls of a 7-wide
-#: input held about 1.2 rows a step past 256 steps where wider ones hold 3)
+#: input held about 1.2 rows a step past 256 steps where wider ones hold 3). Run 2026-12-06: two of the rows are the
+#: input's copies, at its width (RNN_WORKSPACE_INPUT_PASSES)
 INPUT_SHAPES = [(m, i, h, 1, d, 1024, t) for m in ("LSTM", "GRU") for h in (64, 128) for i in (7, 32, h)
                 for d in (False, True) for t in (64, 256, 512)]
 

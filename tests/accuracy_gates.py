@@ -348,9 +348,9 @@ def step_multigpu(case: str, low_pct: float, high_pct: float) -> Callable[[], Ve
 #: group: (share of cases with time within +-25 %, share with memory within +-10 %; worst time ratio, worst
 #: memory ratio): what each group reaches today (BENCHMARKS.md "Op-graph estimator"), kept from slipping
 OP_GRAPH_GATES = {
-    "calibration": (0.95, 0.98, 1.5, 1.3),
+    "calibration": (0.95, 1.0, 1.5, 1.15),  # memory 99 % -> 100 % (worst 1.11x -> 1.10x) with the RNN input copies
     "held out": (0.85, 0.94, 1.45, 1.15),
-    "all": (0.90, 0.96, 1.5, 1.3),  # the issue's target: 90 % of all cases within both bounds, none past 1.5x
+    "all": (0.90, 0.98, 1.5, 1.3),  # the issue's target: 90 % of all cases within both bounds, none past 1.5x
 }
 
 
@@ -988,7 +988,10 @@ def cross_card(kind: str, name: str) -> Callable[[], Verdict]:
 #: the forecaster and the activity GRU, estimated before they ran: 4 of 8 (training 0.97x-1.08x; inference 1.11x-1.37x,
 #: the inference workspace overcounted at these long calls), so 42 of 48
 #: the GRU review classifier, estimated before it ran: 4 of 4 (1.00x-1.07x), so 46 of 52
-UNSEEN_MEMORY_GATES = {"recurrent": (52, 46)}
+#: 52 of 52 once the workspace counts the input's copies at its width and a training call every step's gates
+#: (RNN_WORKSPACE_INPUT_PASSES, lab/data/h100-rnn-memory-inputs-2026-12-06): the forecaster's inference 1.21x and
+#: 1.37x -> 1.00x, its training 0.97x -> 0.93x, the activity GRU's 1.07x-1.14x -> 1.02x-1.04x
+UNSEEN_MEMORY_GATES = {"recurrent": (52, 52)}
 
 
 def unseen_memory(family: str) -> Callable[[], Verdict]:
@@ -1001,14 +1004,24 @@ def unseen_memory(family: str) -> Callable[[], Verdict]:
     return check
 
 
+def rnn_memory_grid(grid: str) -> Path:
+    """The measurement of one grid of lab/rnn_memory.py: `main` (lab/data/h200-rnn-memory-2026-12-04), `small` (the
+    small-hidden grid, H200, 2026-12-05), `steps` (64-1,024 steps, H100, 2026-12-06), `inputs` (input widths 7 and 32
+    against the hidden size's, H100, 2026-12-06)."""
+    from bench import recurrent as R
+
+    return {"main": R.RNN_MEMORY, "small": R.RNN_MEMORY_SMALL, "steps": R.RNN_MEMORY_STEPS,
+            "inputs": R.RNN_MEMORY_INPUTS}[grid]
+
+
 def rnn_workspace(calls: int, within: int, mean_pct: float, grid: str = "main") -> Callable[[], Verdict]:
-    """cuDNN's inference workspace per RNN call (lab/data/h200-rnn-memory-2026-12-04; `small`: the small-hidden grid
-    of 2026-12-05) against the formula the trace counts (kernels.rnn_inference_workspace_bytes)."""
+    """cuDNN's inference workspace per RNN call of one grid of lab/rnn_memory.py (rnn_memory_grid) against the
+    formula the trace counts (kernels.rnn_workspace_bytes)."""
 
     def check() -> Verdict:
-        from bench.recurrent import RNN_MEMORY, RNN_MEMORY_SMALL, RNN_MEMORY_STEPS, workspace_ratios
+        from bench.recurrent import workspace_ratios
 
-        ratios = workspace_ratios({"main": RNN_MEMORY, "small": RNN_MEMORY_SMALL, "steps": RNN_MEMORY_STEPS}[grid])
+        ratios = workspace_ratios(rnn_memory_grid(grid))
         inside = sum(0.9 <= x <= 1.1 for x in ratios)
         mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
         return Verdict(len(ratios) == calls and inside >= within and mean <= mean_pct,
@@ -1017,16 +1030,15 @@ def rnn_workspace(calls: int, within: int, mean_pct: float, grid: str = "main") 
     return check
 
 def rnn_training_calls(calls: int, kept: tuple[int, float], peak: tuple[int, float],
-                       small: bool = False) -> Callable[[], Verdict]:
-    """What each cuDNN RNN training call keeps for its backward (reserve space, autocast's copies) and holds at its
-    peak (and its workspace), lab/data/h200-rnn-memory-2026-12-04 (`small`: the small-hidden grid of 2026-12-05),
-    against what the trace counts (bench.recurrent.training_call_ratios): (calls within 10 %, mean |log error| in %)
-    at least and at most."""
+                       grid: str = "main") -> Callable[[], Verdict]:
+    """What each cuDNN RNN training call of one grid (rnn_memory_grid) keeps for its backward (reserve space,
+    autocast's copies) and holds at its peak (and its workspace), against what the trace counts
+    (bench.recurrent.training_call_ratios): (calls within 10 %, mean |log error| in %) at least and at most."""
 
     def check() -> Verdict:
-        from bench.recurrent import RNN_MEMORY, RNN_MEMORY_SMALL, training_call_ratios
+        from bench.recurrent import training_call_ratios
 
-        path = RNN_MEMORY_SMALL if small else RNN_MEMORY
+        path = rnn_memory_grid(grid)
         verdicts = []
         for name, ratios, (within, mean_pct) in (("kept", training_call_ratios(path, kept=True), kept),
                                                  ("peak", training_call_ratios(path), peak)):
@@ -1116,17 +1128,30 @@ GATES: tuple[Gate, ...] = (
          "(hidden 64-192), what 98 of 98 keep for their backward within 10 % (mean |log error| 0.6 %), their peak 98 "
          "of 98 (2.3 %; 8 of 98 while only a one-layer LSTM's training workspace was counted, 66 and 11.2 % before "
          "the inference workspace's floor per layer and direction)",
-         rnn_training_calls(98, (98, 0.6), (98, 2.3), small=True)),
+         rnn_training_calls(98, (98, 0.6), (98, 2.3), grid="small")),
     Gate("rnn_workspace", "docs/unseen-models.md 'cuDNN RNN calls': the inference workspace of 35 of 40 calls within "
-         "10 %, mean |log error| 3.6 % (31 and 5.7 % when fitted on this grid alone, without a floor)",
-         rnn_workspace(40, 35, 3.6)),
+         "10 %, mean |log error| 3.7 % (31 and 5.7 % when fitted on this grid alone, without a floor)",
+         rnn_workspace(40, 35, 3.7)),
     Gate("rnn_workspace_steps", "docs/unseen-models.md 'cuDNN RNN calls': the steps sweep's inference workspace "
-         "(64-1,024 steps, lab/data/h100-rnn-memory-steps-2026-12-06), 132 of 192 calls within 10 %, mean |log "
-         "error| 10.2 % (100 and 19.8 % while every step's gates were counted; the hidden-64 calls of a 7-wide "
-         "input are 1.1x-1.9x over)", rnn_workspace(192, 132, 10.2, grid="steps")),
+         "(64-1,024 steps, lab/data/h100-rnn-memory-steps-2026-12-06), 192 of 192 calls within 10 %, mean |log "
+         "error| 2.5 % (132 and 10.2 % while the input's copies were counted at the hidden width, 100 and 19.8 % "
+         "while every step's gates were counted too)", rnn_workspace(192, 192, 2.5, grid="steps")),
+    Gate("rnn_workspace_inputs", "docs/unseen-models.md 'cuDNN RNN calls': the inputs sweep's inference workspace "
+         "(input widths 7, 32 and the hidden size, lab/data/h100-rnn-memory-inputs-2026-12-06), 72 of 72 calls within "
+         "10 %, mean |log error| 2.4 % (27 and 15.3 % while the input's copies were counted at the hidden width)",
+         rnn_workspace(72, 72, 2.4, grid="inputs")),
     Gate("rnn_workspace_small", "docs/unseen-models.md 'cuDNN RNN calls': the small-hidden grid's inference "
-         "workspace, 94 of 98 calls within 10 %, mean |log error| 2.9 % (RNN_WORKSPACE_FLOOR_BYTES; before it the "
-         "hidden-64 calls held 1.5-2.5x what was counted)", rnn_workspace(98, 94, 2.9, grid="small")),
+         "workspace, 96 of 98 calls within 10 %, mean |log error| 2.6 % (RNN_WORKSPACE_FLOOR_BYTES; before it the "
+         "hidden-64 calls held 1.5-2.5x what was counted)", rnn_workspace(98, 96, 2.6, grid="small")),
+    Gate("rnn_training_calls_steps", "docs/unseen-models.md 'cuDNN RNN calls': the steps sweep's training calls, "
+         "what 192 of 192 keep for their backward within 10 %, their peak 178 of 192 (mean |log error| 5.6 %; 162 "
+         "and 6.9 % while a training call's gate rows were capped at RNN_WORKSPACE_GATE_STEPS as an inference "
+         "call's; the one-layer LSTMs of hidden 256 are 2x over)", rnn_training_calls(192, (192, 0.1), (178, 5.6),
+                                                                            grid="steps")),
+    Gate("rnn_training_calls_inputs", "docs/unseen-models.md 'cuDNN RNN calls': the inputs sweep's training calls, "
+         "what 72 of 72 keep within 10 %, their peak 68 of 72 (3.7 %; 55 and 5.8 % before the input's copies were "
+         "counted at its width and every step's gates held)", rnn_training_calls(72, (72, 0.1), (68, 3.7),
+                                                                         grid="inputs")),
     *(Gate(f"rnn_calls_other_sweeps_{phase}", f"docs/unseen-models.md 'cuDNN RNN calls': the {phase} calls of the "
            "H100 sweeps and the second H200 sweep, never fitted, within 0.8x-1.25x: " + ", ".join(
                f"{w} of {n}" for n, w, _ in sweeps.values()), rnn_other_sweeps(phase))

@@ -284,6 +284,13 @@ def _rnn_call() -> dict[str, float]:
     return fit_rnn_call()
 
 
+@fit("RNN_WORKSPACE_INPUT_PASSES")
+def _rnn_input_passes() -> dict[str, float]:
+    from bench.recurrent import fit_input_passes
+
+    return fit_input_passes()
+
+
 @fit("RNN_WORKSPACE_GATE_STEPS")
 def _rnn_gate_steps() -> dict[str, float]:
     from bench.recurrent import fit_gate_steps

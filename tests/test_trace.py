@@ -205,3 +205,17 @@ def test_a_cached_trace_answers_without_importing_pytorch(tmp_path):
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
                            env=env).stdout.split() for _ in range(2)]
     assert runs[1] == ["False"], runs
+
+
+def test_a_cached_trace_is_not_read_under_other_calibration_values():
+    """A trace records cuDNN's RNN workspace from the calibration table: a cache entry made under other values (an
+    older release's, a what-if's) must miss, or an LSTM's memory would stay what the old constants gave."""
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate.trace.tracer import TraceOptions, _cache_key
+    from gpuadvisor.modelref import parse_ref
+
+    ref, opts = parse_ref("lab/models/lstm_forecast.py:build"), TraceOptions()
+    now = _cache_key(ref, opts, "2.13.0")
+    with cal.override(RNN_WORKSPACE_INPUT_PASSES=cal.RNN_WORKSPACE_INPUT_PASSES + 1):
+        assert _cache_key(ref, opts, "2.13.0") != now
+    assert _cache_key(ref, opts, "2.13.0") == now

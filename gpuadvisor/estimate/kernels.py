@@ -149,22 +149,26 @@ def rnn_training_extra_bytes(shape: RecurrentShape, elem_bytes: float, dtype: st
     return elem_bytes * cal.RNN_TRAIN_PERSIST_ROWS * s.batch * s.steps * s.hidden_size
 
 
-def rnn_inference_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode: str) -> tuple[float, float]:
+def rnn_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode: str, *,
+                        training: bool = False) -> tuple[float, float]:
     """cuDNN's workspace for an RNN call (lab/rnn_memory.py: 138 inference calls of two grids on an H200), as (the
     part that grows with batch and steps, the part that does not): per time step, RNN_WORKSPACE_STEP_PASSES rows of
-    (batch x hidden) per direction, RNN_WORKSPACE_BIDIR_PASSES more for a bidirectional call's joined output, and the
-    gates' rows for at most RNN_WORKSPACE_GATE_STEPS steps of a one-direction call (cuDNN projects its input in blocks
-    of that many steps: past them the call grows by the other rows alone; a bidirectional call holds every step's);
-    per layer and direction, RNN_WORKSPACE_LSTM_BYTES or _GRU_BYTES per hidden unit, never under
+    (batch x hidden) per direction, RNN_WORKSPACE_BIDIR_PASSES more for a bidirectional call's joined output,
+    RNN_WORKSPACE_INPUT_PASSES copies of the call's input (batch x input: a narrow input holds less), and the
+    gates' rows for at most RNN_WORKSPACE_GATE_STEPS steps of a one-direction inference call (cuDNN projects its
+    input in blocks of that many steps: past them the call grows by the other rows alone; a bidirectional call, and
+    a `training` one, holds every step's: the 64-1,024-step sweep's training peaks 162 of 192 within 10 % capped,
+    178 not); per layer and direction, RNN_WORKSPACE_LSTM_BYTES or _GRU_BYTES per hidden unit, never under
     RNN_WORKSPACE_FLOOR_BYTES (a hidden-64 layer holds about as much as a hidden-200 one)."""
     s = shape
     every_step = s.directions * cal.RNN_WORKSPACE_STEP_PASSES + cal.RNN_WORKSPACE_BIDIR_PASSES * (s.directions - 1)
     # a bidirectional call projects every step at once: its reverse direction starts from the last
-    blocked = min(s.steps, cal.RNN_WORKSPACE_GATE_STEPS) if s.directions == 1 else s.steps
+    blocked = min(s.steps, cal.RNN_WORKSPACE_GATE_STEPS) if s.directions == 1 and not training else s.steps
     gate_steps = blocked * s.directions * s.gates
     per_unit = cal.RNN_WORKSPACE_LSTM_BYTES if mode == "LSTM" else cal.RNN_WORKSPACE_GRU_BYTES
     per_layer = max(s.hidden_size * per_unit, cal.RNN_WORKSPACE_FLOOR_BYTES)
-    return (elem_bytes * s.batch * s.hidden_size * (s.steps * every_step + gate_steps),
+    inputs = s.steps * cal.RNN_WORKSPACE_INPUT_PASSES * s.input_size
+    return (elem_bytes * s.batch * (s.hidden_size * (s.steps * every_step + gate_steps) + inputs),
             s.layers * s.directions * per_layer)
 
 

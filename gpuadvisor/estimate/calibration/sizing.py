@@ -34,11 +34,22 @@ CONSTANTS = (
              "keeps for backward (gate, activation, up, product; one is shared)", "docs/validation.md",
              Method.NOT_REPRODUCIBLE, "measured with torch.cuda.max_memory_allocated; the measurement apart from "
              "the validation cases is not stored"),
-    Constant("RNN_WORKSPACE_STEP_PASSES", 3.1, "rows per step and direction", "cuDNN's inference workspace for an "
-             "RNN call beyond its gates, in rows of batch x hidden per time step and direction",
+    Constant("RNN_WORKSPACE_STEP_PASSES", 1.1, "rows per step and direction", "cuDNN's inference workspace for an "
+             "RNN call beyond its gates and its input's copies, in rows of batch x hidden per time step and direction "
+             "(3.1 while the input's copies were counted at the hidden width)",
              RNN_GRIDS, Method.MEASURED, f"{RNN_FIT}, rounded to 0.1"),
+    Constant("RNN_WORKSPACE_INPUT_PASSES", 2.0, "copies of the input per step", "cuDNN's inference workspace for "
+             "an RNN call holds this many rows of batch x input per time step (its input's copies, whatever the "
+             "directions): a call of a 7-wide input holds less than one as wide as its hidden size",
+             "lab/data/h100-rnn-memory-inputs-2026-12-06/rnn_memory_inputs.json", Method.MEASURED,
+             "least squares through the origin of what each of the 48 narrower-input inference calls (inputs 7 and 32 "
+             "at hidden 64 and 128, LSTM and GRU, one and two directions, batch 1,024, 64-512 steps) holds less than "
+             "its twin of input = hidden, per batch x steps x bf16 byte of the width it lacks "
+             "(bench.recurrent.fit_input_passes; 2.0 to one decimal). Before it the workspace rows were counted at "
+             "the hidden width: the inputs grid 27 of 72 calls within 10 % (up to 1.74x), the steps grid 132 of 192; "
+             "with it 72 and 192"),
     Constant("RNN_WORKSPACE_GATE_STEPS", 256, "steps", "the most time steps whose gate rows cuDNN's inference "
-             "workspace holds at once (kernels.rnn_inference_workspace_bytes): past them a call's workspace grows by "
+             "workspace holds at once (kernels.rnn_workspace_bytes): past them a call's workspace grows by "
              "RNN_WORKSPACE_STEP_PASSES rows a step, not by those and the gates'",
              "lab/data/h100-rnn-memory-steps-2026-12-06/rnn_memory_steps.json", Method.FITTED,
              "the value of {128, 256, 512, 1,024, unbounded} with the least mean |log(counted / measured)| "
@@ -46,8 +57,9 @@ CONSTANTS = (
              "10.1 % against 19.8 % unbounded. An LSTM of hidden 256 at batch 1,024 holds 3.6 MiB a step to 256 "
              "steps and 1.5 MiB "
              "a step past them; a bidirectional call keeps every step's gates (8.2 GiB at 1,024 steps, twice 512's)"),
-    Constant("RNN_WORKSPACE_BIDIR_PASSES", 2.4, "rows per step", "cuDNN's inference workspace of a bidirectional RNN "
-             "call beyond its directions' rows (the joined output), in rows of batch x hidden per time step",
+    Constant("RNN_WORKSPACE_BIDIR_PASSES", 4.4, "rows per step", "cuDNN's inference workspace of a bidirectional RNN "
+             "call beyond its directions' rows (the joined output), in rows of batch x hidden per time step (2.4 while "
+             "the input's copies were counted at the hidden width)",
              RNN_GRIDS, Method.MEASURED, f"{RNN_FIT}, rounded to 0.1"),
     Constant("RNN_WORKSPACE_LSTM_BYTES", 43000, "bytes per hidden unit", "cuDNN's inference workspace of an LSTM call "
              "per layer and direction, per hidden unit, whatever the batch and steps (never under "

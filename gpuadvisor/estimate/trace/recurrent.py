@@ -6,7 +6,7 @@ persistent kernel. The tracer therefore swaps each RNN module's forward for an a
 that records one RECURRENT op (forward) and one more in its backward, keeps cuDNN's reserve space
 (kernels.rnn_reserve_bytes: the gates of every step, saved for backward) and, under autocast, the bf16 copies of
 the call's input and weights alive in memory in training, counts the workspace a call holds while it runs
-(kernels.rnn_inference_workspace_bytes, and rnn_training_extra_bytes in training), all in the dtype the call runs
+(kernels.rnn_workspace_bytes, and rnn_training_extra_bytes in training), all in the dtype the call runs
 in, and hides the inner ops.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
 from gpuadvisor.estimate.graph import Op, OpClass, Phase, RecurrentShape
-from gpuadvisor.estimate.kernels import rnn_inference_workspace_bytes, rnn_reserve_bytes, rnn_training_extra_bytes
+from gpuadvisor.estimate.kernels import rnn_reserve_bytes, rnn_training_extra_bytes, rnn_workspace_bytes
 from gpuadvisor.estimate.trace.recorder import Recorder, torch
 
 _Function: Any = torch.autograd.Function  # torch is untyped here (an optional extra)
@@ -85,7 +85,7 @@ def _patch(m: Any, rec: Recorder) -> None:
                               x.new_empty((sum(w.numel() for w in weights),), dtype=run_dtype)]
             ctx.save_for_backward(x, *saved, *states_in, *weights)
             ctx.n_saved = len(saved)
-            steps_part, fixed_part = rnn_inference_workspace_bytes(s, elem, m.mode)
+            steps_part, fixed_part = rnn_workspace_bytes(s, elem, m.mode, training=backward)
             if backward:
                 steps_part += rnn_training_extra_bytes(s, elem, C.dtype_name(run_dtype))
             fixed = x.new_empty((1, int(fixed_part / elem)), dtype=run_dtype)  # held with the rest, not batch-sized

@@ -65,8 +65,11 @@ from gpuadvisor.estimate.trace.zoo import (
 #: 11: every RNN training call whose forward runs as one persistent kernel holds RNN_TRAIN_PERSIST_ROWS while it runs,
 #: not only a one-layer LSTM's; 12: an RNN call's inference workspace never under RNN_WORKSPACE_FLOOR_BYTES a layer and
 #: direction; 13: a 2-D pooling op's window and stride, StreamShape.window_taps and stride_taps; 14: the in-place
-#: bias add CUDA launches after a cuDNN convolution with a bias)
-TRACER_REVISION = 14
+#: bias add CUDA launches after a cuDNN convolution with a bias; 15: an RNN training call's workspace holds every
+#: step's gates, and every RNN call's its input's copies at the input's width). A cached trace is also keyed by the
+#: calibration table's values (_constants_digest): the memory a trace records reads some (cuDNN's RNN workspace and
+#: reserve space)
+TRACER_REVISION = 15
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
@@ -478,8 +481,20 @@ def _cache_key(ref: ModelRef, opts: TraceOptions, torch_version: str,
     if ref.source.value == "file":
         p = Path(ref.name)
         extra = f"{p.resolve()}:{p.stat().st_mtime_ns}" if p.is_file() else ""
-    raw = json.dumps([FORMAT, TRACER_REVISION, ref.text, extra, opts.key(), torch_version, list(batches)])
+    raw = json.dumps([FORMAT, TRACER_REVISION, ref.text, extra, opts.key(), torch_version, list(batches),
+                      _constants_digest()])
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+def _constants_digest() -> str:
+    """The calibration table's values: a trace records the memory of cuDNN's RNN calls from some of them
+    (kernels.rnn_workspace_bytes, rnn_reserve_bytes), so a cached trace made under other values (an
+    older release, a what-if's override) is traced again rather than read stale. Every value, not a list of the
+    ones read, so that a constant a later trace reads can never be left out."""
+    from gpuadvisor.estimate import calibration as cal
+
+    values = sorted((c.name, c.value) for c in cal.constants())
+    return hashlib.sha256(json.dumps(values).encode()).hexdigest()[:16]
 
 
 def _params_path(ref: ModelRef) -> Path:
