@@ -68,22 +68,22 @@ def workload(case: dict[str, Any]) -> Any:
                          input_shape=tuple(case["input"]) if case.get("input") else ())
 
 
-def estimate(case: dict[str, Any], hw: Any) -> Result:
+def estimate(case: dict[str, Any], gpu_figures: Any) -> Result:
     """One case's estimate; an estimate that raises is a result with its error (and fails the gate)."""
     from gpuadvisor.core.errors import UserError
     from gpuadvisor.estimate import estimate_compute, estimate_memory
 
     try:
         w = workload(case)
-        c = estimate_compute(w, hw)
+        c = estimate_compute(w, gpu_figures)
         return Result(case, c.step_time_s or c.time_s, estimate_memory(w).tensors)
     except (UserError, ValueError, KeyError) as e:
         return Result(case, error=f"{type(e).__name__}: {e}")
 
 
 def evaluate(cases: list[dict[str, Any]] | None = None) -> list[Result]:
-    hw = hardware()
-    return [estimate(c, hw) for c in (cases if cases is not None else load())]
+    gpu_figures = hardware()
+    return [estimate(c, gpu_figures) for c in (cases if cases is not None else load())]
 
 
 PUBLISHED = TESTS_DATA / "published-resnet50.json"
@@ -97,9 +97,9 @@ def published_ratios(path: Path = PUBLISHED) -> list[tuple[dict[str, Any], float
 
     out = []
     for c in json.loads(path.read_text())["cases"]:
-        hw = hardware(c["card"])
+        gpu_figures = hardware(c["card"])
         w = make_workload("torchvision:resnet50", mode=c["mode"], batch=c["batch"], channels_last=True)
-        comp = estimate_compute(w, hw)
+        comp = estimate_compute(w, gpu_figures)
         out.append((c, (comp.samples_per_s or math.nan) / c["images_per_s"]))
     return out
 
@@ -202,8 +202,8 @@ def fit_overlap(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
     from gpuadvisor.estimate import calibration as cal
     from gpuadvisor.estimate.opcost import step_time
 
-    hw = hardware()
-    rows = [(c, step_time(g, hw)) for c, g in _calibration_graphs(cases)]
+    gpu_figures = hardware()
+    rows = [(c, step_time(g, gpu_figures)) for c, g in _calibration_graphs(cases)]
     errs = {}
     for p in (1.5, 2.0, 3.0, 4.0, 8.0):
         with cal.override(OP_OVERLAP_P=p):
@@ -227,13 +227,13 @@ def fit_host_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, f
     from gpuadvisor.estimate import calibration as cal
     from gpuadvisor.estimate.opcost import host_counts, step_time
 
-    hw = hardware()
+    gpu_figures = hardware()
     feats, device, times = [], [], []
     for c, g in _calibration_graphs(cases):
         if c["profiled_s_by_class"].get("recurrent"):
             continue
         feats.append([x * cal.HOST_OP_S for x in host_counts(g)])
-        device.append(step_time(g, hw, eager=False).device_s)
+        device.append(step_time(g, gpu_figures, eager=False).device_s)
         times.append(c["time_s"])
     f, d, t = np.array(feats), np.array(device), np.array(times)
     p = cal.OP_OVERLAP_P

@@ -222,9 +222,9 @@ def capped_steps() -> list[tuple[dict[str, Any], float]]:
     out = []
     for name in ("timm-cap-23.4.json", "timm-cap-22.0.json"):
         for r in _rows(name):
-            hw = replace(_hardware(), memory_gib=r["cap_gib"])
+            gpu_figures = replace(_hardware(), memory_gib=r["cap_gib"])
             w = api.workload(f"torchvision:{r['model']}", mode=r["mode"], batch=r["batch"], dtype="fp16")
-            est = estimate_compute(w, hw)
+            est = estimate_compute(w, gpu_figures)
             out.append((r, r["batch"] / float(est.samples_per_s or 0.0) / r["time_s"]))
     return out
 
@@ -235,12 +235,12 @@ def whole_steps() -> list[tuple[dict[str, Any], float]]:
     from gpuadvisor import api
     from gpuadvisor.estimate import estimate_compute
 
-    hw = _hardware()
+    gpu_figures = _hardware()
     out = []
     for r in _rows("nchw_profile.json"):
         w = api.workload(f"torchvision:{r['model']}", mode=r["mode"], batch=r["batch"],
                          channels_last=r["layout"] == "NHWC", dtype="fp16")
-        est = estimate_compute(w, hw)
+        est = estimate_compute(w, gpu_figures)
         out.append((r, r["batch"] / float(est.samples_per_s or 0.0) / r["time_s"]))
     return out
 

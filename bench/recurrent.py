@@ -156,10 +156,10 @@ def call_ratios(path: Path = CALLS, card: str | None = None) -> list[dict[str, A
     from gpuadvisor.estimate.graph import Op, OpClass, Phase, RecurrentShape
 
     data = json.loads(path.read_text())
-    hw = hardware(card or _card_of(data))
+    gpu_figures = hardware(card or _card_of(data))
     if data["env"].get("dispatch_op_s"):  # the sweep's own host, as a user's probe gives it (opcost.step_time)
-        hw = replace(hw, host_op_s=float(data["env"]["dispatch_op_s"]))
-    rates, host_scale = opcost.Rates.of(hw), host_op_scale(hw)
+        gpu_figures = replace(gpu_figures, host_op_s=float(data["env"]["dispatch_op_s"]))
+    rates, host_scale = opcost.Rates.of(gpu_figures), host_op_scale(gpu_figures)
     out: list[dict[str, Any]] = []
     for r in data["rows"]:
         shape = (r["batch"], r["steps"], r["hidden"], r["hidden"], r["layers"], 4 if r["mode"] == "LSTM" else 3, 1)

@@ -45,11 +45,11 @@ def checks(path: Path = DATA) -> list[Check]:
     from gpuadvisor.estimate.serve.lengths import Lengths
     from gpuadvisor.modelspec import resolve_model
 
-    hw = models.hardware(CARD)
+    gpu_figures = models.hardware(CARD)
     out = []
     for name, runs in load(path)["models"].items():
         model = resolve_model(name)
-        hf = serve_setup(model, hw, "hf")
+        hf = serve_setup(model, gpu_figures, "hf")
         for g in runs["generate"]:
             if "error" in g:
                 continue
@@ -58,7 +58,7 @@ def checks(path: Path = DATA) -> list[Check]:
             cond = f"batch {g['batch']}, {g['prompt']:,}-token prompt, {g['new_tokens']} new tokens"
             out.append(Check("TTFT", name, cond, g["ttft_s"], fig["ttft_s"]["p50"]))
             out.append(Check("TPOT", name, cond, g["tpot_s"], fig["tpot_s"]["p50"]))
-        cost = serve_setup(model, hw, "vllm").cost
+        cost = serve_setup(model, gpu_figures, "vllm").cost
         for p in runs["prefill"]:
             t = p["tokens"]
             est = cost.iteration_s(t, t * (t + 1) / 2, 0, 0) - cost.engine.host_s_per_iter

@@ -84,8 +84,8 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
     if e.get("disaggregated"):
         return _disaggregated(e, phys, tuple(sorted(knobs.items())))
     if metric in ("pp_tps", "tg_tps"):
-        hw = card_figures(_catalog().get(e["gpu"]))
-        s = serve_setup(_model(e["model"]), hw, engine_spec(e), weights=e["weights"], kv_dtype=e["kv_dtype"],
+        gpu_figures = card_figures(_catalog().get(e["gpu"]))
+        s = serve_setup(_model(e["model"]), gpu_figures, engine_spec(e), weights=e["weights"], kv_dtype=e["kv_dtype"],
                         layout=Layout(tp=e["tp"], pp=e["pp"]), phys=phys, **knobs)
     if metric == "pp_tps":
         return llama_bench(s, prompt=e["input_len"], ubatch=e["ubatch"] or 512)
@@ -132,7 +132,7 @@ def _speculative_tg(s: Any, e: dict[str, Any]) -> float:
     draft = _model(sp["draft_model"]) if sp.get("draft_model") else None
     spec = speculation(sp["method"], draft_tokens=sp["draft_tokens"], accept_length=sp["accept_length"],
                        draft_model=draft)
-    draft_cost = (serve_setup(draft, s.hw, engine_spec(e), weights=e["weights"], kv_dtype=e["kv_dtype"]).cost
+    draft_cost = (serve_setup(draft, s.gpu_figures, engine_spec(e), weights=e["weights"], kv_dtype=e["kv_dtype"]).cost
                   if draft is not None else None)
     cost = SpeculativeStepCost(s.cost, spec, draft_cost)
     steps = gen / spec.accept_length
@@ -172,13 +172,14 @@ def disagg_setup(e: dict[str, Any], phys: dict[str, float] | None = None, **knob
     from gpuadvisor.estimate.serve.disagg import DisaggSetup, kv_link
 
     d = e["disaggregated"]
-    hw = card_figures(_catalog().get(e["gpu"]))
+    gpu_figures = card_figures(_catalog().get(e["gpu"]))
     set_knobs = {k: d[k] for k in ("kv_mem_fraction",) if k in d} | knobs
     prefill_knobs = {k: d[k] for k in ("max_batched_tokens",) if k in d} | set_knobs
     kw = dict(weights=e["weights"], kv_dtype=e["kv_dtype"], phys=phys)
-    pre = serve_setup(_model(e["model"]), hw, engine_spec(e), layout=Layout(tp=d["prefill_tp"]), **kw, **prefill_knobs)
-    dec = serve_setup(_model(e["model"]), hw, engine_spec(e), layout=Layout(tp=e["tp"]), **kw, **set_knobs)
-    link = kv_link(d["kv_link"], hw, hw, e["gpus"])
+    pre = serve_setup(_model(e["model"]), gpu_figures, engine_spec(e), layout=Layout(tp=d["prefill_tp"]), **kw,
+                      **prefill_knobs)
+    dec = serve_setup(_model(e["model"]), gpu_figures, engine_spec(e), layout=Layout(tp=e["tp"]), **kw, **set_knobs)
+    link = kv_link(d["kv_link"], gpu_figures, gpu_figures, e["gpus"])
     return DisaggSetup(pre, dec, d["prefill_instances"], d["decode_instances"], link)
 
 
@@ -327,10 +328,10 @@ def decode_signature_ratios(gpu: str) -> dict[tuple[str, str, str, str], float]:
     """Tool / published of each DECODE_SIGNATURES case on `gpu`: one decode iteration of the sequences the KV cache
     holds at 32,050 tokens each (the prompts in, the answers under way), against the published median ITL."""
     out = {}
-    hw = card_figures(_catalog().get(gpu))
+    gpu_figures = card_figures(_catalog().get(gpu))
     for key, published_ms in DECODE_SIGNATURES.items():
         _, model, engine, weights = key
-        s = serve_setup(_model(model), hw, engine, weights=weights, kv_dtype="bf16")
+        s = serve_setup(_model(model), gpu_figures, engine, weights=weights, kv_dtype="bf16")
         seqs = max(1, s.cfg.kv_blocks * int(calibration_constants.KV_BLOCK_TOKENS) // 32_100)
         out[key] = s.step_cost.iteration_s(0, 0.0, seqs, seqs * 32_050.0) * 1e3 / published_ms
     return out

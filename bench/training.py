@@ -63,11 +63,12 @@ def _card(name: str) -> HardwareFigures:
 
 
 def _hardware(e: dict[str, Any]) -> HardwareFigures:
-    hw = _card(e["gpu"])
+    gpu_figures = _card(e["gpu"])
     o = e.get("gpu_overrides") or {}
     scale = float(o.get("tflops_scale", 1.0))
-    return replace(hw, memory_gib=o.get("memory_gib", hw.memory_gib), bandwidth_gbs=o.get("bandwidth_gbs",
-                   hw.bandwidth_gbs), tflops={k: v * scale for k, v in hw.tflops.items()})
+    return replace(gpu_figures, memory_gib=o.get("memory_gib", gpu_figures.memory_gib),
+                   bandwidth_gbs=o.get("bandwidth_gbs", gpu_figures.bandwidth_gbs),
+                   tflops={k: v * scale for k, v in gpu_figures.tflops.items()})
 
 
 def workload_of(e: dict[str, Any]) -> tuple[Workload, Layout]:
@@ -133,7 +134,7 @@ def own_runs(path: Path = OWN) -> tuple[dict[str, Any], list[tuple[dict[str, Any
     from gpuadvisor.workload import make_workload
 
     doc = json.loads(path.read_text())
-    hw = _card("H100 SXM5 80GB")
+    gpu_figures = _card("H100 SXM5 80GB")
     out = []
     for c in doc["cases"]:
         if "error" in c:
@@ -141,7 +142,7 @@ def own_runs(path: Path = OWN) -> tuple[dict[str, Any], list[tuple[dict[str, Any
         w = make_workload(c["model"], mode=c["mode"], batch=c["batch"], lora_targets=c["lora_targets"]).with_(
             seq_len=c["seq"])
         lay = Layout(micro_batch=c["batch"], sharding=Sharding.NONE)
-        out.append((c, estimate_training(w, lay, hw, framework("hf"))))
+        out.append((c, estimate_training(w, lay, gpu_figures, framework("hf"))))
     return doc["env"], out
 
 

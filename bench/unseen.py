@@ -43,13 +43,13 @@ def evaluate(cases: list[dict[str, Any]] | None = None, card: str | None = None)
     from gpuadvisor.core.errors import UserError
     from gpuadvisor.estimate import estimate_compute, estimate_memory
 
-    hw = hardware(card) if card else hardware()
+    gpu_figures = hardware(card) if card else hardware()
     out = []
     with stored_graphs():
         for c in cases if cases is not None else load():
             try:
                 w = workload(c)
-                comp = estimate_compute(w, hw)
+                comp = estimate_compute(w, gpu_figures)
                 out.append(Result(c, comp.step_time_s or comp.time_s, estimate_memory(w).tensors))
             except (UserError, ValueError, KeyError) as e:
                 out.append(Result(c, error=f"{type(e).__name__}: {e}"))
@@ -66,7 +66,7 @@ def probed_ratios(cases: list[dict[str, Any]] | None = None) -> dict[tuple[str, 
 
     from gpuadvisor.estimate import estimate_compute
 
-    hw = hardware()
+    gpu_figures = hardware()
     out = {}
     with stored_graphs():
         for c in cases if cases is not None else load():
@@ -75,7 +75,7 @@ def probed_ratios(cases: list[dict[str, Any]] | None = None) -> dict[tuple[str, 
             w = workload(c)
             ratios = []
             for run in c["runs"]:
-                comp = estimate_compute(w, replace(hw, host_op_s=sum(run["dispatch_op_s"]) / 2))
+                comp = estimate_compute(w, replace(gpu_figures, host_op_s=sum(run["dispatch_op_s"]) / 2))
                 ratios.append((comp.step_time_s or comp.time_s) / run["time_s"])
             out[(c["spec"], c["mode"], c["batch"])] = median(ratios)
     return out

@@ -47,13 +47,13 @@ def catalog(extra_dirs: Sequence[str] = ()) -> Any:
     return load_catalog(list(extra_dirs))
 
 
-def request(w: Workload, card: str = DEFAULT_CARD, question: QuestionSpec | None = None, *,
+def request(workload: Workload, card: str = DEFAULT_CARD, question: QuestionSpec | None = None, *,
             probe: str | None = None, mfu: float | None = None,
             bandwidth_efficiency: float | None = None) -> EstimateRequest:
     """A validated request: `w` on `card` (a catalog name or alias; fuzzy), asking `question` (Step(),
     ServingLoad(...) or TrainingLayout(...); default: a step in the workload's own layout)."""
     hardware = HardwareChoice(card=card, probe=probe, mfu=mfu, bandwidth_efficiency=bandwidth_efficiency)
-    return EstimateRequest(w, hardware, question or Step()).validate()
+    return EstimateRequest(workload, hardware, question or Step()).validate()
 
 
 def estimate(req: EstimateRequest, *, cat: Any = None) -> Answer:
@@ -67,7 +67,7 @@ def estimate(req: EstimateRequest, *, cat: Any = None) -> Answer:
 
 
 def advise(
-    w: Workload,
+    workload: Workload,
     targets: Targets | None = None,
     *,
     catalog: Any = None,
@@ -115,20 +115,20 @@ def advise(
         from gpuadvisor.compare import measured_by_card
 
         meas = measured_by_card(measured, cat)
-    return _advise(w, cat, targets, offers=offer_list, prices=info, spot=spot, region=region, buy=buy, rent=rent,
+    return _advise(workload, cat, targets, offers=offer_list, prices=info, spot=spot, region=region, buy=buy, rent=rent,
                    engine=engine, efficiency=efficiency, measured=meas, local_cards=tuple(local_cards),
                    only=tuple(only), price_basis=price_basis, requires=tuple(requires))
 
 
-def options(w: Workload, targets: Targets | None = None, **kw: Any) -> list[Option]:
+def options(workload: Workload, targets: Targets | None = None, **kw: Any) -> list[Option]:
     """Every evaluated option (rentals, purchases, local), priced and checked; keywords as `advise`."""
-    return advise(w, targets, **kw).options
+    return advise(workload, targets, **kw).options
 
 
-def picks(w: Workload, targets: Targets | None = None, **kw: Any) -> dict[str, Any]:
+def picks(workload: Workload, targets: Targets | None = None, **kw: Any) -> dict[str, Any]:
     """The named picks (cheapest, cheapest_rental, cheapest_purchase, fastest_within_budget,
     best_value); empty when nothing meets every target (then see `advise(...).closest`)."""
-    return advise(w, targets, **kw).picks
+    return advise(workload, targets, **kw).picks
 
 
 def serving_picks(model: Any, *, rate: float, p99_ttft_s: float | None = None, p99_tpot_s: float | None = None,

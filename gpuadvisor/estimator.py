@@ -119,10 +119,10 @@ def _refuse_what_cannot_run(request: EstimateRequest, card: Any) -> None:
 class StepParts:
     """The typed results of a step estimate, as the text printers read them."""
 
-    w: Any
+    workload: Any
     card: Any
-    hw: Any
-    eff: Any
+    gpu_figures: Any
+    efficiencies: Any
     engine: str
     decoder_serving: bool
     mem: Any
@@ -139,36 +139,37 @@ def _step(request: EstimateRequest, q: Step, hardware: Resolved) -> Answer:
     from gpuadvisor.advisor.figures import layout_figures
     from gpuadvisor.estimate import estimate_compute, estimate_memory, estimate_serving
 
-    w, card, hw, eff = request.workload, hardware.card, hardware.figures, hardware.efficiency
+    w, card, gpu_figures, efficiencies = request.workload, hardware.card, hardware.figures, hardware.efficiency
     decoder_serving = w.mode == "inference" and w.model.kind == "decoder" and bool(w.gen_tokens and w.seq)
     if decoder_serving and q.users:
         w = w.with_(batch=q.users)
-    mem = estimate_memory(w, hw.memory_bytes)
-    comp = estimate_compute(w, hw, eff, engine=q.engine)
-    plan = _offload_plan(q, w, card, hw, eff) if q.offload else None
-    lay = layout_figures(w, hw, eff, q.engine) if not q.offload else None
+    mem = estimate_memory(w, gpu_figures.memory_bytes)
+    comp = estimate_compute(w, gpu_figures, efficiencies, engine=q.engine)
+    plan = _offload_plan(q, w, card, gpu_figures, efficiencies) if q.offload else None
+    lay = layout_figures(w, gpu_figures, efficiencies, q.engine) if not q.offload else None
     serving = None
     if decoder_serving:
-        serving = estimate_serving(w.with_(batch=w.data_parallel), hw, concurrency=w.micro_batch,
+        serving = estimate_serving(w.with_(batch=w.data_parallel), gpu_figures, concurrency=w.micro_batch,
                                    prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=q.engine,
-                                   efficiency=eff)
+                                   efficiency=efficiencies)
     fits = lay.fits if lay is not None else card.memory_gib is not None and mem.total / GiB <= card.memory_gib
-    graph = _op_graph(w, hw, eff, comp)
-    fixes = tuple(way_forward(w, hw, lay, eff, q.engine))
-    parts = StepParts(w, card, hw, eff, q.engine, decoder_serving, mem, comp, plan, serving, lay, fits, graph,
+    graph = _op_graph(w, gpu_figures, efficiencies, comp)
+    fixes = tuple(way_forward(w, gpu_figures, lay, efficiencies, q.engine))
+    parts = StepParts(w, card, gpu_figures, efficiencies, q.engine, decoder_serving, mem, comp, plan, serving, lay,
+                      fits, graph,
                       fixes)
     return _step_answer(request, parts)
 
 
 def _step_answer(request: EstimateRequest, p: StepParts) -> Answer:
-    w, comp, lay, mem = p.w, p.comp, p.lay, p.mem
+    w, comp, lay, mem = p.workload, p.comp, p.lay, p.mem
     if lay is not None and lay.memory_parts:
         mem_parts = {k: v * GiB for k, v in lay.memory_parts}
         per_gpu = sum(mem_parts.values())
     else:
         mem_parts = {k: float(v) for k, v in mem.items if v}
         per_gpu = float(mem.total)
-    capacity = p.hw.memory_gib * GiB if p.hw.memory_gib is not None else None
+    capacity = p.gpu_figures.memory_gib * GiB if p.gpu_figures.memory_gib is not None else None
     step_s = comp.step_time_s if comp.step_time_s is not None else (
         comp.decode_step_s if w.mode == "inference" and comp.decode_step_s else comp.prefill_time_s)
     time_parts: dict[str, float] = {}
@@ -207,7 +208,7 @@ def _step_answer(request: EstimateRequest, p: StepParts) -> Answer:
         assumptions.update(input_len=w.seq, output_len=w.gen_tokens, users=w.batch)
     notes = tuple(dict.fromkeys((*mem.notes, *comp.notes, *(p.serving.notes if p.serving else ()))))
     return Answer(question=Question.STEP, workload=w.to_dict(), card=p.card.name, gpus=w.num_gpus,
-                  hardware_source=str(p.hw.source), fits=p.fits,
+                  hardware_source=str(p.gpu_figures.source), fits=p.fits,
                   time=TimeParts(step_s=step_s if p.fits or lay is None else None, job_s=job_s if p.fits else None,
                                  bound=comp.bound, parts=time_parts),
                   memory=MemoryParts(per_gpu_bytes=per_gpu, capacity_bytes=capacity, parts=mem_parts),
@@ -218,44 +219,48 @@ def _step_answer(request: EstimateRequest, p: StepParts) -> Answer:
                   detail=detail, parts=p)
 
 
-def _offload_plan(q: Step, w: Any, card: Any, hw: Any, eff: Any) -> Any:
+def _offload_plan(q: Step, workload: Any, card: Any, gpu_figures: Any, efficiencies: Any) -> Any:
     """The llama.cpp-style offload plan (host bandwidth: the request's, else the default)."""
     from gpuadvisor.estimate.offload import plan_offload
 
-    if card.memory_gib is None or not hw.bandwidth_gbs:
+    if card.memory_gib is None or not gpu_figures.bandwidth_gbs:
         raise UserError(f"{card.name}: the catalog has no memory size or bandwidth, which --offload needs")
-    return plan_offload(w, card.memory_gib * GiB, hw.bandwidth_gbs, host_bandwidth_gbs=q.host_bandwidth_gbs,
-                        bandwidth_efficiency=eff.for_hardware(hw)[1])
+    return plan_offload(workload, card.memory_gib * GiB, gpu_figures.bandwidth_gbs,
+                        host_bandwidth_gbs=q.host_bandwidth_gbs,
+                        bandwidth_efficiency=efficiencies.for_hardware(gpu_figures)[1])
 
 
-def _op_graph(w: Any, hw: Any, eff: Any, comp: Any) -> dict[str, Any] | None:
+def _op_graph(workload: Any, gpu_figures: Any, efficiencies: Any, comp: Any) -> dict[str, Any] | None:
     """Where the GPU time of a Llama-style decoder's step goes, op class by op class (shares of the one time);
     None where the analytic front-end does not write the workload."""
-    if w.model.is_traced or w.model.kind != "decoder":
+    if workload.model.is_traced or workload.model.kind != "decoder":
         return None
     from gpuadvisor.estimate.analytic import op_graph_summary
     from gpuadvisor.estimate.compute_result import StepEngineName
 
     try:
-        return op_graph_summary(w, hw, eff, eager=w.is_training or comp.engine == StepEngineName.EAGER)
+        return op_graph_summary(workload, gpu_figures, efficiencies,
+                                eager=workload.is_training or comp.engine == StepEngineName.EAGER)
     except UserError:
         return None
 
 
-def way_forward(w: Any, hw: Any, lay: Any, eff: Any, engine: str) -> list[Any]:
+def way_forward(workload: Any, gpu_figures: Any, lay: Any, efficiencies: Any, engine: str) -> list[Any]:
     """The cheapest changes that make a layout fit (empty when it fits or is not costed)."""
     from gpuadvisor.advisor.remedy import way_forward as remedies
     from gpuadvisor.advisor.targets import Targets
 
     if lay is None or lay.fits:
         return []
-    if w.mode == "inference":
-        t = Targets(users=w.batch, context=w.seq + w.gen_tokens, output_tokens=w.gen_tokens, tokens_per_s=1.0)
-        base = w.with_(batch=1)
+    if workload.mode == "inference":
+        t = Targets(users=workload.batch, context=workload.seq + workload.gen_tokens,
+                    output_tokens=workload.gen_tokens, tokens_per_s=1.0)
+        base = workload.with_(batch=1)
     else:
-        t = Targets(tokens=float(w.train_tokens or w.train_samples) or None)
-        base = w.with_(batch=w.micro_batch)
-    return list(remedies(base, hw, w.num_gpus, t, engine=engine, efficiency=eff, current=lay, global_batch=True))
+        t = Targets(tokens=float(workload.train_tokens or workload.train_samples) or None)
+        base = workload.with_(batch=workload.micro_batch)
+    return list(remedies(base, gpu_figures, workload.num_gpus, t, engine=engine, efficiency=efficiencies, current=lay,
+                         global_batch=True))
 
 
 # --- SERVING: a simulated request stream --------------------------------------------------------------------
@@ -407,13 +412,13 @@ def _speculation(q: ServingLoad) -> Any:
                        topk=q.spec_topk, verify_tokens=q.spec_verify)
 
 
-def serving_weights(w: Any, q: ServingLoad) -> str:
+def serving_weights(workload: Any, q: ServingLoad) -> str:
     """The weight format the engine serves: the request's, else the workload's quantization, else its dtype."""
     if q.weights:
         return str(q.weights).lower()
-    if w.quant and w.quant != "none":
-        return str(w.quant).lower()
-    dtype = str(w.dtype).lower()
+    if workload.quant and workload.quant != "none":
+        return str(workload.quant).lower()
+    dtype = str(workload.dtype).lower()
     if dtype in ("fp32", "int4"):
         raise UserError(f"--dtype {dtype}: serving engines run bf16, fp16, fp8 or quantized weights (see --weights)")
     return dtype
@@ -424,7 +429,7 @@ def serving_weights(w: Any, q: ServingLoad) -> str:
 
 @dataclass
 class TrainingParts:
-    w: Any
+    workload: Any
     card: Any
     framework: Any
     chosen: Any  # parallel.ParallelEstimate
@@ -440,7 +445,7 @@ def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -
     from gpuadvisor.estimate.parallel.search import Fixed, search
     from gpuadvisor.layout import Checkpointing, Layout, Sharding, check_layout
 
-    w, card, hw = request.workload, hardware.card, hardware.figures
+    w, card, gpu_figures = request.workload, hardware.card, hardware.figures
     tp = w.tensor_parallel
     fw = framework(_training_framework(q))
     cluster = Cluster(gpus_per_node=q.gpus_per_node or 0, net_gbs_per_gpu=q.net_gbs_per_gpu or 0.0)
@@ -469,7 +474,7 @@ def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -
         how = "the layout given" + ("" if recompute else "; recomputation: the fastest that fits")
     if w.is_adapter and q.search:  # PEFT runs data parallel or FSDP only (support matrix), whole-layer checkpoints
         fixed = replace(fixed, tp=1, pp=1, cp=1, ep=1, vp=1)
-    ranked = search(w, hw, fw, cluster=cluster, fixed=fixed)
+    ranked = search(w, gpu_figures, fw, cluster=cluster, fixed=fixed)
     if w.is_adapter and q.search:
         ranked = [e for e in ranked if e.layout.checkpointing != Checkpointing.SELECTIVE]
     if not ranked:
@@ -482,7 +487,7 @@ def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -
     lay = chosen.layout
     parts = TrainingParts(w, card, fw, chosen, budget, how, ranked, tuple(notes))
     return Answer(question=Question.TRAINING, workload=w.to_dict(), card=card.name, gpus=w.num_gpus,
-                  hardware_source=str(hw.source), fits=bool(chosen.fits),
+                  hardware_source=str(gpu_figures.source), fits=bool(chosen.fits),
                   time=TimeParts(step_s=chosen.step_s, job_s=budget.seconds if budget.steps > 1 else None,
                                  bound=None, parts={k: float(v) for k, v in chosen.parts}),
                   memory=MemoryParts(per_gpu_bytes=float(chosen.memory.total),

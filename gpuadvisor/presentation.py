@@ -41,30 +41,31 @@ def money(usd: float | None, digits: int = 2) -> str:
     return f"${usd:,.0f}" if abs(usd) >= 1000 else f"${usd:,.{digits}f}"
 
 
-def workload_shape(w: Any, users: int | None = None) -> str:
+def workload_shape(workload: Any, users: int | None = None) -> str:
     """One label for a workload's size, the same in `estimate`, `recommend`, `run`, the report and
     the TUI: a served decoder by its users and prompt + answer tokens (the context each user holds),
     a traced model by its batch, anything else by batch x sequence."""
-    if w.mode == "inference" and w.model.kind == "decoder" and not w.model.is_traced:
-        n = users if users is not None else w.batch
-        who = f"{n} user{'s' if n != 1 else ''} x " if users is not None else f"batch {w.batch} x "
-        return f"{who}({w.seq:,} prompt + {w.gen_tokens:,} answer tokens = {w.seq + w.gen_tokens:,}-token context)"
-    if w.model.is_traced:
-        return f"batch {w.batch}"
-    return f"batch {w.batch} x {w.seq:,} tokens"
+    if workload.mode == "inference" and workload.model.kind == "decoder" and not workload.model.is_traced:
+        n = users if users is not None else workload.batch
+        who = f"{n} user{'s' if n != 1 else ''} x " if users is not None else f"batch {workload.batch} x "
+        context = workload.seq + workload.gen_tokens
+        return f"{who}({workload.seq:,} prompt + {workload.gen_tokens:,} answer tokens = {context:,}-token context)"
+    if workload.model.is_traced:
+        return f"batch {workload.batch}"
+    return f"batch {workload.batch} x {workload.seq:,} tokens"
 
 
 def short_label(o: Any) -> str:
     """A label that fits a terminal column: '4x H100 SXM5 80GB · runpod', 'buy RTX 4090'.
     The full label (instance type, region) is `o.label`."""
-    hw = o.hardware
-    card = hw.card
+    hardware = o.hardware
+    card = hardware.card
     for word in _VENDOR_WORDS:
         card = card.replace(word, "")
-    n = f"{hw.gpus}x {card}" if hw.gpus > 1 else card
-    if hw.kind == "rent":
-        return f"{n} · {hw.provider}" + (" spot" if hw.spot else "")
-    if hw.kind == "buy":
+    n = f"{hardware.gpus}x {card}" if hardware.gpus > 1 else card
+    if hardware.kind == "rent":
+        return f"{n} · {hardware.provider}" + (" spot" if hardware.spot else "")
+    if hardware.kind == "buy":
         return f"buy {n}"
     return f"your {n}"
 

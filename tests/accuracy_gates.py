@@ -157,9 +157,9 @@ def decode_graphs_measured(bound_pct: float) -> Callable[[], Verdict]:
         for name in ("decode-h100.json", "decode-h100-host.json"):
             path = validate_time.DATA / name
             ceilings = json.loads(path.read_text())["ceilings"]
-            hw = apply_measured(validate_time.h100(), {"bandwidth_gbs": ceilings["copy_gbs"],
+            gpu_figures = apply_measured(validate_time.h100(), {"bandwidth_gbs": ceilings["copy_gbs"],
                                                        "tflops.bf16": ceilings["bf16_matmul_tflops"]})
-            errors += [r["err"] for r in validate_time.decode_rows(path, hw, all_held_out=True, run="")
+            errors += [r["err"] for r in validate_time.decode_rows(path, gpu_figures, all_held_out=True, run="")
                        if r["engine"] == "graphs" and r["params_b"] >= 1]
         worst = max(errors, key=abs)
         return Verdict(len(errors) == 18 and abs(worst) <= bound_pct,
@@ -180,9 +180,9 @@ def gemm_sweep_measured(bound_pct: float) -> Callable[[], Verdict]:
         errors = []
         for name in ("decode-h100.json", "decode-h100-host.json"):
             d = json.loads((validate_time.DATA / name).read_text())
-            hw = apply_measured(validate_time.h100(), {"bandwidth_gbs": d["ceilings"]["copy_gbs"],
+            gpu_figures = apply_measured(validate_time.h100(), {"bandwidth_gbs": d["ceilings"]["copy_gbs"],
                                                        "tflops.bf16": d["ceilings"]["bf16_matmul_tflops"]})
-            rates = opcost.Rates.of(hw)
+            rates = opcost.Rates.of(gpu_figures)
             errors += [100 * (kernels.gemm_time(g["m"], g["n"], g["k"], rate=rates.rate("bf16"),
                                                 bandwidth=rates.bandwidth, sms=rates.sms) / g["s"] - 1)
                        for g in d.get("gemm", []) if g["m"] >= 1024 and g["s"] > 150e-6]
@@ -373,8 +373,8 @@ def op_graph_results() -> list[Any]:
     from gpuadvisor.estimate import estimate_compute, estimate_memory
 
     def compute() -> list[Any]:
-        hw = validation.hardware()
-        return [validation.Result(c, *_times(estimate_compute(w, hw), estimate_memory(w).tensors))
+        gpu_figures = validation.hardware()
+        return [validation.Result(c, *_times(estimate_compute(w, gpu_figures), estimate_memory(w).tensors))
                 for c, w, _ in _op_graph_workloads()]
 
     return shared("op_graph", compute)  # type: ignore[no-any-return]

@@ -54,8 +54,8 @@ IDS = [case_key(*c).replace("tests/data/configs/", "") for c in CASES]
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_analytic_and_traced_agree_in_time_and_memory(case):
     t, a = traced(case), analytic(case)
-    hw = hardware()
-    st, sa = step_time(t, hw), step_time(a, hw)
+    gpu_figures = hardware()
+    st, sa = step_time(t, gpu_figures), step_time(a, gpu_figures)
     assert sa.step_s == pytest.approx(st.step_s, rel=BOUND), (st.by_class, sa.by_class)
     assert sa.device_s == pytest.approx(st.device_s, rel=BOUND)
     assert a.memory.peak_bytes == pytest.approx(t.memory.peak_bytes, rel=BOUND)

@@ -26,8 +26,8 @@ def test_the_calibration_card_figures_are_the_catalogs():
 def test_the_h100_is_priced_as_fitted():
     r = _rates("H100 SXM5 80GB")
     assert r.ramp_scale == pytest.approx(1.0) and r.sm_headroom == pytest.approx(1.0)
-    for eff in (cal.NORM_BW_EFF, cal.STRIDED_BW_EFF, cal.STREAM_BW_EFF):
-        assert r.streamed_efficiency(eff) == pytest.approx(eff)
+    for efficiencies in (cal.NORM_BW_EFF, cal.STRIDED_BW_EFF, cal.STREAM_BW_EFF):
+        assert r.streamed_efficiency(efficiencies) == pytest.approx(efficiencies)
 
 
 def test_a_geforce_card_has_less_bandwidth_per_sm_and_fewer_flops_per_byte():

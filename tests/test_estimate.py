@@ -121,15 +121,15 @@ def test_mfu_is_user_settable():
 
 
 def test_measured_figures_used():
-    hw = apply_measured(H100, {"bandwidth_gbs": 1000.0, "tflops.bf16": 300.0})
-    assert hw.source == "measured"
+    gpu_figures = apply_measured(H100, {"bandwidth_gbs": 1000.0, "tflops.bf16": 300.0})
+    assert gpu_figures.source == "measured"
     w = make_workload("llama-2-7b", batch=1, seq_len=128)
-    assert estimate_compute(w, hw).decode_step_s > estimate_compute(w, H100).decode_step_s
+    assert estimate_compute(w, gpu_figures).decode_step_s > estimate_compute(w, H100).decode_step_s
 
 
 def test_no_figures_gives_no_time():
-    hw = HardwareFigures(name="x", memory_gib=8, bandwidth_gbs=None)
-    assert estimate_compute(make_workload("gpt2"), hw).time_s is None
+    gpu_figures = HardwareFigures(name="x", memory_gib=8, bandwidth_gbs=None)
+    assert estimate_compute(make_workload("gpt2"), gpu_figures).time_s is None
 
 
 # ---- properties ---------------------------------------------------------------------------------

@@ -193,10 +193,10 @@ def test_a_probed_host_scales_an_rnn_calls_host_time_as_it_scales_every_other_op
 
     fwd = Op("rnn", OpClass.RECURRENT, Phase.FORWARD, "bf16", 0.0, 0.0, 0.0, _rnn(128).to_row())
     g = OpGraph("m", GraphMode.INFERENCE, 64, (fwd,), 1, 0, MemoryPeak(1.0, "forward", {}), host_ops=1)
-    hw = _h100()
-    calibration = opcost.step_time(g, hw).host_s
-    slow = opcost.step_time(g, replace(hw, host_op_s=2 * cal.HOST_OP_S)).host_s
-    assert calibration > opcost.recurrent_host_s(fwd, opcost.Rates.of(hw), False) > 0
+    gpu_figures = _h100()
+    calibration = opcost.step_time(g, gpu_figures).host_s
+    slow = opcost.step_time(g, replace(gpu_figures, host_op_s=2 * cal.HOST_OP_S)).host_s
+    assert calibration > opcost.recurrent_host_s(fwd, opcost.Rates.of(gpu_figures), False) > 0
     assert slow == pytest.approx(2 * calibration)
 
 

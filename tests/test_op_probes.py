@@ -185,21 +185,22 @@ def test_hardware_figures_carry_them_and_the_rates_use_them(device):
     card = HardwareFigures.from_card(load_catalog().get("H100 SXM5 80GB"))
     assert card.conv_eff == {} and card.depthwise_bw_eff is None and card.stream_eff == {}
     assert card.op_scale("conv_eff.bf16_nhwc") is None
-    hw = apply_measured(card, measured_figures(device))
-    assert set(hw.conv_eff) == {"bf16_nhwc", "bf16_nchw", "fp16_nhwc", "fp16_nchw"}
-    assert set(hw.stream_eff) == {"elementwise", "norm", "reduction"} and hw.depthwise_bw_eff
-    assert "conv_eff.bf16_nhwc" in hw.measured_keys
-    r, base = opcost.Rates.of(hw), opcost.Rates.of(replace(hw, conv_eff={}, depthwise_bw_eff=None, stream_eff={}))
+    gpu_figures = apply_measured(card, measured_figures(device))
+    assert set(gpu_figures.conv_eff) == {"bf16_nhwc", "bf16_nchw", "fp16_nhwc", "fp16_nchw"}
+    assert set(gpu_figures.stream_eff) == {"elementwise", "norm", "reduction"} and gpu_figures.depthwise_bw_eff
+    assert "conv_eff.bf16_nhwc" in gpu_figures.measured_keys
+    r, base = opcost.Rates.of(gpu_figures), opcost.Rates.of(replace(gpu_figures, conv_eff={}, depthwise_bw_eff=None,
+                                                                    stream_eff={}))
     assert base.conv_scale == {} and base.stream_scale == {} and base.depthwise_scale == 1.0
     # unmeasured streams carry the H100's bytes/s per SM to the probe's copy bandwidth (Rates.sm_headroom); a
     # measured class does not: compare with the fitted efficiencies as they stand
     base = replace(base, sm_headroom=1.0)
     # factors on the fitted efficiencies: the measured figure over the calibration H100's
-    scale = hw.conv_eff["bf16_nhwc"] / H100_OP_FIGURES["conv_eff.bf16_nhwc"]
+    scale = gpu_figures.conv_eff["bf16_nhwc"] / H100_OP_FIGURES["conv_eff.bf16_nhwc"]
     assert r.conv_scale == {"bf16": pytest.approx(scale), "fp16": pytest.approx(
-        hw.conv_eff["fp16_nhwc"] / H100_OP_FIGURES["conv_eff.fp16_nhwc"])}
-    assert r.depthwise_scale == pytest.approx(hw.depthwise_bw_eff / 0.214)
-    assert r.stream_scale["norm"] == pytest.approx(hw.stream_eff["norm"] / 0.476)
+        gpu_figures.conv_eff["fp16_nhwc"] / H100_OP_FIGURES["conv_eff.fp16_nhwc"])}
+    assert r.depthwise_scale == pytest.approx(gpu_figures.depthwise_bw_eff / 0.214)
+    assert r.stream_scale["norm"] == pytest.approx(gpu_figures.stream_eff["norm"] / 0.476)
 
     norm = Op(name="layer_norm", cls=OpClass.NORM, phase=Phase.FORWARD, dtype="bf16", flops=0.0, read=2e9,
               written=2e9)

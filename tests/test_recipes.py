@@ -93,10 +93,10 @@ def test_add_an_engine(monkeypatch):
 
     on_file = set(json.loads(profiles.DATA.read_text())["engines"])
     assert on_file == set(profiles.engine_names())
-    model, hw, lengths = resolve_model("llama-3.1-8b"), hardware(), Lengths("fixed", 1000, 200)
+    model, gpu_figures, lengths = resolve_model("llama-3.1-8b"), hardware(), Lengths("fixed", 1000, 200)
 
     def tpot(**knobs):
-        s = serve_setup(model, hw, profiles.serve_engine("vllm", **knobs))
+        s = serve_setup(model, gpu_figures, profiles.serve_engine("vllm", **knobs))
         return estimate_load(s, lengths, users=8, requests=64)["figures"]["tpot_s"]["p50"]
 
     assert tpot(host_s_per_iter=0.010) > tpot() + 0.005

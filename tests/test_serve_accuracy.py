@@ -256,11 +256,12 @@ def test_the_kv_cache_docs_serving_states_for_that_check():
     61.0 GiB of Qwen3-32B weights on an H100."""
     from gpuadvisor.estimate.serve.api import card_figures, serve_setup
 
-    hw = card_figures(P._catalog().get("H100 SXM5 80GB"))
-    tokens = {e: serve_setup(P._model("qwen3-32b"), hw, e).cfg.kv_blocks * 16
+    gpu_figures = card_figures(P._catalog().get("H100 SXM5 80GB"))
+    tokens = {e: serve_setup(P._model("qwen3-32b"), gpu_figures, e).cfg.kv_blocks * 16
               for e in ("vllm@0.11", "sglang@0.5", "trtllm")}
     assert tokens == {"vllm@0.11": 36768, "sglang@0.5": 30208, "trtllm": 53152}
-    assert serve_setup(P._model("qwen3-32b"), hw, "vllm").cost.weight_bytes_per_gpu() / 2**30 == pytest.approx(61.0,
+    assert serve_setup(P._model("qwen3-32b"), gpu_figures,
+                       "vllm").cost.weight_bytes_per_gpu() / 2**30 == pytest.approx(61.0,
                                                                                                                abs=0.05)
 
 

@@ -19,9 +19,9 @@ H100 = "H100 SXM5 80GB"
 
 
 def _pools(prefill=1, decode=1, link=None, card=H100, engine="vllm", tp=1):
-    hw = card_figures(P._catalog().get(card))
-    s = serve_setup(P._model("llama-3.1-8b"), hw, engine, layout=Layout(tp=tp))
-    return DisaggSetup(s, s, prefill, decode, kv_link(link, hw, hw, (prefill + decode) * tp))
+    gpu_figures = card_figures(P._catalog().get(card))
+    s = serve_setup(P._model("llama-3.1-8b"), gpu_figures, engine, layout=Layout(tp=tp))
+    return DisaggSetup(s, s, prefill, decode, kv_link(link, gpu_figures, gpu_figures, (prefill + decode) * tp))
 
 
 def _disagg_rows():
@@ -89,10 +89,10 @@ def test_ttft_includes_the_transfer():
 def test_decode_is_not_interrupted_by_prefills():
     """Heavy prompts at a steady rate: colocated, decode iterations carry prefill chunks and TPOT suffers;
     disaggregated (one prefill and one decode GPU), TPOT stays a decode step's."""
-    hw = card_figures(P._catalog().get(H100))
+    gpu_figures = card_figures(P._catalog().get(H100))
     m = P._model("llama-3.1-8b")
     lengths = Lengths("fixed", 6000, 100)
-    colocated = estimate_load(serve_setup(m, hw, "vllm", layout=Layout(replicas=2)), lengths, rate=6.0,
+    colocated = estimate_load(serve_setup(m, gpu_figures, "vllm", layout=Layout(replicas=2)), lengths, rate=6.0,
                               requests=120)["figures"]
     ds = _pools()
     disagg = estimate_disaggregated(ds, lengths, rate=6.0, requests=120)["figures"]

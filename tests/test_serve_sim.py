@@ -112,21 +112,21 @@ def test_roofline_cost_is_physical(h100_8b):
     assert d1 < d64 < 4 * d1  # decode batches nearly for free
     p = c.iteration_s(4096, 4096 * 2048, 0, 0)
     assert p > 10 * d1  # a 4k-token prefill is compute-bound
-    fp8 = serve_setup(h100_8b.model, h100_8b.hw, "vllm", weights="fp8")
+    fp8 = serve_setup(h100_8b.model, h100_8b.gpu_figures, "vllm", weights="fp8")
     assert fp8.cost.iteration_s(4096, 4096 * 2048, 0, 0) < 0.75 * p
     assert fp8.kv_dtype == "fp8" and fp8.cfg.kv_blocks > 2 * h100_8b.cfg.kv_blocks * 0.9
 
 
 def test_tensor_and_pipeline_parallel(h100_8b):
-    m, hw = h100_8b.model, h100_8b.hw
-    tp2 = serve_setup(m, hw, "vllm", layout=Layout(tp=2))
+    m, gpu_figures = h100_8b.model, h100_8b.gpu_figures
+    tp2 = serve_setup(m, gpu_figures, "vllm", layout=Layout(tp=2))
     assert tp2.cost.iteration_s(0, 0, 8, 8000) < h100_8b.cost.iteration_s(0, 0, 8, 8000)
-    pp2 = serve_setup(m, hw, "vllm", layout=Layout(pp=2))
+    pp2 = serve_setup(m, gpu_figures, "vllm", layout=Layout(pp=2))
     assert pp2.cost.stage_layers == (m.num_layers // 2,) * 2
     # two micro-batches share the replica's KV cache: each scheduler holds half of what the replica holds
     assert pp2.cfg.kv_blocks == pp2.cost.kv_tokens_capacity() // 2 // 16
     with pytest.raises(UserError):
-        serve_setup(m, hw, "vllm", layout=Layout(tp=3))
+        serve_setup(m, gpu_figures, "vllm", layout=Layout(tp=3))
     with pytest.raises(UserError):
         serve_setup(make_workload("llama-3.1-70b").model, card_figures(load_catalog().get("RTX 4090")), "vllm")
 
@@ -162,15 +162,15 @@ def test_a_serving_engine_pays_the_host_time_of_the_step_engine_it_launches_with
     from gpuadvisor.estimate.engines import engine_profile
 
     m = make_workload("llama-3.1-8b").model
-    hw = card_figures(load_catalog().get("H100 SXM5 80GB"))
+    gpu_figures = card_figures(load_catalog().get("H100 SXM5 80GB"))
     hf, vllm = serve_engine("hf"), serve_engine("vllm")
     assert (hf.launch, vllm.launch) == ("eager", "graphs") and not hf.decode_graphs and vllm.decode_graphs
-    eager_host = engine_profile("eager").host_step_s(m.num_layers, hw)
-    assert serve_setup(m, hw, hf).cost.decode_host == pytest.approx(eager_host) and eager_host > 1e-3
-    assert serve_setup(m, hw, vllm).cost.decode_host == 0.0
+    eager_host = engine_profile("eager").host_step_s(m.num_layers, gpu_figures)
+    assert serve_setup(m, gpu_figures, hf).cost.decode_host == pytest.approx(eager_host) and eager_host > 1e-3
+    assert serve_setup(m, gpu_figures, vllm).cost.decode_host == 0.0
     # the same scheduler launching eagerly pays the eager host time on a decode iteration
-    graphs_cost = serve_setup(m, hw, "vllm").cost
-    eager_cost = serve_setup(m, hw, "vllm", launch="eager").cost
+    graphs_cost = serve_setup(m, gpu_figures, "vllm").cost
+    eager_cost = serve_setup(m, gpu_figures, "vllm", launch="eager").cost
     step = graphs_cost.iteration_s(0, 0, 8, 8 * 1024)
     assert eager_cost.iteration_s(0, 0, 8, 8 * 1024) == pytest.approx(step + eager_host)
 
@@ -204,8 +204,8 @@ def test_engine_versions_are_sourced_overrides():
     old, now = serve_engine("vllm@0.5"), serve_engine("vllm")
     assert old.spec == "vllm@0.5" and now.spec == "vllm" and old.name == now.name
     assert old.host_s_per_iter == 0.0081 and not old.chunked_prefill and any("13 ms" in s for s in old.sources)
-    model, hw = make_workload("llama-3.1-8b").model, card_figures(load_catalog().get("H100 SXM5 80GB"))
-    tpot = {e: estimate_load(serve_setup(model, hw, e), Lengths("fixed", 200, 200), users=1, requests=10)
+    model, gpu_figures = make_workload("llama-3.1-8b").model, card_figures(load_catalog().get("H100 SXM5 80GB"))
+    tpot = {e: estimate_load(serve_setup(model, gpu_figures, e), Lengths("fixed", 200, 200), users=1, requests=10)
             ["figures"]["tpot_s"]["mean"] for e in ("vllm", "vllm@0.5")}
     assert 0.8 <= tpot["vllm@0.5"] / 0.013 <= 1.25 and tpot["vllm@0.5"] > 1.5 * tpot["vllm"]
     with pytest.raises(UserError, match=r"known: 0\.5, 0\.6"):
@@ -236,12 +236,12 @@ def test_vllm_takes_its_scheduler_limits_from_the_card(card, tokens, seqs):
     from gpuadvisor.catalog import find
 
     model = make_workload("llama-3.1-8b", mode="inference").model
-    hw = card_figures(find(load_catalog(use_env=False), card)[0])
-    s = serve_setup(model, hw, "vllm")
+    gpu_figures = card_figures(find(load_catalog(use_env=False), card)[0])
+    s = serve_setup(model, gpu_figures, "vllm")
     assert (s.cfg.max_batched_tokens, s.cfg.max_seqs) == (tokens, seqs)
-    assert serve_setup(model, hw, "vllm", max_seqs=64).cfg.max_seqs == 64
-    assert serve_setup(model, hw, "vllm@0.6").cfg.max_seqs == 256
-    assert (serve_setup(model, hw, "sglang").cfg.max_seqs
+    assert serve_setup(model, gpu_figures, "vllm", max_seqs=64).cfg.max_seqs == 64
+    assert serve_setup(model, gpu_figures, "vllm@0.6").cfg.max_seqs == 256
+    assert (serve_setup(model, gpu_figures, "sglang").cfg.max_seqs
             == serve_engine("sglang").max_seqs)  # an engine without card rules: one profile everywhere
 
 

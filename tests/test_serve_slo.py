@@ -91,9 +91,9 @@ def test_mixes_pair_offers_of_one_provider_and_region_and_split_one_node():
                                             ("GeForce RTX 3090", "pcie"), ("L40S", "pcie")])
 def test_one_node_kv_link_is_nvlink_only_where_it_joins_the_node(card, kind):
     """A PCIe card's NVLink figure is a bridge between two cards: a node of them sends KV caches over PCIe."""
-    hw = card_figures(CATALOG.get(card))
-    assert kv_link(None, hw, hw, 4).kind == kind
-    assert kv_link(None, hw, hw, 16).kind == "network"
+    gpu_figures = card_figures(CATALOG.get(card))
+    assert kv_link(None, gpu_figures, gpu_figures, 4).kind == kind
+    assert kv_link(None, gpu_figures, gpu_figures, 16).kind == "network"
 
 
 def test_recommend_disaggregated_cli(capsys):

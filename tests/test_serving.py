@@ -153,16 +153,17 @@ def test_attention_plan_comes_from_the_probe_or_the_gpu():
 def test_dispatch_figures_map_onto_the_estimate():
     figs = measured_figures(_Dev({"dispatch.op": 12.0, "dispatch.sdpa_new_shape": 0.0}))
     assert figs == {"host_op_s": pytest.approx(12e-6), "attention_plan_s": 0.0}
-    hw = apply_measured(H100, figs)
-    assert hw.host_op_s == pytest.approx(12e-6) and hw.attention_plan_s == 0.0 and hw.source == "datasheet"
+    gpu_figures = apply_measured(H100, figs)
+    assert gpu_figures.host_op_s == pytest.approx(12e-6) and gpu_figures.attention_plan_s == 0.0
+    assert gpu_figures.source == "datasheet"
     # generate() timed on tiny models: its plan wins over the SDPA-level one, its per-layer time is used
     figs = measured_figures(_Dev({"dispatch.op": 12.0, "dispatch.sdpa_new_shape": 53.0, "dispatch.generate_plan": 41.0,
                                   "dispatch.generate_layer": 0.9, "dispatch.generate_fixed": 1.2}))
     assert figs["attention_plan_s"] == pytest.approx(0.041)
     assert figs["eager_layer_s"] == pytest.approx(0.9e-3) and figs["eager_fixed_s"] == pytest.approx(1.2e-3)
-    hw = apply_measured(H100, figs)
-    assert ENGINES["eager"].dispatch_s(10, hw) == pytest.approx(9e-3)
-    assert ENGINES["eager"].host_fixed_step_s(hw) == pytest.approx(1.2e-3 + 0.041)
+    gpu_figures = apply_measured(H100, figs)
+    assert ENGINES["eager"].dispatch_s(10, gpu_figures) == pytest.approx(9e-3)
+    assert ENGINES["eager"].host_fixed_step_s(gpu_figures) == pytest.approx(1.2e-3 + 0.041)
 
 
 def test_eager_is_host_bound_and_slower_than_graphs():

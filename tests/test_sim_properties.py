@@ -94,8 +94,8 @@ def test_no_preemption_when_the_output_is_reserved(run):
 def setups():
     """Every engine's setup for Llama-3.1-8B on an H100 (llama.cpp with its GGUF weights)."""
     model = make_workload("llama-3.1-8b").model
-    hw = card_figures(load_catalog().get("H100 SXM"))
-    return {name: serve_setup(model, hw, name, weights="q4_k_m" if name == "llamacpp" else "bf16")
+    gpu_figures = card_figures(load_catalog().get("H100 SXM"))
+    return {name: serve_setup(model, gpu_figures, name, weights="q4_k_m" if name == "llamacpp" else "bf16")
             for name in engine_names()}
 
 
@@ -170,9 +170,9 @@ def test_disaggregated_runs_terminate(prefill, decode, engine, load, isl, osl):
     from gpuadvisor.estimate.serve.disagg import DisaggSetup, kv_link, run_disaggregated
 
     m = make_workload("llama-3.1-8b").model
-    hw = card_figures(load_catalog().get("H100 SXM5 80GB"))
-    s = serve_setup(m, hw, engine)
-    ds = DisaggSetup(s, s, prefill, decode, kv_link(None, hw, hw, prefill + decode))
+    gpu_figures = card_figures(load_catalog().get("H100 SXM5 80GB"))
+    s = serve_setup(m, gpu_figures, engine)
+    ds = DisaggSetup(s, s, prefill, decode, kv_link(None, gpu_figures, gpu_figures, prefill + decode))
     kw = {"rate": 5.0} if load == "rate" else {"users": 4} if load == "users" else {}
     inp, out = np.full(24, isl), np.full(24, osl)
     run = run_disaggregated(ds, inp, out, **kw)

@@ -41,9 +41,9 @@ def rows_from(data: dict, gpu: str | None, host_op_us: float | None = None) -> l
     cat = load_catalog()
     name = gpu or data.get("env", {}).get("device_name")
     card = (match_device(cat, name) if name else None) or cat.get("H200 SXM5 141GB")
-    hw = HardwareFigures.from_card(card)
+    gpu_figures = HardwareFigures.from_card(card)
     if host_op_us:  # the host's eager op time, where its dispatch probe measured it (DTensor steps are host-bound)
-        hw = replace(hw, host_op_s=host_op_us * 1e-6)
+        gpu_figures = replace(gpu_figures, host_op_s=host_op_us * 1e-6)
     rows = []
     for c in data["cases"]:
         ranks = [r for r in c.get("ranks", []) if r and r.get("peak_bytes")]
@@ -59,7 +59,7 @@ def rows_from(data: dict, gpu: str | None, host_op_us: float | None = None) -> l
                 row["est_gib"] = mem.tensors / GiB
                 row["phase"] = mem.phase
                 row["breakdown_gib"] = {k: round(v / GiB, 2) for k, v in mem.items if v}
-                ce = estimate_compute(w, hw, Efficiency())
+                ce = estimate_compute(w, gpu_figures, Efficiency())
                 row["est_ms"] = ce.step_time_s * 1e3 if ce.step_time_s else None
             except Exception as e:  # keep the other rows
                 row["error"] = f"{type(e).__name__}: {e}"

@@ -257,9 +257,9 @@ def one_line(title: str, d: dict) -> str:
 
 
 def _cost(o: dict) -> str:
-    hw = o["hardware"]
-    price = f"${o['usd_per_hour']:,.2f}/h" if hw["kind"] == "rent" else (
-        f"${hw['purchase_usd']:,.0f} to buy" if hw["purchase_usd"] else "no price in the catalog")
+    hardware = o["hardware"]
+    price = f"${o['usd_per_hour']:,.2f}/h" if hardware["kind"] == "rent" else (
+        f"${hardware['purchase_usd']:,.0f} to buy" if hardware["purchase_usd"] else "no price in the catalog")
     if o["mode"] != "inference":
         h = o["wall_s"] / 3600
         wall = f"{h / 24:,.1f} days" if h >= 48 else f"{h:,.1f} h"

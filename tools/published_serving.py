@@ -102,16 +102,17 @@ class Result:
     notes: str = ""
 
 
-def _trt(model: str, gpu: str, tp: int, w: str, col: str, rows: dict[tuple[int, int], float], *, src: dict[str, str],
+def _trt(model: str, gpu: str, tp: int, weights: str, col: str, rows: dict[tuple[int, int], float], *, src: dict[str,
+                                                                                                                 str],
          table: str, version: str) -> list[Result]:
     n_req = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500, (2048, 128): 3000,
              (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000, (500, 2000): 3000, (20000, 2000): 1000}
     out = []
     for (isl, osl), v in rows.items():
         out.append(Result(
-            id=f"trtllm-{version}-{model}-{gpu.split()[0].lower()}-tp{tp}-{w}-{isl}-{osl}", model=model,
-            engine="trtllm", engine_version=version, gpu=gpu, gpus=tp, weights=w,
-            kv_dtype="fp8" if w in ("fp8", "fp4") else w, metric="max_output_tps", value=v, input_len=isl,
+            id=f"trtllm-{version}-{model}-{gpu.split()[0].lower()}-tp{tp}-{weights}-{isl}-{osl}", model=model,
+            engine="trtllm", engine_version=version, gpu=gpu, gpus=tp, weights=weights,
+            kv_dtype="fp8" if weights in ("fp8", "fp4") else weights, metric="max_output_tps", value=v, input_len=isl,
             output_len=osl, tp=tp, num_requests=n_req[(isl, osl)], source=src, table=f"{table}, column {col}",
             notes="ModelOpt checkpoint (KV cache quantized with the weights where FP8/FP4; assumed from the "
                   "checkpoints' hf_quant_config); kv_cache_free_gpu_mem_fraction 0.95 where it fit"))

@@ -64,7 +64,7 @@ def report_kind(rec: dict) -> str:
     return {"mixed-ckpt": "mixed", "pure-ckpt": "pure", "qlora-ckpt": "qlora"}.get(kind, kind)
 
 
-def estimate_row(rec: dict, hw=None) -> dict:
+def estimate_row(rec: dict, gpu_figures=None) -> dict:
     from gpuadvisor.estimate import Efficiency, estimate_compute, estimate_memory
 
     m = rec["measured"]
@@ -77,8 +77,8 @@ def estimate_row(rec: dict, hw=None) -> dict:
         mem = estimate_memory(w)
         row.update(est_gib=mem.tensors / GiB, phase=mem.phase, params_b=round(w.model.num_params / 1e9, 3),
                    breakdown_gib={k: round(v / GiB, 3) for k, v in mem.items if v})
-        if hw is not None:
-            ce = estimate_compute(w, hw, Efficiency())
+        if gpu_figures is not None:
+            ce = estimate_compute(w, gpu_figures, Efficiency())
             t = ce.prefill_time_s if w.mode in ("inference", "scoring") else ce.step_time_s
             row["est_ms"] = t * 1e3 if t else None
     except Exception as e:  # one bad case must not hide the others
@@ -178,10 +178,10 @@ def run_cases(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        hw = hardware(env["device_name"] if cuda else None)
+        gpu_figures = hardware(env["device_name"] if cuda else None)
     except Exception as e:
         print(f"no hardware figures ({e}); memory only", flush=True)
-        hw = None
+        gpu_figures = None
     records, rows = [], []
     t_start = time.perf_counter()
     for c in cases:
@@ -201,7 +201,7 @@ def run_cases(args) -> int:
         rec["wall_s"] = round(time.perf_counter() - t0, 2)
         records.append(rec)
         if "measured" in rec:
-            r = estimate_row(rec, hw)
+            r = estimate_row(rec, gpu_figures)
             rows.append(r)
             print(f"#{c['id']:<3} {c['model']:15} {case_label(c):22} meas {_f(r['meas_gib'])} est {_f(r['est_gib'])} "
                   f"GiB ({_f(r['mem_err_pct'], 1)}%) {_f(r['meas_ms'], 1)} ms  [{rec['wall_s']}s]"
@@ -227,8 +227,9 @@ def main() -> int:
     args = ap.parse_args()
     if args.compare:
         data = json.loads(Path(args.compare).read_text())
-        hw = hardware(data["env"].get("device_name"))
-        rows = [estimate_row(r, hw) for r in data["records"] if "measured" in r and r["measured"].get("peak_bytes")]
+        gpu_figures = hardware(data["env"].get("device_name"))
+        rows = [estimate_row(r, gpu_figures) for r in data["records"]
+                if "measured" in r and r["measured"].get("peak_bytes")]
         if args.markdown:
             print(summary_markdown(rows))
             print()

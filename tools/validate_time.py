@@ -51,7 +51,7 @@ def h100() -> HardwareFigures:
     return HardwareFigures.from_card(load_catalog().get("H100 SXM5 80GB"))
 
 
-def decode_rows(path: Path, hw: HardwareFigures, *, all_held_out: bool, run: str) -> list[dict]:
+def decode_rows(path: Path, gpu_figures: HardwareFigures, *, all_held_out: bool, run: str) -> list[dict]:
     d = json.loads(path.read_text())
     rows = []
     for rec in d.get("decode", []):
@@ -67,7 +67,7 @@ def decode_rows(path: Path, hw: HardwareFigures, *, all_held_out: bool, run: str
             meas = rec.get(key, {}).get("step_s")
             if not meas:
                 continue
-            est = decode_step(w, hw, batch=rec["batch"], context=ctx, engine=engine).time_s
+            est = decode_step(w, gpu_figures, batch=rec["batch"], context=ctx, engine=engine).time_s
             rows.append({"run": run, "model": rec["model"], "params_b": rec["params"] / 1e9, "batch": rec["batch"],
                          "engine": engine, "meas_tps": rec["batch"] / meas, "est_tps": rec["batch"] / est,
                          "err": 100 * (meas / est - 1), "held_out": held,
@@ -92,10 +92,10 @@ def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
     d = json.loads(path.read_text())
     pr = d["probe"]
     card_hw = HardwareFigures.from_card(load_catalog().get(card))
-    hw = replace(card_hw, host_op_s=pr["op_s"], attention_plan_s=pr["new_shape_s"])
+    gpu_figures = replace(card_hw, host_op_s=pr["op_s"], attention_plan_s=pr["new_shape_s"])
     probe = "op + SDPA probe"
     if pr.get("generate_layer_s"):
-        hw = replace(hw, eager_layer_s=pr["generate_layer_s"], eager_fixed_s=pr["generate_fixed_s"],
+        gpu_figures = replace(gpu_figures, eager_layer_s=pr["generate_layer_s"], eager_fixed_s=pr["generate_fixed_s"],
                      attention_plan_s=pr["generate_plan_s"])
         probe = "generate() probe"
     rows = []
@@ -106,7 +106,7 @@ def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
         spec = spec_from_config(rec["config"], name=rec["model"])
         w = make_workload(spec, mode="inference", dtype="bf16", batch=rec["batch"], seq_len=int(rec["context_mean"]),
                           gen_tokens=rec["gen"])
-        for figures, label in ((hw, probe), (card_hw, "no probe")):
+        for figures, label in ((gpu_figures, probe), (card_hw, "no probe")):
             if label == "no probe" and variant != "default":
                 continue
             h = replace(figures, attention_plan_s=0.0) if variant == "nocudnn" else figures
@@ -119,7 +119,7 @@ def eager_check_rows(path: Path, card: str, run: str) -> list[dict]:
     return rows
 
 
-def phase_rows(path: Path, hw: HardwareFigures, source: str) -> tuple[list[dict], list[str]]:
+def phase_rows(path: Path, gpu_figures: HardwareFigures, source: str) -> tuple[list[dict], list[str]]:
     """Prefill / scoring / training-step rows (and eager decode-step rows of v2 generate cases)."""
     d = json.loads(path.read_text())
     rows, skipped = [], []
@@ -135,7 +135,7 @@ def phase_rows(path: Path, hw: HardwareFigures, source: str) -> tuple[list[dict]
                 w = workload_v1(rec)
                 kind = rec["mode"]
                 held = (rec["model"], rec["mode"], rec["batch"], rec["seq"]) in V1_HELD_OUT
-            ce = estimate_compute(w, hw, Efficiency(), engine="eager")
+            ce = estimate_compute(w, gpu_figures, Efficiency(), engine="eager")
         except Exception as e:  # a case the installed workload model cannot express
             skipped.append(f"{rec.get('id', '')} {rec['model']} {rec.get('kind', rec.get('mode'))}: {e}")
             continue
@@ -153,7 +153,7 @@ def phase_rows(path: Path, hw: HardwareFigures, source: str) -> tuple[list[dict]
             rows.append({**base, "phase": phase, "meas_ms": meas * 1e3, "est_ms": est * 1e3,
                          "err": 100 * (est / meas - 1)})
         if m.get("decode_step_ms") and w.gen_tokens:
-            st = decode_step(w, hw, batch=w.micro_batch, context=w.seq + w.gen_tokens // 2, engine="eager")
+            st = decode_step(w, gpu_figures, batch=w.micro_batch, context=w.seq + w.gen_tokens // 2, engine="eager")
             rows.append({**base, "phase": "decode step (eager)", "meas_ms": m["decode_step_ms"],
                          "est_ms": st.time_s * 1e3, "err": 100 * (st.time_s * 1e3 / m["decode_step_ms"] - 1)})
     return rows, skipped
@@ -200,10 +200,10 @@ def phase_table(rows: list[dict]) -> list[str]:
 
 def collect(validation: list[Path] | None = None) -> tuple[list[dict], list[dict], list[str]]:
     """Decode rows (per engine), phase rows (prefill, scoring, training, decode step) and the cases skipped."""
-    hw = h100()
-    drows = decode_rows(DATA / "decode-h100.json", hw, all_held_out=False, run="A")
+    gpu_figures = h100()
+    drows = decode_rows(DATA / "decode-h100.json", gpu_figures, all_held_out=False, run="A")
     if (DATA / "decode-h100-host.json").exists():
-        drows += decode_rows(DATA / "decode-h100-host.json", hw, all_held_out=True, run="B")
+        drows += decode_rows(DATA / "decode-h100-host.json", gpu_figures, all_held_out=True, run="B")
     # runs A and B repeated generate() over the same lengths, so some repeats reused the attention
     # plans the first one built (A: median of 2, B: of 5): their eager rows are listed, not scored
     for r in drows:
@@ -227,7 +227,7 @@ def collect(validation: list[Path] | None = None) -> tuple[list[dict], list[dict
     skipped: list[str] = []
     for p in paths:
         src = reruns.get(p) or p.stem.replace("validation-h100", "v1").replace("v1-v2", "v2")
-        r, s = phase_rows(p, hw, src)
+        r, s = phase_rows(p, gpu_figures, src)
         prows += r
         skipped += s
     return drows, prows, skipped

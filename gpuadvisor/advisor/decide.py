@@ -94,9 +94,9 @@ class Advice:
             other = (f"; {ref.option.label} does it in {(ref.option.wall_s or 0) / 3600:,.1f} h for "
                      f"${ref.option.job_usd:,.2f}" if ref and ref.option.job_usd is not None else "")
         meas = " (measured figures)" if lo.uses_measured else ""
-        hw = lo.hardware
-        mine_hw = f"{hw.gpus}x {hw.card}" if hw.gpus > 1 else hw.card
-        return f"your {mine_hw}{meas} {mine}{other}"
+        hardware = lo.hardware
+        mine_card = f"{hardware.gpus}x {hardware.card}" if hardware.gpus > 1 else hardware.card
+        return f"your {mine_card}{meas} {mine}{other}"
 
     def to_dict(self, *, all_options: bool = False) -> dict[str, Any]:
         return {

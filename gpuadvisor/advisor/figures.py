@@ -83,23 +83,24 @@ def _tp_degrees(workload: Workload, gpus: int) -> list[int]:
     return out or [1]
 
 
-def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, engine: str,
-                     eff: Efficiency | None, tp_only: int | None = None, memo: ServingMemo | None = None) -> Figures:
+def _serving_figures(workload: Workload, gpu_figures: HardwareFigures, gpus: int, t: Targets, engine: str,
+                     efficiencies: Efficiency | None, tp_only: int | None = None,
+                     memo: ServingMemo | None = None) -> Figures:
     """Fewest tensor-parallel GPUs per replica that hold the weights and the users' KV cache
     (`tp_only`: that degree alone, as `estimate --tp` asks). Per-user and aggregate tok/s count the
     prefills that continuous batching interleaves with decoding (`estimate_serving`'s cycle) plus
     the tensor-parallel all-reduces of each decode step. One loop over the TP degrees, kept whole
     (63 lines): each exit names what binds beside the figures it tests."""
-    cap = hw.memory_gib
-    if w.model.kind != "decoder":
-        return _request_figures(w, hw, gpus, t, eff)
+    cap = gpu_figures.memory_gib
+    if workload.model.kind != "decoder":
+        return _request_figures(workload, gpu_figures, gpus, t, efficiencies)
     last = None
-    degrees = [tp_only] if tp_only else _tp_degrees(w, gpus)
+    degrees = [tp_only] if tp_only else _tp_degrees(workload, gpus)
     for tp in degrees:
         replicas = gpus // tp
         per_replica = -(-t.users // replicas)
-        wt = w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1)
-        s = _serving(wt, hw, per_replica, t.prompt_tokens, t.output_tokens, engine, eff, memo)
+        wt = workload.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1)
+        s = _serving(wt, gpu_figures, per_replica, t.prompt_tokens, t.output_tokens, engine, efficiencies, memo)
         mem = _memory(wt.with_(seq_len=t.prompt_tokens, gen_tokens=t.output_tokens), memo)
         static = (mem.get("weights") + mem.get("activations") + cal.CUDA_CONTEXT_BYTES) / GiB
         kv_gib = s.kv_bytes_per_token * (t.prompt_tokens + t.output_tokens) * per_replica / GiB
@@ -112,7 +113,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
         lay = f"TP{tp}" if tp > 1 else "1 GPU"
         lay += f" x {replicas} replicas" if replicas > 1 else ""
         users = s.max_concurrent_seqs * replicas
-        comm = _tp_latency_s(w, hw, tp)
+        comm = _tp_latency_s(workload, gpu_figures, tp)
         tpot = None if s.tpot_s is None else s.tpot_s + comm
         per_user = None
         if tpot is not None and s.per_user_tokens_per_s:
@@ -124,17 +125,18 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
                        ttft=s.ttft_s, tpot=tpot, max_users=users, memory_parts=parts,
                        usable_gib=None if cap is None else cap * (1 - cal.SERVING_RESERVE))
         if cap is None:
-            return _with_binds(last, "unknown", f"{hw.name}: no memory figure in the catalog", fits=False)
+            return _with_binds(last, "unknown", f"{gpu_figures.name}: no memory figure in the catalog", fits=False)
         if not s.fits:
             if static > cap * 0.9:
-                why = f"weights need {static:.1f} GiB per GPU at TP{tp}, {hw.name} has {cap:g}"
+                why = f"weights need {static:.1f} GiB per GPU at TP{tp}, {gpu_figures.name} has {cap:g}"
             else:
                 why = f"KV cache room for {users} of {t.users} users at {t.prompt_tokens + t.output_tokens:,} tokens"
             last = _with_binds(last, "memory", why, fits=False)
             continue
         if s.tpot_s is None:
-            return _with_binds(last, "unknown", f"{hw.name}: no throughput figures in the catalog", fits=True)
-        last = replace(last, capacity=_capacity_tokens_per_s(wt, hw, s, t, engine, eff, comm, memo) * replicas)
+            return _with_binds(last, "unknown", f"{gpu_figures.name}: no throughput figures in the catalog", fits=True)
+        last = replace(last, capacity=_capacity_tokens_per_s(wt, gpu_figures, s, t, engine, efficiencies, comm,
+                                                             memo) * replicas)
         if tpot and comm > cal.INTERCONNECT_BINDS * tpot:
             return _with_binds(last, "interconnect", f"interconnect: tensor-parallel all-reduces take "
                                f"{comm / tpot:.0%} of each decode step", fits=True)
@@ -144,7 +146,7 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
                 return _with_binds(last, "compute", f"compute: prefilling each user's {t.prompt_tokens:,}-token "
                                    f"prompt takes {prefill_share:.0%} of the time (no prefix caching assumed)",
                                    fits=True)
-        return _with_binds(last, *_serving_binds(s, w, hw, t, users, tp, eff, memo), fits=True)
+        return _with_binds(last, *_serving_binds(s, workload, gpu_figures, t, users, tp, efficiencies, memo), fits=True)
     return last  # type: ignore[return-value]
 
 
@@ -155,81 +157,84 @@ def _serving_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, en
 ServingMemo = dict[tuple[Any, ...], Any]
 
 
-def _serving(w: Workload, hw: HardwareFigures, users: int, prompt: int, output: int, engine: str,
-             eff: Efficiency | None, memo: ServingMemo | None) -> Any:
+def _serving(workload: Workload, gpu_figures: HardwareFigures, users: int, prompt: int, output: int, engine: str,
+             efficiencies: Efficiency | None, memo: ServingMemo | None) -> Any:
     """`estimate_serving`, answered from `memo` when asked before (it is a pure function of frozen inputs)."""
     def ask() -> Any:
-        return estimate_serving(w, hw, concurrency=users, prompt_tokens=prompt, output_tokens=output, engine=engine,
-                                efficiency=eff)
+        return estimate_serving(workload, gpu_figures, concurrency=users, prompt_tokens=prompt, output_tokens=output,
+                                engine=engine,
+                                efficiency=efficiencies)
 
     if memo is None:
         return ask()
-    key = (w, repr(hw), users, prompt, output, engine, eff)
+    key = (workload, repr(gpu_figures), users, prompt, output, engine, efficiencies)
     if key not in memo:
         memo[key] = ask()
     return memo[key]
 
 
-def _capacity_tokens_per_s(wt: Workload, hw: HardwareFigures, s: Any, t: Targets, engine: str,
-                           eff: Efficiency | None, comm: float, memo: ServingMemo | None) -> float:
+def _capacity_tokens_per_s(wt: Workload, gpu_figures: HardwareFigures, s: Any, t: Targets, engine: str,
+                           efficiencies: Efficiency | None, comm: float, memo: ServingMemo | None) -> float:
     """One replica's aggregate tok/s at full load: as many sequences as fit, at most MAX_BATCH."""
     n = max(1, min(s.max_concurrent_seqs, int(cal.MAX_BATCH)))
-    full = s if n == s.concurrency else _serving(wt, hw, n, t.prompt_tokens, t.output_tokens, engine, eff, memo)
+    full = s if n == s.concurrency else _serving(wt, gpu_figures, n, t.prompt_tokens, t.output_tokens, engine,
+                                                 efficiencies, memo)
     if not full.per_user_tokens_per_s:
         return 0.0
     cycle = t.output_tokens / full.per_user_tokens_per_s + t.output_tokens * comm
     return n * t.output_tokens / cycle
 
 
-def _tp_latency_s(w: Workload, hw: HardwareFigures, tp: int) -> float:
+def _tp_latency_s(workload: Workload, gpu_figures: HardwareFigures, tp: int) -> float:
     """Two all-reduces per layer per decode step between `tp` GPUs (0 on one GPU), at the latency of an
     NVLink-class link (NVLINK_MIN_GBS or more in the catalog) or of PCIe."""
     if tp <= 1:
         return 0.0
-    nvlink = (hw.interconnect_gbs or 0) >= cal.NVLINK_MIN_GBS
-    return 2 * w.model.num_layers * (cal.ALLREDUCE_LATENCY_NVLINK_S if nvlink else cal.ALLREDUCE_LATENCY_PCIE_S)
+    nvlink = (gpu_figures.interconnect_gbs or 0) >= cal.NVLINK_MIN_GBS
+    return 2 * workload.model.num_layers * (cal.ALLREDUCE_LATENCY_NVLINK_S if nvlink else cal.ALLREDUCE_LATENCY_PCIE_S)
 
 
-def _memory(w: Workload, memo: ServingMemo | None) -> Any:
+def _memory(workload: Workload, memo: ServingMemo | None) -> Any:
     """`estimate_memory`, answered from `memo` when asked before: its workload does not depend on the card."""
     if memo is None:
-        return estimate_memory(w)
-    key = ("memory", w)
+        return estimate_memory(workload)
+    key = ("memory", workload)
     if key not in memo:
-        memo[key] = estimate_memory(w)
+        memo[key] = estimate_memory(workload)
     return memo[key]
 
 
-def _serving_binds(s: Any, w: Workload, hw: HardwareFigures, t: Targets, users: int, tp: int,
-                   eff: Efficiency | None, memo: ServingMemo | None = None) -> tuple[str, str]:
+def _serving_binds(s: Any, workload: Workload, gpu_figures: HardwareFigures, t: Targets, users: int, tp: int,
+                   efficiencies: Efficiency | None, memo: ServingMemo | None = None) -> tuple[str, str]:
     if users < cal.MEMORY_BINDS_HEADROOM * t.users:
         return "memory", f"memory: KV cache room for {users} users, {t.users} asked"
     if s.bound == "memory":
-        wb = _memory(w.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1), memo).get("weights")
-        active = wb * (w.model.active_params / w.model.num_params) * tp / 1e9
-        bw = (eff or Efficiency()).for_hardware(hw)[1] * (hw.bandwidth_gbs or 0) * tp
+        wb = _memory(workload.with_(num_gpus=tp, tensor_parallel=tp, sharding="none", batch=1), memo).get("weights")
+        active = wb * (workload.model.active_params / workload.model.num_params) * tp / 1e9
+        bw = (efficiencies or Efficiency()).for_hardware(gpu_figures)[1] * (gpu_figures.bandwidth_gbs or 0) * tp
         return "bandwidth", f"bandwidth: each step reads {active:.1f} GB of weights (+KV) at ~{bw:,.0f} GB/s"
     if s.bound == "compute":
         return "compute", f"compute: {s.concurrency} sequences per step saturate the matmul units"
     return "overhead", f"engine overhead per step ({engine_profile(s.engine).label})"
 
 
-def _request_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets,
-                     eff: Efficiency | None) -> Figures:
+def _request_figures(workload: Workload, gpu_figures: HardwareFigures, gpus: int, t: Targets,
+                     efficiencies: Efficiency | None) -> Figures:
     """Models that do not decode (diffusion UNets, encoders, vision): one batch of `users`
     requests per step, replicated over the GPUs."""
     per_replica = -(-t.users // gpus)
-    wt = w.with_(num_gpus=1, tensor_parallel=1, sharding="none", batch=per_replica * max(1, w.batch))
-    mem = estimate_memory(wt, hw.memory_bytes)
+    wt = workload.with_(num_gpus=1, tensor_parallel=1, sharding="none", batch=per_replica * max(1, workload.batch))
+    mem = estimate_memory(wt, gpu_figures.memory_bytes)
     need = mem.total / GiB
-    comp = estimate_compute(wt, hw, eff)
+    comp = estimate_compute(wt, gpu_figures, efficiencies)
     lay = "1 GPU" + (f" x {gpus} replicas" if gpus > 1 else "")
-    base = Figures(fits=hw.memory_gib is not None and need <= hw.memory_gib, layout=lay, tp=1, replicas=gpus,
-                   needed_gib=need, binds="memory", binds_note="", request_s=comp.time_s,
-                   memory_parts=tuple((k, v / GiB) for k, v in mem.items if v), usable_gib=hw.memory_gib,
+    base = Figures(fits=gpu_figures.memory_gib is not None and need <= gpu_figures.memory_gib, layout=lay, tp=1,
+                   replicas=gpus, needed_gib=need, binds="memory", binds_note="", request_s=comp.time_s,
+                   memory_parts=tuple((k, v / GiB) for k, v in mem.items if v), usable_gib=gpu_figures.memory_gib,
                    requests_per_s=None if not comp.time_s else per_replica * gpus / comp.time_s)
-    if hw.memory_gib is None or need > hw.memory_gib:
-        return _with_binds(base, "memory", f"needs {need:.1f} GiB, {hw.name} has {hw.memory_gib or 0:g}", fits=False)
+    if gpu_figures.memory_gib is None or need > gpu_figures.memory_gib:
+        return _with_binds(base, "memory",
+                           f"needs {need:.1f} GiB, {gpu_figures.name} has {gpu_figures.memory_gib or 0:g}", fits=False)
     b = comp.bound or "unknown"
     return _with_binds(base, "bandwidth" if b == "memory" else b,
                        f"{'bandwidth' if b == 'memory' else b}: a batch of {wt.batch} is {b} bound", fits=True)
@@ -239,21 +244,24 @@ def _with_binds(f: Figures, binds: str, note: str, *, fits: bool) -> Figures:
     return replace(f, binds=binds, binds_note=note, fits=fits, why_not="" if fits else note)
 
 
-def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, eff: Efficiency | None,
+def _training_figures(workload: Workload, gpu_figures: HardwareFigures, gpus: int, t: Targets,
+                      efficiencies: Efficiency | None,
                       exact: bool = False) -> Figures:
     """Plain data parallel when a replica fits one GPU, else ZeRO-3 (or the user's sharding; `exact`:
     the workload's own sharding and tensor parallelism only, as `estimate` asks)."""
-    shardings = [w.sharding] if (exact or w.sharding != "none" or gpus == 1) else ["none", "zero3"]
-    tp = w.tensor_parallel if gpus % w.tensor_parallel == 0 else 1
+    shardings = [workload.sharding] if (exact or workload.sharding != "none" or gpus == 1) else ["none", "zero3"]
+    tp = workload.tensor_parallel if gpus % workload.tensor_parallel == 0 else 1
     last = None
     for sh in shardings:
         dp = gpus // tp
-        budget = float(t.tokens or w.train_tokens or w.train_samples or 0.0)  # traced models count samples
-        wl = w.with_(num_gpus=gpus, tensor_parallel=tp, sharding=sh if dp > 1 else "none", batch=w.batch * dp,
-                     **({"train_samples": budget} if w.model.is_traced else {"train_tokens": budget}))
-        mem = estimate_memory(wl, hw.memory_bytes)
+        # traced models count samples
+        budget = float(t.tokens or workload.train_tokens or workload.train_samples or 0.0)
+        wl = workload.with_(num_gpus=gpus, tensor_parallel=tp, sharding=sh if dp > 1 else "none",
+                            batch=workload.batch * dp,
+                     **({"train_samples": budget} if workload.model.is_traced else {"train_tokens": budget}))
+        mem = estimate_memory(wl, gpu_figures.memory_bytes)
         need = mem.total / GiB
-        comp = estimate_compute(wl, hw, eff)
+        comp = estimate_compute(wl, gpu_figures, efficiencies)
         parts = []
         if tp > 1:
             parts.append(f"TP{tp}")
@@ -263,19 +271,19 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
         lay = " + ".join(parts) or "1 GPU"
         last = Figures(fits=False, layout=lay, tp=tp, replicas=dp, needed_gib=need, binds="memory", binds_note="",
                        wall_s=comp.time_s if budget else None, tokens_per_s=comp.tokens_per_s or comp.samples_per_s,
-                       memory_parts=tuple((k, v / GiB) for k, v in mem.items if v), usable_gib=hw.memory_gib)
-        if hw.memory_gib is None or need > hw.memory_gib:
-            last = _with_binds(last, "memory", f"needs {need:.1f} GiB per GPU ({lay}), {hw.name} has "
-                               f"{hw.memory_gib or 0:g}", fits=False)
+                       memory_parts=tuple((k, v / GiB) for k, v in mem.items if v), usable_gib=gpu_figures.memory_gib)
+        if gpu_figures.memory_gib is None or need > gpu_figures.memory_gib:
+            last = _with_binds(last, "memory", f"needs {need:.1f} GiB per GPU ({lay}), {gpu_figures.name} has "
+                               f"{gpu_figures.memory_gib or 0:g}", fits=False)
             continue
         if comp.step_time_s and comp.comm_time_s > cal.INTERCONNECT_BINDS * comp.step_time_s:
-            link = hw.interconnect_gbs
+            link = gpu_figures.interconnect_gbs
             return _with_binds(last, "interconnect", f"interconnect: {comp.comm_time_s / comp.step_time_s:.0%} of "
                                f"each step is communication over {link or 'PCIe'} GB/s" if link else
                                f"interconnect: {comp.comm_time_s / comp.step_time_s:.0%} of each step "
                                "is communication over PCIe", fits=True)
         b = comp.bound or "unknown"
-        peak = hw.peak_tflops(wl.compute_dtype) or 0.0
+        peak = gpu_figures.peak_tflops(wl.compute_dtype) or 0.0
         model_mfu = (training_flops_per_token(wl) * (comp.tokens_per_s or 0.0) / (peak * 1e12 * gpus)) if peak else 0
         notes = {"compute": f"compute: matmuls at {comp.mfu:.0%} of {peak:,.0f} TFLOP/s per GPU; {model_mfu:.0%} "
                             "model-FLOPs utilisation over the whole step",
@@ -290,18 +298,18 @@ def _training_figures(w: Workload, hw: HardwareFigures, gpus: int, t: Targets, e
         return last  # type: ignore[return-value]  # estimate's own layout: no other layout in its place
     from gpuadvisor.advisor.training_layouts import searched  # data/ZeRO-3 does not fit: search the layouts
 
-    found = searched(w, hw, gpus, float(t.tokens or w.train_tokens or 0.0))
+    found = searched(workload, gpu_figures, gpus, float(t.tokens or workload.train_tokens or 0.0))
     if found is not None:
         f = Figures(fits=True, layout=found["layout"], tp=found["tp"], replicas=found["replicas"],
                     needed_gib=found["needed_gib"], binds="memory", binds_note="", wall_s=found["wall_s"],
                     tokens_per_s=found["tokens_per_s"], memory_parts=found.get("memory_parts", ()),
-                    usable_gib=hw.memory_gib)
+                    usable_gib=gpu_figures.memory_gib)
         return _with_binds(f, "memory", f"memory: data parallel alone does not fit; {found['layout']} does "
                            f"({found['needed_gib']:.1f} GiB per GPU)", fits=True)
     return last  # type: ignore[return-value]
 
 
-def figures(workload: Workload, hw: HardwareFigures, gpus: int, targets: Targets, *,
+def figures(workload: Workload, gpu_figures: HardwareFigures, gpus: int, targets: Targets, *,
             engine: str = DEFAULT_ENGINE, efficiency: Efficiency | None = None, exact: bool = False,
             memo: ServingMemo | None = None) -> Figures:
     """The price-free figures of `gpus` x `hw` running `workload` under `targets`: the one path that
@@ -311,27 +319,30 @@ def figures(workload: Workload, hw: HardwareFigures, gpus: int, targets: Targets
     workload's batch as sequences per GPU (callers split the global batch:
     options.per_gpu_batch). `memo`: a dict shared by the calls that rank one workload."""
     if workload.mode == "inference":
-        return _serving_figures(workload, hw, gpus, targets, engine, efficiency,
+        return _serving_figures(workload, gpu_figures, gpus, targets, engine, efficiency,
                                 workload.tensor_parallel if exact else None, memo)
-    return _training_figures(workload, hw, gpus, targets, efficiency, exact)
+    return _training_figures(workload, gpu_figures, gpus, targets, efficiency, exact)
 
 
-def layout_figures(w: Workload, hw: HardwareFigures, eff: Efficiency | None, engine: str = DEFAULT_ENGINE
+def layout_figures(workload: Workload, gpu_figures: HardwareFigures, efficiencies: Efficiency | None,
+                   engine: str = DEFAULT_ENGINE
                    ) -> Figures | None:
     """The figures of exactly this workload's layout (`w.num_gpus`, tensor parallelism, sharding), as
     `estimate` and `api.estimate` show them: the path `recommend` prices. Serving a decoder: the
     batch is the users at once (their prompt `seq`, answer `gen_tokens`). None for what the advisor
     does not cost (scoring, a model that does not decode in inference)."""
-    if w.mode == "inference" and w.model.kind == "decoder" and w.gen_tokens and w.seq:
-        t = Targets(users=w.batch, context=w.seq + w.gen_tokens,
-                    output_tokens=w.gen_tokens, tokens_per_s=1.0)
-        return figures(w.with_(batch=1), hw, w.num_gpus, t, engine=engine, efficiency=eff, exact=True)
-    if w.mode == "inference" and w.model.kind != "decoder":  # one batch of `batch` requests per step
-        return figures(w.with_(batch=1), hw, w.num_gpus, Targets(users=w.batch), engine=engine, efficiency=eff,
-                       exact=True)
-    if w.mode in ("training", "lora", "qlora"):
-        t = Targets(tokens=float(w.train_tokens or w.train_samples) or None)
-        return figures(w.with_(batch=w.micro_batch), hw, w.num_gpus, t, engine=engine, efficiency=eff, exact=True)
+    if workload.mode == "inference" and workload.model.kind == "decoder" and workload.gen_tokens and workload.seq:
+        t = Targets(users=workload.batch, context=workload.seq + workload.gen_tokens,
+                    output_tokens=workload.gen_tokens, tokens_per_s=1.0)
+        return figures(workload.with_(batch=1), gpu_figures, workload.num_gpus, t, engine=engine,
+                       efficiency=efficiencies, exact=True)
+    if workload.mode == "inference" and workload.model.kind != "decoder":  # one batch of `batch` requests per step
+        return figures(workload.with_(batch=1), gpu_figures, workload.num_gpus, Targets(users=workload.batch),
+                       engine=engine, efficiency=efficiencies, exact=True)
+    if workload.mode in ("training", "lora", "qlora"):
+        t = Targets(tokens=float(workload.train_tokens or workload.train_samples) or None)
+        return figures(workload.with_(batch=workload.micro_batch), gpu_figures, workload.num_gpus, t, engine=engine,
+                       efficiency=efficiencies, exact=True)
     return None
 
 

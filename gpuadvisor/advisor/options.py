@@ -145,15 +145,15 @@ class Option:
         return d
 
 
-def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: Workload,
+def price_option(f: Figures, hardware: Hardware, gpu_figures: HardwareFigures, workload: Workload,
                  targets: Targets, notes: tuple[str, ...] = (), host_misses: tuple[tuple[str, float], ...] = ()
                  ) -> Option:
     """Attach the hardware's costs to its figures and check every target (`host_misses`: what the
     rental instance lacks for the workload, with the ratio of need to have)."""
     t = targets
     g = hardware.gpus
-    elec = t.electricity_usd_h(hw.tdp_w, g)
-    kw_h = (hw.tdp_w or 0.0) * g * t.utilisation / 1000.0
+    elec = t.electricity_usd_h(gpu_figures.tdp_w, g)
+    kw_h = (gpu_figures.tdp_w or 0.0) * g * t.utilisation / 1000.0
     if hardware.kind == "rent":
         usd_h = hardware.usd_per_hour
     elif hardware.kind == "buy":
@@ -180,7 +180,7 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
             per_mtok_cap = usd_h / (f.capacity * 3600.0) * 1e6
         if f.requests_per_s:
             per_kreq = usd_h / (f.requests_per_s * 3600.0) * 1e3
-    energy = kw_h * (t.hours_per_month if serving else (wall_h or 0.0)) if hw.tdp_w else None
+    energy = kw_h * (t.hours_per_month if serving else (wall_h or 0.0)) if gpu_figures.tdp_w else None
     misses, shortfall = _misses(f, t, serving, usd_h, monthly, job, wall_h)
     if hardware.kind == "buy" and t.max_card_usd and not hardware.purchase_usd:
         misses.append(f"price unknown, cap ${t.max_card_usd:,.0f} a card")  # a cap cannot vouch for it
@@ -195,14 +195,14 @@ def price_option(f: Figures, hardware: Hardware, hw: HardwareFigures, workload: 
         shortfall = max(shortfall, ratio)
     return Option(
         hardware=hardware, mode=workload.mode, fits=f.fits, layout=f.layout, tensor_parallel=f.tp,
-        replicas=f.replicas, needed_gib_per_gpu=f.needed_gib, memory_gib_per_gpu=hw.memory_gib,
+        replicas=f.replicas, needed_gib_per_gpu=f.needed_gib, memory_gib_per_gpu=gpu_figures.memory_gib,
         usd_per_hour=usd_h, electricity_usd_h=elec, monthly_usd=monthly, energy_kwh=energy, binds=f.binds,
         binds_note=f.binds_note, meets=not misses, misses=tuple(misses), per_user_tokens_per_s=f.per_user,
         aggregate_tokens_per_s=f.aggregate, ttft_s=f.ttft, tpot_s=f.tpot, max_users=f.max_users,
         request_s=f.request_s, requests_per_s=f.requests_per_s, usd_per_mtok=per_mtok, usd_per_1k_requests=per_kreq,
         capacity_tokens_per_s=f.capacity, usd_per_mtok_at_capacity=per_mtok_cap,
         wall_s=f.wall_s, tokens_per_s=f.tokens_per_s, job_usd=job,
-        uses_measured=hw.source == "measured", shortfall=shortfall, notes=notes,
+        uses_measured=gpu_figures.source == "measured", shortfall=shortfall, notes=notes,
         memory_parts=f.memory_parts, usable_gib=f.usable_gib,
     )
 
@@ -311,10 +311,10 @@ def hardware_of(card: Any, measured: dict[str, float] | None = None) -> Hardware
     Jetson's unified memory less what its OS and CPU take."""
     from gpuadvisor.estimate import apply_measured
 
-    hw = HardwareFigures.from_card(card)
-    if card.family == "jetson" and hw.memory_gib:  # unified memory: the OS and CPU share it
-        hw = replace(hw, memory_gib=max(0.5, hw.memory_gib - cal.JETSON_SYSTEM_GIB))
-    return apply_measured(hw, measured) if measured else hw
+    gpu_figures = HardwareFigures.from_card(card)
+    if card.family == "jetson" and gpu_figures.memory_gib:  # unified memory: the OS and CPU share it
+        gpu_figures = replace(gpu_figures, memory_gib=max(0.5, gpu_figures.memory_gib - cal.JETSON_SYSTEM_GIB))
+    return apply_measured(gpu_figures, measured) if measured else gpu_figures
 
 
 # What a rental instance's host must have for the workload (defaults, stated in the advice's notes):

@@ -96,13 +96,13 @@ def _cheapest(opts: list[Option]) -> Option | None:
 
 def describe(o: Option) -> str:
     """One line: price, speed, what binds."""
-    hw = o.hardware
-    if hw.kind == "rent":
+    hardware = o.hardware
+    if hardware.kind == "rent":
         price = f"${o.usd_per_hour:,.2f}/h"
-    elif hw.kind == "buy" and hw.purchase_usd is None:
+    elif hardware.kind == "buy" and hardware.purchase_usd is None:
         price = "price unknown (none in the catalog)"
-    elif hw.kind == "buy":
-        price = f"${hw.purchase_usd:,.0f} to buy ({hw.purchase_kind} price)" + (
+    elif hardware.kind == "buy":
+        price = f"${hardware.purchase_usd:,.0f} to buy ({hardware.purchase_kind} price)" + (
             f", ~${o.usd_per_hour:,.2f}/h amortised with power" if o.serving and o.usd_per_hour else "")
     else:
         price = f"electricity ~${o.usd_per_hour:,.2f}/h" if o.usd_per_hour is not None else "owned"
@@ -124,7 +124,7 @@ def describe(o: Option) -> str:
     else:
         speed = f"{duration(o.wall_s)} wall time, {o.layout}"
         cost = f"job ${o.job_usd:,.2f}" if o.job_usd is not None else ""
-        if hw.kind == "buy":
+        if hardware.kind == "buy":
             cost += " (the hardware remains)"
     parts = [o.label + ":", price + ";", speed + (";" if cost else "."), (cost + "." if cost else "")]
     extra = "".join(f" Note: {n}." for n in o.notes)

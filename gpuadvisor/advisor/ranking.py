@@ -109,7 +109,7 @@ def layout(workload: Workload, num_gpus: int) -> Workload:
 
 def evaluate(
     workload: Workload,
-    hw: HardwareFigures,
+    gpu_figures: HardwareFigures,
     num_gpus: int,
     *,
     price_per_hour: float | None = None,
@@ -119,13 +119,13 @@ def evaluate(
     """One card x GPU count."""
     w = layout(workload, num_gpus)
     mem = estimate_memory(w)
-    comp = estimate_compute(w, hw, efficiency)
+    comp = estimate_compute(w, gpu_figures, efficiency)
     need = mem.total / GiB
-    if hw.memory_gib is None:
+    if gpu_figures.memory_gib is None:
         fits, reason = False, "no memory figure in the catalog"
-    elif need > hw.memory_gib:
+    elif need > gpu_figures.memory_gib:
         fits = False
-        reason = f"needs {need:.1f} GiB per GPU, has {hw.memory_gib:g} GiB"
+        reason = f"needs {need:.1f} GiB per GPU, has {gpu_figures.memory_gib:g} GiB"
     else:
         fits = True
         lay = []
@@ -135,7 +135,7 @@ def evaluate(
             lay.append(w.sharding.upper() if w.sharding != "fsdp" else "FSDP")
         if w.data_parallel > 1 and not lay:
             lay.append(f"data parallel {w.data_parallel}")
-        reason = f"uses {need:.1f} of {hw.memory_gib:g} GiB per GPU" + (f" ({', '.join(lay)})" if lay else "")
+        reason = f"uses {need:.1f} of {gpu_figures.memory_gib:g} GiB per GPU" + (f" ({', '.join(lay)})" if lay else "")
     t = comp.time_s
     if price_per_hour is not None and t is not None:
         cost, basis = price_per_hour * num_gpus * t / 3600.0, "per hour"
@@ -143,11 +143,12 @@ def evaluate(
         cost, basis = launch_price_usd * num_gpus, "purchase"
     else:
         cost, basis = None, "unknown"
-    energy = hw.tdp_w * num_gpus * t / 3600.0 if (hw.tdp_w and t is not None) else None
+    energy = gpu_figures.tdp_w * num_gpus * t / 3600.0 if (gpu_figures.tdp_w and t is not None) else None
     return Option(
-        card=hw.name, num_gpus=num_gpus, fits=fits, reason=reason, memory=mem, memory_gib_per_gpu=hw.memory_gib,
+        card=gpu_figures.name, num_gpus=num_gpus, fits=fits, reason=reason, memory=mem,
+        memory_gib_per_gpu=gpu_figures.memory_gib,
         compute=comp, workload=w, cost_usd=cost, cost_basis=basis, energy_wh=energy,
-        uses_measured=hw.source == "measured", hardware=hw,
+        uses_measured=gpu_figures.source == "measured", hardware=gpu_figures,
     )
 
 
@@ -190,14 +191,14 @@ def recommend(
     for card in catalog.cards:
         if wanted is not None and card.name.casefold() not in wanted:
             continue
-        hw = HardwareFigures.from_card(card)
+        gpu_figures = HardwareFigures.from_card(card)
         if card.name in meas:
-            hw = apply_measured(hw, meas[card.name])
+            gpu_figures = apply_measured(gpu_figures, meas[card.name])
         for n in counts:
             if n > 1 and card.family in SINGLE_DEVICE_FAMILIES:
                 continue  # an edge module is one GPU: there is no tensor parallelism across modules
             try:
-                options.append(evaluate(workload, hw, n, price_per_hour=price_per_hour,
+                options.append(evaluate(workload, gpu_figures, n, price_per_hour=price_per_hour,
                                         launch_price_usd=purchase_of(card, price_basis)[0], efficiency=efficiency))
             except UserError:
                 continue  # this layout is impossible (e.g. heads not divisible): skip the count

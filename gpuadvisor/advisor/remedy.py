@@ -54,83 +54,86 @@ class Remedy:
                 "figures": self.figures.to_dict()}
 
 
-def _cc(hw: HardwareFigures) -> tuple[int, ...] | None:
-    cc = getattr(hw, "compute_capability", None)
+def _cc(gpu_figures: HardwareFigures) -> tuple[int, ...] | None:
+    cc = getattr(gpu_figures, "compute_capability", None)
     try:
         return tuple(int(x) for x in str(cc).split(".")) if cc else None
     except ValueError:
         return None
 
 
-def _candidates(w: Workload, gpus: int, targets: Targets, f: Figures, hw: HardwareFigures, global_batch: bool
-                ) -> list[tuple[str, str, Workload, int, Targets]]:
+def _candidates(workload: Workload, gpus: int, targets: Targets, f: Figures, gpu_figures: HardwareFigures,
+                global_batch: bool) -> list[tuple[str, str, Workload, int, Targets]]:
     """(change, flag, workload, gpus, targets) to try, cheapest first."""
     out: list[tuple[str, str, Workload, int, Targets]] = []
     t = targets
-    if w.mode == "inference":
-        if w.model.kind == "decoder":
+    if workload.mode == "inference":
+        if workload.model.kind == "decoder":
             if f.max_users and f.max_users < t.users:
-                out.append((f"serve {f.max_users} users at once instead of {t.users}", f"--users {f.max_users}", w,
-                            gpus, t.with_(users=f.max_users)))
-            if w.quant == "none" and w.dtype in ("bf16", "fp16"):
-                cc = _cc(hw)
+                out.append((f"serve {f.max_users} users at once instead of {t.users}", f"--users {f.max_users}",
+                            workload, gpus, t.with_(users=f.max_users)))
+            if workload.quant == "none" and workload.dtype in ("bf16", "fp16"):
+                cc = _cc(gpu_figures)
                 if cc is not None and cc >= FP8_MIN_CC:
-                    out.append(("fp8 weights", "--quant fp8", w.with_(quant="fp8"), gpus, t))
-                out.append(("int4 weights (AWQ)", "--quant awq", w.with_(quant="awq"), gpus, t))
-        elif w.batch > 1:
-            out.append(("a batch of 1", "--batch 1", w.with_(batch=1), gpus, t))
+                    out.append(("fp8 weights", "--quant fp8", workload.with_(quant="fp8"), gpus, t))
+                out.append(("int4 weights (AWQ)", "--quant awq", workload.with_(quant="awq"), gpus, t))
+        elif workload.batch > 1:
+            out.append(("a batch of 1", "--batch 1", workload.with_(batch=1), gpus, t))
     else:
-        if not w.checkpointing:
-            out.append(("activation checkpointing", "--checkpointing", w.with_(checkpointing=True), gpus, t))
-        b = w.batch
+        if not workload.checkpointing:
+            out.append(("activation checkpointing", "--checkpointing", workload.with_(checkpointing=True), gpus, t))
+        b = workload.batch
         while b > 1:
             b //= 2
             out.append((f"micro-batch {b} per GPU with gradient accumulation",
                         f"--batch {b * gpus if global_batch else b} --checkpointing",
-                        w.with_(batch=b, checkpointing=True), gpus, t))
+                        workload.with_(batch=b, checkpointing=True), gpus, t))
         # a traced model is traced with fused AdamW: another optimizer is not modelled for it (Workload refuses it)
-        if w.mode == "training" and w.optimizer not in ("adamw8bit", "sgd") and not w.model.is_traced:
+        if workload.mode == "training" and workload.optimizer not in ("adamw8bit",
+                                                                      "sgd") and not workload.model.is_traced:
             out.append(("8-bit AdamW and checkpointing", "--optimizer adamw8bit --checkpointing",
-                        w.with_(batch=1, checkpointing=True, optimizer="adamw8bit"), gpus, t))
-        if w.mode == "lora":
+                        workload.with_(batch=1, checkpointing=True, optimizer="adamw8bit"), gpus, t))
+        if workload.mode == "lora":
             out.append(("QLoRA: the frozen base in 4 bits", "--mode qlora",
-                        w.with_(mode="qlora", batch=1, checkpointing=True), gpus, t))
-    lean = None if w.mode == "inference" else w.with_(batch=1, checkpointing=True)
-    for g in (MORE_GPUS if w.mode == "inference" else MORE_GPUS_TRAINING):
+                        workload.with_(mode="qlora", batch=1, checkpointing=True), gpus, t))
+    lean = None if workload.mode == "inference" else workload.with_(batch=1, checkpointing=True)
+    for g in (MORE_GPUS if workload.mode == "inference" else MORE_GPUS_TRAINING):
         if g > gpus:
-            keep = f" --batch {w.batch * g}" if global_batch and w.mode != "inference" else ""
-            out.append((f"{g} GPUs", f"--gpus {g}{keep}", w, g, t))
-            if lean is not None and lean != w:
+            keep = f" --batch {workload.batch * g}" if global_batch and workload.mode != "inference" else ""
+            out.append((f"{g} GPUs", f"--gpus {g}{keep}", workload, g, t))
+            if lean is not None and lean != workload:
                 out.append((f"{g} GPUs, checkpointing and micro-batch 1",
                             f"--gpus {g} --checkpointing --batch {g if global_batch else 1}", lean, g, t))
     return out
 
 
-def way_forward(w: Workload, hw: HardwareFigures, gpus: int, targets: Targets, *, engine: str = DEFAULT_ENGINE,
+def way_forward(workload: Workload, gpu_figures: HardwareFigures, gpus: int, targets: Targets, *,
+                engine: str = DEFAULT_ENGINE,
                 efficiency: Efficiency | None = None, current: Figures | None = None,
                 global_batch: bool = True) -> list[Remedy]:
     """The cheapest change that makes `gpus` x `hw` fit (and the cheapest with more GPUs when the
     first needs none), each with its figures; empty when nothing tried fits. Training: `w.batch`
     is per GPU; `global_batch` writes the --batch flag as a global batch (as `estimate` reads it)."""
-    targets = targets.for_workload(w)
-    f = current or figures(w, hw, gpus, targets, engine=engine, efficiency=efficiency)
+    targets = targets.for_workload(workload)
+    f = current or figures(workload, gpu_figures, gpus, targets, engine=engine, efficiency=efficiency)
     if f.fits:
         return []
     out: list[Remedy] = []
-    off = _offload(w, hw, gpus, targets) if w.mode == "inference" and w.model.kind == "decoder" else None
-    for change, flag, wl, g, t in _candidates(w, gpus, targets, f, hw, global_batch):
+    off = _offload(workload, gpu_figures, gpus,
+                   targets) if workload.mode == "inference" and workload.model.kind == "decoder" else None
+    for change, flag, wl, g, t in _candidates(workload, gpus, targets, f, gpu_figures, global_batch):
         if off is not None and g > gpus and not out:
             out.append(off)  # free but slow: before buying more GPUs
         if out and g == gpus:
             continue  # one free change is enough; keep looking only for the more-GPU one
         try:
-            ff = figures(wl.validate(), hw, g, t, engine=engine, efficiency=efficiency)
+            ff = figures(wl.validate(), gpu_figures, g, t, engine=engine, efficiency=efficiency)
         except UserError:
             continue
         if ff.fits:
             if "ZeRO-3" in ff.layout and wl.sharding == "none":
                 flag += " --sharding zero3"
-            if ff.tp > 1 and w.mode == "inference" and w.model.kind == "decoder":
+            if ff.tp > 1 and workload.mode == "inference" and workload.model.kind == "decoder":
                 flag += f" --tp {ff.tp}"
             out.append(Remedy(change, flag, g, ff))
             if g > gpus:
@@ -138,26 +141,26 @@ def way_forward(w: Workload, hw: HardwareFigures, gpus: int, targets: Targets, *
     return out
 
 
-def _offload(w: Workload, hw: HardwareFigures, gpus: int, t: Targets) -> Remedy | None:
+def _offload(workload: Workload, gpu_figures: HardwareFigures, gpus: int, t: Targets) -> Remedy | None:
     """One user on one GPU with the layers that do not fit in host memory (llama.cpp -ngl), in
     GGUF Q4_K_M where the weights are 16-bit: the way a single small card runs a large model."""
     from gpuadvisor.estimate import GiB
     from gpuadvisor.estimate.offload import plan_offload
 
-    if gpus != 1 or not hw.memory_gib or not hw.bandwidth_gbs:
+    if gpus != 1 or not gpu_figures.memory_gib or not gpu_figures.bandwidth_gbs:
         return None
-    wl = w.with_(quant="q4_k_m") if w.quant == "none" and w.dtype in ("bf16", "fp16") else w
+    wl = workload.with_(quant="q4_k_m") if workload.quant == "none" and workload.dtype in ("bf16", "fp16") else workload
     wl = wl.with_(batch=1, seq_len=t.prompt_tokens, gen_tokens=t.output_tokens, offload=True)
     try:
-        plan = plan_offload(wl.validate(), hw.memory_gib * GiB, hw.bandwidth_gbs)
+        plan = plan_offload(wl.validate(), gpu_figures.memory_gib * GiB, gpu_figures.bandwidth_gbs)
     except UserError:
         return None
-    quant = " in GGUF Q4_K_M" if wl.quant != w.quant else ""
+    quant = " in GGUF Q4_K_M" if wl.quant != workload.quant else ""
     f = Figures(fits=True, layout=f"offload: {plan.gpu_layers} of {plan.total_layers} layers on the GPU", tp=1,
                 replicas=1, needed_gib=plan.gpu_bytes / GiB, binds="bandwidth",
                 binds_note=f"host memory bandwidth: {plan.host_bytes / GiB:,.1f} GiB of layers in host memory",
                 per_user=plan.decode_tokens_per_s, aggregate=plan.decode_tokens_per_s, max_users=1,
-                memory_parts=(("on the GPU", plan.gpu_bytes / GiB),), usable_gib=hw.memory_gib)
+                memory_parts=(("on the GPU", plan.gpu_bytes / GiB),), usable_gib=gpu_figures.memory_gib)
     flag = ("--quant q4_k_m " if quant else "") + "--offload (estimate)"
     return Remedy(f"one user{quant}, {plan.host_bytes / GiB:,.0f} GiB of layers in host memory (llama.cpp)",
                   flag, 1, f)

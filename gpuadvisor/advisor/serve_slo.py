@@ -216,11 +216,11 @@ class _Market:
                 card = None
             if card is not None:
                 why = cannot_run(card, self.needs)
-                hw = card_figures(card)
+                gpu_figures = card_figures(card)
                 if why:
                     self.blocked[card.name] = why
                     card = None
-                elif not hw.bandwidth_gbs or not hw.memory_gib:
+                elif not gpu_figures.bandwidth_gbs or not gpu_figures.memory_gib:
                     card = None
             self._cards[name] = card
         return self._cards[name]
@@ -354,7 +354,7 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
                 decode_ruled.ruled_out(mix.decode.card, mix.decode.gpus):
             continue
         pre, dec = setup(mix.prefill), setup(mix.decode)
-        link = kv_link(mix.link, pre.hw, dec.hw, mix.prefill.gpus + mix.decode.gpus)
+        link = kv_link(mix.link, pre.gpu_figures, dec.gpu_figures, mix.prefill.gpus + mix.decode.gpus)
         ds = DisaggSetup(pre, dec, mix.prefill.gpus // mix.prefill.tp, mix.decode.gpus // mix.decode.tp, link)
         short = ds.short_pools(inp, out)
         if short:  # the longest request does not fit that pool's KV cache: the pool is too small on that card

@@ -16,16 +16,16 @@ from gpuadvisor.workload import Workload
 SEARCH_FRAMEWORK = "megatron"  # the profile that runs every degree (TP, PP, CP, EP)
 
 
-def _framework_for(w: Workload, hw: HardwareFigures) -> str | None:
+def _framework_for(workload: Workload, gpu_figures: HardwareFigures) -> str | None:
     """Megatron where the job and the card run it; the data-parallel framework of the matrix for LoRA and QLoRA;
     None for full training on a card that cannot run Megatron-Core's Transformer Engine (nothing to search: its
     data-parallel and ZeRO-3 options are the advisor's own)."""
     from gpuadvisor.advisor.support import TRANSFORMER_ENGINE, facts_of_figures, load_matrix
 
     m = load_matrix()
-    if w.mode in m.adapter_training.modes:
+    if workload.mode in m.adapter_training.modes:
         return m.adapter_training.framework
-    return None if m.why_not(facts_of_figures(hw), TRANSFORMER_ENGINE) else SEARCH_FRAMEWORK
+    return None if m.why_not(facts_of_figures(gpu_figures), TRANSFORMER_ENGINE) else SEARCH_FRAMEWORK
 
 
 def adapter_label(layout: Any, gpus: int) -> str:
@@ -38,27 +38,27 @@ def adapter_label(layout: Any, gpus: int) -> str:
     return f"{shard} x {layout.dp(gpus)} mb{layout.micro_batch}{ckpt}"
 
 
-def searched(w: Workload, hw: HardwareFigures, gpus: int, budget: float) -> dict[str, Any] | None:
+def searched(workload: Workload, gpu_figures: HardwareFigures, gpus: int, budget: float) -> dict[str, Any] | None:
     """Layout, memory, tokens/s and wall time of the fastest fitting layout of `w` (per-GPU batch `w.batch`) on
     `gpus` x `hw`, or None when no layout fits or the model is not a transformer shape."""
-    if gpus < 2 or not w.model.is_transformer or not w.is_training:
+    if gpus < 2 or not workload.model.is_transformer or not workload.is_training:
         return None
     from gpuadvisor.estimate.parallel import framework
     from gpuadvisor.estimate.parallel.budget import train_time
     from gpuadvisor.estimate.parallel.search import Fixed, search
     from gpuadvisor.layout import Checkpointing
 
-    wl = w.with_(num_gpus=gpus, tensor_parallel=1, sharding="none", batch=w.batch * gpus)
-    name = _framework_for(w, hw)
+    wl = workload.with_(num_gpus=gpus, tensor_parallel=1, sharding="none", batch=workload.batch * gpus)
+    name = _framework_for(workload, gpu_figures)
     if name is None:
         return None
     try:
         if name == SEARCH_FRAMEWORK:
             from gpuadvisor.estimate.parallel.search import best_layout
 
-            est = best_layout(wl, hw, framework(name))
+            est = best_layout(wl, gpu_figures, framework(name))
         else:  # data parallel or FSDP only; Trainer's gradient checkpointing is whole layers (no selective)
-            ranked = search(wl, hw, framework(name), fixed=Fixed(tp=1, pp=1, cp=1, ep=1, vp=1))
+            ranked = search(wl, gpu_figures, framework(name), fixed=Fixed(tp=1, pp=1, cp=1, ep=1, vp=1))
             est = next(e for e in ranked if e.fits and e.layout.checkpointing != Checkpointing.SELECTIVE)
     except (UserError, StopIteration):
         return None

@@ -149,15 +149,15 @@ def workload_from(args: argparse.Namespace) -> Any:
 MAX_PARAMS = 1e14  # 100T parameters: well beyond any published model; a larger count is a typo
 
 
-def check_workload_flags(w: Any, args: argparse.Namespace) -> Any:
+def check_workload_flags(workload: Any, args: argparse.Namespace) -> Any:
     """Refuse what would be ignored or is surely a typo, in one line each."""
-    if w.model.num_params > MAX_PARAMS:
-        raise UserError(f"{w.model.name}: {w.model.num_params:.3g} parameters is more than {MAX_PARAMS:.0e}, larger "
-                        "than any model; check the count (e.g. 70b, 405b)")
-    if args.checkpointing and w.mode in ("inference", "scoring"):
-        raise UserError(f"--checkpointing applies to training, LoRA and QLoRA, not --mode {w.mode} "
+    if workload.model.num_params > MAX_PARAMS:
+        raise UserError(f"{workload.model.name}: {workload.model.num_params:.3g} parameters is more than "
+                        f"{MAX_PARAMS:.0e}, larger than any model; check the count (e.g. 70b, 405b)")
+    if args.checkpointing and workload.mode in ("inference", "scoring"):
+        raise UserError(f"--checkpointing applies to training, LoRA and QLoRA, not --mode {workload.mode} "
                         "(inference keeps no activations for a backward pass)")
-    return w
+    return workload
 
 
 def efficiency_from(args: argparse.Namespace) -> Any:
@@ -228,34 +228,36 @@ def gib(v: float) -> str:
 fmt_time = duration  # the CLI's name for the shared formatter
 
 
-def describe_workload(w: Any, users: int | None = None) -> str:
-    m = w.model
+def describe_workload(workload: Any, users: int | None = None) -> str:
+    m = workload.model
     asked = f"preset for {m.asked_as!r}; " if m.asked_as else ""  # the name typed resolved to another preset
     # billions to two decimals as before; a smaller model in its own unit (a 0.3M-parameter GRU read "0.00B")
     size = f"{m.num_params / 1e9:.2f}B" if m.num_params >= 1e9 else params_text(m.num_params)
-    parts = [f"{m.name} ({asked}{size} params)", w.mode]
-    if w.mode == "training":
-        parts.append(f"{w.dtype} {'mixed precision (fp32 weights)' if w.weight_dtype == 'fp32' else 'pure'}")
-        parts.append(w.optimizer)
-    elif w.quant_format != "none":
-        parts.append(f"{w.quant_format} weights ({w.quant_bits_per_weight:g} bits/weight), {w.compute_dtype} compute")
+    parts = [f"{m.name} ({asked}{size} params)", workload.mode]
+    if workload.mode == "training":
+        precision = "mixed precision (fp32 weights)" if workload.weight_dtype == "fp32" else "pure"
+        parts.append(f"{workload.dtype} {precision}")
+        parts.append(workload.optimizer)
+    elif workload.quant_format != "none":
+        parts.append(f"{workload.quant_format} weights ({workload.quant_bits_per_weight:g} bits/weight), "
+                     f"{workload.compute_dtype} compute")
     else:
-        parts.append(w.weight_dtype)
-    if w.mode in ("lora", "qlora"):
-        parts.append("bf16 autocast" if w.mixed_precision else "no autocast")
-    if w.mode == "scoring":
-        parts.append("log-softmax of the logits" if w.scoring == "logprobs" else "fp32 cross-entropy loss")
-    if w.model.is_traced:
-        parts.append(f"batch {w.batch}" + (", channels-last" if w.channels_last else "")
-                     + (f", trainable {' '.join(w.trainable)}" if w.trainable else "")
-                     + (f", frozen {' '.join(w.freeze)}" if w.freeze else ""))
+        parts.append(workload.weight_dtype)
+    if workload.mode in ("lora", "qlora"):
+        parts.append("bf16 autocast" if workload.mixed_precision else "no autocast")
+    if workload.mode == "scoring":
+        parts.append("log-softmax of the logits" if workload.scoring == "logprobs" else "fp32 cross-entropy loss")
+    if workload.model.is_traced:
+        parts.append(f"batch {workload.batch}" + (", channels-last" if workload.channels_last else "")
+                     + (f", trainable {' '.join(workload.trainable)}" if workload.trainable else "")
+                     + (f", frozen {' '.join(workload.freeze)}" if workload.freeze else ""))
     else:
         from gpuadvisor.presentation import workload_shape
 
-        parts.append(workload_shape(w, users))
-    if w.num_gpus > 1:
-        parts.append(f"{w.num_gpus} GPUs (TP {w.tensor_parallel}, {w.sharding})")
-    if w.checkpointing:
+        parts.append(workload_shape(workload, users))
+    if workload.num_gpus > 1:
+        parts.append(f"{workload.num_gpus} GPUs (TP {workload.tensor_parallel}, {workload.sharding})")
+    if workload.checkpointing:
         parts.append("checkpointing")
     return ", ".join(parts)
 

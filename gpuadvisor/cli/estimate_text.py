@@ -39,7 +39,7 @@ def print_memory(con: Any, a: StepParts) -> None:
 
     from gpuadvisor.advisor.options import hw_notes
 
-    w, card, hw, mem, lay = a.w, a.card, a.hw, a.mem, a.lay
+    w, card, gpu_figures, mem, lay = a.workload, a.card, a.gpu_figures, a.mem, a.lay
     con.print(f"[bold]{describe_workload(w, users=w.batch if a.decoder_serving else None)}[/bold]")
     parts = list(lay.memory_parts) if lay is not None else [(k, v / GiB) for k, v in mem.items if v]
     need = sum(v for _, v in parts)
@@ -52,14 +52,14 @@ def print_memory(con: Any, a: StepParts) -> None:
     t.add_row("[bold]total[/bold]", f"[bold]{need:,.2f}[/bold]")
     con.print(t)
     verdict = "fits" if a.fits else "does NOT fit"
-    room = (f"{lay.usable_gib:.1f} GiB usable of {hw.memory_gib:g} (a serving engine keeps "
-            f"{1 - lay.usable_gib / hw.memory_gib:.0%} free)" if a.decoder_serving and lay and lay.usable_gib
-            and hw.memory_gib else f"{hw.memory_gib or 0:g} GiB on the card")
+    room = (f"{lay.usable_gib:.1f} GiB usable of {gpu_figures.memory_gib:g} (a serving engine keeps "
+            f"{1 - lay.usable_gib / gpu_figures.memory_gib:.0%} free)" if a.decoder_serving and lay and lay.usable_gib
+            and gpu_figures.memory_gib else f"{gpu_figures.memory_gib or 0:g} GiB on the card")
     con.print(f"{card.name}: {verdict} ({need:.1f} GiB needed per GPU, {room})"
               + ("" if a.fits or lay is None else f": {lay.why_not}"))
-    if hw.memory_gib is not None and card.memory_gib is not None and hw.memory_gib < card.memory_gib:
+    if gpu_figures.memory_gib is not None and card.memory_gib is not None and gpu_figures.memory_gib < card.memory_gib:
         con.print(f"  note: {card.name} shares its {card.memory_gib:g} GiB with the OS and CPU: "
-                  f"{hw.memory_gib:g} GiB taken as free for the GPU")
+                  f"{gpu_figures.memory_gib:g} GiB taken as free for the GPU")
     for n in mem.notes:
         con.print(f"  note: {n}")
     for n in hw_notes(card, w):  # no tensor cores (FP32 rate), derived tensor figures, no bf16
@@ -80,8 +80,8 @@ def print_offload(con: Any, a: StepParts) -> None:
 
 def print_time(con: Any, a: StepParts) -> None:
     """The time estimate in the mode's own terms, then the notes that lower confidence in it."""
-    w, comp, serving = a.w, a.comp, a.serving
-    src = "measured (probe)" if a.hw.source == "measured" else "datasheet"
+    w, comp, serving = a.workload, a.comp, a.serving
+    src = "measured (probe)" if a.gpu_figures.source == "measured" else "datasheet"
     eng = f", engine {comp.engine}" if w.mode in ("inference", "scoring") else ", eager PyTorch"
     con.print(f"[bold]time on {w.num_gpus} x {a.card.name}[/bold] (estimate; {src} figures{eng}, "
               f"large matmuls at {comp.mfu:.0%} of peak, bandwidth efficiency {comp.bandwidth_efficiency:.0%})")
@@ -118,7 +118,7 @@ def print_time(con: Any, a: StepParts) -> None:
 
 
 def print_inference_time(con: Any, a: StepParts) -> None:
-    w, comp, serving = a.w, a.comp, a.serving
+    w, comp, serving = a.workload, a.comp, a.serving
     if serving:
         con.print(f"  offline, the {w.batch} prompts at once:")
     con.print(f"  prefill: {fmt_time(comp.prefill_time_s)} for {w.batch} x {w.seq} tokens, "
@@ -139,10 +139,10 @@ def print_op_graph(con: Any, graph: dict[str, Any] | None, what: str) -> None:
         con.print(f"  where the {what}'s GPU time goes: {shares}")
 
 
-def print_traced(con: Any, w: Any, comp: Any) -> None:
+def print_traced(con: Any, workload: Any, comp: Any) -> None:
     """A traced model's step: one forward (inference) or one training step, its rate and where the GPU time goes."""
-    what = "training step" if w.is_training else "forward pass"
-    con.print(f"  {what}: {fmt_time(comp.step_time_s)} for a batch of {w.batch}, "
+    what = "training step" if workload.is_training else "forward pass"
+    con.print(f"  {what}: {fmt_time(comp.step_time_s)} for a batch of {workload.batch}, "
               f"{comp.samples_per_s:,.0f} {comp.unit}/s"
               + (f" ({comp.tokens_per_s:,.0f} tokens/s)" if comp.tokens_per_s and comp.unit != "tokens" else "")
               + f", {comp.bound} bound")
@@ -150,8 +150,8 @@ def print_traced(con: Any, w: Any, comp: Any) -> None:
         parts = sorted(comp.breakdown.items(), key=lambda kv: -kv[1])
         con.print("  GPU time by op class: " + ", ".join(f"{k} {fmt_time(v)}" for k, v in parts if v >= 1e-5)
                   + f"; host dispatch {fmt_time(comp.host_time_s or 0.0)}")
-    if w.train_samples:
-        con.print(f"  {w.train_samples:.3g} samples: {fmt_time(comp.time_s)}")
+    if workload.train_samples:
+        con.print(f"  {workload.train_samples:.3g} samples: {fmt_time(comp.time_s)}")
 
 
 def print_way_forward(con: Any, a: StepParts) -> None:

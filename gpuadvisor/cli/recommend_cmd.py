@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_combinations(args)
     w = workload_from(args)
-    eff = efficiency_from(args)
+    efficiencies = efficiency_from(args)
     catalog = catalog_from(args)
     measured = None
     if args.probe:
@@ -71,13 +71,13 @@ def run(args: argparse.Namespace) -> int:
 
         measured = results.load(args.probe)
     if args.rank:
-        return _rank(args, w, eff, catalog, measured)
+        return _rank(args, w, efficiencies, catalog, measured)
     from gpuadvisor.compare import measured_by_card
 
     meas = measured_by_card(measured, catalog) if measured is not None else None
     if measured is not None and not meas:
         raise UserError(f"{args.probe}: its GPU matches no card in the catalog")
-    advice = advice_from(args, w, catalog, efficiency=eff, measured=meas)
+    advice = advice_from(args, w, catalog, efficiency=efficiencies, measured=meas)
     from gpuadvisor.advisor.market import rate_of
 
     rate = rate_of(args.currency)
@@ -262,11 +262,11 @@ def _conv(text: str, currency: str, rate: float) -> str:
     return re.sub(r"\$([0-9][0-9,]*(?:\.[0-9]+)?)", sub, text)
 
 
-def _table(con: Any, rows: list[Any], w: Any, currency: str, rate: float, *, title: str) -> None:
+def _table(con: Any, rows: list[Any], workload: Any, currency: str, rate: float, *, title: str) -> None:
     from rich.table import Table
 
-    serving = w.mode == "inference"
-    decoder = w.model.kind == "decoder"
+    serving = workload.mode == "inference"
+    decoder = workload.model.kind == "decoder"
     tab = Table(title=title, title_justify="left")
     if serving and decoder:
         cols = ["option", "$/h", "$/month", "$/1M tok", "tok/s/user", "first token", "users fit", "layout", "binds",
@@ -298,25 +298,26 @@ def _table(con: Any, rows: list[Any], w: Any, currency: str, rate: float, *, tit
     con.print(tab)
 
 
-def _rank(args: argparse.Namespace, w: Any, eff: Any, catalog: Any, measured: Any) -> int:
+def _rank(args: argparse.Namespace, workload: Any, efficiencies: Any, catalog: Any, measured: Any) -> int:
     """The speed ranking of cards x GPU counts (the behaviour of `recommend` before targets and prices)."""
     from gpuadvisor.advisor.ranking import fewest_gpus_per_card, recommend, why_not
     from gpuadvisor.cli.common import console, print_json
 
-    options = recommend(w, catalog, gpu_counts=args.gpu_counts, price_per_hour=args.price_per_hour,
-                        measured=measured, sort_by=args.sort, efficiency=eff, price_basis=args.price_basis or "new")
+    options = recommend(workload, catalog, gpu_counts=args.gpu_counts, price_per_hour=args.price_per_hour,
+                        measured=measured, sort_by=args.sort, efficiency=efficiencies,
+                        price_basis=args.price_basis or "new")
     if measured is not None and not any(o.uses_measured for o in options):
         raise UserError(f"{args.probe}: its GPU matches no card in the catalog")
     fails = why_not(options)
     if args.json:
-        print_json({"workload": w.to_dict(), "model": w.model.to_dict(), "sort_by": args.sort,
+        print_json({"workload": workload.to_dict(), "model": workload.model.to_dict(), "sort_by": args.sort,
                     "price_basis": args.price_basis or "new",
                     "options": [o.to_dict() for o in options], "not_fitting": fails, "estimate": True})
         return 0
     from rich.table import Table
 
     con = console()
-    con.print(f"[bold]{describe_workload(w)}[/bold]")
+    con.print(f"[bold]{describe_workload(workload)}[/bold]")
     fitting = [o for o in options if o.fits] if args.all else fewest_gpus_per_card(options)
     if fitting:
         cost_head = "cost $" if args.price_per_hour is not None else f"price $ (to buy, {args.price_basis or 'new'})"

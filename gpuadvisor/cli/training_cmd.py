@@ -63,7 +63,7 @@ def print_training(parts: Any) -> None:
     from gpuadvisor.cli.common import console
     from gpuadvisor.estimate.memory_result import GiB
 
-    w, card, fw, est, budget, how, ranked = (parts.w, parts.card, parts.framework, parts.chosen, parts.budget,
+    w, card, fw, est, budget, how, ranked = (parts.workload, parts.card, parts.framework, parts.chosen, parts.budget,
                                              parts.how, parts.ranked)
     con = console()
     lay = est.layout

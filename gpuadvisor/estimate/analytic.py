@@ -26,34 +26,37 @@ def batch_graph(spec: Any, *, mode: GraphMode, seq: int, batches: tuple[int, int
     return BatchGraph(lo, hi)
 
 
-def workload_graph(w: Any) -> OpGraph:
+def workload_graph(workload: Any) -> OpGraph:
     """The analytic graph of a decoder workload's step on one GPU: a full training step (fused AdamW), or for
     inference and scoring one forward over the prompts (the prefill: logits at every position, no loss)."""
     from gpuadvisor.core.errors import UserError
 
     why = [what for what, bad in (
-        ("LoRA/QLoRA", w.is_adapter), ("quantized weights", w.quant_format != "none"),
-        (f"the {w.optimizer} optimizer", w.is_training and w.optimizer != "adamw-fused"),
-        ("more than one GPU", w.num_gpus > 1), (f"{w.dtype} compute", w.dtype not in ("bf16", "fp16", "fp32")),
-        ("a traced model", bool(getattr(w.model, "is_traced", False)))) if bad]
+        ("LoRA/QLoRA", workload.is_adapter), ("quantized weights", workload.quant_format != "none"),
+        (f"the {workload.optimizer} optimizer", workload.is_training and workload.optimizer != "adamw-fused"),
+        ("more than one GPU", workload.num_gpus > 1),
+        (f"{workload.dtype} compute", workload.dtype not in ("bf16", "fp16", "fp32")),
+        ("a traced model", bool(getattr(workload.model, "is_traced", False)))) if bad]
     if why:
-        raise UserError(f"{w.model.name}: the analytic op graph covers one GPU's inference or full training "
+        raise UserError(f"{workload.model.name}: the analytic op graph covers one GPU's inference or full training "
                         f"(fused AdamW) in bf16/fp16/fp32, not {', '.join(why)}")
-    mode = GraphMode.TRAINING if w.is_training else GraphMode.INFERENCE
-    return transformer_graph(w.model, mode=mode, batch=w.micro_batch, seq=w.seq, dtype=w.dtype,
-                             mixed_precision=w.mixed_precision, checkpointing=w.checkpointing,
-                             freeze=w.freeze, trainable=w.trainable, labels=w.is_training)
+    mode = GraphMode.TRAINING if workload.is_training else GraphMode.INFERENCE
+    return transformer_graph(workload.model, mode=mode, batch=workload.micro_batch, seq=workload.seq,
+                             dtype=workload.dtype,
+                             mixed_precision=workload.mixed_precision, checkpointing=workload.checkpointing,
+                             freeze=workload.freeze, trainable=workload.trainable, labels=workload.is_training)
 
 
-def op_graph_summary(w: Any, hw: Any, eff: Any = None, *, eager: bool = True) -> dict[str, Any]:
+def op_graph_summary(workload: Any, gpu_figures: Any, efficiencies: Any = None, *, eager: bool = True) -> dict[str,
+                                                                                                               Any]:
     """Where the GPU time of `w`'s step goes: the analytic graph costed by opcost, as each op class's share of
     the device time (the estimate's time itself comes from the calibrated transformer path: a second time for
     the same step would be a second answer). Raises UserError for what the analytic front-end does not write
     (workload_graph, check_supported)."""
     from gpuadvisor.estimate.opcost import step_time
 
-    g = workload_graph(w)
-    st = step_time(g, hw, eff, eager=eager)
+    g = workload_graph(workload)
+    st = step_time(g, gpu_figures, efficiencies, eager=eager)
     share = {k: v / st.device_s for k, v in sorted(st.by_class.items(), key=lambda kv: -kv[1])} if st.device_s else {}
     what = "training step" if g.mode is GraphMode.TRAINING else "forward over the prompts"
     return {"source": g.source, "mode": g.mode.value, "ops": len(g.ops), "kernels": st.kernels,

@@ -71,7 +71,7 @@ def _layer_gemms(m: Any, tp: int) -> list[tuple[float, float, float, float, bool
     return g
 
 
-def _gemm_times(w: Workload, hw: HardwareFigures, rate: float, bw: float, tokens: float,
+def _gemm_times(workload: Workload, gpu_figures: HardwareFigures, rate: float, bw: float, tokens: float,
                 head_rows: float, *, train: bool) -> tuple[float, float]:
     """(forward, backward) seconds of all matrix products of one step on one GPU.
 
@@ -79,14 +79,14 @@ def _gemm_times(w: Workload, hw: HardwareFigures, rate: float, bw: float, tokens
     cover: with fp32 master weights (mixed precision) they run in fp32 on CUDA cores, at the FP32 rate
     (H100 profiles of mixed Mixtral steps: 75-80 % of GPU time in fp32 SIMT GEMMs at ~50 TFLOP/s, 0.75 of
     the FP32 peak, with no sign of the tensor-core kernels' wave and K-ramp losses)."""
-    m = w.model
-    tp = w.tensor_parallel
-    sms = hw.compute_units
-    eb = _act_bytes(w)
-    frozen = w.is_adapter
-    expert_fp32 = _regime(w) == "mixed" and m.num_experts > 1
-    fp32_peak = hw.peak_tflops("fp32")
-    peak = hw.peak_tflops(w.compute_dtype)
+    m = workload.model
+    tp = workload.tensor_parallel
+    sms = gpu_figures.compute_units
+    eb = _act_bytes(workload)
+    frozen = workload.is_adapter
+    expert_fp32 = _regime(workload) == "mixed" and m.num_experts > 1
+    fp32_peak = gpu_figures.peak_tflops("fp32")
+    peak = gpu_figures.peak_tflops(workload.compute_dtype)
     expert_rate = rate * fp32_peak / peak if expert_fp32 and fp32_peak and peak else rate
 
     def gt(mm: float, n: float, k: float, expert: bool = False) -> float:
@@ -110,38 +110,39 @@ def _gemm_times(w: Workload, hw: HardwareFigures, rate: float, bw: float, tokens
     return fwd, bwd
 
 
-def _elementwise_fwd(w: Workload, tokens: float) -> float:
+def _elementwise_fwd(workload: Workload, tokens: float) -> float:
     """Bytes the elementwise kernels of one forward move on one GPU (traffic.py)."""
-    m = w.model
-    a = _act_bytes(w)
-    mixed = _regime(w) == "mixed"
-    per = traffic.forward_bytes_per_token_layer(m, a=a, mixed=mixed, tp=w.tensor_parallel)
-    if w.quant_format == "int8" and w.mode in (Mode.INFERENCE, Mode.SCORING):  # bitsandbytes LLM.int8()
-        per += traffic.int8_linear_bytes_per_token_layer(m, tp=w.tensor_parallel)
+    m = workload.model
+    a = _act_bytes(workload)
+    mixed = _regime(workload) == "mixed"
+    per = traffic.forward_bytes_per_token_layer(m, a=a, mixed=mixed, tp=workload.tensor_parallel)
+    if workload.quant_format == "int8" and workload.mode in (Mode.INFERENCE, Mode.SCORING):  # bitsandbytes LLM.int8()
+        per += traffic.int8_linear_bytes_per_token_layer(m, tp=workload.tensor_parallel)
     norm_final = 2 * (4.0 if mixed else a) * m.hidden_size * 4
     return tokens * (m.num_layers * per + norm_final)
 
 
-def _moved_train(w: Workload, mem: MemoryBreakdown) -> float:
+def _moved_train(workload: Workload, mem: MemoryBreakdown) -> float:
     """Bytes the elementwise kernels, the loss and the optimizer of one training step move on one GPU."""
-    m = w.model
-    tp = w.tensor_parallel
-    tokens = float(w.micro_batch * w.seq)
-    mixed = _regime(w) == "mixed"
+    m = workload.model
+    tp = workload.tensor_parallel
+    tokens = float(workload.micro_batch * workload.seq)
+    mixed = _regime(workload) == "mixed"
     if not m.is_transformer:
         return (1 + cal.BWD_FACTOR) * 2 * mem.get("activations") + traffic.optimizer_bytes_per_param(
-            BYTES_PER_DTYPE[w.weight_dtype], w.optimizer, mixed) * m.num_params
-    fwd = _elementwise_fwd(w, tokens)
-    moved = fwd * (1 + cal.BWD_FACTOR + (1 if w.checkpointing else 0))
+            BYTES_PER_DTYPE[workload.weight_dtype], workload.optimizer, mixed) * m.num_params
+    fwd = _elementwise_fwd(workload, tokens)
+    moved = fwd * (1 + cal.BWD_FACTOR + (1 if workload.checkpointing else 0))
     if m.kind == "decoder":
         moved += _logit_bytes(m, cal.LOSS_BYTES_PER_LOGIT, backward=True) * tokens * m.vocab_size / tp
-    if w.is_adapter:
-        ad = traffic.adapter_bytes_per_token_layer(m, a=_act_bytes(w), targets=w.lora_targets, tp=tp,
-                                                   amp=w.mixed_precision)
-        moved += ad * tokens * m.num_layers * (1 + cal.BWD_FACTOR + (1 if w.checkpointing else 0))
-        return moved + traffic.optimizer_bytes_per_param(4.0, "adamw", False) * lora_params(w) / tp
+    if workload.is_adapter:
+        ad = traffic.adapter_bytes_per_token_layer(m, a=_act_bytes(workload), targets=workload.lora_targets, tp=tp,
+                                                   amp=workload.mixed_precision)
+        moved += ad * tokens * m.num_layers * (1 + cal.BWD_FACTOR + (1 if workload.checkpointing else 0))
+        return moved + traffic.optimizer_bytes_per_param(4.0, "adamw", False) * lora_params(workload) / tp
     p = m.num_params / tp
-    return moved + traffic.optimizer_bytes_per_param(BYTES_PER_DTYPE[w.weight_dtype], w.optimizer, mixed) * p
+    return moved + traffic.optimizer_bytes_per_param(BYTES_PER_DTYPE[workload.weight_dtype], workload.optimizer,
+                                                     mixed) * p
 
 
 def _logit_bytes(m: Any, loss_bytes: float, *, backward: bool) -> float:
@@ -159,106 +160,108 @@ def sample_unit(kind: str) -> str | None:
     return {"vision": "images", "encoder": "sequences"}.get(kind)
 
 
-def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None, *,
+def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficiency: Efficiency | None = None, *,
                      engine: str | None = None) -> ComputeEstimate:
     """Time of the workload on `w.num_gpus` GPUs described by `hw` (module docstring).
 
     `engine` is how inference runs: "eager" (PyTorch / Hugging Face eager, the host dispatches every
     op) or "graphs" (CUDA graphs / a compiled engine, the default); training is always eager PyTorch."""
-    w = w.validate()
-    if w.model.is_traced:
+    workload = workload.validate()
+    if workload.model.is_traced:
         from gpuadvisor.estimate.graph_estimate import graph_compute
 
-        return graph_compute(w, hw, efficiency)
+        return graph_compute(workload, gpu_figures, efficiency)
     engine = engine_profile(engine or DEFAULT_ENGINE).name
-    eff = (efficiency or Efficiency()).validate()
-    mfu, bw_eff = eff.for_hardware(hw)
-    peak = hw.peak_tflops(w.compute_dtype)
-    notes = [f"estimate: large matmuls at {mfu:.0%} of {hw.source} peak, {bw_eff:.0%} of {hw.source} bandwidth; "
-             "smaller ones lose to wave quantization and launch costs"]
-    if not peak or not hw.bandwidth_gbs:
-        return ComputeEstimate(mode=w.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
-                               hardware_source=hw.source, notes=(f"{hw.name}: no throughput figures in the catalog",))
+    efficiencies = (efficiency or Efficiency()).validate()
+    mfu, bw_eff = efficiencies.for_hardware(gpu_figures)
+    peak = gpu_figures.peak_tflops(workload.compute_dtype)
+    notes = [f"estimate: large matmuls at {mfu:.0%} of {gpu_figures.source} peak, {bw_eff:.0%} of "
+             f"{gpu_figures.source} bandwidth; smaller ones lose to wave quantization and launch costs"]
+    if not peak or not gpu_figures.bandwidth_gbs:
+        return ComputeEstimate(mode=workload.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
+                               hardware_source=gpu_figures.source,
+                               notes=(f"{gpu_figures.name}: no throughput figures in the catalog",))
     rate = peak * 1e12 * mfu  # large-GEMM FLOP/s per GPU
-    bw = hw.bandwidth_gbs * 1e9 * bw_eff
-    link = link_bytes_s(hw, eff.interconnect)
-    m = w.model
-    tp, dp = w.tensor_parallel, w.data_parallel
-    a = _act_bytes(w)
-    mem = estimate_memory(w)
+    bw = gpu_figures.bandwidth_gbs * 1e9 * bw_eff
+    link = link_bytes_s(gpu_figures, efficiencies.interconnect)
+    m = workload.model
+    tp, dp = workload.tensor_parallel, workload.data_parallel
+    a = _act_bytes(workload)
+    mem = estimate_memory(workload)
     causal = m.kind == "decoder"
     hd = m.head_dim or 64
 
-    if w.mode not in (Mode.INFERENCE, Mode.SCORING):
-        tokens_gpu = w.micro_batch * w.seq  # per data-parallel rank
+    if workload.mode not in (Mode.INFERENCE, Mode.SCORING):
+        tokens_gpu = workload.micro_batch * workload.seq  # per data-parallel rank
         if m.is_transformer:
-            fwd, bwd = _gemm_times(w, hw, rate, bw, tokens_gpu, tokens_gpu, train=True)
-            attn = kernels.attention_time(tokens_gpu, w.seq, m.q_dim // tp, hd, m.num_layers, causal=causal,
+            fwd, bwd = _gemm_times(workload, gpu_figures, rate, bw, tokens_gpu, tokens_gpu, train=True)
+            attn = kernels.attention_time(tokens_gpu, workload.seq, m.q_dim // tp, hd, m.num_layers, causal=causal,
                                           rate=rate, backward=True)
-            if w.checkpointing:
+            if workload.checkpointing:
                 fwd *= 2
-                attn += kernels.attention_time(tokens_gpu, w.seq, m.q_dim // tp, hd, m.num_layers,
+                attn += kernels.attention_time(tokens_gpu, workload.seq, m.q_dim // tp, hd, m.num_layers,
                                                causal=causal, rate=rate)
             t_compute = fwd + bwd + attn
         else:
-            t_compute = training_flops_per_token(w) * w.micro_batch / tp / rate
-        t_mem = _moved_train(w, mem) / bw
+            t_compute = training_flops_per_token(workload) * workload.micro_batch / tp / rate
+        t_mem = _moved_train(workload, mem) / bw
         device = t_compute + t_mem
-        host = train_host_s(w) * host_op_scale(hw) * (cal.DTENSOR_HOST_FACTOR if is_dtensor(w) else 1.0)
+        host = (train_host_s(workload) * host_op_scale(gpu_figures)
+                * (cal.DTENSOR_HOST_FACTOR if is_dtensor(workload) else 1.0))
         comm = 0.0
         if dp > 1:
-            grad_bytes = m.num_params / tp * (2.0 if w.compute_dtype != "fp32" else 4.0)
-            if w.is_adapter:
-                grad_bytes = lora_params(w) / tp * 4.0
-            comm += gradient_allreduce_s(grad_bytes, dp, hw, link)
-            if Sharding(w.sharding).stage >= 3 and w.mode == Mode.TRAINING:
-                ranks = shard_ranks(w)  # HSDP gathers inside a node
+            grad_bytes = m.num_params / tp * (2.0 if workload.compute_dtype != "fp32" else 4.0)
+            if workload.is_adapter:
+                grad_bytes = lora_params(workload) / tp * 4.0
+            comm += gradient_allreduce_s(grad_bytes, dp, gpu_figures, link)
+            if Sharding(workload.sharding).stage >= 3 and workload.mode == Mode.TRAINING:
+                ranks = shard_ranks(workload)  # HSDP gathers inside a node
                 comm += 2.0 * (ranks - 1) / ranks * m.num_params / tp * a / link  # gathers fwd + bwd
         if tp > 1 and m.is_transformer:
             comm += 4 * m.num_layers * tokens_gpu * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
         ideal = _overlap(host, device)
         step = ideal + comm
-        global_tokens = w.batch * w.seq
-        steps = max(1.0, w.train_tokens / global_tokens) if w.train_tokens else 1.0
-        if w.train_tokens:
-            notes.append(f"{w.train_tokens:.3g} tokens = {steps:,.0f} steps of {global_tokens:,} tokens")
-        reasons = low_confidence_reasons(w, host / step if step else 0.0, hw=hw)
-        flops_step = training_flops_per_token(w) * global_tokens
+        global_tokens = workload.batch * workload.seq
+        steps = max(1.0, workload.train_tokens / global_tokens) if workload.train_tokens else 1.0
+        if workload.train_tokens:
+            notes.append(f"{workload.train_tokens:.3g} tokens = {steps:,.0f} steps of {global_tokens:,} tokens")
+        reasons = low_confidence_reasons(workload, host / step if step else 0.0, gpu_figures=gpu_figures)
+        flops_step = training_flops_per_token(workload) * global_tokens
         bound = "host" if host > device else ("compute" if t_compute >= t_mem + comm else "memory")
         unit = sample_unit(m.kind)
         return ComputeEstimate(
-            mode=w.mode, time_s=step * steps, step_time_s=step, tokens_per_s=global_tokens / step,
-            unit=unit, samples_per_s=w.batch / step if unit else None,
+            mode=workload.mode, time_s=step * steps, step_time_s=step, tokens_per_s=global_tokens / step,
+            unit=unit, samples_per_s=workload.batch / step if unit else None,
             steps=steps, flops_per_step=flops_step, bound=bound, comm_time_s=comm,
             scaling_efficiency=ideal / step if step else 1.0, mfu=mfu, bandwidth_efficiency=bw_eff,
-            achieved_mfu=flops_step / w.num_gpus / step / (peak * 1e12), host_time_s=host,
-            hardware_source=hw.source, confidence=Confidence.of(reasons), engine=StepEngineName.EAGER,
+            achieved_mfu=flops_step / workload.num_gpus / step / (peak * 1e12), host_time_s=host,
+            hardware_source=gpu_figures.source, confidence=Confidence.of(reasons), engine=StepEngineName.EAGER,
             notes=(*notes, *reasons), low_confidence_reasons=reasons,
         )
 
     # inference: prefill of the prompts (last-position logits only), then decode; scoring: one
     # forward with the logits of every position and the loss over them
-    b = w.micro_batch
-    tokens = b * w.seq
-    scoring = w.mode == Mode.SCORING
+    b = workload.micro_batch
+    tokens = b * workload.seq
+    scoring = workload.mode == Mode.SCORING
     if m.is_transformer:
-        fwd, _ = _gemm_times(w, hw, rate, bw, tokens, tokens if scoring else b, train=False)
-        attn = kernels.attention_time(tokens, w.seq, m.q_dim // tp, hd, m.num_layers, causal=causal, rate=rate)
+        fwd, _ = _gemm_times(workload, gpu_figures, rate, bw, tokens, tokens if scoring else b, train=False)
+        attn = kernels.attention_time(tokens, workload.seq, m.q_dim // tp, hd, m.num_layers, causal=causal, rate=rate)
         pf_compute = fwd + attn
-        pf_bytes = _elementwise_fwd(w, tokens)
+        pf_bytes = _elementwise_fwd(workload, tokens)
         if scoring and m.kind == "decoder":
             pf_bytes += _logit_bytes(m, cal.LOSS_FWD_BYTES_PER_LOGIT, backward=False) * tokens * m.vocab_size / tp
     else:
-        pf_compute = forward_flops_per_token(w) * b / tp / rate
+        pf_compute = forward_flops_per_token(workload) * b / tp / rate
         pf_bytes = mem.get("weights") + mem.get("activations")
     pf_mem = pf_bytes / bw
-    pf_host = prefill_host_s(w, engine, hw)
+    pf_host = prefill_host_s(workload, engine, gpu_figures)
     tp_comm = (2 * m.num_layers * tokens * m.hidden_size * a * 2.0 * (tp - 1) / tp / link) if tp > 1 else 0.0
     pf_device = pf_compute + pf_mem
-    if w.quant_format == "int8" and pf_host > 0:
+    if workload.quant_format == "int8" and pf_host > 0:
         # bitsandbytes LLM.int8() synchronizes ~4.7 times per linear (H100 profile: 915 syncs for 196
         # linears): the host cannot run ahead, so its host time adds to the GPU time
-        pf_host += bnb_int8_host_s(w, hw)
+        pf_host += bnb_int8_host_s(workload, gpu_figures)
         prefill = pf_host + pf_device + tp_comm
     else:
         prefill = _overlap(pf_host, pf_device) + tp_comm
@@ -266,28 +269,29 @@ def estimate_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | 
     decode_step_s = decode_tps = decode_bound = None
     total = prefill
     host_share = pf_host / prefill if prefill else 0.0
-    if m.kind == "decoder" and w.gen_tokens and not scoring:
-        ctx = w.seq + w.gen_tokens // 2  # mean context while generating
-        d = decode_step(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
-        notes += decode_notes(w, hw, batch=b, context=ctx, engine=engine, efficiency=eff)
+    if m.kind == "decoder" and workload.gen_tokens and not scoring:
+        ctx = workload.seq + workload.gen_tokens // 2  # mean context while generating
+        d = decode_step(workload, gpu_figures, batch=b, context=ctx, engine=engine, efficiency=efficiencies)
+        notes += decode_notes(workload, gpu_figures, batch=b, context=ctx, engine=engine, efficiency=efficiencies)
         if d is not None:
             decode_step_s, decode_bound = d.time_s, d.bound
             decode_tps = b * dp / d.time_s
-            total = prefill + w.gen_tokens * d.time_s
+            total = prefill + workload.gen_tokens * d.time_s
             host_share = max(host_share, d.host_s / d.time_s)
         notes.append(f"decode ({engine}): reads every active weight and the KV cache once per generated token, "
                      "plus per-kernel and host overheads of the engine")
-    reasons = low_confidence_reasons(w, host_share, eager=engine == StepEngineName.EAGER, hw=hw)
-    flops = forward_flops_per_token(w) * w.batch * w.seq
+    reasons = low_confidence_reasons(workload, host_share, eager=engine == StepEngineName.EAGER,
+                                     gpu_figures=gpu_figures)
+    flops = forward_flops_per_token(workload) * workload.batch * workload.seq
     unit = sample_unit(m.kind)
     return ComputeEstimate(
-        mode=w.mode, time_s=total, prefill_time_s=prefill, prefill_tokens_per_s=tokens * dp / prefill,
+        mode=workload.mode, time_s=total, prefill_time_s=prefill, prefill_tokens_per_s=tokens * dp / prefill,
         unit=unit, samples_per_s=b * dp / prefill if unit else None,
         step_time_s=prefill if unit else None,
         prefill_bound=pf_bound, decode_step_s=decode_step_s, decode_tokens_per_s=decode_tps,
         decode_bound=decode_bound, bound=decode_bound or pf_bound, comm_time_s=tp_comm,
         scaling_efficiency=1.0 if tp == 1 else (prefill - tp_comm) / prefill,
-        mfu=mfu, bandwidth_efficiency=bw_eff, achieved_mfu=flops / w.num_gpus / prefill / (peak * 1e12),
-        host_time_s=pf_host, hardware_source=hw.source, confidence=Confidence.of(reasons), engine=engine,
+        mfu=mfu, bandwidth_efficiency=bw_eff, achieved_mfu=flops / workload.num_gpus / prefill / (peak * 1e12),
+        host_time_s=pf_host, hardware_source=gpu_figures.source, confidence=Confidence.of(reasons), engine=engine,
         notes=(*notes, *reasons), flops_per_step=flops, low_confidence_reasons=reasons,
     )

@@ -18,25 +18,25 @@ from gpuadvisor.workload import Mode, Workload
 CUDNN_ATTENTION_CC = ("9.", "10.")
 
 
-def host_op_scale(hw: HardwareFigures | None) -> float:
+def host_op_scale(gpu_figures: HardwareFigures | None) -> float:
     """This host's eager op dispatch time relative to the calibration host's (HOST_OP_S)."""
-    return hw.host_op_s / cal.HOST_OP_S if hw is not None and hw.host_op_s else 1.0
+    return gpu_figures.host_op_s / cal.HOST_OP_S if gpu_figures is not None and gpu_figures.host_op_s else 1.0
 
 
-def attention_plan_s(hw: HardwareFigures | None) -> float:
+def attention_plan_s(gpu_figures: HardwareFigures | None) -> float:
     """Host seconds eager attention spends on a sequence length it has not seen: measured, or assumed
     from which backend PyTorch picks on this GPU (CUDNN_ATTENTION_PLAN_S)."""
-    if hw is None:
+    if gpu_figures is None:
         return 0.0
-    if hw.attention_plan_s is not None:
-        return hw.attention_plan_s
-    cc = hw.compute_capability or ""
+    if gpu_figures.attention_plan_s is not None:
+        return gpu_figures.attention_plan_s
+    cc = gpu_figures.compute_capability or ""
     return cal.CUDNN_ATTENTION_PLAN_S if cc.startswith(CUDNN_ATTENTION_CC) else 0.0
 
 
-def is_dtensor(w: Workload) -> bool:
+def is_dtensor(workload: Workload) -> bool:
     """Whether the step runs through DTensor: tensor-parallel training (inference TP is an engine's own)."""
-    return w.tensor_parallel > 1 and w.mode in (Mode.TRAINING, Mode.LORA, Mode.QLORA)
+    return workload.tensor_parallel > 1 and workload.mode in (Mode.TRAINING, Mode.LORA, Mode.QLORA)
 
 
 def linears_per_layer(m: Any, *, mlp: bool = True) -> int:
@@ -44,13 +44,13 @@ def linears_per_layer(m: Any, *, mlp: bool = True) -> int:
     return (4 if not m.fused_qkv else 2) + ((3 if m.gated else 2) if mlp else 0)
 
 
-def bnb_int8_host_s(w: Workload, hw: HardwareFigures | None = None) -> float:
+def bnb_int8_host_s(workload: Workload, gpu_figures: HardwareFigures | None = None) -> float:
     """Host time bitsandbytes LLM.int8() linears add to one eager forward: they synchronize several
     times each, so this time adds to the GPU's instead of overlapping it."""
-    if w.quant_format != "int8" or not w.model.is_transformer:
+    if workload.quant_format != "int8" or not workload.model.is_transformer:
         return 0.0
-    ops = cal.INT8_HOST_OPS_PER_LINEAR * linears_per_layer(w.model) * w.model.num_layers
-    return ops * cal.HOST_OP_S * host_op_scale(hw)
+    ops = cal.INT8_HOST_OPS_PER_LINEAR * linears_per_layer(workload.model) * workload.model.num_layers
+    return ops * cal.HOST_OP_S * host_op_scale(gpu_figures)
 
 
 def _train_ops_per_layer(norm: str, regime: str) -> float:
@@ -62,19 +62,19 @@ def _train_ops_per_layer(norm: str, regime: str) -> float:
     return cal.HOST_OPS_TRAIN_LAYERNORM_AMP if regime == "mixed" else cal.HOST_OPS_TRAIN_LAYERNORM
 
 
-def train_host_s(w: Workload) -> float:
+def train_host_s(workload: Workload) -> float:
     """Host time to dispatch one eager training step on the calibration host (before host_op_scale and
     DTensor): fixed ops plus ops per layer, LoRA adapters, QLoRA dequantization and MoE routing."""
-    m = w.model
+    m = workload.model
     if not m.is_transformer:
-        return (cal.HOST_OPS_FIXED_TRAIN + _train_ops_per_layer("layernorm", _regime(w))) * cal.HOST_OP_S
-    amp = _regime(w) == "mixed" or (w.is_adapter and w.mixed_precision)
-    ops = _train_ops_per_layer("rmsnorm" if m.norm == "rmsnorm" else "layernorm", "mixed" if amp else _regime(w))
+        return (cal.HOST_OPS_FIXED_TRAIN + _train_ops_per_layer("layernorm", _regime(workload))) * cal.HOST_OP_S
+    amp = _regime(workload) == "mixed" or (workload.is_adapter and workload.mixed_precision)
+    ops = _train_ops_per_layer("rmsnorm" if m.norm == "rmsnorm" else "layernorm", "mixed" if amp else _regime(workload))
     per_layer = ops + (cal.HOST_OPS_MOE if m.num_experts > 1 else 0)
-    if w.is_adapter:
-        linears = linears_per_layer(m, mlp=w.lora_targets == "all")
+    if workload.is_adapter:
+        linears = linears_per_layer(m, mlp=workload.lora_targets == "all")
         per_layer += cal.HOST_OPS_ADAPTER * linears
-        if w.mode == Mode.QLORA:
+        if workload.mode == Mode.QLORA:
             per_layer += cal.HOST_OPS_DEQUANT * linears_per_layer(m)
     return (cal.HOST_OPS_FIXED_TRAIN + per_layer * m.num_layers) * cal.HOST_OP_S
 

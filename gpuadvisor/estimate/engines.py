@@ -94,29 +94,29 @@ class StepEngine:
     def host_bound_possible(self) -> bool:
         return self.host_fixed_s > 0 or self.host_per_layer_s > 0
 
-    def bookkeeping_s(self, hw: HardwareFigures | None = None) -> float:
+    def bookkeeping_s(self, gpu_figures: HardwareFigures | None = None) -> float:
         """Host time of one step outside the layers and the attention plan (generate()'s own work):
         measured by the dispatch probe where the engine dispatches from the host, else the profile's."""
-        if self.host_bound_possible and hw is not None and hw.eager_fixed_s is not None:
-            return hw.eager_fixed_s
+        if self.host_bound_possible and gpu_figures is not None and gpu_figures.eager_fixed_s is not None:
+            return gpu_figures.eager_fixed_s
         return self.host_fixed_s
 
-    def host_fixed_step_s(self, hw: HardwareFigures | None = None) -> float:
+    def host_fixed_step_s(self, gpu_figures: HardwareFigures | None = None) -> float:
         """Host time of one step outside the layers: bookkeeping and the attention plan."""
-        return self.bookkeeping_s(hw) + (attention_plan_s(hw) if self.plans_attention else 0.0)
+        return self.bookkeeping_s(gpu_figures) + (attention_plan_s(gpu_figures) if self.plans_attention else 0.0)
 
-    def dispatch_s(self, num_layers: int, hw: HardwareFigures | None = None) -> float:
+    def dispatch_s(self, num_layers: int, gpu_figures: HardwareFigures | None = None) -> float:
         """Host time to dispatch the layers' ops: measured per layer by the dispatch probe (generate()
         on this host), else the calibration host's figure scaled by this host's op time."""
         if not self.host_per_layer_s:
             return 0.0
-        if hw is not None and hw.eager_layer_s:
-            return hw.eager_layer_s * num_layers
-        return self.host_per_layer_s * num_layers * host_op_scale(hw)
+        if gpu_figures is not None and gpu_figures.eager_layer_s:
+            return gpu_figures.eager_layer_s * num_layers
+        return self.host_per_layer_s * num_layers * host_op_scale(gpu_figures)
 
-    def host_step_s(self, num_layers: int, hw: HardwareFigures | None = None) -> float:
+    def host_step_s(self, num_layers: int, gpu_figures: HardwareFigures | None = None) -> float:
         """Host time of one step: fixed, attention plan (where the backend builds one) and dispatch."""
-        return self.host_fixed_step_s(hw) + self.dispatch_s(num_layers, hw)
+        return self.host_fixed_step_s(gpu_figures) + self.dispatch_s(num_layers, gpu_figures)
 
     def kv_multiplier(self, num_heads: int, num_kv_heads: int, *, padded: bool = False) -> float:
         if not padded:
@@ -182,11 +182,11 @@ def engine_profile(name: str) -> StepEngine:
         raise UserError(f"unknown engine {name!r} (one of {', '.join(ENGINES)})") from None
 
 
-def _touched_weight_bytes(w: Workload, batch: int) -> float:
+def _touched_weight_bytes(workload: Workload, batch: int) -> float:
     """Weight bytes a step of `batch` sequences reads: all dense weights, and for MoE the experts
     that at least one token routes to (expected value under uniform routing)."""
-    m = w.model
-    wb = estimate_memory(w).get("weights")
+    m = workload.model
+    wb = estimate_memory(workload).get("weights")
     if not m.is_transformer or m.num_experts <= 1 or not m.num_params:
         return wb
     per_param = wb / m.num_params
@@ -212,38 +212,39 @@ class DecodeStep:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
+def decode_step(workload: Workload, gpu_figures: HardwareFigures, *, batch: int, context: int, engine: str,
                 efficiency: Efficiency | None = None, padded: bool = False) -> DecodeStep | None:
     """A decode step of `batch` sequences at `context` tokens each (module docstring); None where the
     card has no throughput figures. `padded`: prompts of different lengths, padded to one."""
     prof = engine_profile(engine)
-    eff = (efficiency or Efficiency()).validate()
-    mfu, bw_eff = eff.for_hardware(hw)
-    peak = hw.peak_tflops(w.compute_dtype)
-    if not peak or not hw.bandwidth_gbs:
+    efficiencies = (efficiency or Efficiency()).validate()
+    mfu, bw_eff = efficiencies.for_hardware(gpu_figures)
+    peak = gpu_figures.peak_tflops(workload.compute_dtype)
+    if not peak or not gpu_figures.bandwidth_gbs:
         return None
-    m = w.model
-    tp = w.tensor_parallel
-    bw = hw.bandwidth_gbs * 1e9 * bw_eff
-    weights = _touched_weight_bytes(w, batch)  # already per GPU (memory shards weights by TP)
+    m = workload.model
+    tp = workload.tensor_parallel
+    bw = gpu_figures.bandwidth_gbs * 1e9 * bw_eff
+    weights = _touched_weight_bytes(workload, batch)  # already per GPU (memory shards weights by TP)
     kv, kv_mult = 0.0, 1.0
     if m.kind == "decoder" and m.is_transformer:
         kv_mult = prof.kv_multiplier(m.num_heads, m.num_kv_heads, padded=padded and batch > 1)
-        kv = kv_cache_bytes(w.with_(batch=batch * w.data_parallel), context=context) * kv_mult
+        kv = kv_cache_bytes(workload.with_(batch=batch * workload.data_parallel), context=context) * kv_mult
     t_mem = (weights + kv) / bw
-    t_comp = forward_flops_per_token(w, context=context) * batch / tp / (peak * 1e12 * mfu)
+    t_comp = forward_flops_per_token(workload, context=context) * batch / tp / (peak * 1e12 * mfu)
     layers = m.num_layers if m.is_transformer else 1
     floor = (prof.kernels_per_layer * layers + prof.kernels_fixed) * cal.KERNEL_FLOOR_S
     comm = 0.0
     if tp > 1 and m.is_transformer:
-        link = link_bytes_s(hw, eff.interconnect)
-        a = 2.0 if w.compute_dtype != "fp32" else 4.0
+        link = link_bytes_s(gpu_figures, efficiencies.interconnect)
+        a = 2.0 if workload.compute_dtype != "fp32" else 4.0
         # bytes only: the advisor adds the all-reduce latency per layer (advisor/figures.py _tp_latency_s)
         comm = 2 * layers * batch * m.hidden_size * a * 2.0 * (tp - 1) / tp / link
     device = max(t_mem, t_comp) + floor + comm
     # the host's time and the GPU's add up (module docstring); bitsandbytes int8 linears add their own
     # host time, synchronizing several times each
-    host = prof.host_step_s(layers, hw) + (bnb_int8_host_s(w, hw) if prof.host_bound_possible else 0.0)
+    host = prof.host_step_s(layers, gpu_figures) + (bnb_int8_host_s(workload,
+                                                                    gpu_figures) if prof.host_bound_possible else 0.0)
     step = host + device
     if host >= device:
         bound = "host"
@@ -254,31 +255,32 @@ def decode_step(w: Workload, hw: HardwareFigures, *, batch: int, context: int, e
     return DecodeStep(step, bound, t_mem, t_comp, floor, host, comm, kv_mult)
 
 
-def decode_notes(w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str,
+def decode_notes(workload: Workload, gpu_figures: HardwareFigures, *, batch: int, context: int, engine: str,
                  efficiency: Efficiency | None = None) -> list[str]:
     """What the decode step assumes that a user can change: where the engine pays an attention plan per
     step, what it costs and the step without it; where a padded batch would move the KV cache more
     often than the equal-length batch assumed, and what that step takes."""
     prof = engine_profile(engine)
-    d = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency)
+    d = decode_step(workload, gpu_figures, batch=batch, context=context, engine=engine, efficiency=efficiency)
     if d is None:
         return []
     notes = []
-    plan = attention_plan_s(hw) if prof.plans_attention else 0.0
+    plan = attention_plan_s(gpu_figures) if prof.plans_attention else 0.0
     if plan > 1e-3:
         fast = d.time_s - plan
-        how = "measured on this host" if hw.attention_plan_s is not None else f"assumed: {PLAN_RANGE} measured"
+        how = "measured on this host" if gpu_figures.attention_plan_s is not None else f"assumed: {PLAN_RANGE} measured"
         notes.append(f"{prof.name}: PyTorch's cuDNN attention builds a plan for every new sequence length, "
                      f"{plan * 1e3:.0f} ms of host time a decode step ({how}); "
                      f"torch.backends.cuda.enable_cudnn_sdp(False) avoids it: {fast * 1e3:.1f} ms instead of "
                      f"{d.time_s * 1e3:.1f} ms a step ({batch / fast:,.0f} instead of {batch / d.time_s:,.0f} tok/s), "
                      "as does a process that has decoded at these lengths before (plans are cached per length: "
                      "a benchmark that repeats its warm-up prompt times this faster step)")
-    m = w.model
+    m = workload.model
     if batch > 1 and m.kind == "decoder" and m.is_transformer:
         pad = prof.kv_multiplier(m.num_heads, m.num_kv_heads, padded=True)
         if pad > d.kv_multiplier:
-            dp = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency, padded=True)
+            dp = decode_step(workload, gpu_figures, batch=batch, context=context, engine=engine, efficiency=efficiency,
+                             padded=True)
             if dp is not None and dp.time_s >= d.time_s * 1.05:
                 notes.append(f"{prof.name}: assumes prompts of one length; a padded batch (a mask) copies K and V for "
                              f"every query head, moving the KV cache {pad:.0f} instead of {d.kv_multiplier:.0f} "
@@ -287,26 +289,28 @@ def decode_notes(w: Workload, hw: HardwareFigures, *, batch: int, context: int, 
 
 
 def decode_step_time(
-    w: Workload, hw: HardwareFigures, *, batch: int, context: int, engine: str = DEFAULT_ENGINE,
+    workload: Workload, gpu_figures: HardwareFigures, *, batch: int, context: int, engine: str = DEFAULT_ENGINE,
     efficiency: Efficiency | None = None,
 ) -> tuple[float, str] | None:
     """(seconds, bound) of one decode step of `batch` sequences at `context` tokens each, per GPU
     group of `w.tensor_parallel`; None where the card has no throughput figures."""
-    d = decode_step(w, hw, batch=batch, context=context, engine=engine, efficiency=efficiency)
+    d = decode_step(workload, gpu_figures, batch=batch, context=context, engine=engine, efficiency=efficiency)
     return None if d is None else (d.time_s, d.bound)
 
 
-def prefill_host_s(w: Workload, engine: str, hw: HardwareFigures | None = None) -> float:
+def prefill_host_s(workload: Workload, engine: str, gpu_figures: HardwareFigures | None = None) -> float:
     """Host time to dispatch one prefill forward (eager: every op of every layer; graphs: ~0)."""
-    m = w.model
-    return prefill_dispatch_s(engine, m.num_layers if m.is_transformer else 1, moe=m.num_experts > 1, hw=hw)
+    m = workload.model
+    return prefill_dispatch_s(engine, m.num_layers if m.is_transformer else 1, moe=m.num_experts > 1,
+                              gpu_figures=gpu_figures)
 
 
-def prefill_dispatch_s(engine: str, layers: float, *, moe: bool = False, hw: HardwareFigures | None = None) -> float:
+def prefill_dispatch_s(engine: str, layers: float, *, moe: bool = False,
+                       gpu_figures: HardwareFigures | None = None) -> float:
     """Host time to dispatch a prefill forward of `layers` layers (the serving simulation's eager engine asks
     for one pipeline stage's share)."""
     prof = engine_profile(engine)
     if not prof.prefill_host_ops_per_layer:
         return 0.0
     per_layer = prof.prefill_host_ops_per_layer + (cal.PREFILL_HOST_OPS_MOE if moe else 0)
-    return (per_layer * layers + cal.PREFILL_HOST_OPS_FIXED) * cal.HOST_OP_S * host_op_scale(hw)
+    return (per_layer * layers + cal.PREFILL_HOST_OPS_FIXED) * cal.HOST_OP_S * host_op_scale(gpu_figures)

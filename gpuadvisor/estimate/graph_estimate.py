@@ -26,27 +26,29 @@ from gpuadvisor.workload import Workload
 TRACED_DTYPES = ("bf16", "fp16", "fp32")
 
 
-def trace_options(w: Workload) -> TraceOptions:
-    if w.dtype not in TRACED_DTYPES:
-        raise UserError(f"{w.model.name}: traced models run in {', '.join(TRACED_DTYPES)}, not {w.dtype}")
-    return TraceOptions(mode=GraphMode.TRAINING if w.is_training else GraphMode.INFERENCE, dtype=w.dtype,
-                        mixed_precision=w.mixed_precision and w.dtype != "fp32", channels_last=w.channels_last,
-                        freeze=w.freeze, trainable=w.trainable, checkpointing=w.checkpointing, seq=w.seq_len,
-                        input_shape=w.input_shape or None)
+def trace_options(workload: Workload) -> TraceOptions:
+    if workload.dtype not in TRACED_DTYPES:
+        raise UserError(f"{workload.model.name}: traced models run in {', '.join(TRACED_DTYPES)}, not {workload.dtype}")
+    return TraceOptions(mode=GraphMode.TRAINING if workload.is_training else GraphMode.INFERENCE, dtype=workload.dtype,
+                        mixed_precision=workload.mixed_precision and workload.dtype != "fp32",
+                        channels_last=workload.channels_last,
+                        freeze=workload.freeze, trainable=workload.trainable, checkpointing=workload.checkpointing,
+                        seq=workload.seq_len,
+                        input_shape=workload.input_shape or None)
 
 
-def workload_graph(w: Workload) -> OpGraph:
+def workload_graph(workload: Workload) -> OpGraph:
     """The op graph of one step of `w` on one GPU (its micro-batch)."""
     from gpuadvisor.estimate.graphstore import graph_at
     from gpuadvisor.modelref import parse_ref
 
-    ref = parse_ref(w.model.trace)
+    ref = parse_ref(workload.model.trace)
     if ref is None:
-        raise UserError(f"{w.model.name}: {w.model.trace!r} is not a traced model spec")
-    opts = trace_options(w)
+        raise UserError(f"{workload.model.name}: {workload.model.trace!r} is not a traced model spec")
+    opts = trace_options(workload)
     if opts.dtype == "fp16":  # the bf16 step's ops, in the dtype the library sees (opcost.cudnn_depthwise)
-        return relabelled(graph_at(ref, replace(opts, dtype="bf16"), w.micro_batch), "bf16", "fp16")
-    return graph_at(ref, opts, w.micro_batch)
+        return relabelled(graph_at(ref, replace(opts, dtype="bf16"), workload.micro_batch), "bf16", "fp16")
+    return graph_at(ref, opts, workload.micro_batch)
 
 
 def relabelled(g: OpGraph, old: str, new: str) -> OpGraph:
@@ -55,11 +57,11 @@ def relabelled(g: OpGraph, old: str, new: str) -> OpGraph:
     return replace(g, ops=tuple(replace(op, dtype=new) if op.dtype == old else op for op in g.ops))
 
 
-def graph_memory(w: Workload, capacity_bytes: float | None = None) -> MemoryBreakdown:
+def graph_memory(workload: Workload, capacity_bytes: float | None = None) -> MemoryBreakdown:
     """The traced peak. On a card of `capacity_bytes` too small for it, 16-bit NCHW convolutions without room for
     their NHWC copies run without them (conv_fallback): the peak loses the largest of those copies, which is
     where it was (the fallback's own rule puts such a convolution at or above the card's memory)."""
-    g = workload_graph(w)
+    g = workload_graph(workload)
     items = dict.fromkeys(ITEMS, 0.0)
     m = g.memory.items
     items["weights"] = m.get("weights", 0.0)
@@ -77,7 +79,7 @@ def graph_memory(w: Workload, capacity_bytes: float | None = None) -> MemoryBrea
         notes.append(f"{count} NCHW convolution(s) have no room for the NHWC copies cuDNN makes ({copies / 2**30:.1f} "
                      "GiB at most): cuDNN runs them without, an order of magnitude slower (priced); channels-last "
                      "needs no copies")
-    if w.data_parallel > 1 and w.is_training:
+    if workload.data_parallel > 1 and workload.is_training:
         items["gradients"] += m.get("gradients", 0.0) or g.trainable_params * 4.0  # DDP's all-reduce buckets
         notes.append("DDP: its gradient buckets hold a second copy of the gradients")
     tensors = sum(items.values())
@@ -87,47 +89,49 @@ def graph_memory(w: Workload, capacity_bytes: float | None = None) -> MemoryBrea
     return MemoryBreakdown(items=tuple(items.items()), phase=phase, notes=tuple(notes))
 
 
-def graph_compute(w: Workload, hw: HardwareFigures, efficiency: Efficiency | None = None) -> ComputeEstimate:
+def graph_compute(workload: Workload, gpu_figures: HardwareFigures,
+                  efficiency: Efficiency | None = None) -> ComputeEstimate:
     from gpuadvisor.estimate.opcost import step_time
 
-    eff = (efficiency or Efficiency()).validate()
-    mfu, bw_eff = eff.for_hardware(hw)
-    peak = hw.peak_tflops(w.compute_dtype)
-    if not peak or not hw.bandwidth_gbs:
-        return ComputeEstimate(mode=w.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
-                               hardware_source=hw.source, notes=(f"{hw.name}: no throughput figures in the catalog",))
-    g = workload_graph(w)
-    st = step_time(g, hw, eff)
+    efficiencies = (efficiency or Efficiency()).validate()
+    mfu, bw_eff = efficiencies.for_hardware(gpu_figures)
+    peak = gpu_figures.peak_tflops(workload.compute_dtype)
+    if not peak or not gpu_figures.bandwidth_gbs:
+        return ComputeEstimate(mode=workload.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
+                               hardware_source=gpu_figures.source,
+                               notes=(f"{gpu_figures.name}: no throughput figures in the catalog",))
+    g = workload_graph(workload)
+    st = step_time(g, gpu_figures, efficiencies)
     comm = 0.0
-    dp = w.data_parallel
-    if w.is_training:  # DDP all-reduces the gradients in the weights' dtype (fp32 under autocast)
-        grad_bytes = g.trainable_params * (4.0 if w.mixed_precision or w.dtype == "fp32" else 2.0)
-        comm = gradient_allreduce_s(grad_bytes, dp, hw, link_bytes_s(hw, eff.interconnect))
+    dp = workload.data_parallel
+    if workload.is_training:  # DDP all-reduces the gradients in the weights' dtype (fp32 under autocast)
+        grad_bytes = g.trainable_params * (4.0 if workload.mixed_precision or workload.dtype == "fp32" else 2.0)
+        comm = gradient_allreduce_s(grad_bytes, dp, gpu_figures, link_bytes_s(gpu_figures, efficiencies.interconnect))
     step = st.step_s + comm
-    samples = w.batch  # global batch: every data-parallel GPU runs its micro-batch at once
+    samples = workload.batch  # global batch: every data-parallel GPU runs its micro-batch at once
     steps = 1.0
     notes = [f"op graph: {len(g.ops)} distinct ops, {st.kernels} kernels and {g.host_ops} host ops a step "
              f"({g.source}); GPU time by op class: "
              + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in sorted(st.by_class.items(), key=lambda kv: -kv[1])
                          if v >= 1e-5)]
-    if w.train_samples and w.is_training:
-        steps = max(1.0, w.train_samples / samples)
-        notes.append(f"{w.train_samples:.3g} samples = {steps:,.0f} steps of {samples:,}")
+    if workload.train_samples and workload.is_training:
+        steps = max(1.0, workload.train_samples / samples)
+        notes.append(f"{workload.train_samples:.3g} samples = {steps:,.0f} steps of {samples:,}")
     if st.host_s > st.device_s:
         notes.append(f"host-bound: eager PyTorch dispatches {g.host_ops} ops a step ({st.host_s * 1e3:.1f} ms of host "
                      f"time against {st.device_s * 1e3:.1f} ms of GPU time); a larger batch, CUDA graphs or "
                      "torch.compile would raise throughput")
     per_sample = g.tokens_per_sample if g.unit == "tokens" else 1
     rate = samples / step
-    reasons = (host_dispatch_note(hw),) if st.host_s > cal.LOW_CONFIDENCE_HOST_SHARE * step else ()
+    reasons = (host_dispatch_note(gpu_figures),) if st.host_s > cal.LOW_CONFIDENCE_HOST_SHARE * step else ()
     notes += reasons
     return ComputeEstimate(
-        mode=w.mode, time_s=step * steps, step_time_s=step, steps=steps if w.is_training else None,
+        mode=workload.mode, time_s=step * steps, step_time_s=step, steps=steps if workload.is_training else None,
         flops_per_step=g.flops * dp, tokens_per_s=rate * per_sample if g.unit == "tokens" else None,
         bound=st.bound, comm_time_s=comm, scaling_efficiency=st.step_s / step if step else 1.0, mfu=mfu,
-        bandwidth_efficiency=bw_eff, hardware_source=hw.source,
+        bandwidth_efficiency=bw_eff, hardware_source=gpu_figures.source,
         achieved_mfu=g.flops / step / (peak * 1e12) if step else None, host_time_s=st.host_s,
         confidence=Confidence.of(reasons), engine=StepEngineName.EAGER, notes=tuple(notes),
         low_confidence_reasons=reasons, samples_per_s=rate, unit=g.unit,
-        breakdown={k: v for k, v in st.by_class.items()}, prefill_time_s=None if w.is_training else step,
+        breakdown={k: v for k, v in st.by_class.items()}, prefill_time_s=None if workload.is_training else step,
     )

@@ -47,13 +47,13 @@ class Efficiency:
             return self.mfu_vs_measured, self.bandwidth_vs_measured
         return self.mfu, self.bandwidth
 
-    def for_hardware(self, hw: HardwareFigures) -> tuple[float, float]:
+    def for_hardware(self, gpu_figures: HardwareFigures) -> tuple[float, float]:
         """(matmul, bandwidth) efficiency for these figures: a probe's measured ones, else the datasheet's with
         the calibration MFU scaled by the card's large-matmul reach over the calibration card's
         (gpuadvisor.matmul_reach: a GeForce card's half-rate tensor cores reach more of their listed peak)."""
-        mfu, bandwidth = self.for_source(hw.source)
-        if hw.source != "measured" and hw.matmul_reach_scale is not None and not self.mfu_given:
-            mfu *= hw.matmul_reach_scale
+        mfu, bandwidth = self.for_source(gpu_figures.source)
+        if gpu_figures.source != "measured" and gpu_figures.matmul_reach_scale is not None and not self.mfu_given:
+            mfu *= gpu_figures.matmul_reach_scale
         return mfu, bandwidth
 
 
@@ -229,30 +229,31 @@ def op_efficiencies(device: Any) -> dict[str, float]:
     return out
 
 
-def apply_measured(hw: HardwareFigures, figures: dict[str, float]) -> HardwareFigures:
+def apply_measured(gpu_figures: HardwareFigures, figures: dict[str, float]) -> HardwareFigures:
     """The same card with measured figures replacing datasheet ones (memory size and TDP stay)."""
     if not figures:
-        return hw
-    tf = dict(hw.tflops)
+        return gpu_figures
+    tf = dict(gpu_figures.tflops)
     for k, v in figures.items():
         if k.startswith("tflops."):
             tf[k.split(".", 1)[1]] = v
     # efficiencies switch to the *_vs_measured set only when the rates themselves were measured
     rates = "bandwidth_gbs" in figures or any(k.startswith("tflops.") for k in figures)
     return replace(
-        hw,
-        bandwidth_gbs=figures.get("bandwidth_gbs", hw.bandwidth_gbs),
-        allreduce_busbw_gbs=figures.get("allreduce_busbw_gbs", hw.allreduce_busbw_gbs),
-        host_op_s=figures.get("host_op_s", hw.host_op_s),
-        attention_plan_s=figures.get("attention_plan_s", hw.attention_plan_s),
-        eager_layer_s=figures.get("eager_layer_s", hw.eager_layer_s),
-        eager_fixed_s=figures.get("eager_fixed_s", hw.eager_fixed_s),
-        conv_eff={**hw.conv_eff, **{k.split(".", 1)[1]: v for k, v in figures.items() if k.startswith("conv_eff.")}},
-        depthwise_bw_eff=figures.get("depthwise_bw_eff", hw.depthwise_bw_eff),
-        stream_eff={**hw.stream_eff, **{k.split(".", 1)[1]: v for k, v in figures.items()
+        gpu_figures,
+        bandwidth_gbs=figures.get("bandwidth_gbs", gpu_figures.bandwidth_gbs),
+        allreduce_busbw_gbs=figures.get("allreduce_busbw_gbs", gpu_figures.allreduce_busbw_gbs),
+        host_op_s=figures.get("host_op_s", gpu_figures.host_op_s),
+        attention_plan_s=figures.get("attention_plan_s", gpu_figures.attention_plan_s),
+        eager_layer_s=figures.get("eager_layer_s", gpu_figures.eager_layer_s),
+        eager_fixed_s=figures.get("eager_fixed_s", gpu_figures.eager_fixed_s),
+        conv_eff={**gpu_figures.conv_eff, **{k.split(".", 1)[1]: v for k,
+                                             v in figures.items() if k.startswith("conv_eff.")}},
+        depthwise_bw_eff=figures.get("depthwise_bw_eff", gpu_figures.depthwise_bw_eff),
+        stream_eff={**gpu_figures.stream_eff, **{k.split(".", 1)[1]: v for k, v in figures.items()
                                         if k.startswith("stream_eff.")}},
         tflops=tf,
-        source="measured" if rates else hw.source,
+        source="measured" if rates else gpu_figures.source,
         measured_keys=tuple(sorted(figures)),
     )
 

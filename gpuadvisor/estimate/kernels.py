@@ -78,9 +78,9 @@ def gemm_time(m: float, n: float, k: float, *, rate: float, bandwidth: float, sm
     ks = k / splits
     tiles = math.ceil(m / cal.TILE_M) * math.ceil(n / cal.TILE_N) * splits
     ramp = cal.K_RAMP if k_ramp is None else k_ramp
-    eff = (_waves(tiles, sms) if sms else 1.0) * ks / (ks + ramp)
-    eff /= misaligned_slowdown(n, k)
-    t_compute = 2.0 * m * n * k / (rate * eff)
+    reach = (_waves(tiles, sms) if sms else 1.0) * ks / (ks + ramp)  # the share of `rate` this product reaches
+    reach /= misaligned_slowdown(n, k)
+    t_compute = 2.0 * m * n * k / (rate * reach)
     t_memory = (elem_bytes * (m * k + n * k + m * n) + (2 * 4.0 * m * n * splits if splits > 1 else 0.0)) / bandwidth
     return max(t_compute, t_memory)
 

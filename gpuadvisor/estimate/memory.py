@@ -82,18 +82,18 @@ def linear_fraction(m: Any) -> float:
     return min(1.0, lin / max(1, m.total_params))
 
 
-def weight_bytes(w: Workload) -> float:
+def weight_bytes(workload: Workload) -> float:
     """Bytes of the weights on one GPU, quantized formats by their real bits per weight."""
-    m = w.model
-    params = float(m.num_params) / w.tensor_parallel
-    q = w.quant_format
+    m = workload.model
+    params = float(m.num_params) / workload.tensor_parallel
+    q = workload.quant_format
     if q == "none":
-        return params * weight_bytes_per_param(w.weight_dtype)
-    bits = w.quant_bits_per_weight
-    if w.quant_scope == "all":
+        return params * weight_bytes_per_param(workload.weight_dtype)
+    bits = workload.quant_bits_per_weight
+    if workload.quant_scope == "all":
         return params * bits / 8.0
     frac = linear_fraction(m)
-    rest = 4.0 if w.compute_dtype == "fp32" else 2.0
+    rest = 4.0 if workload.compute_dtype == "fp32" else 2.0
     return params * (frac * bits / 8.0 + (1.0 - frac) * rest)
 
 
@@ -105,9 +105,9 @@ def matmul_weight_params(m: Any) -> float:
     return float(m.matmul_params - experts)
 
 
-def lora_params(w: Workload) -> int:
-    m = w.model
-    r = w.lora_rank
+def lora_params(workload: Workload) -> int:
+    m = workload.model
+    r = workload.lora_rank
     h, q, kv, i = m.hidden_size, m.q_dim, m.kv_dim, m.intermediate_size
     attn = r * ((h + q) + 2 * (h + kv) + (q + h))
     if m.num_experts == 1:
@@ -115,19 +115,19 @@ def lora_params(w: Workload) -> int:
     else:  # PEFT adapts the 3-D expert tensors per expert: fused gate/up at rank 2r, down at r; router
         up = 2 * r * (h + 2 * i) if m.gated else r * (h + i)
         mlp = m.num_experts * (up + r * (i + h)) + r * (h + m.num_experts)
-    return m.num_layers * (attn + (mlp if w.lora_targets == "all" else 0))
+    return m.num_layers * (attn + (mlp if workload.lora_targets == "all" else 0))
 
 
-def moe_lora_merged_bytes(w: Workload) -> float:
+def moe_lora_merged_bytes(workload: Workload) -> float:
     """LoRA on MoE experts (PEFT's parameter wrapper) adds B @ A to each expert tensor and the
     grouped GEMM keeps the merged weights of every layer for backward."""
-    m = w.model
-    if m.num_experts == 1 or w.lora_targets != "all" or not w.is_adapter:
+    m = workload.model
+    if m.num_experts == 1 or workload.lora_targets != "all" or not workload.is_adapter:
         return 0.0
-    if w.checkpointing:  # merged weights live only while one layer is recomputed, after the logits peak
+    if workload.checkpointing:  # merged weights live only while one layer is recomputed, after the logits peak
         return 0.0
-    ab = 2.0 if w.mixed_precision and w.compute_dtype != "fp32" else 4.0
-    return m.num_layers * m.num_experts * m.expert_params * ab / w.tensor_parallel
+    ab = 2.0 if workload.mixed_precision and workload.compute_dtype != "fp32" else 4.0
+    return m.num_layers * m.num_experts * m.expert_params * ab / workload.tensor_parallel
 
 
 def root_params(m: Any) -> float:
@@ -139,20 +139,21 @@ def root_params(m: Any) -> float:
     return max(0.0, float(m.num_params - m.num_layers * m.layer_params))
 
 
-def shard_ranks(w: Workload) -> int:
+def shard_ranks(workload: Workload) -> int:
     """The data-parallel ranks `w`'s training state is split over: all of them, but under HSDP one node's
     (GPUS_PER_NODE GPUs, over the tensor-parallel degree), the rest holding replicas."""
-    return Sharding(w.sharding).shard_ranks(w.data_parallel, int(cal.GPUS_PER_NODE) // w.tensor_parallel)
+    return Sharding(workload.sharding).shard_ranks(workload.data_parallel,
+                                                   int(cal.GPUS_PER_NODE) // workload.tensor_parallel)
 
 
-def fsdp2(w: Workload) -> bool:
+def fsdp2(workload: Workload) -> bool:
     """Training whose weights FSDP2 shards per block over data-parallel ranks: ZeRO-3/FSDP, and ZeRO-2 as
     FSDP2's reshard_after_forward=False (the gathered 16-bit params kept from forward through backward)."""
-    return (w.data_parallel > 1 and w.model.is_transformer and Sharding(w.sharding).stage >= 2
-            and (w.mode == Mode.TRAINING or Sharding(w.sharding).stage >= 3))
+    return (workload.data_parallel > 1 and workload.model.is_transformer and Sharding(workload.sharding).stage >= 2
+            and (workload.mode == Mode.TRAINING or Sharding(workload.sharding).stage >= 3))
 
 
-def _fsdp2_training(w: Workload, items: dict[str, float], notes: list[str]) -> str:
+def _fsdp2_training(workload: Workload, items: dict[str, float], notes: list[str]) -> str:
     """Full training under FSDP2 (`fsdp2`), phase by phase; fills `items`, returns the phase of the peak.
 
     Resident: the sharded params (fp32 masters under a mixed-precision policy) and optimizer states; the
@@ -166,20 +167,20 @@ def _fsdp2_training(w: Workload, items: dict[str, float], notes: list[str]) -> s
       gradients and the reduce-scatter input they are copied into (fp32 under reduce_dtype=fp32);
     * the optimizer step: every sharded gradient (fused AdamW adds no state-sized temporary).
     """
-    m, tp, dp = w.model, w.tensor_parallel, shard_ranks(w)
-    wd = w.weight_dtype
+    m, tp, dp = workload.model, workload.tensor_parallel, shard_ranks(workload)
+    wd = workload.weight_dtype
     wbytes = weight_bytes_per_param(wd)
-    sharded_mixed = _sharded_mixed(w)
+    sharded_mixed = _sharded_mixed(workload)
     gather_bytes = 2.0 if sharded_mixed else wbytes  # MixedPrecisionPolicy(param_dtype=bf16)
     reduce_bytes = 4.0 if sharded_mixed else BYTES_PER_DTYPE[wd]  # reduce_dtype=fp32
     p_gpu = float(m.num_params) / tp
     root = root_params(m) / tp
     gbytes = BYTES_PER_DTYPE[wd]
-    states = p_gpu * optimizer_state_bytes(w.optimizer, gbytes) / dp
-    temps = p_gpu * (gbytes if w.optimizer == "adamw-foreach" else 0.0) / dp
-    zero2 = Sharding(w.sharding).stage == 2
+    states = p_gpu * optimizer_state_bytes(workload.optimizer, gbytes) / dp
+    temps = p_gpu * (gbytes if workload.optimizer == "adamw-foreach" else 0.0) / dp
+    zero2 = Sharding(workload.sharding).stage == 2
     held = (p_gpu if zero2 else root) * gather_bytes
-    acts, logits, work = _activations(w)
+    acts, logits, work = _activations(workload)
     loss = held + acts + logits + work
     # the last block's backward, once the loss has freed the logits: the head's unsharded gradient, that block
     # and the next prefetched gathered (already held under ZeRO-2), its unsharded gradient and reduce-scatter input
@@ -194,7 +195,7 @@ def _fsdp2_training(w: Workload, items: dict[str, float], notes: list[str]) -> s
     opt = grads + temps
     items["weights"] = p_gpu * wbytes / dp
     items["optimizer states"] = states
-    hybrid = Sharding(w.sharding) is Sharding.HSDP
+    hybrid = Sharding(workload.sharding) is Sharding.HSDP
     notes.append(("HSDP" if hybrid else "FSDP2") + f": params, gradients and optimizer states sharded {dp} ways"
                  + (" inside each node, replicated across nodes; " if hybrid else "; ")
                  + ("every block's 16-bit params kept gathered from forward to backward (ZeRO-2: "
@@ -221,54 +222,55 @@ def _fsdp2_training(w: Workload, items: dict[str, float], notes: list[str]) -> s
     return "optimizer step"
 
 
-def kv_cache_bytes(w: Workload, context: int | None = None) -> float:
+def kv_cache_bytes(workload: Workload, context: int | None = None) -> float:
     """2 x layers x kv_heads x head_dim x tokens x batch x bytes, per GPU (TP splits KV heads)."""
-    m = w.model
+    m = workload.model
     if m.kind != "decoder":
         return 0.0
-    ctx = w.seq + w.gen_tokens if context is None else context
-    kvb = {"fp32": 4.0, "fp8": 1.0}.get(w.dtype, 2.0)
-    shards = min(w.tensor_parallel, m.num_kv_heads)
-    return 2.0 * m.num_layers * m.kv_dim * ctx * w.micro_batch * kvb / shards
+    ctx = workload.seq + workload.gen_tokens if context is None else context
+    kvb = {"fp32": 4.0, "fp8": 1.0}.get(workload.dtype, 2.0)
+    shards = min(workload.tensor_parallel, m.num_kv_heads)
+    return 2.0 * m.num_layers * m.kv_dim * ctx * workload.micro_batch * kvb / shards
 
 
-def estimate_memory(w: Workload, capacity_bytes: float | None = None) -> MemoryBreakdown:
+def estimate_memory(workload: Workload, capacity_bytes: float | None = None) -> MemoryBreakdown:
     """Peak memory per GPU for the workload, with its breakdown (see the module docstring). `capacity_bytes`: the
     card's memory, where the libraries choose what they hold by it (a traced model's NCHW convolutions:
     graph_estimate.graph_memory); the peak does not depend on it otherwise."""
-    w = w.validate()
-    if w.model.is_traced:
+    workload = workload.validate()
+    if workload.model.is_traced:
         from gpuadvisor.estimate.graph_estimate import graph_memory
 
-        return graph_memory(w, capacity_bytes)
-    m = w.model
-    tp, dp = w.tensor_parallel, shard_ranks(w)  # dp: the ranks sharding splits the state over
+        return graph_memory(workload, capacity_bytes)
+    m = workload.model
+    tp, dp = workload.tensor_parallel, shard_ranks(workload)  # dp: the ranks sharding splits the state over
     params = float(m.num_params)
     # tensor parallel splits the layers; embeddings are vocab-parallel too
     p_gpu = params / tp
     items = dict.fromkeys(ITEMS, 0.0)
     notes: list[str] = []
-    reg = _regime(w)
-    z = Sharding(w.sharding).stage if dp > 1 else 0
-    if w.quant_format != "none":
-        notes.append(f"weights as {w.quant_format}: {w.quant_bits_per_weight:g} bits per weight"
-                     + (" (matmul weights; embeddings, head and norms 16-bit)" if w.quant_scope == "linear" else ""))
+    reg = _regime(workload)
+    z = Sharding(workload.sharding).stage if dp > 1 else 0
+    if workload.quant_format != "none":
+        notes.append(f"weights as {workload.quant_format}: {workload.quant_bits_per_weight:g} bits per weight"
+                     + (" (matmul weights; embeddings, head and norms 16-bit)"
+                        if workload.quant_scope == "linear" else ""))
 
-    if w.mode == Mode.INFERENCE:
-        items["weights"] = weight_bytes(w)
-        items["KV cache"] = kv_cache_bytes(w)
-        items["activations"] = _inference_transient(w)
+    if workload.mode == Mode.INFERENCE:
+        items["weights"] = weight_bytes(workload)
+        items["KV cache"] = kv_cache_bytes(workload)
+        items["activations"] = _inference_transient(workload)
         phase = "inference"
-    elif w.mode == Mode.SCORING:
-        items["weights"] = weight_bytes(w)
-        kv = kv_cache_bytes(w, context=w.seq)  # use_cache defaults to True in HF models
-        layer = _inference_transient(w, last_logits=False)
-        logits = scoring_logits_bytes(w)
-        hidden = float(w.micro_batch) * w.seq * m.hidden_size * _act_bytes(w)
+    elif workload.mode == Mode.SCORING:
+        items["weights"] = weight_bytes(workload)
+        kv = kv_cache_bytes(workload, context=workload.seq)  # use_cache defaults to True in HF models
+        layer = _inference_transient(workload, last_logits=False)
+        logits = scoring_logits_bytes(workload)
+        hidden = float(workload.micro_batch) * workload.seq * m.hidden_size * _act_bytes(workload)
         # with labels the loss runs inside forward, while the output's KV cache is alive; lm-eval keeps
         # only `.logits`, so the output and its KV cache are freed before the log-softmax runs
-        kv_at_logits = kv if w.scoring != "logprobs" else 0.0
-        if w.scoring == "logprobs" and kv + logits / 2 > logits:  # peak at the end of forward instead
+        kv_at_logits = kv if workload.scoring != "logprobs" else 0.0
+        if workload.scoring == "logprobs" and kv + logits / 2 > logits:  # peak at the end of forward instead
             kv_at_logits, logits = kv, logits / 2
         if logits + kv_at_logits >= layer + kv:  # the peak is at the logits; the final hidden states are alive
             items.update({"KV cache": kv_at_logits, "logits and loss": logits, "activations": hidden})
@@ -276,36 +278,36 @@ def estimate_memory(w: Workload, capacity_bytes: float | None = None) -> MemoryB
             items.update({"KV cache": kv, "activations": layer})
         phase = "scoring"
         notes.append("scoring: logits of every position " + (
-            "and their log-softmax (lm-eval loglikelihood)" if w.scoring == "logprobs"
+            "and their log-softmax (lm-eval loglikelihood)" if workload.scoring == "logprobs"
             else "with the fp32 cross-entropy of the loss (perplexity, Trainer.evaluate)"))
-    elif w.mode == Mode.TRAINING and fsdp2(w):
-        phase = _fsdp2_training(w, items, notes)
+    elif workload.mode == Mode.TRAINING and fsdp2(workload):
+        phase = _fsdp2_training(workload, items, notes)
     else:
-        full = w.mode == Mode.TRAINING
-        wd = w.weight_dtype
+        full = workload.mode == Mode.TRAINING
+        wd = workload.weight_dtype
         wbytes = weight_bytes_per_param(wd)
-        weights = weight_bytes(w)
+        weights = weight_bytes(workload)
         layer_w = m.layer_params / tp * wbytes if m.is_transformer else weights
         if z >= 3 and full:
-            gathered = m.layer_params / tp * 2.0 if _sharded_mixed(w) else layer_w
+            gathered = m.layer_params / tp * 2.0 if _sharded_mixed(workload) else layer_w
             weights = weights / dp + min(2 * gathered, weights * (1 - 1 / dp))
             notes.append("ZeRO-3/FSDP: weights sharded, two gathered layers in flight")
         items["weights"] = weights
-        acts, logits, work = _activations(w)
+        acts, logits, work = _activations(workload)
         if full:
             gbytes = BYTES_PER_DTYPE[wd]
-            sbytes = optimizer_state_bytes(w.optimizer, BYTES_PER_DTYPE[wd])
-            tmp_bytes = BYTES_PER_DTYPE[wd] if w.optimizer == "adamw-foreach" else 0.0
+            sbytes = optimizer_state_bytes(workload.optimizer, BYTES_PER_DTYPE[wd])
+            tmp_bytes = BYTES_PER_DTYPE[wd] if workload.optimizer == "adamw-foreach" else 0.0
             grads = p_gpu * gbytes / (dp if z >= 2 else 1)
             buckets = 0.0
-            if dp > 1 and w.sharding == Sharding.NONE:  # DDP all-reduces from flat buckets, allocated up front
+            if dp > 1 and workload.sharding == Sharding.NONE:  # DDP all-reduces from flat buckets, allocated up front
                 buckets = p_gpu * gbytes
                 notes.append("DDP: gradient buckets hold a second copy of the gradients "
                              "(gradient_as_bucket_view=False, the default)")
             states = p_gpu * sbytes / (dp if z >= 1 else 1)
             temps = p_gpu * tmp_bytes / (dp if z >= 1 else 1)
             copies = (matmul_weight_params(m) / tp * 2.0 / (dp if z >= 3 else 1)) if reg == "mixed" else 0.0
-            if reg == "mixed" and w.checkpointing:  # recomputed layers re-cast; only the head's copy stays
+            if reg == "mixed" and workload.checkpointing:  # recomputed layers re-cast; only the head's copy stays
                 copies = min(copies, m.vocab_size * m.hidden_size * 2.0 / tp)
             head_grad = (m.vocab_size * m.hidden_size / tp * gbytes) if m.kind == "decoder" else 0.0
             partial_grads = min(grads, head_grad + layer_w / wbytes * gbytes) + buckets
@@ -315,7 +317,7 @@ def estimate_memory(w: Workload, capacity_bytes: float | None = None) -> MemoryB
             opt = grads + temps
             # end of backward: every gradient allocated, the first layer's activations (recomputed
             # with checkpointing) still alive; the peak with a fused optimizer and checkpointing
-            late = grads + one_layer_activation_bytes(w)
+            late = grads + one_layer_activation_bytes(workload)
             if late > max(fb, opt):
                 phase = "end of backward"
                 items.update({"gradients": grads, "activations": late - grads})
@@ -329,23 +331,24 @@ def estimate_memory(w: Workload, capacity_bytes: float | None = None) -> MemoryB
                 phase = "optimizer step"
                 items.update({"gradients": grads, "optimizer step temporaries": temps})
                 notes.append("peak in the optimizer step: activations already freed"
-                             + ("" if temps else f" ({w.optimizer}: no state-sized temporary)"))
+                             + ("" if temps else f" ({workload.optimizer}: no state-sized temporary)"))
         else:  # LoRA / QLoRA: frozen base, fp32 adapters with their gradients and optimizer states
-            lp = lora_params(w) / tp
-            per = 4 + 4 + optimizer_state_bytes(w.optimizer, 4.0)  # the step's temporary comes after the peak
+            lp = lora_params(workload) / tp
+            per = 4 + 4 + optimizer_state_bytes(workload.optimizer, 4.0)  # the step's temporary comes after the peak
             items["LoRA adapters"] = lp * per
-            if fsdp2(w):  # the frozen base and the adapters sharded alike; the root's 16-bit params stay gathered
+            # the frozen base and the adapters sharded alike; the root's 16-bit params stay gathered
+            if fsdp2(workload):
                 items["weights"] = weights / dp + root_params(m) / tp * 2.0
                 items["LoRA adapters"] = lp * per / dp
                 notes.append("FSDP2: frozen base and adapters sharded (no gradient or optimizer state for the "
                              "base); the root's params (embedding, head) kept gathered from forward to backward")
-            dq = (layer_w / wbytes * 2.0) if w.mode == "qlora" else 0.0  # one dequantized layer
-            items["activations"] = acts + work + dq + moe_lora_merged_bytes(w)
+            dq = (layer_w / wbytes * 2.0) if workload.mode == "qlora" else 0.0  # one dequantized layer
+            items["activations"] = acts + work + dq + moe_lora_merged_bytes(workload)
             items["logits and loss"] = logits
             phase = "forward/backward"
             notes.append("LoRA: adapters kept in fp32 with their gradients and optimizer states"
-                         + ("; bf16/fp16 autocast" if w.mixed_precision else "; no autocast"))
-    if w.checkpointing and w.is_training:
+                         + ("; bf16/fp16 autocast" if workload.mixed_precision else "; no autocast"))
+    if workload.checkpointing and workload.is_training:
         notes.append("activation checkpointing: layer inputs kept, one layer recomputed at a time")
     tensor_total = sum(items.values())
     items["allocator overhead"] = cal.ALLOCATOR_OVERHEAD * tensor_total

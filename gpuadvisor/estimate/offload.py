@@ -62,7 +62,7 @@ def host_bandwidth_from(result: Any) -> float | None:
     return float(m.value) if m is not None and m.value else None
 
 
-def plan_offload(w: Workload, gpu_memory_bytes: float, gpu_bandwidth_gbs: float, *,
+def plan_offload(workload: Workload, gpu_memory_bytes: float, gpu_bandwidth_gbs: float, *,
                  host_bandwidth_gbs: float | None = None, bandwidth_efficiency: float | None = None,
                  host_memory_bytes: float | None = None) -> OffloadPlan:
     """Layers on the GPU and decode speed of a model whose weights need not fit on the card.
@@ -73,8 +73,8 @@ def plan_offload(w: Workload, gpu_memory_bytes: float, gpu_bandwidth_gbs: float,
     Raises UserError when not even the parts that must sit on the GPU fit, or when the rest does
     not fit in host memory either (when its size is given).
     """
-    m = w.model
-    if w.mode != Mode.INFERENCE:
+    m = workload.model
+    if workload.mode != Mode.INFERENCE:
         raise UserError("CPU offload (--offload) applies to inference only")
     if not m.is_transformer or m.kind != "decoder":
         raise UserError(f"CPU offload plans whole decoder layers; {m.name} is not given as a decoder")
@@ -89,15 +89,15 @@ def plan_offload(w: Workload, gpu_memory_bytes: float, gpu_bandwidth_gbs: float,
     gpu_bw = gpu_bandwidth_gbs * bandwidth_efficiency
 
     layers = m.num_layers
-    weights = weight_bytes(w)
+    weights = weight_bytes(workload)
     total = float(m.num_params)
     shape_total = float(max(1, m.total_params))
     layer_w = weights * (m.layer_params / shape_total)  # one block, in its stored format
     embed = weights * (m.vocab_size * m.hidden_size / shape_total)  # token table: stays in host memory
     head = embed  # output projection on the GPU (llama.cpp offloads it; a tied table gets a GPU copy)
     rest = max(0.0, weights - layers * layer_w - embed * (1 if m.tied_embeddings else 2))  # norms, positions
-    kv_layer = kv_cache_bytes(w) / layers
-    buffer = _inference_transient(w)  # compute buffer: one layer's temporaries and the last logits
+    kv_layer = kv_cache_bytes(workload) / layers
+    buffer = _inference_transient(workload)  # compute buffer: one layer's temporaries and the last logits
     fixed = (head + rest + buffer) * (1 + cal.ALLOCATOR_OVERHEAD) + cal.CUDA_CONTEXT_BYTES
     per_layer = (layer_w + kv_layer) * (1 + cal.ALLOCATOR_OVERHEAD)
     if fixed > gpu_memory_bytes:
@@ -122,6 +122,6 @@ def plan_offload(w: Workload, gpu_memory_bytes: float, gpu_bandwidth_gbs: float,
         notes.append("layer sizes scaled from an assumed architecture")
     return OffloadPlan(
         total_layers=layers, gpu_layers=n, gpu_bytes=fixed + n * per_layer, host_bytes=host,
-        decode_step_s=step, decode_tokens_per_s=w.micro_batch / step, gpu_bandwidth_gbs=gpu_bw,
+        decode_step_s=step, decode_tokens_per_s=workload.micro_batch / step, gpu_bandwidth_gbs=gpu_bw,
         host_bandwidth_gbs=host_bw, host_bandwidth_source=source, notes=tuple(notes),
     )

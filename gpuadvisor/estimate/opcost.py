@@ -127,24 +127,25 @@ class Rates:
     compute_capability: str | None = None
 
     @classmethod
-    def of(cls, hw: HardwareFigures, eff: Efficiency | None = None) -> Rates:
-        mfu, bw_eff = (eff or Efficiency()).for_hardware(hw)
+    def of(cls, gpu_figures: HardwareFigures, efficiencies: Efficiency | None = None) -> Rates:
+        mfu, bw_eff = (efficiencies or Efficiency()).for_hardware(gpu_figures)
         gemm = {}
         for dt in ("fp32", "bf16", "fp16", "fp8", "tf32"):
-            peak = hw.peak_tflops(dt)
+            peak = gpu_figures.peak_tflops(dt)
             if peak:
                 gemm[dt] = peak * 1e12 * mfu  # fp32 is the FMA rate: CUDA-core GEMMs reach it as well
-        conv = {dt: x for dt in ("bf16", "fp16") if (x := hw.op_scale(f"conv_eff.{dt}_nhwc"))}
-        stream = {c: x for c in ("elementwise", "norm", "reduction") if (x := hw.op_scale(f"stream_eff.{c}"))}
-        bandwidth = (hw.bandwidth_gbs or 0.0) * 1e9 * bw_eff
+        conv = {dt: x for dt in ("bf16", "fp16") if (x := gpu_figures.op_scale(f"conv_eff.{dt}_nhwc"))}
+        stream = {c: x for c in ("elementwise", "norm", "reduction") if (x := gpu_figures.op_scale(f"stream_eff.{c}"))}
+        bandwidth = (gpu_figures.bandwidth_gbs or 0.0) * 1e9 * bw_eff
         tensor_rate = gemm.get("bf16") or gemm.get("fp16") or 0.0
         ref_rate, ref_bandwidth = _calibration_rates()
         ramp = (tensor_rate / bandwidth) / (ref_rate / ref_bandwidth) if tensor_rate and bandwidth else 1.0
-        headroom = (ref_bandwidth / CALIBRATION_CARD_SMS) / (bandwidth / hw.compute_units) \
-            if bandwidth and hw.compute_units else 1.0
-        return cls(gemm, bandwidth, hw.compute_units, hw.source, conv, hw.op_scale("depthwise_bw_eff") or 1.0,
-                   stream, ramp, headroom, bool(hw.conv_native_mma), thread_scale=_thread_scale(hw),
-                   compute_capability=hw.compute_capability)
+        headroom = (ref_bandwidth / CALIBRATION_CARD_SMS) / (bandwidth / gpu_figures.compute_units) \
+            if bandwidth and gpu_figures.compute_units else 1.0
+        return cls(gemm, bandwidth, gpu_figures.compute_units, gpu_figures.source, conv,
+                   gpu_figures.op_scale("depthwise_bw_eff") or 1.0,
+                   stream, ramp, headroom, bool(gpu_figures.conv_native_mma), thread_scale=_thread_scale(gpu_figures),
+                   compute_capability=gpu_figures.compute_capability)
 
     def streamed_efficiency(self, calibration_efficiency: float, cls: str = "") -> float:
         """The fraction of copy bandwidth a streaming kernel reaches on this card, from its fraction on the
@@ -254,12 +255,13 @@ CALIBRATION_CARD_CLOCK_MHZ = 1980  # its boost clock (Rates.thread_scale)
 CALIBRATION_CARD_FP32_TFLOPS = 66.9
 
 
-def _thread_scale(hw: HardwareFigures) -> float:
+def _thread_scale(gpu_figures: HardwareFigures) -> float:
     """The calibration H100's SMs x boost clock over this card's (Rates.thread_scale); where the catalog gives no
     clock, its FP32 rate over this card's (the same ratio on architectures of 128 FP32 lanes an SM)."""
-    if hw.compute_units and hw.boost_clock_mhz:
-        return CALIBRATION_CARD_SMS * CALIBRATION_CARD_CLOCK_MHZ / (hw.compute_units * hw.boost_clock_mhz)
-    fp32 = hw.tflops.get("fp32")
+    if gpu_figures.compute_units and gpu_figures.boost_clock_mhz:
+        return (CALIBRATION_CARD_SMS * CALIBRATION_CARD_CLOCK_MHZ
+                / (gpu_figures.compute_units * gpu_figures.boost_clock_mhz))
+    fp32 = gpu_figures.tflops.get("fp32")
     return CALIBRATION_CARD_FP32_TFLOPS / fp32 if fp32 else 1.0
 
 
@@ -651,11 +653,12 @@ def _nchw_grouped_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: floa
     return max(t + _bias_grad_s(op, shape, r), t_mem)
 
 
-def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *, eager: bool = True) -> StepTime:
+def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency | None = None, *,
+              eager: bool = True) -> StepTime:
     """The time of one step of `g` on one GPU: each op costed by class, the host's dispatch on top."""
-    r = Rates.of(hw, eff)
+    r = Rates.of(gpu_figures, efficiencies)
     if any(isinstance(shape := op.named_shape, ConvShape) and shape.layout is TensorLayout.NCHW for op in g.ops):
-        r = replace(r, nchw_norms=True, conv_room=conv_fallback.room_bytes(g, hw.memory_bytes))
+        r = replace(r, nchw_norms=True, conv_room=conv_fallback.room_bytes(g, gpu_figures.memory_bytes))
     st = StepTime()
     optimizer_s = issued_s = 0.0
     training = g.mode.value == "training"
@@ -681,7 +684,7 @@ def step_time(g: OpGraph, hw: HardwareFigures, eff: Efficiency | None = None, *,
         st.by_phase[Phase.OPTIMIZER.value] = t_opt
     if eager:  # the probe's op time where measured, the calibration host's otherwise; an RNN call's issuing in line
         # with the other ops', and on the same host
-        st.host_s = (host_units(g) * cal.HOST_OP_S + issued_s) * host_op_scale(hw)
+        st.host_s = (host_units(g) * cal.HOST_OP_S + issued_s) * host_op_scale(gpu_figures)
     return st
 
 

@@ -85,15 +85,15 @@ class ServingEstimate:
         return d
 
 
-def kv_capacity(w: Workload, hw: HardwareFigures, context: int) -> tuple[float, int, int]:
+def kv_capacity(workload: Workload, gpu_figures: HardwareFigures, context: int) -> tuple[float, int, int]:
     """(KV bytes per token, KV tokens that fit, sequences of `context` tokens that fit) per GPU group,
     in paged blocks of KV_BLOCK_TOKENS (calibration table)."""
-    one = w.with_(batch=w.data_parallel, seq_len=context, gen_tokens=0)
+    one = workload.with_(batch=workload.data_parallel, seq_len=context, gen_tokens=0)
     kv_per_token = kv_cache_bytes(one, context=1)
-    cap = hw.memory_bytes
+    cap = gpu_figures.memory_bytes
     if cap is None or kv_per_token <= 0:
         return kv_per_token, 0, 0
-    mem = estimate_memory(w.with_(batch=w.data_parallel))  # weights + one sequence's transients
+    mem = estimate_memory(workload.with_(batch=workload.data_parallel))  # weights + one sequence's transients
     free = cap * (1 - cal.SERVING_RESERVE) - mem.get("weights") - mem.get("activations") - cal.CUDA_CONTEXT_BYTES
     kv_tokens = max(0, int(free // kv_per_token))
     block = int(cal.KV_BLOCK_TOKENS)
@@ -106,7 +106,7 @@ def _cycle(tpot: float, prefill_one: float, concurrency: int, output_tokens: int
 
 
 def estimate_serving(
-    w: Workload, hw: HardwareFigures, *, concurrency: int, prompt_tokens: int, output_tokens: int,
+    workload: Workload, gpu_figures: HardwareFigures, *, concurrency: int, prompt_tokens: int, output_tokens: int,
     engine: str = DEFAULT_ENGINE, efficiency: Efficiency | None = None,
 ) -> ServingEstimate:
     """Serving figures for `concurrency` users, each with a prompt and an answer (module docstring)."""
@@ -114,55 +114,60 @@ def estimate_serving(
         raise UserError("concurrency, prompt and output tokens must each be at least 1")
     prof = engine_profile(engine)
     engine = prof.name
-    eff = (efficiency or Efficiency()).validate()
-    w = w.with_(mode=Mode.INFERENCE, batch=concurrency * w.data_parallel, seq_len=prompt_tokens,
+    efficiencies = (efficiency or Efficiency()).validate()
+    workload = workload.with_(mode=Mode.INFERENCE, batch=concurrency * workload.data_parallel, seq_len=prompt_tokens,
                 gen_tokens=output_tokens).validate()
     context = prompt_tokens + output_tokens
-    kv_per_token, kv_tokens, seqs = kv_capacity(w, hw, context)
-    fits = hw.memory_bytes is not None and seqs >= concurrency
+    kv_per_token, kv_tokens, seqs = kv_capacity(workload, gpu_figures, context)
+    fits = gpu_figures.memory_bytes is not None and seqs >= concurrency
     mean_ctx = prompt_tokens + output_tokens // 2
-    step = decode_step(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
-    one = estimate_compute(w.with_(batch=w.data_parallel, gen_tokens=0), hw, eff, engine=engine)
-    mfu, bw_eff = eff.for_hardware(hw)
+    step = decode_step(workload, gpu_figures, batch=concurrency, context=mean_ctx, engine=engine,
+                       efficiency=efficiencies)
+    one = estimate_compute(workload.with_(batch=workload.data_parallel, gen_tokens=0), gpu_figures, efficiencies,
+                           engine=engine)
+    mfu, bw_eff = efficiencies.for_hardware(gpu_figures)
     assumptions: dict[str, Any] = {
         "engine": prof.to_dict(), "matmul_efficiency": mfu, "bandwidth_efficiency": bw_eff,
-        "hardware_source": hw.source, "kv_block_tokens": cal.KV_BLOCK_TOKENS, "memory_reserve": cal.SERVING_RESERVE,
+        "hardware_source": gpu_figures.source, "kv_block_tokens": cal.KV_BLOCK_TOKENS,
+                                   "memory_reserve": cal.SERVING_RESERVE,
         "mean_context": mean_ctx,
-        "attention_plan_s": attention_plan_s(hw) if prof.plans_attention else 0.0,
-        "host_fixed_s": prof.bookkeeping_s(hw),
-        "host_layer_s": prof.dispatch_s(1, hw),
-        "host_op_s": hw.host_op_s or cal.HOST_OP_S,
-        "host_figures": "measured" if hw.host_measured else "assumed",
+        "attention_plan_s": attention_plan_s(gpu_figures) if prof.plans_attention else 0.0,
+        "host_fixed_s": prof.bookkeeping_s(gpu_figures),
+        "host_layer_s": prof.dispatch_s(1, gpu_figures),
+        "host_op_s": gpu_figures.host_op_s or cal.HOST_OP_S,
+        "host_figures": "measured" if gpu_figures.host_measured else "assumed",
     }
     notes = [f"engine: {prof.label}",
              "TTFT: one prompt's prefill plus one decode step in flight; throughput counts the prefills that "
              "continuous batching interleaves with decoding"]
     if step is None or one.prefill_time_s is None:
         return ServingEstimate(engine, concurrency, prompt_tokens, output_tokens, None, None, None, None,
-                               kv_per_token, kv_tokens, seqs, fits, None, (*notes, f"{hw.name}: no throughput figures"),
+                               kv_per_token, kv_tokens, seqs, fits, None,
+                               (*notes, f"{gpu_figures.name}: no throughput figures"),
                                assumptions=assumptions)
     assumptions["decode_step"] = step.to_dict()
     prefill_one = one.prefill_time_s
     cyc = _cycle(step.time_s, prefill_one, concurrency, output_tokens)
     curve = []
-    top = min(CURVE_MAX, max(seqs, concurrency)) if hw.memory_bytes is not None else concurrency
+    top = min(CURVE_MAX, max(seqs, concurrency)) if gpu_figures.memory_bytes is not None else concurrency
     c = 1
     while c <= top:
-        s = decode_step(w, hw, batch=c, context=mean_ctx, engine=engine, efficiency=eff)
+        s = decode_step(workload, gpu_figures, batch=c, context=mean_ctx, engine=engine, efficiency=efficiencies)
         if s is not None:
             cy = _cycle(s.time_s, prefill_one, c, output_tokens)
             curve.append({"concurrency": c, "tpot_s": s.time_s, "per_user_tokens_per_s": output_tokens / cy,
-                          "aggregate_tokens_per_s": c * w.data_parallel * output_tokens / cy, "fits": c <= seqs})
+                          "aggregate_tokens_per_s": c * workload.data_parallel * output_tokens / cy, "fits": c <= seqs})
         c *= 2
     conf_notes = list(one.low_confidence_reasons)
-    notes += decode_notes(w, hw, batch=concurrency, context=mean_ctx, engine=engine, efficiency=eff)
-    if step.host_s >= step.time_s * cal.LOW_CONFIDENCE_HOST_SHARE and not hw.host_measured and not conf_notes:
+    notes += decode_notes(workload, gpu_figures, batch=concurrency, context=mean_ctx, engine=engine,
+                          efficiency=efficiencies)
+    if step.host_s >= step.time_s * cal.LOW_CONFIDENCE_HOST_SHARE and not gpu_figures.host_measured and not conf_notes:
         conf_notes.append("low confidence: decode is host-bound (eager dispatch) and this host's dispatch costs "
                           "were not measured (`gpuadvisor run` measures them)")
     return ServingEstimate(
         engine=engine, concurrency=concurrency, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
         ttft_s=prefill_one + step.time_s, tpot_s=step.time_s, per_user_tokens_per_s=output_tokens / cyc,
-        aggregate_tokens_per_s=concurrency * w.data_parallel * output_tokens / cyc,
+        aggregate_tokens_per_s=concurrency * workload.data_parallel * output_tokens / cyc,
         kv_bytes_per_token=kv_per_token, kv_capacity_tokens=kv_tokens, max_concurrent_seqs=seqs, fits=fits,
         bound=step.bound, notes=(*notes, *conf_notes), confidence=Confidence.of(conf_notes),
         assumptions=assumptions, curve=tuple(curve), low_confidence_reasons=tuple(conf_notes),

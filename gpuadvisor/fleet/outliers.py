@@ -102,9 +102,10 @@ def node_kind(run: RunResult) -> str:
 
 def figure_stats(results: Mapping[str, RunResult]) -> list[FigureStat]:
     out = []
-    for (hw, key), samples in sorted(_samples(results).items()):
+    for (gpu_figures, key), samples in sorted(_samples(results).items()):
         values = [s.value for s in samples]
-        out.append(FigureStat(hw, key, samples[0].label, samples[0].unit, statistics.median(values), len(values),
+        out.append(FigureStat(gpu_figures, key, samples[0].label, samples[0].unit, statistics.median(values),
+                              len(values),
                               min(values), max(values)))
     return out
 
@@ -116,7 +117,7 @@ def find_outliers(
     if tolerance_pct < 0:
         raise ValueError("tolerance_pct must be >= 0")
     out = []
-    for (hw, key), samples in sorted(_samples(results).items()):
+    for (gpu_figures, key), samples in sorted(_samples(results).items()):
         if len(samples) < min_members:
             continue
         median = statistics.median(s.value for s in samples)
@@ -125,6 +126,7 @@ def find_outliers(
             dev_pct = 100.0 * (s.value - median) / median
             worse = dev_pct > tolerance_pct if lower_better else dev_pct < -tolerance_pct
             if worse:
-                out.append(Outlier(s.node, s.device, hw, key, s.label, s.unit, s.value, median, round(dev_pct, 2),
+                out.append(Outlier(s.node, s.device, gpu_figures, key, s.label, s.unit, s.value, median, round(dev_pct,
+                                                                                                               2),
                                    len(samples)))
     return sorted(out, key=lambda o: (o.node, -1 if o.device is None else o.device, o.key))

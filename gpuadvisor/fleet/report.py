@@ -50,18 +50,18 @@ def _rows(fleet: Fleet, verdict: FleetVerdict, stats: dict[tuple[str, str], Figu
             continue
         units = [(None, f"host: {run.host.cpu}", None)] if host_only or not run.devices else [
             (d.index, d.name, d) for d in run.devices]
-        for idx, hw, dev in units:
+        for idx, gpu_figures, dev in units:
             cells = []
             for k in keys:
                 m = dev.measurement(k) if dev is not None else next(
                     (mm for p in run.host_probes for mm in p.measurements if mm.key == k), None)
-                st = stats.get((hw, k))
+                st = stats.get((gpu_figures, k))
                 if m is None or m.value is None:
                     cells.append({"text": "-", "cls": ""})
                     continue
                 pct = f" ({100 * m.value / st.median:.0f}%)" if st and st.count > 1 and st.median else ""
                 cells.append({"text": _n(m.value, m.unit) + pct, "cls": "bad" if (entry.name, idx, k) in outl else ""})
-            rows.append({**base, "gpu": hw if idx is None else f"GPU {idx}: {hw}", "cells": cells})
+            rows.append({**base, "gpu": gpu_figures if idx is None else f"GPU {idx}: {gpu_figures}", "cells": cells})
             for m_dev in ([dev] if dev is not None else []):
                 for p in m_dev.probes:
                     for m in p.measurements:
@@ -74,7 +74,7 @@ def _rows(fleet: Fleet, verdict: FleetVerdict, stats: dict[tuple[str, str], Figu
                     links.append({"node": entry.name, "gpu": "node", "label": m.label, "value": _n(m.value, m.unit)})
     labels = []
     for k in keys:
-        st = next((s for (hw, kk), s in stats.items() if kk == k), None)
+        st = next((s for (gpu_figures, kk), s in stats.items() if kk == k), None)
         labels.append(f"{st.label} ({st.unit})" if st else k)
     return labels, rows, links
 
@@ -92,13 +92,13 @@ def _heatmap(fleet: Fleet, stats: dict[tuple[str, str], FigureStat]) -> Any:
         units: list[tuple[str, str, DeviceResult | None]] = [
             (f"{entry.name} GPU {d.index}", d.name, d) for d in run.devices] or [
             (f"{entry.name} host", f"host: {run.host.cpu}", None)]
-        for label, hw, dev in units:
+        for label, gpu_figures, dev in units:
             row: list[float | None] = []
             trow: list[str] = []
             for k in keys:
                 m = dev.measurement(k) if dev is not None else next(
                     (mm for p in run.host_probes for mm in p.measurements if mm.key == k), None)
-                st = stats.get((hw, k))
+                st = stats.get((gpu_figures, k))
                 if m is None or m.value is None or st is None or not st.median:
                     row.append(None)
                     trow.append("")

@@ -107,11 +107,11 @@ def _param_names(spec: ModelSpec) -> list[str]:
     return names
 
 
-def _rmsnorm(tp: Tape, x: T, w: T, width: int) -> T:
+def _rmsnorm(tp: Tape, x: T, weight: T, width: int) -> T:
     """transformers' RMSNorm: upcast to fp32, x * rsqrt(mean(x^2) + eps), back to the input dtype, times weight."""
     xf = P.cast(tp, x, "fp32")
     r = P.rsqrt(tp, P.add_scalar(tp, P.mean_last(tp, P.pow2(tp, xf), width)))
-    return P.mul(tp, w, P.cast(tp, P.mul(tp, xf, r), x.dtype))
+    return P.mul(tp, weight, P.cast(tp, P.mul(tp, xf, r), x.dtype))
 
 
 def _rope(tp: Tape, x: T, cos: T, sin: T) -> T:

@@ -115,45 +115,45 @@ def cache_cat(tp: Tape, x: T, cache_dtype: str, *, zeros: bool) -> T:
     return out
 
 
-def linear(tp: Tape, x: T, w: T, b: T | None, n_out: int, n_in: int, *, clone_grad: bool = False) -> T:
+def linear(tp: Tape, x: T, weight: T, b: T | None, n_out: int, n_in: int, *, clone_grad: bool = False) -> T:
     """F.linear as aten dispatches it: mm (addmm with a bias) on the flattened tokens; under autocast the weight,
     bias and input cast to the compute dtype first (weights once per forward, autocast's cache)."""
     if tp.autocast:
         if b is not None:
             b = tp.cast_weight(b)
-        w = tp.cast_weight(w)
+        weight = tp.cast_weight(weight)
         x = cast(tp, x, tp.autocast)
     tokens = x.numel / n_in
     tp.views += 3  # view, t, _unsafe_view
 
     def bwd(g: T) -> list[T | None]:
-        tp.views += 4 if w.requires_grad else 0  # t() of the weight and its gradient
+        tp.views += 4 if weight.requires_grad else 0  # t() of the weight and its gradient
         if clone_grad:  # the gradient of a transposed head view comes back non-contiguous
             g = tp.op("clone", [tp.view(g, n=0, strided=True)], g.numel, g.dtype, contiguous=True)
         gx = gw = gb = None
 
         def grad_x() -> T:
-            return tp.op("mm", [g, w], x.numel, g.dtype, OpClass.GEMM,
+            return tp.op("mm", [g, weight], x.numel, g.dtype, OpClass.GEMM,
                          shape=GemmShape(1.0, tokens, n_in, n_out).to_row(), flops=2.0 * tokens * n_in * n_out)
 
         def grad_w() -> T:
-            return tp.op("mm", [g, x], w.numel, g.dtype, OpClass.GEMM,
+            return tp.op("mm", [g, x], weight.numel, g.dtype, OpClass.GEMM,
                          shape=GemmShape(1.0, n_out, n_in, tokens).to_row(), flops=2.0 * tokens * n_in * n_out)
         if b is None:  # traced order: the weight's gradient first for mm, the input's first for addmm
-            gw = grad_w() if w.requires_grad else None
+            gw = grad_w() if weight.requires_grad else None
             gx = grad_x() if x.requires_grad else None
         else:
             gx = grad_x() if x.requires_grad else None
-            gw = grad_w() if w.requires_grad else None
+            gw = grad_w() if weight.requires_grad else None
             gb = tp.op("sum", [g], n_out, g.dtype, R) if b.requires_grad else None
         return [gx, gw] if b is None else [gx, gw, gb]
-    ins = [x, w] if b is None else [b, x, w]
-    saved = tuple(t for t, other in ((x, w), (w, x)) if other.requires_grad)  # x for W's gradient, W for x's
+    ins = [x, weight] if b is None else [b, x, weight]
+    saved = tuple(t for t, other in ((x, weight), (weight, x)) if other.requires_grad)  # x for W's gradient, W for x's
     name = "mm" if b is None else "addmm"
     out = tp.op(name, ins, tokens * n_out, x.dtype, OpClass.GEMM, backward=None,
                 shape=GemmShape(1.0, tokens, n_out, n_in).to_row(), flops=2.0 * tokens * n_out * n_in)
     if tp.grad_enabled and any(t.requires_grad for t in ins):
-        node_ins = [x, w] if b is None else [x, w, b]
+        node_ins = [x, weight] if b is None else [x, weight, b]
         tp.attach(out, node_ins, bwd, saved)
     return out
 

@@ -238,14 +238,15 @@ class Tape:
             self.attach(out, [base], backward, ())
         return out
 
-    def cast_weight(self, w: T) -> T:
+    def cast_weight(self, weight: T) -> T:
         """Autocast's cast of a parameter, made once per forward and reused (its weight cache)."""
-        if w.dtype == self.autocast:
-            return w
-        if id(w) not in self._weight_casts:
-            self._weight_casts[id(w)] = self.op("_to_copy", [w], w.numel, self.autocast, backward=lambda g: [
-                self.op("_to_copy", [g], g.numel, w.dtype)])
-        return self._weight_casts[id(w)]
+        if weight.dtype == self.autocast:
+            return weight
+        if id(weight) not in self._weight_casts:
+            self._weight_casts[id(weight)] = self.op("_to_copy", [weight], weight.numel, self.autocast,
+                                                     backward=lambda g: [
+                self.op("_to_copy", [g], g.numel, weight.dtype)])
+        return self._weight_casts[id(weight)]
 
     def end_autocast(self) -> None:
         """Leaving autocast frees its cache: casts of trainable weights lived to here."""

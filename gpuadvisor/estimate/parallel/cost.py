@@ -66,32 +66,33 @@ class StageCost(Protocol):
 class AnalyticCost:
     """Per-layer cost from the transformer's shape, at the framework's fusion and the precision's GEMM rate."""
 
-    w: Workload
-    hw: HardwareFigures
+    workload: Workload
+    gpu_figures: HardwareFigures
     fw: Framework
     checkpointing: Checkpointing
 
     @property
     def _bf16_rate(self) -> float:
         """Large 16-bit GEMMs: the calibration MFU scaled by the card's published matmul reach over the H100's."""
-        scale = self.hw.matmul_reach_scale if self.hw.source != "measured" and self.hw.matmul_reach_scale else 1.0
-        return (self.hw.peak_tflops("bf16") or 0.0) * 1e12 * cal.MFU * scale
+        figures = self.gpu_figures
+        scale = figures.matmul_reach_scale if figures.source != "measured" and figures.matmul_reach_scale else 1.0
+        return (self.gpu_figures.peak_tflops("bf16") or 0.0) * 1e12 * cal.MFU * scale
 
     @property
     def _linear_rate(self) -> tuple[float, float]:
         """(FLOP/s, bytes per element) of the block's linears: FP8 where the precision is fp8."""
-        if self.w.dtype == "fp8" and self.fw.fp8 != "none":
-            return (self.hw.peak_tflops("fp8") or 0.0) * 1e12 * cal.FP8_GEMM_EFF, 1.0
+        if self.workload.dtype == "fp8" and self.fw.fp8 != "none":
+            return (self.gpu_figures.peak_tflops("fp8") or 0.0) * 1e12 * cal.FP8_GEMM_EFF, 1.0
         return self._bf16_rate, 2.0
 
     @property
     def _bw(self) -> float:
-        return (self.hw.bandwidth_gbs or 0.0) * 1e9 * cal.BANDWIDTH
+        return (self.gpu_figures.bandwidth_gbs or 0.0) * 1e9 * cal.BANDWIDTH
 
     def layer(self, tokens: float, seq: int, tp: int) -> LayerTimes:
-        m, w = self.w.model, self.w
+        m, w = self.workload.model, self.workload
         rate, eb = self._linear_rate
-        sms = self.hw.compute_units
+        sms = self.gpu_figures.compute_units
         frozen = w.is_adapter
         fp8 = eb == 1.0
 
@@ -108,7 +109,7 @@ class AnalyticCost:
         hd = m.head_dim or 64
         causal = m.kind == "decoder"
         q = m.q_dim // tp
-        brate = self._bf16_rate * attention_kernel_eff(self.fw.attention_eff, self.hw.compute_capability)
+        brate = self._bf16_rate * attention_kernel_eff(self.fw.attention_eff, self.gpu_figures.compute_capability)
         a_fwd = kernels.attention_time(tokens, seq, q, hd, 1, causal=causal, rate=brate)
         a_all = kernels.attention_time(tokens, seq, q, hd, 1, causal=causal, rate=brate, backward=True)
         a_bwd = max(0.0, a_all - a_fwd)
@@ -133,16 +134,17 @@ class AnalyticCost:
 
     def head(self, tokens: float, tp: int) -> tuple[float, float]:
         """(forward, backward) seconds of the LM head and the loss over `tokens` tokens on one GPU."""
-        m = self.w.model
+        m = self.workload.model
         if m.kind != "decoder" or not m.vocab_size:
             return 0.0, 0.0
         v = m.vocab_size / tp
         rate = self._bf16_rate
 
         def gt(mm: float, n: float, k: float) -> float:
-            return kernels.gemm_time(mm, n, k, rate=rate, bandwidth=self._bw, sms=self.hw.compute_units)
+            return kernels.gemm_time(mm, n, k, rate=rate, bandwidth=self._bw, sms=self.gpu_figures.compute_units)
 
         loss = tokens * v * self.fw.logit_bytes / self._bw
         fwd = gt(tokens, v, m.hidden_size) + loss / 2
-        bwd = gt(tokens, m.hidden_size, v) + (0.0 if self.w.is_adapter else gt(v, m.hidden_size, tokens)) + loss / 2
+        bwd = gt(tokens, m.hidden_size, v) + (0.0 if self.workload.is_adapter else gt(v, m.hidden_size,
+                                                                                      tokens)) + loss / 2
         return fwd, bwd

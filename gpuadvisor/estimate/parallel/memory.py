@@ -33,10 +33,10 @@ class LayoutMemory:
         return {k: round(v / GiB, 3) for k, v in self.items} | {"total": round(self.total / GiB, 3)}
 
 
-def stage_params(w: Workload, lay: Layout) -> float:
+def stage_params(workload: Workload, lay: Layout) -> float:
     """Parameters on one GPU of the fullest stage: its layers split by TP (experts also by EP) plus the embedding
     or head table (vocab-parallel)."""
-    m = w.model
+    m = workload.model
     if not m.is_transformer:
         return float(m.num_params)
     experts = m.num_layers * m.num_experts * m.expert_params if m.num_experts > 1 else 0
@@ -46,67 +46,67 @@ def stage_params(w: Workload, lay: Layout) -> float:
     return (dense_layers / lay.pp + experts / lay.pp / lay.ep) / lay.tp + tables / lay.tp
 
 
-def activation_bytes_per_token(w: Workload, lay: Layout, fw: Framework) -> float:
+def activation_bytes_per_token(workload: Workload, lay: Layout, fw: Framework) -> float:
     """Bytes one layer keeps for backward per token of the micro-batch on this GPU (before checkpointing)."""
-    weff = replace(w, mixed_precision=fw.host_dispatch and w.mixed_precision, tensor_parallel=1)
+    weff = replace(workload, mixed_precision=fw.host_dispatch and workload.mixed_precision, tensor_parallel=1)
     split, rest = layer_activation_bytes(weff)
     sp = fw.sequence_parallel and lay.tp > 1
     return (split + rest) / lay.tp if sp else split / lay.tp + rest
 
 
-def layout_memory(w: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum: int, *,
+def layout_memory(workload: Workload, lay: Layout, fw: Framework, gpus: int, grad_accum: int, *,
                   ranks_per_node: int | None = None) -> LayoutMemory:
     """Peak bytes per GPU (module docstring). Eager full training without model parallelism is what the
     single-GPU memory model (estimate/memory.py, validated against H100 measurements) already counts phase by phase:
     it answers that case. `ranks_per_node`: data-parallel ranks in one node, where HSDP shards (default: the
     GPUS_PER_NODE GPUs over the tensor-parallel degree)."""
-    m = w.model
+    m = workload.model
     dp = gpus // lay.model_parallel
     per_node = ranks_per_node if ranks_per_node is not None else int(cal.GPUS_PER_NODE) // lay.tp
     sharding = Sharding(lay.sharding)
     # optimizer states and gradients shard over data x context parallel ranks (HSDP: one node's of them)
     shard = sharding.shard_ranks(dp * lay.cp, per_node)
-    if (fw.host_dispatch and w.mode == Mode.TRAINING and lay.model_parallel == 1
+    if (fw.host_dispatch and workload.mode == Mode.TRAINING and lay.model_parallel == 1
             and lay.checkpointing != Checkpointing.SELECTIVE):
         from gpuadvisor.estimate.memory import estimate_memory
 
         # per GPU, HSDP over `dp` GPUs holds what FSDP over one node's `shard` of them holds
         ranks, held_as = (shard, Sharding.FSDP) if sharding is Sharding.HSDP else (dp, sharding)
-        mb = estimate_memory(w.with_(batch=lay.micro_batch * ranks, num_gpus=ranks, tensor_parallel=1,
+        mb = estimate_memory(workload.with_(batch=lay.micro_batch * ranks, num_gpus=ranks, tensor_parallel=1,
                                      sharding=held_as, checkpointing=lay.checkpointing == Checkpointing.FULL))
         return LayoutMemory(items=tuple((k, v) for k, v in mb.items if v))
     z = sharding.stage if shard > 1 else 0
-    p = stage_params(w, lay)
+    p = stage_params(workload, lay)
     layer_p = m.layer_params / lay.tp if m.is_transformer else p
     items: dict[str, float] = {}
     gathered = 2 * layer_p * 2.0 if z >= 3 else 0.0  # two bf16 layers in flight while the rest stay sharded
     # FSDP2 over the data-parallel ranks of an eager 2-D mesh (torch's fully_shard on a TP-parallelized model):
     # fp32 masters, gradients and AdamW states all sharded (16 bytes a parameter), gradients set to none between
     # steps; the root's bf16 params (embedding, head) stay gathered from forward to backward
-    eager_fsdp2 = fw.host_dispatch and w.mode == Mode.TRAINING and z >= 2 and m.is_transformer and lay.pp == 1
+    eager_fsdp2 = fw.host_dispatch and workload.mode == Mode.TRAINING and z >= 2 and m.is_transformer and lay.pp == 1
     table_p = m.vocab_size * m.hidden_size * (1 if m.tied_embeddings else 2) / lay.tp if m.is_transformer else 0.0
     if eager_fsdp2:
         held = 2.0 * (p if z == 2 else table_p)
         items["weights"] = 4.0 * p / shard + held
         items["optimizer states"] = 8.0 * p / shard
-    elif w.mode == Mode.TRAINING and fw.host_dispatch and w.mixed_precision and z == 0:
+    elif workload.mode == Mode.TRAINING and fw.host_dispatch and workload.mixed_precision and z == 0:
         # eager PyTorch under autocast: the fp32 weights are the master (bf16 copies are made op by op and freed),
         # so no separate bf16 copy: fp32 weights, fp32 gradients, two fp32 moments
         items["weights"] = 4.0 * p
         items["gradients"] = 4.0 * p
         items["optimizer states"] = 8.0 * p
-    elif w.mode == Mode.TRAINING:
+    elif workload.mode == Mode.TRAINING:
         items["weights"] = (2.0 * p / shard + gathered) if z >= 3 else 2.0 * p
         items["gradients"] = 4.0 * p / (shard if z >= 2 else 1)
         items["optimizer states"] = 12.0 * p / (shard if z >= 1 else 1)  # fp32 master + two moments
     else:
-        base = 2.0 if w.mode == Mode.LORA else 0.5 + 4 / 64  # QLoRA: NF4 plus block scales
+        base = 2.0 if workload.mode == Mode.LORA else 0.5 + 4 / 64  # QLoRA: NF4 plus block scales
         items["weights"] = base * p / shard + gathered if z >= 3 else base * p
-        lp = lora_params(w) / lay.tp / lay.pp
+        lp = lora_params(workload) / lay.tp / lay.pp
         items["LoRA adapters"] = lp * (4.0 + 4.0 / (shard if z >= 2 else 1) + 8.0 / (shard if z >= 1 else 1))
-    tokens = lay.micro_batch * w.seq / lay.cp
+    tokens = lay.micro_batch * workload.seq / lay.cp
     if m.is_transformer:
-        per_layer = activation_bytes_per_token(w, lay, fw) * tokens
+        per_layer = activation_bytes_per_token(workload, lay, fw) * tokens
         layers = stage_layers(m, lay)
         if lay.checkpointing == Checkpointing.FULL:
             sp = fw.sequence_parallel and lay.tp > 1

@@ -38,13 +38,13 @@ def _pick(fixed: int | None, options: tuple[int, ...]) -> tuple[int, ...]:
     return (fixed,) if fixed else options
 
 
-def candidates(w: Workload, fw: Framework, domain: int, fixed: Fixed | None = None) -> Iterator[Layout]:
+def candidates(workload: Workload, fw: Framework, domain: int, fixed: Fixed | None = None) -> Iterator[Layout]:
     """Layouts that pass check_layout for this workload."""
     f = fixed or Fixed()
-    m, n = w.model, w.num_gpus
+    m, n = workload.model, workload.num_gpus
     tps = _pick(f.tp, tuple(t for t in POWERS if t <= min(domain, n)))
     pps = _pick(f.pp, tuple(p for p in POWERS if p <= min(n, m.num_layers)))
-    cps = _pick(f.cp, tuple(c for c in (1, 2, 4, 8) if c == 1 or w.seq // c >= 2048))
+    cps = _pick(f.cp, tuple(c for c in (1, 2, 4, 8) if c == 1 or workload.seq // c >= 2048))
     eps = _pick(f.ep, tuple(e for e in POWERS if e <= m.num_experts) if m.num_experts > 1 else (1,))
     vps = _pick(f.vp, (1, 2, 4, 5, 8))
     mbs = _pick(f.micro_batch, MICRO_BATCHES)
@@ -58,31 +58,31 @@ def candidates(w: Workload, fw: Framework, domain: int, fixed: Fixed | None = No
             continue
         lay = Layout(tp=tp, pp=pp, cp=cp, ep=ep, vp=vp, micro_batch=mb, sharding=sh, checkpointing=ck)
         try:
-            check_layout(m, n, w.batch, w.seq, lay)
+            check_layout(m, n, workload.batch, workload.seq, lay)
         except UserError:
             continue
         yield lay
 
 
-def search(w: Workload, hw: HardwareFigures, fw: Framework, *, cluster: Cluster | None = None,
+def search(workload: Workload, gpu_figures: HardwareFigures, fw: Framework, *, cluster: Cluster | None = None,
            fixed: Fixed | None = None) -> list[TrainingEstimate]:
     """Every runnable layout, costed; those that fit first, each group fastest first. Empty: none can run."""
     cluster = cluster or Cluster()
-    w1 = w.with_(tensor_parallel=1)
-    out = [estimate_training(w1, lay, hw, fw, cluster=cluster)
-           for lay in candidates(w1, fw, cluster.domain(hw.name), fixed)]
+    w1 = workload.with_(tensor_parallel=1)
+    out = [estimate_training(w1, lay, gpu_figures, fw, cluster=cluster)
+           for lay in candidates(w1, fw, cluster.domain(gpu_figures.name), fixed)]
     return sorted(out, key=lambda e: (not e.fits, -e.tokens_per_s))
 
 
-def best_layout(w: Workload, hw: HardwareFigures, fw: Framework, *, cluster: Cluster | None = None,
+def best_layout(workload: Workload, gpu_figures: HardwareFigures, fw: Framework, *, cluster: Cluster | None = None,
                 fixed: Fixed | None = None) -> TrainingEstimate:
     """The fastest layout that fits; UserError saying why when none does."""
-    ranked = search(w, hw, fw, cluster=cluster, fixed=fixed)
+    ranked = search(workload, gpu_figures, fw, cluster=cluster, fixed=fixed)
     if not ranked:
-        raise UserError(f"no layout of {w.model.name} on {w.num_gpus} GPUs divides its layers, heads and the global "
-                        f"batch of {w.batch} (try a batch that is a multiple of the GPU count)")
+        raise UserError(f"no layout of {workload.model.name} on {workload.num_gpus} GPUs divides its layers, heads and "
+                        f"the global batch of {workload.batch} (try a batch that is a multiple of the GPU count)")
     if not ranked[0].fits:
         least = min(ranked, key=lambda e: e.memory.total)
-        raise UserError(f"no layout of {w.model.name} fits {w.num_gpus} x {hw.name}: the smallest needs "
-                        f"{least.memory.total / 2**30:.1f} GiB per GPU ({least.layout.label()})")
+        raise UserError(f"no layout of {workload.model.name} fits {workload.num_gpus} x {gpu_figures.name}: the "
+                        f"smallest needs {least.memory.total / 2**30:.1f} GiB per GPU ({least.layout.label()})")
     return ranked[0]

@@ -74,10 +74,10 @@ def _spans(group: int, stride: int, domain: int) -> bool:
     return group > 1 and group * stride > domain
 
 
-def _link(hw: HardwareFigures, cluster: Cluster, group: int, stride: int) -> float:
+def _link(gpu_figures: HardwareFigures, cluster: Cluster, group: int, stride: int) -> float:
     """Bus bandwidth (bytes/s) of a collective over `group` GPUs `stride` apart."""
-    nvlink = (hw.interconnect_gbs or cal.DEFAULT_INTERCONNECT_GBS) * 1e9 * cal.NVLINK_BUSBW_FRACTION
-    domain = cluster.domain(hw.name)
+    nvlink = (gpu_figures.interconnect_gbs or cal.DEFAULT_INTERCONNECT_GBS) * 1e9 * cal.NVLINK_BUSBW_FRACTION
+    domain = cluster.domain(gpu_figures.name)
     if _spans(group, stride, domain):
         # hierarchical: reduced inside each node first, then each of the group's k GPUs per node moves 1/k of the
         # data over its own NIC
@@ -86,25 +86,25 @@ def _link(hw: HardwareFigures, cluster: Cluster, group: int, stride: int) -> flo
     return nvlink
 
 
-def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framework, *,
+def estimate_training(workload: Workload, lay: Layout, gpu_figures: HardwareFigures, fw: Framework, *,
                       cluster: Cluster | None = None, cost: StageCost | None = None) -> TrainingEstimate:
     """Step time and memory per GPU of `w` (global batch `w.batch`, `w.num_gpus` GPUs) in layout `lay`."""
-    if not w.is_training:
-        raise UserError(f"a training layout needs a training mode (training, lora, qlora), got {w.mode}")
-    m = w.model
+    if not workload.is_training:
+        raise UserError(f"a training layout needs a training mode (training, lora, qlora), got {workload.mode}")
+    m = workload.model
     if not m.is_transformer:
         raise UserError(f"{m.name}: parallel training layouts are costed for transformer shapes only")
-    if not hw.peak_tflops("bf16") or not hw.bandwidth_gbs:
-        raise UserError(f"{hw.name}: no bf16 throughput or bandwidth figure in the catalog")
+    if not gpu_figures.peak_tflops("bf16") or not gpu_figures.bandwidth_gbs:
+        raise UserError(f"{gpu_figures.name}: no bf16 throughput or bandwidth figure in the catalog")
     cluster = cluster or Cluster()
-    gpus = w.num_gpus
-    ga = check_layout(m, gpus, w.batch, w.seq, lay)
+    gpus = workload.num_gpus
+    ga = check_layout(m, gpus, workload.batch, workload.seq, lay)
     dp = lay.dp(gpus)
-    cost = cost or AnalyticCost(w, hw, fw, lay.checkpointing)
-    tokens = lay.micro_batch * w.seq / lay.cp  # per GPU per micro-batch
-    lt = cost.layer(tokens, w.seq, lay.tp)
+    cost = cost or AnalyticCost(workload, gpu_figures, fw, lay.checkpointing)
+    tokens = lay.micro_batch * workload.seq / lay.cp  # per GPU per micro-batch
+    lt = cost.layer(tokens, workload.seq, lay.tp)
     h_fwd, h_bwd = cost.head(tokens, lay.tp)
-    eff = fw.compute_eff
+    compute_efficiency = fw.compute_eff
     layers = stage_layers(m, lay)
     a = 2.0
     # tensor parallel: 4 collectives of the micro-batch's activations per layer and pass (AG + RS twice with SP,
@@ -112,41 +112,41 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
     tp_comm = 0.0
     if lay.tp > 1:
         passes = 2 + (1 if str(lay.checkpointing) == "full" else 0)
-        vol = 4 * (lay.tp - 1) / lay.tp * lay.micro_batch * w.seq / lay.cp * m.hidden_size * a
-        tp_comm = passes * vol / _link(hw, cluster, lay.tp, 1) * (1 - fw.tp_overlap)
+        vol = 4 * (lay.tp - 1) / lay.tp * lay.micro_batch * workload.seq / lay.cp * m.hidden_size * a
+        tp_comm = passes * vol / _link(gpu_figures, cluster, lay.tp, 1) * (1 - fw.tp_overlap)
     # context parallel: each GPU passes its K/V chunk around the ring (forward), K/V and their gradients (backward)
     cp_comm = 0.0
     if lay.cp > 1:
         kv = 2 * m.kv_dim / min(lay.tp, m.num_kv_heads) * tokens * a
-        link = _link(hw, cluster, lay.cp, lay.tp)
+        link = _link(gpu_figures, cluster, lay.cp, lay.tp)
         fwd_c = (lay.cp - 1) * kv / link
         cp_comm = max(0.0, fwd_c - lt.attn_fwd) + max(0.0, 2 * fwd_c - lt.attn_bwd)
     # expert parallel: dispatch and combine all-to-alls of the routed tokens, forward and backward
     ep_comm = 0.0
     if lay.ep > 1 and m.num_experts > 1:
         vol = 4 * (lay.ep - 1) / lay.ep * tokens * m.experts_per_token * m.hidden_size * a
-        ep_comm = vol / _link(hw, cluster, lay.ep, lay.tp * lay.cp)
-    layer_s = lt.total / eff + tp_comm + cp_comm + ep_comm
-    head_s = (h_fwd + h_bwd) / eff
+        ep_comm = vol / _link(gpu_figures, cluster, lay.ep, lay.tp * lay.cp)
+    layer_s = lt.total / compute_efficiency + tp_comm + cp_comm + ep_comm
+    head_s = (h_fwd + h_bwd) / compute_efficiency
     stage_s = layers * layer_s + head_s
     # pipeline: activations and their gradients between stages, VP times per micro-batch when interleaved
     p2p = 0.0
     if lay.pp > 1:
         sp = fw.sequence_parallel and lay.tp > 1
         msg = tokens * m.hidden_size * a / (lay.tp if sp else 1)
-        link = _link(hw, cluster, lay.pp, lay.tp * lay.cp * dp)
+        link = _link(gpu_figures, cluster, lay.pp, lay.tp * lay.cp * dp)
         p2p = 2 * lay.vp * msg / link * (1 - fw.tp_overlap)
     mb_s = stage_s + p2p
     host = 0.0
     if fw.host_dispatch:
-        wmb = w.with_(batch=lay.micro_batch, num_gpus=1, tensor_parallel=1)
+        wmb = workload.with_(batch=lay.micro_batch, num_gpus=1, tensor_parallel=1)
         # tensor parallelism under eager PyTorch runs through DTensor, whose dispatch (sharding propagation,
         # redistributions) costs the host several times plain eager's
         if lay.tp > 1:
             dtensor = cal.DTENSOR_HOST_FACTOR * (cal.DTENSOR_SP_HOST_FACTOR if fw.sequence_parallel else 1.0)
         else:
             dtensor = 1.0
-        host = train_host_s(wmb) * host_op_scale(hw) * dtensor
+        host = train_host_s(wmb) * host_op_scale(gpu_figures) * dtensor
         mb_s = overlap(host, mb_s)
     bubble = (lay.pp - 1) / lay.vp * mb_s
     pipe = ga * mb_s + bubble
@@ -154,14 +154,15 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
     shard = dp * lay.cp
     # the ranks the state is split over: all of `shard`, but HSDP's one node's; the others hold replicas
     sharding = Sharding(lay.sharding)
-    per_node = cluster.domain(hw.name) // lay.tp  # data(-and-context)-parallel ranks in one node
+    per_node = cluster.domain(gpu_figures.name) // lay.tp  # data(-and-context)-parallel ranks in one node
     ranks = sharding.shard_ranks(shard, per_node)
     replicas = shard // ranks
-    p = stage_params(w, lay)
-    trained = lora_params(w) / lay.tp / lay.pp if w.is_adapter else p
-    dp_link = _link(hw, cluster, ranks, lay.tp)
+    p = stage_params(workload, lay)
+    trained = lora_params(workload) / lay.tp / lay.pp if workload.is_adapter else p
+    dp_link = _link(gpu_figures, cluster, ranks, lay.tp)
     z = sharding.stage if ranks > 1 else 0
-    window = cal.DP_OVERLAP_WINDOW * layers * (lt.bwd / eff)  # backward that a step's gradient reduction hides in
+    # the backward that a step's gradient reduction hides in
+    window = cal.DP_OVERLAP_WINDOW * layers * (lt.bwd / compute_efficiency)
     dp_comm = 0.0
     if ranks > 1:
         ring = (ranks - 1) / ranks
@@ -175,16 +176,16 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
             dp_comm = max(0.0, vol / dp_link - window)
     if replicas > 1:  # HSDP: each rank all-reduces its shard's gradients with its replicas, across nodes
         vol = 2 * (replicas - 1) / replicas * trained * a / ranks
-        dp_comm += max(0.0, vol / _link(hw, cluster, replicas, lay.tp * ranks) - window)
+        dp_comm += max(0.0, vol / _link(gpu_figures, cluster, replicas, lay.tp * ranks) - window)
     opt_shard = trained / (ranks if z >= 1 else 1)
     optimizer = opt_shard * traffic.optimizer_bytes_per_param(4.0, "adamw-fused", True) / (
-        hw.bandwidth_gbs * 1e9 * cal.BANDWIDTH)
+        gpu_figures.bandwidth_gbs * 1e9 * cal.BANDWIDTH)
     step = pipe + dp_comm + optimizer
-    global_tokens = w.batch * w.seq
-    flops = training_flops_per_token(w.with_(tensor_parallel=1)) * global_tokens
-    peak = (hw.peak_tflops("bf16") or 0.0) * 1e12
-    mem = layout_memory(w, lay, fw, gpus, ga, ranks_per_node=per_node)
-    parts = (("compute", ga * layers * lt.total / eff + ga * head_s), ("pipeline bubble", bubble),
+    global_tokens = workload.batch * workload.seq
+    flops = training_flops_per_token(workload.with_(tensor_parallel=1)) * global_tokens
+    peak = (gpu_figures.peak_tflops("bf16") or 0.0) * 1e12
+    mem = layout_memory(workload, lay, fw, gpus, ga, ranks_per_node=per_node)
+    parts = (("compute", ga * layers * lt.total / compute_efficiency + ga * head_s), ("pipeline bubble", bubble),
              ("tensor parallel", ga * layers * tp_comm), ("context parallel", ga * layers * cp_comm),
              ("expert parallel", ga * layers * ep_comm), ("pipeline sends", ga * p2p),
              ("data parallel", dp_comm), ("optimizer", optimizer), ("host dispatch (overlaps the GPU)", ga * host))
@@ -193,7 +194,7 @@ def estimate_training(w: Workload, lay: Layout, hw: HardwareFigures, fw: Framewo
     if lay.pp > 1:
         notes.append(f"pipeline bubble {(lay.pp - 1) / lay.vp / ga:.0%} of the micro-batches "
                      f"({'interleaved, ' + str(lay.vp) + ' chunks' if lay.vp > 1 else '1F1B'})")
-    cap = hw.memory_bytes
+    cap = gpu_figures.memory_bytes
     return TrainingEstimate(
         layout=lay, framework=fw.name, gpus=gpus, grad_accum=ga, step_s=step, tokens_per_s=global_tokens / step,
         tokens_per_s_per_gpu=global_tokens / step / gpus, mfu=flops / step / gpus / peak if peak else 0.0,

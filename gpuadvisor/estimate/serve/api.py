@@ -29,7 +29,7 @@ DEFAULT_REQUESTS = 1000
 @dataclass
 class ServeSetup:
     model: Any
-    hw: HardwareFigures
+    gpu_figures: HardwareFigures
     engine: ServeEngine
     weights: str
     kv_dtype: str
@@ -61,7 +61,8 @@ class ServeSetup:
                 **host, "weights": self.weights, "kv_dtype": self.kv_dtype,
                 "kv_block_tokens": int(cal.KV_BLOCK_TOKENS), "kv_blocks_per_group": self.cfg.kv_blocks,
                 "kv_mem_fraction": e.kv_mem_fraction, "layout": self.layout.describe(), "gpus": self.layout.gpus,
-                "card": self.hw.name, "engine_sources": list(e.sources), "client_sources": list(e.client_sources),
+                "card": self.gpu_figures.name, "engine_sources": list(e.sources),
+                "client_sources": list(e.client_sources),
                 "calibrated_on": e.calibrated_on, **self._speculation()}
 
     def _speculation(self) -> dict[str, Any]:
@@ -74,9 +75,9 @@ class ServeSetup:
 
 def card_figures(card: Any) -> HardwareFigures:
     """HardwareFigures of a catalog card, with its FP4 tensor peak where it has one."""
-    hw = HardwareFigures.from_card(card)
+    gpu_figures = HardwareFigures.from_card(card)
     fp4 = card.tensor_tflops("fp4")
-    return replace(hw, tflops={**hw.tflops, "fp4": float(fp4)}) if fp4 else hw
+    return replace(gpu_figures, tflops={**gpu_figures.tflops, "fp4": float(fp4)}) if fp4 else gpu_figures
 
 
 def default_kv_dtype(engine: ServeEngine, weights: str) -> str:
@@ -84,7 +85,7 @@ def default_kv_dtype(engine: ServeEngine, weights: str) -> str:
         "fp16" if weights not in ("bf16",) else "bf16")
 
 
-def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, weights: str = "bf16",
+def serve_setup(model: Any, gpu_figures: HardwareFigures, engine: str | ServeEngine, *, weights: str = "bf16",
                 kv_dtype: str | None = None, layout: Layout | None = None, efficiency: Efficiency | None = None,
                 phys: dict[str, float] | None = None, speculation: Speculation | None = None,
                 served: bool = True, **knobs: Any) -> ServeSetup:
@@ -92,8 +93,8 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
     front-end takes ServeEngine.frontend_s_per_request before a request reaches the scheduler and streams every
     token: ServeEngine.stream_s_per_seq); False: an offline benchmark that drives the engine in-process
     (trtllm-bench, vLLM's LLM class), without either."""
-    eng = (engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)).on_card(hw.name,
-                                                                                                 hw.memory_gib)
+    eng = (engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)).on_card(gpu_figures.name,
+                                                                                                 gpu_figures.memory_gib)
     if not served:
         eng = replace(eng, stream_s_per_seq=0.0, frontend_s_per_request=0.0)
     if speculation is not None:
@@ -106,19 +107,19 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
     if kv == "fp8" and not eng.fp8_kv:
         raise UserError(f"{eng.name}: no FP8 KV cache in this engine's profile")
     lay = check_serving_layout(model, layout or Layout())
-    cost = RooflineStepCost(model, hw, eng, weights=weights, kv_dtype=kv, tp=lay.tp, pp=lay.pp,
+    cost = RooflineStepCost(model, gpu_figures, eng, weights=weights, kv_dtype=kv, tp=lay.tp, pp=lay.pp,
                             efficiency=efficiency, phys=phys or _raw_physics())
     tokens = cost.kv_tokens_capacity()
     spec_cost = None
     if speculation is not None:
-        draft = (RooflineStepCost(speculation.draft_model, hw, eng, weights=weights, kv_dtype=kv, tp=lay.tp,
+        draft = (RooflineStepCost(speculation.draft_model, gpu_figures, eng, weights=weights, kv_dtype=kv, tp=lay.tp,
                                   efficiency=efficiency, phys=phys or _raw_physics())
                  if speculation.draft_model is not None else None)
         spec_cost = SpeculativeStepCost(cost, speculation, draft)
         tokens = spec_cost.kv_tokens_capacity(tokens)
     if tokens <= 0:
-        raise UserError(f"{model.name} as {weights} does not fit on {lay.tp * lay.pp} x {hw.name} with {eng.name} "
-                        f"(weights {cost.weight_bytes_per_gpu() / 2**30:.1f} GiB per GPU)")
+        raise UserError(f"{model.name} as {weights} does not fit on {lay.tp * lay.pp} x {gpu_figures.name} with "
+                        f"{eng.name} (weights {cost.weight_bytes_per_gpu() / 2**30:.1f} GiB per GPU)")
     # pipeline stages: pp micro-batches in flight, one scheduler each, with 1/pp of the replica's KV tokens; an
     # iteration's time is the micro-batch's period through the stages (stepcost.py, serve/__init__.py)
     cfg = SimConfig(max_batched_tokens=eng.max_batched_tokens, max_seqs=eng.max_seqs,
@@ -129,7 +130,7 @@ def serve_setup(model: Any, hw: HardwareFigures, engine: str | ServeEngine, *, w
                     decode_tokens=speculation.accept_length if speculation else 1.0,
                     new_token_ratio=eng.new_token_ratio, min_new_token_ratio=eng.min_new_token_ratio,
                     new_token_ratio_decay_steps=eng.new_token_ratio_decay_steps, new_token_clip=eng.new_token_clip)
-    return ServeSetup(model, hw, eng, weights, kv, lay, cost, cfg, spec_cost, served)
+    return ServeSetup(model, gpu_figures, eng, weights, kv, lay, cost, cfg, spec_cost, served)
 
 
 def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None, users: int | None = None,

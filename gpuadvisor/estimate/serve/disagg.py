@@ -136,7 +136,7 @@ class DisaggSetup:
 
 
 def _pool(s: Any, instances: int) -> dict[str, Any]:
-    return {"card": s.hw.name, "instances": instances, "tp": s.layout.tp, "gpus": instances * s.layout.tp,
+    return {"card": s.gpu_figures.name, "instances": instances, "tp": s.layout.tp, "gpus": instances * s.layout.tp,
             "kv_tokens_per_instance": s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS),
             "weights_bytes_per_gpu": float(s.cost.weight_bytes_per_gpu()),
             "kv_bytes_per_gpu": float(s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS) * s.cost.kv_per_token)}
@@ -265,7 +265,7 @@ def estimate_disaggregated(ds: DisaggSetup, lengths: Lengths, *, rate: float | N
     for name, need, cap in ds.short_pools(inp, out)[:1]:
         s = ds.prefill if name == "prefill" else ds.decode
         raise UserError(f"a request of {need} tokens does not fit in a {name} instance's KV cache ({cap:,} "
-                        f"tokens on {s.layout.tp} x {s.hw.name})")
+                        f"tokens on {s.layout.tp} x {s.gpu_figures.name})")
     run = run_disaggregated(ds, inp, out, rate=rate, users=users, seed=seed)
     warm = min(users, requests // 2) if users is not None else 0
     f = summarize(run, ds.prefill.engine.frontend_s_per_request, warmup=warm, slo_ttft=slo_ttft, slo_tpot=slo_tpot)
@@ -274,8 +274,8 @@ def estimate_disaggregated(ds: DisaggSetup, lengths: Lengths, *, rate: float | N
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
     a = ds.decode.assumptions()
     a["gpus"] = ds.gpus
-    a["layout"] = (f"{ds.prefill_instances} prefill x TP{ds.prefill.layout.tp} ({ds.prefill.hw.name}) + "
-                   f"{ds.decode_instances} decode x TP{ds.decode.layout.tp} ({ds.decode.hw.name})")
+    a["layout"] = (f"{ds.prefill_instances} prefill x TP{ds.prefill.layout.tp} ({ds.prefill.gpu_figures.name}) + "
+                   f"{ds.decode_instances} decode x TP{ds.decode.layout.tp} ({ds.decode.gpu_figures.name})")
     a["disaggregated"] = {**ds.assumptions(), "kv_bytes_per_request_mean": float(ds.kv_bytes(inp).mean())}
     return {"load": load, "figures": f, "assumptions": a, "estimate": True}
 

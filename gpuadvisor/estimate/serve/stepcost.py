@@ -83,7 +83,7 @@ class RooflineStepCost:
     """StepCost on kernel physics for one model, card, engine, weight and KV format, and layout (tp, pp)."""
 
     model: Any  # ModelSpec
-    hw: HardwareFigures
+    gpu_figures: HardwareFigures
     engine: ServeEngine
     weights: str = "bf16"
     kv_dtype: str = "bf16"
@@ -95,26 +95,26 @@ class RooflineStepCost:
 
     def __post_init__(self) -> None:
         m = self.model
-        eff = (self.efficiency or Efficiency()).validate()
-        mfu, bw_eff = eff.for_hardware(self.hw)
-        self.bw = (self.hw.bandwidth_gbs or 0.0) * 1e9 * bw_eff
-        bf16 = (self.hw.peak_tflops("bf16") or 0.0) * 1e12 * mfu
+        efficiencies = (self.efficiency or Efficiency()).validate()
+        mfu, bw_eff = efficiencies.for_hardware(self.gpu_figures)
+        self.bw = (self.gpu_figures.bandwidth_gbs or 0.0) * 1e9 * bw_eff
+        bf16 = (self.gpu_figures.peak_tflops("bf16") or 0.0) * 1e12 * mfu
         self.attn_rate = bf16
         self.rate = bf16 * self.engine.gemm_eff
         w = self.weights
-        if w == "fp8" and self.hw.tflops.get("fp8"):
-            self.rate = self.hw.tflops["fp8"] * 1e12 * mfu * self.engine.gemm_eff
+        if w == "fp8" and self.gpu_figures.tflops.get("fp8"):
+            self.rate = self.gpu_figures.tflops["fp8"] * 1e12 * mfu * self.engine.gemm_eff
         elif w in ("fp4", "nvfp4", "mxfp4"):
-            peak = self.hw.tflops.get("fp4") or self.hw.tflops.get("fp8")
+            peak = self.gpu_figures.tflops.get("fp4") or self.gpu_figures.tflops.get("fp8")
             if peak:
                 self.rate = peak * 1e12 * mfu * self.engine.gemm_eff * (self.phys["fp4_mfu_scale"] if
-                                                                       self.hw.tflops.get("fp4") else 1.0)
-        elif w in GGUF and self.engine.int8_prefill and self.hw.tflops.get("int8"):
-            self.rate = self.hw.tflops["int8"] * 1e12 * self.phys["int8_mmq_eff"]
+                                                                       self.gpu_figures.tflops.get("fp4") else 1.0)
+        elif w in GGUF and self.engine.int8_prefill and self.gpu_figures.tflops.get("int8"):
+            self.rate = self.gpu_figures.tflops["int8"] * 1e12 * self.phys["int8_mmq_eff"]
         self.gguf = w in GGUF
         # llama.cpp's MMVQ (batches up to 8) on CUDA cores: instructions per weight per extra column
-        self.mmvq_s_per_weight = (self.phys["gguf_mmvq_ops_per_weight"] / ((self.hw.tflops.get("fp32") or 1.0) * 0.5e12)
-                                  if self.gguf else 0.0)
+        fp32_rate = (self.gpu_figures.tflops.get("fp32") or 1.0) * 0.5e12
+        self.mmvq_s_per_weight = self.phys["gguf_mmvq_ops_per_weight"] / fp32_rate if self.gguf else 0.0
         self.wbytes = WEIGHT_BITS[w] / 8.0
         self.passes = self.engine.int4_dequant_passes if w in WEIGHT_ONLY_INT4 else 1.0
         self.layers = m.num_layers / self.pp  # a mean stage's
@@ -126,15 +126,17 @@ class RooflineStepCost:
                                      * self.phys["elementwise_share"])
         self.elem_per_token = self.elem_per_token_layer * self.layers
         self.head_bytes = (m.vocab_size * m.hidden_size / self.tp) * (0.8 if w in GGUF else 2.0)
-        self.link = link_bytes_s(self.hw, eff.interconnect)
+        self.link = link_bytes_s(self.gpu_figures, efficiencies.interconnect)
         self.hd = m.head_dim or 64
         self.q_dim_gpu = m.q_dim / self.tp
         # the step engine's host time (0 where decode replays CUDA graphs); the scheduler's own comes on top
         launch = self.engine.launch
-        self.decode_host = engine_profile(launch).host_step_s(math.ceil(self.layers), self.hw)
-        self.prefill_host = prefill_dispatch_s(launch, self.layers, moe=m.num_experts > 1, hw=self.hw)
-        self.stage_decode_host = tuple(engine_profile(launch).host_step_s(n, self.hw) for n in self.stage_layers)
-        self.stage_prefill_host = tuple(prefill_dispatch_s(launch, n, moe=m.num_experts > 1, hw=self.hw)
+        self.decode_host = engine_profile(launch).host_step_s(math.ceil(self.layers), self.gpu_figures)
+        self.prefill_host = prefill_dispatch_s(launch, self.layers, moe=m.num_experts > 1, gpu_figures=self.gpu_figures)
+        self.stage_decode_host = tuple(engine_profile(launch).host_step_s(n,
+                                                                          self.gpu_figures) for n in self.stage_layers)
+        self.stage_prefill_host = tuple(prefill_dispatch_s(launch, n, moe=m.num_experts > 1,
+                                                           gpu_figures=self.gpu_figures)
                                         for n in self.stage_layers)
         self.p2p_latency_s = self.phys["p2p_latency_s"]
 
@@ -264,7 +266,7 @@ class RooflineStepCost:
         sequence, so the stage with the least room for them sets it (every pipeline stage: the same tokens)."""
         if self.kv_per_token <= 0:
             return 0
-        cap = (self.hw.memory_gib or 0.0) * 2**30
+        cap = (self.gpu_figures.memory_gib or 0.0) * 2**30
         reserve = self.phys["activation_reserve_gib"] * 2**30
         if self.pp == 1:
             free = cap * self.engine.kv_mem_fraction - self.weight_bytes_per_gpu() - reserve

@@ -12,10 +12,10 @@ from textual.widgets import Static, TabPane
 from gpuadvisor.tui.widgets import GiB, num
 
 
-def pres_shape(w: Any, users: int | None = None) -> str:
+def pres_shape(workload: Any, users: int | None = None) -> str:
     from gpuadvisor.presentation import workload_shape
 
-    return workload_shape(w, users)
+    return workload_shape(workload, users)
 
 
 class MemoryPane(TabPane):
