@@ -215,6 +215,35 @@ def test_a_training_call_whose_forward_runs_persistent_holds_more_while_it_runs(
     assert held == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(("shape", "unheld"), [
+    (_rnn(512, batch=256), True),             # the static kernel takes batches of 128 or less: this one launches
+    (_rnn(512, batch=100), True),             # nor one off the multiples of 8
+    (_rnn(512, batch=64), False),             # the batch the trace assumes: held as counted
+    (_rnn(128, batch=1024), False),           # the small-hidden kernel takes every batch
+    (_rnn(512, layers=2, batch=256), False),  # two layers never run the static kernel: nothing was counted
+])
+def test_the_static_kernels_rows_are_not_held_past_its_batches(shape, unheld):
+    """rnn_training_extra_bytes counts the persistent kernel's rows at PERSIST_BATCH (the trace cannot tell the
+    user's batch); kernels.rnn_static_unheld_bytes is what that overcounts where PERSIST_STATIC's batch rule says no
+    (the 64-1,024-step sweep: one-layer LSTMs of hidden 256 at batch 256 and 1,024 held half the counted peak)."""
+    got = kernels.rnn_static_unheld_bytes(shape, 2.0, "bf16")
+    assert got == (pytest.approx(kernels.rnn_training_extra_bytes(shape, 2.0, "bf16")) if unheld else 0.0)
+    assert (got > 0) == unheld
+
+
+@pytest.mark.parametrize(("batch", "phase", "noted"), [(256, "forward", True), (64, "forward", False),
+                                                        (256, "backward", False)])
+def test_an_lstm_past_the_static_kernels_batches_says_so_where_its_peak_is_in_the_forward(batch, phase, noted):
+    from gpuadvisor.estimate.graph import GraphMode, MemoryPeak, Op, OpClass, OpGraph, Phase
+    from gpuadvisor.estimate.graph_estimate import static_rnn_unheld
+
+    shape = _rnn(512, batch=batch)
+    fwd = Op("lstm", OpClass.RECURRENT, Phase.FORWARD, "bf16", 1e9, 1e6, 1e6, shape.to_row())
+    g = OpGraph("m", GraphMode.TRAINING, batch, (fwd,), 1, 1, MemoryPeak(1e9, phase, {}), host_ops=1)
+    expected = kernels.rnn_training_extra_bytes(shape, 2.0, "bf16") if noted else 0.0
+    assert static_rnn_unheld(g) == pytest.approx(expected) and (expected > 0) == noted
+
+
 @pytest.mark.parametrize(("shape", "training", "bound"), [
     (_rnn(192, gates=3, dirs=2, batch=64, steps=200), True, "overhead"),     # launched backward steps: latency
     (_rnn(1024, layers=2, batch=512, steps=256), True, "compute"),           # each step's GEMM is real work

@@ -57,6 +57,21 @@ def relabelled(g: OpGraph, old: str, new: str) -> OpGraph:
     return replace(g, ops=tuple(replace(op, dtype=new) if op.dtype == old else op for op in g.ops))
 
 
+def static_rnn_unheld(g: OpGraph) -> float:
+    """The most bytes one RNN training call of `g` is counted as holding for cuDNN's static persistent kernel that it
+    does not hold at `g`'s batch (kernels.rnn_static_unheld_bytes), where the peak is in the forward (those rows are
+    held while the call runs): a note, not taken off, since the forward's peak need not be at that call."""
+    from gpuadvisor.estimate.graph import OpClass, Phase, RecurrentShape
+    from gpuadvisor.estimate.kernels import rnn_static_unheld_bytes
+
+    if g.mode is not GraphMode.TRAINING or not g.memory.phase.startswith(Phase.FORWARD.value):
+        return 0.0
+    sizes = [rnn_static_unheld_bytes(shape, 2.0 if op.dtype in ("bf16", "fp16") else 4.0, op.dtype)
+             for op in g.ops if op.cls is OpClass.RECURRENT and op.phase is Phase.FORWARD
+             and isinstance(shape := op.named_shape, RecurrentShape)]
+    return max(sizes, default=0.0)
+
+
 def graph_memory(workload: Workload, capacity_bytes: float | None = None) -> MemoryBreakdown:
     """The traced peak. On a card of `capacity_bytes` too small for it, 16-bit NCHW convolutions without room for
     their NHWC copies run without them (conv_fallback): the peak loses the largest of those copies, which is
@@ -79,6 +94,11 @@ def graph_memory(workload: Workload, capacity_bytes: float | None = None) -> Mem
         notes.append(f"{count} NCHW convolution(s) have no room for the NHWC copies cuDNN makes ({copies / 2**30:.1f} "
                      "GiB at most): cuDNN runs them without, an order of magnitude slower (priced); channels-last "
                      "needs no copies")
+    unheld = static_rnn_unheld(g)
+    if unheld:
+        notes.append(f"cuDNN's static persistent LSTM kernel, which the trace assumes for its one-layer LSTM(s), takes "
+                     f"batches of 128 or less in multiples of 8: at batch {g.batch} they launch every step and hold "
+                     f"up to {unheld / 2**30:.2f} GiB less than counted here")
     if workload.data_parallel > 1 and workload.is_training:
         items["gradients"] += m.get("gradients", 0.0) or g.trainable_params * 4.0  # DDP's all-reduce buckets
         notes.append("DDP: its gradient buckets hold a second copy of the gradients")

@@ -149,6 +149,21 @@ def rnn_training_extra_bytes(shape: RecurrentShape, elem_bytes: float, dtype: st
     return elem_bytes * cal.RNN_TRAIN_PERSIST_ROWS * s.batch * s.steps * s.hidden_size
 
 
+def rnn_static_unheld_bytes(shape: RecurrentShape, elem_bytes: float, dtype: str) -> float:
+    """What rnn_training_extra_bytes counts for a call that cuDNN's static persistent kernel takes only at the
+    batch the trace assumes (PERSIST_BATCH), not at this call's own: PERSIST_STATIC runs LSTMs of batch 128 or less
+    in multiples of 8, so at another batch the call launches its steps and does not hold those rows (the 64-1,024
+    step sweep's one-layer LSTMs of hidden 256 at batch 256 and 1,024 held half their counted peak). 0 for the
+    others (the small-hidden kernel takes every batch)."""
+    cc, sms = PERSIST_MEMORY_CARD
+    assumed = rnn_persist_algo(dataclasses.replace(shape, batch=PERSIST_BATCH), backward=False, dtype=dtype,
+                               compute_capability=cc, sms=sms)
+    actual = rnn_persist_algo(shape, backward=False, dtype=dtype, compute_capability=cc, sms=sms)
+    if assumed is not RnnPersistAlgo.STATIC or actual is RnnPersistAlgo.STATIC:
+        return 0.0
+    return rnn_training_extra_bytes(shape, elem_bytes, dtype)
+
+
 def rnn_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode: str, *,
                         training: bool = False) -> tuple[float, float]:
     """cuDNN's workspace for an RNN call (lab/rnn_memory.py: 138 inference calls of two grids on an H200), as (the
