@@ -160,6 +160,15 @@ def test_a_decode_instance_finishes_prefilled_requests(run, given_times):
     assert r.max_running <= cfg.max_seqs
 
 
+def test_a_decode_that_preempts_frees_blocks_for_a_waiting_recompute():
+    """Found by the property above: on a decode instance whose KV cache holds one request, a decode that preempts
+    the newest sequence frees a block the oldest one's recompute (a prompt again) can take; the scheduler planned
+    nothing that iteration and took the one running request for one that can never fit."""
+    cfg = SimConfig(max_batched_tokens=1, max_seqs=2, kv_blocks=2, prefill_first=True, prefilled=True)
+    r = simulate(Linear(), cfg, np.array([1, 1, 2, 1, 1]), np.array([1, 17, 16, 17, 1]))
+    assert np.isfinite(r.finish).all() and r.preemptions > 0
+
+
 @settings(max_examples=12, deadline=timedelta(seconds=20), derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 3), st.integers(1, 2), st.sampled_from(["vllm", "sglang", "trtllm"]),

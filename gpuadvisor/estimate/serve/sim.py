@@ -347,6 +347,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             run = np.fromiter(running, np.int64, len(running))
             dirty = False
         decoding = run[done_pf[run] >= prompt[run]] if len(run) else run
+        preempted = preempt
         if cfg.prefill_first:  # prompts first; decode only when no prompt chunk can be scheduled
             chunks = plan_prompts(budget_full, 0)
             dec = allocate_decodes(decoding) if not chunks and len(decoding) else decoding[:0]
@@ -354,6 +355,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             dec = allocate_decodes(decoding) if len(decoding) else decoding
             chunks = plan_prompts(budget_full - len(dec), len(dec))
         if not len(dec) and not chunks:
+            if preempt > preempted:  # the decodes' preemptions freed blocks a waiting prompt chunk may take: plan again
+                continue
             if running:  # every admitted prompt waits for KV blocks held by newer ones: free the newest
                 if len(running) == 1:
                     raise ValueError("a request does not fit in the KV cache")
