@@ -50,7 +50,7 @@ def catalog(extra_dirs: Sequence[str] = ()) -> Any:
 def request(workload: Workload, card: str = DEFAULT_CARD, question: QuestionSpec | None = None, *,
             probe: str | None = None, mfu: float | None = None,
             bandwidth_efficiency: float | None = None) -> EstimateRequest:
-    """A validated request: `w` on `card` (a catalog name or alias; fuzzy), asking `question` (Step(),
+    """A validated request: `workload` on `card` (a catalog name or alias; fuzzy), asking `question` (Step(),
     ServingLoad(...) or TrainingLayout(...); default: a step in the workload's own layout)."""
     hardware = HardwareChoice(card=card, probe=probe, mfu=mfu, bandwidth_efficiency=bandwidth_efficiency)
     return EstimateRequest(workload, hardware, question or Step()).validate()
@@ -86,7 +86,7 @@ def advise(
     price_basis: str = "new",
     requires: Sequence[str] = (),
 ) -> Advice:
-    """Options, the cost-versus-time frontier and named picks for `w` under `targets`.
+    """Options, the cost-versus-time frontier and named picks for `workload` under `targets`.
 
     Rental offers come from the shipped price snapshot (filtered by `providers` and `region`)
     unless `offers` is given; purchases from the catalog's prices. `measured` is a probe

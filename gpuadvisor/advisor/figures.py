@@ -312,7 +312,7 @@ def _training_figures(workload: Workload, gpu_figures: HardwareFigures, gpus: in
 def figures(workload: Workload, gpu_figures: HardwareFigures, gpus: int, targets: Targets, *,
             engine: str = DEFAULT_ENGINE, efficiency: Efficiency | None = None, exact: bool = False,
             memo: ServingMemo | None = None) -> Figures:
-    """The price-free figures of `gpus` x `hw` running `workload` under `targets`: the one path that
+    """The price-free figures of `gpus` x `gpu_figures` running `workload` under `targets`: the one path that
     `estimate`, `recommend`, the API, the TUI and the report share. `exact`: the workload's own
     layout (tensor parallelism, sharding), as `estimate` asks; otherwise the fewest tensor-parallel
     GPUs that fit (serving) or plain data parallel before ZeRO-3 (training). Training reads the
@@ -327,7 +327,7 @@ def figures(workload: Workload, gpu_figures: HardwareFigures, gpus: int, targets
 def layout_figures(workload: Workload, gpu_figures: HardwareFigures, efficiencies: Efficiency | None,
                    engine: str = DEFAULT_ENGINE
                    ) -> Figures | None:
-    """The figures of exactly this workload's layout (`w.num_gpus`, tensor parallelism, sharding), as
+    """The figures of exactly this workload's layout (`workload.num_gpus`, tensor parallelism, sharding), as
     `estimate` and `api.estimate` show them: the path `recommend` prices. Serving a decoder: the
     batch is the users at once (their prompt `seq`, answer `gen_tokens`). None for what the advisor
     does not cost (scoring, a model that does not decode in inference)."""

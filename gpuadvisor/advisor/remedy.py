@@ -111,8 +111,8 @@ def way_forward(workload: Workload, gpu_figures: HardwareFigures, gpus: int, tar
                 engine: str = DEFAULT_ENGINE,
                 efficiency: Efficiency | None = None, current: Figures | None = None,
                 global_batch: bool = True) -> list[Remedy]:
-    """The cheapest change that makes `gpus` x `hw` fit (and the cheapest with more GPUs when the
-    first needs none), each with its figures; empty when nothing tried fits. Training: `w.batch`
+    """The cheapest change that makes `gpus` x `gpu_figures` fit (and the cheapest with more GPUs when the
+    first needs none), each with its figures; empty when nothing tried fits. Training: `workload.batch`
     is per GPU; `global_batch` writes the --batch flag as a global batch (as `estimate` reads it)."""
     targets = targets.for_workload(workload)
     f = current or figures(workload, gpu_figures, gpus, targets, engine=engine, efficiency=efficiency)

@@ -39,8 +39,8 @@ def adapter_label(layout: Any, gpus: int) -> str:
 
 
 def searched(workload: Workload, gpu_figures: HardwareFigures, gpus: int, budget: float) -> dict[str, Any] | None:
-    """Layout, memory, tokens/s and wall time of the fastest fitting layout of `w` (per-GPU batch `w.batch`) on
-    `gpus` x `hw`, or None when no layout fits or the model is not a transformer shape."""
+    """Layout, memory, tokens/s and wall time of the fastest fitting layout of `workload` (per-GPU batch
+    `workload.batch`) on `gpus` x `gpu_figures`, or None when no layout fits or the model is not a transformer shape."""
     if gpus < 2 or not workload.model.is_transformer or not workload.is_training:
         return None
     from gpuadvisor.estimate.parallel import framework

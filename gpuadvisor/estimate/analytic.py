@@ -49,7 +49,7 @@ def workload_graph(workload: Any) -> OpGraph:
 
 def op_graph_summary(workload: Any, gpu_figures: Any, efficiencies: Any = None, *, eager: bool = True) -> dict[str,
                                                                                                                Any]:
-    """Where the GPU time of `w`'s step goes: the analytic graph costed by opcost, as each op class's share of
+    """Where the GPU time of `workload`'s step goes: the analytic graph costed by opcost, as each op class's share of
     the device time (the estimate's time itself comes from the calibrated transformer path: a second time for
     the same step would be a second answer). Raises UserError for what the analytic front-end does not write
     (workload_graph, check_supported)."""

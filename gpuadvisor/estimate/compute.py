@@ -162,7 +162,7 @@ def sample_unit(kind: str) -> str | None:
 
 def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficiency: Efficiency | None = None, *,
                      engine: str | None = None) -> ComputeEstimate:
-    """Time of the workload on `w.num_gpus` GPUs described by `hw` (module docstring).
+    """Time of the workload on `workload.num_gpus` GPUs described by `gpu_figures` (module docstring).
 
     `engine` is how inference runs: "eager" (PyTorch / Hugging Face eager, the host dispatches every
     op) or "graphs" (CUDA graphs / a compiled engine, the default); training is always eager PyTorch."""

@@ -293,7 +293,7 @@ def decode_step_time(
     efficiency: Efficiency | None = None,
 ) -> tuple[float, str] | None:
     """(seconds, bound) of one decode step of `batch` sequences at `context` tokens each, per GPU
-    group of `w.tensor_parallel`; None where the card has no throughput figures."""
+    group of `workload.tensor_parallel`; None where the card has no throughput figures."""
     d = decode_step(workload, gpu_figures, batch=batch, context=context, engine=engine, efficiency=efficiency)
     return None if d is None else (d.time_s, d.bound)
 

@@ -38,7 +38,7 @@ def trace_options(workload: Workload) -> TraceOptions:
 
 
 def workload_graph(workload: Workload) -> OpGraph:
-    """The op graph of one step of `w` on one GPU (its micro-batch)."""
+    """The op graph of one step of `workload` on one GPU (its micro-batch)."""
     from gpuadvisor.estimate.graphstore import graph_at
     from gpuadvisor.modelref import parse_ref
 

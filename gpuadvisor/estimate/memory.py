@@ -140,7 +140,7 @@ def root_params(m: Any) -> float:
 
 
 def shard_ranks(workload: Workload) -> int:
-    """The data-parallel ranks `w`'s training state is split over: all of them, but under HSDP one node's
+    """The data-parallel ranks `workload`'s training state is split over: all of them, but under HSDP one node's
     (GPUS_PER_NODE GPUs, over the tensor-parallel degree), the rest holding replicas."""
     return Sharding(workload.sharding).shard_ranks(workload.data_parallel,
                                                    int(cal.GPUS_PER_NODE) // workload.tensor_parallel)

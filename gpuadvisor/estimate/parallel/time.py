@@ -88,7 +88,8 @@ def _link(gpu_figures: HardwareFigures, cluster: Cluster, group: int, stride: in
 
 def estimate_training(workload: Workload, lay: Layout, gpu_figures: HardwareFigures, fw: Framework, *,
                       cluster: Cluster | None = None, cost: StageCost | None = None) -> TrainingEstimate:
-    """Step time and memory per GPU of `w` (global batch `w.batch`, `w.num_gpus` GPUs) in layout `lay`."""
+    """Step time and memory per GPU of `workload` (global batch `workload.batch`, `workload.num_gpus` GPUs) in
+    layout `lay`."""
     if not workload.is_training:
         raise UserError(f"a training layout needs a training mode (training, lora, qlora), got {workload.mode}")
     m = workload.model
