@@ -162,8 +162,7 @@ def _serving(workload: Workload, gpu_figures: HardwareFigures, users: int, promp
     """`estimate_serving`, answered from `memo` when asked before (it is a pure function of frozen inputs)."""
     def ask() -> Any:
         return estimate_serving(workload, gpu_figures, concurrency=users, prompt_tokens=prompt, output_tokens=output,
-                                engine=engine,
-                                efficiency=efficiencies)
+                                engine=engine, efficiency=efficiencies)
 
     if memo is None:
         return ask()

@@ -42,9 +42,9 @@ def workload_graph(workload: Any) -> OpGraph:
                         f"(fused AdamW) in bf16/fp16/fp32, not {', '.join(why)}")
     mode = GraphMode.TRAINING if workload.is_training else GraphMode.INFERENCE
     return transformer_graph(workload.model, mode=mode, batch=workload.micro_batch, seq=workload.seq,
-                             dtype=workload.dtype,
-                             mixed_precision=workload.mixed_precision, checkpointing=workload.checkpointing,
-                             freeze=workload.freeze, trainable=workload.trainable, labels=workload.is_training)
+                             dtype=workload.dtype, mixed_precision=workload.mixed_precision,
+                             checkpointing=workload.checkpointing, freeze=workload.freeze,
+                             trainable=workload.trainable, labels=workload.is_training)
 
 
 def op_graph_summary(workload: Any, gpu_figures: Any, efficiencies: Any = None, *, eager: bool = True) -> dict[str,

@@ -29,11 +29,10 @@ TRACED_DTYPES = ("bf16", "fp16", "fp32")
 def trace_options(workload: Workload) -> TraceOptions:
     if workload.dtype not in TRACED_DTYPES:
         raise UserError(f"{workload.model.name}: traced models run in {', '.join(TRACED_DTYPES)}, not {workload.dtype}")
-    return TraceOptions(mode=GraphMode.TRAINING if workload.is_training else GraphMode.INFERENCE, dtype=workload.dtype,
-                        mixed_precision=workload.mixed_precision and workload.dtype != "fp32",
-                        channels_last=workload.channels_last,
-                        freeze=workload.freeze, trainable=workload.trainable, checkpointing=workload.checkpointing,
-                        seq=workload.seq_len,
+    return TraceOptions(mode=GraphMode.TRAINING if workload.is_training else GraphMode.INFERENCE,
+                        dtype=workload.dtype, mixed_precision=workload.mixed_precision and workload.dtype != "fp32",
+                        channels_last=workload.channels_last, freeze=workload.freeze, trainable=workload.trainable,
+                        checkpointing=workload.checkpointing, seq=workload.seq_len,
                         input_shape=workload.input_shape or None)
 
 
