@@ -21,7 +21,7 @@ from gpuadvisor.estimate.graph import GraphMode, OpGraph
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.memory_result import ITEMS, MemoryBreakdown
 from gpuadvisor.estimate.trace.tracer import TraceOptions
-from gpuadvisor.workload import Workload
+from gpuadvisor.workload import BYTES_PER_DTYPE, Workload
 
 TRACED_DTYPES = ("bf16", "fp16", "fp32")
 
@@ -65,7 +65,7 @@ def static_rnn_unheld(g: OpGraph) -> float:
 
     if g.mode is not GraphMode.TRAINING or not g.memory.phase.startswith(Phase.FORWARD.value):
         return 0.0
-    sizes = [rnn_static_unheld_bytes(shape, 2.0 if op.dtype in ("bf16", "fp16") else 4.0, op.dtype)
+    sizes = [rnn_static_unheld_bytes(shape, BYTES_PER_DTYPE.get(op.dtype, 2.0), op.dtype)
              for op in g.ops if op.cls is OpClass.RECURRENT and op.phase is Phase.FORWARD
              and isinstance(shape := op.named_shape, RecurrentShape)]
     return max(sizes, default=0.0)

@@ -154,14 +154,11 @@ def rnn_static_unheld_bytes(shape: RecurrentShape, elem_bytes: float, dtype: str
     batch the trace assumes (PERSIST_BATCH), not at this call's own: PERSIST_STATIC runs LSTMs of batch 128 or less
     in multiples of 8, so at another batch the call launches its steps and does not hold those rows (the 64-1,024
     step sweep's one-layer LSTMs of hidden 256 at batch 256 and 1,024 held half their counted peak). 0 for the
-    others (the small-hidden kernel takes every batch)."""
+    others (the small-hidden kernel takes every batch, so only the static one's batch rule can tell the two apart)."""
     cc, sms = PERSIST_MEMORY_CARD
-    assumed = rnn_persist_algo(dataclasses.replace(shape, batch=PERSIST_BATCH), backward=False, dtype=dtype,
-                               compute_capability=cc, sms=sms)
-    actual = rnn_persist_algo(shape, backward=False, dtype=dtype, compute_capability=cc, sms=sms)
-    if assumed is not RnnPersistAlgo.STATIC or actual is RnnPersistAlgo.STATIC:
-        return 0.0
-    return rnn_training_extra_bytes(shape, elem_bytes, dtype)
+    if rnn_runs_persistent(shape, backward=False, dtype=dtype, compute_capability=cc, sms=sms):
+        return 0.0  # persistent at its own batch too: held as counted
+    return rnn_training_extra_bytes(shape, elem_bytes, dtype)  # > 0 only where PERSIST_BATCH runs persistent
 
 
 def rnn_workspace_bytes(shape: RecurrentShape, elem_bytes: float, mode: str, *,
