@@ -315,8 +315,8 @@ def unseen_summary() -> list[str]:
         probed = " (each run's host: " + probed_line("recurrent" in family).replace(" within 0.8x-1.25x", "") + ")"
         out.append(f"* {family}: time within 0.8x-1.25x on {inside} of {len(sub)}, memory within 10 % on "
                    f"{mem}; time {min(r.time_ratio for r in sub):.2f}-{max(r.time_ratio for r in sub):.2f}x{probed}")
-    return [*out, "", "Cases; H200 call sweeps (2026-12-05, driver 580.159.04) behind the RNN constants: "
-            "[docs/unseen-models.md](docs/unseen-models.md).", ""]
+    return [*out, "", "Cases; RNN sweeps (H200 calls 2026-12-05, H100 memory 2026-12-06, driver "
+            "580.159.04): [docs/unseen-models.md](docs/unseen-models.md).", ""]
 
 
 def four_gpu() -> list[str]:
