@@ -21,7 +21,7 @@ CALLS_H100 = REPO / "lab/data/h100-rnn-calls-2026-12-05/rnn_calls.json"
 #: steps add up over deeper stacks (calls_check), never fitted
 CALLS_H100_LAYERS = REPO / "lab/data/h100-rnn-layers-2026-12-05/rnn_calls_layers.json"
 #: the small-hidden kernel's shapes (hidden 64, 96 and 160, 1 and 2 layers, batch 16-1,024, 64 and 256 steps) on an
-#: H100 whose dispatch probe read 6.3 us an op (2026-12-06), run after RNN_PERSIST_ROW_S was fitted on the H200's:
+#: H100 whose dispatch probe read 6.3 us an op (2026-12-06), run after the small-hidden kernel was fitted on the H200's:
 #: never fitted. Its inference steps, at 12 us against the H200 sweep's 19, showed a launched step to be the host's
 #: time (opcost._rnn_step_s)
 CALLS_H100_ROWS = REPO / "lab/data/h100-rnn-rows-2026-12-05/rnn_calls_rows.json"
@@ -55,31 +55,48 @@ def fit_rnn_backward_call(path: Path = CALLS) -> dict[str, float]:
 
 
 def fit_rnn_persist_step(path: Path = CALLS) -> dict[str, float]:
-    """The persistent training kernels' per-step floors (opcost._rnn_step_s), each with the least mean
-    |log(estimate / measured)| over the training calls that run it on the card they ran on
-    (kernels.rnn_persist_algo): RNN_PERSIST_ROW_S over the small-hidden kernel's LSTM calls and
-    RNN_PERSIST_GRU_ROW_S over its GRU calls (hidden 128, 20 each; each error is its own calls'), on a 0.5 ns grid
-    from 0 to 20 ns, then RNN_PERSIST_STEP_S on a 0.1 us grid from 0 to
-    10 us over the static kernel's (the one-layer LSTM of hidden 1,024 at batch 64, 5). A hidden-128 LSTM's 256
-    steps at batch 64 train in about the time of one: its calls are mostly their set-up; at batch 512 they are not."""
-    rows = [round(i * 5e-10, 10) for i in range(41)]
-    small = "persist_static_small_h"
-    out = {"RNN_PERSIST_ROW_S": _grid_fit("RNN_PERSIST_ROW_S", rows, path,
-                                          lambda r: r["algo"] == small and r["call"].startswith("LSTM")),
-           "RNN_PERSIST_GRU_ROW_S": _grid_fit("RNN_PERSIST_GRU_ROW_S", rows, path,
-                                              lambda r: r["algo"] == small and r["call"].startswith("GRU"))}
+    """RNN_PERSIST_STEP_S, the static persistent kernel's per-step floor (opcost._rnn_step_s): the value on a 0.1 us
+    grid from 0 to 10 us with the least mean |log(estimate / measured)| over the static kernel's training calls on
+    the card they ran on (kernels.rnn_persist_algo: the one-layer LSTM of hidden 1,024 at batch 64, 5)."""
     steps = [round(i * 1e-7, 7) for i in range(101)]
-    out["RNN_PERSIST_STEP_S"] = _grid_fit("RNN_PERSIST_STEP_S", steps, path,
-                                          lambda r: r["algo"] == "persist_static")
-    return out
+    return {"RNN_PERSIST_STEP_S": _grid_fit("RNN_PERSIST_STEP_S", steps, path,
+                                            lambda r: r["algo"] == "persist_static")}
+
+
+#: lab/rnn_persist_kernels.py on an H100 (2026-12-06): every kernel of one training call per mode, hidden size
+#: (32-160), layer count (1-3), direction count and batch (64-2,048), 128 steps, with its device time
+PERSIST_KERNELS = REPO / "lab/data/h100-rnn-persist-kernels-2026-12-06/rnn_persist_kernels.json"
+
+
+def read_persist_kernels(path: Path = PERSIST_KERNELS) -> dict[str, float]:
+    """The constants the profiled training calls give directly, as device time: RNN_PERSIST_SMALL_STEP_S, the
+    median per step of the small-hidden forward kernels (RNN_blockPersist_fp_*) of batch <= 1,024, to 0.1 us;
+    RNN_BIAS_GRAD_ROW_S and RNN_GRU_BIAS_GRAD_ROW_S, the median of the backward's bias-gradient kernel
+    (*_elementWise_bp2) over batch x steps in the one-layer, one-direction calls of batch >= 1,024 (LSTM; GRU), to
+    0.1 ns."""
+    from statistics import median
+
+    rows = json.loads(path.read_text())["rows"]
+    steps: list[float] = []
+    lstm: list[float] = []
+    gru: list[float] = []
+    for r in rows:
+        steps += [s / n / r["steps"] for k, (n, s) in r["forward"].items()
+                  if "blockPersist_fp" in k and r["batch"] <= 1024]
+        if r["batch"] >= 1024 and r["layers"] * r["directions"] == 1:
+            (gru if r["mode"] == "GRU" else lstm).extend(
+                s / n / (r["batch"] * r["steps"]) for k, (n, s) in r["backward"].items() if "elementWise_bp2" in k)
+    return {"RNN_PERSIST_SMALL_STEP_S": round(median(steps) / 1e-7) * 1e-7,
+            "RNN_BIAS_GRAD_ROW_S": round(median(lstm) / 1e-10) * 1e-10,
+            "RNN_GRU_BIAS_GRAD_ROW_S": round(median(gru) / 1e-10) * 1e-10}
 
 
 def one_persist_floor(floor_s: float, batch: int) -> dict[str, float]:
-    """Calibration overrides that price every persistent RNN step at one floor of `floor_s`, as before the
-    small-hidden kernel's step went with its batch rows (a model's calls share its `batch`): to reproduce estimates
-    recorded then, and to set that model beside today's."""
-    return {"RNN_PERSIST_STEP_S": floor_s, "RNN_PERSIST_ROW_S": floor_s / batch,
-            "RNN_PERSIST_GRU_ROW_S": floor_s / batch}
+    """Calibration overrides that price every persistent RNN step at one floor of `floor_s` and no bias gradient,
+    as before the small-hidden kernel's step went with its batch rows (a model's calls share its `batch`): to set
+    that model beside today's."""
+    return {"RNN_PERSIST_STEP_S": floor_s, "RNN_PERSIST_SMALL_STEP_S": floor_s, "RNN_BIAS_GRAD_ROW_S": 0.0,
+            "RNN_GRU_BIAS_GRAD_ROW_S": 0.0}
 
 
 def launched_step_on_gpu() -> dict[str, float]:

@@ -328,11 +328,18 @@ def _rnn_backward_call() -> dict[str, float]:
     return fit_rnn_backward_call()
 
 
-@fit("RNN_PERSIST_STEP_S", "RNN_PERSIST_ROW_S", "RNN_PERSIST_GRU_ROW_S")
+@fit("RNN_PERSIST_STEP_S")
 def _rnn_persist_step() -> dict[str, float]:
     from bench.recurrent import fit_rnn_persist_step
 
     return fit_rnn_persist_step()
+
+
+@fit("RNN_PERSIST_SMALL_STEP_S", "RNN_BIAS_GRAD_ROW_S", "RNN_GRU_BIAS_GRAD_ROW_S")
+def _rnn_persist_kernels() -> dict[str, float]:
+    from bench.recurrent import read_persist_kernels
+
+    return read_persist_kernels()
 
 
 @fit("KV_TRANSFER_EFFICIENCY")
@@ -350,8 +357,7 @@ def test_every_measured_or_fitted_constant_has_a_recomputation():
 
 #: the fits that take seconds (a cross-card sweep, the recurrent call grids): doc-sync checks of the table against
 #: its files, run with the slow suite (CI runs both) to keep the default suite within its time
-SLOW_FITS = {"CONV_EFF_NATIVE_MMA", "RNN_PERSIST_STEP_S", "RNN_PERSIST_ROW_S", "RNN_PERSIST_GRU_ROW_S",
-             "RNN_BACKWARD_CALL_S"}
+SLOW_FITS = {"CONV_EFF_NATIVE_MMA", "RNN_PERSIST_STEP_S", "RNN_BACKWARD_CALL_S"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_FITS else n

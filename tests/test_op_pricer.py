@@ -170,18 +170,28 @@ def test_which_training_rnn_calls_run_one_persistent_kernel(shape, backward, dty
 
 def test_an_rnn_calls_set_up_is_the_hosts_and_a_persistent_step_costs_no_launch():
     """Set-up is host work (recurrent_host_s) done before the first launch, not on the GPU's timeline; inside a
-    small-hidden persistent training kernel a step costs RNN_PERSIST_ROW_S a batch row; launched (inference) the
-    GPU's part of a step is its kernels' floors (RNN_LAUNCHED_STEP_GPU_S) and the host's issuing is the step
-    (RNN_STEP_FLOOR_S, host time)."""
+    small-hidden persistent training kernel a step costs RNN_PERSIST_SMALL_STEP_S, and the backward walks every row
+    of every step once more for the bias gradient; launched, in inference as in training, the GPU's part of a step
+    is its kernels' floors (RNN_LAUNCHED_STEP_GPU_S) and the host's issuing is the step (RNN_STEP_FLOOR_S, host
+    time, once a step each way)."""
     rates = opcost.Rates.of(_h100())
     shape = _rnn(128)
     fwd = Op("rnn", OpClass.RECURRENT, Phase.FORWARD, "bf16", 0.0, 0.0, 0.0, shape.to_row())
     inference, training = opcost.op_time(fwd, rates), opcost.op_time(fwd, rates, training=True)
     assert 64 * cal.RNN_LAUNCHED_STEP_GPU_S < inference < 64 * cal.RNN_STEP_FLOOR_S
-    assert 64 * shape.batch * cal.RNN_PERSIST_ROW_S <= training < 64 * cal.RNN_STEP_FLOOR_S
+    assert 64 * cal.RNN_PERSIST_SMALL_STEP_S <= training < 64 * cal.RNN_STEP_FLOOR_S
     assert opcost.recurrent_host_s(fwd, rates, True) == pytest.approx(cal.RNN_LAYER_CALL_S)
     assert opcost.recurrent_host_s(fwd, rates, False) == pytest.approx(cal.RNN_LAYER_CALL_S
                                                                        + 64 * cal.RNN_STEP_FLOOR_S)
+    bwd = Op("rnn", OpClass.RECURRENT, Phase.BACKWARD, "bf16", 0.0, 0.0, 0.0, shape.to_row())
+    bias = shape.batch * shape.steps * cal.RNN_BIAS_GRAD_ROW_S
+    assert opcost.op_time(bwd, rates, training=True) == pytest.approx(2 * training + bias)
+    # a GRU of hidden 256 (never the static kernel): launched both ways in training, its steps the host's like an
+    # inference call's, one floor each way
+    big = _rnn(256, gates=3)
+    launched = Op("rnn", OpClass.RECURRENT, Phase.BACKWARD, "bf16", 0.0, 0.0, 0.0, big.to_row())
+    assert opcost.recurrent_host_s(launched, rates, True) == pytest.approx(
+        cal.RNN_LAYER_CALL_S + cal.RNN_BACKWARD_CALL_S + big.steps * cal.RNN_STEP_FLOOR_S)
 
 
 def test_a_probed_host_scales_an_rnn_calls_host_time_as_it_scales_every_other_ops():

@@ -319,10 +319,10 @@ def attention_time(op: Op, shape: AttentionShape | None, r: Rates, training: boo
 @prices(OpClass.RECURRENT)
 def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: bool) -> float:
     """The GPU's timeline of cuDNN's fused RNN: the input projections of all steps as one GEMM, then one small GEMM
-    per time step and layer, never faster than its floor: RNN_STEP_FLOOR_S where a training step is launched on its
-    own, its kernels' floors where an inference step is (the host's issuing, recurrent_host_s, is the rest), or its
-    persistent kernel's floor where a training call runs its steps in one
-    (_rnn_step_s); the backward does twice the work. The call's set-up is the host's
+    per time step and layer, never faster than its floor: its kernels' floors where a step is launched (the host's
+    issuing, recurrent_host_s, is the rest), or its persistent kernel's floor where a training call runs its steps
+    in one (_rnn_step_s); the backward does twice the work, and its bias gradient (rnn_bias_grad_s) on top. The
+    call's set-up is the host's
     (recurrent_host_s): charged here too, it made a GPU-bound step pay it twice (the encoder-decoder GRU's training
     at batch 256, 1.31x)."""
     rate = r.rate(op.dtype)
@@ -338,30 +338,38 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
         proj = kernels.gemm_time(b * t, shape.gates * h * dirs, width, rate=rate, bandwidth=r.bandwidth, sms=r.sms,
                                  elem_bytes=eb)
         total += proj + t * dirs * step
-    return (2.0 if backward else 1.0) * total
+    return 2.0 * total + rnn_bias_grad_s(shape) if backward else total
+
+
+def rnn_bias_grad_s(shape: RecurrentShape) -> float:
+    """A backward call's bias gradient: cuDNN's *_elementWise_bp2 kernel walks every batch row of every step
+    (RNN_BIAS_GRAD_ROW_S, a GRU's RNN_GRU_BIAS_GRAD_ROW_S) at a rate that does not depend on the hidden size; one
+    launch per layer and direction, which run beside each other, so the call pays it once
+    (lab/data/h100-rnn-persist-kernels-2026-12-06: at batch 1,024 and more it is most of a small-hidden call's
+    backward, 1.2 ms of 1.6 for an LSTM of hidden 64 over 128 steps)."""
+    row = cal.RNN_GRU_BIAS_GRAD_ROW_S if shape.gates == 3 else cal.RNN_BIAS_GRAD_ROW_S
+    return shape.batch * shape.steps * row
 
 
 def _rnn_step_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> tuple[float, float]:
     """One time step of one layer and direction as (its math, its floor). Inside a persistent training kernel
-    (kernels.rnn_persist_algo): the math from on-chip weights at the card's rate, and a floor by algorithm. The
-    small-hidden kernel holds each gate's weights in its CTAs' registers and walks the batch's rows through them, so
-    a step goes with the rows (RNN_PERSIST_ROW_S; a GRU's, RNN_PERSIST_GRU_ROW_S, which applies its reset gate to
-    the state's projection before the candidate: a second dependent pass). The static kernel waits grid-wide
-    between steps (RNN_PERSIST_STEP_S). Launched: its small GEMM, and the step's latency: in training
-    RNN_STEP_FLOOR_S on the GPU; in inference RNN_LAUNCHED_STEP_GPU_S, the host's issuing being the step
-    (recurrent_host_s)."""
+    (kernels.rnn_persist_algo): the math from on-chip weights at the card's rate, and a floor by algorithm: the
+    small-hidden kernel, which holds each gate's weights in its CTAs' registers, RNN_PERSIST_SMALL_STEP_S whatever
+    the batch (what grows with the batch is the backward's bias gradient, rnn_bias_grad_s); the static kernel waits
+    grid-wide between steps (RNN_PERSIST_STEP_S). Launched, in either phase: its small GEMM and its kernels' floors
+    (RNN_LAUNCHED_STEP_GPU_S), the host's issuing being the step (recurrent_host_s: the H100 profiles of launched
+    training calls show the host busy the whole call, 0.2-0.4 of it on the GPU)."""
     rate = r.rate(op.dtype)
     algo = kernels.rnn_persist_algo(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
                                     compute_capability=r.compute_capability, sms=r.sms) if training else None
     if algo is None:
-        # an inference step waits on the host issuing its kernels (recurrent_host_s: RNN_STEP_FLOOR_S on the
+        # a launched step waits on the host issuing its kernels (recurrent_host_s: RNN_STEP_FLOOR_S on the
         # calibration host, scaled by the host's dispatch probe); the GPU's own part is its kernels' floors
-        floor = cal.RNN_STEP_FLOOR_S if training else cal.RNN_LAUNCHED_STEP_GPU_S
-        return _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)), floor
+        return _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)), cal.RNN_LAUNCHED_STEP_GPU_S
     math_s = 2.0 * shape.batch * shape.gates * shape.hidden_size**2 / rate
     if algo is kernels.RnnPersistAlgo.STATIC:
         return math_s, cal.RNN_PERSIST_STEP_S
-    return math_s, shape.batch * (cal.RNN_PERSIST_GRU_ROW_S if shape.gates == 3 else cal.RNN_PERSIST_ROW_S)
+    return math_s, cal.RNN_PERSIST_SMALL_STEP_S
 
 
 def recurrent_latency_s(op: Op, r: Rates, training: bool) -> float:
@@ -390,15 +398,20 @@ def _rnn_setup_s(shape: RecurrentShape, phase: Phase) -> float:
 
 
 def recurrent_host_s(op: Op, r: Rates, training: bool) -> float:
-    """The part of a cuDNN RNN call the host spends issuing it: each layer's set-up (and the backward call's) and,
-    in inference, every time step whose GEMM is under RNN_STEP_FLOOR_S, where the step waits on its launches, not
-    its math. The host does it inside the call, in line with the dispatch of the model's other ops: a small
-    recurrent model's step is this plus their dispatch (step_time), not the larger of the two."""
+    """The part of a cuDNN RNN call the host spends issuing it: each layer's set-up (and the backward call's) and
+    every launched time step whose GEMM is under RNN_STEP_FLOOR_S, where the step waits on its launches, not its
+    math: an inference call's, and a training call's outside cuDNN's persistent kernels, one floor a step each way
+    (an H100 sweep's launched training calls ran 33-43 us a step and layer, forward and backward, on a host probing
+    9.8 us an op: about two floors, where three on the GPU had priced them; the GRU review classifier's training on
+    a host probing 6 us, 1.82x -> 1.07x). The host does it inside the call, in line with the dispatch of the model's
+    other ops: a small recurrent model's step is this plus their dispatch (step_time), not the larger of the two."""
     shape = op.named_shape
     rate = r.rate(op.dtype)
     if not isinstance(shape, RecurrentShape) or not rate:
         return 0.0
-    launched = not training and _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)) < cal.RNN_STEP_FLOOR_S
+    persistent = training and kernels.rnn_persist_algo(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
+                                                       compute_capability=r.compute_capability, sms=r.sms) is not None
+    launched = not persistent and _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)) < cal.RNN_STEP_FLOOR_S
     floor_bound = shape.layers * shape.steps * shape.directions * cal.RNN_STEP_FLOOR_S if launched else 0.0
     return floor_bound + _rnn_setup_s(shape, op.phase)
 

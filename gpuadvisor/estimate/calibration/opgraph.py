@@ -10,6 +10,7 @@ MODELS = "tests/data/models-h100.json"
 DEPTHWISE = "lab/data/h200-nchw-2026-12-05/depthwise.json"
 BN_LAYOUTS = "lab/data/h200-nchw-2026-12-05/bn_layouts.json"
 CONV_WORKSPACE = "lab/data/h200-nchw-2026-12-05/conv_workspace.json"
+PERSIST_KERNELS = "lab/data/h100-rnn-persist-kernels-2026-12-06/rnn_persist_kernels.json"
 NO_WORKSPACE_FIT = ("the median FLOP rate of VGG-16's convolutions of 128+ output channels at batch 1024 on an H200, "
                     "capped to their input and output plus 0.5 GiB (bench.nchw.fit_no_workspace); batch 256 is held "
                     "out, and the whole VGG-16 step under a 23.4 and a 22.0 GiB cap checks it")
@@ -169,7 +170,7 @@ CONSTANTS = (
              "which hides this on every stored set. Was RNN_STEP_FLOOR_S itself until 2026-12-06, which held a "
              "faster host's inference steps at the calibration host's (the small-hidden sweep's inference calls "
              "34 of 72 within 0.8x-1.25x, 67 of 72 since)"),
-    Constant("RNN_PERSIST_STEP_S", 7e-6, "s", "one time step of one cuDNN RNN layer in a training call that "
+    Constant("RNN_PERSIST_STEP_S", 6.8e-6, "s", "one time step of one cuDNN RNN layer in a training call that "
              "runs its steps inside cuDNN's static persistent kernel (kernels.rnn_persist_algo: one-layer calls of "
              "hidden a multiple of 128, up to 1,024), at the least: the kernel's grid-wide wait between steps",
              "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED,
@@ -177,24 +178,30 @@ CONSTANTS = (
              "H200 (the one-layer LSTM of hidden 1,024 at batch 64, 1-256 steps), the training harness's own time "
              "taken off (bench.recurrent.fit_rnn_persist_step); 2.8 us while one floor priced both persistent "
              "kernels, and the small-hidden one's long calls came out 0.46x-1.7x by batch"),
-    Constant("RNN_PERSIST_ROW_S", 6e-9, "s per batch row", "one batch row of one time step of one LSTM (or plain RNN) "
-             "layer inside cuDNN's small-hidden persistent training kernel (kernels.rnn_persist_algo: hidden <= 192 "
-             "forward, <= 128 backward), whose CTAs hold the weights in registers and walk the rows through them",
-             "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED,
-             "on a 0.5 ns grid, the least mean |log error| of the small-hidden kernel's 20 LSTM training calls "
-             "on an H200 (hidden 128, 1-2 layers, batch 64 and 512, 1-256 steps), the "
-             "harness's own time taken off (bench.recurrent.fit_rnn_persist_step): at 256 steps the calls of batch "
-             "512 take 2-3x the time of batch 64's beyond their set-up"),
-    Constant("RNN_PERSIST_GRU_ROW_S", 8e-9, "s per batch row", "RNN_PERSIST_ROW_S for a GRU layer, whose reset gate "
-             "scales the state's projection before the candidate is formed: a second dependent pass each step",
-             "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED,
-             "as RNN_PERSIST_ROW_S, over the kernel's 20 GRU training calls"),
+    Constant("RNN_PERSIST_SMALL_STEP_S", 1.5e-6, "s", "one time step of one layer and direction inside cuDNN's "
+             "small-hidden persistent training kernel (kernels.rnn_persist_algo: hidden <= 192 forward, <= 128 "
+             "backward; RNN_blockPersist_fp/bp_*_HMMA), whose CTAs hold the weights in registers: about 0.8-2.8 us "
+             "whatever the batch up to 1,024 rows", PERSIST_KERNELS, Method.MEASURED,
+             "the median device time per step of the 180 forward persistent kernels of batch <= 1,024 in the "
+             "profiled sweep (LSTM and GRU, hidden 32-160, 1-3 layers, 1-2 directions, 128 steps; "
+             "bench.recurrent.read_persist_kernels); 6 ns (LSTM) and 8 ns (GRU) a batch row while the backward's "
+             "bias-gradient kernel was read as the persistent step's rows"),
+    Constant("RNN_BIAS_GRAD_ROW_S", 9.3e-9, "s per batch row and step", "the backward of a cuDNN LSTM (or plain RNN) "
+             "training call: its bias gradient (GENERIC_elementWise_bp2, one launch a layer and direction) walks "
+             "every batch row of every step at about this rate whatever the hidden size; the launches of a call's "
+             "layers and directions run beside each other (low occupancy), so a call pays it once",
+             PERSIST_KERNELS, Method.MEASURED, "the median over the one-layer, one-direction LSTM calls of batch "
+             ">= 1,024 (hidden 32-160) of the kernel's device time / (batch x steps) "
+             "(bench.recurrent.read_persist_kernels): 7.5-10.2 ns; at batch 64 about 5"),
+    Constant("RNN_GRU_BIAS_GRAD_ROW_S", 24.1e-9, "s per batch row and step", "RNN_BIAS_GRAD_ROW_S for a GRU "
+             "(GRU_elementWise_bp2)", PERSIST_KERNELS, Method.MEASURED,
+             "as RNN_BIAS_GRAD_ROW_S, over the GRU calls: 21.8-24.6 ns; at batch 64 about 11"),
     Constant("RNN_LAYER_CALL_S", 6e-4, "s", "one layer of one cuDNN RNN call, before its first time step "
              "(descriptors, workspace, set-up launches)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-layer term of a least-squares line through 80 inference calls (LSTM and GRU, "
              "hidden 128 and 1024, 1 and 2 layers, batch 64 and 512, 1-256 steps) on an H200, rounded to 10 us "
              "(bench.recurrent.fit_rnn_call)"),
-    Constant("RNN_BACKWARD_CALL_S", 5e-4, "s", "one cuDNN RNN backward call's own set-up (backward data and "
+    Constant("RNN_BACKWARD_CALL_S", 4.5e-4, "s", "one cuDNN RNN backward call's own set-up (backward data and "
              "weights, the reserve space), beside each layer's RNN_LAYER_CALL_S: host work, like the layers' set-up",
              "lab/data/h200-rnn-2026-11-27/rnn_calls.json", Method.FITTED, "the value on a 10 us grid with the least "
              "mean |log error| of the op model's 80 training calls (1-256 steps) on an H200, each priced as a step "
