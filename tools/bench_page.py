@@ -315,7 +315,7 @@ def unseen_summary() -> list[str]:
         probed = " (each run's host: " + probed_line("recurrent" in family).replace(" within 0.8x-1.25x", "") + ")"
         out.append(f"* {family}: time within 0.8x-1.25x on {inside} of {len(sub)}, memory within 10 % on "
                    f"{mem}; time {min(r.time_ratio for r in sub):.2f}-{max(r.time_ratio for r in sub):.2f}x{probed}")
-    return [*out, "", "Cases; RNN sweeps (H200 calls 2026-12-05, H100 memory 2026-12-06, driver "
+    return [*out, "", "Cases; RNN sweeps (H200 calls 2026-12-05; H100 memory, kernels 2026-12-06; driver "
             "580.159.04): [docs/unseen-models.md](docs/unseen-models.md).", ""]
 
 
@@ -472,8 +472,8 @@ def training() -> list[str]:
 
 def page() -> str:
     head = ["# Benchmarks", "",
-            "What gpuadvisor measures and how far its estimates are from measurements, written by "
-            "`python3 -m tools.bench_page` from the result files named in each section (a test checks it). "
+            "What gpuadvisor measures and how far its estimates are from measurements, by "
+            "`python3 -m tools.bench_page` from the result files each section names (a test checks it). "
             "Older runs: `lab/history/`.", ""]
     parts = [head, probes(), node(), ["Probe speed and repeatability: "
                                       f"{_rel(PROBE_PAGE)}.", ""], bench_models.section(per_case=False).splitlines(),
