@@ -82,6 +82,10 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     ("lab/models/gru_activity.py:build", (512, 2048), (512, 2048), {}),
     # added 2026-12-06, after a launched inference RNN step became the host's issuing (scaled by the dispatch probe)
     ("lab/models/gru_review.py:build", (32, 128), (32, 128), {}),
+    # added 2026-12-06 (later), after cuDNN's training kernels were profiled: the backward's bias gradient by the
+    # rows, a launched training step the host's issuing
+    ("lab/models/lstm_autoencoder.py:build", (512, 2048), (512, 2048), {}),
+    ("lab/models/gru_lm.py:build", (32, 128), (32, 128), {}),
     ("torchvision:inception_v3", (), (32, 128), {**CL, "input": [3, 299, 299]}),
     ("torchvision:efficientnet_v2_s", (32, 128), (), CL),
     ("torchvision:swin_v2_t", (32, 64), (), {}),
