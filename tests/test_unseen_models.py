@@ -64,13 +64,13 @@ def test_the_recurrent_cases_are_the_median_of_their_runs():
     rows = [c for c in unseen.load() if "lab/models/" in c["spec"]]
     # three runs of 100 steps each, after their estimates were recorded; and three of 50 (2026-12-06)
     added = ("lstm_tagger", "gru_keyword", "bilstm_ner", "gru_speech", "char_gru", "lstm_sensor")
-    rows_priced = ("lstm_forecast", "gru_activity", "gru_review")
+    rows_priced = ("lstm_forecast", "gru_activity", "gru_review", "lstm_autoencoder", "gru_lm")
 
     def runs(spec: str) -> tuple[int, int]:
         return (3, 300) if any(m in spec for m in added) else (3, 150) if any(m in spec for m in rows_priced) \
             else (6, 510)
 
-    assert len(rows) == 52 and all(
+    assert len(rows) == 60 and all(
         (len(c["runs"]), sum(r["timed_steps"] for r in c["runs"])) == runs(c["spec"]) for c in rows)
 
 
@@ -225,6 +225,38 @@ def test_the_model_written_after_the_host_issued_step_was_estimated_before_it_wa
         assert r.time_s == pytest.approx(p["estimate_step_s"], rel=0.01)
         assert abs(r.memory_ratio - 1) <= 0.10
         assert 0.8 <= probed[key] <= 1.25
+
+
+def test_the_models_written_after_the_kernel_profile_were_estimated_before_they_were_measured():
+    """lab/data/h100-rnn-kernels-new-2026-12-06/predicted.json: the LSTM autoencoder's and the GRU language model's
+    estimates, committed (78bb5a4) before their three H100 runs, with the estimator of that commit (the backward's
+    bias gradient by the rows, a launched training step the host's issuing); today's estimate is the same figure.
+    Out of sample, with the host each run had: 8 of 8 within 0.8x-1.25x (0.83x-1.16x); on the calibration host 3 of 8
+    (the runs' hosts probed 9-15 us an op). Memory 6 of 8 within 10 %: the autoencoder's training holds 10-12 % more
+    than counted. predicted-before.json, the estimator before the profile (11b50d8), on the calibration host: 3 of 8."""
+    import json
+
+    from bench import REPO
+
+    folder = REPO / "lab/data/h100-rnn-kernels-new-2026-12-06"
+    predicted = json.loads((folder / "predicted.json").read_text())["rows"]
+    before = json.loads((folder / "predicted-before.json").read_text())["rows"]
+    cases = {(c["spec"], c["mode"], c["batch"]): c for c in unseen.load()}
+    probed = unseen.probed_ratios([cases[(p["spec"], p["mode"], p["batch"])] for p in predicted])
+    assert len(predicted) == len(before) == 8
+    for p in predicted:
+        key = (p["spec"], p["mode"], p["batch"])
+        r = unseen.evaluate([cases[key]])[0]
+        assert r.time_s == pytest.approx(p["estimate_step_s"], rel=0.01)
+        assert 0.8 <= probed[key] <= 1.25
+    assert sum(abs(unseen.evaluate([cases[(p["spec"], p["mode"], p["batch"])]])[0].memory_ratio - 1) <= 0.10
+               for p in predicted) == 6
+
+    def within(rows: list[dict]) -> int:
+        return sum(0.8 <= p["estimate_step_s"] / cases[(p["spec"], p["mode"], p["batch"])]["time_s"] <= 1.25
+                   for p in rows)
+
+    assert within(predicted) == within(before) == 3
 
 
 @pytest.mark.parametrize("phase", sorted(G.RNN_CALL_GATES))

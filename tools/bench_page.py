@@ -302,10 +302,12 @@ def unseen_summary() -> list[str]:
 
     rs = unseen.evaluate()
     env = json.loads(unseen.MEASURED.read_text())["env"]
+    # the models whose estimates were committed before their runs: lab/data/*/predicted.json
+    predicted = {row["spec"] for path in (ROOT / "lab" / "data").glob("*/predicted.json")
+                 for row in json.loads(path.read_text())["rows"]}
     out = ["## Models nobody here measured before (H100, 2026-11-27 to 2026-12-06)", "",
            f"{env['device']}, driver {env['driver']}, PyTorch {env['torch']}, `lab/measure_models.py --unseen`, read "
-           "by no fit; median of 3-6 runs, 11 models estimated before "
-           "they ran:", ""]
+           f"by no fit; median of 3-6 runs, {len(predicted)} models estimated before they ran:", ""]
     for family, test in (("recurrent (LSTM, GRU, 1-3 layers)", lambda c: "lab/models/" in c),
                          ("vision (9 architectures the fitted set lacks)",
                           lambda c: "lab/models/" not in c)):
@@ -570,7 +572,17 @@ def main(argv: list[str] | None = None) -> int:
                    "(batch 32 and 128), Inception-v4 1.23x (training) and 1.05x; the estimator of today 1.85x, "
                    "1.13x, 1.20x and 0.98x. GoogLeNet at batch 32 is host time on a host whose dispatch probe read "
                    "6 us an op, against the calibration host's 10: 1.09x priced for it. Their pools' shapes, timed "
-                   "alone in the same call, are in docs/nchw.md."
+                   "alone in the same call, are in docs/nchw.md. On 2026-12-06 cuDNN's training kernels were "
+                   "profiled (`lab/data/h100-rnn-persist-kernels-2026-12-06/`, below): a launched training step "
+                   "became the host's issuing, one floor each way, the small-hidden persistent step its own floor, "
+                   "and the backward's bias gradient walks every row of every step (recurrent with each run's host "
+                   "45 -> 48 of 52, on the calibration host 34 -> 32). Two models were written after that and "
+                   "estimated before they ran (`lab/data/h100-rnn-kernels-new-2026-12-06/predicted.json`, three "
+                   "H100 runs of 50 steps): an LSTM autoencoder of two small-hidden layers at batch 512 and 2,048 "
+                   "(`lab/models/lstm_autoencoder.py`) and a two-layer GRU language model of hidden 384 "
+                   "(`lab/models/gru_lm.py`): with each run's host 8 of 8 within 0.8x-1.25x (0.83x-1.16x), on the "
+                   "calibration host 3 of 8 (the estimator before the profile: 3 of 8), memory 6 of 8 within 10 % "
+                   "(the autoencoder's training 0.88x-0.90x)."
                    "\n\n" + unseen.table(unseen.evaluate(), _probed())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "

@@ -38,6 +38,10 @@ ROWS = sorted((ROOT / "lab" / "data" / "h100-rnn-rows-2026-12-05").glob("*-[0-9]
 #: the GRU review classifier written after a launched inference step became the host's issuing, estimated before it
 #: ran (lab/data/h100-rnn-host-2026-12-06/predicted.json), three runs of 50 steps (2026-12-06): cases this file adds
 HOST = sorted((ROOT / "lab" / "data" / "h100-rnn-host-2026-12-06").glob("*-[0-9].json"))
+#: the LSTM autoencoder and the GRU language model written after cuDNN's training kernels were profiled (the bias
+#: gradient by the rows, a launched training step the host's), estimated before they ran
+#: (lab/data/h100-rnn-kernels-new-2026-12-06/predicted.json), three runs of 50 steps (2026-12-06): cases this file adds
+KERNELS = sorted((ROOT / "lab" / "data" / "h100-rnn-kernels-new-2026-12-06").glob("*-[0-9].json"))
 RECURRENT = "lab/models/"
 
 
@@ -47,10 +51,11 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
-    POOLS', ROWS' and HOST's) where more than one did (a recurrent case always), and ADDED's cases appended."""
+    POOLS', ROWS', HOST's and KERNELS') where more than one did (a recurrent case always), and ADDED's cases
+    appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST):
+    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
