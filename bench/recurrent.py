@@ -340,6 +340,41 @@ def fit_input_passes(path: Path = RNN_MEMORY_INPUTS) -> dict[str, float]:
     return {"RNN_WORKSPACE_INPUT_PASSES": round(float(x @ y / (x @ x)), 1)}
 
 
+#: lab/rnn_backward_memory.py on an H100 (2026-12-06): what one training call's backward holds while it runs (LSTM and
+#: GRU, hidden 64-512, 1-2 layers and directions, batch 512 and 2,048, 64 steps), never fitted
+RNN_BACKWARD_MEMORY = REPO / "lab/data/h100-rnn-kernels-new-2026-12-06/rnn_backward_memory.json"
+
+
+def backward_workspace_ratios(path: Path = RNN_BACKWARD_MEMORY) -> list[tuple[dict[str, Any], float]]:
+    """Each backward call's workspace as the trace counts it (the forward's training workspace again, and the
+    persistent extra where the backward's own kernel is persistent: kernels.rnn_workspace_bytes,
+    rnn_training_extra_bytes) over what the call held at its peak beyond what was allocated before it, the output's
+    gradient (a bf16 copy of the output) and the input's (bf16, then autocast's fp32)."""
+    from gpuadvisor.estimate.kernels import rnn_training_extra_bytes, rnn_workspace_bytes
+
+    out = []
+    for r in json.loads(path.read_text())["rows"]:
+        shape = _shape(r)
+        counted = sum(rnn_workspace_bytes(shape, 2.0, r["mode"], training=True)) + rnn_training_extra_bytes(
+            shape, 2.0, "bf16", backward=True)
+        held = (r["backward_peak"] - r["before_backward"] - r["output_bytes"]
+                - r["batch"] * r["steps"] * r["input"] * (2 + 4))
+        out.append((r, counted / held))
+    return out
+
+
+def backward_summary() -> str:
+    """backward_workspace_ratios in one clause."""
+    ratios = [x for _, x in backward_workspace_ratios()]
+    inside = sum(0.9 <= x <= 1.1 for x in ratios)
+    mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
+    static = [x for r, x in backward_workspace_ratios() if r["mode"] == "LSTM" and r["layers"] == 1
+              and not r["bidirectional"] and r["hidden"] >= 256]
+    return (f"{inside} of {len(ratios)} calls within 10 % (mean |log error| {mean:.1f} %), the one-layer LSTMs of "
+            f"hidden 256 and 512 {min(static):.1f}x-{max(static):.1f}x (counted as cuDNN's static persistent kernel "
+            "holds it, which takes batches of 128 and under)")
+
+
 def workspace_ratios(path: Path = RNN_MEMORY) -> list[float]:
     """Every inference call's workspace, as the trace counts it (rnn_workspace_bytes), over the memory
     the call allocated beyond its outputs. Reads the calibration table at call time."""

@@ -34,6 +34,13 @@ def test_the_rnn_workspace_formula_holds_on_its_calls():
     assert verdict.passed, verdict.detail
 
 
+def test_an_rnn_backward_holds_its_forwards_training_workspace():
+    """lab/rnn_backward_memory.py's calls: the backward holds what the forward's training call held, which the trace
+    counts again in the backward (recurrent.py); without it the LSTM autoencoder's training peak was 0.88x-0.90x."""
+    verdict = G.gate("rnn_backward_workspace").check()
+    assert verdict.passed, verdict.detail
+
+
 def test_an_inference_call_keeps_no_reserve_space():
     """An RNN under no_grad holds its workspace while it runs and nothing after: the reserve space (the gates of
     every step, kept for a backward) made lstm_lm's inference peak 1.28x-1.55x what the H100 measured."""
@@ -232,8 +239,10 @@ def test_the_models_written_after_the_kernel_profile_were_estimated_before_they_
     estimates, committed (78bb5a4) before their three H100 runs, with the estimator of that commit (the backward's
     bias gradient by the rows, a launched training step the host's issuing); today's estimate is the same figure.
     Out of sample, with the host each run had: 8 of 8 within 0.8x-1.25x (0.83x-1.16x); on the calibration host 3 of 8
-    (the runs' hosts probed 9-15 us an op). Memory 6 of 8 within 10 %: the autoencoder's training holds 10-12 % more
-    than counted. predicted-before.json, the estimator before the profile (11b50d8), on the calibration host: 3 of 8."""
+    (the runs' hosts probed 9-15 us an op). Memory 6 of 8 within 10 % as recorded (the autoencoder's training held
+    10-12 % more than counted), 8 of 8 since an RNN backward holds the forward's training workspace again (measured
+    call by call after these runs). predicted-before.json, the estimator before the profile (11b50d8), on the
+    calibration host: 3 of 8."""
     import json
 
     from bench import REPO
@@ -249,8 +258,11 @@ def test_the_models_written_after_the_kernel_profile_were_estimated_before_they_
         r = unseen.evaluate([cases[key]])[0]
         assert r.time_s == pytest.approx(p["estimate_step_s"], rel=0.01)
         assert 0.8 <= probed[key] <= 1.25
-    assert sum(abs(unseen.evaluate([cases[(p["spec"], p["mode"], p["batch"])]])[0].memory_ratio - 1) <= 0.10
-               for p in predicted) == 6
+    recorded = [p["estimate_peak_tensor_bytes"] / cases[(p["spec"], p["mode"], p["batch"])]["peak_bytes"]
+                for p in predicted]
+    assert sum(abs(x - 1) <= 0.10 for x in recorded) == 6
+    assert all(abs(unseen.evaluate([cases[(p["spec"], p["mode"], p["batch"])]])[0].memory_ratio - 1) <= 0.10
+               for p in predicted)
 
     def within(rows: list[dict]) -> int:
         return sum(0.8 <= p["estimate_step_s"] / cases[(p["spec"], p["mode"], p["batch"])]["time_s"] <= 1.25

@@ -134,16 +134,18 @@ PERSIST_MEMORY_CARD = ("9.0", 132)
 PERSIST_BATCH = 64.0
 
 
-def rnn_training_extra_bytes(shape: RecurrentShape, elem_bytes: float, dtype: str) -> float:
+def rnn_training_extra_bytes(shape: RecurrentShape, elem_bytes: float, dtype: str, *, backward: bool = False) -> float:
     """What a training call holds while it runs beyond an inference call's workspace: RNN_TRAIN_PERSIST_ROWS rows of
     batch x hidden per step where its forward runs as one persistent kernel (rnn_runs_persistent on
     PERSIST_MEMORY_CARD), whatever its layers and directions; nothing measurable for the others (lab/rnn_memory.py
     on an H200: the large-hidden grid, where only one-layer LSTMs run persistent, and --grid small, hidden 64-192).
+    `backward`: the backward call's, where its own algorithm is persistent (the backward holds the forward's
+    workspace again: lab/data/h100-rnn-kernels-new-2026-12-06/rnn_backward_memory.json).
     The trace runs at two small batches and scales to the user's, so PERSIST_STATIC's batch rule (multiples of 8 up
     to 128) cannot be told there: the memory assumes a batch it accepts (PERSIST_BATCH)."""
     s = shape
     cc, sms = PERSIST_MEMORY_CARD
-    if not rnn_runs_persistent(dataclasses.replace(s, batch=PERSIST_BATCH), backward=False, dtype=dtype,
+    if not rnn_runs_persistent(dataclasses.replace(s, batch=PERSIST_BATCH), backward=backward, dtype=dtype,
                                compute_capability=cc, sms=sms):
         return 0.0
     return elem_bytes * cal.RNN_TRAIN_PERSIST_ROWS * s.batch * s.steps * s.hidden_size

@@ -86,6 +86,9 @@ def _patch(m: Any, rec: Recorder) -> None:
             ctx.save_for_backward(x, *saved, *states_in, *weights)
             ctx.n_saved = len(saved)
             steps_part, fixed_part = rnn_workspace_bytes(s, elem, m.mode, training=backward)
+            # the backward holds the same workspace, and the persistent extra where its own kernel is persistent
+            ctx.workspace = (steps_part, fixed_part, run_dtype, rnn_training_extra_bytes(
+                s, elem, C.dtype_name(run_dtype), backward=True) if backward else 0.0)
             if backward:
                 steps_part += rnn_training_extra_bytes(s, elem, C.dtype_name(run_dtype))
             fixed = x.new_empty((1, int(fixed_part / elem)), dtype=run_dtype)  # held with the rest, not batch-sized
@@ -102,7 +105,17 @@ def _patch(m: Any, rec: Recorder) -> None:
             states_in, weights = rest[:ctx.n_states], rest[ctx.n_states:]
             reserve = C.tensor_bytes(saved[0]) if saved else 0.0
             _record(rec, m, x, grads[0], weights, ctx.shape, Phase.BACKWARD, reserve, dtype=ctx.dtype)
-            return (torch.empty_like(x), None, None, *[torch.empty_like(t) for t in (*states_in, *weights)])
+            out = (torch.empty_like(x), None, None, *[torch.empty_like(t) for t in (*states_in, *weights)])
+            # the backward holds the forward's training workspace again while it runs (one workspace size for
+            # both: lab/data/h100-rnn-kernels-new-2026-12-06/rnn_backward_memory.json, 80 calls, what the backward
+            # held beyond its gradients and the output's gradient within 0.9x-1.1x of it but for the one-layer
+            # LSTMs of hidden 256 and 512, whose forward count is the static kernel's)
+            steps_part, fixed_part, run_dtype, extra = ctx.workspace
+            fixed = x.new_empty((1, int(fixed_part / torch.empty((), dtype=run_dtype).element_size())),
+                                dtype=run_dtype)
+            rec.transient(steps_part + extra, scaling=True)
+            del fixed
+            return out
 
     def forward(x: Any, hx: Any = None) -> Any:
         """cuDNN takes the initial state (an encoder's last state handed to a decoder) in the same fused call."""

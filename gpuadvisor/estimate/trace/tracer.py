@@ -66,10 +66,11 @@ from gpuadvisor.estimate.trace.zoo import (
 #: not only a one-layer LSTM's; 12: an RNN call's inference workspace never under RNN_WORKSPACE_FLOOR_BYTES a layer and
 #: direction; 13: a 2-D pooling op's window and stride, StreamShape.window_taps and stride_taps; 14: the in-place
 #: bias add CUDA launches after a cuDNN convolution with a bias; 15: an RNN training call's workspace holds every
-#: step's gates, and every RNN call's its input's copies at the input's width). A cached trace is also keyed by the
+#: step's gates, and every RNN call's its input's copies at the input's width; 16: an RNN backward holds the forward's
+#: training workspace again). A cached trace is also keyed by the
 #: calibration table's values (_constants_digest): the memory a trace records reads some (cuDNN's RNN workspace and
 #: reserve space)
-TRACER_REVISION = 15
+TRACER_REVISION = 16
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
