@@ -69,34 +69,57 @@ PERSIST_KERNELS = REPO / "lab/data/h100-rnn-persist-kernels-2026-12-06/rnn_persi
 
 
 def read_persist_kernels(path: Path = PERSIST_KERNELS) -> dict[str, float]:
-    """The constants the profiled training calls give directly, as device time: RNN_PERSIST_SMALL_STEP_S, the
-    median per step of the small-hidden forward kernels (RNN_blockPersist_fp_*) of batch <= 1,024, to 0.1 us;
-    RNN_BIAS_GRAD_ROW_S and RNN_GRU_BIAS_GRAD_ROW_S, the median of the backward's bias-gradient kernel
-    (*_elementWise_bp2) over batch x steps in the one-layer, one-direction calls of batch >= 1,024 (LSTM; GRU), to
-    0.1 ns."""
+    """The constants the profiled training calls give directly, as device time: RNN_PERSIST_SMALL_STEP_S and
+    RNN_PERSIST_SMALL_STEP_UNIT_S, the intercept (to 0.01 us) and the slope by hidden size (to 0.1 ns) of a
+    least-squares line through the time per step of the small-hidden forward kernels (RNN_blockPersist_fp_*) of
+    batch <= 1,024; RNN_BIAS_GRAD_ROW_S and RNN_GRU_BIAS_GRAD_ROW_S, the median of the backward's bias-gradient
+    kernel (*_elementWise_bp2) over batch x steps in the one-layer, one-direction calls of batch >= 1,024 (LSTM;
+    GRU), to 0.1 ns."""
     from statistics import median
 
     rows = json.loads(path.read_text())["rows"]
-    steps: list[float] = []
+    steps: list[tuple[float, float]] = []
     lstm: list[float] = []
     gru: list[float] = []
     for r in rows:
-        steps += [s / n / r["steps"] for k, (n, s) in r["forward"].items()
+        steps += [(r["hidden"], s / n / r["steps"]) for k, (n, s) in r["forward"].items()
                   if "blockPersist_fp" in k and r["batch"] <= 1024]
         if r["batch"] >= 1024 and r["layers"] * r["directions"] == 1:
             (gru if r["mode"] == "GRU" else lstm).extend(
                 s / n / (r["batch"] * r["steps"]) for k, (n, s) in r["backward"].items() if "elementWise_bp2" in k)
-    return {"RNN_PERSIST_SMALL_STEP_S": round(median(steps) / 1e-7) * 1e-7,
+    (fixed, per_unit), *_ = np.linalg.lstsq(np.array([[1.0, h] for h, _ in steps]),
+                                           np.array([t for _, t in steps]), rcond=None)
+    return {"RNN_PERSIST_SMALL_STEP_S": round(float(fixed) / 1e-8) * 1e-8,
+            "RNN_PERSIST_SMALL_STEP_UNIT_S": round(float(per_unit) / 1e-10) * 1e-10,
             "RNN_BIAS_GRAD_ROW_S": round(median(lstm) / 1e-10) * 1e-10,
             "RNN_GRU_BIAS_GRAD_ROW_S": round(median(gru) / 1e-10) * 1e-10}
+
+
+def persist_kernel_ratios(path: Path = PERSIST_KERNELS) -> tuple[list[float], list[float]]:
+    """The profiled kernels against the constants read off them, reading the table at call time: each small-hidden
+    forward kernel's time per step (batch <= 1,024) over RNN_PERSIST_SMALL_STEP_S + hidden x
+    RNN_PERSIST_SMALL_STEP_UNIT_S, and each bias-gradient kernel's time (one-layer, one-direction calls of batch
+    >= 1,024) over batch x steps x RNN_BIAS_GRAD_ROW_S (a GRU's RNN_GRU_BIAS_GRAD_ROW_S)."""
+    from gpuadvisor.estimate import calibration as cal
+
+    steps, bias = [], []
+    for r in json.loads(path.read_text())["rows"]:
+        floor = cal.RNN_PERSIST_SMALL_STEP_S + r["hidden"] * cal.RNN_PERSIST_SMALL_STEP_UNIT_S
+        steps += [s / n / r["steps"] / floor for k, (n, s) in r["forward"].items()
+                  if "blockPersist_fp" in k and r["batch"] <= 1024]
+        if r["batch"] >= 1024 and r["layers"] * r["directions"] == 1:
+            row = cal.RNN_GRU_BIAS_GRAD_ROW_S if r["mode"] == "GRU" else cal.RNN_BIAS_GRAD_ROW_S
+            bias += [s / n / (r["batch"] * r["steps"] * row) for k, (n, s) in r["backward"].items()
+                     if "elementWise_bp2" in k]
+    return steps, bias
 
 
 def one_persist_floor(floor_s: float, batch: int) -> dict[str, float]:
     """Calibration overrides that price every persistent RNN step at one floor of `floor_s` and no bias gradient,
     as before the small-hidden kernel's step went with its batch rows (a model's calls share its `batch`): to set
     that model beside today's."""
-    return {"RNN_PERSIST_STEP_S": floor_s, "RNN_PERSIST_SMALL_STEP_S": floor_s, "RNN_BIAS_GRAD_ROW_S": 0.0,
-            "RNN_GRU_BIAS_GRAD_ROW_S": 0.0}
+    return {"RNN_PERSIST_STEP_S": floor_s, "RNN_PERSIST_SMALL_STEP_S": floor_s, "RNN_PERSIST_SMALL_STEP_UNIT_S": 0.0,
+            "RNN_BIAS_GRAD_ROW_S": 0.0, "RNN_GRU_BIAS_GRAD_ROW_S": 0.0}
 
 
 def launched_step_on_gpu() -> dict[str, float]:

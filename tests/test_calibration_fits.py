@@ -335,7 +335,7 @@ def _rnn_persist_step() -> dict[str, float]:
     return fit_rnn_persist_step()
 
 
-@fit("RNN_PERSIST_SMALL_STEP_S", "RNN_BIAS_GRAD_ROW_S", "RNN_GRU_BIAS_GRAD_ROW_S")
+@fit("RNN_PERSIST_SMALL_STEP_S", "RNN_PERSIST_SMALL_STEP_UNIT_S", "RNN_BIAS_GRAD_ROW_S", "RNN_GRU_BIAS_GRAD_ROW_S")
 def _rnn_persist_kernels() -> dict[str, float]:
     from bench.recurrent import read_persist_kernels
 

@@ -354,8 +354,9 @@ def rnn_bias_grad_s(shape: RecurrentShape) -> float:
 def _rnn_step_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> tuple[float, float]:
     """One time step of one layer and direction as (its math, its floor). Inside a persistent training kernel
     (kernels.rnn_persist_algo): the math from on-chip weights at the card's rate, and a floor by algorithm: the
-    small-hidden kernel, which holds each gate's weights in its CTAs' registers, RNN_PERSIST_SMALL_STEP_S whatever
-    the batch (what grows with the batch is the backward's bias gradient, rnn_bias_grad_s); the static kernel waits
+    small-hidden kernel, which holds each gate's weights in its CTAs' registers, RNN_PERSIST_SMALL_STEP_S and
+    RNN_PERSIST_SMALL_STEP_UNIT_S a hidden unit, whatever the batch (what grows with the batch is the backward's bias
+    gradient, rnn_bias_grad_s); the static kernel waits
     grid-wide between steps (RNN_PERSIST_STEP_S). Launched, in either phase: its small GEMM and its kernels' floors
     (RNN_LAUNCHED_STEP_GPU_S), the host's issuing being the step (recurrent_host_s: the H100 profiles of launched
     training calls show the host busy the whole call, 0.2-0.4 of it on the GPU)."""
@@ -369,7 +370,7 @@ def _rnn_step_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> tupl
     math_s = 2.0 * shape.batch * shape.gates * shape.hidden_size**2 / rate
     if algo is kernels.RnnPersistAlgo.STATIC:
         return math_s, cal.RNN_PERSIST_STEP_S
-    return math_s, cal.RNN_PERSIST_SMALL_STEP_S
+    return math_s, cal.RNN_PERSIST_SMALL_STEP_S + shape.hidden_size * cal.RNN_PERSIST_SMALL_STEP_UNIT_S
 
 
 def recurrent_latency_s(op: Op, r: Rates, training: bool) -> float:

@@ -178,14 +178,19 @@ CONSTANTS = (
              "H200 (the one-layer LSTM of hidden 1,024 at batch 64, 1-256 steps), the training harness's own time "
              "taken off (bench.recurrent.fit_rnn_persist_step); 2.8 us while one floor priced both persistent "
              "kernels, and the small-hidden one's long calls came out 0.46x-1.7x by batch"),
-    Constant("RNN_PERSIST_SMALL_STEP_S", 1.5e-6, "s", "one time step of one layer and direction inside cuDNN's "
+    Constant("RNN_PERSIST_SMALL_STEP_S", 0.44e-6, "s", "one time step of one layer and direction inside cuDNN's "
              "small-hidden persistent training kernel (kernels.rnn_persist_algo: hidden <= 192 forward, <= 128 "
-             "backward; RNN_blockPersist_fp/bp_*_HMMA), whose CTAs hold the weights in registers: about 0.8-2.8 us "
-             "whatever the batch up to 1,024 rows", PERSIST_KERNELS, Method.MEASURED,
-             "the median device time per step of the 180 forward persistent kernels of batch <= 1,024 in the "
-             "profiled sweep (LSTM and GRU, hidden 32-160, 1-3 layers, 1-2 directions, 128 steps; "
-             "bench.recurrent.read_persist_kernels); 6 ns (LSTM) and 8 ns (GRU) a batch row while the backward's "
-             "bias-gradient kernel was read as the persistent step's rows"),
+             "backward; RNN_blockPersist_fp/bp_*_HMMA), whose CTAs hold the weights in registers: its fixed part, "
+             "whatever the batch up to 1,024 rows (RNN_PERSIST_SMALL_STEP_UNIT_S a hidden unit on top: 1.0 us at "
+             "hidden 32, 1.7 at 128)", PERSIST_KERNELS, Method.MEASURED,
+             "the intercept of a least-squares line through the device time per step of the 180 forward persistent "
+             "kernels of batch <= 1,024 in the profiled sweep (LSTM and GRU, hidden 32-160, 1-3 layers, 1-2 "
+             "directions, 128 steps; bench.recurrent.read_persist_kernels), to 0.01 us; 6 ns (LSTM) and 8 ns (GRU) a "
+             "batch row while the backward's bias-gradient kernel was read as the persistent step's rows"),
+    Constant("RNN_PERSIST_SMALL_STEP_UNIT_S", 12.3e-9, "s per hidden unit", "what a hidden unit adds to "
+             "RNN_PERSIST_SMALL_STEP_S: the step's dependent work grows with the state's width", PERSIST_KERNELS,
+             Method.MEASURED, "the slope of the same line, to 0.1 ns: 157 of the 180 kernels within 0.8x-1.25x of "
+             "it, 96 with one figure for every hidden size"),
     Constant("RNN_BIAS_GRAD_ROW_S", 9.3e-9, "s per batch row and step", "the backward of a cuDNN LSTM (or plain RNN) "
              "training call: its bias gradient (GENERIC_elementWise_bp2, one launch a layer and direction) walks "
              "every batch row of every step at about this rate whatever the hidden size; the launches of a call's "
