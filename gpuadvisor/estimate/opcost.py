@@ -322,9 +322,8 @@ def recurrent_time(op: Op, shape: RecurrentShape | None, r: Rates, training: boo
     per time step and layer, never faster than its floor: its kernels' floors where a step is launched (the host's
     issuing, recurrent_host_s, is the rest), or its persistent kernel's floor where a training call runs its steps
     in one (_rnn_step_s); the backward does twice the work, and its bias gradient (rnn_bias_grad_s) on top. The
-    call's set-up is the host's
-    (recurrent_host_s): charged here too, it made a GPU-bound step pay it twice (the encoder-decoder GRU's training
-    at batch 256, 1.31x)."""
+    call's set-up is the host's (recurrent_host_s): charged here too, it made a GPU-bound step pay it twice (the
+    encoder-decoder GRU's training at batch 256, 1.31x)."""
     rate = r.rate(op.dtype)
     if shape is None or not rate:
         return _without_compute_rate_s(op, r)
@@ -356,8 +355,8 @@ def _rnn_step_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> tupl
     (kernels.rnn_persist_algo): the math from on-chip weights at the card's rate, and a floor by algorithm: the
     small-hidden kernel, which holds each gate's weights in its CTAs' registers, RNN_PERSIST_SMALL_STEP_S and
     RNN_PERSIST_SMALL_STEP_UNIT_S a hidden unit, whatever the batch (what grows with the batch is the backward's bias
-    gradient, rnn_bias_grad_s); the static kernel waits
-    grid-wide between steps (RNN_PERSIST_STEP_S). Launched, in either phase: its small GEMM and its kernels' floors
+    gradient, rnn_bias_grad_s); the static kernel waits grid-wide between steps (RNN_PERSIST_STEP_S). Launched, in
+    either phase: its small GEMM and its kernels' floors
     (RNN_LAUNCHED_STEP_GPU_S), the host's issuing being the step (recurrent_host_s: the H100 profiles of launched
     training calls show the host busy the whole call, 0.2-0.4 of it on the GPU)."""
     rate = r.rate(op.dtype)

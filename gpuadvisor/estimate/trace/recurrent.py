@@ -86,12 +86,13 @@ def _patch(m: Any, rec: Recorder) -> None:
             ctx.save_for_backward(x, *saved, *states_in, *weights)
             ctx.n_saved = len(saved)
             steps_part, fixed_part = rnn_workspace_bytes(s, elem, m.mode, training=backward)
+            fixed_elems = int(fixed_part / elem)
             # the backward holds the same workspace, and the persistent extra where its own kernel is persistent
-            ctx.workspace = (steps_part, fixed_part, run_dtype, rnn_training_extra_bytes(
-                s, elem, C.dtype_name(run_dtype), backward=True) if backward else 0.0)
+            ctx.workspace = (steps_part + (rnn_training_extra_bytes(s, elem, C.dtype_name(run_dtype), backward=True)
+                                           if backward else 0.0), fixed_elems, run_dtype)
             if backward:
                 steps_part += rnn_training_extra_bytes(s, elem, C.dtype_name(run_dtype))
-            fixed = x.new_empty((1, int(fixed_part / elem)), dtype=run_dtype)  # held with the rest, not batch-sized
+            fixed = x.new_empty((1, fixed_elems), dtype=run_dtype)  # held with the rest, not batch-sized
             rec.transient(steps_part, scaling=True)
             del fixed
             ctx.shape, ctx.n_states = shape, n_states
@@ -110,10 +111,9 @@ def _patch(m: Any, rec: Recorder) -> None:
             # both: lab/data/h100-rnn-kernels-new-2026-12-06/rnn_backward_memory.json, 80 calls, what the backward
             # held beyond its gradients and the output's gradient within 0.9x-1.1x of it but for the one-layer
             # LSTMs of hidden 256 and 512, whose forward count is the static kernel's)
-            steps_part, fixed_part, run_dtype, extra = ctx.workspace
-            fixed = x.new_empty((1, int(fixed_part / torch.empty((), dtype=run_dtype).element_size())),
-                                dtype=run_dtype)
-            rec.transient(steps_part + extra, scaling=True)
+            steps_part, fixed_elems, run_dtype = ctx.workspace
+            fixed = x.new_empty((1, fixed_elems), dtype=run_dtype)
+            rec.transient(steps_part, scaling=True)
             del fixed
             return out
 
