@@ -1,38 +1,13 @@
-"""Variant v4 of lab/models/lstm_autoencoder.py (lab/rnn_ae_memory.py): where its training peak goes."""
+"""Variant v4 of the LSTM autoencoder (lab/rnn_ae/net.py)."""
 
 import torch
-from torch import nn
 
-CHANNELS, HIDDEN, WINDOW = 16, 128, 64
-VARIANT = "v4"
+from lab.rnn_ae.net import Net, batch_of
 
 
-class Net(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.encoder = nn.LSTM(CHANNELS, HIDDEN, batch_first=True)
-        self.decoder = nn.LSTM(HIDDEN, HIDDEN, batch_first=True)
-        self.out = nn.Linear(HIDDEN, CHANNELS)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if VARIANT == "v4":  # the decoder alone, on a dense input of the decoder's width
-            decoded, _ = self.decoder(x)
-            return self.out(decoded)
-        _, (state, _) = self.encoder(x)
-        if VARIANT == "v3":  # the encoder alone
-            return self.out(state[-1])
-        repeated = state[-1].unsqueeze(1).expand(-1, x.shape[1], -1)
-        if VARIANT == "v1":
-            repeated = repeated.contiguous()
-        elif VARIANT == "v2":
-            repeated = state[-1].unsqueeze(1).repeat(1, x.shape[1], 1)
-        decoded, _ = self.decoder(repeated)
-        return self.out(decoded)
-
-
-def build() -> nn.Module:
-    return Net()
+def build() -> Net:
+    return Net("v4")
 
 
 def build_batch(batch: int) -> torch.Tensor:
-    return torch.randn(batch, WINDOW, HIDDEN if VARIANT == "v4" else CHANNELS)
+    return batch_of("v4", batch)
