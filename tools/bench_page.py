@@ -302,12 +302,14 @@ def unseen_summary() -> list[str]:
 
     rs = unseen.evaluate()
     env = json.loads(unseen.MEASURED.read_text())["env"]
+    runs = [len(c["runs"]) for c in unseen.load() if c.get("runs")]
     # the models whose estimates were committed before their runs: lab/data/*/predicted.json
     predicted = {row["spec"] for path in (ROOT / "lab" / "data").glob("*/predicted.json")
                  for row in json.loads(path.read_text())["rows"]}
     out = ["## Models nobody here measured before (H100, 2026-11-27 to 2026-12-06)", "",
            f"{env['device']}, driver {env['driver']}, PyTorch {env['torch']}, `lab/measure_models.py --unseen`, read "
-           f"by no fit; median of 3-6 runs, {len(predicted)} models estimated before they ran:", ""]
+           f"by no fit; median of {min(runs)}-{max(runs)} runs, {len(predicted)} models estimated before they ran:",
+           ""]
     for family, test in (("recurrent (LSTM, GRU, 1-3 layers)", lambda c: "lab/models/" in c),
                          ("vision (9 architectures the fitted set lacks)",
                           lambda c: "lab/models/" not in c)):
@@ -514,8 +516,10 @@ def main(argv: list[str] | None = None) -> int:
                    "graphs traced on the GPU machine (`lab/trace_unseen.py`; the recurrent ones, plain PyTorch, "
                    "traced again on 2026-12-05 with `--only lab/models/` after the tracer counted cuDNN's measured "
                    "reserve space and autocast's copies in training). The recurrent cases' times are the median of "
-                   "six runs (`tools/merge_unseen_runs.py`: 2026-11-27, 10 steps; 2026-12-05, five of 100 steps, "
-                   "`lab/data/h100-rnn-unseen-2026-12-05/`, each run with the host speed its dispatch probe saw): "
+                   "their runs (`tools/merge_unseen_runs.py`; the first models' seven: 2026-11-27, 10 steps; "
+                   "2026-12-05, five of 100 steps, `lab/data/h100-rnn-unseen-2026-12-05/`; 2026-12-06, one of 50 "
+                   "steps beside every other recurrent case, `lab/data/h100-rnn-probe-2026-12-06/`; each run with "
+                   "the host speed its dispatch probe saw): "
                    "their steps are the host's time to issue them, which moved up to 25 % from one run to the next "
                    "(`lstm_small` inference at batch 1,024: 0.89-1.60 ms). Two models were added on 2026-12-05 "
                    "after the pricer learned which training calls cuDNN runs as one persistent kernel: a one-layer "
@@ -584,7 +588,10 @@ def main(argv: list[str] | None = None) -> int:
                    "calibration host 3 of 8 (the estimator before the profile: 3 of 8), memory 6 of 8 within 10 % "
                    "(the autoencoder's training 0.88x-0.90x); 8 of 8 since an RNN backward holds its forward's "
                    "training workspace again, measured call by call after those runs (`lab/rnn_backward_memory.py`, "
-                   "below)."
+                   "below). One more run of every recurrent case followed (`lab/rnn_host_runs.py`, a host probing "
+                   "9-16 us an op), with a cuDNN host probe beside each case (a launched GRU call's host time a "
+                   "step): priced with it, 45 of the run's 60 cases were within 0.8x-1.25x, with the dispatch probe "
+                   "48, so the dispatch probe stays what `--probe` scales an RNN's host time by."
                    "\n\n" + unseen.table(unseen.evaluate(), _probed())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "

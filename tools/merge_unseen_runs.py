@@ -42,6 +42,9 @@ HOST = sorted((ROOT / "lab" / "data" / "h100-rnn-host-2026-12-06").glob("*-[0-9]
 #: gradient by the rows, a launched training step the host's), estimated before they ran
 #: (lab/data/h100-rnn-kernels-new-2026-12-06/predicted.json), three runs of 50 steps (2026-12-06): cases this file adds
 KERNELS = sorted((ROOT / "lab" / "data" / "h100-rnn-kernels-new-2026-12-06").glob("*-[0-9].json"))
+#: every recurrent case once more, 50 steps each, with a cuDNN host probe beside each (lab/rnn_host_runs.py,
+#: 2026-12-06): one more run of each
+RNN_PROBE = sorted((ROOT / "lab" / "data" / "h100-rnn-probe-2026-12-06").glob("rnn_host-[0-9].json"))
 RECURRENT = "lab/models/"
 
 
@@ -51,11 +54,11 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
-    POOLS', ROWS', HOST's and KERNELS') where more than one did (a recurrent case always), and ADDED's cases
-    appended."""
+    POOLS', ROWS', HOST's, KERNELS' and RNN_PROBE's) where more than one did (a recurrent case always), and ADDED's
+    cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS):
+    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS, *RNN_PROBE):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
