@@ -68,50 +68,48 @@ def fit_rnn_persist_step(path: Path = CALLS) -> dict[str, float]:
 PERSIST_KERNELS = REPO / "lab/data/h100-rnn-persist-kernels-2026-12-06/rnn_persist_kernels.json"
 
 
-def read_persist_kernels(path: Path = PERSIST_KERNELS) -> dict[str, float]:
-    """The constants the profiled training calls give directly, as device time: RNN_PERSIST_SMALL_STEP_S and
-    RNN_PERSIST_SMALL_STEP_UNIT_S, the intercept (to 0.01 us) and the slope by hidden size (to 0.1 ns) of a
-    least-squares line through the time per step of the small-hidden forward kernels (RNN_blockPersist_fp_*) of
-    batch <= 1,024; RNN_BIAS_GRAD_ROW_S and RNN_GRU_BIAS_GRAD_ROW_S, the median of the backward's bias-gradient
-    kernel (*_elementWise_bp2) over batch x steps in the one-layer, one-direction calls of batch >= 1,024 (LSTM;
-    GRU), to 0.1 ns."""
-    from statistics import median
-
-    rows = json.loads(path.read_text())["rows"]
+def _persist_kernel_samples(path: Path) -> tuple[list[tuple[float, float]], list[tuple[str, float]]]:
+    """The profiled kernels the constants are read off: (hidden size, seconds a step) of each small-hidden forward
+    kernel (RNN_blockPersist_fp_*) of batch <= 1,024, and (mode, seconds a batch row and step) of each backward
+    bias-gradient kernel (*_elementWise_bp2) in the one-layer, one-direction calls of batch >= 1,024."""
     steps: list[tuple[float, float]] = []
-    lstm: list[float] = []
-    gru: list[float] = []
-    for r in rows:
+    bias: list[tuple[str, float]] = []
+    for r in json.loads(path.read_text())["rows"]:
         steps += [(r["hidden"], s / n / r["steps"]) for k, (n, s) in r["forward"].items()
                   if "blockPersist_fp" in k and r["batch"] <= 1024]
         if r["batch"] >= 1024 and r["layers"] * r["directions"] == 1:
-            (gru if r["mode"] == "GRU" else lstm).extend(
-                s / n / (r["batch"] * r["steps"]) for k, (n, s) in r["backward"].items() if "elementWise_bp2" in k)
+            bias += [(r["mode"], s / n / (r["batch"] * r["steps"])) for k, (n, s) in r["backward"].items()
+                     if "elementWise_bp2" in k]
+    return steps, bias
+
+
+def read_persist_kernels(path: Path = PERSIST_KERNELS) -> dict[str, float]:
+    """The constants the profiled training calls give directly, as device time (_persist_kernel_samples):
+    RNN_PERSIST_SMALL_STEP_S and RNN_PERSIST_SMALL_STEP_UNIT_S, the intercept (to 0.01 us) and the slope by hidden
+    size (to 0.1 ns) of a least-squares line through the small-hidden forward kernels' time a step;
+    RNN_BIAS_GRAD_ROW_S and RNN_GRU_BIAS_GRAD_ROW_S, the median of the bias-gradient kernels' time a batch row and
+    step (LSTM; GRU), to 0.1 ns."""
+    from statistics import median
+
+    steps, bias = _persist_kernel_samples(path)
     (fixed, per_unit), *_ = np.linalg.lstsq(np.array([[1.0, h] for h, _ in steps]),
                                            np.array([t for _, t in steps]), rcond=None)
     return {"RNN_PERSIST_SMALL_STEP_S": round(float(fixed) / 1e-8) * 1e-8,
             "RNN_PERSIST_SMALL_STEP_UNIT_S": round(float(per_unit) / 1e-10) * 1e-10,
-            "RNN_BIAS_GRAD_ROW_S": round(median(lstm) / 1e-10) * 1e-10,
-            "RNN_GRU_BIAS_GRAD_ROW_S": round(median(gru) / 1e-10) * 1e-10}
+            "RNN_BIAS_GRAD_ROW_S": round(median(t for mode, t in bias if mode != "GRU") / 1e-10) * 1e-10,
+            "RNN_GRU_BIAS_GRAD_ROW_S": round(median(t for mode, t in bias if mode == "GRU") / 1e-10) * 1e-10}
 
 
 def persist_kernel_ratios(path: Path = PERSIST_KERNELS) -> tuple[list[float], list[float]]:
-    """The profiled kernels against the constants read off them, reading the table at call time: each small-hidden
-    forward kernel's time per step (batch <= 1,024) over RNN_PERSIST_SMALL_STEP_S + hidden x
-    RNN_PERSIST_SMALL_STEP_UNIT_S, and each bias-gradient kernel's time (one-layer, one-direction calls of batch
-    >= 1,024) over batch x steps x RNN_BIAS_GRAD_ROW_S (a GRU's RNN_GRU_BIAS_GRAD_ROW_S)."""
+    """The profiled kernels (_persist_kernel_samples) against the constants read off them, reading the table at call
+    time: each small-hidden forward kernel's time a step over RNN_PERSIST_SMALL_STEP_S + hidden x
+    RNN_PERSIST_SMALL_STEP_UNIT_S, each bias-gradient kernel's time a batch row and step over RNN_BIAS_GRAD_ROW_S (a
+    GRU's RNN_GRU_BIAS_GRAD_ROW_S)."""
     from gpuadvisor.estimate import calibration as cal
 
-    steps, bias = [], []
-    for r in json.loads(path.read_text())["rows"]:
-        floor = cal.RNN_PERSIST_SMALL_STEP_S + r["hidden"] * cal.RNN_PERSIST_SMALL_STEP_UNIT_S
-        steps += [s / n / r["steps"] / floor for k, (n, s) in r["forward"].items()
-                  if "blockPersist_fp" in k and r["batch"] <= 1024]
-        if r["batch"] >= 1024 and r["layers"] * r["directions"] == 1:
-            row = cal.RNN_GRU_BIAS_GRAD_ROW_S if r["mode"] == "GRU" else cal.RNN_BIAS_GRAD_ROW_S
-            bias += [s / n / (r["batch"] * r["steps"] * row) for k, (n, s) in r["backward"].items()
-                     if "elementWise_bp2" in k]
-    return steps, bias
+    steps, bias = _persist_kernel_samples(path)
+    return ([t / (cal.RNN_PERSIST_SMALL_STEP_S + h * cal.RNN_PERSIST_SMALL_STEP_UNIT_S) for h, t in steps],
+            [t / (cal.RNN_GRU_BIAS_GRAD_ROW_S if mode == "GRU" else cal.RNN_BIAS_GRAD_ROW_S) for mode, t in bias])
 
 
 def one_persist_floor(floor_s: float, batch: int) -> dict[str, float]:
@@ -386,14 +384,20 @@ def backward_workspace_ratios(path: Path = RNN_BACKWARD_MEMORY) -> list[tuple[di
     return out
 
 
-def backward_summary() -> str:
-    """backward_workspace_ratios in one clause."""
-    ratios = [x for _, x in backward_workspace_ratios()]
+def _within_10(ratios: list[float], counted: str = "") -> str:
+    """How many memory ratios lie within 10 %, and their mean |log error|, as the pages quote them (`counted`: what
+    the count counts, after the total)."""
     inside = sum(0.9 <= x <= 1.1 for x in ratios)
     mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
-    static = [x for r, x in backward_workspace_ratios() if r["mode"] == "LSTM" and r["layers"] == 1
-              and not r["bidirectional"] and r["hidden"] >= 256]
-    return (f"{inside} of {len(ratios)} calls within 10 % (mean |log error| {mean:.1f} %), the one-layer LSTMs of "
+    return f"{inside} of {len(ratios)}{counted} within 10 % (mean |log error| {mean:.1f} %)"
+
+
+def backward_summary() -> str:
+    """backward_workspace_ratios in one clause."""
+    rows = backward_workspace_ratios()
+    static = [x for r, x in rows if r["mode"] == "LSTM" and r["layers"] == 1 and not r["bidirectional"]
+              and r["hidden"] >= 256]
+    return (f"{_within_10([x for _, x in rows], ' calls')}, the one-layer LSTMs of "
             f"hidden 256 and 512 {min(static):.1f}x-{max(static):.1f}x (counted as cuDNN's static persistent kernel "
             "holds it, which takes batches of 128 and under)")
 
@@ -494,13 +498,7 @@ def training_call_ratios(path: Path = RNN_MEMORY, *, kept: bool = False) -> list
 
 def memory_summary() -> str:
     """One paragraph: the calls' memory as the trace counts it against lab/rnn_memory.py's measurement."""
-    import math
-
-    def stats(ratios: list[float]) -> str:
-        inside = sum(0.9 <= x <= 1.1 for x in ratios)
-        mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
-        return f"{inside} of {len(ratios)} within 10 % (mean |log error| {mean:.1f} %)"
-
+    stats = _within_10
     return ("Memory of one call (`lab/rnn_memory.py`, `lab/data/h200-rnn-memory-2026-12-04/`: bf16 inference, "
             "training under bf16 autocast), as the trace counts it (`kernels.rnn_*_bytes`; the constants fitted on "
             "the grids' calls, the calls of lab/models' models left out): inference workspace "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -790,6 +790,16 @@ RNN_OTHER_SWEEPS = {
                   "h200-rnn-calls-2026-12-05": (80, 56, 16.3), "h100-rnn-rows-2026-12-05": (72, 67, 7.7)}}
 
 
+def _spread(ratios: Iterable[float], band: tuple[float, float] = (0.8, 1.25)) -> tuple[int, float]:
+    """How many of `ratios` lie within `band`, and their mean |log error| in %: what the RNN gates hold."""
+    xs = [float(x) for x in ratios]
+    return sum(band[0] <= x <= band[1] for x in xs), 100 * sum(abs(math.log(x)) for x in xs) / len(xs)
+
+
+#: a memory figure's band: within 10 %
+WITHIN_10 = (0.9, 1.1)
+
+
 def rnn_other_sweeps(phase: str) -> Callable[[], Verdict]:
     def check() -> Verdict:
         from bench import recurrent
@@ -799,8 +809,7 @@ def rnn_other_sweeps(phase: str) -> Callable[[], Verdict]:
                      recurrent.CALLS_H100_ROWS):
             calls, within, mean_pct = RNN_OTHER_SWEEPS[phase][path.parent.name]
             xs = [float(r["ratio"]) for r in recurrent.call_ratios(path) if r["phase"] == phase]
-            inside = sum(0.8 <= x <= 1.25 for x in xs)
-            mean = 100 * sum(abs(math.log(x)) for x in xs) / len(xs)
+            inside, mean = _spread(xs)
             ok = ok and len(xs) == calls and inside >= within and mean <= mean_pct
             parts.append(f"{path.parent.name} {inside} of {len(xs)}, {mean:.1f} %")
         return Verdict(ok, f"RNN {phase} calls never fitted: " + "; ".join(parts))
@@ -814,8 +823,7 @@ def rnn_calls(phase: str) -> Callable[[], Verdict]:
 
         longest, calls, within, mean_pct = RNN_CALL_GATES[phase]
         ratios = [r["ratio"] for r in call_ratios() if r["phase"] == phase and r["steps"] <= longest]
-        inside = sum(0.8 <= float(x) <= 1.25 for x in ratios)
-        mean = 100 * sum(abs(math.log(float(x))) for x in ratios) / len(ratios)
+        inside, mean = _spread(ratios)
         return Verdict(len(ratios) == calls and inside >= within and mean <= mean_pct,
                        f"RNN calls, {phase}: {inside} of {len(ratios)} within 0.8x-1.25x, mean |log error| "
                        f"{mean:.2f} %")
@@ -1057,8 +1065,7 @@ def rnn_workspace(calls: int, within: int, mean_pct: float, grid: str = "main") 
         from bench.recurrent import workspace_ratios
 
         ratios = workspace_ratios(rnn_memory_grid(grid))
-        inside = sum(0.9 <= x <= 1.1 for x in ratios)
-        mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
+        inside, mean = _spread(ratios, WITHIN_10)
         return Verdict(len(ratios) == calls and inside >= within and mean <= mean_pct,
                        f"RNN workspace: {inside} of {len(ratios)} within 10 %, mean |log error| {mean:.2f} %")
 
@@ -1071,9 +1078,7 @@ def rnn_persist_kernels() -> Verdict:
     from bench.recurrent import persist_kernel_ratios
 
     steps, bias = persist_kernel_ratios()
-    step_in, bias_in = sum(0.8 <= x <= 1.25 for x in steps), sum(0.9 <= x <= 1.1 for x in bias)
-    step_err = 100 * sum(abs(math.log(x)) for x in steps) / len(steps)
-    bias_err = 100 * sum(abs(math.log(x)) for x in bias) / len(bias)
+    (step_in, step_err), (bias_in, bias_err) = _spread(steps), _spread(bias, WITHIN_10)
     ok = (len(steps), len(bias)) == (180, 20) and step_in >= 157 and step_err <= 14.1 and bias_in >= 19 \
         and bias_err <= 4.3
     return Verdict(ok, f"RNN kernels: small-hidden step {step_in} of {len(steps)} within 0.8x-1.25x ({step_err:.1f} "
@@ -1088,8 +1093,7 @@ def rnn_backward_workspace(calls: int, within: int, mean_pct: float) -> Callable
         from bench.recurrent import backward_workspace_ratios
 
         ratios = [x for _, x in backward_workspace_ratios()]
-        inside = sum(0.9 <= x <= 1.1 for x in ratios)
-        mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
+        inside, mean = _spread(ratios, WITHIN_10)
         return Verdict(len(ratios) == calls and inside >= within and mean <= mean_pct,
                        f"RNN backward workspace: {inside} of {len(ratios)} within 10 %, mean |log error| {mean:.2f} %")
 
@@ -1109,8 +1113,7 @@ def rnn_training_calls(calls: int, kept: tuple[int, float], peak: tuple[int, flo
         verdicts = []
         for name, ratios, (within, mean_pct) in (("kept", training_call_ratios(path, kept=True), kept),
                                                  ("peak", training_call_ratios(path), peak)):
-            inside = sum(0.9 <= x <= 1.1 for x in ratios)
-            mean = 100 * sum(abs(math.log(x)) for x in ratios) / len(ratios)
+            inside, mean = _spread(ratios, WITHIN_10)
             verdicts.append((len(ratios) == calls and inside >= within and mean <= mean_pct,
                              f"{name} {inside} of {len(ratios)} within 10 %, mean |log error| {mean:.2f} %"))
         return Verdict(all(ok for ok, _ in verdicts), "RNN training calls: " + "; ".join(t for _, t in verdicts))

@@ -356,12 +356,11 @@ def _rnn_step_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> tupl
     small-hidden kernel, which holds each gate's weights in its CTAs' registers, RNN_PERSIST_SMALL_STEP_S and
     RNN_PERSIST_SMALL_STEP_UNIT_S a hidden unit, whatever the batch (what grows with the batch is the backward's bias
     gradient, rnn_bias_grad_s); the static kernel waits grid-wide between steps (RNN_PERSIST_STEP_S). Launched, in
-    either phase: its small GEMM and its kernels' floors
-    (RNN_LAUNCHED_STEP_GPU_S), the host's issuing being the step (recurrent_host_s: the H100 profiles of launched
-    training calls show the host busy the whole call, 0.2-0.4 of it on the GPU)."""
+    either phase: its small GEMM and its kernels' floors (RNN_LAUNCHED_STEP_GPU_S), the host's issuing being the step
+    (recurrent_host_s: the H100 profiles of launched training calls show the host busy the whole call, 0.2-0.4 of it
+    on the GPU)."""
     rate = r.rate(op.dtype)
-    algo = kernels.rnn_persist_algo(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
-                                    compute_capability=r.compute_capability, sms=r.sms) if training else None
+    algo = _rnn_persist_algo(op, shape, r, training)
     if algo is None:
         # a launched step waits on the host issuing its kernels (recurrent_host_s: RNN_STEP_FLOOR_S on the
         # calibration host, scaled by the host's dispatch probe); the GPU's own part is its kernels' floors
@@ -370,6 +369,15 @@ def _rnn_step_s(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> tupl
     if algo is kernels.RnnPersistAlgo.STATIC:
         return math_s, cal.RNN_PERSIST_STEP_S
     return math_s, cal.RNN_PERSIST_SMALL_STEP_S + shape.hidden_size * cal.RNN_PERSIST_SMALL_STEP_UNIT_S
+
+
+def _rnn_persist_algo(op: Op, shape: RecurrentShape, r: Rates, training: bool) -> kernels.RnnPersistAlgo | None:
+    """The persistent kernel this call's phase runs its steps in on this card (kernels.rnn_persist_algo), or None
+    where it launches each step: every inference call, and training calls cuDNN runs step by step."""
+    if not training:
+        return None
+    return kernels.rnn_persist_algo(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
+                                    compute_capability=r.compute_capability, sms=r.sms)
 
 
 def recurrent_latency_s(op: Op, r: Rates, training: bool) -> float:
@@ -409,9 +417,8 @@ def recurrent_host_s(op: Op, r: Rates, training: bool) -> float:
     rate = r.rate(op.dtype)
     if not isinstance(shape, RecurrentShape) or not rate:
         return 0.0
-    persistent = training and kernels.rnn_persist_algo(shape, backward=op.phase is Phase.BACKWARD, dtype=op.dtype,
-                                                       compute_capability=r.compute_capability, sms=r.sms) is not None
-    launched = not persistent and _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)) < cal.RNN_STEP_FLOOR_S
+    launched = (_rnn_persist_algo(op, shape, r, training) is None
+                and _rnn_step_gemm_s(shape, r, rate, _BYTES.get(op.dtype, 2.0)) < cal.RNN_STEP_FLOOR_S)
     floor_bound = shape.layers * shape.steps * shape.directions * cal.RNN_STEP_FLOOR_S if launched else 0.0
     return floor_bound + _rnn_setup_s(shape, op.phase)
 

@@ -87,14 +87,13 @@ def _patch(m: Any, rec: Recorder) -> None:
             ctx.n_saved = len(saved)
             steps_part, fixed_part = rnn_workspace_bytes(s, elem, m.mode, training=backward)
             fixed_elems = int(fixed_part / elem)
-            # the backward holds the same workspace, and the persistent extra where its own kernel is persistent
-            ctx.workspace = (steps_part + (rnn_training_extra_bytes(s, elem, C.dtype_name(run_dtype), backward=True)
-                                           if backward else 0.0), fixed_elems, run_dtype)
             if backward:
-                steps_part += rnn_training_extra_bytes(s, elem, C.dtype_name(run_dtype))
-            fixed = x.new_empty((1, fixed_elems), dtype=run_dtype)  # held with the rest, not batch-sized
-            rec.transient(steps_part, scaling=True)
-            del fixed
+                # the backward holds the same workspace, and the persistent extra where its own kernel is persistent
+                dtype_name = C.dtype_name(run_dtype)
+                ctx.workspace = (steps_part + rnn_training_extra_bytes(s, elem, dtype_name, backward=True),
+                                 fixed_elems, run_dtype)
+                steps_part += rnn_training_extra_bytes(s, elem, dtype_name)
+            _hold_workspace(rec, x, steps_part, fixed_elems, run_dtype)
             ctx.shape, ctx.n_states = shape, n_states
             ctx.dtype = _record(rec, m, x, out, weights, shape, Phase.FORWARD, reserve)
             return (out, *states)
@@ -111,10 +110,7 @@ def _patch(m: Any, rec: Recorder) -> None:
             # both: lab/data/h100-rnn-kernels-new-2026-12-06/rnn_backward_memory.json, 80 calls, what the backward
             # held beyond its gradients and the output's gradient within 0.9x-1.1x of it but for the one-layer
             # LSTMs of hidden 256 and 512, whose forward count is the static kernel's)
-            steps_part, fixed_elems, run_dtype = ctx.workspace
-            fixed = x.new_empty((1, fixed_elems), dtype=run_dtype)
-            rec.transient(steps_part, scaling=True)
-            del fixed
+            _hold_workspace(rec, x, *ctx.workspace)
             return out
 
     def forward(x: Any, hx: Any = None) -> Any:
@@ -126,6 +122,14 @@ def _patch(m: Any, rec: Recorder) -> None:
         return out, (tuple(states) if len(states) > 1 else states[0])
 
     m.forward = forward
+
+
+def _hold_workspace(rec: Recorder, x: Any, steps_bytes: float, fixed_elems: int, dtype: Any) -> None:
+    """An RNN call's workspace while it runs: its part that grows with batch and steps as a transient, its fixed part
+    held with the rest meanwhile (not batch-sized)."""
+    fixed = x.new_empty((1, fixed_elems), dtype=dtype)
+    rec.transient(steps_bytes, scaling=True)
+    del fixed
 
 
 def _record(rec: Recorder, m: Any, x: Any, out: Any, weights: Any, shape: RecurrentShape, phase: Phase,
