@@ -12,10 +12,10 @@ decode-only step the serving simulation prices (Qwen3-4B's heads: 32 query, 8 KV
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 
 import torch
+
+from lab.results import write_rows
 
 HEADS, KV_HEADS, DIM, PROMPT = 32, 8, 128, 1024
 
@@ -60,10 +60,7 @@ def main() -> int:
             print(f"ctx {ctx} batch {batch}: decode {decode * 1e6:.1f} us ({kv_bytes / decode / 1e9:.0f} GB/s), "
                   f"prompt {prompt * 1e6:.1f}, mixed {mixed * 1e6:.1f}: decode share "
                   f"{(mixed - prompt) / decode:.2f}x", flush=True)
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    write_rows(a.out, rows)
     return 0
 
 

@@ -10,10 +10,10 @@ LSTM autoencoder (lab/models/lstm_autoencoder.py: 10-12 % over its counted peak)
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 
 import torch
+
+from lab.results import write_rows
 
 #: (mode, input, hidden, layers, bidirectional, batch, steps)
 SHAPES = [(mode, inp, hidden, layers, bidir, batch, steps)
@@ -66,10 +66,7 @@ def main() -> int:
     for shape in SHAPES:
         rows.append(one(*shape))
         print(rows[-1], flush=True)
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    write_rows(a.out, rows)
     return 0
 
 

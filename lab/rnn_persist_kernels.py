@@ -12,11 +12,12 @@ layers and two directions share it (one after another, or beside each other), re
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
+import itertools
 import subprocess
 
 import torch
+
+from lab.results import write_rows
 
 MODES = ("LSTM", "GRU")
 HIDDENS = (32, 64, 96, 128, 160)
@@ -76,23 +77,15 @@ def main() -> int:
     torch.backends.cudnn.benchmark = True
     driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                             capture_output=True, text=True).stdout.strip().splitlines()[:1]
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-           "driver": driver[0] if driver else None,
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     rows = []
-    for mode in MODES:
-        for hidden in HIDDENS:
-            for layers in LAYERS:
-                for directions in DIRECTIONS:
-                    for batch in BATCHES:
-                        r = one(mode, hidden, layers, directions, batch, a.steps)
-                        rows.append(r)
-                        f = sum(v[1] for v in r["forward"].values())
-                        b = sum(v[1] for v in r["backward"].values())
-                        print(f"{mode} h{hidden} x{layers} d{directions} b{batch}: forward {f * 1e3:.3f} ms "
-                              f"backward {b * 1e3:.3f} ms", flush=True)
-                        with open(a.out, "w") as fh:  # after every call: a later failure keeps what ran
-                            json.dump({"env": env, "rows": rows}, fh)
+    for mode, hidden, layers, directions, batch in itertools.product(MODES, HIDDENS, LAYERS, DIRECTIONS, BATCHES):
+        r = one(mode, hidden, layers, directions, batch, a.steps)
+        rows.append(r)
+        f = sum(v[1] for v in r["forward"].values())
+        b = sum(v[1] for v in r["backward"].values())
+        print(f"{mode} h{hidden} x{layers} d{directions} b{batch}: forward {f * 1e3:.3f} ms backward {b * 1e3:.3f} ms",
+              flush=True)
+        write_rows(a.out, rows, driver=driver[0] if driver else None)  # after every call: a failure keeps what ran
     return 0
 
 

@@ -11,13 +11,12 @@ apart from the other ops' dispatch.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import statistics
 
 import torch
 
 from gpuadvisor.estimate.trace import zoo
+from lab.results import write_rows
 from probes import dispatch
 
 CASES = [("lab/models/gru_keyword.py:build", 128), ("lab/models/gru_keyword.py:build", 512),
@@ -80,10 +79,7 @@ def main() -> int:
         rnn = {k: v for k, v in r["ops"].items() if "cudnn_rnn" in k}
         print(f"{spec} b{batch}: {r['time_s'] * 1e3:.2f} ms, probe {r['dispatch_op_s'] * 1e6:.1f} us, rnn {rnn}",
               flush=True)
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    with open(a.out, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+    write_rows(a.out, rows)
     return 0
 
 
