@@ -302,7 +302,7 @@ def unseen_summary() -> list[str]:
 
     rs = unseen.evaluate()
     env = json.loads(unseen.MEASURED.read_text())["env"]
-    runs = [len(c["runs"]) for c in unseen.load() if c.get("runs")]
+    runs = [len(r.case["runs"]) for r in rs if r.case.get("runs")]
     # the models whose estimates were committed before their runs: lab/data/*/predicted.json
     predicted = {row["spec"] for path in (ROOT / "lab" / "data").glob("*/predicted.json")
                  for row in json.loads(path.read_text())["rows"]}
