@@ -156,9 +156,9 @@ def markdown_section(cases: list[Case] | None = None) -> str:
     cases = cases if cases is not None else evaluate()
     s = summary(cases)
     lines = ["## Training at scale: published results (parallel layouts, frameworks, LoRA)", "",
-             f"{len(cases)} published training runs (`tests/data/published-training.json`, built with their source "
-             "and conditions by `tools/published_training.py`), each estimated by `gpuadvisor.estimate.parallel` with "
-             "its layout, framework profile and its card's datasheet figures. Every third run is held out of the "
+             f"{len(cases)} published training runs (`tests/data/published-training.json`, with source and "
+             "conditions, by `tools/published_training.py`), estimated by `gpuadvisor.estimate.parallel` with "
+             "its layout, framework profile and card datasheet. Every third run is held out of the "
              "fitted framework efficiencies (`tools/fit_training.py`). Ratio = estimated / published tokens/s per GPU; "
              f"the gate (`tests/test_training_accuracy.py`) wants {BAND[0]}x-{BAND[1]}x for most runs and "
              f"{WIDE[0]}x-{WIDE[1]}x for all.", "",

@@ -27,7 +27,7 @@ def section(per_case: bool = True) -> str:
     env = json.loads(v.MEASURED.read_text())["env"]
     out = [HEADING, "",
            f"Measured on an {env['device']} (driver {env['driver']}, PyTorch {env['torch']}, cuDNN {env['cudnn']}, "
-           f"CUDA {env['cuda']}), {env['date']}, by `lab/measure_models.py`: "
+           f"CUDA {env['cuda']}), {env['date'][:10]}, by `lab/measure_models.py`: "
            "training as a practitioner's loop runs it (fp32 "
            "weights under bf16 autocast, fused AdamW, cudnn.benchmark, channels-last for CNNs) and inference as one "
            "bf16 forward under inference_mode; CUDA-event timing, peak `torch.cuda.max_memory_allocated`, a profiled "

@@ -298,7 +298,7 @@ def probed_line(recurrent: bool = True) -> str:
 
 def unseen_summary() -> list[str]:
     """BENCHMARKS.md's lines on the out-of-sample H100 models; the table on its own page."""
-    from bench import unseen
+    from bench import recurrent, unseen
 
     rs = unseen.evaluate()
     env = json.loads(unseen.MEASURED.read_text())["env"]
@@ -319,8 +319,13 @@ def unseen_summary() -> list[str]:
         probed = " (each run's host: " + probed_line("recurrent" in family).replace(" within 0.8x-1.25x", "") + ")"
         out.append(f"* {family}: time within 0.8x-1.25x on {inside} of {len(sub)}, memory within 10 % on "
                    f"{mem}; time {min(r.time_ratio for r in sub):.2f}-{max(r.time_ratio for r in sub):.2f}x{probed}")
-    return [*out, "", "Cases; RNN sweeps (H200 calls 2026-12-05; H100 memory, kernels 2026-12-06; driver "
-            "580.159.04): [docs/unseen-models.md](docs/unseen-models.md).", ""]
+    steps, bias = recurrent.persist_kernel_ratios()
+    backward = [x for _, x in recurrent.backward_workspace_ratios()]
+    return [*out, "", "RNN sweeps (H200 calls 2026-12-05; H100 memory, kernels 2026-12-06; driver 580.159.04): "
+            f"kernels' step {sum(0.8 <= x <= 1.25 for x in steps)} of {len(steps)} within 0.8x-1.25x, bias gradient "
+            f"{sum(0.9 <= x <= 1.1 for x in bias)} of {len(bias)} and backward workspace "
+            f"{sum(0.9 <= x <= 1.1 for x in backward)} of {len(backward)} within 10 %: "
+            "[docs/unseen-models.md](docs/unseen-models.md).", ""]
 
 
 def four_gpu() -> list[str]:
