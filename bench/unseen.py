@@ -21,6 +21,14 @@ def load(path: Path = MEASURED) -> list[dict[str, Any]]:
     return [c for c in json.loads(path.read_text())["cases"] if "time_s" in c]
 
 
+def family(spec: str) -> str:
+    """"recurrent" for the LSTM and GRU models (lab/model_cases.RECURRENT_UNSEEN), else "other": the two sets the
+    gates hold apart (a recurrent step is mostly host time, and its runs moved with their host)."""
+    from lab.model_cases import RECURRENT_UNSEEN
+
+    return "recurrent" if spec in RECURRENT_UNSEEN else "other"
+
+
 @contextlib.contextmanager
 def stored_graphs() -> Iterator[None]:
     """The estimator reads the unseen graphs as if they were shipped (graphstore looks a shipped graph up by key)."""

@@ -14,7 +14,7 @@ taken just before and after each case's timed steps: the host's speed while the 
 torch.cuda.max_memory_allocated over the timed steps. One more step under torch.profiler gives
 the device time per aten op (what the op cost model is checked against, class by class).
 
-  python3 -m lab.measure_models --out results.json [--part 0/2] [--only SUBSTRING] [--timed N] [--noisy SPREAD]
+  python3 -m lab.measure_models --out results.json [--part 0/2] [--only SUBSTRING ...] [--timed N] [--noisy SPREAD]
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--part", default="0/1", help="K/N: run every N-th case starting at K")
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", action="append", default=[], help="a substring of the specs to run (repeatable)")
+    ap.add_argument("--reverse", action="store_true", help="run the cases in reverse order (a second pass: drift shows)")
     ap.add_argument("--smoke", action="store_true", help="run each case once on the CPU at batch 2")
     ap.add_argument("--budget-s", type=float, default=540.0, help="stop starting new cases after this")
     ap.add_argument("--timed", type=int, default=TIMED, help="timed steps per case (median taken)")
@@ -156,12 +157,12 @@ def main() -> int:
         env["driver"] = f"unknown ({e})"
     results = []
     start = time.perf_counter()
-    todo = [c for c in (UNSEEN if a.unseen else CASES) if a.only in c["spec"]]
+    todo = [c for c in (UNSEEN if a.unseen else CASES) if not a.only or any(o in c["spec"] for o in a.only)]
     if a.noisy is not None:
         stored = json.loads((Path(__file__).resolve().parent.parent / "tests/data/models-h100.json").read_text())
         noisy = {case_id(c) for c in stored["cases"] if c.get("time_spread", 0.0) > a.noisy}
         todo = [c for c in todo if case_id(c) in noisy]
-    todo = todo[k::n]
+    todo = todo[k::n][::-1] if a.reverse else todo[k::n]
     for case in todo:
         if time.perf_counter() - start > a.budget_s:
             results.append({**case, "skipped": "time budget"})

@@ -97,7 +97,28 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     # every inception block (a window no measured call had), Inception-v4's stride-1 average pools
     ("torchvision:googlenet", (), (32, 128), CL),
     ("timm:inception_v4", (64,), (128,), {**CL, "input": [3, 299, 299]}),
+    # added 2026-12-06 (second batch), estimates committed before any run: op classes and architectures no measured
+    # case had (3-D and transposed convolutions, dilated convolutions at 520 px, embedding bags, PyTorch's own
+    # TransformerEncoder and its inference fast path, MLP-Mixer, ConvMixer's 9x9 depthwise, MaxViT, LeViT, RepVGG,
+    # NFNet's weight standardization, BEiT, Hugging Face's RoBERTa and ViT)
+    ("lab/models/torch_transformer.py:build", (32, 128), (64, 256), {}),
+    ("lab/models/dcgan.py:build", (256, 1024), (256, 1024), CL),
+    ("lab/models/dlrm_small.py:build", (2048, 16384), (2048, 16384), {}),
+    ("torchvision:r3d_18", (16,), (32,), {}),
+    ("torchvision:deeplabv3_resnet50", (8,), (16,), CL),
+    ("timm:mixer_b16_224", (64,), (128,), {}),
+    ("timm:convmixer_768_32", (32,), (64,), CL),
+    ("timm:maxvit_tiny_tf_224", (32,), (64,), CL),
+    ("timm:levit_128", (256,), (256,), {}),
+    ("timm:repvgg_a2", (64,), (128,), CL),
+    ("timm:dm_nfnet_f0", (64,), (128,), CL),
+    ("timm:beit_base_patch16_224", (32,), (64,), {}),
+    ("hf:roberta-base", (8, 32), (8, 32), {"seq": 512}),
+    ("hf:vit-base-patch16-224", (32,), (64,), {}),
 ]
+#: the recurrent ones (bench.unseen.family): the LSTM and GRU models written for the issue "Every card"
+RECURRENT_UNSEEN = frozenset(spec for spec, *_ in UNSEEN_MODELS
+                             if spec.startswith("lab/models/") and any(k in spec for k in ("lstm", "gru")))
 UNSEEN = [{"spec": spec, "mode": mode, "batch": b, "held_out": True, "unseen": True, **extra}
           for spec, train, infer, extra in UNSEEN_MODELS
           for mode, batches in (("training", train), ("inference", infer)) for b in batches]

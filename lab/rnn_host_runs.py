@@ -19,7 +19,7 @@ import time
 import torch
 
 from lab.measure_models import run_case
-from lab.model_cases import UNSEEN
+from lab.model_cases import RECURRENT_UNSEEN, UNSEEN
 
 
 def rnn_probe(reps: int = 15) -> dict[str, float]:
@@ -53,7 +53,7 @@ def main() -> int:
     env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version()}
     results = []
-    for case in (c for c in UNSEEN if "lab/models/" in c["spec"]):
+    for case in (c for c in UNSEEN if c["spec"] in RECURRENT_UNSEEN):
         before = rnn_probe()
         r = run_case(case, timed=a.timed)
         after = rnn_probe()

@@ -642,6 +642,12 @@ def published_serving_online(checks: Callable[[], list[Any]] = serving_checks) -
 README = "README.md 'Estimates checked against real runs'"
 BENCH = "BENCHMARKS.md 'LLM time estimates'"
 
+def unseen_family(spec: str) -> str:
+    from bench.unseen import family
+
+    return family(spec)
+
+
 def unseen_results() -> list[Any]:
     """bench.unseen's estimates of the out-of-sample H100 cases (models no fit reads)."""
     from bench import unseen
@@ -730,7 +736,7 @@ def unseen_probed(family: str) -> Callable[[], Verdict]:
         from bench import unseen as cases
 
         cases_n, within, worst = UNSEEN_PROBED_GATES[family]
-        of_family = [c for c in cases.load() if ("lab/models/" in c["spec"]) == (family == "recurrent")]
+        of_family = [c for c in cases.load() if cases.family(c["spec"]) == family]
         ratios = list(shared(f"unseen_probed_{family}", lambda: cases.probed_ratios(of_family)).values())
         inside = sum(0.8 <= x <= 1.25 for x in ratios)
         off = max((max(x, 1 / x) for x in ratios), default=math.inf)
@@ -743,7 +749,7 @@ def unseen_probed(family: str) -> Callable[[], Verdict]:
 def unseen(family: str) -> Callable[[], Verdict]:
     def check() -> Verdict:
         cases, within, worst = UNSEEN_GATES[family]
-        rs = [r for r in unseen_results() if ("lab/models/" in r.case["spec"]) == (family == "recurrent")]
+        rs = [r for r in unseen_results() if unseen_family(r.case["spec"]) == family]
         ratios = [r.time_ratio for r in rs]
         inside = sum(0.8 <= x <= 1.25 for x in ratios)
         off = max((max(x, 1 / x) for x in ratios), default=math.inf)
@@ -1040,7 +1046,7 @@ UNSEEN_MEMORY_GATES = {"recurrent": (60, 60)}
 def unseen_memory(family: str) -> Callable[[], Verdict]:
     def check() -> Verdict:
         cases, within = UNSEEN_MEMORY_GATES[family]
-        rs = [r for r in unseen_results() if ("lab/models/" in r.case["spec"]) == (family == "recurrent")]
+        rs = [r for r in unseen_results() if unseen_family(r.case["spec"]) == family]
         inside = sum(abs(r.memory_ratio - 1) <= 0.10 for r in rs)
         return Verdict(len(rs) == cases and inside >= within, f"{family}: {inside} of {len(rs)} within 10 % in memory")
 

@@ -291,7 +291,9 @@ def _step_host_line() -> str:
 def probed_line(recurrent: bool = True) -> str:
     """The recurrent (or the vision) cases priced for each run's own host: how many within 0.8x-1.25x, and the
     worst."""
-    ratios = [x for (spec, _, _), x in _probed().items() if ("lab/models/" in spec) == recurrent]
+    from bench.unseen import family
+
+    ratios = [x for (spec, _, _), x in _probed().items() if (family(spec) == "recurrent") == recurrent]
     return (f"{sum(0.8 <= x <= 1.25 for x in ratios)} of {len(ratios)} within 0.8x-1.25x, worst "
             f"{max(max(ratios), 1 / min(ratios)):.2f}x")
 
@@ -310,9 +312,9 @@ def unseen_summary() -> list[str]:
            f"{env['device']}, driver {env['driver']}, PyTorch {env['torch']}, `lab/measure_models.py --unseen`, read "
            f"by no fit; median of {min(runs)}-{max(runs)} runs, {len(predicted)} models estimated before they ran:",
            ""]
-    for family, test in (("recurrent (LSTM, GRU, 1-3 layers)", lambda c: "lab/models/" in c),
-                         ("vision (9 architectures the fitted set lacks)",
-                          lambda c: "lab/models/" not in c)):
+    for family, test in (("recurrent (LSTM, GRU, 1-3 layers)", lambda c: unseen.family(c) == "recurrent"),
+                         ("others (architectures and op classes the fitted set lacks)",
+                          lambda c: unseen.family(c) != "recurrent")):
         sub = [r for r in rs if test(r.case["spec"])]
         inside = sum(0.8 <= r.time_ratio <= 1.25 for r in sub)
         mem = sum(abs(r.memory_ratio - 1) <= 0.10 for r in sub)
