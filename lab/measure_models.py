@@ -130,8 +130,10 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--part", default="0/1", help="K/N: run every N-th case starting at K")
-    ap.add_argument("--only", action="append", default=[], help="a substring of the specs to run (repeatable)")
-    ap.add_argument("--reverse", action="store_true", help="run the cases in reverse order (a second pass: drift shows)")
+    ap.add_argument("--only", action="append", default=[],
+                    help="a substring of the specs to run (repeatable)")
+    ap.add_argument("--reverse", action="store_true",
+                    help="run the cases in reverse order (a second pass: drift shows)")
     ap.add_argument("--smoke", action="store_true", help="run each case once on the CPU at batch 2")
     ap.add_argument("--budget-s", type=float, default=540.0, help="stop starting new cases after this")
     ap.add_argument("--timed", type=int, default=TIMED, help="timed steps per case (median taken)")

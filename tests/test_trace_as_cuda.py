@@ -50,8 +50,10 @@ def test_autocast_runs_cuda_float32_ops_in_float32(tmp_path):
     assert norms and all(op.dtype == "fp32" for op in norms)
 
 
-def test_a_float_mask_that_needs_its_gradient_takes_the_math_path(tmp_path):
-    """T5's learned position bias: SDPA's math path (bmm, softmax) on the GPU, flash for a constant mask."""
+def test_a_float_mask_that_needs_its_gradient_takes_the_math_path_only_with_dropout(tmp_path):
+    """T5's learned position bias with attention dropout: SDPA's math path (bmm, softmax) on the GPU; BEiT's, without
+    dropout, the memory-efficient kernel (an H100's profile, lab/data/h100-unseen-broad-2026-12-06), priced as the
+    fused attention; flash for a constant mask."""
     body = """
     class M(torch.nn.Module):
         def __init__(self, learned):
@@ -60,15 +62,19 @@ def test_a_float_mask_that_needs_its_gradient_takes_the_math_path(tmp_path):
             self.bias = torch.nn.Parameter(torch.zeros(1, 4, 16, 16), requires_grad=learned)
         def forward(self, x):
             q = self.q(x).view(x.shape[0], 16, 4, 16).transpose(1, 2)
-            return F.scaled_dot_product_attention(q, q, q, attn_mask=self.bias).sum()
+            return F.scaled_dot_product_attention(q, q, q, attn_mask=self.bias, dropout_p=DROPOUT).sum()
     def build():
         return M(LEARNED)
     def build_batch(b):
         return torch.randn(b, 16, 64)
     """
-    learned = _names(_trace(tmp_path, body.replace("LEARNED", "True"), GraphMode.TRAINING))
+    learned = _names(_trace(tmp_path, body.replace("LEARNED", "True").replace("DROPOUT", "0.1"), GraphMode.TRAINING))
     assert learned["bmm"] >= 2 and not learned["flash_attention"]
-    fixed = _names(_trace(tmp_path, body.replace("LEARNED", "False") + "\n    x = 0\n", GraphMode.TRAINING))
+    fused = _names(_trace(tmp_path, body.replace("LEARNED", "True").replace("DROPOUT", "0.0") + "\n    y = 0\n",
+                          GraphMode.TRAINING))
+    assert fused["flash_attention"] == 1 and not fused["bmm"]
+    fixed = _names(_trace(tmp_path, body.replace("LEARNED", "False").replace("DROPOUT", "0.1") + "\n    x = 0\n",
+                          GraphMode.TRAINING))
     assert fixed["flash_attention"] == 1 and not fixed["bmm"]
 
 
@@ -89,3 +95,23 @@ def test_a_wide_early_activation_is_a_peak_of_its_own(tmp_path):
     phases = {m.phase: m for m in g.phase_peaks}
     assert "forward, most activations" in phases
     assert phases["forward, most activations"].items["activations"] >= 2 * 4096 * 4 * 2
+
+
+def test_a_transposed_convolution_is_the_convolution_whose_data_gradient_it_is(tmp_path):
+    """DCGAN's generator (lab/models/dcgan.py): a stride-2 transposed convolution of 8 -> 4 channels, 5x5 -> 10x10,
+    costs its input's pixels x the kernel x both channel counts, forward and each gradient; it had been counted over
+    its output's pixels with its channels swapped (8x here, as in DCGAN's layers on the H100, 2026-12-06)."""
+    body = """
+    def build():
+        return torch.nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1, bias=False)
+    def build_batch(b):
+        return torch.randn(b, 8, 5, 5)
+    """
+    batch, macs = 2, 2 * 5 * 5 * 8 * 4 * 16
+    convs = [op for op in _trace(tmp_path, body, GraphMode.TRAINING, batch).ops if op.cls.value == "conv"]
+    forward = [op for op in convs if op.name == "convolution"]
+    backward = [op for op in convs if op.name == "convolution_backward"]
+    assert [op.flops for op in forward] == [2.0 * macs]
+    assert [op.flops for op in backward] == [2.0 * macs]  # the weight's gradient only: the input needs none
+    shape = forward[0].named_shape
+    assert (shape.in_channels, shape.in_height, shape.out_channels, shape.out_height) == (4, 10, 8, 5)

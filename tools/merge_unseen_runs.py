@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.unseen import family
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "data" / "models-h100-unseen.json"
 FIRST = ROOT / "lab" / "data" / "h100-unseen-2026-11-27" / "unseen-0.json"  # 10 steps a case, one run
@@ -45,7 +47,10 @@ KERNELS = sorted((ROOT / "lab" / "data" / "h100-rnn-kernels-new-2026-12-06").glo
 #: every recurrent case once more, 50 steps each, with a cuDNN host probe beside each (lab/rnn_host_runs.py,
 #: 2026-12-06): one more run of each
 RNN_PROBE = sorted((ROOT / "lab" / "data" / "h100-rnn-probe-2026-12-06").glob("rnn_host-[0-9].json"))
-RECURRENT = "lab/models/"
+#: the second out-of-sample batch (14 models, no recurrent one), estimated before they ran
+#: (lab/data/h100-unseen-broad-2026-12-06/predicted.json), two passes of 20 steps in opposite orders (2026-12-06):
+#: cases this file adds
+BROAD = sorted((ROOT / "lab" / "data" / "h100-unseen-broad-2026-12-06").glob("broad-[0-9].json"))
 
 
 def _key(case: dict[str, Any]) -> tuple[str, str, int]:
@@ -54,11 +59,11 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
-    POOLS', ROWS', HOST's, KERNELS' and RNN_PROBE's) where more than one did (a recurrent case always), and ADDED's
-    cases appended."""
+    POOLS', ROWS', HOST's, KERNELS', RNN_PROBE's and BROAD's) where more than one did (a recurrent case always), and
+    ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS, *RNN_PROBE):
+    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS, *RNN_PROBE, *BROAD):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
@@ -72,7 +77,7 @@ def merged(current: dict[str, Any]) -> dict[str, Any]:
     out = []
     for c in [*current["cases"], *(first[k] for k in sorted(first) if k not in known)]:
         each = by.get(_key(c), [])
-        if len(each) > 1 or RECURRENT in c["spec"]:
+        if len(each) > 1 or family(c["spec"]) == "recurrent":
             c = {**c, "time_s": statistics.median(r["time_s"] for r in each), "runs": each,
                  "time_of": f"median of {len(each)} runs' medians (tools/merge_unseen_runs.py)"}
         out.append(c)

@@ -3,6 +3,8 @@ looked up in EmbeddingBag tables (100k rows each, dimension 64, sum of 4 ids a b
 and a top MLP (512-256-1). The embedding-bag lookups and their sparse-free gradients nobody here measured. Written
 for the out-of-sample check of 2026-12-06."""
 
+import itertools
+
 import torch
 from torch import nn
 
@@ -11,7 +13,7 @@ DENSE, TABLES, ROWS, DIM, BAG = 13, 26, 100_000, 64, 4
 
 def mlp(sizes: list[int]) -> nn.Sequential:
     layers: list[nn.Module] = []
-    for a, b in zip(sizes, sizes[1:]):
+    for a, b in itertools.pairwise(sizes):
         layers += [nn.Linear(a, b), nn.ReLU()]
     return nn.Sequential(*layers)
 

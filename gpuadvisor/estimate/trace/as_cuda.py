@@ -184,10 +184,13 @@ def _fused_attention(rec: Recorder, math_sdpa: Any) -> Any:
             dt = torch.get_autocast_dtype("cpu")
             q, k, v = q.to(dt), k.to(dt), v.to(dt)
             mask = mask.to(dt) if mask is not None else None
-        if mask is not None and mask.requires_grad:
-            # a float mask that needs its gradient (T5's learned position bias): cuDNN's check_attn_mask_shape
-            # refuses it, flash takes no mask, and on the H100 profiles the memory-efficient kernel is not used
-            # either, so CUDA runs the math path (bmm, softmax, dropout, bmm), as the CPU does here
+        if mask is not None and mask.requires_grad and dropout_p > 0.0:
+            # a float mask that needs its gradient, with attention dropout (T5's learned position bias, dropout
+            # 0.1): cuDNN's check_attn_mask_shape refuses it, flash takes no mask, and on the H100 profiles the
+            # memory-efficient kernel is not used either, so CUDA runs the math path (bmm, softmax, dropout, bmm),
+            # as the CPU does here. Without dropout the memory-efficient kernel takes it, bias gradient and all
+            # (BEiT's relative position bias: _efficient_attention_forward/backward on an H100, 2026-12-06,
+            # lab/data/h100-unseen-broad-2026-12-06), which Flash below prices
             return math_sdpa(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
                              enable_gqa=enable_gqa)
         return Flash.apply(q, k, v, mask, bool(is_causal))

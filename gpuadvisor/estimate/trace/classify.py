@@ -117,15 +117,25 @@ def gemm_shape(name: str, args: tuple[Any, ...]) -> GemmShape:
 
 def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> ConvShape:
     """The shape of a 2-D convolution (1-D/3-D folded into 2-D: a 3-D one's depth and width as one width); the
-    gradients as conv_grads says."""
+    gradients as conv_grads says. A transposed convolution is recorded as the convolution whose data gradient it
+    is (cuDNN runs it as that dgrad): from its output's shape (that convolution's input) to its input's (that
+    convolution's output), the weight's first dimension its output channels. Its MACs are then its input's pixels
+    x the kernel x both channel counts, not its output's: a stride-2 one had been counted 4x over, and with the
+    weight's dimensions read as a plain convolution's its channels swapped (DCGAN's generator, 8x)."""
     if name == "convolution_backward":
         grad_out, x, w = args[0], args[1], args[2]
         groups = args[9] if len(args) > 9 else 1
+        transposed = bool(args[7]) if len(args) > 7 else False
         y = grad_out
     else:
         x, w = args[0], args[1]
         groups = args[8] if len(args) > 8 else 1
+        transposed = bool(args[6]) if len(args) > 6 else name in ("cudnn_convolution_transpose",
+                                                                    "slow_conv_transpose2d")
         y = out if hasattr(out, "shape") else x
+    nhwc = len(x.shape) == 4 and x.is_contiguous(memory_format=_channels_last()) and x.shape[1] > 1
+    if transposed and hasattr(y, "shape") and len(y.shape) == len(x.shape):
+        x, y = y, x
 
     def dims(t: Any) -> list[float]:
         s = [float(v) for v in t.shape]
@@ -133,7 +143,6 @@ def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> ConvShape:
     n, c, h, wd = dims(x)
     k, _, r, s = dims(w)
     _, _, oh, ow = dims(y)
-    nhwc = len(x.shape) == 4 and x.is_contiguous(memory_format=_channels_last()) and c > 1
     return ConvShape(n, c, h, wd, k, r, s, float(groups), oh, ow, TensorLayout.NHWC if nhwc else TensorLayout.NCHW,
                      conv_grads(name, args))
 

@@ -67,10 +67,12 @@ from gpuadvisor.estimate.trace.zoo import (
 #: direction; 13: a 2-D pooling op's window and stride, StreamShape.window_taps and stride_taps; 14: the in-place
 #: bias add CUDA launches after a cuDNN convolution with a bias; 15: an RNN training call's workspace holds every
 #: step's gates, and every RNN call's its input's copies at the input's width; 16: an RNN backward holds the forward's
-#: training workspace again). A cached trace is also keyed by the
+#: training workspace again; 17: a float mask that needs its gradient goes to the memory-efficient kernel unless
+#: attention dropout is on, and a transposed convolution is the convolution whose data gradient it
+#: is). A cached trace is also keyed by the
 #: calibration table's values (_constants_digest): the memory a trace records reads some (cuDNN's RNN workspace and
 #: reserve space)
-TRACER_REVISION = 16
+TRACER_REVISION = 17
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
