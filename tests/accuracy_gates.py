@@ -642,17 +642,18 @@ def published_serving_online(checks: Callable[[], list[Any]] = serving_checks) -
 README = "README.md 'Estimates checked against real runs'"
 BENCH = "BENCHMARKS.md 'LLM time estimates'"
 
-def unseen_family(spec: str) -> str:
-    from bench.unseen import family
-
-    return family(spec)
-
-
 def unseen_results() -> list[Any]:
     """bench.unseen's estimates of the out-of-sample H100 cases (models no fit reads)."""
     from bench import unseen
 
     return shared("unseen", unseen.evaluate)  # type: ignore[no-any-return]
+
+
+def unseen_results_of(family: str) -> list[Any]:
+    """unseen_results of one family (bench.unseen.family: "recurrent" or "other")."""
+    from bench import unseen
+
+    return [r for r in unseen_results() if unseen.family(r.case["spec"]) == family]
 
 
 #: family -> (cases, within 0.8x-1.25x in time, worst time ratio allowed either way): today's figures (the recurrent
@@ -754,7 +755,7 @@ def unseen_probed(family: str) -> Callable[[], Verdict]:
 def unseen(family: str) -> Callable[[], Verdict]:
     def check() -> Verdict:
         cases, within, worst = UNSEEN_GATES[family]
-        rs = [r for r in unseen_results() if unseen_family(r.case["spec"]) == family]
+        rs = unseen_results_of(family)
         ratios = [r.time_ratio for r in rs]
         inside = sum(0.8 <= x <= 1.25 for x in ratios)
         off = max((max(x, 1 / x) for x in ratios), default=math.inf)
@@ -1051,7 +1052,7 @@ UNSEEN_MEMORY_GATES = {"recurrent": (60, 60)}
 def unseen_memory(family: str) -> Callable[[], Verdict]:
     def check() -> Verdict:
         cases, within = UNSEEN_MEMORY_GATES[family]
-        rs = [r for r in unseen_results() if unseen_family(r.case["spec"]) == family]
+        rs = unseen_results_of(family)
         inside = sum(abs(r.memory_ratio - 1) <= 0.10 for r in rs)
         return Verdict(len(rs) == cases and inside >= within, f"{family}: {inside} of {len(rs)} within 10 % in memory")
 

@@ -125,16 +125,13 @@ def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> ConvShape:
     if name == "convolution_backward":
         grad_out, x, w = args[0], args[1], args[2]
         groups = args[9] if len(args) > 9 else 1
-        transposed = bool(args[7]) if len(args) > 7 else False
         y = grad_out
     else:
         x, w = args[0], args[1]
         groups = args[8] if len(args) > 8 else 1
-        transposed = bool(args[6]) if len(args) > 6 else name in ("cudnn_convolution_transpose",
-                                                                    "slow_conv_transpose2d")
         y = out if hasattr(out, "shape") else x
     nhwc = len(x.shape) == 4 and x.is_contiguous(memory_format=_channels_last()) and x.shape[1] > 1
-    if transposed and hasattr(y, "shape") and len(y.shape) == len(x.shape):
+    if is_transposed(name, args) and hasattr(y, "shape") and len(y.shape) == len(x.shape):
         x, y = y, x
 
     def dims(t: Any) -> list[float]:
@@ -145,6 +142,18 @@ def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> ConvShape:
     _, _, oh, ow = dims(y)
     return ConvShape(n, c, h, wd, k, r, s, float(groups), oh, ow, TensorLayout.NHWC if nhwc else TensorLayout.NCHW,
                      conv_grads(name, args))
+
+
+#: the position of the `transposed` flag among the arguments of the convolution ops that take one; the others
+#: are transposed by name, or never (cudnn_convolution's seventh argument is `benchmark`)
+TRANSPOSED_ARG = {"convolution": 6, "_convolution": 6, "convolution_backward": 7}
+TRANSPOSED_OPS = {"cudnn_convolution_transpose", "slow_conv_transpose2d"}
+
+
+def is_transposed(name: str, args: tuple[Any, ...]) -> bool:
+    """Whether a convolution op is a transposed one: by its flag where it takes one, else by its name."""
+    where = TRANSPOSED_ARG.get(name)
+    return name in TRANSPOSED_OPS or (where is not None and len(args) > where and bool(args[where]))
 
 
 def conv_flops(name: str, args: tuple[Any, ...], shape: ConvShape) -> float:
