@@ -1,0 +1,30 @@
+"""The op model's host constants against the host's issue time per kind of op, measured apart from any model."""
+
+from __future__ import annotations
+
+from bench.host_kinds import RUNS, inference_ratios, view_ratio
+from gpuadvisor.estimate import calibration as cal
+
+
+def test_every_run_was_host_bound_and_its_ratios_agree_with_the_others():
+    """Each kind's ratio in each run within 10 % of the median: the interleaved rounds took out the host's drift."""
+    import json
+
+    medians = inference_ratios()
+    for path in RUNS:
+        for row in json.loads(path.read_text())["rows"]:
+            if row["mode"] == "inference":
+                assert abs(row["per_add"] / medians[row["kind"]] - 1) < 0.1, (path.name, row["kind"])
+
+
+def test_a_view_costs_the_host_what_the_fit_says():
+    """HOST_VIEW_OPS and HOST_FWD_OPS_INFERENCE were fitted on model step times; their ratio (a kernel-less op's host
+    time against a kernel op's) is measured here without any model: within 0.8x-1.25x of it."""
+    fitted = cal.HOST_VIEW_OPS / cal.HOST_FWD_OPS_INFERENCE
+    assert 0.8 <= fitted / view_ratio() <= 1.25, (fitted, view_ratio())
+
+
+def test_a_kernel_op_costs_the_host_more_than_a_view_and_a_library_call_more_than_an_add():
+    ratios = inference_ratios()
+    assert ratios["view"] < 0.3 < 0.9 < ratios["gelu"] < 1.1
+    assert min(ratios[k] for k in ("linear", "bmm", "conv3x3", "sdpa", "batch_norm")) > 1.5
