@@ -268,14 +268,52 @@ def markdown(date: str = "2026-12-05") -> str:
               "batch norms reduce a channel per thread block: 16 channels at 112x112 run 8x slower than "
               "channels-last. cuDNN's NCHW transposes cost VGG-16's convolutions "
               f"{statistics.median(passes):.1f} passes over input and output ({min(passes):.1f}-{max(passes):.1f}), "
-              "not the 1.0 assumed, but the H100's UNet convolutions do not fit that (NCHW_TRANSPOSE_PASSES). "
+              "not the 1.0 assumed: the H100's profile below says which convolutions pay them and at what rate "
+              "(a Hopper card is priced by it; an unprofiled architecture keeps NCHW_TRANSPOSE_PASSES). "
               "With too little memory for the NHWC copies those transposes write, cuDNN runs workspace-free kernels "
               f"at {fit_no_workspace():.0%} of the FP32 rate (a tile of {fit_no_workspace_tile()} output channels; "
               "17-25x slower; `conv_fallback`, fitted at batch 1024, batch 256 held out). VGG-16 at batch 1024 "
               "under a cap, measured / tool (nothing fitted on them): "
               + "; ".join(f"{c['cap_gib']} GiB {c['time_s'] * 1e3:.0f} ms, tool {x:.2f}x" for c, x in capped_steps())
               + " (uncapped: 164 ms)."]
-    return "\n".join([*lines, *other_checks()]) + "\n"
+    return "\n".join([*lines, *transposes_section(), *other_checks()]) + "\n"
+
+
+def transposes_section() -> list[str]:
+    """docs/nchw.md's section on the H100's profiled transposes (bench.nchw_transposes)."""
+    from bench import nchw_transposes as t
+    from gpuadvisor.estimate import calibration as cal
+
+    env = json.loads(t.DATA.read_text())["env"]
+    rows = t.rows()
+    lines = ["", "## Which NCHW convolutions cuDNN transposes (an H100)", "",
+             f"{env['device']}, PyTorch {env['torch']}, cuDNN {env['cudnn']}, driver 580.159.04, 2026-12-06 "
+             "(`lab/nchw_transposes.py`, two calls; `lab/data/h100-nchw-transposes-2026-12-06/`): 27 convolutions of "
+             "VGG-16, ResNet-50, SD's UNet, R3D-18 and wav2vec2, bf16 (four also fp16), a forward and a training "
+             "call each, timed NCHW and channels-last and profiled kernel by kernel. Every convolution of a filter "
+             "wider than 1x1 (1-D, 2-D and 3-D) ran cuDNN's sm90 NHWC kernels between three transposes a pass "
+             "(nine in a training call), a strided 1x1 two, a 1x1 of stride 1 none (cutlass GEMMs on NCHW as it "
+             "is). The transposes are the whole NCHW cost: on the large shapes NCHW less channels-last is within "
+             "5 % of their profiled time. Priced (opcost.nchw_transpose_s) as each tensor read and written once, a "
+             f"kernel each, activations at {cal.NCHW_TRANSPOSE_BW_EFF:.0%} of copy bandwidth and filters at "
+             f"{cal.NCHW_FILTER_TRANSPOSE_BW_EFF:.0%}, fitted on two thirds of the shapes:", "",
+             "| shape | mode | dtype | transposes | profiled us | priced / profiled | held out |",
+             "|---|---|---|---:|---:|---:|---|"]
+    key = lambda r: (r["label"], r["mode"], r["dtype"])  # noqa: E731
+    priced = {key(r): x for r, x in t.ratios()}
+    for r in rows:
+        if key(r) in priced or r["transposes"]:
+            x = priced.get(key(r))
+            lines.append(f"| {r['label']} | {r['mode']} | {r['dtype']} | {r['transposes']} | "
+                         f"{r['transpose_s'] * 1e6:.1f} | {'-' if x is None else f'{x:.2f}'} | "
+                         f"{'yes' if t.held_out(r) else ''} |")
+    held = [x for _, x in t.ratios(held=True)]
+    lines += ["", f"Held out: {sum(0.8 <= x <= 1.25 for x in held)} of {len(held)} within 0.8x-1.25x "
+              f"({min(held):.2f}-{max(held):.2f}x; the smallest, wav2vec2's last convolution, runs its transposes at "
+              "about 6 us each whatever their size). With them priced, CONV_EFF's fit on the models' profiled "
+              "convolution time went 0.9 -> 1.1 (the NCHW UNets had held it down), the convolution class's mean "
+              "|log error| 0.151 -> 0.099, and R3D-18 (NCHW, out of sample) 0.78x-0.80x -> within."]
+    return lines
 
 
 EAGER = REPO / "lab" / "data" / "h200-eager-layers-2026-12-05" / "eager_layers.json"

@@ -67,6 +67,10 @@ class Architecture(_Strict):
     # generation's mma.sync, short of a peak that only the new asynchronous MMA reaches (Hopper's wgmma, data-center
     # Blackwell's tcgen05): convolutions then run at CONV_EFF of the GEMM rate, else at CONV_EFF_NATIVE_MMA
     conv_mma: Literal["native", "previous"] = "native"
+    # what cuDNN does with a 16-bit NCHW convolution: "transposed", profiled (its kernels are NHWC ones: the input,
+    # filter and output go to and from NHWC around each pass, but a 1x1 of stride 1, which runs as a GEMM on NCHW as
+    # it is; opcost.nchw_transpose_s), or "unmeasured" (NCHW_TRANSPOSE_PASSES, an assumption, over every one)
+    nchw_conv: Literal["transposed", "unmeasured"] = "unmeasured"
     sources: dict[str, str]
     notes: str
 
@@ -159,6 +163,29 @@ def convolves_on_native_mma(card: Any) -> bool | None:
         return table[arch_id]
     arch = architecture_of(card) if getattr(card, "architecture", None) else None
     return None if arch is None or not arch.matrix_units else arch.conv_mma == "native"
+
+
+def transposes_nchw_convolutions(card: Any) -> bool:
+    """Whether the card's architecture is one whose cuDNN NCHW convolutions were profiled as transposed around NHWC
+    kernels (its `nchw_conv`); False where unknown or unmeasured (the pricer's assumption then)."""
+    arch_id = getattr(card, "arch_id", None)
+    table = _nchw_conv_table()
+    if arch_id in table:
+        return table[arch_id]
+    arch = architecture_of(card) if getattr(card, "architecture", None) else None
+    return arch is not None and arch.nchw_conv == "transposed"
+
+
+@cache
+def _nchw_conv_table() -> dict[str, bool]:
+    from gpuadvisor.datacache import cached
+
+    path = shipped_catalog_dir() / ARCHITECTURES_FILE
+
+    def build() -> dict[str, bool]:
+        return {a.id: a.nchw_conv == "transposed" for a in load_architectures(path).values()}
+
+    return cached("nchw-conv", [path, Path(__file__)], build, lambda v: isinstance(v, dict) and bool(v))
 
 
 @cache

@@ -238,6 +238,13 @@ def _nchw_batch_norm() -> dict[str, float]:
     return {"NCHW_BN_CHANNEL_BPS": fwd, "NCHW_BN_CHANNEL_BPS_BWD": bwd}
 
 
+@fit("NCHW_TRANSPOSE_BW_EFF", "NCHW_FILTER_TRANSPOSE_BW_EFF")
+def _nchw_transposes() -> dict[str, float]:
+    from bench.nchw_transposes import fit as fit_transposes
+
+    return fit_transposes()
+
+
 @fit("NO_WORKSPACE_CONV_EFF")
 def _no_workspace_conv() -> dict[str, float]:
     from bench.nchw import fit_no_workspace

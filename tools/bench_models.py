@@ -63,7 +63,7 @@ def gemm_alignment_line() -> str:
         return f"{min(xs):.1f}-{max(xs):.1f}x"
 
     return (f"Unaligned bf16 GEMMs (H100, driver 580.159.04, {run['date_utc'][:10]}, "
-            f"lab/data/h100-gemm-align-2026-12-06): odd widths {span(gemm_alignment.ODD_CASES)} their padded twins, "
+            f"`lab/data/h100-gemm-align-*`): odd widths {span(gemm_alignment.ODD_CASES)} their padded twins, "
             f"even {span(gemm_alignment.EVEN_CASES)}.")
 
 

@@ -255,12 +255,17 @@ def nchw_summary() -> list[str]:
     ratio = nchw.capped_steps()[0][1]
     stem = [x for d in ("fp16", "bf16") for x in stems.forward_ratios(stems.wide_stems(d))]
     held = pools.ratios("forward", held=True) + pools.ratios("backward", held=True)
-    return ["## NCHW and few channels (2026-12-05)", "",
+    from bench import nchw_transposes
+
+    moved = [x for _, x in nchw_transposes.ratios(held=True)]
+    return ["## NCHW and few channels (2026-12-05, -06)", "",
             f"H200, driver 580.159.04: six timm steps NCHW took {min(rel):.2f}-{max(rel):.2f}x "
-            f"channels-last (same run); tool {min(tool):.2f}-{max(tool):.2f}x (capped {ratio:.2f}x). H100: ResNet "
+            f"channels-last; tool {min(tool):.2f}-{max(tool):.2f}x (capped {ratio:.2f}x). H100: ResNet "
             f"stem ({stems.versus_line()}) tool "
             f"{min(stem):.2f}-{max(stem):.2f}x; "
-            f"pools (held out) {min(held):.2f}-{max(held):.2f}x. [docs/nchw.md](docs/nchw.md).",
+            f"pools (held out) {min(held):.2f}-{max(held):.2f}x; NCHW transposes (held out) "
+            f"{sum(0.8 <= x <= 1.25 for x in moved)} of {len(moved)} within. "
+            "[docs/nchw.md](docs/nchw.md).",
             ""]
 
 
@@ -337,11 +342,11 @@ def host_kinds_line() -> str:
 
     r = host_kinds.inference_ratios()
     span = lambda *kinds: f"{min(r[k] for k in kinds):.1f}-{max(r[k] for k in kinds):.1f}x"  # noqa: E731
-    return (f"Host time per eager op (H100, 2026-12-06, x an add): view "
+    return (f"Host time per eager op (H100, x an add): view "
             f"{host_kinds.view_ratio():.2f}x (fit {cal.HOST_VIEW_OPS / cal.HOST_FWD_OPS_INFERENCE:.2f}x), GEMM "
             f"{span('linear', 'bmm')}, conv {span('conv3x3', 'conv1x1', 'conv_depthwise', 'conv3d', 'conv_transpose')}"
             ", "
-            f"batch norm {r['batch_norm']:.1f}x; as op weights, every step gate worse: unused.")
+            f"BN {r['batch_norm']:.1f}x; as op weights: gates worse, unused.")
 
 
 def four_gpu() -> list[str]:

@@ -93,10 +93,13 @@ class HardwareFigures:
     # whether cuDNN's convolutions run on the architecture's own full-rate MMA (catalog/architectures.yaml
     # `conv_mma`); None where the architecture is unknown: the calibration card's CONV_EFF then
     conv_native_mma: bool | None = None
+    # whether cuDNN's 16-bit NCHW convolutions on this architecture were profiled as transposed around NHWC kernels
+    # (catalog/architectures.yaml `nchw_conv`): opcost.nchw_transpose_s prices them, else NCHW_TRANSPOSE_PASSES
+    nchw_convs_transposed: bool = False
 
     @classmethod
     def from_card(cls, card: Any) -> HardwareFigures:
-        from gpuadvisor.architectures import convolves_on_native_mma
+        from gpuadvisor.architectures import convolves_on_native_mma, transposes_nchw_convolutions
 
         tf = {}
         for dt in ("fp16", "bf16", "tf32", "fp8", "int8"):
@@ -117,6 +120,7 @@ class HardwareFigures:
             boost_clock_mhz=getattr(card, "boost_clock_mhz", None),
             compute_capability=getattr(card, "compute_capability", None) if card.vendor == "nvidia" else None,
             conv_native_mma=convolves_on_native_mma(card),
+            nchw_convs_transposed=transposes_nchw_convolutions(card),
             **_reach_fields(card),
         )
 

@@ -14,8 +14,10 @@ shape (graph.SHAPE_KINDS: a convolution's batch, channels, kernel, groups, layou
   (GROUP_MMA_CHANNELS); depthwise ones (1-3 channels per group: no tensor-core path) run on CUDA cores or at
   DEPTHWISE_BW_EFF of bandwidth, except the NCHW ones PyTorch keeps from cuDNN (cudnn_depthwise: bf16 always, fp16
   below 32 channels and most stride-2 shapes), which run its own kernels at NATIVE_DEPTHWISE_*_EFF of the FP32
-  rate; NCHW tensors in 16-bit are transposed to NHWC and back around every cuDNN call, and where the card
-  cannot hold those copies cuDNN runs a workspace-free kernel instead (conv_fallback).
+  rate; NCHW tensors in 16-bit are transposed to NHWC and back around a cuDNN call (nchw_transpose_s: each tensor
+  read and written once, as an H100 profiled it, but a 1x1 of stride 1, which reads NCHW as it is; an unprofiled
+  architecture, NCHW_TRANSPOSE_PASSES), and where the card cannot hold those copies cuDNN runs a workspace-free
+  kernel instead (conv_fallback).
 * attention: FlashAttention's FLOPs (causal triangle halved) at kernels.attention_rate.
 * recurrent (cuDNN LSTM/GRU): the input projections of all steps as one GEMM, then one small GEMM per
   time step and layer, never faster than RNN_STEP_FLOOR_S where each step is launched on its own, or its
@@ -114,6 +116,9 @@ class Rates:
     sm_headroom: float = 1.0  # the H100's achieved bytes/s per SM over this card's: on latency-bound streams
     # cuDNN's convolutions run on the architecture's own full-rate MMA (HardwareFigures.conv_native_mma): conv_eff
     conv_native_mma: bool = False
+    # cuDNN's 16-bit NCHW convolutions profiled as transposed around NHWC kernels on this architecture
+    # (HardwareFigures.nchw_convs_transposed): nchw_transpose_s, else NCHW_TRANSPOSE_PASSES over the tensors
+    nchw_transposed: bool = False
     # the step's tensors are NCHW (its convolutions are): train-mode batch norms reduce a channel per block, and
     # pooling kernels run their NCHW variants
     nchw_norms: bool = False
@@ -144,7 +149,8 @@ class Rates:
             if bandwidth and gpu_figures.compute_units else 1.0
         return cls(gemm, bandwidth, gpu_figures.compute_units, gpu_figures.source, conv,
                    gpu_figures.op_scale("depthwise_bw_eff") or 1.0,
-                   stream, ramp, headroom, bool(gpu_figures.conv_native_mma), thread_scale=_thread_scale(gpu_figures),
+                   stream, ramp, headroom, bool(gpu_figures.conv_native_mma), gpu_figures.nchw_convs_transposed,
+                   thread_scale=_thread_scale(gpu_figures),
                    compute_capability=gpu_figures.compute_capability)
 
     def streamed_efficiency(self, calibration_efficiency: float, cls: str = "") -> float:
@@ -574,7 +580,9 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
     nchw_16bit = shape.layout is TensorLayout.NCHW and op.dtype in ("bf16", "fp16")
     if nchw_16bit and conv_fallback.falls_back(op, shape, r.conv_room):  # no room for its NHWC copies
         return max(conv_fallback.fallback_s(op, shape, r.cuda_core_rate(rate)), t_mem)
-    extra = cal.NCHW_TRANSPOSE_PASSES * t_mem if nchw_16bit else 0.0  # cuDNN transposes NCHW in and out of NHWC
+    extra = 0.0  # cuDNN transposes NCHW in and out of NHWC
+    if nchw_16bit:
+        extra = nchw_transpose_s(op, shape, r) if r.nchw_transposed else cal.NCHW_TRANSPOSE_PASSES * t_mem
     per_group = min(c, k) / groups if groups > 1 else 0.0
     if per_group >= 4 and nchw_16bit:
         return _nchw_grouped_s(op, shape, r, rate, t_mem)
@@ -595,18 +603,42 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
         lifted = r.depthwise_scale == 1.0 and op.phase is not Phase.BACKWARD
         depthwise_eff = r.streamed_efficiency(cal.DEPTHWISE_BW_EFF) if lifted else cal.DEPTHWISE_BW_EFF
         return max(op.flops / cuda_rate, t_mem / (depthwise_eff * r.depthwise_scale)) + extra
-    if c % 8:  # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads
+    stem = bool(c % 8)
+    if stem:  # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads; its kernels'
+        # rate is measured against the GEMM rate (stem_slowdown), not the other convolutions' CONV_EFF
         rate /= stem_slowdown(shape, op.dtype)
         c = math.ceil(c / 8) * 8
     # the implicit GEMM's compute only: its A operand is the input read in place (each element once per filter
     # tap from shared memory and L2), never the im2col matrix gemm_time's memory term would charge; the
     # convolution's own tensors at bandwidth are the floor below
-    t = _implicit_gemms_s(op, shape, r, rate, c, k, forward=op.phase is Phase.FORWARD) + _bias_grad_s(op, shape, r)
+    t = (_implicit_gemms_s(op, shape, r, rate, c, k, forward=op.phase is Phase.FORWARD, of_gemm_rate=stem)
+         + _bias_grad_s(op, shape, r))
     return max(t, t_mem) + extra
 
 
+def nchw_transpose_s(op: Op, shape: ConvShape, r: Rates) -> float:
+    """The layout transposes cuDNN runs around a 16-bit NCHW convolution (but a 1x1 of stride 1, whose kernels read
+    NCHW as it is): each pass (a forward, each gradient of a backward) takes its input and output (or their
+    gradients) to or from NHWC, and a filter wider than 1x1 (a 1x1's layout is the same either way), each read and
+    written once by a kernel of its own: the activations at NCHW_TRANSPOSE_BW_EFF of copy bandwidth, the filter at
+    NCHW_FILTER_TRANSPOSE_BW_EFF (an H100's profiles, lab/data/h100-nchw-transposes-2026-12-06)."""
+    taps = shape.kernel_height * shape.kernel_width
+    if (taps <= 1 and shape.stride <= 1) or not r.bandwidth:
+        return 0.0
+    element = _BYTES.get(op.dtype, 2.0)
+    moved = [(shape.batch * shape.in_channels * shape.in_height * shape.in_width * element, cal.NCHW_TRANSPOSE_BW_EFF),
+             (shape.batch * shape.out_channels * shape.out_height * shape.out_width * element,
+              cal.NCHW_TRANSPOSE_BW_EFF)]
+    if taps > 1:
+        filters = shape.out_channels * shape.in_channels / max(shape.groups, 1.0) * taps * element
+        moved.append((filters, cal.NCHW_FILTER_TRANSPOSE_BW_EFF))
+    one_pass = sum(max(cal.OP_KERNEL_FLOOR_S, 2 * nbytes / (r.bandwidth * eff)) for nbytes, eff in moved)
+    return _passes(op, shape) * one_pass
+
+
 def stem_slowdown(shape: ConvShape, dtype: str) -> float:
-    """How much slower than its 8-channel padding a convolution of misaligned input channels (an image stem) runs:
+    """How much slower than the GEMM rate on its 8-channel padding a convolution of misaligned input channels (an
+    image stem) runs:
     a 16-bit one of a 7x7 filter or wider that overlaps (ResNet's stem; not a ViT's patchify) by its dtype's
     WIDE_STEM_SLOWDOWN (cuDNN's fp16 first-layer kernels, which bf16 lacks: an H100's ResNet stem takes 0.61-0.68 ms
     in fp16, 1.84-1.86 in bf16, lab/data/h100-conv-stem-2026-12-05), a 16-bit patchify (a filter of 4 or more
@@ -621,15 +653,18 @@ def stem_slowdown(shape: ConvShape, dtype: str) -> float:
 
 
 def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float, k: float, *,
-                      forward: bool) -> float:
+                      forward: bool, of_gemm_rate: bool = False) -> float:
     """One convolution's (or one group's: `c`, `k` its channels) implicit GEMMs on tensor cores: the forward's,
-    or the backward's input gradient, weight gradient or both (the shape's gradients)."""
+    or the backward's input gradient, weight gradient or both (the shape's gradients); at `rate` times the
+    convolutions' efficiency, or at `rate` as it is where it is already a convolution's own (`of_gemm_rate`: an
+    image stem's, stem_slowdown)."""
     n, h, w, oh, ow = shape.batch, shape.in_height, shape.in_width, shape.out_height, shape.out_width
     taps = shape.kernel_height * shape.kernel_width
     data, weight = (n * h * w, c, k * taps), (k, c * taps, n * oh * ow)  # the input's gradient, the weight's
     passes = [(n * oh * ow, k, c * taps)] if forward else [
         p for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight)) if shape.gradients & grad]
-    conv_rate = rate * r.conv_eff * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's scale where measured
+    conv_rate = rate * (1.0 if of_gemm_rate else r.conv_eff) * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's
+    # scale where measured
     # each pass a kernel of fixed time (launch, prologue, the last wave's tail) beside its FLOPs
     return sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
                                  k_ramp=cal.CONV_K_RAMP * r.ramp_scale) + cal.CONV_PASS_FIXED_S

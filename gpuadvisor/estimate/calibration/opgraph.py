@@ -38,6 +38,14 @@ NORM_FIT = ("coordinate descent over grids of the six norm constants against the
             "(bench.models.fit_gpu_constants)")
 
 STEMS = "lab/data/h100-conv-stem-2026-12-05 (lab/conv_stem.py)"
+NCHW_TRANSPOSES = "lab/data/h100-nchw-transposes-2026-12-06 (lab/nchw_transposes.py)"
+NCHW_TRANSPOSES_FIT = ("the grid pair (0.05 steps) with the least mean |log(priced / profiled)| time of the transposes "
+                       "(each transposed tensor read and written once, a kernel each) over two thirds of 22 shapes of "
+                       "VGG-16, ResNet-50, SD's UNet and "
+                       "R3D-18, forward and training, bf16 and fp16 (bench.nchw_transposes.fit); every third shape "
+                       "held out. Was NCHW_TRANSPOSE_PASSES, 1.0 pass over every NCHW convolution's tensors, "
+                       "assumed: the H100 shows three transposes a pass for a filter wider than 1x1 and none for "
+                       "a 1x1, whose kernels read NCHW")
 
 #: PyTorch's 2-D pooling kernels on the calibration H100 (opcost.pool_work_s): (kind, direction, layout) ->
 #: (picoseconds an element, picoseconds more per tap it visits); an element is an output of a forward, an input of a
@@ -55,11 +63,14 @@ CONSTANTS = (
     Constant("OP_KERNEL_FLOOR_S", 2.5e-6, "s", "GPU time of the smallest kernel of an eager step (launch, ramp, tail)",
              "gpu.KERNEL_FLOOR_S (3.4 us inside a CUDA graph, H100)", Method.ASSUMPTION,
              "a graph's floor less its gaps; not measured on its own"),
-    Constant("CONV_EFF", 0.9, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
+    Constant("CONV_EFF", 1.1, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
              Method.FITTED, CONV_FIT + "; 0.6 -> 0.9 with CONV_PASS_FIXED_S, once a convolution's bias add was "
              "traced as the elementwise kernel it is (2026-12-05): VGG-16's convolutions, priced 1.6-1.9x of their "
-             "profiled time, had hidden it"),
-    Constant("CONV_PASS_FIXED_S", 6e-6, "s", "each implicit-GEMM pass of a convolution (forward, input or weight "
+             "profiled time, had hidden it; 0.9 -> 1.1 (and CONV_PASS_FIXED_S 6 -> 7 us) once the H100's NCHW "
+             "transposes were profiled (2026-12-06, NCHW_TRANSPOSE_BW_EFF): the NCHW UNets' convolutions, priced "
+             "one pass of transposes where their 3x3 ones run about three, had held it down (the fit is flat from "
+             "1.05 to 1.1: 0.0994 against 0.0987), and an image stem's rate was taken off it (stem_slowdown)"),
+    Constant("CONV_PASS_FIXED_S", 7e-6, "s", "each implicit-GEMM pass of a convolution (forward, input or weight "
              "gradient): its kernel's fixed time beside its FLOPs (launch, prologue, the last wave's tail)", MODELS,
              Method.FITTED, CONV_FIT),
     Constant("CONV_EFF_NATIVE_MMA", 1.0, "fraction", "implicit-GEMM convolutions against the large-GEMM rate where "
@@ -70,12 +81,19 @@ CONSTANTS = (
              "the calibration split's vision rows (timm's RTX 3090 tables, NVIDIA's ResNet-50 on A100, V100 and T4; "
              "the RTX 4090 held out whole), the other constants as in the table (bench.cross_card.fit_conv_native)",
              held_out=True),
-    Constant("NCHW_TRANSPOSE_PASSES", 1.0, "passes", "extra passes over a 16-bit NCHW convolution's tensors "
-             "(cuDNN runs 16-bit convolutions in NHWC and transposes around them)", "-", Method.ASSUMPTION,
-             "every validation CNN runs channels-last; VGG-16's convolutions on an H200 measure 3.3 (batch 1024; "
-             "3.6 at 256: bench.nchw.transpose_passes), but at 3.3 the H100's SD UNet convolutions move CONV_EFF's "
-             "fit to 0.7 and the op-graph gates fail, and timm's RTX 3090/4090 NCHW inference would come out 0.6x: "
-             "which shapes cuDNN transposes on which architecture is not known, so 1.0 stays"),
+    Constant("NCHW_TRANSPOSE_PASSES", 1.0, "passes", "extra passes over a 16-bit NCHW convolution's tensors on an "
+             "architecture whose cuDNN NCHW convolutions were not profiled (catalog/architectures.yaml nchw_conv: "
+             "unmeasured; a profiled one, the H100's, prices each transpose: NCHW_TRANSPOSE_BW_EFF)", "-",
+             Method.ASSUMPTION, "the H100's profile (three transposes a pass, 2.8-3.4 passes over input and output "
+             "on large tensors, none on a 1x1 of stride 1) is not applied elsewhere: on timm's RTX 3090/4090 NCHW "
+             "rows it left 31 of 36 within 0.8x-1.25x against 35 of 36 at this pass (mean |log| 0.109 against "
+             "0.100), so whether cuDNN transposes there, and which shapes, is not known"),
+    Constant("NCHW_TRANSPOSE_BW_EFF", 0.7, "fraction", "cuDNN's layout transposes around a 16-bit NCHW "
+             "convolution of a filter wider than 1x1 (each activation it reads or writes to or from NHWC, once a "
+             "pass): their rate against the achieved copy bandwidth (opcost.nchw_transpose_s)", NCHW_TRANSPOSES,
+             Method.FITTED, NCHW_TRANSPOSES_FIT),
+    Constant("NCHW_FILTER_TRANSPOSE_BW_EFF", 0.25, "fraction", "the same transposes' rate on the filter (KCRS to "
+             "KRSC: rows as short as its taps)", NCHW_TRANSPOSES, Method.FITTED, NCHW_TRANSPOSES_FIT),
     Constant("NO_WORKSPACE_CONV_EFF", 0.68, "fraction", "a 16-bit NCHW convolution whose NHWC copies do not fit "
              "beside what is alive (conv_fallback.falls_back): cuDNN's workspace-free kernel, its FLOPs against the "
              "FP32 FMA rate the pricer reads, at 128 or more output channels", CONV_WORKSPACE, Method.FITTED,
@@ -101,20 +119,23 @@ CONSTANTS = (
              "GEMMs pipeline the filter taps, so short reductions cost less than a cuBLAS GEMM's", MODELS,
              Method.ASSUMPTION, "set by hand: 0-200 move the convolution class's mean |log error| by under 0.02 "
              "(tests/data/models-h100.json, calibration split)"),
-    Constant("WIDE_STEM_SLOWDOWN_FP16", 2.0, "x", "rate divisor, against its 8-channel padding, of an fp16 "
+    Constant("WIDE_STEM_SLOWDOWN_FP16", 2.25, "x", "rate divisor, against its 8-channel padding, of an fp16 "
              "convolution of 3 input channels with a 7x7 filter or wider (ResNet's stem): cuDNN's fp16 first-layer "
-             "kernels (opcost.stem_slowdown)", STEMS, Method.MEASURED, "the grid value (0.5-6 by 0.25) with the least "
+             "kernels (opcost.stem_slowdown)", STEMS, Method.MEASURED, "the grid value (0.5-10 by 0.25) with the least "
              "mean |log(priced / measured)| over the forward calls of that stem at batch 256 on an H100, two runs "
              "(0.61 and 0.68 ms; bench.stems.fit_wide_stems); was MISALIGNED_SLOWDOWN's 3.0, which priced them 2.2x "
-             "too slow; 1.5 -> 2.0 with CONV_EFF 0.6 -> 0.9 (the same calls, refitted)"),
-    Constant("WIDE_STEM_SLOWDOWN_BF16", 6.0, "x", "the same for a bf16 one, which has no first-layer kernel of its "
+             "too slow; 1.5 -> 2.0 with CONV_EFF 0.6 -> 0.9 (the same calls, refitted), 2.0 -> 2.25 once "
+             "measured against the GEMM rate (CONV_EFF no longer applies to a stem)"),
+    Constant("WIDE_STEM_SLOWDOWN_BF16", 6.75, "x", "the same for a bf16 one, which has no first-layer kernel of its "
              "own", STEMS, Method.MEASURED, "the same grid and fit over its bf16 calls (1.84 and 1.86 ms); "
-             "MISALIGNED_SLOWDOWN's 3.0 priced them 0.74x; 4.0 -> 6.0 with CONV_EFF 0.6 -> 0.9"),
-    Constant("PATCHIFY_SLOWDOWN", 6.5, "x", "how much slower than its 8-channel padding a 16-bit patchify of 3 "
+             "MISALIGNED_SLOWDOWN's 3.0 priced them 0.74x; 4.0 -> 6.0 with CONV_EFF 0.6 -> 0.9, 6.0 -> 6.75 once "
+             "measured against the GEMM rate"),
+    Constant("PATCHIFY_SLOWDOWN", 7.25, "x", "how much slower than its 8-channel padding a 16-bit patchify of 3 "
              "channels runs (a filter of 4 or more whose stride is its width: ViT's 16x16/16; opcost.stem_slowdown)",
-             STEMS, Method.MEASURED, "the grid value (0.5-6 by 0.25) with the least mean |log(priced / measured)| "
+             STEMS, Method.MEASURED, "the grid value (0.5-10 by 0.25) with the least mean |log(priced / measured)| "
              "over ViT's 16x16/16 patchify forward calls on an H100, fp16 and bf16, 3 channels (bench.stems."
-             "fit_patchify); ConvNeXt's 4x4/4 stem is held out and checks it"),
+             "fit_patchify); ConvNeXt's 4x4/4 stem is held out and checks it; 6.5 -> 7.25 against the GEMM rate "
+             "(CONV_EFF 0.9 no longer applies to a stem)"),
     Constant("NATIVE_DEPTHWISE_FWD_EFF", 0.037, "fraction", "an NCHW depthwise convolution's forward that "
              "PyTorch runs with its own CUDA kernels (opcost.cudnn_depthwise: bf16 always, fp16 below 32 channels "
              "and most stride-2 shapes): its FLOPs against the FP32 FMA rate the pricer reads (datasheet x MFU)",
