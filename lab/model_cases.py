@@ -115,6 +115,13 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     ("timm:beit_base_patch16_224", (32,), (64,), {}),
     ("hf:roberta-base", (8, 32), (8, 32), {"seq": 512}),
     ("hf:vit-base-patch16-224", (32,), (64,), {}),
+    # added 2026-12-06 (third batch), estimates committed before any run, after the H100's NCHW transposes were
+    # profiled: CNNs as users run them by default, in NCHW (3x3, 1x1, strided, depthwise and (2+1)-D convolutions)
+    ("torchvision:resnet50", (64,), (128,), {}),
+    ("torchvision:densenet121", (32,), (64,), {}),
+    ("torchvision:vgg16", (32,), (64,), {}),
+    ("timm:efficientnet_b0", (64,), (128,), {}),
+    ("torchvision:r2plus1d_18", (8,), (16,), {}),
 ]
 #: the recurrent ones (bench.unseen.family): the LSTM and GRU models written for the issue "Every card"
 RECURRENT_UNSEEN = frozenset(spec for spec, *_ in UNSEEN_MODELS
