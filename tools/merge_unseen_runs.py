@@ -51,6 +51,9 @@ RNN_PROBE = sorted((ROOT / "lab" / "data" / "h100-rnn-probe-2026-12-06").glob("r
 #: (lab/data/h100-unseen-broad-2026-12-06/predicted.json), two passes of 20 steps in opposite orders (2026-12-06):
 #: cases this file adds
 BROAD = sorted((ROOT / "lab" / "data" / "h100-unseen-broad-2026-12-06").glob("broad-[0-9].json"))
+#: the third batch (five CNNs in NCHW), estimated before they ran (lab/data/h100-nchw-unseen-2026-12-06/predicted.json),
+#: two passes of 20 steps in opposite orders (2026-12-06): cases this file adds
+NCHW = sorted((ROOT / "lab" / "data" / "h100-nchw-unseen-2026-12-06").glob("nchw-[0-9].json"))
 
 
 def _key(case: dict[str, Any]) -> tuple[str, str, int]:
@@ -59,11 +62,11 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
-    POOLS', ROWS', HOST's, KERNELS', RNN_PROBE's and BROAD's) where more than one did (a recurrent case always), and
-    ADDED's cases appended."""
+    POOLS', ROWS', HOST's, KERNELS', RNN_PROBE's, BROAD's and NCHW's) where more than one did (a recurrent case
+    always), and ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS, *RNN_PROBE, *BROAD):
+    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS, *RNN_PROBE, *BROAD, *NCHW):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
