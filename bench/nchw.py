@@ -293,7 +293,10 @@ def transposes_section() -> list[str]:
              "call each, timed NCHW and channels-last and profiled kernel by kernel. Every convolution of a filter "
              "wider than 1x1 (1-D, 2-D and 3-D) ran cuDNN's sm90 NHWC kernels between three transposes a pass "
              "(nine in a training call), a strided 1x1 two, a 1x1 of stride 1 none (cutlass GEMMs on NCHW as it "
-             "is). The transposes are the whole NCHW cost: on the large shapes NCHW less channels-last is within "
+             "is, as fast as channels-last where a sample's pixels are a multiple of 8; a third call of 1x1 "
+             "convolutions on 14x14, 7x7, 17x17 and 35x35 maps ran their forward "
+             f"{cal.NCHW_1X1_UNALIGNED_SLOWDOWN:.1f}x slower, the median, NCHW_1X1_UNALIGNED_SLOWDOWN). The "
+             "transposes are the rest of the NCHW cost: on the large shapes NCHW less channels-last is within "
              "5 % of their profiled time. Priced (opcost.nchw_transpose_s) as each tensor read and written once, a "
              f"kernel each, activations at {cal.NCHW_TRANSPOSE_BW_EFF:.0%} of copy bandwidth and filters at "
              f"{cal.NCHW_FILTER_TRANSPOSE_BW_EFF:.0%}, fitted on two thirds of the shapes:", "",

@@ -23,6 +23,9 @@ DIR = REPO / "lab" / "data" / "h100-nchw-transposes-2026-12-06"
 DATA = DIR / "nchw_transposes.json"
 #: a second call the same day: 1-D convolutions (wav2vec2's) and a strided 1x1, every row held out
 SECOND = DIR / "nchw_transposes_second.json"
+#: a third call: 1x1 convolutions of stride 1 across ResNet-50's and Inception's map sizes (NCHW against
+#: channels-last time; NCHW_1X1_UNALIGNED_SLOWDOWN)
+ONE_BY_ONE = DIR / "nchw_1x1.json"
 CARD = "H100 SXM"
 
 
@@ -103,3 +106,22 @@ def ratios(held: bool | None = None) -> list[tuple[dict[str, Any], float]]:
 
     return [(r, priced_s(r, cal.NCHW_TRANSPOSE_BW_EFF, cal.NCHW_FILTER_TRANSPOSE_BW_EFF) / r["transpose_s"])
             for r in rows() if transposed(r) and (held is None or held_out(r) == held)]
+
+
+def one_by_one_ratios(*, aligned: bool) -> list[tuple[str, float]]:
+    """(shape, NCHW / channels-last forward time) of the third call's 1x1 convolutions whose pixels a sample are
+    (`aligned`) or are not a multiple of 8."""
+    rows = json.loads(ONE_BY_ONE.read_text())["rows"]
+    by = {(r["label"], r["layout"]): r for r in rows if r["mode"] == "forward"}
+    out = []
+    for (label, layout), r in by.items():
+        if layout == "nchw" and (math.prod(r["spatial"]) % 8 == 0) == aligned:
+            out.append((label, r["time_s"] / by[(label, "channels_last")]["time_s"]))
+    return out
+
+
+def unaligned_1x1_slowdown() -> float:
+    """NCHW_1X1_UNALIGNED_SLOWDOWN: the median forward ratio of the unaligned shapes, to 0.1."""
+    import statistics
+
+    return round(statistics.median(x for _, x in one_by_one_ratios(aligned=False)), 1)

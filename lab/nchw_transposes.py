@@ -61,6 +61,16 @@ SHAPES_1D = [
 SHAPES_EXTRA_2D = [
     ("resnet50 1x1 s2 512->1024", 64, 512, (28, 28), 1024, 1, 2, 0),
 ]
+#: NCHW 1x1 convolutions of stride 1 (no transposes: cuDNN runs them as GEMMs on NCHW as it is) across the spatial
+#: sizes and channel pairs of ResNet-50's and Inception's stages, added after the first NCHW batch's ResNet-50 came
+#: out 0.81x: one of the first call's 1x1 shapes (14x14) ran 4x slower in NCHW than channels-last
+SHAPES_1X1 = [
+    (f"1x1 {c}->{k} {size}x{size}", 64, c, (size, size), k, 1, 1, 0)
+    for size, pairs in ((56, ((64, 256), (256, 64))), (28, ((128, 512), (512, 128))),
+                        (14, ((256, 1024), (1024, 256))), (7, ((512, 2048), (2048, 512))),
+                        (17, ((768, 192), (192, 768))), (35, ((288, 64), (64, 288))))
+    for c, k in pairs
+]
 FP16_TOO = {"vgg conv3_2", "resnet50 3x3 64", "unet 320 b16", "unet 1280 b16"}
 
 
@@ -136,10 +146,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--second", action="store_true", help="only the shapes added after the first run")
+    ap.add_argument("--third", action="store_true", help="only the 1x1 convolutions of stride 1 (SHAPES_1X1)")
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     rows = []
-    for shape in SHAPES_1D + SHAPES_EXTRA_2D if a.second else SHAPES_2D + SHAPES_3D:
+    shapes = SHAPES_1X1 if a.third else SHAPES_1D + SHAPES_EXTRA_2D if a.second else SHAPES_2D + SHAPES_3D
+    for shape in shapes:
         for dtype in (torch.bfloat16, torch.float16) if shape[0] in FP16_TOO else (torch.bfloat16,):
             got = measure(*shape, dtype)
             rows += got

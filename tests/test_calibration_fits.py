@@ -238,6 +238,13 @@ def _nchw_batch_norm() -> dict[str, float]:
     return {"NCHW_BN_CHANNEL_BPS": fwd, "NCHW_BN_CHANNEL_BPS_BWD": bwd}
 
 
+@fit("NCHW_1X1_UNALIGNED_SLOWDOWN")
+def _nchw_unaligned_1x1() -> dict[str, float]:
+    from bench.nchw_transposes import unaligned_1x1_slowdown
+
+    return {"NCHW_1X1_UNALIGNED_SLOWDOWN": unaligned_1x1_slowdown()}
+
+
 @fit("NCHW_TRANSPOSE_BW_EFF", "NCHW_FILTER_TRANSPOSE_BW_EFF")
 def _nchw_transposes() -> dict[str, float]:
     from bench.nchw_transposes import fit as fit_transposes

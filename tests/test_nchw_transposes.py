@@ -89,3 +89,20 @@ def test_an_unprofiled_architecture_keeps_the_assumed_pass():
     nhwc = opcost.op_time(_conv(64, 256, 56, 256, 1, nhwc=True), rates)
     assert opcost.op_time(op, rates) == pytest.approx(nhwc + cal.NCHW_TRANSPOSE_PASSES * (op.read + op.written)
                                                       / rates.bandwidth)
+
+
+def test_an_nchw_1x1_runs_as_fast_as_channels_last_only_on_aligned_maps():
+    """The third call: a 1x1 of stride 1 on 56x56 or 28x28 maps runs NCHW within 10 % of channels-last; on 14x14, 7x7,
+    17x17 and 35x35 (pixels not a multiple of 8) its forward takes NCHW_1X1_UNALIGNED_SLOWDOWN's median of them."""
+    aligned = [x for _, x in transposes.one_by_one_ratios(aligned=True)]
+    unaligned = [x for _, x in transposes.one_by_one_ratios(aligned=False)]
+    assert len(aligned) == 4 and all(0.9 <= x <= 1.11 for x in aligned)
+    assert len(unaligned) == 8 and sum(0.8 <= x / cal.NCHW_1X1_UNALIGNED_SLOWDOWN <= 1.25 for x in unaligned) >= 6
+    rates = opcost.Rates.of(models.hardware())
+    for size, slowed in ((56, False), (14, True), (7, True)):
+        op, cl = (_conv(64, 1024, size, 256, 1, nhwc=nhwc) for nhwc in (False, True))
+        ratio = opcost.op_time(op, rates) / opcost.op_time(cl, rates)
+        assert ratio == pytest.approx(cal.NCHW_1X1_UNALIGNED_SLOWDOWN if slowed else 1.0, rel=0.02), size
+        bwd = replace(op, name="convolution_backward", phase=Phase.BACKWARD, shape=(*op.shape[:-1], 3.0))
+        bwd_cl = replace(cl, name="convolution_backward", phase=Phase.BACKWARD, shape=(*cl.shape[:-1], 3.0))
+        assert opcost.op_time(bwd, rates) == pytest.approx(opcost.op_time(bwd_cl, rates))

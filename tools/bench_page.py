@@ -650,8 +650,10 @@ def main(argv: list[str] | None = None) -> int:
                    "read by the fits channels-last only): 9 of 10 within 0.8x-1.25x, R(2+1)D-18's training 0.73x; "
                    "the estimator before the transposes, on the same graphs, 9 of 10 too but mean |log| 0.18 against "
                    "0.125 and worst 0.62x (VGG-16 0.80x-0.84x -> 0.92x-0.96x, R(2+1)D-18 0.62x/0.81x -> 0.73x/0.99x, "
-                   "ResNet-50 0.83x-0.84x -> 0.81x-0.82x: its NCHW 1x1 convolutions run as GEMMs that are slow at "
-                   "14x14, which is not priced)."
+                   "ResNet-50 0.83x-0.84x -> 0.81x-0.82x). ResNet-50's NCHW 1x1 convolutions on 14x14 and 7x7 maps "
+                   "then ran 1.8x their channels-last time in a sweep of 1x1 convolutions (`--third`: a map whose "
+                   "pixels are not a multiple of 8 gets an older GEMM on misaligned rows, or transposes), priced "
+                   "since (NCHW_1X1_UNALIGNED_SLOWDOWN): ResNet-50 0.81x-0.82x -> 0.83x-0.84x, the rest unchanged."
                    "\n\n" + unseen.table(unseen.evaluate(), _probed())
                    + "\n\n## cuDNN RNN calls\n\nOne `nn.LSTM`/`nn.GRU` call on an H200 (`lab/rnn_calls.py`, "
                    "`lab/data/h200-rnn-2026-11-27/`), priced by the recurrent formula whose per-call constants were "

@@ -613,7 +613,17 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
     # convolution's own tensors at bandwidth are the floor below
     t = (_implicit_gemms_s(op, shape, r, rate, c, k, forward=op.phase is Phase.FORWARD, of_gemm_rate=stem)
          + _bias_grad_s(op, shape, r))
+    if nchw_16bit and r.nchw_transposed and op.phase is Phase.FORWARD and nchw_unaligned_1x1(shape):
+        t *= cal.NCHW_1X1_UNALIGNED_SLOWDOWN
     return max(t, t_mem) + extra
+
+
+def nchw_unaligned_1x1(shape: ConvShape) -> bool:
+    """A 1x1 convolution of stride 1 whose pixels a sample (the GEMM's width on NCHW as it is) are not a multiple of
+    8: cuDNN gives it an older GEMM on misaligned rows, or transposes and an NHWC kernel (an H100's profiles,
+    lab/data/h100-nchw-transposes-2026-12-06/nchw_1x1.json: ResNet-50's 14x14 and 7x7 stages, Inception's 17x17)."""
+    pixels = shape.out_height * shape.out_width
+    return shape.kernel_height * shape.kernel_width <= 1 and shape.stride <= 1 and pixels % 8 != 0
 
 
 def nchw_transpose_s(op: Op, shape: ConvShape, r: Rates) -> float:

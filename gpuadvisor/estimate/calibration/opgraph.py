@@ -88,6 +88,14 @@ CONSTANTS = (
              "on large tensors, none on a 1x1 of stride 1) is not applied elsewhere: on timm's RTX 3090/4090 NCHW "
              "rows it left 31 of 36 within 0.8x-1.25x against 35 of 36 at this pass (mean |log| 0.109 against "
              "0.100), so whether cuDNN transposes there, and which shapes, is not known"),
+    Constant("NCHW_1X1_UNALIGNED_SLOWDOWN", 1.8, "x", "the forward of a 16-bit NCHW 1x1 convolution of stride 1 "
+             "whose pixels a sample are not a multiple of 8, against its channels-last time, on an architecture "
+             "whose NCHW convolutions were profiled (opcost.nchw_unaligned_1x1: an older GEMM on misaligned rows, or "
+             "transposes around an NHWC kernel); its backward is not slowed (0.83x-1.73x, median 1.1x)",
+             NCHW_TRANSPOSES, Method.MEASURED, "the median over the eight such shapes of lab/nchw_transposes.py "
+             "--third on an H100 (14x14, 7x7, 17x17 and 35x35 maps, batch 64: 0.91x-2.17x; bench.nchw_transposes."
+             "unaligned_1x1_slowdown), rounded to 0.1; the NCHW CNNs of lab/data/h100-nchw-unseen-2026-12-06 and the "
+             "H200's NCHW ResNet-50 check it"),
     Constant("NCHW_TRANSPOSE_BW_EFF", 0.7, "fraction", "cuDNN's layout transposes around a 16-bit NCHW "
              "convolution of a filter wider than 1x1 (each activation it reads or writes to or from NHWC, once a "
              "pass): their rate against the achieved copy bandwidth (opcost.nchw_transpose_s)", NCHW_TRANSPOSES,
