@@ -106,3 +106,22 @@ def test_an_nchw_1x1_runs_as_fast_as_channels_last_only_on_aligned_maps():
         bwd = replace(op, name="convolution_backward", phase=Phase.BACKWARD, shape=(*op.shape[:-1], 3.0))
         bwd_cl = replace(cl, name="convolution_backward", phase=Phase.BACKWARD, shape=(*cl.shape[:-1], 3.0))
         assert opcost.op_time(bwd, rates) == pytest.approx(opcost.op_time(bwd_cl, rates))
+
+
+def test_an_nchw_step_says_what_channels_last_would_save():
+    """The NCHW batch's ResNet-50 (unseen graphs): the note's figure is the GPU time the channels-last graph lacks."""
+    from bench import unseen
+    from bench.models import workload
+    from gpuadvisor.estimate import estimate_compute
+    from gpuadvisor.estimate.graph_estimate import workload_graph
+
+    gpu_figures = models.hardware()
+    with unseen.stored_graphs():
+        steps = {cl: opcost.step_time(workload_graph(workload({"spec": "torchvision:resnet50", "mode": "inference",
+                                                                 "batch": 128, "channels_last": cl})), gpu_figures)
+                 for cl in (False, True)}
+        notes = {cl: estimate_compute(workload({"spec": "torchvision:resnet50", "mode": "inference", "batch": 128,
+                                                "channels_last": cl}), gpu_figures).notes for cl in (False, True)}
+    saved = steps[False].device_s - steps[True].device_s
+    assert steps[True].nchw_s == 0.0 and steps[False].nchw_s == pytest.approx(saved, rel=0.1)
+    assert [n for n in notes[False] if "NCHW layout" in n] and not [n for n in notes[True] if "NCHW layout" in n]

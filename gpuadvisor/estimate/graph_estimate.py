@@ -140,6 +140,11 @@ def graph_compute(workload: Workload, gpu_figures: HardwareFigures,
         notes.append(f"host-bound: eager PyTorch dispatches {g.host_ops} ops a step ({st.host_s * 1e3:.1f} ms of host "
                      f"time against {st.device_s * 1e3:.1f} ms of GPU time); a larger batch, CUDA graphs or "
                      "torch.compile would raise throughput")
+    if st.nchw_s >= 0.05 * st.device_s and not workload.channels_last:
+        notes.append(f"{StepEngineName.EAGER.value}: {st.nchw_s * 1e3:.1f} ms of the step's "
+                     f"{st.device_s * 1e3:.1f} ms of GPU time is its NCHW layout (cuDNN's transposes around 16-bit "
+                     "convolutions, unaligned 1x1 GEMMs, NCHW batch norms and pools); channels-last tensors "
+                     "(model.to(memory_format=torch.channels_last) and the inputs; --channels-last here) would save it")
     per_sample = g.tokens_per_sample if g.unit == "tokens" else 1
     rate = samples / step
     reasons = (host_dispatch_note(gpu_figures),) if st.host_s > cal.LOW_CONFIDENCE_HOST_SHARE * step else ()

@@ -191,6 +191,9 @@ class StepTime:
     kernels: int = 0
     by_class: dict[str, float] = field(default_factory=dict)
     by_phase: dict[str, float] = field(default_factory=dict)
+    #: GPU time, inside device_s, that the step's NCHW tensors cost over channels-last ones: 16-bit convolutions'
+    #: layout transposes, unaligned 1x1 GEMMs and workspace-free fallback, NCHW batch norms and pools
+    nchw_s: float = 0.0
 
     @property
     def step_s(self) -> float:
@@ -737,6 +740,7 @@ def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency
         t = op_time(op, r, training=training) * op.count
         st.device_s += t
         st.kernels += op.count
+        st.nchw_s += nchw_extra_s(op, r, training) * op.count
         st.by_class[op.cls.value] = st.by_class.get(op.cls.value, 0.0) + t
         st.by_phase[op.phase.value] = st.by_phase.get(op.phase.value, 0.0) + t
     if g.mode.value == "training":
@@ -751,6 +755,21 @@ def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency
         # with the other ops', and on the same host
         st.host_s = (host_units(g) * cal.HOST_OP_S + issued_s) * host_op_scale(gpu_figures)
     return st
+
+
+def nchw_extra_s(op: Op, r: Rates, training: bool) -> float:
+    """What `op` costs for its NCHW layout over channels-last: a 16-bit NCHW convolution's time over the same
+    convolution's on NHWC tensors; a norm or pool of an NCHW step over its channels-last kernel's; else 0."""
+    shape = op.named_shape
+    if isinstance(shape, ConvShape):
+        if shape.layout is not TensorLayout.NCHW or op.dtype not in ("bf16", "fp16"):
+            return 0.0
+        other, rates = replace(op, shape=replace(shape, layout=TensorLayout.NHWC).to_row()), r
+    elif r.nchw_norms and op.cls in (OpClass.NORM, OpClass.ELEMENTWISE):
+        other, rates = op, replace(r, nchw_norms=False)
+    else:
+        return 0.0
+    return max(0.0, op_time(op, r, training=training) - op_time(other, rates, training=training))
 
 
 def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:
