@@ -122,6 +122,13 @@ UNSEEN_MODELS: list[tuple[str, tuple[int, ...], tuple[int, ...], dict]] = [
     ("torchvision:vgg16", (32,), (64,), {}),
     ("timm:efficientnet_b0", (64,), (128,), {}),
     ("torchvision:r2plus1d_18", (8,), (16,), {}),
+    # added 2026-12-06 (fourth batch), estimates committed before any run: Hugging Face transformers classes built with
+    # published configurations no fitted model has (GPT-2 medium, BERT-large, DistilBERT, a SmolLM-360M-shaped Llama
+    # with 15 query heads over 5 key-value heads)
+    ("lab/models/gpt2_medium.py:build", (8,), (16,), {}),
+    ("lab/models/bert_large_cls.py:build", (32,), (128,), {}),
+    ("lab/models/distilbert_cls.py:build", (64,), (256,), {}),
+    ("lab/models/smollm_360m.py:build", (8,), (16,), {}),
 ]
 #: the recurrent ones (bench.unseen.family): the LSTM and GRU models written for the issue "Every card"
 RECURRENT_UNSEEN = frozenset(spec for spec, *_ in UNSEEN_MODELS
