@@ -54,6 +54,9 @@ BROAD = sorted((ROOT / "lab" / "data" / "h100-unseen-broad-2026-12-06").glob("br
 #: the third batch (five CNNs in NCHW), estimated before they ran (lab/data/h100-nchw-unseen-2026-12-06/predicted.json),
 #: two passes of 20 steps in opposite orders (2026-12-06): cases this file adds
 NCHW = sorted((ROOT / "lab" / "data" / "h100-nchw-unseen-2026-12-06").glob("nchw-[0-9].json"))
+#: the fourth batch (four Hugging Face transformers models from published configurations), estimated before they ran
+#: (lab/data/h100-hf-unseen-2026-12-06/predicted.json), two passes of 20 steps in opposite orders (2026-12-06)
+HF = sorted((ROOT / "lab" / "data" / "h100-hf-unseen-2026-12-06").glob("hf-[0-9].json"))
 
 
 def _key(case: dict[str, Any]) -> tuple[str, str, int]:
@@ -62,11 +65,11 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
-    POOLS', ROWS', HOST's, KERNELS', RNN_PROBE's, BROAD's and NCHW's) where more than one did (a recurrent case
+    POOLS', ROWS', HOST's, KERNELS', RNN_PROBE's, BROAD's, NCHW's and HF's) where more than one did (a recurrent case
     always), and ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS, *RNN_PROBE, *BROAD, *NCHW):
+    for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS, *RNN_PROBE, *BROAD, *NCHW, *HF):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
