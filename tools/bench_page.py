@@ -342,11 +342,11 @@ def host_kinds_line() -> str:
 
     r = host_kinds.inference_ratios()
     span = lambda *kinds: f"{min(r[k] for k in kinds):.1f}-{max(r[k] for k in kinds):.1f}x"  # noqa: E731
-    return (f"Host time per eager op (H100, x an add): view "
+    return (f"Host time per eager op (H100 2026-12-06, x an add): view "
             f"{host_kinds.view_ratio():.2f}x (fit {cal.HOST_VIEW_OPS / cal.HOST_FWD_OPS_INFERENCE:.2f}x), GEMM "
             f"{span('linear', 'bmm')}, conv {span('conv3x3', 'conv1x1', 'conv_depthwise', 'conv3d', 'conv_transpose')}"
             ", "
-            f"BN {r['batch_norm']:.1f}x; as op weights: gates worse, unused.")
+            f"BN {r['batch_norm']:.1f}x; as weights: worse, unused.")
 
 
 def four_gpu() -> list[str]:
