@@ -74,6 +74,18 @@ def test_grouped_and_single_channel_convolutions_are_not_transposed(tmp_path):
     assert stem.memory.items["activations"] == pytest.approx(2 * act)
 
 
+def test_a_1x1_on_an_aligned_map_holds_no_copies(tmp_path):
+    """An H100 runs a 16-bit NCHW 1x1 convolution of stride 1 on a map whose pixels are a multiple of 8 as a GEMM on
+    NCHW as it is (no transposes: lab/data/h100-nchw-transposes-2026-12-06); on an unaligned map it may transpose,
+    so its copies are kept. DenseNet-121's NCHW inference peak: 1.22x measured with them, 0.91x without."""
+    aligned = _trace(tmp_path, CONV.replace("3, padding=1,", "1,"), 4)  # 4,096 pixels
+    act = 4 * 64 * 4096 * 2.0
+    assert aligned.memory.items["activations"] == pytest.approx(2 * act)  # the GELU's input and output only
+    odd = _trace(tmp_path, CONV.replace("3, padding=1,", "1,").replace("4096)", "4095)"), 4)
+    act = 4 * 64 * 4095 * 2.0
+    assert odd.memory.items["activations"] == pytest.approx(3 * act)
+
+
 # --- PyTorch's own NCHW depthwise kernels and channel-bound NCHW batch norms (bench/nchw.py, H200) ---------------
 
 @pytest.mark.parametrize(("n", "c", "size", "k", "stride", "dtype", "cudnn"), [

@@ -35,3 +35,11 @@ def bias_added_apart(shape: ConvShape, dtype: str) -> bool:
     transpose backends; PyTorch's own NCHW depthwise kernels (not cudnn_depthwise) add it inside."""
     depthwise = shape.groups > 1 and shape.groups == shape.in_channels
     return not (depthwise and shape.layout is TensorLayout.NCHW and not cudnn_depthwise(shape, dtype))
+
+
+def nchw_gemm(shape: ConvShape) -> bool:
+    """Whether cuDNN runs a 16-bit NCHW convolution as a GEMM on NCHW as it is, with no NHWC copies: a 1x1 of stride
+    1 on a map whose pixels a sample are a multiple of 8 (an H100's profiles, lab/data/h100-nchw-transposes-2026-12-06:
+    no transposes in any of six such shapes; on unaligned maps some ran transposes, so they keep their copies)."""
+    return (shape.kernel_height * shape.kernel_width <= 1 and shape.stride <= 1
+            and (shape.out_height * shape.out_width) % 8 == 0)

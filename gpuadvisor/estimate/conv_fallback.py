@@ -19,6 +19,7 @@ smaller, so the rule can miss a fallback, never invent one.
 from __future__ import annotations
 
 from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.conv_backend import nchw_gemm
 from gpuadvisor.estimate.graph import ConvShape, Op, OpGraph, TensorLayout
 from gpuadvisor.workload import BYTES_PER_DTYPE
 
@@ -29,9 +30,10 @@ RESIDENT_ITEMS = ("weights", "gradients", "optimizer states")
 def nhwc_copies_bytes(op: Op, shape: ConvShape) -> float:
     """The bytes of the NHWC copies a 16-bit NCHW convolution holds while it runs (its input and its output, or for
     a backward the output gradient in and the input gradient out: the same sizes); 0 for one cuDNN does not
-    transpose (channels-last, grouped, an image stem of fewer than 8 channels, which measured no workspace)."""
+    transpose (channels-last, grouped, an image stem of fewer than 8 channels, which measured no workspace, a 1x1 run
+    as a GEMM on NCHW: conv_backend.nchw_gemm)."""
     if op.dtype not in SIXTEEN_BIT or shape.layout is not TensorLayout.NCHW or shape.groups > 1 \
-            or shape.in_channels < 8:
+            or shape.in_channels < 8 or nchw_gemm(shape):
         return 0.0
     elem = BYTES_PER_DTYPE[op.dtype]
     n = shape.batch

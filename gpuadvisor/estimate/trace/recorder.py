@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 import gpuadvisor.estimate.trace.classify as C
-from gpuadvisor.estimate.conv_backend import bias_added_apart
+from gpuadvisor.estimate.conv_backend import bias_added_apart, nchw_gemm
 from gpuadvisor.estimate.graph import ConvShape, Op, OpClass, OpShape, Phase, TensorLayout
 from gpuadvisor.estimate.kernels import attention_flops
 from gpuadvisor.estimate.trace.torchlib import import_torch
@@ -159,8 +159,10 @@ class Recorder(TorchDispatchMode):
         transposes the input (and the output gradient) in and the output out, through its workspace (the H100
         profiles: nchwToNhwc/nhwcToNchw around every such convolution of wav2vec2, Whisper and the SD UNets), so
         their NHWC copies are alive while it runs: wav2vec2's first 512-channel convolution, its input and output
-        held twice, is its inference peak. Grouped ones (one NCHW convolution per group) and single-channel
-        inputs (an NCHW kernel) are not transposed. `name`: the op's (classify.op_name)."""
+        held twice, is its inference peak. Grouped ones (one NCHW convolution per group), single-channel inputs (an
+        NCHW kernel) and a 1x1 of stride 1 on a map whose pixels are a multiple of 8 (a GEMM on NCHW as it is: no
+        transposes in an H100's profiles, lab/data/h100-nchw-transposes-2026-12-06) are not transposed. `name`: the
+        op's (classify.op_name)."""
         if name not in ("convolution", "convolution_backward"):
             return
         x = args[1] if name == "convolution_backward" else args[0]
@@ -168,6 +170,8 @@ class Recorder(TorchDispatchMode):
             return
         shape = C.conv_shape(name, args, out)
         if shape.layout is TensorLayout.NHWC or shape.groups > 1 or shape.in_channels < 2:
+            return
+        if nchw_gemm(shape):
             return
         def acts(tree: Any) -> list[Any]:
             return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor) and t.dim() >= 3
