@@ -47,25 +47,34 @@ def held_out(row: dict[str, Any]) -> bool:
     return row["second"] or _labels().index(row["label"]) % 3 == 2
 
 
-def tensors(row: dict[str, Any]) -> list[tuple[float, bool]]:
-    """(bytes, is a filter) of each tensor the row's transposes take to or from NHWC, once per implicit-GEMM pass
-    (a training call: its forward and a backward of both gradients, three): input and output (or their gradients)
-    and a filter wider than 1x1 (a 1x1's NCHW and NHWC layouts are the same)."""
-    n, c, k, dims, taps = row["batch"], row["in_channels"], row["out_channels"], row["spatial"], row["kernel"]
+def convolutions(row: dict[str, Any]) -> list[Any]:
+    """The row's call as the op graph records it: its forward, and for a training call the backward of both
+    gradients; 1-D and 3-D shapes folded into 2-D as the tracer folds them (trace.classify.conv_shape)."""
+    from gpuadvisor.estimate.graph import ConvGradients, Op, OpClass, Phase
+
+    dims, taps = row["spatial"], row["kernel"]
     out = row.get("out_spatial", dims)  # the first call's shapes are stride 1 with same padding
-    one = [(2.0 * n * c * math.prod(dims), False), (2.0 * n * k * math.prod(out), False)]
-    if taps > 1:
-        one.append((2.0 * k * c * taps ** len(dims), True))
-    return one * (1 if row["mode"] == "forward" else 3)
+    height, width = (1, dims[0]) if len(dims) == 1 else (dims[0], math.prod(dims[1:]))
+    out_height, out_width = (1, out[0]) if len(out) == 1 else (out[0], math.prod(out[1:]))
+    kernel_height, kernel_width = (1, taps) if len(dims) == 1 else (taps, taps ** (len(dims) - 1))
+    dtype = {"bfloat16": "bf16", "float16": "fp16"}[row["dtype"]]
+
+    def op(grads: ConvGradients) -> Op:
+        phase = Phase.BACKWARD if grads else Phase.FORWARD
+        shape = (row["batch"], row["in_channels"], height, width, row["out_channels"], kernel_height, kernel_width,
+                 1, out_height, out_width, 0.0, float(grads))
+        return Op("convolution_backward" if grads else "convolution", OpClass.CONV, phase, dtype, 0.0, 0.0, 0.0,
+                  shape)
+
+    forward = [op(ConvGradients.FORWARD)]
+    return forward if row["mode"] == "forward" else [*forward, op(ConvGradients.INPUT | ConvGradients.WEIGHT)]
 
 
-def priced_s(row: dict[str, Any], activation_eff: float, filter_eff: float) -> float:
-    """The transposes as opcost.nchw_transpose_s prices them: each tensor read and written once, a kernel each."""
-    from gpuadvisor.estimate import calibration as cal
+def priced_s(row: dict[str, Any]) -> float:
+    """The row's transposes as the op pricer prices them (opcost.nchw_transpose_s), with the table's constants."""
+    from gpuadvisor.estimate import opcost
 
-    bw = bandwidth()
-    return sum(max(cal.OP_KERNEL_FLOOR_S, 2 * b / (bw * (filter_eff if is_filter else activation_eff)))
-               for b, is_filter in tensors(row))
+    return sum(opcost.nchw_transpose_s(op, op.named_shape, rates()) for op in convolutions(row))
 
 
 def transposed(row: dict[str, Any]) -> bool:
@@ -79,12 +88,12 @@ def unmatched() -> list[dict[str, Any]]:
 
 
 @functools.lru_cache(maxsize=1)
-def bandwidth() -> float:
-    """The H100 SXM's achieved copy bandwidth as the op pricer has it (the unit of the two efficiencies)."""
+def rates() -> Any:
+    """The H100 SXM's rates as the op pricer has them (its achieved copy bandwidth: the unit of both efficiencies)."""
     from bench.models import hardware
     from gpuadvisor.estimate.opcost import Rates
 
-    return Rates.of(hardware(CARD)).bandwidth
+    return Rates.of(hardware(CARD))
 
 
 def fit() -> dict[str, float]:
@@ -92,20 +101,24 @@ def fit() -> dict[str, float]:
     |log(priced / profiled)| transpose time over the calibration shapes."""
     import numpy as np
 
+    from gpuadvisor.estimate import calibration as cal
+
     sel = [r for r in rows() if transposed(r) and not held_out(r)]
     grid = [round(float(x), 2) for x in np.arange(0.1, 1.01, 0.05)]
-    err = {(a, f): float(np.mean([abs(math.log(priced_s(r, a, f) / r["transpose_s"])) for r in sel]))
-           for a in grid for f in grid if f <= a}
-    a, f = min(err, key=lambda key: err[key])
+
+    def err(activation_eff: float, filter_eff: float) -> float:
+        with cal.override(NCHW_TRANSPOSE_BW_EFF=activation_eff, NCHW_FILTER_TRANSPOSE_BW_EFF=filter_eff):
+            return float(np.mean([abs(math.log(priced_s(r) / r["transpose_s"])) for r in sel]))
+
+    errs = {(a, f): err(a, f) for a in grid for f in grid if f <= a}
+    a, f = min(errs, key=lambda key: errs[key])
     return {"NCHW_TRANSPOSE_BW_EFF": a, "NCHW_FILTER_TRANSPOSE_BW_EFF": f}
 
 
 def ratios(held: bool | None = None) -> list[tuple[dict[str, Any], float]]:
     """(row, priced / profiled transpose time) for the rows the pricer transposes, with the table's constants."""
-    from gpuadvisor.estimate import calibration as cal
-
-    return [(r, priced_s(r, cal.NCHW_TRANSPOSE_BW_EFF, cal.NCHW_FILTER_TRANSPOSE_BW_EFF) / r["transpose_s"])
-            for r in rows() if transposed(r) and (held is None or held_out(r) == held)]
+    return [(r, priced_s(r) / r["transpose_s"]) for r in rows()
+            if transposed(r) and (held is None or held_out(r) == held)]
 
 
 def one_by_one_ratios(*, aligned: bool) -> list[tuple[str, float]]:

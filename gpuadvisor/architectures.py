@@ -155,49 +155,49 @@ def architecture_of(card: Any, architectures: dict[str, Architecture] | None = N
 
 def convolves_on_native_mma(card: Any) -> bool | None:
     """Whether cuDNN's convolutions run on the card's own full-rate MMA (its architecture's `conv_mma`); None where
-    the architecture is unknown or has no matrix units. A shipped card's answer comes from a table cached with the
-    architectures file (datacache: a cold `recommend` parses no YAML)."""
-    arch_id = getattr(card, "arch_id", None)
-    table = _conv_mma_table()
-    if arch_id in table:
-        return table[arch_id]
-    arch = architecture_of(card) if getattr(card, "architecture", None) else None
-    return None if arch is None or not arch.matrix_units else arch.conv_mma == "native"
+    the architecture is unknown or has no matrix units."""
+    facts = _convolution_facts(card)
+    return None if facts is None else facts[0]
 
 
 def transposes_nchw_convolutions(card: Any) -> bool:
     """Whether the card's architecture is one whose cuDNN NCHW convolutions were profiled as transposed around NHWC
     kernels (its `nchw_conv`); False where unknown or unmeasured (the pricer's assumption then)."""
+    facts = _convolution_facts(card)
+    return facts is not None and facts[1]
+
+
+def _facts_of(arch: Architecture) -> tuple[bool | None, bool]:
+    """(conv_mma is native, None without matrix units; nchw_conv is transposed) of one architecture."""
+    return (arch.conv_mma == "native" if arch.matrix_units else None), arch.nchw_conv == "transposed"
+
+
+def _convolution_facts(card: Any) -> tuple[bool | None, bool] | None:
+    """The card's architecture's convolution facts (_facts_of), None where it has no architecture. A shipped card's
+    come from a table cached with the architectures file (datacache: a cold `recommend` parses no YAML)."""
+    table = _convolution_table()
     arch_id = getattr(card, "arch_id", None)
-    table = _nchw_conv_table()
     if arch_id in table:
-        return table[arch_id]
+        native, transposed = table[arch_id]
+        return native, bool(transposed)
     arch = architecture_of(card) if getattr(card, "architecture", None) else None
-    return arch is not None and arch.nchw_conv == "transposed"
+    return None if arch is None else _facts_of(arch)
 
 
 @cache
-def _nchw_conv_table() -> dict[str, bool]:
+def _convolution_table() -> dict[str, list[bool | None]]:
     from gpuadvisor.datacache import cached
 
     path = shipped_catalog_dir() / ARCHITECTURES_FILE
 
-    def build() -> dict[str, bool]:
-        return {a.id: a.nchw_conv == "transposed" for a in load_architectures(path).values()}
+    def build() -> dict[str, list[bool | None]]:
+        return {a.id: list(_facts_of(a)) for a in load_architectures(path).values()}
 
-    return cached("nchw-conv", [path, Path(__file__)], build, lambda v: isinstance(v, dict) and bool(v))
+    def check(value: object) -> bool:
+        return isinstance(value, dict) and bool(value) and all(isinstance(v, list) and len(v) == 2
+                                                               for v in value.values())
 
-
-@cache
-def _conv_mma_table() -> dict[str, bool | None]:
-    from gpuadvisor.datacache import cached
-
-    path = shipped_catalog_dir() / ARCHITECTURES_FILE
-
-    def build() -> dict[str, bool | None]:
-        return {a.id: (a.conv_mma == "native" if a.matrix_units else None) for a in load_architectures(path).values()}
-
-    return cached("conv-mma", [path, Path(__file__)], build, lambda v: isinstance(v, dict) and bool(v))
+    return cached("conv-facts", [path, Path(__file__)], build, check)
 
 
 def runs_fp32_accumulate_at_half_rate(card: Any, arch: Architecture) -> bool:

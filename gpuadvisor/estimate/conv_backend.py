@@ -37,9 +37,19 @@ def bias_added_apart(shape: ConvShape, dtype: str) -> bool:
     return not (depthwise and shape.layout is TensorLayout.NCHW and not cudnn_depthwise(shape, dtype))
 
 
+def pointwise(shape: ConvShape) -> bool:
+    """A 1x1 convolution of stride 1: on NCHW tensors cuDNN runs it as a GEMM on them as they are, no transposes
+    (an H100's profiles, lab/data/h100-nchw-transposes-2026-12-06)."""
+    return shape.kernel_height * shape.kernel_width <= 1 and shape.stride <= 1
+
+
+def aligned_map(shape: ConvShape) -> bool:
+    """Whether a sample's output pixels (a pointwise NCHW GEMM's width) are a multiple of 8."""
+    return (shape.out_height * shape.out_width) % 8 == 0
+
+
 def nchw_gemm(shape: ConvShape) -> bool:
-    """Whether cuDNN runs a 16-bit NCHW convolution as a GEMM on NCHW as it is, with no NHWC copies: a 1x1 of stride
-    1 on a map whose pixels a sample are a multiple of 8 (an H100's profiles, lab/data/h100-nchw-transposes-2026-12-06:
-    no transposes in any of six such shapes; on unaligned maps some ran transposes, so they keep their copies)."""
-    return (shape.kernel_height * shape.kernel_width <= 1 and shape.stride <= 1
-            and (shape.out_height * shape.out_width) % 8 == 0)
+    """Whether cuDNN runs a 16-bit NCHW convolution as a GEMM on NCHW as it is, with no NHWC copies: a pointwise one
+    on an aligned map (no transposes in any of six such shapes; on unaligned maps some ran transposes, so they keep
+    their copies)."""
+    return pointwise(shape) and aligned_map(shape)

@@ -69,7 +69,7 @@ from typing import Any, TypeVar
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import conv_fallback, kernels
 from gpuadvisor.estimate.calibration.opgraph import POOL_KERNELS
-from gpuadvisor.estimate.conv_backend import cudnn_depthwise
+from gpuadvisor.estimate.conv_backend import aligned_map, cudnn_depthwise, pointwise
 from gpuadvisor.estimate.dispatch import host_op_scale, overlap
 from gpuadvisor.estimate.graph import (
     BATCH_STATS,
@@ -616,17 +616,10 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
     # convolution's own tensors at bandwidth are the floor below
     t = (_implicit_gemms_s(op, shape, r, rate, c, k, forward=op.phase is Phase.FORWARD, of_gemm_rate=stem)
          + _bias_grad_s(op, shape, r))
-    if nchw_16bit and r.nchw_transposed and op.phase is Phase.FORWARD and nchw_unaligned_1x1(shape):
+    if nchw_16bit and r.nchw_transposed and op.phase is Phase.FORWARD and pointwise(shape) \
+            and not aligned_map(shape):  # an older GEMM on misaligned rows, or transposes around an NHWC kernel
         t *= cal.NCHW_1X1_UNALIGNED_SLOWDOWN
     return max(t, t_mem) + extra
-
-
-def nchw_unaligned_1x1(shape: ConvShape) -> bool:
-    """A 1x1 convolution of stride 1 whose pixels a sample (the GEMM's width on NCHW as it is) are not a multiple of
-    8: cuDNN gives it an older GEMM on misaligned rows, or transposes and an NHWC kernel (an H100's profiles,
-    lab/data/h100-nchw-transposes-2026-12-06/nchw_1x1.json: ResNet-50's 14x14 and 7x7 stages, Inception's 17x17)."""
-    pixels = shape.out_height * shape.out_width
-    return shape.kernel_height * shape.kernel_width <= 1 and shape.stride <= 1 and pixels % 8 != 0
 
 
 def nchw_transpose_s(op: Op, shape: ConvShape, r: Rates) -> float:
@@ -635,9 +628,9 @@ def nchw_transpose_s(op: Op, shape: ConvShape, r: Rates) -> float:
     gradients) to or from NHWC, and a filter wider than 1x1 (a 1x1's layout is the same either way), each read and
     written once by a kernel of its own: the activations at NCHW_TRANSPOSE_BW_EFF of copy bandwidth, the filter at
     NCHW_FILTER_TRANSPOSE_BW_EFF (an H100's profiles, lab/data/h100-nchw-transposes-2026-12-06)."""
-    taps = shape.kernel_height * shape.kernel_width
-    if (taps <= 1 and shape.stride <= 1) or not r.bandwidth:
+    if pointwise(shape) or not r.bandwidth:
         return 0.0
+    taps = shape.kernel_height * shape.kernel_width
     element = _BYTES.get(op.dtype, 2.0)
     moved = [(shape.batch * shape.in_channels * shape.in_height * shape.in_width * element, cal.NCHW_TRANSPOSE_BW_EFF),
              (shape.batch * shape.out_channels * shape.out_height * shape.out_width * element,
@@ -730,6 +723,7 @@ def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency
     st = StepTime()
     optimizer_s = issued_s = 0.0
     training = g.mode.value == "training"
+    channels_last = replace(r, nchw_norms=False)  # the same card's rates for the step's ops on NHWC tensors
     for op in g.ops:
         if op.cls is OpClass.OPTIMIZER:  # priced per step below, with its multi-tensor kernels' launches
             optimizer_s += op_time(op, r, training=training) * op.count
@@ -737,10 +731,12 @@ def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency
         if op.cls is OpClass.RECURRENT:
             issued_s += recurrent_host_s(op, r, training) * op.count
             st.latency_s += recurrent_latency_s(op, r, training) * op.count
-        t = op_time(op, r, training=training) * op.count
+        one = op_time(op, r, training=training)
+        t = one * op.count
         st.device_s += t
         st.kernels += op.count
-        st.nchw_s += nchw_extra_s(op, r, training) * op.count
+        if r.nchw_norms:
+            st.nchw_s += nchw_extra_s(op, one, channels_last, training) * op.count
         st.by_class[op.cls.value] = st.by_class.get(op.cls.value, 0.0) + t
         st.by_phase[op.phase.value] = st.by_phase.get(op.phase.value, 0.0) + t
     if g.mode.value == "training":
@@ -757,19 +753,18 @@ def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency
     return st
 
 
-def nchw_extra_s(op: Op, r: Rates, training: bool) -> float:
-    """What `op` costs for its NCHW layout over channels-last: a 16-bit NCHW convolution's time over the same
-    convolution's on NHWC tensors; a norm or pool of an NCHW step over its channels-last kernel's; else 0."""
+def nchw_extra_s(op: Op, op_s: float, channels_last: Rates, training: bool) -> float:
+    """What `op` of an NCHW step costs for its layout over channels-last, `op_s` its time as priced: a 16-bit NCHW
+    convolution's time over the same convolution's on NHWC tensors; a norm or pool over its channels-last kernel's
+    (`channels_last`: the step's rates without NCHW norms); else 0."""
     shape = op.named_shape
     if isinstance(shape, ConvShape):
         if shape.layout is not TensorLayout.NCHW or op.dtype not in ("bf16", "fp16"):
             return 0.0
-        other, rates = replace(op, shape=replace(shape, layout=TensorLayout.NHWC).to_row()), r
-    elif r.nchw_norms and op.cls in (OpClass.NORM, OpClass.ELEMENTWISE):
-        other, rates = op, replace(r, nchw_norms=False)
-    else:
+        op = replace(op, shape=replace(shape, layout=TensorLayout.NHWC).to_row())
+    elif op.cls not in (OpClass.NORM, OpClass.ELEMENTWISE):
         return 0.0
-    return max(0.0, op_time(op, r, training=training) - op_time(other, rates, training=training))
+    return max(0.0, op_s - op_time(op, channels_last, training=training))
 
 
 def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:

@@ -90,8 +90,9 @@ CONSTANTS = (
              "0.100), so whether cuDNN transposes there, and which shapes, is not known"),
     Constant("NCHW_1X1_UNALIGNED_SLOWDOWN", 1.8, "x", "the forward of a 16-bit NCHW 1x1 convolution of stride 1 "
              "whose pixels a sample are not a multiple of 8, against its channels-last time, on an architecture "
-             "whose NCHW convolutions were profiled (opcost.nchw_unaligned_1x1: an older GEMM on misaligned rows, or "
-             "transposes around an NHWC kernel); its backward is not slowed (0.83x-1.73x, median 1.1x)",
+             "whose NCHW convolutions were profiled (conv_backend.pointwise, not aligned_map: an older GEMM on "
+             "misaligned rows, or transposes around an NHWC kernel); its backward is not slowed (0.83x-1.73x, median "
+             "1.1x)",
              NCHW_TRANSPOSES, Method.MEASURED, "the median over the eight such shapes of lab/nchw_transposes.py "
              "--third on an H100 (14x14, 7x7, 17x17 and 35x35 maps, batch 64: 0.91x-2.17x; bench.nchw_transposes."
              "unaligned_1x1_slowdown), rounded to 0.1; the NCHW CNNs of lab/data/h100-nchw-unseen-2026-12-06 and the "
