@@ -288,12 +288,12 @@ def transposes_section() -> list[str]:
     rows = t.rows()
     lines = ["", "## Which NCHW convolutions cuDNN transposes (an H100)", "",
              f"{env['device']}, PyTorch {env['torch']}, cuDNN {env['cudnn']}, driver 580.159.04, 2026-12-06 "
-             "(`lab/nchw_transposes.py`, two calls; `lab/data/h100-nchw-transposes-2026-12-06/`): 27 convolutions of "
+             "(`lab/nchw_transposes.py`; `lab/data/h100-nchw-transposes-2026-12-06/`): 27 convolutions of "
              "VGG-16, ResNet-50, SD's UNet, R3D-18 and wav2vec2, bf16 (four also fp16), a forward and a training "
              "call each, timed NCHW and channels-last and profiled kernel by kernel. Every convolution of a filter "
              "wider than 1x1 (1-D, 2-D and 3-D) ran cuDNN's sm90 NHWC kernels between three transposes a pass "
              "(nine in a training call), a strided 1x1 two, a 1x1 of stride 1 none (cutlass GEMMs on NCHW as it "
-             "is, as fast as channels-last where a sample's pixels are a multiple of 8; a third call of 1x1 "
+             "is, as fast as channels-last where a sample's pixels are a multiple of 8; a sweep of 1x1 "
              "convolutions on 14x14, 7x7, 17x17 and 35x35 maps ran their forward "
              f"{cal.NCHW_1X1_UNALIGNED_SLOWDOWN:.1f}x slower, the median, NCHW_1X1_UNALIGNED_SLOWDOWN). The "
              "transposes are the rest of the NCHW cost: on the large shapes NCHW less channels-last is within "

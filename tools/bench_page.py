@@ -651,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
                    "the estimator before the transposes, on the same graphs, 9 of 10 too but mean |log| 0.18 against "
                    "0.125 and worst 0.62x (VGG-16 0.80x-0.84x -> 0.92x-0.96x, R(2+1)D-18 0.62x/0.81x -> 0.73x/0.99x, "
                    "ResNet-50 0.83x-0.84x -> 0.81x-0.82x). ResNet-50's NCHW 1x1 convolutions on 14x14 and 7x7 maps "
-                   "then ran 1.8x their channels-last time in a sweep of 1x1 convolutions (`--third`: a map whose "
+                   "then ran 1.8x their channels-last time in a sweep of 1x1 convolutions (a map whose "
                    "pixels are not a multiple of 8 gets an older GEMM on misaligned rows, or transposes), priced "
                    "since (NCHW_1X1_UNALIGNED_SLOWDOWN): ResNet-50 0.81x-0.82x -> 0.83x-0.84x, the rest unchanged. "
                    "Four Hugging Face transformers models built from published configurations no fitted model has "
