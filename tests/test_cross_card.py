@@ -4,8 +4,8 @@ tests/data/published-cross-card.json plus the older published files' rows on oth
 Two kinds of bound. TODAY: the figures of 2026-11-27 (before issue 34's physics), so that nothing gets worse: each
 split's and each card family's share within 0.8x-1.25x may not fall, and its worst ratio and its geometric mean may not
 move further from 1. TARGET: the issue's bounds (>= 85 % within 0.8x-1.25x, every row within 0.67x-1.5x, every
-family's geometric mean within 0.9x-1.1x, the held-out card included), an xfail(strict) test that flips to a failure,
-to be turned into the gate, once they are met.
+family's geometric mean within 0.9x-1.1x, the held-out card included), met since vLLM's FlashAttention 2 query tiles
+were priced (2026-12-06) and gated since.
 """
 
 from __future__ import annotations
@@ -127,8 +127,6 @@ def test_every_family_is_gated(rows):
     assert set(X.per_family(rows)) == set(TODAY_FAMILIES)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 34: vLLM on an RTX 5090 at 16 requests/s, past the card's capacity "
-                   "which the simulation puts 15 % higher (TTFT 0.07x, TPOT 0.60x), is outside 0.67x-1.5x")
 def test_the_issue_target(rows):
     """>= 85 % within 0.8x-1.25x, every row within 0.67x-1.5x (the held-out RTX 4090 included), every family's
     geometric mean within 0.9x-1.1x."""

@@ -99,7 +99,8 @@ def test_add_an_engine(monkeypatch):
         s = serve_setup(model, gpu_figures, profiles.serve_engine("vllm", **knobs))
         return estimate_load(s, lengths, users=8, requests=64)["figures"]["tpot_s"]["p50"]
 
-    assert tpot(host_s_per_iter=0.010) > tpot() + 0.005
+    # vLLM's async scheduling runs the host's 10 ms beside a ~7 ms GPU step: the host sets the step
+    assert tpot(host_s_per_iter=0.010) > 0.0099 > tpot() + 0.002
     with pytest.raises(UserError, match="unknown engine"):
         profiles.serve_engine("tgi")
 

@@ -235,7 +235,7 @@ def cross_card_summary() -> list[str]:
            "(timm, llm-foundry, TensorRT-LLM, GPUStack, "
            "NVIDIA's ResNet-50), each with its source: "
            f"{s['in_band']:.0%} within 0.8x-1.25x (target 85 %), geometric mean {s['geomean']:.2f}x (tool / "
-           "published). Rows and sources: [docs/cross-card.md](docs/cross-card.md).", "",
+           "published). Rows, sources: [docs/cross-card.md](docs/cross-card.md).", "",
            "| family | rows | within 0.8x-1.25x | within 0.67x-1.5x | geometric mean | worst |",
            "|---|---:|---:|---:|---:|---:|"]
     for fam, f in cross_card.per_family(rows).items():

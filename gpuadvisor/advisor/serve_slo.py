@@ -15,7 +15,7 @@ out of either says so (`Search.stopped`). Pure apart from the snapshot it is giv
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -56,7 +56,7 @@ class _Budget:
 
     def charge(self, figures: dict[str, Any]) -> None:
         self.runs += 1
-        self.spent += int(figures.get("iterations") or 0)
+        self.spent += int(figures.get("iterations") or 0) * int(figures.get("arrival_draws") or 1)
 
     def stopped(self) -> str | None:
         if self.runs >= self.tries:
@@ -245,6 +245,19 @@ class _Market:
         return self._min_tp[card.name]
 
 
+def _screened(run: Callable[[int | None], dict[str, Any]], budget: _Budget, usd: float, slo_ttft: float | None,
+              slo_tpot: float | None) -> dict[str, Any]:
+    """An option's figures for the search: one draw of the arrivals screens it, and one that meets the targets on
+    it is simulated again as `estimate` answers it (each figure the median of its draws: serve/sim.py
+    ARRIVAL_DRAWS), whose verdict stands. Most options miss by far; the draws cost five times the steps."""
+    f = run(1)
+    budget.charge(f)
+    if _verdict(f, usd, slo_ttft, slo_tpot)["meets"]:
+        f = run(None)
+        budget.charge(f)
+    return f
+
+
 def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str, weights: str, kv_dtype: str | None,
                      lengths: Lengths, rate: float, slo_ttft: float | None, slo_tpot: float | None,
                      requests: int = 300, seed: int = 0, tries: int = SLO_TRIES, steps: int = SEARCH_STEPS
@@ -268,12 +281,14 @@ def cheapest_for_slo(model: Any, catalog: Any, offers: list[Any], *, engine: str
             lay = Layout(tp=tp, replicas=gpus // tp)
             try:
                 s = serve_setup(model, card_figures(card), engine, weights=weights, kv_dtype=kv_dtype, layout=lay)
-                r = estimate_load(s, lengths, rate=rate, requests=requests, seed=seed, slo_ttft=slo_ttft,
-                                  slo_tpot=slo_tpot)
+
+                def run(draws: int | None, s: Any = s) -> dict[str, Any]:
+                    return estimate_load(s, lengths, rate=rate, requests=requests, seed=seed, slo_ttft=slo_ttft,
+                                         slo_tpot=slo_tpot, draws=draws)["figures"]
+
+                f = _screened(run, budget, usd, slo_ttft, slo_tpot)
             except UserError:
                 continue
-            f = r["figures"]
-            budget.charge(f)
             pick = SloPick(card=card.name, gpus=gpus, layout=lay.describe(), offer=offer,
                            **_verdict(f, usd, slo_ttft, slo_tpot))
             evaluated.append(pick)
@@ -362,10 +377,11 @@ def cheapest_disaggregated(model: Any, catalog: Any, offers: list[Any], *, engin
                 ruled, pool = (prefill_ruled, mix.prefill) if name == "prefill" else (decode_ruled, mix.decode)
                 ruled.rule_out(pool.card, pool.gpus)
             continue
-        r = estimate_disaggregated(ds, lengths, rate=rate, requests=requests, seed=seed, slo_ttft=slo_ttft,
-                                   slo_tpot=slo_tpot)
-        f = r["figures"]
-        budget.charge(f)
+        def run(draws: int | None, ds: Any = ds) -> dict[str, Any]:
+            return estimate_disaggregated(ds, lengths, rate=rate, requests=requests, seed=seed, slo_ttft=slo_ttft,
+                                          slo_tpot=slo_tpot, draws=draws)["figures"]
+
+        f = _screened(run, budget, mix.usd, slo_ttft, slo_tpot)
         pick = DisaggPick(prefill=mix.prefill, decode=mix.decode, offers=mix.offers, link=link.describe(),
                           **_verdict(f, mix.usd, slo_ttft, slo_tpot))
         evaluated.append(pick)

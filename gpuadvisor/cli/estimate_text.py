@@ -200,7 +200,8 @@ def print_simulation(con: Any, p: ServingParts) -> None:
     """A simulated request stream: throughput, TTFT and TPOT percentiles, the scheduler and its assumptions."""
     r, m, card = p.result, p.model, p.card
     f, a, ld = r["figures"], r["assumptions"], r["load"]
-    load = (f"{ld['rate']:g} req/s (Poisson)" if ld["rate"] else
+    draws = int(f.get("arrival_draws") or 1)
+    load = (f"{ld['rate']:g} req/s (Poisson; each figure the median of {draws} draws)" if ld["rate"] else
             f"{ld['users']} clients that start together (--concurrency)" if ld["users"]
             else "every request queued at once")
     con.print(f"[bold]{m.name} on {a['gpus']} x {card.name} ({a['layout']}), {a['engine_label']}[/bold] (simulated "

@@ -29,7 +29,7 @@ def seconds(text: str) -> float:
 def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> None:
     g = p.add_argument_group("serving simulation (continuous batching; engines vllm, sglang, trtllm, llamacpp, hf)")
     g.add_argument("--rate", type=arg_type("rate"), metavar="REQ/S",
-                   help="requests per second, Poisson arrivals (seeded)")
+                   help="requests per second, Poisson arrivals (seeded; each figure the median of five draws)")
     if not recommend:
         g.add_argument("--users", dest="serve_users", type=arg_type("users"), metavar="N",
                        help="N users at once in steady state: the serving figures recommend prices (TTFT, TPOT, "

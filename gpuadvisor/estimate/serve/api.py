@@ -18,7 +18,7 @@ from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.lengths import Lengths, parse_lengths
 from gpuadvisor.estimate.serve.profiles import ServeEngine, _raw_physics, serve_engine
-from gpuadvisor.estimate.serve.sim import SimConfig, SimResult, simulate
+from gpuadvisor.estimate.serve.sim import ARRIVAL_DRAWS, SimConfig, SimResult, median_summary, simulate
 from gpuadvisor.estimate.serve.speculative import Speculation, SpeculativeStepCost
 from gpuadvisor.estimate.serve.stepcost import KV_BYTES, WEIGHT_BITS, RooflineStepCost
 from gpuadvisor.layout import Layout, check_serving_layout
@@ -58,6 +58,10 @@ class ServeSetup:
                 "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
                 "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
+                # rows of attention tile each decoding sequence takes per query head in a step with prompt tokens
+                # (0: a kernel that packs them; ServeEngine.decode_query_rows)
+                "mixed_step_decode_query_rows": self.cost.mixed_decode_rows,
+                "attention_sources": list(e.attention_sources) if self.cost.mixed_decode_rows else [],
                 **host, "weights": self.weights, "kv_dtype": self.kv_dtype,
                 "kv_block_tokens": int(cal.KV_BLOCK_TOKENS), "kv_blocks_per_group": self.cfg.kv_blocks,
                 "kv_mem_fraction": e.kv_mem_fraction, "layout": self.layout.describe(), "gpus": self.layout.gpus,
@@ -135,8 +139,10 @@ def serve_setup(model: Any, gpu_figures: HardwareFigures, engine: str | ServeEng
 
 def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None, users: int | None = None,
                   requests: int = DEFAULT_REQUESTS, seed: int = 0, slo_ttft: float | None = None,
-                  slo_tpot: float | None = None) -> dict[str, Any]:
-    """Simulate the load on the deployment (replicas x pp schedulers share it evenly) and summarise it."""
+                  slo_tpot: float | None = None, draws: int | None = None) -> dict[str, Any]:
+    """Simulate the load on the deployment (replicas x pp schedulers share it evenly) and summarise it. An open
+    loop's figures are each the median of `draws` draws of its Poisson arrivals (seeds seed, seed + 1, ...; default
+    ARRIVAL_DRAWS), its lengths the seed's; a closed loop or a burst is one run."""
     if rate is not None:
         limits.check("rate", rate)
     if users is not None:
@@ -144,23 +150,20 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
     limits.check("requests", requests)
     limits.check("seed", seed)
     groups = s.layout.dp() * s.layout.pp
+    r = rate / groups if rate is not None else None
+    u = max(1, round(users / groups)) if users is not None else None
     inp, out = lengths.draw(requests, seed)
     if int((inp + out).max()) > s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS):
         raise UserError(f"a request of {int((inp + out).max())} tokens does not fit in the KV cache "
                         f"({s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS):,} tokens per scheduler)")
-    sub = slice(None)
-    r = rate / groups if rate is not None else None
-    u = max(1, round(users / groups)) if users is not None else None
     if groups > 1:  # one scheduler's share of the stream, figures scaled back to the deployment
         k = max(1, requests // groups)
-        sub = slice(0, k)
-    res = simulate(s.step_cost, s.cfg, inp[sub], out[sub], rate=r, users=u, seed=seed)
-    # closed loop: the first round of requests arrives at once; the figures are of the rounds after it
-    warm = min(u, len(res.arrival) // 2) if u is not None else 0
-    summ = res.summary(slo_ttft=slo_ttft, slo_tpot=slo_tpot, warmup=warm)
-    for key in ("requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "goodput_requests_per_s"):
-        if summ[key] is not None:
-            summ[key] *= groups
+        inp, out = inp[:k], out[:k]
+    n = (ARRIVAL_DRAWS if draws is None else max(1, draws)) if rate is not None else 1
+    runs = [_run(s, inp, out, seed + k, r, u, groups, slo_ttft, slo_tpot) for k in range(n)]
+    res, warm, _ = sorted(runs, key=lambda d: d[2]["ttft_s"]["p50"] or 0.0)[len(runs) // 2]
+    summ = median_summary([d[2] for d in runs])
+    summ["arrival_draws"] = len(runs)
     summ["requests"] = requests
     if s.speculative is not None and summ.get("itl_s") is not None:
         # a verify step streams its accepted tokens as one chunk: the gap a client sees between chunks is the step
@@ -170,7 +173,7 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
     caveats = [
         OVERSUBSCRIBED_CAVEAT if load["offline"] and requests > s.cfg.max_seqs * groups else None,
-        _knife_edge(s, inp[sub], out[sub], u, seed, warm, summ["ttft_s"]["mean"])
+        _knife_edge(s, inp, out, u, seed, warm, summ["ttft_s"]["mean"])
         if u is not None and u > 1 and lengths.kind == "fixed" else None,
         _past_capacity(rate, res) if rate is not None else None]
     if any(caveats):
@@ -181,6 +184,20 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         assumptions["speculation"]["stops_paying_at_batch"] = s.speculative.break_even_batch(context, s.engine.max_seqs)
         assumptions["speculation"]["at_context_tokens"] = round(context)
     return {"load": load, "figures": summ, "assumptions": assumptions, "estimate": True}
+
+
+def _run(s: ServeSetup, inp: np.ndarray, out: np.ndarray, seed: int, rate: float | None, users: int | None,
+         groups: int, slo_ttft: float | None, slo_tpot: float | None) -> tuple[SimResult, int, dict[str, Any]]:
+    """One seeded run of one scheduler's share of the requests, its figures scaled back to the deployment's
+    `groups` schedulers."""
+    res = simulate(s.step_cost, s.cfg, inp, out, rate=rate, users=users, seed=seed)
+    # closed loop: the first round of requests arrives at once; the figures are of the rounds after it
+    warm = min(users, len(res.arrival) // 2) if users is not None else 0
+    summ = res.summary(slo_ttft=slo_ttft, slo_tpot=slo_tpot, warmup=warm)
+    for key in ("requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "goodput_requests_per_s"):
+        if summ[key] is not None:
+            summ[key] *= groups
+    return res, warm, summ
 
 
 #: closed-loop clients of fixed lengths: the extra front-end time a second run adds to see whether the mean TTFT

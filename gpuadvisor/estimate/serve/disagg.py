@@ -36,7 +36,7 @@ import numpy as np
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.serve.lengths import Lengths
-from gpuadvisor.estimate.serve.sim import SimResult, simulate
+from gpuadvisor.estimate.serve.sim import ARRIVAL_DRAWS, SimResult, median_summary, simulate
 
 #: the most GPUs one node holds: both pools within it send over NVLink (where the card has it)
 GPUS_PER_NODE = 8
@@ -259,16 +259,21 @@ def summarize(run: DisaggRun, frontend_s: float, *, warmup: int = 0, slo_ttft: f
 
 def estimate_disaggregated(ds: DisaggSetup, lengths: Lengths, *, rate: float | None = None, users: int | None = None,
                            requests: int = 1000, seed: int = 0, slo_ttft: float | None = None,
-                           slo_tpot: float | None = None) -> dict[str, Any]:
-    """estimate_load's answer for a disaggregated deployment: the load, the figures, the assumptions."""
+                           slo_tpot: float | None = None, draws: int | None = None) -> dict[str, Any]:
+    """estimate_load's answer for a disaggregated deployment: the load, the figures, the assumptions (an open loop's
+    figures each the median of `draws` draws of its arrivals, as estimate_load's)."""
     inp, out = lengths.draw(requests, seed)
     for name, need, cap in ds.short_pools(inp, out)[:1]:
         s = ds.prefill if name == "prefill" else ds.decode
         raise UserError(f"a request of {need} tokens does not fit in a {name} instance's KV cache ({cap:,} "
                         f"tokens on {s.layout.tp} x {s.gpu_figures.name})")
-    run = run_disaggregated(ds, inp, out, rate=rate, users=users, seed=seed)
     warm = min(users, requests // 2) if users is not None else 0
-    f = summarize(run, ds.prefill.engine.frontend_s_per_request, warmup=warm, slo_ttft=slo_ttft, slo_tpot=slo_tpot)
+    n = (ARRIVAL_DRAWS if draws is None else max(1, draws)) if rate is not None else 1
+    drawn = [summarize(run_disaggregated(ds, inp, out, rate=rate, users=users, seed=seed + k),
+                       ds.prefill.engine.frontend_s_per_request, warmup=warm, slo_ttft=slo_ttft, slo_tpot=slo_tpot)
+             for k in range(n)]
+    f = median_summary(drawn)
+    f["arrival_draws"] = len(drawn)
     f["requests"] = requests
     load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}

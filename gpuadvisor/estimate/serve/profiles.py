@@ -124,6 +124,20 @@ class ServeEngine:
     speculative_max_seqs: int = 0
     speculative_overlap: bool = True
     speculative_sources: tuple[str, ...] = ()
+    # the attention kernel's query tile (rows) that every decoding sequence takes per query head in an iteration
+    # that also runs prompt tokens: FlashAttention 2's paged split-KV kernel (kBlockM 64), which packs a KV group's
+    # heads into one tile only when every query is one token long. 0: a kernel that packs them in a mixed batch too
+    # (FA3, FlashInfer, TensorRT-LLM's): the KV read alone prices the decodes' attention
+    decode_query_rows: int = 0
+    # compute-capability majors on which the engine runs a packing kernel instead ("9": FA3 on Hopper)
+    packed_attention_cc: tuple[str, ...] = ()
+    attention_sources: tuple[str, ...] = ()
+
+    def decode_rows_on(self, compute_capability: str | None) -> int:
+        """`decode_query_rows` on a card of this compute capability (0 where the engine runs a packing kernel
+        there; an unknown capability takes the engine's default kernel)."""
+        major = (compute_capability or "").split(".")[0]
+        return 0 if major and major in self.packed_attention_cc else self.decode_query_rows
 
     @property
     def spec(self) -> str:
@@ -166,6 +180,8 @@ class ServeEngine:
         d["client_sources"] = list(self.client_sources)
         d["disagg_sources"] = list(self.disagg_sources)
         d["speculative_sources"] = list(self.speculative_sources)
+        d["packed_attention_cc"] = list(self.packed_attention_cc)
+        d["attention_sources"] = list(self.attention_sources)
         return d
 
 
@@ -244,6 +260,8 @@ def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
     d["client_sources"] = tuple(d.get("client_sources", ()))
     d["disagg_sources"] = tuple(d.get("disagg_sources", ()))
     d["speculative_sources"] = tuple(d.get("speculative_sources", ()))
+    d["packed_attention_cc"] = tuple(d.get("packed_attention_cc", ()))
+    d["attention_sources"] = tuple(d.get("attention_sources", ()))
     d["launch"] = StepEngineName(d["launch"])
     return ServeEngine(name=key, version=version, **d)
 

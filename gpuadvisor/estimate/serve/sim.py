@@ -52,6 +52,12 @@ MAX_STEPS = 250_000
 ADMISSION_RECHECK_STEPS = 8
 
 
+#: an open loop's figures are the median of this many draws of its Poisson arrivals (seeds seed, seed + 1, ...):
+#: near a deployment's capacity one draw's median TTFT moves 5x with the draw (vLLM on an RTX 5090 at 16 requests/s:
+#: 1.3-7.4 s over nine draws, 3.9 s measured; docs/serving.md)
+ARRIVAL_DRAWS = 5
+
+
 @dataclass(frozen=True)
 class SimConfig:
     max_batched_tokens: int
@@ -184,6 +190,25 @@ def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float 
             raise ValueError("give arrival times, a rate or users, not several")
         if len(arrivals) != len(inp) or not (np.all(np.isfinite(arrivals)) and np.all(arrivals >= 0)):
             raise ValueError("arrival times: one finite time >= 0 per request")
+
+
+def median_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over the draws (nested figures too); one that is None in every draw stays None."""
+    first = summaries[0]
+    if len(summaries) == 1:
+        return dict(first)
+    out: dict[str, Any] = {}
+    for key, value in first.items():
+        values = [d.get(key) for d in summaries]
+        if isinstance(value, dict):
+            out[key] = median_summary([v if isinstance(v, dict) else {} for v in values])
+        elif isinstance(value, bool) or not all(isinstance(v, (int, float)) for v in values if v is not None):
+            out[key] = value
+        else:
+            nums = [v for v in values if v is not None]
+            median = float(np.median(nums)) if nums else None
+            out[key] = round(median) if median is not None and all(isinstance(v, int) for v in nums) else median
+    return out
 
 
 def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: np.ndarray, *,

@@ -129,6 +129,7 @@ class RooflineStepCost:
         self.link = link_bytes_s(self.gpu_figures, efficiencies.interconnect)
         self.hd = m.head_dim or 64
         self.q_dim_gpu = m.q_dim / self.tp
+        self.mixed_decode_rows = self.engine.decode_rows_on(self.gpu_figures.compute_capability)
         # the step engine's host time (0 where decode replays CUDA graphs); the scheduler's own comes on top
         launch = self.engine.launch
         self.decode_host = engine_profile(launch).host_step_s(math.ceil(self.layers), self.gpu_figures)
@@ -181,7 +182,8 @@ class RooflineStepCost:
             flops = 4.0 * prefill_pairs * self.q_dim_gpu * layers
             s += flops / kernels.attention_rate(max(avg_ctx * 2, 1.0), self.hd, self.attn_rate)
         kv_per_token = self.kv_per_token_layer * layers
-        s += decode_context * kv_per_token / self.bw
+        s += self._decode_attention_s(decode_context * kv_per_token / self.bw, prefill_tokens, decode_seqs,
+                                      decode_context, layers)
         s += t * (self.elem_per_token_layer * layers + kv_per_token) / self.bw
         if head_share:
             s += self._head_s(decode_seqs * decode_width + (1 if prefill_tokens else 0)) * head_share
@@ -191,6 +193,18 @@ class RooflineStepCost:
             ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.link
             s += 2 * layers * (ring + self.phys["allreduce_latency_s"])
         return s
+
+    def _decode_attention_s(self, kv_read_s: float, prefill_tokens: int, decode_seqs: int, decode_context: float,
+                            layers: float) -> float:
+        """The decoding sequences' attention: their KV read, or, in an iteration that also runs prompt tokens on a
+        kernel that gives every query head of a decoding sequence a tile of its own (ServeEngine.decode_query_rows),
+        that tile's multiply-adds where they take longer (QK^T and PV over the context, 4 FLOP per row, position
+        and head dimension)."""
+        if not (self.mixed_decode_rows and prefill_tokens and decode_seqs and decode_context > 0):
+            return kv_read_s
+        flops = 4.0 * self.mixed_decode_rows * decode_context * self.q_dim_gpu * layers
+        rate = kernels.attention_rate(decode_context / decode_seqs, self.hd, self.attn_rate, ramp_scale=0.0)
+        return max(kv_read_s, flops / rate)
 
     def _host_s(self) -> float:
         """The scheduler's host time per iteration (and its hand-off to tensor-parallel workers)."""
@@ -214,7 +228,10 @@ class RooflineStepCost:
         busy = max(gpu, per_seq) if self.engine.host_seq_overlap else gpu + per_seq
         # the front-end streams every running sequence's token in a process of its own: it paces the iteration
         # where it is the slower
-        return max(busy, self.engine.stream_s_per_seq * decode_seqs) + self._host_s()
+        paced = max(busy, self.engine.stream_s_per_seq * decode_seqs)
+        if self.engine.plans_ahead:  # async scheduling: the scheduler's host time runs beside the GPU's step
+            return max(paced, self._host_s())
+        return paced + self._host_s()
 
     def head_step_s(self, decode_seqs: int, decode_context: float, width: int = 1) -> float:
         """GPU seconds of one draft step of speculative heads (EAGLE, MTP): one decoder layer over its own one
