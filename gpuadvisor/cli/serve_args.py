@@ -43,7 +43,9 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
     g.add_argument("--requests", type=arg_type("slo_requests" if recommend else "requests"), default=None,
                    metavar="N",
                    help="requests to simulate (default 1000, at most 10,000; recommend: 300, at most 1,000)")
-    g.add_argument("--seed", type=arg_type("seed"), default=0, help="random seed of arrivals and lengths (default 0)")
+    g.add_argument("--seed", type=arg_type("seed"), default=0,
+                   help="random seed of the lengths and of the arrivals' first draw (default 0; a rate's figures are "
+                        "the median of the draws seeded SEED to SEED + 4)")
     g.add_argument("--weights", default=None, metavar="FORMAT",
                    help="weight format: bf16 | fp16 | fp8 | fp4 | nvfp4 | mxfp4 | awq | gptq | q4_0 | q4_k_m | q5_k_m "
                         "| q8_0 (default: --dtype)")
