@@ -91,3 +91,12 @@ def test_an_open_loop_is_the_median_of_its_poisson_draws():
     assert len({round(d["ttft_s"]["p50"], 3) for d in singles}) > 1  # the draws differ
     closed = estimate_load(s, lengths, users=8, requests=64)["figures"]
     assert closed["arrival_draws"] == 1
+
+
+def test_past_capacity_says_in_how_many_draws_the_requests_piled_up():
+    """At 16 requests/s the RTX 5090's simulation keeps up with some draws of the arrivals and falls behind on others
+    (the card finished 13.2 a second): the caveat says so, and in how many of the five draws."""
+    s = serve_setup(QWEN3_4B, card_figures(CATALOG.get("GeForce RTX 5090")), "vllm")
+    caveat = estimate_load(s, Lengths("fixed", 1024, 128), rate=16.0, requests=960)["load"]["caveat"]
+    assert "past this deployment's capacity at 16 requests/s" in caveat
+    assert any(f"(in {k} of 5 draws of the arrivals)" in caveat for k in range(1, 6))
