@@ -31,7 +31,7 @@ def _cost(card: str, engine: str = "vllm"):
 def test_vllm_runs_fa2_tiles_off_hopper_and_packing_kernels_on_it():
     vllm = serve_engine("vllm")
     assert vllm.decode_query_rows == 64 and vllm.attention_sources
-    assert vllm.decode_rows_on("12.0") == 64 and vllm.decode_rows_on("8.0") == 64 and vllm.decode_rows_on(None) == 64
+    assert vllm.decode_rows_on("12.0") == 64 and vllm.decode_rows_on("8.0") == 64 and vllm.decode_rows_on(None) == 0
     assert vllm.decode_rows_on("9.0") == 0 and vllm.decode_rows_on("10.0") == 0
     assert serve_engine("sglang").decode_rows_on("12.0") == 0 and serve_engine("trtllm").decode_rows_on("8.0") == 0
 

@@ -134,10 +134,10 @@ class ServeEngine:
     attention_sources: tuple[str, ...] = ()
 
     def decode_rows_on(self, compute_capability: str | None) -> int:
-        """`decode_query_rows` on a card of this compute capability (0 where the engine runs a packing kernel
-        there; an unknown capability takes the engine's default kernel)."""
+        """`decode_query_rows` on an NVIDIA card of this compute capability: 0 where the engine runs a packing kernel
+        there, and where the capability is unknown (AMD cards: ROCm's attention backends are not FlashAttention 2)."""
         major = (compute_capability or "").split(".")[0]
-        return 0 if major and major in self.packed_attention_cc else self.decode_query_rows
+        return 0 if not major or major in self.packed_attention_cc else self.decode_query_rows
 
     @property
     def spec(self) -> str:
