@@ -100,3 +100,14 @@ def test_past_capacity_says_in_how_many_draws_the_requests_piled_up():
     caveat = estimate_load(s, Lengths("fixed", 1024, 128), rate=16.0, requests=960)["load"]["caveat"]
     assert "past this deployment's capacity at 16 requests/s" in caveat
     assert any(f"(in {k} of 5 draws of the arrivals)" in caveat for k in range(1, 6))
+
+
+def test_an_open_loop_reports_how_far_the_draws_spread():
+    """Beside each median, the lowest and highest median TTFT, P99 TTFT, median TPOT and throughput over the draws
+    (`draw_range`), which the printout shows: near capacity one draw is no answer."""
+    s = serve_setup(QWEN3_4B, card_figures(CATALOG.get("GeForce RTX 5090")), "vllm")
+    f = estimate_load(s, Lengths("fixed", 1024, 128), rate=16.0, requests=960)["figures"]
+    lo, hi = f["draw_range"]["ttft_s.p50"]
+    assert lo <= f["ttft_s"]["p50"] <= hi and hi > 2 * lo  # the knee: the draws disagree many times over
+    assert set(f["draw_range"]) == {"ttft_s.p50", "ttft_s.p99", "tpot_s.p50", "output_tokens_per_s"}
+    assert "draw_range" not in estimate_load(s, Lengths("fixed", 1024, 128), users=4, requests=32)["figures"]

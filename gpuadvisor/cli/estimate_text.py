@@ -217,6 +217,12 @@ def print_simulation(con: Any, p: ServingParts) -> None:
         if q and q["p50"] is not None:
             con.print(f"  {label}: P50 {q['p50'] * 1e3:,.1f} ms, P90 {q['p90'] * 1e3:,.1f} ms, "
                       f"P99 {q['p99'] * 1e3:,.1f} ms")
+    spread = f.get("draw_range") or {}
+    if spread:
+        lo, hi = spread.get("ttft_s.p50", (0.0, 0.0))
+        tlo, thi = spread.get("tpot_s.p50", (0.0, 0.0))
+        con.print(f"  over the {f['arrival_draws']} draws of the arrivals: TTFT P50 {lo * 1e3:,.1f}-{hi * 1e3:,.1f} "
+                  f"ms, time per output token P50 {tlo * 1e3:,.1f}-{thi * 1e3:,.1f} ms")
     if f.get("frontend_s"):
         median = f" (median gap {f['itl_p50_s'] * 1e3:,.1f} ms)" if f.get("itl_p50_s") else ""
         con.print(f"  front-end per request (HTTP, tokenization, first chunk streamed): {f['frontend_s'] * 1e3:.0f} ms "

@@ -18,7 +18,7 @@ from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.lengths import Lengths, parse_lengths
 from gpuadvisor.estimate.serve.profiles import ServeEngine, _raw_physics, serve_engine
-from gpuadvisor.estimate.serve.sim import ARRIVAL_DRAWS, SimConfig, SimResult, median_summary, simulate
+from gpuadvisor.estimate.serve.sim import ARRIVAL_DRAWS, SimConfig, SimResult, draw_range, median_summary, simulate
 from gpuadvisor.estimate.serve.speculative import Speculation, SpeculativeStepCost
 from gpuadvisor.estimate.serve.stepcost import KV_BYTES, WEIGHT_BITS, RooflineStepCost
 from gpuadvisor.layout import Layout, check_serving_layout
@@ -164,6 +164,8 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
     warm = runs[0][1]  # the same in every draw
     summ = median_summary([d[2] for d in runs])
     summ["arrival_draws"] = len(runs)
+    if len(runs) > 1:
+        summ["draw_range"] = draw_range([d[2] for d in runs])
     summ["requests"] = requests
     if s.speculative is not None and summ.get("itl_s") is not None:
         # a verify step streams its accepted tokens as one chunk: the gap a client sees between chunks is the step

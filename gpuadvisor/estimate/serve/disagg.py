@@ -36,7 +36,7 @@ import numpy as np
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.serve.lengths import Lengths
-from gpuadvisor.estimate.serve.sim import ARRIVAL_DRAWS, SimResult, median_summary, simulate
+from gpuadvisor.estimate.serve.sim import ARRIVAL_DRAWS, SimResult, draw_range, median_summary, simulate
 
 #: the most GPUs one node holds: both pools within it send over NVLink (where the card has it)
 GPUS_PER_NODE = 8
@@ -274,6 +274,8 @@ def estimate_disaggregated(ds: DisaggSetup, lengths: Lengths, *, rate: float | N
              for k in range(n)]
     f = median_summary(drawn)
     f["arrival_draws"] = len(drawn)
+    if len(drawn) > 1:
+        f["draw_range"] = draw_range(drawn)
     f["requests"] = requests
     load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}

@@ -192,6 +192,22 @@ def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float 
             raise ValueError("arrival times: one finite time >= 0 per request")
 
 
+#: the figures whose range over the draws an answer reports beside their median (median_summary's `draw_range`)
+DRAW_RANGE_FIGURES = (("ttft_s", "p50"), ("ttft_s", "p99"), ("tpot_s", "p50"), ("output_tokens_per_s", None))
+
+
+def draw_range(summaries: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """The lowest and highest of DRAW_RANGE_FIGURES over the draws ("ttft_s.p50": (lo, hi)): how far one draw of the
+    arrivals moves them (near capacity, many times over)."""
+    out: dict[str, tuple[float, float]] = {}
+    for key, pct in DRAW_RANGE_FIGURES:
+        values = [d.get(key) if pct is None else (d.get(key) or {}).get(pct) for d in summaries]
+        nums = [float(v) for v in values if isinstance(v, (int, float))]
+        if nums:
+            out[key if pct is None else f"{key}.{pct}"] = (min(nums), max(nums))
+    return out
+
+
 def median_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     """Each figure's median over the draws (nested figures too); one that is None in every draw stays None."""
     first = summaries[0]
