@@ -3,8 +3,9 @@
 
 Two figures of the engine's profile are refitted, nothing else (the scheduler, the kernels and the card stay the
 estimate's own):
-1. `host_s_per_iter`, the host time of one scheduler iteration that the GPU does not hide: every decode iteration
-   pays it, so it sets the time per output token. Fitted (secant on the simulation) so that the estimate's median
+1. `host_s_per_iter`, the host time of one scheduler iteration: every decode iteration pays it after the GPU's step,
+   or beside it where the engine schedules ahead (the current vLLM's async scheduling: the longer of the two sets the
+   step), so it sets the time per output token. Fitted (secant on the simulation) so that the estimate's median
    TPOT at the measured load equals the measured median TPOT.
 2. `frontend_s_per_request`, the per-request front-end cost (HTTP, tokenization, the first chunk streamed back),
    where the engine profile has that figure: it adds to the time to first token only. Fitted, with the host time
