@@ -18,22 +18,10 @@ import subprocess
 
 import torch
 
+from lab.fa2_mixed_batch import timed
 from lab.results import write_rows
 
 HEADS, KV_HEADS, DIM, PROMPT, PAGE = 32, 8, 128, 1024, 256
-
-
-def timed(fn, reps: int = 20) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for _ in range(reps):
-        fn()
-    b.record()
-    b.synchronize()
-    return a.elapsed_time(b) / 1e3 / reps
 
 
 def _cu(lens: list[int]) -> torch.Tensor:
