@@ -594,7 +594,7 @@ SERVING_IN_BAND = 0.85  # share of each group within 0.8-1.25x; every result wit
 # user 1.22x -> 1.48x)
 # vLLM's FlashAttention 2 query tiles (engines.json decode_query_rows: in a step that carries prompt tokens every
 # decoding sequence takes a 64-row tile per query head off Hopper) and an open loop's figures as the median of five
-# Poisson draws (serve/api.py ARRIVAL_DRAWS): the RTX 5090 at 16 requests/s TTFT 0.07x -> 0.96x, TPOT 0.60x -> 1.01x,
+# Poisson draws (serve/sim.py ARRIVAL_DRAWS): the RTX 5090 at 16 requests/s TTFT 0.07x -> 0.96x, TPOT 0.60x -> 1.01x,
 # throughput 1.11x -> 0.99x; the A100's vLLM TTFT 0.79x -> 0.85x; at 10-12 requests/s TPOT 1.07-1.13x -> 1.25-1.35x
 # and TTFT 1.13x -> 1.41x (vllm@0.11's host time per sequence refitted 190 -> 170 us): TTFT within 0.8-1.25x 0.74 ->
 # 0.76, within 0.67-1.5x 0.90 -> 0.93; ITL/TPOT every row within 0.67-1.5x (issue 29's bound for it met)

@@ -1,6 +1,6 @@
 """vLLM's FlashAttention 2 query tiles in a step that carries prompt tokens (engines.json `decode_query_rows`,
 stepcost.RooflineStepCost._decode_attention_s), and an open loop's figures as the median of its Poisson draws
-(serve/api.py ARRIVAL_DRAWS)."""
+(serve/sim.py ARRIVAL_DRAWS)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from gpuadvisor.catalog import load_catalog
 from gpuadvisor.estimate import kernels
-from gpuadvisor.estimate.serve import api
+from gpuadvisor.estimate.serve import sim
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, serve_setup
 from gpuadvisor.estimate.serve.lengths import Lengths
 from gpuadvisor.estimate.serve.profiles import serve_engine
@@ -82,9 +82,9 @@ def test_an_open_loop_is_the_median_of_its_poisson_draws():
     s = serve_setup(QWEN3_4B, card_figures(CATALOG.get("GeForce RTX 5090")), "vllm")
     lengths = Lengths("fixed", 1024, 128)
     got = estimate_load(s, lengths, rate=16.0, requests=400)["figures"]
-    assert api.ARRIVAL_DRAWS == 5 and got["arrival_draws"] == 5
+    assert sim.ARRIVAL_DRAWS == 5 and got["arrival_draws"] == 5
     inp, out = lengths.draw(400, 0)  # the lengths are the seed's; the arrivals are drawn again
-    singles = [api.simulate(s.step_cost, s.cfg, inp, out, rate=16.0, seed=seed).summary() for seed in range(5)]
+    singles = [sim.simulate(s.step_cost, s.cfg, inp, out, rate=16.0, seed=seed).summary() for seed in range(5)]
     for key in ("p50", "p99"):
         assert got["ttft_s"][key] == pytest.approx(float(np.median([d["ttft_s"][key] for d in singles])))
     assert got["output_tokens_per_s"] == pytest.approx(float(np.median([d["output_tokens_per_s"] for d in singles])))

@@ -18,7 +18,7 @@ from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.lengths import Lengths, parse_lengths
 from gpuadvisor.estimate.serve.profiles import ServeEngine, _raw_physics, serve_engine
-from gpuadvisor.estimate.serve.sim import ARRIVAL_DRAWS, SimConfig, SimResult, draw_range, median_summary, simulate
+from gpuadvisor.estimate.serve.sim import SimConfig, SimResult, combine_draws, draw_count, simulate
 from gpuadvisor.estimate.serve.speculative import Speculation, SpeculativeStepCost
 from gpuadvisor.estimate.serve.stepcost import KV_BYTES, WEIGHT_BITS, RooflineStepCost
 from gpuadvisor.layout import Layout, check_serving_layout
@@ -159,13 +159,11 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
     if groups > 1:  # one scheduler's share of the stream, figures scaled back to the deployment
         k = max(1, requests // groups)
         inp, out = inp[:k], out[:k]
-    n = (ARRIVAL_DRAWS if draws is None else max(1, draws)) if rate is not None else 1
-    runs = [_run(s, inp, out, seed + k, r, u, groups, slo_ttft, slo_tpot) for k in range(n)]
-    warm = runs[0][1]  # the same in every draw
-    summ = median_summary([d[2] for d in runs])
-    summ["arrival_draws"] = len(runs)
-    if len(runs) > 1:
-        summ["draw_range"] = draw_range([d[2] for d in runs])
+    # closed loop: the first round of requests arrives at once; the figures are of the rounds after it
+    warm = min(u, len(inp) // 2) if u is not None else 0
+    runs = [_run(s, inp, out, seed + k, r, u, groups, warm, slo_ttft, slo_tpot)
+            for k in range(draw_count(rate, draws))]
+    summ = combine_draws([summary for _, summary in runs])
     summ["requests"] = requests
     if s.speculative is not None and summ.get("itl_s") is not None:
         # a verify step streams its accepted tokens as one chunk: the gap a client sees between chunks is the step
@@ -177,7 +175,7 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         OVERSUBSCRIBED_CAVEAT if load["offline"] and requests > s.cfg.max_seqs * groups else None,
         _knife_edge(s, inp, out, u, seed, warm, summ["ttft_s"]["mean"])
         if u is not None and u > 1 and lengths.kind == "fixed" else None,
-        _past_capacity_of(rate, [run[0] for run in runs]) if rate is not None else None]
+        _past_capacity_of(rate, [res for res, _ in runs]) if rate is not None else None]
     if any(caveats):
         load["caveat"] = "; ".join(c for c in caveats if c)
     assumptions = s.assumptions()
@@ -189,17 +187,15 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
 
 
 def _run(s: ServeSetup, inp: np.ndarray, out: np.ndarray, seed: int, rate: float | None, users: int | None,
-         groups: int, slo_ttft: float | None, slo_tpot: float | None) -> tuple[SimResult, int, dict[str, Any]]:
-    """One seeded run of one scheduler's share of the requests, its figures scaled back to the deployment's
-    `groups` schedulers."""
+         groups: int, warm: int, slo_ttft: float | None, slo_tpot: float | None) -> tuple[SimResult, dict[str, Any]]:
+    """One seeded run of one scheduler's share of the requests, its figures (after `warm` requests) scaled back to
+    the deployment's `groups` schedulers."""
     res = simulate(s.step_cost, s.cfg, inp, out, rate=rate, users=users, seed=seed)
-    # closed loop: the first round of requests arrives at once; the figures are of the rounds after it
-    warm = min(users, len(res.arrival) // 2) if users is not None else 0
     summ = res.summary(slo_ttft=slo_ttft, slo_tpot=slo_tpot, warmup=warm)
     for key in ("requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "goodput_requests_per_s"):
         if summ[key] is not None:
             summ[key] *= groups
-    return res, warm, summ
+    return res, summ
 
 
 #: closed-loop clients of fixed lengths: the extra front-end time a second run adds to see whether the mean TTFT

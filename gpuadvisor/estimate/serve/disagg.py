@@ -36,7 +36,7 @@ import numpy as np
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.serve.lengths import Lengths
-from gpuadvisor.estimate.serve.sim import ARRIVAL_DRAWS, SimResult, draw_range, median_summary, simulate
+from gpuadvisor.estimate.serve.sim import SimResult, combine_draws, draw_count, simulate
 
 #: the most GPUs one node holds: both pools within it send over NVLink (where the card has it)
 GPUS_PER_NODE = 8
@@ -268,14 +268,10 @@ def estimate_disaggregated(ds: DisaggSetup, lengths: Lengths, *, rate: float | N
         raise UserError(f"a request of {need} tokens does not fit in a {name} instance's KV cache ({cap:,} "
                         f"tokens on {s.layout.tp} x {s.gpu_figures.name})")
     warm = min(users, requests // 2) if users is not None else 0
-    n = (ARRIVAL_DRAWS if draws is None else max(1, draws)) if rate is not None else 1
-    drawn = [summarize(run_disaggregated(ds, inp, out, rate=rate, users=users, seed=seed + k),
-                       ds.prefill.engine.frontend_s_per_request, warmup=warm, slo_ttft=slo_ttft, slo_tpot=slo_tpot)
-             for k in range(n)]
-    f = median_summary(drawn)
-    f["arrival_draws"] = len(drawn)
-    if len(drawn) > 1:
-        f["draw_range"] = draw_range(drawn)
+    f = combine_draws([summarize(run_disaggregated(ds, inp, out, rate=rate, users=users, seed=seed + k),
+                                 ds.prefill.engine.frontend_s_per_request, warmup=warm, slo_ttft=slo_ttft,
+                                 slo_tpot=slo_tpot)
+                       for k in range(draw_count(rate, draws))])
     f["requests"] = requests
     load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}

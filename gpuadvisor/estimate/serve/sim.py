@@ -192,7 +192,25 @@ def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float 
             raise ValueError("arrival times: one finite time >= 0 per request")
 
 
-#: the figures whose range over the draws an answer reports beside their median (median_summary's `draw_range`)
+def draw_count(rate: float | None, draws: int | None = None) -> int:
+    """How many draws of its arrivals a load is simulated over: `draws` (ARRIVAL_DRAWS unless given) for an open
+    loop, one for a closed loop or a burst, whose arrivals are not drawn."""
+    if rate is None:
+        return 1
+    return ARRIVAL_DRAWS if draws is None else max(1, draws)
+
+
+def combine_draws(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """A load's figures over its draws: each the median, with how many draws and, over more than one, how far they
+    spread (`draw_range`)."""
+    out = median_summary(summaries)
+    out["arrival_draws"] = len(summaries)
+    if len(summaries) > 1:
+        out["draw_range"] = draw_range(summaries)
+    return out
+
+
+#: the figures whose range over the draws an answer reports beside their median (draw_range)
 DRAW_RANGE_FIGURES = (("ttft_s", "p50"), ("ttft_s", "p99"), ("tpot_s", "p50"), ("output_tokens_per_s", None))
 
 

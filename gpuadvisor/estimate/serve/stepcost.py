@@ -203,6 +203,7 @@ class RooflineStepCost:
         if not (self.mixed_decode_rows and prefill_tokens and decode_seqs and decode_context > 0):
             return kv_read_s
         flops = 4.0 * self.mixed_decode_rows * decode_context * self.q_dim_gpu * layers
+        # no sequence ramp (ramp_scale 0): each tile runs over its sequence's whole context, with no causal triangle
         rate = kernels.attention_rate(decode_context / decode_seqs, self.hd, self.attn_rate, ramp_scale=0.0)
         return max(kv_read_s, flops / rate)
 
