@@ -258,9 +258,8 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         "",
         f"Data ({date}): "
         "`tests/data/published-serving.json`, written by `tools/published_serving.py` with each figure's source. "
-        "Tool = the scheduler simulation (`estimate/serve/`) with the profiles of `engines.json` (a row "
-        "runs under the release it names: vLLM 0.11.0 as `vllm@0.11`) and the catalog card's datasheet. "
-        "Gated by tests/test_serve_accuracy.py.",
+        "Tool = the scheduler simulation (`estimate/serve/`), the profiles of `engines.json` (each row under "
+        "its release: vLLM 0.11.0 as `vllm@0.11`), the card's datasheet. Gated: tests/test_serve_accuracy.py.",
         "",
         "Fixed-length tables (maximum throughput, NIM's fixed concurrency, llama-bench):",
         "",

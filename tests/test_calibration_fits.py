@@ -320,6 +320,19 @@ def _misaligned_gemm() -> dict[str, float]:
     return fitted()
 
 
+@fit("FP8_REACH")
+def fp8_reach() -> dict[str, float]:
+    """The probe's 8192^3 FP8 GEMM over its bf16 one, each as a share of its datasheet peak, on an H100 and an H200."""
+    ratios = []
+    for path in (DATA / "h100-final-2026-11-23" / "h100-final.json",
+                 Path(__file__).resolve().parents[1] / "reports" / "sample-h200x2-probe.json"):
+        results = {m["key"]: m for probe in json.loads(path.read_text())["devices"][0]["probes"]
+                   for m in probe["measurements"]}
+        fp8, bf16 = results["tensor.fp8"], results["tensor.bf16"]
+        ratios.append((fp8["value"] / fp8["datasheet"]) / (bf16["value"] / bf16["datasheet"]))
+    return {"FP8_REACH": round(statistics.mean(ratios), 2)}
+
+
 @fit("DTENSOR_HOST_FACTOR")
 def dtensor() -> dict[str, float]:
     """Issue time of a step on a one-GPU DTensor mesh over the plain step's, two H200 hosts."""

@@ -56,7 +56,7 @@ def test_accuracy_per_group(cases, group):
 
 def test_a_wrong_constant_fails_the_gate(cases):
     """An FP8 GEMM rate 40 % too high (or Megatron 30 % less efficient) pushes runs out of the band."""
-    with cal.override(FP8_GEMM_EFF=cal.FP8_GEMM_EFF * 1.4):
+    with cal.override(FP8_REACH=cal.FP8_REACH * 1.4):
         s = pub.summary(pub.evaluate())["all"]
     assert s["in_band"] < GATES["all"][0]
     with cal.override(MEGATRON_EFF=cal.MEGATRON_EFF * 0.7):

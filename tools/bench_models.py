@@ -30,13 +30,12 @@ def section(per_case: bool = True) -> str:
            f"CUDA {env['cuda']}), {env['date'][:10]}, by `lab/measure_models.py`: "
            "training as a practitioner's loop runs it (fp32 "
            "weights under bf16 autocast, fused AdamW, cudnn.benchmark, channels-last for CNNs) and inference as one "
-           "bf16 forward under inference_mode; CUDA-event timing, peak `torch.cuda.max_memory_allocated`, a profiled "
-           "step; the median of 2-3 sessions' medians. Raw files `lab/data/h100-models/`, collected by "
-           "`tools/collect_model_runs.py`.", "",
+           "bf16 forward under inference_mode; CUDA events, peak allocated memory, a profiled step; the median of 2-3 "
+           "sessions' medians. Raw: `lab/data/h100-models/` (`tools/collect_model_runs.py`).", "",
            "Estimates from the shipped graphs and the H100 SXM's datasheet (no probe). Every third model (all its "
            "cases) is held out "
            "of calibration; the fitted constants come from the calibration split (`tools/fit_opcost.py`), the rest "
-           "are counted or set by hand (docs/calibration.md). Ratio = estimate / measurement.", "",
+           "are counted or set by hand. Ratio = estimate / measured.", "",
            "| group | cases | time within ±25 % | memory within ±10 % | median time error | worst time "
            "| worst memory |",
            "|---|---:|---:|---:|---:|---:|---:|"]

@@ -81,9 +81,9 @@ def probes() -> list[str]:
            f"`gpuadvisor probe --quick` on an {h100.devices[0].name} ({_rel(H100_PROBE)}, {_when(h100)}) and an "
            f"{h200.devices[0].name} (GPU 0 of two, {_rel(H200_PROBE)}, {_when(h200)}); driver "
            f"{h100.host.driver_version}, CUDA runtime {h100.host.cuda_runtime_version}, CuPy {h100.host.cupy_version}, "
-           f"PyTorch {h100.host.torch_version}. \"% ds\" is against the catalog card's datasheet figure; \"x ref\" is "
-           "the probe over the vendor library doing the same work in the same run (cudaMemcpy, PyTorch copies, "
-           "cuBLAS / cuBLASLt through torch.matmul, torch._scaled_mm, torch._int_mm).", "",
+           f"PyTorch {h100.host.torch_version}. \"% ds\": of the catalog's datasheet figure; \"x ref\": the probe over "
+           "the vendor library on the same work in the same run (cudaMemcpy, PyTorch copies, torch.matmul, "
+           "torch._scaled_mm, torch._int_mm).", "",
            "| figure | H100 | % ds | x ref | H200 | % ds | x ref |", "|---|---:|---:|---:|---:|---:|---:|"]
     ratios = []
     for key in PROBE_KEYS:
@@ -95,8 +95,22 @@ def probes() -> list[str]:
             "int8, where the probe's cuBLASLt kernel beats `torch._int_mm` by "
             f"{a['tensor.int8'].ratio_to_reference:.2f}-{b['tensor.int8'].ratio_to_reference:.2f}x (PyTorch's "
             "pick). Pageable copies (they measure the host) "
-            "and FP32/FP64 FMA rates (within 3 % of peak) have no reference.", ""]
+            "and FP32/FP64 FMA rates (within 3 % of peak) have no reference.", "", _fp8_reach_line(), ""]
     return out
+
+
+def _fp8_reach_line() -> str:
+    """lab/fp8_reach_shapes.py's run: FP8 over bf16 at a prefill's GEMM shapes, against the estimator's FP8_REACH."""
+    import json
+    import statistics
+
+    from gpuadvisor.estimate import calibration as cal
+
+    run = json.loads((ROOT / "lab/data/h100-fp8-reach-2026-12-06/fp8_reach_shapes.json").read_text())
+    reach = [r["fp8_tflops"] / r["bf16_tflops"] / 2 for r in run["rows"]]
+    return (f"FP8 (torch._scaled_mm) over bf16, 1.5 s each, {len(reach)} prefill GEMMs (70B, 8B; H100, "
+            f"driver {run['env']['driver']}, {run['env']['date'][:10]}): median {statistics.median(reach):.2f} of the "
+            f"peaks' 2x ({min(reach):.2f}-{max(reach):.2f}); FP8_REACH {cal.FP8_REACH:g}, from the pair above.")
 
 
 def node() -> list[str]:

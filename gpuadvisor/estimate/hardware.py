@@ -133,6 +133,14 @@ class HardwareFigures:
             return self.tflops.get("fp8") or self.tflops.get("bf16") or self.tflops.get("fp16")
         return self.tflops.get(dtype) or self.tflops.get("fp16") or self.tflops.get("bf16") or self.tflops.get("fp32")
 
+    def dtype_reach(self, dtype: str) -> float:
+        """A large GEMM's share of `dtype`'s datasheet peak over a 16-bit GEMM's share of its own: FP8_REACH for FP8
+        on a card with an FP8 rate (its clock falls further under the power limit), 1 otherwise and for measured
+        figures (the probe's fp8 rate already holds it)."""
+        if dtype == "fp8" and self.tflops.get("fp8") and self.source != "measured":
+            return float(cal.FP8_REACH)
+        return 1.0
+
     def op_scale(self, key: str) -> float | None:
         """The measured op efficiency `key` ("conv_eff.bf16_nhwc", "depthwise_bw_eff", "stream_eff.norm") over
         the calibration H100's (H100_OP_FIGURES); None where either is missing."""

@@ -138,7 +138,8 @@ class Rates:
         for dt in ("fp32", "bf16", "fp16", "fp8", "tf32"):
             peak = gpu_figures.peak_tflops(dt)
             if peak:
-                gemm[dt] = peak * 1e12 * mfu  # fp32 is the FMA rate: CUDA-core GEMMs reach it as well
+                # fp32 is the FMA rate: CUDA-core GEMMs reach it as well
+                gemm[dt] = peak * 1e12 * mfu * gpu_figures.dtype_reach(dt)
         conv = {dt: x for dt in ("bf16", "fp16") if (x := gpu_figures.op_scale(f"conv_eff.{dt}_nhwc"))}
         stream = {c: x for c in ("elementwise", "norm", "reduction") if (x := gpu_figures.op_scale(f"stream_eff.{c}"))}
         bandwidth = (gpu_figures.bandwidth_gbs or 0.0) * 1e9 * bw_eff

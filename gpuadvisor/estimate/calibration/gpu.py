@@ -26,6 +26,19 @@ CONSTANTS = (
              "triad/copy bandwidth", f"{DECODE_A} (ceilings.copy_gbs)", Method.NOT_REPRODUCIBLE,
              "the decode fit over the same run's copy ceiling gives 2.87 / 2.997 = 0.96 in the repo's data; how "
              "0.97 was set is not recorded"),
+    Constant("FP8_REACH", 0.89, "fraction", "a large FP8 GEMM's share of the card's datasheet dense FP8 peak over a "
+             "large 16-bit GEMM's share of its bf16 peak: FP8 does twice the multiply-adds per clock and draws more "
+             "power for them, so the card's clock falls further under its power limit (applied to datasheet figures; "
+             "a probe's measured fp8 rate already holds it)",
+             "tools/data/h100-final-2026-11-23/h100-final.json and reports/sample-h200x2-probe.json (probe "
+             "tensor.fp8 and tensor.bf16, 8192^3, BENCHMARKS.md 'Probes against vendor libraries')", Method.MEASURED,
+             "the mean over the two cards, rounded to 0.01, of (fp8 TFLOP/s / datasheet fp8) / (bf16 TFLOP/s / "
+             "datasheet bf16): H100 (1,400.8 / 1,978.9) / (793.6 / 989.4) = 0.883, H200 (1,410.2 / 1,978.9) / "
+             "(791.1 / 989.4) = 0.891. Checked at a serving prefill's shapes (Llama 3.3 70B and 3.1 8B layers, "
+             "1,024-8,192 tokens, 1.5 s back to back each, lab/data/h100-fp8-reach-2026-12-06/fp8_reach_shapes.json, "
+             "tests/test_fp8_reach.py): 0.83-0.91 over 22 shapes, median 0.88. Was two figures: the serving step "
+             "priced FP8 at MFU (0.75) of the peak, the training model at an assumed 0.6; both now MFU x FP8_REACH "
+             "(0.67)"),
     Constant("INTERCONNECT_EFFICIENCY", 0.7, "fraction", "achieved fraction of the catalog's interconnect figure "
              "(where no all-reduce bus bandwidth was measured)", "-", Method.ASSUMPTION,
              "not measured: multi-GPU runs use the measured all-reduce bus bandwidth where a probe has it"),

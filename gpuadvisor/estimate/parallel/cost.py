@@ -71,18 +71,22 @@ class AnalyticCost:
     fw: Framework
     checkpointing: Checkpointing
 
-    @property
-    def _bf16_rate(self) -> float:
-        """Large 16-bit GEMMs: the calibration MFU scaled by the card's published matmul reach over the H100's."""
+    def _gemm_rate(self, dtype: str) -> float:
+        """Large GEMMs in `dtype`: the calibration MFU scaled by the card's published matmul reach over the H100's,
+        and by FP8's own reach where it runs FP8 (HardwareFigures.dtype_reach)."""
         figures = self.gpu_figures
         scale = figures.matmul_reach_scale if figures.source != "measured" and figures.matmul_reach_scale else 1.0
-        return (self.gpu_figures.peak_tflops("bf16") or 0.0) * 1e12 * cal.MFU * scale
+        return (figures.peak_tflops(dtype) or 0.0) * 1e12 * cal.MFU * scale * figures.dtype_reach(dtype)
+
+    @property
+    def _bf16_rate(self) -> float:
+        return self._gemm_rate("bf16")
 
     @property
     def _linear_rate(self) -> tuple[float, float]:
         """(FLOP/s, bytes per element) of the block's linears: FP8 where the precision is fp8."""
         if self.workload.dtype == "fp8" and self.fw.fp8 != "none":
-            return (self.gpu_figures.peak_tflops("fp8") or 0.0) * 1e12 * cal.FP8_GEMM_EFF, 1.0
+            return self._gemm_rate("fp8"), 1.0
         return self._bf16_rate, 2.0
 
     @property

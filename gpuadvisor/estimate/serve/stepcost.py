@@ -103,12 +103,14 @@ class RooflineStepCost:
         self.rate = bf16 * self.engine.gemm_eff
         w = self.weights
         if w == "fp8" and self.gpu_figures.tflops.get("fp8"):
-            self.rate = self.gpu_figures.tflops["fp8"] * 1e12 * mfu * self.engine.gemm_eff
+            self.rate = (self.gpu_figures.tflops["fp8"] * 1e12 * mfu * self.gpu_figures.dtype_reach("fp8")
+                         * self.engine.gemm_eff)
         elif w in ("fp4", "nvfp4", "mxfp4"):
             peak = self.gpu_figures.tflops.get("fp4") or self.gpu_figures.tflops.get("fp8")
             if peak:
                 self.rate = peak * 1e12 * mfu * self.engine.gemm_eff * (self.phys["fp4_mfu_scale"] if
-                                                                       self.gpu_figures.tflops.get("fp4") else 1.0)
+                                                                       self.gpu_figures.tflops.get("fp4") else
+                                                                       self.gpu_figures.dtype_reach("fp8"))
         elif w in GGUF and self.engine.int8_prefill and self.gpu_figures.tflops.get("int8"):
             self.rate = self.gpu_figures.tflops["int8"] * 1e12 * self.phys["int8_mmq_eff"]
         self.gguf = w in GGUF

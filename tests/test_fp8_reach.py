@@ -1,0 +1,59 @@
+"""FP8_REACH (calibration/gpu.py): how much less of its datasheet peak an FP8 GEMM reaches than a bf16 one, read off
+the probe's 8192^3 pair (tests/test_calibration_fits.py recomputes it), checked here at the shapes a serving
+engine's prefill runs, measured back to back on an H100 at its power limit (lab/fp8_reach_shapes.py), and its use:
+every path that prices an FP8 GEMM from a datasheet takes it, none from a probe's measured rate."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.catalog import load_catalog
+from gpuadvisor.estimate import calibration as cal
+from gpuadvisor.estimate.hardware import HardwareFigures
+from gpuadvisor.estimate.opcost import Rates
+
+RUN = Path(__file__).resolve().parents[1] / "lab" / "data" / "h100-fp8-reach-2026-12-06" / "fp8_reach_shapes.json"
+
+
+def test_prefill_shapes_reach_what_the_probe_pair_says():
+    """22 GEMMs of Llama 3.3 70B's and Llama 3.1 8B's layers at 1,024-8,192 tokens (and 8192^3): FP8 over bf16, halved
+    (the peaks' ratio), has its median within 0.02 of FP8_REACH and no shape beyond 0.07 of it."""
+    rows = json.loads(RUN.read_text())["rows"]
+    reach = [r["fp8_tflops"] / r["bf16_tflops"] / 2.0 for r in rows]
+    assert len(reach) == 22
+    assert statistics.median(reach) == pytest.approx(cal.FP8_REACH, abs=0.02)
+    assert max(abs(x - cal.FP8_REACH) for x in reach) <= 0.07
+
+
+def _h100() -> HardwareFigures:
+    return HardwareFigures.from_card(load_catalog().get("H100 SXM5 80GB"))
+
+
+def test_datasheet_fp8_takes_the_reach_and_a_probe_rate_does_not():
+    h100 = _h100()
+    bf16, fp8 = Rates.of(h100).gemm["bf16"], Rates.of(h100).gemm["fp8"]
+    assert fp8 / bf16 == pytest.approx(2.0 * cal.FP8_REACH, rel=0.01)
+    measured = replace(h100, source="measured")
+    assert Rates.of(measured).gemm["fp8"] / Rates.of(measured).gemm["bf16"] == pytest.approx(2.0, rel=0.01)
+    a100 = HardwareFigures.from_card(load_catalog().get("A100 SXM4 80GB"))
+    assert a100.dtype_reach("fp8") == 1.0  # no FP8 rate: an fp8 request runs at the 16-bit one
+
+
+def test_serving_and_training_price_fp8_alike():
+    """The serving step and the training model take the same FP8 rate for the same card (one owner, dtype_reach)."""
+    from gpuadvisor.estimate.serve.api import card_figures, serve_setup
+    from gpuadvisor.layout import Layout
+    from gpuadvisor.modelspec import resolve_model
+
+    h100 = _h100()
+    step = serve_setup(resolve_model("llama-3.1-8b"), card_figures(load_catalog().get("H100 SXM5 80GB")), "vllm",
+                       weights="fp8", kv_dtype="bf16", layout=Layout(tp=1, pp=1)).cost
+    bf16_step = serve_setup(resolve_model("llama-3.1-8b"), card_figures(load_catalog().get("H100 SXM5 80GB")), "vllm",
+                            weights="bf16", kv_dtype="bf16", layout=Layout(tp=1, pp=1)).cost
+    assert step.rate / bf16_step.rate == pytest.approx(2.0 * cal.FP8_REACH, rel=0.01)
+    assert h100.dtype_reach("fp8") == cal.FP8_REACH
