@@ -57,3 +57,18 @@ def test_serving_and_training_price_fp8_alike():
                             weights="bf16", kv_dtype="bf16", layout=Layout(tp=1, pp=1)).cost
     assert step.rate / bf16_step.rate == pytest.approx(2.0 * cal.FP8_REACH, rel=0.01)
     assert h100.dtype_reach("fp8") == cal.FP8_REACH
+
+
+def test_a_serving_answer_says_what_its_gemm_rate_rests_on(capsys):
+    """estimate --weights fp8 names the FP8 reach beside the datasheet peak and MFU; bf16 names neither reach."""
+    from gpuadvisor.cli import main
+
+    base = ["estimate", "llama-3.1-8b", "--gpu", "H100 SXM5 80GB", "--engine", "vllm", "--rate", "2", "--requests",
+            "20", "--json"]
+    got = {}
+    for weights in ("fp8", "bf16"):
+        assert main([*base, "--weights", weights]) == 0
+        got[weights] = json.loads(capsys.readouterr().out)["detail"]["serving_simulation"]["assumptions"]
+    assert got["fp8"]["gemm_rate_basis"] == f"fp8 datasheet peak x 0.75 x FP8 reach {cal.FP8_REACH:g}"
+    assert got["bf16"]["gemm_rate_basis"] == "bf16 datasheet peak x 0.75"
+    assert got["fp8"]["gemm_tflops"] / got["bf16"]["gemm_tflops"] == pytest.approx(2 * cal.FP8_REACH, rel=0.01)

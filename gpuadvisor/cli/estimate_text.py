@@ -249,6 +249,8 @@ def print_simulation(con: Any, p: ServingParts) -> None:
               f"(chunked prefill: {'chunks of up to ' + str(a['chunk_tokens']) if a['chunk_tokens'] else 'off'}), "
               f"max {a['max_seqs']} sequences, {host}, "
               f"CUDA graphs {'on' if a['cuda_graphs'] else 'off'}")
+    if a.get("gemm_tflops"):
+        con.print(f"  GEMMs at {a['gemm_tflops']:,.0f} TFLOP/s ({a['gemm_rate_basis']})")
     dis = a.get("disaggregated")
     if dis:
         for role in ("prefill", "decode"):

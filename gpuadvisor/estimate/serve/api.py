@@ -58,6 +58,8 @@ class ServeSetup:
                 "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": e.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
                 "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
+                # the large-GEMM rate the steps are priced at, and the figures it rests on
+                "gemm_tflops": self.cost.rate / 1e12, "gemm_rate_basis": self.cost.rate_basis,
                 # rows of attention tile each decoding sequence takes per query head in a step with prompt tokens
                 # (0: a kernel that packs them; ServeEngine.decode_query_rows)
                 "mixed_step_decode_query_rows": self.cost.mixed_decode_rows,

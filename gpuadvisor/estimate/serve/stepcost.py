@@ -101,18 +101,27 @@ class RooflineStepCost:
         bf16 = (self.gpu_figures.peak_tflops("bf16") or 0.0) * 1e12 * mfu
         self.attn_rate = bf16
         self.rate = bf16 * self.engine.gemm_eff
+        source = "measured" if self.gpu_figures.source == "measured" else "datasheet"
+        # what the GEMM rate rests on, for the answer (issue 34: every answer says which figures it used)
+        self.rate_basis = f"bf16 {source} peak x {mfu:.2f}"
         w = self.weights
         if w == "fp8" and self.gpu_figures.tflops.get("fp8"):
-            self.rate = (self.gpu_figures.tflops["fp8"] * 1e12 * mfu * self.gpu_figures.dtype_reach("fp8")
-                         * self.engine.gemm_eff)
+            reach = self.gpu_figures.dtype_reach("fp8")
+            self.rate = self.gpu_figures.tflops["fp8"] * 1e12 * mfu * reach * self.engine.gemm_eff
+            self.rate_basis = f"fp8 {source} peak x {mfu:.2f}" + (f" x FP8 reach {reach:g}" if reach != 1.0 else "")
         elif w in ("fp4", "nvfp4", "mxfp4"):
             peak = self.gpu_figures.tflops.get("fp4") or self.gpu_figures.tflops.get("fp8")
             if peak:
-                self.rate = peak * 1e12 * mfu * self.engine.gemm_eff * (self.phys["fp4_mfu_scale"] if
-                                                                       self.gpu_figures.tflops.get("fp4") else
-                                                                       self.gpu_figures.dtype_reach("fp8"))
+                scale = (self.phys["fp4_mfu_scale"] if self.gpu_figures.tflops.get("fp4")
+                         else self.gpu_figures.dtype_reach("fp8"))
+                self.rate = peak * 1e12 * mfu * self.engine.gemm_eff * scale
+                self.rate_basis = (f"{'fp4' if self.gpu_figures.tflops.get('fp4') else 'fp8'} {source} peak x "
+                                   f"{mfu:.2f} x {scale:g}")
         elif w in GGUF and self.engine.int8_prefill and self.gpu_figures.tflops.get("int8"):
             self.rate = self.gpu_figures.tflops["int8"] * 1e12 * self.phys["int8_mmq_eff"]
+            self.rate_basis = f"int8 {source} peak x {self.phys['int8_mmq_eff']:g} (llama.cpp's MMQ)"
+        if self.engine.gemm_eff != 1.0:
+            self.rate_basis += f" x the engine's {self.engine.gemm_eff:g}"
         self.gguf = w in GGUF
         # llama.cpp's MMVQ (batches up to 8) on CUDA cores: instructions per weight per extra column
         fp32_rate = (self.gpu_figures.tflops.get("fp32") or 1.0) * 0.5e12
