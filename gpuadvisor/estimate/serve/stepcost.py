@@ -7,7 +7,8 @@ on the kernel physics of estimate/kernels.py; the op-graph cost model (estimate/
 
 Roofline of one iteration on one GPU (a tensor-parallel rank, 1/pp of the layers):
 * each linear layer's GEMM over the iteration's T tokens: max(2 T n k / rate, weight bytes x dequant passes +
-  activations / bandwidth) at the rate of the weights' format (fp8 / fp4 tensor cores where the card has them;
+  activations / bandwidth) at the rate of the weights' format (fp8 / fp4 tensor cores where the card has them, FP8
+  at HardwareFigures.dtype_reach of the 16-bit share of its peak;
   llama.cpp's quantized formats on int8 tensor cores at INT8_MMQ_EFF, else dequantized to 16 bit), with the K ramp
   and no wave quantization (cuBLASLt / CUTLASS split-K and stream-K keep short GEMMs' SMs busy);
 * attention: prefill FLOPs (4 x pairs x q_dim) at kernels.attention_rate; decode reads the KV cache once;
