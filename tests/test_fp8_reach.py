@@ -45,18 +45,24 @@ def test_datasheet_fp8_takes_the_reach_and_a_probe_rate_does_not():
 
 
 def test_serving_and_training_price_fp8_alike():
-    """The serving step and the training model take the same FP8 rate for the same card (one owner, dtype_reach)."""
+    """The serving step, the training model and the op pricer take one FP8 rate for one card (HardwareFigures.
+    dtype_reach, the one owner): MFU x FP8_REACH of the H100's datasheet FP8 peak."""
+    from gpuadvisor.estimate.parallel import framework
+    from gpuadvisor.estimate.parallel.cost import AnalyticCost
     from gpuadvisor.estimate.serve.api import card_figures, serve_setup
-    from gpuadvisor.layout import Layout
+    from gpuadvisor.layout import Checkpointing, Layout
     from gpuadvisor.modelspec import resolve_model
+    from gpuadvisor.workload import make_workload
 
     h100 = _h100()
-    step = serve_setup(resolve_model("llama-3.1-8b"), card_figures(load_catalog().get("H100 SXM5 80GB")), "vllm",
-                       weights="fp8", kv_dtype="bf16", layout=Layout(tp=1, pp=1)).cost
-    bf16_step = serve_setup(resolve_model("llama-3.1-8b"), card_figures(load_catalog().get("H100 SXM5 80GB")), "vllm",
-                            weights="bf16", kv_dtype="bf16", layout=Layout(tp=1, pp=1)).cost
-    assert step.rate / bf16_step.rate == pytest.approx(2.0 * cal.FP8_REACH, rel=0.01)
-    assert h100.dtype_reach("fp8") == cal.FP8_REACH
+    expected = 1978.9e12 * cal.MFU * cal.FP8_REACH
+    serving = serve_setup(resolve_model("llama-3.1-8b"), card_figures(load_catalog().get("H100 SXM5 80GB")), "vllm",
+                          weights="fp8", kv_dtype="bf16", layout=Layout(tp=1, pp=1)).cost.rate
+    training = AnalyticCost(make_workload("llama-3-8b", mode="training", batch=8, dtype="fp8"), h100,
+                            framework("megatron"), Checkpointing.NONE)._linear_rate[0]
+    assert serving == pytest.approx(expected, rel=0.001)
+    assert training == pytest.approx(expected, rel=0.001)
+    assert Rates.of(h100).gemm["fp8"] == pytest.approx(expected, rel=0.001)
 
 
 def test_a_serving_answer_says_what_its_gemm_rate_rests_on(capsys):
