@@ -285,3 +285,18 @@ def test_hsdp_under_eager_hf_shards_one_nodes_ways_whatever_the_node():
 
     assert states(16, "hsdp", 4) == pytest.approx(states(4, "fsdp", 4))
     assert states(16, "hsdp", 4) == pytest.approx(4 * states(16, "fsdp", 4))
+
+
+def test_a_probe_of_the_calibration_card_leaves_a_training_step_where_its_datasheet_puts_it():
+    """The parallel training model prices a probe's measured rates as every path does (Efficiency.for_hardware:
+    MFU_VS_MEASURED of a measured matmul, BANDWIDTH_VS_MEASURED of a measured copy): the H100's own probe figures
+    (793.6 TFLOP/s bf16, 1,400.8 fp8, 2,896 GB/s) give a step within 3 % of the datasheet's, where the calibration
+    MFU of the datasheet peak had made it 23 % slower."""
+    from gpuadvisor.estimate.hardware import apply_measured
+
+    h100 = HardwareFigures.from_card(load_catalog(use_env=False).get("H100 SXM5 80GB"))
+    probed = apply_measured(h100, {"tflops.bf16": 793.6, "tflops.fp8": 1400.8, "bandwidth_gbs": 2896.2})
+    w = make_workload("llama-3-8b", mode="training", batch=8, num_gpus=8)
+    step = {name: estimate_training(w, Layout(micro_batch=1), figures, framework("megatron")).step_s
+            for name, figures in (("datasheet", h100), ("probe", probed))}
+    assert step["probe"] == pytest.approx(step["datasheet"], rel=0.03)

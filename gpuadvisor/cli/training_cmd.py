@@ -85,7 +85,8 @@ def print_training(parts: Any) -> None:
     con.print(f"{card.name}: {'fits' if est.fits else 'does NOT fit'} ({est.memory.total / GiB:.1f} GiB per GPU, "
               f"{cap})")
     con.print(f"[bold]step[/bold] {est.step_s:.3g} s: {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
-              f"{est.tokens_per_s:,.0f} tokens/s in all, MFU {est.mfu:.0%} of the bf16 peak (estimate)")
+              f"{est.tokens_per_s:,.0f} tokens/s in all, MFU {est.mfu:.0%} of the "
+              f"{'measured' if parts.figures_source == 'measured' else 'datasheet'} bf16 peak (estimate)")
     shares = ", ".join(f"{k} {v / est.step_s:.0%}" for k, v in est.parts if v / est.step_s >= 0.005)
     con.print(f"  where the step goes: {shares}")
     for n in parts.notes:

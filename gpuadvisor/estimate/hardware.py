@@ -57,6 +57,12 @@ class Efficiency:
         return mfu, bandwidth
 
 
+def achieved_bandwidth(gpu_figures: HardwareFigures) -> float:
+    """Bytes/s a large streaming kernel reaches on these figures: BANDWIDTH of the datasheet's, or
+    BANDWIDTH_VS_MEASURED of a probe's measured copy bandwidth (Efficiency.for_hardware)."""
+    return (gpu_figures.bandwidth_gbs or 0.0) * 1e9 * Efficiency().for_hardware(gpu_figures)[1]
+
+
 @dataclass(frozen=True)
 class HardwareFigures:
     """The figures the estimate needs about one GPU; from the catalog or from a probe run."""

@@ -15,7 +15,7 @@ from typing import Protocol
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import kernels, traffic
 from gpuadvisor.estimate.compute import _layer_gemms
-from gpuadvisor.estimate.hardware import HardwareFigures
+from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures, achieved_bandwidth
 from gpuadvisor.estimate.parallel.profiles import Framework
 from gpuadvisor.layout import Checkpointing
 from gpuadvisor.workload import Mode, Workload
@@ -72,11 +72,12 @@ class AnalyticCost:
     checkpointing: Checkpointing
 
     def _gemm_rate(self, dtype: str) -> float:
-        """Large GEMMs in `dtype`: the calibration MFU scaled by the card's published matmul reach over the H100's,
-        and by FP8's own reach where it runs FP8 (HardwareFigures.dtype_reach)."""
+        """Large GEMMs in `dtype`, as every path prices them (Efficiency.for_hardware): the calibration MFU scaled by
+        the card's published matmul reach over the H100's, or MFU_VS_MEASURED of a probe's measured rate; and FP8's
+        own reach where it runs FP8 (HardwareFigures.dtype_reach)."""
         figures = self.gpu_figures
-        scale = figures.matmul_reach_scale if figures.source != "measured" and figures.matmul_reach_scale else 1.0
-        return (figures.peak_tflops(dtype) or 0.0) * 1e12 * cal.MFU * scale * figures.dtype_reach(dtype)
+        mfu, _ = Efficiency().for_hardware(figures)
+        return (figures.peak_tflops(dtype) or 0.0) * 1e12 * mfu * figures.dtype_reach(dtype)
 
     @property
     def _bf16_rate(self) -> float:
@@ -91,7 +92,7 @@ class AnalyticCost:
 
     @property
     def _bw(self) -> float:
-        return (self.gpu_figures.bandwidth_gbs or 0.0) * 1e9 * cal.BANDWIDTH
+        return achieved_bandwidth(self.gpu_figures)
 
     def layer(self, tokens: float, seq: int, tp: int) -> LayerTimes:
         m, w = self.workload.model, self.workload

@@ -22,7 +22,7 @@ from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import traffic
 from gpuadvisor.estimate.dispatch import host_op_scale, overlap, train_host_s
 from gpuadvisor.estimate.flops import training_flops_per_token
-from gpuadvisor.estimate.hardware import HardwareFigures
+from gpuadvisor.estimate.hardware import HardwareFigures, achieved_bandwidth
 from gpuadvisor.estimate.memory import lora_params
 from gpuadvisor.estimate.memory_result import GiB
 from gpuadvisor.estimate.parallel.cost import AnalyticCost, StageCost
@@ -179,8 +179,8 @@ def estimate_training(workload: Workload, lay: Layout, gpu_figures: HardwareFigu
         vol = 2 * (replicas - 1) / replicas * trained * a / ranks
         dp_comm += max(0.0, vol / _link(gpu_figures, cluster, replicas, lay.tp * ranks) - window)
     opt_shard = trained / (ranks if z >= 1 else 1)
-    optimizer = opt_shard * traffic.optimizer_bytes_per_param(4.0, "adamw-fused", True) / (
-        gpu_figures.bandwidth_gbs * 1e9 * cal.BANDWIDTH)
+    optimizer = opt_shard * traffic.optimizer_bytes_per_param(4.0, "adamw-fused", True) / achieved_bandwidth(
+        gpu_figures)
     step = pipe + dp_comm + optimizer
     global_tokens = workload.batch * workload.seq
     flops = training_flops_per_token(workload.with_(tensor_parallel=1)) * global_tokens
