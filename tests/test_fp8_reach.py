@@ -78,3 +78,21 @@ def test_a_serving_answer_says_what_its_gemm_rate_rests_on(capsys):
     assert got["fp8"]["gemm_rate_basis"] == f"fp8 datasheet peak x 0.75 x FP8 reach {cal.FP8_REACH:g}"
     assert got["bf16"]["gemm_rate_basis"] == "bf16 datasheet peak x 0.75"
     assert got["fp8"]["gemm_tflops"] / got["bf16"]["gemm_tflops"] == pytest.approx(2 * cal.FP8_REACH, rel=0.01)
+
+
+def test_a_single_gpu_fp8_step_takes_the_reach_too():
+    """The analytic single-GPU path (estimate_compute) prices an fp8 step's GEMMs at the same reach: a large training
+    step in fp8 is more than 4 % slower than with FP8_REACH at 1 (its GEMMs are most of it); a bf16 step does not
+    move."""
+    from gpuadvisor.estimate.compute import estimate_compute
+    from gpuadvisor.workload import make_workload
+
+    h100 = _h100()
+    step = {}
+    for dtype in ("bf16", "fp8"):
+        w = make_workload("llama-3-8b", mode="training", dtype=dtype, batch=8, seq_len=4096)
+        with cal.override(FP8_REACH=1.0):
+            plain = estimate_compute(w, h100).time_s
+        step[dtype] = (estimate_compute(w, h100).time_s, plain)
+    assert step["bf16"][0] == step["bf16"][1]  # a bf16 step never takes it
+    assert step["fp8"][0] > step["fp8"][1] * 1.04  # the fp8 step's GEMMs are a large share: it moves

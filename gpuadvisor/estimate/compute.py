@@ -181,7 +181,7 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
         return ComputeEstimate(mode=workload.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
                                hardware_source=gpu_figures.source,
                                notes=(f"{gpu_figures.name}: no throughput figures in the catalog",))
-    rate = peak * 1e12 * mfu  # large-GEMM FLOP/s per GPU
+    rate = peak * 1e12 * mfu * gpu_figures.dtype_reach(workload.compute_dtype)  # large-GEMM FLOP/s per GPU
     bw = gpu_figures.bandwidth_gbs * 1e9 * bw_eff
     link = link_bytes_s(gpu_figures, efficiencies.interconnect)
     m = workload.model

@@ -231,7 +231,8 @@ def decode_step(workload: Workload, gpu_figures: HardwareFigures, *, batch: int,
         kv_mult = prof.kv_multiplier(m.num_heads, m.num_kv_heads, padded=padded and batch > 1)
         kv = kv_cache_bytes(workload.with_(batch=batch * workload.data_parallel), context=context) * kv_mult
     t_mem = (weights + kv) / bw
-    t_comp = forward_flops_per_token(workload, context=context) * batch / tp / (peak * 1e12 * mfu)
+    t_comp = forward_flops_per_token(workload, context=context) * batch / tp / (
+        peak * 1e12 * mfu * gpu_figures.dtype_reach(workload.compute_dtype))
     layers = m.num_layers if m.is_transformer else 1
     floor = (prof.kernels_per_layer * layers + prof.kernels_fixed) * cal.KERNEL_FLOOR_S
     comm = 0.0
