@@ -10,6 +10,7 @@ Each card's own figures, not the H100's fractions of them: its large matmuls at 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 from gpuadvisor.estimate import calibration as cal
@@ -79,18 +80,20 @@ class AnalyticCost:
         mfu, _ = Efficiency().for_hardware(figures)
         return (figures.peak_tflops(dtype) or 0.0) * 1e12 * mfu * figures.dtype_reach(dtype)
 
-    @property
+    # the rates below depend only on the fields: computed once per cost model (a layout search asks for them per layer
+    # and candidate, some hundred thousand times a recommendation)
+    @cached_property
     def _bf16_rate(self) -> float:
         return self._gemm_rate("bf16")
 
-    @property
+    @cached_property
     def _linear_rate(self) -> tuple[float, float]:
         """(FLOP/s, bytes per element) of the block's linears: FP8 where the precision is fp8."""
         if self.workload.dtype == "fp8" and self.fw.fp8 != "none":
             return self._gemm_rate("fp8"), 1.0
         return self._bf16_rate, 2.0
 
-    @property
+    @cached_property
     def _bw(self) -> float:
         return achieved_bandwidth(self.gpu_figures)
 
