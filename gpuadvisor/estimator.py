@@ -437,7 +437,6 @@ class TrainingParts:
     how: str
     ranked: list[Any]
     notes: tuple[str, ...]
-    figures_source: str = "datasheet"  # the card's figures: "measured" where a probe's (--probe) set the rates
 
 
 def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -> Answer:
@@ -486,7 +485,7 @@ def _training(request: EstimateRequest, q: TrainingLayout, hardware: Resolved) -
                         overhead=q.restart_overhead)
     notes.extend(chosen.notes)
     lay = chosen.layout
-    parts = TrainingParts(w, card, fw, chosen, budget, how, ranked, tuple(notes), gpu_figures.source)
+    parts = TrainingParts(w, card, fw, chosen, budget, how, ranked, tuple(notes))
     return Answer(question=Question.TRAINING, workload=w.to_dict(), card=card.name, gpus=w.num_gpus,
                   hardware_source=str(gpu_figures.source), fits=bool(chosen.fits),
                   time=TimeParts(step_s=chosen.step_s, job_s=budget.seconds if budget.steps > 1 else None,

@@ -21,7 +21,7 @@ def print_answer(answer: Answer) -> None:
     elif isinstance(p, TrainingParts):
         from gpuadvisor.cli.training_cmd import print_training
 
-        print_training(p)
+        print_training(p, answer.hardware_source)
     else:
         assert isinstance(p, StepParts)
         print_memory(con, p)

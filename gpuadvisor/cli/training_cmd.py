@@ -56,8 +56,9 @@ def add_training_args(p: argparse.ArgumentParser) -> None:
                    help="time to train: checkpointing and restarts as a share of the step time (e.g. 0.05)")
 
 
-def print_training(parts: Any) -> None:
-    """A training layout's answer: the layout, memory per GPU, the step and where it goes, time to train."""
+def print_training(parts: Any, hardware_source: str) -> None:
+    """A training layout's answer: the layout, memory per GPU, the step and where it goes, time to train;
+    `hardware_source` (the answer's) says which peak its MFU is of."""
     from rich.table import Table
 
     from gpuadvisor.cli.common import console
@@ -86,7 +87,7 @@ def print_training(parts: Any) -> None:
               f"{cap})")
     con.print(f"[bold]step[/bold] {est.step_s:.3g} s: {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
               f"{est.tokens_per_s:,.0f} tokens/s in all, MFU {est.mfu:.0%} of the "
-              f"{'measured' if parts.figures_source == 'measured' else 'datasheet'} bf16 peak (estimate)")
+              f"{'measured' if hardware_source == 'measured' else 'datasheet'} bf16 peak (estimate)")
     shares = ", ".join(f"{k} {v / est.step_s:.0%}" for k, v in est.parts if v / est.step_s >= 0.005)
     con.print(f"  where the step goes: {shares}")
     for n in parts.notes:
