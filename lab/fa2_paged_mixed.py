@@ -14,7 +14,6 @@ is the reference.
 from __future__ import annotations
 
 import argparse
-import subprocess
 
 import torch
 
@@ -62,14 +61,6 @@ def gemm_tflops() -> float:
     return 2 * 8192**3 / timed(lambda: a @ b) / 1e12
 
 
-def driver() -> str:
-    try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, check=True).stdout.strip().splitlines()[0]
-    except (OSError, subprocess.CalledProcessError, IndexError):
-        return ""
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -96,7 +87,7 @@ def main() -> int:
             else:
                 print(f"ctx {ctx} batch {batch}: {row}", flush=True)
             rows.append(row)
-    write_rows(a.out, rows, gemm_tflops_bf16=ref, driver=driver(), heads=HEADS, kv_heads=KV_HEADS, head_dim=DIM,
+    write_rows(a.out, rows, gemm_tflops_bf16=ref, heads=HEADS, kv_heads=KV_HEADS, head_dim=DIM,
                prompt=PROMPT, page_tokens=PAGE)
     return 0
 

@@ -14,7 +14,6 @@ import time
 
 import torch
 
-from lab.fa2_paged_mixed import driver
 from lab.results import write_rows
 
 #: (model, layer GEMM, n, k): n output features, k input features
@@ -65,7 +64,7 @@ def main() -> int:
     args = ap.parse_args()
     rows = [measure(model, gemm, m, n, k, args.seconds) for model, gemm, n, k in SHAPES
             for m in ((8192,) if model == "square" else (1024, 3000, 8192))]
-    write_rows(args.out, rows, driver=driver())
+    write_rows(args.out, rows)
     return 0
 
 

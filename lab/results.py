@@ -1,17 +1,33 @@
-"""Writing a GPU micro-benchmark's rows with the environment they were measured in (device, PyTorch, cuDNN, date,
-and whatever the script adds: a dispatch probe), one JSON file the bench/ checks read."""
+"""Writing a GPU micro-benchmark's rows with the environment they were measured in (device, driver, PyTorch, cuDNN,
+date, and whatever the script adds: a dispatch probe), one JSON file the bench/ checks read."""
 
 from __future__ import annotations
 
 import datetime
 import json
+import subprocess
 from typing import Any
 
 
-def write_rows(path: str, rows: list[dict[str, Any]], **env: Any) -> None:
+def driver() -> str | None:
+    """The NVIDIA driver's version as nvidia-smi reports it; None where it cannot be read."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out[0] if out else None
+
+
+def environment(**extra: Any) -> dict[str, Any]:
+    """The run's environment: the device, its driver, PyTorch and cuDNN, what the script adds, and the date."""
     import torch
 
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-           **env, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    return {"device": torch.cuda.get_device_name(), "driver": driver(), "torch": torch.__version__,
+            "cudnn": torch.backends.cudnn.version(), **extra,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def write_rows(path: str, rows: list[dict[str, Any]], **env: Any) -> None:
     with open(path, "w") as f:
-        json.dump({"env": env, "rows": rows}, f, indent=1)
+        json.dump({"env": environment(**env), "rows": rows}, f, indent=1)

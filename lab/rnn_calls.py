@@ -164,16 +164,10 @@ def main() -> int:
                               flush=True)
                     rnn.zero_grad(set_to_none=True)
     harness = harness_calls(hiddens, batches)
-    import datetime
-    import subprocess
-
-    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                            capture_output=True, text=True).stdout.strip().splitlines()[:1]
+    from lab.results import environment
     from probes import dispatch
 
-    env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-           "driver": driver[0] if driver else None, "dispatch_op_s": dispatch.measure(torch, repeats=3)["op_s"],
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    env = environment(dispatch_op_s=dispatch.measure(torch, repeats=3)["op_s"])
     with open(a.out, "w") as f:  # the timings first: a profiler failure below must not lose them
         json.dump({"env": env, "rows": rows, "harness": harness}, f, indent=1)
     if a.kernels:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import subprocess
 
 import torch
 
@@ -75,8 +74,6 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=128)
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
-    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                            capture_output=True, text=True).stdout.strip().splitlines()[:1]
     rows = []
     for mode, hidden, layers, directions, batch in itertools.product(MODES, HIDDENS, LAYERS, DIRECTIONS, BATCHES):
         r = one(mode, hidden, layers, directions, batch, a.steps)
@@ -85,7 +82,7 @@ def main() -> int:
         b = sum(v[1] for v in r["backward"].values())
         print(f"{mode} h{hidden} x{layers} d{directions} b{batch}: forward {f * 1e3:.3f} ms backward {b * 1e3:.3f} ms",
               flush=True)
-        write_rows(a.out, rows, driver=driver[0] if driver else None)  # after every call: a failure keeps what ran
+        write_rows(a.out, rows)  # after every call: a failure keeps what ran
     return 0
 
 
