@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bench import TESTS_DATA
+from bench import REPO, TESTS_DATA
 from gpuadvisor.estimate import calibration as calibration_constants
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, llama_bench, serve_setup
 from gpuadvisor.estimate.serve.lengths import Lengths
@@ -183,6 +183,20 @@ def disagg_setup(e: dict[str, Any], phys: dict[str, float] | None = None, **knob
     return DisaggSetup(pre, dec, d["prefill_instances"], d["decode_instances"], link)
 
 
+#: lab/fp8_layer_prefill.py's H100 run: a 70B FP8 decoder layer written unfused, timed at 1,024-8,192 tokens
+FP8_LAYER_RUN = REPO / "lab" / "data" / "h100-fp8-prefill-2026-12-06" / "fp8_layer_prefill.json"
+
+
+def unfused_fp8_prefill_ratios(path: Path = FP8_LAYER_RUN) -> tuple[dict[str, Any], dict[int, float]]:
+    """(the run's env, tokens -> its 80 layers' time over the GPU time the estimator gives that prefill on the Dynamo
+    case's prefill worker, one H100 with FP8 weights)."""
+    run = json.loads(path.read_text())
+    e = next(x for x in load_entries() if x.get("disaggregated") and x["metric"] == "ttft_ms")
+    cost = disagg_setup(e).prefill.cost
+    return run["env"], {r["tokens"]: r["prefill_s"] / cost._stage_gpu_s(r["tokens"], r["tokens"] ** 2 / 2, 0, 0,
+                                                                       cost.layers, 1.0) for r in run["rows"]}
+
+
 def _disaggregated(e: dict[str, Any], phys: dict[str, float] | None, knobs: tuple[tuple[str, Any], ...]) -> float:
     """A disaggregated entry: the KV transfer of one prompt, or a closed-loop run's client figures (GenAI-Perf: means
     over every request)."""
@@ -257,7 +271,7 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         "## Serving: the scheduler simulation against published engine results",
         "",
         f"Data ({date}): "
-        "`tests/data/published-serving.json`, written by `tools/published_serving.py` with each figure's source. "
+        "`tests/data/published-serving.json` (`tools/published_serving.py`), each figure with its source. "
         "Tool = the scheduler simulation (`estimate/serve/`), the profiles of `engines.json` (each row under "
         "its release: vLLM 0.11.0 as `vllm@0.11`), the card's datasheet. Gated: tests/test_serve_accuracy.py.",
         "",

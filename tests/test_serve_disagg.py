@@ -131,7 +131,6 @@ def test_cli_answers_with_pools_and_transfer(capsys):
     assert d["serving"]["pools"][0]["instances"] == 2 and d["serving"]["kv_transfer_s"] > 0
     assert d["time"]["parts"]["TTFT: KV transfer"] == pytest.approx(d["serving"]["kv_transfer_s"])
     jsonschema = pytest.importorskip("jsonschema")
-    from pathlib import Path
     jsonschema.validate(d, json.loads((Path(__file__).parents[1] / "docs" / "answer.schema.json").read_text()))
 
 
@@ -154,11 +153,7 @@ def test_flags_refused_where_they_do_not_apply(capsys, argv, says):
 def test_the_unfused_fp8_layer_docs_serving_reports():
     """docs/serving.md (the Dynamo bullet): lab/fp8_layer_prefill.py on an H100, a 70B FP8 layer unfused, 649 ms for
     80 layers at 3,000 tokens, 1.70x the estimator's GPU time for that prefill (1.57x and 1.53x at 1,024 and 8,192)."""
-    run = json.loads((Path(__file__).parents[1] / "lab" / "data" / "h100-fp8-prefill-2026-12-06"
-                      / "fp8_layer_prefill.json").read_text())
-    e = _disagg_rows()["ttft_ms"]
-    cost = P.disagg_setup(e).prefill.cost
-    ratios = {r["tokens"]: r["prefill_s"] / cost._stage_gpu_s(r["tokens"], r["tokens"] ** 2 / 2, 0, 0, cost.layers, 1.0)
-              for r in run["rows"]}
+    run = json.loads(P.FP8_LAYER_RUN.read_text())
+    _, ratios = P.unfused_fp8_prefill_ratios()
     assert round(run["rows"][1]["prefill_s"] * 1e3) == 649
     assert [round(ratios[t], 2) for t in (1024, 3000, 8192)] == [1.57, 1.70, 1.53]

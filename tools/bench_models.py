@@ -30,7 +30,7 @@ def section(per_case: bool = True) -> str:
            f"CUDA {env['cuda']}), {env['date'][:10]}, by `lab/measure_models.py`: "
            "training as a practitioner's loop runs it (fp32 "
            "weights under bf16 autocast, fused AdamW, cudnn.benchmark, channels-last for CNNs) and inference as one "
-           "bf16 forward under inference_mode; CUDA events, peak allocated memory, a profiled step; the median of 2-3 "
+           "bf16 forward under inference_mode; CUDA events, peak allocated memory, a profile; the median of 2-3 "
            "sessions' medians. Raw: `lab/data/h100-models/` (`tools/collect_model_runs.py`).", "",
            "Estimates from the shipped graphs and the H100 SXM's datasheet (no probe). Every third model (all its "
            "cases) is held out "

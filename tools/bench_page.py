@@ -108,9 +108,14 @@ def _fp8_reach_line() -> str:
 
     run = json.loads((ROOT / "lab/data/h100-fp8-reach-2026-12-06/fp8_reach_shapes.json").read_text())
     reach = [r["fp8_tflops"] / r["bf16_tflops"] / 2 for r in run["rows"]]
-    return (f"FP8 (torch._scaled_mm) over bf16, 1.5 s each, {len(reach)} prefill GEMMs (70B, 8B; H100, "
+    from bench.serving import unfused_fp8_prefill_ratios
+
+    _, ratios = unfused_fp8_prefill_ratios()
+    return (f"FP8 over bf16, 1.5 s each, {len(reach)} prefill GEMMs (70B, 8B; H100, "
             f"driver {run['env']['driver']}, {run['env']['date'][:10]}): median {statistics.median(reach):.2f} of the "
-            f"peaks' 2x ({min(reach):.2f}-{max(reach):.2f}); FP8_REACH {cal.FP8_REACH:g}, from the pair above.")
+            f"peaks' 2x ({min(reach):.2f}-{max(reach):.2f}); FP8_REACH {cal.FP8_REACH:g}, the pair above. "
+            f"A 70B FP8 layer, unfused, same day: {ratios[3000]:.2f}x the tool's GPU time at 3,000 tokens "
+            "(docs/serving.md).")
 
 
 def node() -> list[str]:
@@ -429,7 +434,7 @@ PROBE_PAGE = ROOT / "docs" / "probe-speed.md"
 
 
 def trace_times() -> list[str]:
-    """Tracing a model that is not shipped: before and now on a GPU host's two cores, and now on the dev kind's two."""
+    """Tracing a model that is not shipped: before and now on a GPU host's two cores, and now on an EPYC VM's two."""
     before = {(t["model"], t["mode"]): t for t in json.loads(TRACE_BEFORE.read_text())["traces"]}
     after, dev = (json.loads(p.read_text()) for p in (TRACE_AFTER, TRACE_DEV))
     dev_cold = {(t["model"], t["mode"]): t["cold_s"] for t in dev["traces"]}
@@ -439,7 +444,7 @@ def trace_times() -> list[str]:
         return sum(t["rc"] == 0 and t["cold_s"] < target[t["mode"]] and t["cached_s"] < target["cached"]
                    for t in run["traces"])
 
-    rows = ["| model | mode | host cold | dev | cached |", "|---|---|---:|---:|---:|"]
+    rows = ["| model | mode | host cold | VM | cached |", "|---|---|---:|---:|---:|"]
     for t in after["traces"]:
         b, key = before.get((t["model"], t["mode"]), {}), (t["model"], t["mode"])
         rows.append(f"| {t['model'].removeprefix('torchvision:')} | {t['mode'][:5]} | {b.get('cold_s', 0):.1f} -> "
@@ -447,10 +452,10 @@ def trace_times() -> list[str]:
                     f"{t['cached_s']:.2f} |")
     return ["## Tracing a model that is not shipped", "",
             f"`estimate MODEL` (torchvision unless timm), fresh process, `taskset -c 0,1`, seconds: a GPU host's Xeon "
-            f"(PyTorch {after['env']['torch']}) 2026-11-27 -> 2026-12-04; the dev kind's EPYC (PyTorch "
+            f"(PyTorch {after['env']['torch']}) 2026-11-27 -> 2026-12-04; an EPYC VM (PyTorch "
             f"{dev['env']['torch']}); `lab/trace_times.py`. Targets (training {target['training']:.0f} s, "
             f"inference {target['inference']:.0f} s, cached {target['cached']:.0f} s, no PyTorch) met: host "
-            f"{met(after)}, dev {met(dev)} of {len(after['traces'])}.", "", *rows, ""]
+            f"{met(after)}, VM {met(dev)} of {len(after['traces'])}.", "", *rows, ""]
 
 
 def advisor() -> list[str]:
