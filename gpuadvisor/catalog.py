@@ -414,27 +414,38 @@ def find(catalog: Catalog, query: str) -> list[Card]:
 
     Exact name or alias wins; otherwise every query token must be a prefix of some token of a
     card's name or aliases ("h100 sxm" -> "H100 SXM5 80GB"), ranked by how few other tokens the
-    card's label has, so "4090" prefers "RTX 4090" over "RTX 4090 D".
+    card's label has, so "4090" prefers "RTX 4090" over "RTX 4090 D". A query no label's tokens match is tried
+    without its spaces against the labels without theirs ("rtx4090" -> "GeForce RTX 4090").
     """
+    return [card for _, card in _ranked(catalog, query)]
+
+
+def _ranked(catalog: Catalog, query: str) -> list[tuple[int, Card]]:
+    """find's matches with how much of each card's best label the query leaves unmatched, best first: its tokens
+    the query left out; for a query matched without its spaces, 0 where it is the whole label, else 1. An exact
+    name or alias scores 0."""
     q = normalize(query)
     if not q:
         return []
     exact = catalog.by_label.get(q, [])
     if exact:
-        return exact
+        return [(0, card) for card in exact]
     q_tokens = q.split()
-    scored: list[tuple[int, int, str, Card]] = []
+    scored: list[tuple[int, int, Card]] = []
     for i, card in enumerate(catalog.cards):
-        best = None
-        for label in (card.name, *card.aliases):
-            tokens = _tokens(label)
-            if all(any(t.startswith(qt) for t in tokens) for qt in q_tokens):
-                extra = len(tokens) - len(q_tokens)
-                best = extra if best is None else min(best, extra)
-        if best is not None:
-            scored.append((best, i, card.name, card))
+        extras = [len(tokens) - len(q_tokens) for tokens in (_tokens(label) for label in (card.name, *card.aliases))
+                  if all(any(t.startswith(qt) for t in tokens) for qt in q_tokens)]
+        if extras:
+            scored.append((min(extras), i, card))
+    if not scored:  # written without spaces, as cloud catalogs name cards ("RTX4090", "RTXA6000")
+        compact = q.replace(" ", "")
+        for i, card in enumerate(catalog.cards):
+            extras = [int(label != compact) for label in
+                      (normalize(x).replace(" ", "") for x in (card.name, *card.aliases)) if label.startswith(compact)]
+            if extras:
+                scored.append((min(extras), i, card))
     scored.sort(key=lambda s: (s[0], s[1]))
-    return [s[3] for s in scored]
+    return [(extra, card) for extra, _, card in scored]
 
 
 def match_device(catalog: Catalog, device_name: str, memory_gib: float | None = None) -> Card | None:
@@ -468,20 +479,11 @@ def match_card(
 def resolve_card(catalog: Catalog, query: str) -> Card:
     """The one card a typed name means; a name that matches several cards equally well ('A100')
     is refused with what else matched, so nobody gets the 40 GB PCIe card by accident."""
-    matches = find(catalog, query)
-    if not matches:
+    ranked = _ranked(catalog, query)
+    if not ranked:
         return catalog.get(query)  # its error names close matches
-    q = normalize(query)
-    if q in {normalize(x) for x in (matches[0].name, *matches[0].aliases)}:
-        return matches[0]
-    n = len(q.split())
-
-    def extra(card: Any) -> int:
-        return min(len(_tokens(lbl)) - n for lbl in (card.name, *card.aliases)
-                   if all(any(t.startswith(qt) for t in _tokens(lbl)) for qt in q.split()))
-
-    best = extra(matches[0])
-    tied = [c.name for c in matches if extra(c) == best]
+    best, card = ranked[0]
+    tied = [c.name for extra, c in ranked if extra == best]
     if len(tied) > 1:
         raise UserError(f"{query!r} matches several cards: {', '.join(tied)} (give one of these names)")
-    return matches[0]
+    return card

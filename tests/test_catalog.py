@@ -431,3 +431,18 @@ def test_the_ada_refresh_cards_sit_between_their_neighbours(shipped):
     r9700, rx9070xt = shipped.get("Radeon AI PRO R9700"), shipped.get("Radeon RX 9070 XT")
     assert r9700.compute_units == rx9070xt.compute_units == 64 and r9700.memory_gib == 2 * rx9070xt.memory_gib
     assert r9700.tensor_dense_tflops.bf16 < rx9070xt.tensor_dense_tflops.bf16
+
+
+def test_a_card_written_without_spaces_is_found_as_cloud_catalogs_write_it():
+    """SkyPilot and the clouds write 'RTX4090', 'RTXA6000', 'H100-SXM': the same cards as their spaced names; a
+    joined name that fits several cards is refused as a spaced one is."""
+    from gpuadvisor.catalog import resolve_card
+
+    cat = load_catalog(use_env=False)
+    assert resolve_card(cat, "RTX4090").name == "GeForce RTX 4090"
+    assert resolve_card(cat, "rtx3090").name == "GeForce RTX 3090"
+    assert resolve_card(cat, "RTXA6000").name == "RTX A6000"
+    assert resolve_card(cat, "h100sxm").name == "H100 SXM5 80GB"
+    for ambiguous in ("a10080gb", "A100-80GB", "rtx40"):
+        with pytest.raises(UserError, match="matches several cards"):
+            resolve_card(cat, ambiguous)
