@@ -114,12 +114,40 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
         # Gemma2Config defaults final_logit_softcapping to 30.0; an explicit null turns it off
         kw["logit_softcap"] = cfg.get("final_logit_softcapping", 30.0 if mt == "gemma2" else None) is not None
     _refuse_unmodelled(cfg, mt, origin)
+    kw.update(_sliding_window(cfg, mt, f["num_layers"]))
+    if mt == "gpt_oss":  # its experts carry biases (gate_up_proj_bias, down_proj_bias)
+        kw["mlp_bias"] = True
+    quant = cfg.get("quantization_config")
+    if isinstance(quant, dict) and str(quant.get("quant_method", "")).lower() == "mxfp4":
+        kw["checkpoint_quant"] = "mxfp4"
     experts = _first(cfg, ("num_local_experts", "num_experts", "n_routed_experts"))
     if experts and int(experts) > 1:
         kw["num_experts"] = int(experts)
         kw["experts_per_token"] = int(_first(cfg, ("num_experts_per_tok", "top_k", "moe_topk")) or 2)
         if cfg.get("moe_intermediate_size"):
             kw["intermediate_size"] = int(cfg["moe_intermediate_size"])
+
+
+def _sliding_window(cfg: dict[str, Any], mt: str, layers: int) -> dict[str, int]:
+    """sliding_window and sliding_layers: the layers `layer_types` names "sliding_attention" (gpt-oss, newer
+    Gemma and Qwen configs); Gemma 2's every other layer (its modeling code: even layers slide); Gemma 3's all but
+    every `sliding_window_pattern`-th; Mistral's every layer where its config sets a window (7B v0.1). Other
+    configs' windows are not read: Qwen's is off unless `use_sliding_window`, and Phi-3's runs past its context."""
+    window = cfg.get("sliding_window")
+    if not isinstance(window, int) or isinstance(window, bool) or window <= 0 or cfg.get("use_sliding_window") is False:
+        return {}
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and types:
+        sliding = sum(t == "sliding_attention" for t in types[:layers])
+    elif mt == "gemma2":
+        sliding = (layers + 1) // 2
+    elif mt in ("gemma3", "gemma3_text"):
+        sliding = layers - layers // int(cfg.get("sliding_window_pattern") or 6)
+    elif mt in ("mistral", "mixtral"):
+        sliding = layers
+    else:
+        return {}
+    return {"sliding_window": window, "sliding_layers": sliding} if sliding else {}
 
 
 #: config keys of architecture parts ModelSpec has no figures for -> what they are: read as a plain llama-like

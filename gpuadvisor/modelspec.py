@@ -52,6 +52,13 @@ class ModelSpec:
     max_positions: int = 0  # learned absolute position embeddings (GPT-2, BERT, ViT); 0: rotary
     norms_per_layer: int = 2  # Gemma 2/3 normalize before and after attention and MLP: 4
     logit_softcap: bool = False  # Gemma 2: tanh soft-capping of the final logits (3 passes over them)
+    # sliding-window attention (Mistral 7B v0.1 every layer, Gemma 2 and gpt-oss every other one): `sliding_layers`
+    # of the layers attend to the last `sliding_window` tokens only, and engines keep only those tokens' K/V for them
+    sliding_window: int = 0
+    sliding_layers: int = 0
+    # the weight format the published checkpoint ships in where it is not 16-bit (gpt-oss: "mxfp4"): inference and
+    # scoring take it unless another --quant is asked (workload.make_workload)
+    checkpoint_quant: str = ""
     image_size: int = 0  # vision transformers: tokens = (image/patch)^2 + 1
     patch_size: int = 0
     params: int = 0  # given count (opaque models); computed for transformers
@@ -139,6 +146,44 @@ class ModelSpec:
             return self.params
         head_extra = self.vocab_size * self.hidden_size if self.tied_embeddings and self.kind == "decoder" else 0
         return self.active_params - self.embedding_params + head_extra
+
+    @property
+    def windowed(self) -> bool:
+        """Some layers attend over a sliding window (their KV cache and attention stop growing past it)."""
+        return self.sliding_window > 0 and self.sliding_layers > 0
+
+    def kv_tokens(self, context: Any) -> Any:
+        """The tokens whose keys and values a sequence at `context` tokens keeps, per layer on average: `context`,
+        less what the sliding-window layers have let go. Works on numbers and numpy arrays alike."""
+        if not self.windowed:
+            return context
+        full = self.num_layers - self.sliding_layers
+        held = context - (context - self.sliding_window) * (context > self.sliding_window)  # min(context, window)
+        return (full * context + self.sliding_layers * held) / self.num_layers
+
+    def attended_pairs(self, start: float, tokens: float) -> float:
+        """Causal query-key pairs of `tokens` new tokens after `start` cached ones, per layer on average: each
+        query sees every earlier position (about tokens x (start + tokens / 2)), a sliding-window layer's at most
+        `sliding_window` of them."""
+        full = tokens * (start + tokens / 2.0)
+        if not self.windowed or tokens <= 0:
+            return full
+        w = float(self.sliding_window)
+        end = start + tokens
+        if end <= w:
+            windowed = full
+        elif start >= w:
+            windowed = tokens * w
+        else:  # the queries up to the window's length see all before them, the rest a whole window
+            windowed = (w - start) * (start + (w - start) / 2.0) + (end - w) * w
+        return (full * (self.num_layers - self.sliding_layers) + windowed * self.sliding_layers) / self.num_layers
+
+    def attention_share(self, seq: float) -> float:
+        """A causal pass over `seq` tokens' attention work against full attention in every layer (1 without
+        sliding windows): what a full-attention formula's layer count is scaled by."""
+        if not self.windowed or seq <= 0:
+            return 1.0
+        return self.attended_pairs(0.0, seq) / (seq * seq / 2.0)
 
     @property
     def default_seq_len(self) -> int:
@@ -238,6 +283,9 @@ class ModelSpec:
             raise UserError(f"model {self.name!r}: norm must be one of {', '.join(NORMS)}")
         if self.mlp_act not in MLP_ACTS:
             raise UserError(f"model {self.name!r}: mlp_act must be one of {', '.join(MLP_ACTS)}")
+        if self.sliding_window < 0 or not 0 <= self.sliding_layers <= self.num_layers:
+            raise UserError(f"model {self.name!r}: sliding_window must be >= 0 and sliding_layers between 0 and "
+                            f"num_layers ({self.num_layers}), got {self.sliding_window} and {self.sliding_layers}")
         if self.kind == "vision" and (self.image_size <= 0 or self.patch_size <= 0):
             raise UserError(f"model {self.name!r}: a vision model needs image_size and patch_size")
         return self

@@ -63,10 +63,11 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
     g.add_argument("--optimizer", default=None,
                    help="adamw-fused (default: Hugging Face Trainer's choice) | adamw-foreach (torch.optim.AdamW's "
                         "own default: one more state-sized temporary) | adamw8bit | sgd")
-    g.add_argument("--quant", default="none", metavar="FORMAT",
+    g.add_argument("--quant", default=None, metavar="FORMAT",
                    help="weight format by its real bits per weight: q4_k_m | q5_k_m | q8_0 (GGUF) | awq | gptq "
-                        "(int4, group 128) | nf4 | nf4-dq (bitsandbytes) | int8 | fp8, or a number of bits per "
-                        "weight (e.g. 4.65)")
+                        "(int4, group 128) | nf4 | nf4-dq (bitsandbytes) | int8 | fp8 | mxfp4, or a number of bits "
+                        "per weight (e.g. 4.65); default: the model's checkpoint format (gpt-oss: mxfp4), else "
+                        "--dtype")
     g.add_argument("--scoring", default="logprobs",
                    help="--mode scoring: logprobs (log-softmax of the 16-bit logits, as lm-eval; default) or "
                         "loss (fp32 cross-entropy, as perplexity scripts and Trainer.evaluate)")

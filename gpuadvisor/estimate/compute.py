@@ -94,12 +94,23 @@ def _gemm_times(workload: Workload, gpu_figures: HardwareFigures, rate: float, b
             return max(2.0 * mm * n * k / expert_rate, 4.0 * (mm * k + n * k + mm * n) / bw)
         return kernels.gemm_time(mm, n, k, rate=rate, bandwidth=bw, sms=sms, elem_bytes=eb)
 
+    weight_bytes = workload.quant_bits_per_weight / 8.0 if workload.quant_format != "none" else eb
+
+    def many(count: float, mm: float, n: float, k: float, expert: bool) -> float:
+        """`count` products of one shape: a MoE layer's experts on tensor cores as one grouped launch (the
+        weights of the experts some token reached), anything else one product after another."""
+        if not expert or expert_fp32:
+            return count * gt(mm, n, k, expert)
+        reached = count * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** max(tokens, 1.0))
+        return kernels.grouped_gemm_time(count, mm, n, k, rate=rate, bandwidth=bw, sms=sms, elem_bytes=eb,
+                                         weight_groups=reached, weight_bytes=weight_bytes)
+
     fwd = bwd = 0.0
     for share, n, k, count, expert in _layer_gemms(m, tp):
         t = share * tokens
-        fwd += count * gt(t, n, k, expert)
+        fwd += many(count, t, n, k, expert)
         if train:
-            bwd += count * (gt(t, k, n, expert) + (0.0 if frozen else gt(n, k, t, expert)))
+            bwd += many(count, t, k, n, expert) + (0.0 if frozen else many(count, n, k, t, expert))
     fwd *= m.num_layers
     bwd *= m.num_layers
     if m.kind == "decoder" and m.vocab_size:
@@ -195,11 +206,12 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
         tokens_gpu = workload.micro_batch * workload.seq  # per data-parallel rank
         if m.is_transformer:
             fwd, bwd = _gemm_times(workload, gpu_figures, rate, bw, tokens_gpu, tokens_gpu, train=True)
-            attn = kernels.attention_time(tokens_gpu, workload.seq, m.q_dim // tp, hd, m.num_layers, causal=causal,
+            layers = m.num_layers * m.attention_share(workload.seq)  # fewer pairs in sliding-window layers
+            attn = kernels.attention_time(tokens_gpu, workload.seq, m.q_dim // tp, hd, layers, causal=causal,
                                           rate=rate, backward=True)
             if workload.checkpointing:
                 fwd *= 2
-                attn += kernels.attention_time(tokens_gpu, workload.seq, m.q_dim // tp, hd, m.num_layers,
+                attn += kernels.attention_time(tokens_gpu, workload.seq, m.q_dim // tp, hd, layers,
                                                causal=causal, rate=rate)
             t_compute = fwd + bwd + attn
         else:
@@ -246,7 +258,8 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
     scoring = workload.mode == Mode.SCORING
     if m.is_transformer:
         fwd, _ = _gemm_times(workload, gpu_figures, rate, bw, tokens, tokens if scoring else b, train=False)
-        attn = kernels.attention_time(tokens, workload.seq, m.q_dim // tp, hd, m.num_layers, causal=causal, rate=rate)
+        attn = kernels.attention_time(tokens, workload.seq, m.q_dim // tp, hd,
+                                      m.num_layers * m.attention_share(workload.seq), causal=causal, rate=rate)
         pf_compute = fwd + attn
         pf_bytes = _elementwise_fwd(workload, tokens)
         if scoring and m.kind == "decoder":

@@ -85,6 +85,26 @@ def gemm_time(m: float, n: float, k: float, *, rate: float, bandwidth: float, sm
     return max(t_compute, t_memory)
 
 
+def grouped_gemm_time(groups: float, m: float, n: float, k: float, *, rate: float, bandwidth: float,
+                      sms: int | None, elem_bytes: float = 2.0, weight_groups: float | None = None,
+                      weight_bytes: float | None = None) -> float:
+    """Seconds of `groups` (m x k) @ (k x n) products of one grouped launch: a MoE layer's experts, each over the
+    `m` tokens routed to it (vLLM's fused_moe, torch._grouped_mm, CUTLASS grouped GEMMs). One kernel schedules
+    every group's tiles, so the waves are counted over all of them, not per expert (which priced 128 experts of
+    32 tokens each as 128 launches of a third of an H100's SMs); `weight_groups` of the weights are read (the
+    experts that got a token; default all), at `weight_bytes` an element (quantized experts; default
+    `elem_bytes`)."""
+    if groups <= 0 or m <= 0 or n <= 0 or k <= 0:
+        return 0.0
+    tiles = groups * math.ceil(m / cal.TILE_M) * math.ceil(n / cal.TILE_N)
+    reach = (_waves(tiles, sms) if sms else 1.0) * k / (k + cal.K_RAMP) / misaligned_slowdown(n, k)
+    t_compute = 2.0 * groups * m * n * k / (rate * reach)
+    weights = groups if weight_groups is None else weight_groups
+    per_weight = elem_bytes if weight_bytes is None else weight_bytes
+    t_memory = (elem_bytes * (groups * m * k + groups * m * n) + per_weight * weights * n * k) / bandwidth
+    return max(t_compute, t_memory)
+
+
 def attention_rate(seq: float, head_dim: int, rate: float, *, backward: bool = False,
                    ramp_scale: float = 1.0) -> float:
     """FLOP/s of flash attention at this sequence length and head dimension, from the GEMM rate. `ramp_scale`
@@ -102,7 +122,7 @@ def attention_flops(shape: AttentionShape, *, backward: bool) -> float:
     return f * (cal.ATTN_BWD_FLOPS if backward else 1.0)
 
 
-def attention_time(tokens: float, seq: float, q_dim: int, head_dim: int, layers: int, *, causal: bool,
+def attention_time(tokens: float, seq: float, q_dim: int, head_dim: int, layers: float, *, causal: bool,
                    rate: float, backward: bool = False) -> float:
     """Seconds of attention (QK^T and AV) over `tokens` tokens in sequences of `seq`, all layers;
     forward, or forward + backward (1 + ATTN_BWD_FLOPS times the forward's FLOPs) when `backward`."""

@@ -223,14 +223,15 @@ def _fsdp2_training(workload: Workload, items: dict[str, float], notes: list[str
 
 
 def kv_cache_bytes(workload: Workload, context: int | None = None) -> float:
-    """2 x layers x kv_heads x head_dim x tokens x batch x bytes, per GPU (TP splits KV heads)."""
+    """2 x layers x kv_heads x head_dim x tokens x batch x bytes, per GPU (TP splits KV heads); a sliding-window
+    layer keeps its window's tokens only (ModelSpec.kv_tokens)."""
     m = workload.model
     if m.kind != "decoder":
         return 0.0
     ctx = workload.seq + workload.gen_tokens if context is None else context
     kvb = {"fp32": 4.0, "fp8": 1.0}.get(workload.dtype, 2.0)
     shards = min(workload.tensor_parallel, m.num_kv_heads)
-    return 2.0 * m.num_layers * m.kv_dim * ctx * workload.micro_batch * kvb / shards
+    return 2.0 * m.num_layers * m.kv_dim * m.kv_tokens(ctx) * workload.micro_batch * kvb / shards
 
 
 def estimate_memory(workload: Workload, capacity_bytes: float | None = None) -> MemoryBreakdown:

@@ -16,6 +16,7 @@ Every figure is an estimate; the engine profiles were calibrated on an H100 (doc
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,7 +98,7 @@ def kv_capacity(workload: Workload, gpu_figures: HardwareFigures, context: int) 
     free = cap * (1 - cal.SERVING_RESERVE) - mem.get("weights") - mem.get("activations") - cal.CUDA_CONTEXT_BYTES
     kv_tokens = max(0, int(free // kv_per_token))
     block = int(cal.KV_BLOCK_TOKENS)
-    blocks_per_seq = -(-context // block)
+    blocks_per_seq = -(-math.ceil(workload.model.kv_tokens(context)) // block)  # a sliding window's layers keep less
     return kv_per_token, kv_tokens, kv_tokens // block // blocks_per_seq
 
 

@@ -177,7 +177,7 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
     cos, sin = P.cast(tp, cos, wdt), P.cast(tp, sin, wdt)
     # without a cache (checkpointing) transformers passes an explicit mask: no causal skip, no GQA in SDPA
     att_shape = AttentionShape(float(b), float(heads), float(s), float(s), float(d), causal=mask is None)
-    att_flops = attention_flops(att_shape, backward=False)
+    att_flops = attention_flops(att_shape, backward=False) * spec.attention_share(s)  # sliding windows: fewer pairs
     held: list[T] = []
 
     def layer(x: T, p: str) -> T:

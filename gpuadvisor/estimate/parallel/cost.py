@@ -118,8 +118,9 @@ class AnalyticCost:
         causal = m.kind == "decoder"
         q = m.q_dim // tp
         brate = self._bf16_rate * attention_kernel_eff(self.fw.attention_eff, self.gpu_figures.compute_capability)
-        a_fwd = kernels.attention_time(tokens, seq, q, hd, 1, causal=causal, rate=brate)
-        a_all = kernels.attention_time(tokens, seq, q, hd, 1, causal=causal, rate=brate, backward=True)
+        share = m.attention_share(seq)  # a mean layer's: sliding-window layers attend to fewer positions
+        a_fwd = kernels.attention_time(tokens, seq, q, hd, share, causal=causal, rate=brate)
+        a_all = kernels.attention_time(tokens, seq, q, hd, share, causal=causal, rate=brate, backward=True)
         a_bwd = max(0.0, a_all - a_fwd)
         sp = self.fw.sequence_parallel and tp > 1
         per_tok = traffic.forward_bytes_per_token_layer(m, a=2.0, mixed=False, tp=1 if sp else tp) / (tp if sp else 1)

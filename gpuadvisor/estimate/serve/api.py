@@ -87,7 +87,11 @@ def card_figures(card: Any) -> HardwareFigures:
 
 
 def default_kv_dtype(engine: ServeEngine, weights: str) -> str:
-    return "fp8" if weights in ("fp8", "fp4", "nvfp4", "mxfp4") and engine.fp8_kv else (
+    """FP8 where a ModelOpt FP8/FP4 checkpoint quantizes the KV cache with the weights and the engine reads it;
+    bf16 for MXFP4 (gpt-oss's checkpoints carry no KV scales: vLLM's `--kv-cache-dtype auto` keeps bf16)."""
+    if weights == "mxfp4":
+        return "bf16"
+    return "fp8" if weights in ("fp8", "fp4", "nvfp4") and engine.fp8_kv else (
         "fp16" if weights not in ("bf16",) else "bf16")
 
 
@@ -135,7 +139,9 @@ def serve_setup(model: Any, gpu_figures: HardwareFigures, engine: str | ServeEng
                     plans_ahead=eng.plans_ahead,
                     decode_tokens=speculation.accept_length if speculation else 1.0,
                     new_token_ratio=eng.new_token_ratio, min_new_token_ratio=eng.min_new_token_ratio,
-                    new_token_ratio_decay_steps=eng.new_token_ratio_decay_steps, new_token_clip=eng.new_token_clip)
+                    new_token_ratio_decay_steps=eng.new_token_ratio_decay_steps, new_token_clip=eng.new_token_clip,
+                    window=model.sliding_window if model.windowed else 0,
+                    window_share=model.sliding_layers / model.num_layers if model.windowed else 0.0)
     return ServeSetup(model, gpu_figures, eng, weights, kv, lay, cost, cfg, spec_cost, served)
 
 
@@ -155,7 +161,7 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
     r = rate / groups if rate is not None else None
     u = max(1, round(users / groups)) if users is not None else None
     inp, out = lengths.draw(requests, seed)
-    if int((inp + out).max()) > s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS):
+    if int(s.cfg.blocks_for(int((inp + out).max()))) > s.cfg.kv_blocks:
         raise UserError(f"a request of {int((inp + out).max())} tokens does not fit in the KV cache "
                         f"({s.cfg.kv_blocks * int(cal.KV_BLOCK_TOKENS):,} tokens per scheduler)")
     if groups > 1:  # one scheduler's share of the stream, figures scaled back to the deployment

@@ -84,6 +84,19 @@ class SimConfig:
     min_new_token_ratio: float = 0.0
     new_token_ratio_decay_steps: int = 600
     new_token_clip: int = 4096  # the most output tokens of one request the ratio is taken of
+    # sliding-window attention (ModelSpec.sliding_window): `window_share` of the layers keep the last `window`
+    # tokens' K/V only (and the block that holds the window's start: vLLM's hybrid KV cache frees the blocks behind
+    # it), so a sequence holds fewer blocks than its context; blocks count every layer's K/V of a token
+    window: int = 0
+    window_share: float = 0.0
+
+    def blocks_for(self, tokens: Any) -> Any:
+        """KV blocks a sequence of `tokens` tokens holds (numbers or numpy arrays): its context in blocks, less what
+        its sliding-window layers let go."""
+        block = int(cal.KV_BLOCK_TOKENS)
+        if self.window and self.window_share:
+            tokens = tokens * (1.0 - self.window_share) + np.minimum(tokens, self.window + block) * self.window_share
+        return np.ceil(np.asarray(tokens, dtype=float) / block).astype(np.int64)
 
 
 @dataclass
@@ -179,7 +192,7 @@ def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float 
         raise ValueError(f"decode_tokens must be >= 1, got {cfg.decode_tokens}")
     if len(inp) and int(inp.min()) < 1:
         raise ValueError("every request needs a prompt of at least one token")
-    if len(inp) and int(-(-(inp + out).max() // int(cal.KV_BLOCK_TOKENS))) > cfg.kv_blocks:
+    if len(inp) and int(cfg.blocks_for(int((inp + out).max()))) > cfg.kv_blocks:
         raise ValueError("a request does not fit in the KV cache")
     if rate is not None and not (rate > 0 and np.isfinite(rate)):
         raise ValueError(f"rate must be a positive number of requests per second, got {rate!r}")
@@ -326,7 +339,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     def allocate_decodes(dec: np.ndarray) -> np.ndarray:
         """KV blocks for the decodes' next token; the newest sequences are preempted when they run out."""
         nonlocal free
-        need = np.maximum(np.ceil((inp[dec] + gen[dec]) / int(cal.KV_BLOCK_TOKENS)) - blocks[dec], 0).astype(np.int64)
+        need = np.maximum(cfg.blocks_for(inp[dec] + gen[dec]) - blocks[dec], 0).astype(np.int64)
         while int(need.sum()) > free and running:
             victim = preempt_newest()
             keep = dec != victim
@@ -344,7 +357,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             if budget <= 0:
                 break
             c = min(int(prompt[i] - done_pf[i]), budget)
-            nb = max(-(-(done_pf[i] + c) // int(cal.KV_BLOCK_TOKENS)) - blocks[i], 0)
+            nb = max(int(cfg.blocks_for(done_pf[i] + c)) - blocks[i], 0)
             if nb > free:
                 break
             free -= nb
@@ -359,7 +372,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             if not cfg.chunked_prefill and rest > budget and (chunks or decodes):
                 break
             c = min(rest, budget) if cfg.chunked_prefill else rest
-            nb = -(-(inp[i] + out[i] if cfg.reserve_output else c) // int(cal.KV_BLOCK_TOKENS))
+            nb = int(cfg.blocks_for(inp[i] + out[i] if cfg.reserve_output else c))
             if nb > free or not reserve_allows(i):
                 break
             waiting.popleft()
@@ -380,7 +393,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             i = waiting[0]
             if recompute[i]:
                 break
-            nb = -(-(inp[i] + (out[i] if cfg.reserve_output else 1)) // int(cal.KV_BLOCK_TOKENS))
+            nb = int(cfg.blocks_for(inp[i] + (out[i] if cfg.reserve_output else 1)))
             if nb > free:
                 break
             waiting.popleft()
@@ -429,10 +442,11 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 raise ValueError("a request does not fit in the KV cache")
             break
         steps = 1
+        grow: float | None = None  # a decode run's summed context growth a step (None: a token a sequence)
         if chunks:
             pf_tokens = sum(c for _, c in chunks)
-            pairs = float(sum(c * (done_pf[i] + c / 2.0) for i, c in chunks))
-            dctx = float((inp[dec] + gen[dec]).sum()) if len(dec) else 0.0
+            pairs = float(sum(_attended_pairs(cost, done_pf[i], c) for i, c in chunks))
+            dctx = float(_kv_context(cost, inp[dec] + gen[dec]).sum()) if len(dec) else 0.0
             took = cost.iteration_s(pf_tokens, pairs, len(dec), dctx) * cfg.time_scale
             last_start = t
             t += took
@@ -442,28 +456,30 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
         else:
             # a decode-only iteration: until a sequence finishes, a request arrives or the KV cache runs out,
             # the next iterations are the same but for the context (nothing can be admitted that was not now)
-            steps = _decode_run(inp[dec] + gen[dec], blocks[dec], out[dec] - gen[dec], free, per_step)
+            steps = _decode_run(inp[dec] + gen[dec], blocks[dec], out[dec] - gen[dec], free, per_step, cfg)
             if ratio > 0.0 and waiting:  # the falling ratio may admit a waiting request: look again soon
                 steps = min(steps, ADMISSION_RECHECK_STEPS)
-            dctx, d = float((inp[dec] + gen[dec]).sum()), len(dec)
+            ctx = inp[dec] + gen[dec]
+            dctx, d = float(_kv_context(cost, ctx).sum()), len(dec)
+            grow = float(_kv_context(cost, ctx + per_step).sum()) - dctx  # all sequences' context, one step on
             next_t = float(arrival[order[arr_ptr]]) + fe if arr_ptr < n else np.inf
             if steps > 1 and next_t < np.inf:  # the steps that start before the next arrival
                 lo, hi = 1, steps
                 while lo < hi:
                     k = (lo + hi + 1) // 2
-                    if t + decode_steps_s(cost, d, dctx, k - 1, per_step) * cfg.time_scale < next_t:
+                    if t + decode_steps_s(cost, d, dctx, k - 1, per_step, grow) * cfg.time_scale < next_t:
                         lo = k
                     else:
                         hi = k - 1
                 # a scheduler that plans ahead had planned the step after the arrival before it saw it
                 steps = min(steps, lo + 1) if cfg.plans_ahead else lo
-            took = decode_steps_s(cost, d, dctx, steps, per_step) * cfg.time_scale
+            took = decode_steps_s(cost, d, dctx, steps, per_step, grow) * cfg.time_scale
             t += took
             last_start = t - took / steps
             gap_s.append(took / steps)
             gap_n.append(d * steps)
             if steps > 1:  # the blocks of the further steps (the first step's are taken)
-                grown = np.maximum(np.ceil((inp[dec] + gen[dec] + (steps - 1) * per_step) / int(cal.KV_BLOCK_TOKENS))
+                grown = np.maximum(cfg.blocks_for(inp[dec] + gen[dec] + (steps - 1) * per_step)
                                    - blocks[dec], 0).astype(np.int64)
                 free -= int(grown.sum())
                 blocks[dec] += grown
@@ -477,8 +493,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             if cfg.prefilled:  # a prefilled request's first decode samples its first token
                 new = dec[np.isnan(first[dec])]
                 if len(new):
-                    first[new] = t - (decode_steps_s(cost, len(dec), dctx, steps, per_step)
-                                      - decode_steps_s(cost, len(dec), dctx, 1, per_step)) * cfg.time_scale
+                    first[new] = t - (decode_steps_s(cost, len(dec), dctx, steps, per_step, grow)
+                                      - decode_steps_s(cost, len(dec), dctx, 1, per_step, grow)) * cfg.time_scale
             fin = dec[gen[dec] >= out[dec]]
             if len(fin):
                 finish[fin] = t
@@ -511,12 +527,29 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                      gaps=(np.asarray(gap_s), np.asarray(gap_n, float)))
 
 
-def _decode_run(context: np.ndarray, held: np.ndarray, left: np.ndarray, free: int, per_step: float = 1.0) -> int:
+def _attended_pairs(cost: StepCost, start: float, tokens: float) -> float:
+    """Query-key pairs of a prompt chunk of `tokens` after `start` cached: the cost's model's where it knows its
+    model (RooflineStepCost: sliding-window layers attend to fewer), else full causal attention's."""
+    pairs = getattr(cost, "attended_pairs", None)
+    return float(pairs(start, tokens)) if pairs is not None else tokens * (start + tokens / 2.0)
+
+
+def _kv_context(cost: StepCost, context: np.ndarray) -> np.ndarray:
+    """The tokens of K/V each decoding sequence reads, per layer on average (RooflineStepCost: a sliding window's
+    layers read their window), else its context."""
+    held = getattr(cost, "kv_context", None)
+    return np.asarray(held(context), dtype=float) if held is not None else context
+
+
+def _decode_run(context: np.ndarray, held: np.ndarray, left: np.ndarray, free: int, per_step: float = 1.0,
+                cfg: SimConfig | None = None) -> int:
     """How many decode-only iterations can run as one: at most until the first sequence finishes (`left` tokens
     each, `per_step` a step) and while the KV blocks the further tokens need (sequences at `context` tokens, `held`
-    blocks) fit in `free`; the caller also stops at the next arrival."""
+    blocks, counted as `cfg` counts them) fit in `free`; the caller also stops at the next arrival."""
+    blocks_for = cfg.blocks_for if cfg is not None else SimConfig(1, 1, 1).blocks_for
+
     def fits(k: int) -> bool:
-        blocks_needed = np.ceil((context + (k - 1) * per_step) / int(cal.KV_BLOCK_TOKENS))
+        blocks_needed = blocks_for(context + (k - 1) * per_step)
         return int(np.maximum(blocks_needed - held, 0).sum()) <= free
 
     lo, hi = 1, max(1, int(np.ceil(left.min() / per_step)))

@@ -136,6 +136,14 @@ class SpeculativeStepCost:
     draft: RooflineStepCost | None = None  # the draft model's cost on the same cards (method draft)
     linear_in_context = True  # decode_steps_s may integrate its decode runs in closed form
 
+    def attended_pairs(self, start: float, tokens: float) -> float:
+        """The target model's (RooflineStepCost.attended_pairs)."""
+        return float(self.target.attended_pairs(start, tokens))
+
+    def kv_context(self, context: Any) -> Any:
+        """The target model's (RooflineStepCost.kv_context)."""
+        return self.target.kv_context(context)
+
     def draft_s(self, prefill_tokens: int, prefill_pairs: float, decode_seqs: int, decode_context: float) -> float:
         """The drafter's seconds in one iteration: k draft steps for the decoding sequences, and a draft model's
         prefill of the prompt chunks."""

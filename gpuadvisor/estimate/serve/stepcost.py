@@ -93,6 +93,7 @@ class RooflineStepCost:
     efficiency: Efficiency | None = None
     phys: dict[str, float] = field(default_factory=physics)
     _gemm_cache: dict[int, float] = field(default_factory=dict, repr=False)
+    expert_rate_scale: float = field(default=1.0, init=False)  # the MoE experts' GEMM rate against `rate`
 
     def __post_init__(self) -> None:
         m = self.model
@@ -110,6 +111,13 @@ class RooflineStepCost:
             reach = self.gpu_figures.dtype_reach("fp8")
             self.rate = self.gpu_figures.tflops["fp8"] * 1e12 * mfu * reach * self.engine.gemm_eff
             self.rate_basis = f"fp8 {source} peak x {mfu:.2f}" + (f" x FP8 reach {reach:g}" if reach != 1.0 else "")
+        elif w == "mxfp4" and not self.gpu_figures.tflops.get("fp4"):
+            # no FP4 tensor cores (Hopper, Ampere): the MXFP4 weights are unpacked in the kernel and multiplied in
+            # bf16 (vLLM's w4a16 MoE: triton_kernels' matmul_ogs on Hopper, Marlin on Ampere): the bf16 rate, the
+            # experts' grouped GEMMs at the share of it those kernels reach (physics mxfp4_moe_eff)
+            self.expert_rate_scale = self.phys["mxfp4_moe_eff"]
+            self.rate_basis += (f" (MXFP4 weights unpacked to bf16 in the kernel; the experts' GEMMs x "
+                                f"{self.expert_rate_scale:g})")
         elif w in ("fp4", "nvfp4", "mxfp4"):
             peak = self.gpu_figures.tflops.get("fp4") or self.gpu_figures.tflops.get("fp8")
             if peak:
@@ -153,6 +161,14 @@ class RooflineStepCost:
                                         for n in self.stage_layers)
         self.p2p_latency_s = self.phys["p2p_latency_s"]
 
+    def attended_pairs(self, start: float, tokens: float) -> float:
+        """Query-key pairs of `tokens` prompt tokens after `start` cached ones (ModelSpec.attended_pairs)."""
+        return float(self.model.attended_pairs(start, tokens))
+
+    def kv_context(self, context: Any) -> Any:
+        """K/V tokens a decoding sequence at `context` reads per layer (ModelSpec.kv_tokens)."""
+        return self.model.kv_tokens(context)
+
     def _linear_s(self, t: int) -> float:
         """GEMMs of one layer over `t` tokens (cached by t: the simulation asks for a few hundred distinct ones)."""
         got = self._gemm_cache.get(t)
@@ -165,7 +181,8 @@ class RooflineStepCost:
             wbytes = n * k * count * self.wbytes * self.passes
             if expert:  # experts that at least one of the t tokens routes to
                 wbytes *= 1.0 - (1.0 - m.experts_per_token / m.num_experts) ** max(t, 1)
-            comp = 2.0 * rows * n * k * count / (self.rate * k / (k + cal.K_RAMP)) if rows else 0.0
+            rate = self.rate * (self.expert_rate_scale if expert else 1.0)
+            comp = 2.0 * rows * n * k * count / (rate * k / (k + cal.K_RAMP)) if rows else 0.0
             mem = (wbytes + 2.0 * rows * (n + k) * count) / self.bw
             if self.gguf:  # quantized blocks are unpacked in the kernel: the unpacking does not hide under the reads
                 extra = (t - 1) * n * k * count * self.mmvq_s_per_weight if t <= 8 else comp
@@ -306,15 +323,16 @@ class RooflineStepCost:
 
 
 def decode_steps_s(cost: StepCost, decode_seqs: int, decode_context: float, steps: int,
-                   tokens_per_step: float = 1.0) -> float:
+                   tokens_per_step: float = 1.0, growth: float | None = None) -> float:
     """Seconds of `steps` decode-only iterations of `decode_seqs` sequences whose contexts add up to
     `decode_context` at the first and grow by `tokens_per_step` tokens each per step (the simulation's decode runs;
-    speculation: the mean accepted length). RooflineStepCost's decode time is linear in the context: a closed form
+    speculation: the mean accepted length), or by `growth` in all a step where the caller knows better (sliding-window
+    layers stop growing past their window). RooflineStepCost's decode time is linear in the context: a closed form
     (a pipeline's and a speculating engine's, the max of lines or a sum of them: the trapezoid); any other cost,
     step by step."""
     if steps <= 0:
         return 0.0
-    growth = decode_seqs * tokens_per_step
+    growth = decode_seqs * tokens_per_step if growth is None else growth
     if isinstance(cost, RooflineStepCost) and cost.pp == 1:
         per_context_token = cost.kv_per_token / cost.bw
         return (steps * cost.iteration_s(0, 0.0, decode_seqs, decode_context)
