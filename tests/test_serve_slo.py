@@ -161,3 +161,20 @@ def test_a_search_past_its_budget_of_simulated_steps_stops_and_says_why(capsys):
         assert pick is None and tried and stopped and "budget of 20,000" in stopped
         steps = [t.figures["iterations"] * t.figures["arrival_draws"] for t in tried]  # every draw of an open loop
         assert sum(steps[:-1]) < 20_000 <= sum(steps)
+
+
+def test_a_share_of_one_gpu_is_never_offered_as_a_card():
+    """AWS's g6f.large is an eighth of an L4 (3 GiB) at $0.20/h: the serving search had taken it for a whole L4, the
+    cheapest offer of that card, and recommended it (gpt-oss-20b at 1 request/s)."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Share(FakeOffer):
+        fractional: bool = True
+
+    share = Share("aws", "g6f.large", "L4", 1, 0.01, region="r1")
+    pick, tried, _, _ = cheapest_for_slo(MODEL, CATALOG, [*OFFERS, share], **QUESTION)
+    assert pick is not None
+    assert all("g6f.large" not in t.offer for t in [*tried, pick])
+    assert all("g6f.large" not in entry for _, entry in serve_slo._Market(
+        MODEL, CATALOG, [share], "vllm", "bf16", None).best.values())

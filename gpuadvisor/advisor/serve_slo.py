@@ -196,8 +196,8 @@ class _Market:
         self.by_place: dict[tuple[str, str], dict[tuple[str, int], tuple[float, str]]] = {}
         for o in offers:
             price = o.price_usd_h if hasattr(o, "price_usd_h") and not callable(o.price_usd_h) else o.on_demand_usd_h
-            if price is None or not o.card:
-                continue
+            if price is None or not o.card or getattr(o, "fractional", False):
+                continue  # a share of one GPU (prices.Offer.gpu_fraction < 1, AWS g6f: 1/8 of an L4) is no card
             key, entry = (o.card, int(o.gpu_count)), (float(price), f"{o.provider} {o.instance_type}")
             for table in (self.best, self.by_place.setdefault((o.provider, getattr(o, "region", "") or ""), {})):
                 if key not in table or price < table[key][0]:

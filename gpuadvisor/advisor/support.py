@@ -30,6 +30,7 @@ VLLM = "vllm"
 FP8 = "fp8"
 BNB_4BIT = "bitsandbytes-4bit"
 BNB_8BIT = "bitsandbytes-8bit"
+MXFP4 = "mxfp4"
 TRANSFORMER_ENGINE = "transformer-engine"
 #: a serving engine's name (estimate/serve/profiles.py ServeEngineName) -> the feature it needs; HF generate() runs
 #: wherever PyTorch does and needs none
@@ -38,7 +39,7 @@ SERVE_ENGINE_FEATURE = {"vllm": VLLM, "sglang": "sglang", "trtllm": "trtllm", "l
 #: demanding of the three it stands for (vLLM, SGLang, TensorRT-LLM)
 STEP_ENGINE_FEATURE = {"graphs": VLLM, "eager": None}
 #: weight formats (workload.QUANT_FORMATS) whose kernels are bitsandbytes'
-QUANT_FEATURE = {"nf4": BNB_4BIT, "nf4-dq": BNB_4BIT, "int8": BNB_8BIT}
+QUANT_FEATURE = {"nf4": BNB_4BIT, "nf4-dq": BNB_4BIT, "int8": BNB_8BIT, "mxfp4": MXFP4}
 
 _CC = re.compile(r"\d+\.\d+$")
 
@@ -235,6 +236,6 @@ def facts_of_figures(hardware: Any) -> Chip:
     return Chip(name=hardware.name, vendor="nvidia" if cc else "unknown", compute_capability=cc)
 
 
-__all__ = ["BNB_4BIT", "BNB_8BIT", "FP8", "QUANT_FEATURE", "SERVE_ENGINE_FEATURE", "STEP_ENGINE_FEATURE",
+__all__ = ["BNB_4BIT", "BNB_8BIT", "FP8", "MXFP4", "QUANT_FEATURE", "SERVE_ENGINE_FEATURE", "STEP_ENGINE_FEATURE",
            "TRANSFORMER_ENGINE", "VLLM", "Chip", "Feature", "Matrix", "Source", "VendorRule", "adapter_layout_blocker",
            "cannot_run", "facts_of_figures", "load_matrix", "needs"]
