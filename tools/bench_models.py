@@ -30,12 +30,11 @@ def section(per_case: bool = True) -> str:
            f"CUDA {env['cuda']}), {env['date'][:10]}, by `lab/measure_models.py`: "
            "training as a practitioner's loop runs it (fp32 "
            "weights under bf16 autocast, fused AdamW, cudnn.benchmark, channels-last for CNNs) and inference as one "
-           "bf16 forward under inference_mode; CUDA events, peak allocated memory, a profile; the median of 2-3 "
+           "bf16 forward under inference_mode; the median of 2-3 "
            "sessions' medians. Raw: `lab/data/h100-models/` (`tools/collect_model_runs.py`).", "",
            "Estimates from the shipped graphs and the H100 SXM's datasheet (no probe). Every third model (all its "
            "cases) is held out "
-           "of calibration; the fitted constants come from the calibration split (`tools/fit_opcost.py`), the rest "
-           "are counted or set by hand. Ratio = estimate / measured.", "",
+           "of the fits (`tools/fit_opcost.py`). Ratio = estimate / measured.", "",
            "| group | cases | time within ±25 % | memory within ±10 % | median time error | worst time "
            "| worst memory |",
            "|---|---:|---:|---:|---:|---:|---:|"]

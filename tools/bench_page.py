@@ -93,10 +93,32 @@ def probes() -> list[str]:
                    if m is not None and m.ratio_to_reference is not None and key != "tensor.int8"]
     out += ["", f"Error against the vendor libraries: {min(ratios):.3f}-{max(ratios):.3f}x for every figure but "
             "int8, where the probe's cuBLASLt kernel beats `torch._int_mm` by "
-            f"{a['tensor.int8'].ratio_to_reference:.2f}-{b['tensor.int8'].ratio_to_reference:.2f}x (PyTorch's "
-            "pick). Pageable copies (they measure the host) "
-            "and FP32/FP64 FMA rates (within 3 % of peak) have no reference.", "", _fp8_reach_line(), ""]
+            f"{a['tensor.int8'].ratio_to_reference:.2f}-{b['tensor.int8'].ratio_to_reference:.2f}x. "
+            "Pageable copies (the host's) "
+            "and FP32/FP64 FMA rates (within 3 % of peak) have no reference.", "", _fp8_reach_line(), "",
+            _grouped_moe_line(), ""]
     return out
+
+
+def _grouped_moe_line() -> str:
+    """lab/grouped_moe.py's run: a MoE layer's experts as one grouped GEMM, against kernels.grouped_gemm_time."""
+    import json
+
+    from bench.models import hardware
+    from gpuadvisor.estimate import kernels
+    from gpuadvisor.estimate.hardware import Efficiency
+
+    run = json.loads((ROOT / "lab/data/h100-grouped-moe-2026-12-06/grouped_moe.json").read_text())
+    figures = hardware()
+    mfu, bw_eff = Efficiency().validate().for_hardware(figures)
+    rate, bw = figures.peak_tflops("bf16") * 1e12 * mfu, figures.bandwidth_gbs * 1e9 * bw_eff
+    est = [kernels.grouped_gemm_time(r["experts"], r["m"], r["n"], r["k"], rate=rate, bandwidth=bw,
+                                     sms=figures.compute_units) / r["grouped_s"] for r in run["rows"]]
+    loop = [r["grouped_s"] / r["loop_s"] for r in run["rows"]]
+    return (f"MoE experts as one grouped GEMM (`torch._grouped_mm`, {len(est)} gpt-oss/Mixtral shapes, H100, "
+            f"driver {run['env']['driver']}, {run['env']['date'][:10]}): {min(loop):.2f}-{max(loop):.2f}x an mm per "
+            "expert; tool "
+            f"{min(est):.2f}-{max(est):.2f}x.")
 
 
 def _fp8_reach_line() -> str:
