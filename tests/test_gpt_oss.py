@@ -94,10 +94,10 @@ def test_moe_experts_are_one_grouped_launch():
 # ---- the published runs (tests/data/published-gpt-oss.json) -----------------------------------------------------
 
 #: held-out output throughputs: (rows, within 0.8x-1.25x, within 0.67x-1.5x), today's figures (2026-12-06). With
-#: the experts at the bf16 rate (mxfp4_moe_eff 1) 3 and 4 of 12; at the fitted 0.24, 5 and 11: the vLLM 0.11.0
-#: runs (gpt-oss-20b on the H100, gpt-oss-120b on an A100) come out 0.67x-0.77x where their prompts dominate, the
-#: 0.10.2 runs of the calibration model 0.92x-1.24x; gpt-oss-20b's ShareGPT burst 0.46x (its decode)
-HELD_OUT_THROUGHPUT = (12, 5, 11)
+#: the experts at the bf16 rate (mxfp4_moe_eff 1) 3 and 3 of 11; at the fitted 0.37, 6 and 9: the A100's (another
+#: card, Marlin's kernels) 0.81x-0.99x but its 32,000-token prompts 1.56x (their attention), gpt-oss-120b's on the
+#: H100 (vLLM 0.10.2, not GPU-bound: tools/published_gpt_oss.py) 1.20x-1.38x, gpt-oss-20b's ShareGPT burst 0.49x
+HELD_OUT_THROUGHPUT = (11, 6, 9)
 
 
 @pytest.fixture(scope="module")
@@ -120,12 +120,14 @@ def test_the_held_out_gpt_oss_throughputs_keep_todays_bounds(gpt_oss_ratios):
 
 
 def test_the_fitted_rows_are_what_the_constant_was_fitted_to(gpt_oss_ratios):
-    """The three calibration rows within 3 % each at the shipped mxfp4_moe_eff (the fit's mean error was 0.8 %)."""
+    """gpt-oss-20b's four GPU-bound runs on the H100 within 0.8x-1.25x each at the shipped mxfp4_moe_eff, their mean
+    |log error| under 9 % (8.8 % at the fit)."""
     from bench import serving as P
 
     fitted = [e["id"] for e in P.load_entries(P.TESTS_DATA / "published-gpt-oss.json") if not e["held_out"]]
-    assert len(fitted) == 3
-    assert all(abs(math.log(gpt_oss_ratios[k])) < 0.03 for k in fitted)
+    assert len(fitted) == 4
+    assert all(0.8 <= gpt_oss_ratios[k] <= 1.25 for k in fitted)
+    assert sum(abs(math.log(gpt_oss_ratios[k])) for k in fitted) / len(fitted) < 0.09
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 """Fit engines.json's physics `mxfp4_moe_eff`: the share of the bf16 GEMM rate that MXFP4 experts reach on a card
 without FP4 tensor cores (weights unpacked to bf16 in the grouped GEMM: vLLM's w4a16 MoE kernels), on the output
-throughput of the published gpt-oss runs that are NOT held out (tests/data/published-gpt-oss.json: gpt-oss-120b on
-one H100, prompts of 128, 2,000 and 4,000 tokens, all queued at once, whose time is the prompts' prefill). The value
+throughput of the published gpt-oss runs that are NOT held out (tests/data/published-gpt-oss.json: gpt-oss-20b on
+one H100, prompts of 128 to 32,000 tokens, all queued at once, whose time is the prompts' prefill on a busy GPU;
+tools/published_gpt_oss.py says why those runs). The value
 on a 0.01 grid that minimises the mean |log(tool / published)|. Prints it; engines.json is edited by hand with it.
 Run: `python3 -m tools.fit_mxfp4_moe`."""
 
