@@ -161,14 +161,15 @@ class ModelSpec:
         held = context - (context - self.sliding_window) * (context > self.sliding_window)  # min(context, window)
         return (full * context + self.sliding_layers * held) / self.num_layers
 
-    def attended_pairs(self, start: float, tokens: float) -> float:
+    def attended_pairs(self, start: float, tokens: float, tile: float = 0.0) -> float:
         """Causal query-key pairs of `tokens` new tokens after `start` cached ones, per layer on average: each
         query sees every earlier position (about tokens x (start + tokens / 2)), a sliding-window layer's at most
-        `sliding_window` of them."""
+        `sliding_window` of them, plus `tile` where a kernel computes whole key tiles (the estimator's
+        ATTN_WINDOW_TILE: a query tile reads the window and its own tile's keys)."""
         full = tokens * (start + tokens / 2.0)
         if not self.windowed or tokens <= 0:
             return full
-        w = float(self.sliding_window)
+        w = float(self.sliding_window) + tile
         end = start + tokens
         if end <= w:
             windowed = full
@@ -178,12 +179,12 @@ class ModelSpec:
             windowed = (w - start) * (start + (w - start) / 2.0) + (end - w) * w
         return (full * (self.num_layers - self.sliding_layers) + windowed * self.sliding_layers) / self.num_layers
 
-    def attention_share(self, seq: float) -> float:
+    def attention_share(self, seq: float, tile: float = 0.0) -> float:
         """A causal pass over `seq` tokens' attention work against full attention in every layer (1 without
-        sliding windows): what a full-attention formula's layer count is scaled by."""
+        sliding windows; `tile` as attended_pairs): what a full-attention formula's layer count is scaled by."""
         if not self.windowed or seq <= 0:
             return 1.0
-        return self.attended_pairs(0.0, seq) / (seq * seq / 2.0)
+        return min(1.0, self.attended_pairs(0.0, seq, tile) / (seq * seq / 2.0))
 
     @property
     def default_seq_len(self) -> int:

@@ -206,7 +206,7 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
         tokens_gpu = workload.micro_batch * workload.seq  # per data-parallel rank
         if m.is_transformer:
             fwd, bwd = _gemm_times(workload, gpu_figures, rate, bw, tokens_gpu, tokens_gpu, train=True)
-            layers = m.num_layers * m.attention_share(workload.seq)  # fewer pairs in sliding-window layers
+            layers = m.num_layers * m.attention_share(workload.seq, cal.ATTN_WINDOW_TILE)  # sliding windows
             attn = kernels.attention_time(tokens_gpu, workload.seq, m.q_dim // tp, hd, layers, causal=causal,
                                           rate=rate, backward=True)
             if workload.checkpointing:
@@ -258,8 +258,8 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
     scoring = workload.mode == Mode.SCORING
     if m.is_transformer:
         fwd, _ = _gemm_times(workload, gpu_figures, rate, bw, tokens, tokens if scoring else b, train=False)
-        attn = kernels.attention_time(tokens, workload.seq, m.q_dim // tp, hd,
-                                      m.num_layers * m.attention_share(workload.seq), causal=causal, rate=rate)
+        windowed = m.num_layers * m.attention_share(workload.seq, cal.ATTN_WINDOW_TILE)
+        attn = kernels.attention_time(tokens, workload.seq, m.q_dim // tp, hd, windowed, causal=causal, rate=rate)
         pf_compute = fwd + attn
         pf_bytes = _elementwise_fwd(workload, tokens)
         if scoring and m.kind == "decoder":

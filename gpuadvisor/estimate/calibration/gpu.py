@@ -96,6 +96,14 @@ CONSTANTS = (
     Constant("ATTN_SEQ_RAMP_FWDBWD", 1300, "tokens", "sequence length at which forward + backward flash attention "
              "reaches half its asymptotic rate", f"{DECODE_A}, {DECODE_B} (SDPA sweeps)", Method.NOT_REPRODUCIBLE,
              "a log-space least-squares refit of the 27 forward + backward points gives about 1600, not 1300"),
+    Constant("ATTN_WINDOW_TILE", 128, "tokens", "keys a sliding-window layer's attention computes beyond its "
+             "window for each query: the kernels run whole 128-row query tiles against whole key tiles, so a tile "
+             "reads the window and its own tile's keys (ModelSpec.attended_pairs)",
+             "lab/data/h100-sliding-window-2026-12-06 (FlexAttention, gpt-oss's heads, 1,024-16,384 tokens, "
+             "window 128)",
+             Method.COUNTED, "FlashAttention's 128-row query tile at head dimensions up to 128; the H100 run's "
+             "windowed / causal time (0.265 at 4,096 tokens, 0.070 at 16,384) against the tool's with and without "
+             "the tile (tests/test_gpt_oss.py)"),
     Constant("ATTN_BWD_FLOPS", 2.5, "x forward", "FLOPs of a flash-attention backward over its forward's (QK^T "
              "recomputed, then dV, dP, dS's products dQ and dK: five matmuls of the forward's size to its two); "
              "forward + backward is 1 + ATTN_BWD_FLOPS", "FlashAttention's own count: "

@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.frontends import prims as P
 from gpuadvisor.estimate.frontends.tape import T, Tape, stream_shape
 from gpuadvisor.estimate.graph import (
@@ -177,7 +178,7 @@ def transformer_graph(spec: ModelSpec, *, mode: GraphMode, batch: int, seq: int,
     cos, sin = P.cast(tp, cos, wdt), P.cast(tp, sin, wdt)
     # without a cache (checkpointing) transformers passes an explicit mask: no causal skip, no GQA in SDPA
     att_shape = AttentionShape(float(b), float(heads), float(s), float(s), float(d), causal=mask is None)
-    att_flops = attention_flops(att_shape, backward=False) * spec.attention_share(s)  # sliding windows: fewer pairs
+    att_flops = attention_flops(att_shape, backward=False) * spec.attention_share(s, cal.ATTN_WINDOW_TILE)  # windows
     held: list[T] = []
 
     def layer(x: T, p: str) -> T:

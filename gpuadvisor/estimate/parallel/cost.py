@@ -118,7 +118,7 @@ class AnalyticCost:
         causal = m.kind == "decoder"
         q = m.q_dim // tp
         brate = self._bf16_rate * attention_kernel_eff(self.fw.attention_eff, self.gpu_figures.compute_capability)
-        share = m.attention_share(seq)  # a mean layer's: sliding-window layers attend to fewer positions
+        share = m.attention_share(seq, cal.ATTN_WINDOW_TILE)  # a mean layer's: sliding windows attend to fewer
         a_fwd = kernels.attention_time(tokens, seq, q, hd, share, causal=causal, rate=brate)
         a_all = kernels.attention_time(tokens, seq, q, hd, share, causal=causal, rate=brate, backward=True)
         a_bwd = max(0.0, a_all - a_fwd)

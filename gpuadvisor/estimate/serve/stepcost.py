@@ -163,7 +163,7 @@ class RooflineStepCost:
 
     def attended_pairs(self, start: float, tokens: float) -> float:
         """Query-key pairs of `tokens` prompt tokens after `start` cached ones (ModelSpec.attended_pairs)."""
-        return float(self.model.attended_pairs(start, tokens))
+        return float(self.model.attended_pairs(start, tokens, cal.ATTN_WINDOW_TILE))
 
     def kv_context(self, context: Any) -> Any:
         """K/V tokens a decoding sequence at `context` reads per layer (ModelSpec.kv_tokens)."""
