@@ -117,9 +117,9 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
     kw.update(_sliding_window(cfg, mt, f["num_layers"]))
     if mt == "gpt_oss":  # its experts carry biases (gate_up_proj_bias, down_proj_bias)
         kw["mlp_bias"] = True
-    quant = cfg.get("quantization_config")
-    if isinstance(quant, dict) and str(quant.get("quant_method", "")).lower() == "mxfp4":
-        kw["checkpoint_quant"] = "mxfp4"
+    checkpoint = checkpoint_format(cfg.get("quantization_config"))
+    if checkpoint:
+        kw["checkpoint_quant"] = checkpoint
     experts = _first(cfg, ("num_local_experts", "num_experts", "n_routed_experts"))
     if experts and int(experts) > 1:
         kw["num_experts"] = int(experts)
@@ -148,6 +148,30 @@ def _sliding_window(cfg: dict[str, Any], mt: str, layers: int) -> dict[str, int]
     else:
         return {}
     return {"sliding_window": window, "sliding_layers": sliding} if sliding else {}
+
+
+def checkpoint_format(quant: Any) -> str:
+    """The weight format (workload.QUANT_FORMATS) a checkpoint's `quantization_config` says it ships in: MXFP4
+    (gpt-oss), FP8 (Qwen's and DeepSeek's `fp8`, compressed-tensors' 8-bit float weights), AWQ and GPTQ at 4 bits,
+    bitsandbytes NF4 (double-quantized or not) and LLM.int8(); "" for none or one this tool has no figures for (the
+    weights are then costed in --dtype, as without a config)."""
+    if not isinstance(quant, dict):
+        return ""
+    method = str(quant.get("quant_method", "")).lower()
+    if method in ("mxfp4", "fp8"):
+        return method
+    if method in ("awq", "gptq"):
+        return method if quant.get("bits", 4) == 4 else ""
+    if method == "bitsandbytes":
+        if quant.get("load_in_4bit"):
+            return "nf4-dq" if quant.get("bnb_4bit_use_double_quant") else "nf4"
+        return "int8" if quant.get("load_in_8bit") else ""
+    if method == "compressed-tensors":
+        groups = quant.get("config_groups")
+        weights = [g.get("weights") or {} for g in groups.values()] if isinstance(groups, dict) else []
+        if weights and all(w.get("type") == "float" and w.get("num_bits") == 8 for w in weights):
+            return "fp8"
+    return ""
 
 
 #: config keys of architecture parts ModelSpec has no figures for -> what they are: read as a plain llama-like

@@ -213,3 +213,25 @@ def test_quant_and_optimizer_aliases_normalise():
     assert make_workload("llama-3-8b", quant="bnb-nf4").quant == "nf4"
     assert make_workload("llama-3-8b", mode="training", optimizer="8bit").optimizer == "adamw8bit"
     assert make_workload("llama-3-8b", mode="qlora").quant_format == "nf4"
+
+
+@pytest.mark.parametrize(("quant", "expect"), [
+    ({"quant_method": "fp8", "weight_block_size": [128, 128]}, "fp8"),
+    ({"quant_method": "mxfp4"}, "mxfp4"),
+    ({"quant_method": "awq", "bits": 4, "group_size": 128}, "awq"),
+    ({"quant_method": "gptq", "bits": 8}, "none"),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_use_double_quant": True}, "nf4-dq"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"type": "float",
+                                                                                      "num_bits": 8}}}}, "fp8"),
+    ({"quant_method": "hqq"}, "none"),
+])
+def test_a_quantized_checkpoints_config_is_costed_in_its_format(tmp_path, quant, expect):
+    """A config.json of a quantized checkpoint (Qwen3-8B-FP8, an AWQ export) had been costed in bf16: twice or
+    four times its weights. Inference takes the format it names; --quant still chooses another."""
+    cfg = {"model_type": "qwen3", "num_hidden_layers": 36, "hidden_size": 4096, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288, "vocab_size": 151936,
+           "quantization_config": quant}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    assert make_workload(str(p), quant=None).quant_format == expect
+    assert make_workload(str(p), quant="none").quant_format == "none"
