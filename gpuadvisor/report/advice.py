@@ -24,7 +24,9 @@ def model_rows(workload: Any, users: int | None = None) -> list[tuple[str, str]]
             + (f" ({params_text(m.active_params)} active)" if m.active_params != m.num_params else ""),
         ),
         ("mode", w.mode),
-        ("precision", f"{w.dtype} (weights {w.weight_dtype}, compute {w.compute_dtype})" if w.is_training else w.dtype),
+        ("precision", f"{w.dtype} (weights {w.weight_dtype}, compute {w.compute_dtype})" if w.is_training
+         else f"{w.quant_format} weights ({w.quant_bits_per_weight:g} bits), {w.compute_dtype} compute"
+         if w.quant_format != "none" else w.dtype),
         ("size", pres.workload_shape(w, users)),
     ]
     if w.is_training:
