@@ -28,14 +28,15 @@ TARGET_INPUTS = ("budget", "tok_s", "users", "ttft", "context", "tokens", "deadl
 FORM_INPUTS = WORKLOAD_INPUTS + TARGET_INPUTS
 FORM_SELECTS = ("mode", "dtype", "quant")
 FORM_CHECKS = ("checkpointing",)
-QUANTS = ("none", "fp8", "int8", "awq", "gptq", "q4_k_m", "q5_k_m", "q8_0", "nf4")
+#: "auto": the format the model's checkpoint ships in (gpt-oss: MXFP4; a quantized config.json's), else none
+QUANTS = ("auto", "none", "fp8", "int8", "awq", "gptq", "mxfp4", "q4_k_m", "q5_k_m", "q8_0", "nf4")
 WIDE = 120  # terminal columns from which the table shows every column
 COLUMN_WIDTHS = {"pick": 10, "option": 26}  # longer text is cut: the detail line has it in full
 DEFAULTS = {
     "model": "llama-3-8b",
     "mode": "inference",
     "dtype": "bf16",
-    "quant": "none",
+    "quant": "auto",
     "checkpointing": "",
     "batch": "1",
     "seq": "",
@@ -171,7 +172,7 @@ class AdvisorPane(TabPane):
         dtype = str(self.query_one("#dtype", Select).value)
         quant = str(self.query_one("#quant", Select).value)
         ckpt = self.query_one("#checkpointing", Checkbox).value and mode != "inference"
-        if quant != "none" and mode in ("training", "lora", "qlora"):
+        if quant not in ("none", "auto") and mode in ("training", "lora", "qlora"):
             raise UserError(f"a quantized format applies to inference (QLoRA quantizes its base itself), not {mode}")
         # the token budget belongs to the workload, as `recommend --tokens` puts it: the workload's own
         # check refuses what the CLI refuses (a token budget for a model counted in samples, say)
@@ -185,7 +186,8 @@ class AdvisorPane(TabPane):
             spec = resolve_model(model)
             if spec.kind == "decoder":
                 lengths = {"seq_len": seq or default_input_len(spec), "gen_tokens": DEFAULT_OUTPUT_LEN}
-        w = make_workload(spec, mode=mode, dtype=dtype, batch=batch, quant=quant, checkpointing=ckpt,
+        w = make_workload(spec, mode=mode, dtype=dtype, batch=batch, quant=None if quant == "auto" else quant,
+                          checkpointing=ckpt,
                           train_tokens=tokens or 0.0, **lengths)
         context = _int(get["context"], "context", 1) if get["context"] else None
         if mode == "inference" and w.model.kind == "decoder" and seq:
