@@ -156,8 +156,8 @@ def markdown_section(cases: list[Case] | None = None) -> str:
     cases = cases if cases is not None else evaluate()
     s = summary(cases)
     lines = ["## Training at scale: published results (parallel layouts, frameworks, LoRA)", "",
-             f"{len(cases)} published training runs (`tests/data/published-training.json`, with source and "
-             "conditions, by `tools/published_training.py`), estimated by `gpuadvisor.estimate.parallel` on the "
+             f"{len(cases)} published training runs (`tests/data/published-training.json`, "
+             "by `tools/published_training.py`), estimated by `gpuadvisor.estimate.parallel` on the "
              "card's datasheet. Every third run is held out of the "
              "fitted framework efficiencies (`tools/fit_training.py`). Ratio = estimated / published tokens/s per GPU; "
              "gated at today's shares.", "",
