@@ -16,8 +16,8 @@ import argparse
 import torch
 import torch.nn.functional as F
 
-from lab.fp8_reach_shapes import sustained
 from lab.results import write_rows
+from lab.timing import sustained
 
 HIDDEN, HEADS, KV_HEADS, DIM, FFN, LAYERS = 8192, 64, 8, 128, 28672, 80
 FP8 = torch.float8_e4m3fn
@@ -80,8 +80,8 @@ def measure(tokens: int, layer: dict[str, torch.Tensor]) -> dict[str, float]:
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             decoder_layer(x, layer, cos, sin)
-        layer_s = sustained(graph.replay, 2.0)
-        eager_s = sustained(lambda: decoder_layer(x, layer, cos, sin), 1.0)
+        layer_s = sustained(graph.replay, 2.0, 50)
+        eager_s = sustained(lambda: decoder_layer(x, layer, cos, sin), 1.0, 50)
     row = {"tokens": tokens, "layer_s": layer_s, "eager_layer_s": eager_s, "prefill_s": layer_s * LAYERS}
     print(f"{tokens} tokens: one layer {layer_s * 1e3:.2f} ms (eager {eager_s * 1e3:.2f} ms), 80 layers "
           f"{row['prefill_s'] * 1e3:.0f} ms", flush=True)

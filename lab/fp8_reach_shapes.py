@@ -10,11 +10,11 @@ FP8 through torch._scaled_mm (cuBLASLt, per-tensor scales, bf16 out), as vLLM's 
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 
 from lab.results import write_rows
+from lab.timing import sustained
 
 #: (model, layer GEMM, n, k): n output features, k input features
 SHAPES = (("llama-3.3-70b", "qkv", 10240, 8192), ("llama-3.3-70b", "o", 8192, 8192),
@@ -23,32 +23,15 @@ SHAPES = (("llama-3.3-70b", "qkv", 10240, 8192), ("llama-3.3-70b", "o", 8192, 81
           ("llama-3.1-8b", "down", 4096, 14336), ("square", "8192^3", 8192, 8192))
 
 
-def sustained(fn, seconds: float = 2.0) -> float:
-    """Seconds per call over `seconds` of back-to-back calls, after as long a warm-up (clocks settle)."""
-    for _phase in ("warm", "timed"):
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start, n = time.perf_counter(), 0
-        a.record()
-        while time.perf_counter() - start < seconds:
-            for _ in range(50):
-                fn()
-            n += 50
-            torch.cuda.synchronize()
-        b.record()
-        b.synchronize()
-    return a.elapsed_time(b) / 1e3 / n
-
-
 def measure(model: str, gemm: str, m: int, n: int, k: int, seconds: float) -> dict:
     one = torch.tensor(1.0, device="cuda")
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     a8, w8 = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
     flops = 2.0 * m * n * k
-    bf16_s = sustained(lambda: a @ w.t(), seconds)
+    bf16_s = sustained(lambda: a @ w.t(), seconds, 50)
     fp8_s = sustained(lambda: torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
-                      seconds)
+                      seconds, 50)
     row = {"model": model, "gemm": gemm, "m": m, "n": n, "k": k, "bf16_tflops": flops / bf16_s / 1e12,
            "fp8_tflops": flops / fp8_s / 1e12}
     row["fp8_over_bf16"] = row["fp8_tflops"] / row["bf16_tflops"]

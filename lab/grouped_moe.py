@@ -14,34 +14,17 @@ warm-up.
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 
 from lab.results import write_rows
+from lab.timing import sustained as timed
 
 #: (model, GEMM, experts, n, k, rows an expert)
 SHAPES = [("gpt-oss-120b", "gate_up", 128, 5760, 2880, m) for m in (8, 32, 128, 256, 512)] + \
          [("gpt-oss-120b", "down", 128, 2880, 2880, m) for m in (32, 256)] + \
          [("gpt-oss-20b", "gate_up", 32, 5760, 2880, m) for m in (32, 256, 1024)] + \
          [("mixtral-8x7b", "gate_up", 8, 28672, 4096, m) for m in (64, 512, 2048)]
-
-
-def timed(fn, seconds: float) -> float:
-    """Seconds a call over `seconds` of back-to-back calls, after as long a warm-up."""
-    for _phase in ("warm", "timed"):
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start, n = time.perf_counter(), 0
-        a.record()
-        while time.perf_counter() - start < seconds:
-            for _ in range(10):
-                fn()
-            n += 10
-            torch.cuda.synchronize()
-        b.record()
-        b.synchronize()
-    return a.elapsed_time(b) / 1e3 / n
 
 
 def measure(model: str, gemm: str, experts: int, n: int, k: int, m: int, seconds: float) -> dict:

@@ -10,30 +10,14 @@ SDPA kernel on the full causal problem as the reference measured in the same run
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
 from lab.results import write_rows
+from lab.timing import sustained
 
 HEADS, KV_HEADS, HEAD_DIM, WINDOW = 64, 8, 64, 128
-
-
-def timed(fn, seconds: float) -> float:
-    for _phase in ("warm", "timed"):
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start, n = time.perf_counter(), 0
-        a.record()
-        while time.perf_counter() - start < seconds:
-            for _ in range(5):
-                fn()
-            n += 5
-            torch.cuda.synchronize()
-        b.record()
-        b.synchronize()
-    return a.elapsed_time(b) / 1e3 / n
 
 
 def causal(b, h, qi, ki):
@@ -51,12 +35,12 @@ def measure(seq: int, flex, seconds: float) -> dict:
     full_mask = create_block_mask(causal, None, None, seq, seq)
     win_mask = create_block_mask(window, None, None, seq, seq)
     row = {"seq": seq, "window": WINDOW, "heads": HEADS, "kv_heads": KV_HEADS, "head_dim": HEAD_DIM}
-    row["flex_causal_s"] = timed(lambda: flex(q, k, v, block_mask=full_mask, enable_gqa=True), seconds)
-    row["flex_window_s"] = timed(lambda: flex(q, k, v, block_mask=win_mask, enable_gqa=True), seconds)
+    row["flex_causal_s"] = sustained(lambda: flex(q, k, v, block_mask=full_mask, enable_gqa=True), seconds, 5)
+    row["flex_window_s"] = sustained(lambda: flex(q, k, v, block_mask=win_mask, enable_gqa=True), seconds, 5)
     kr, vr = k.repeat_interleave(HEADS // KV_HEADS, 1), v.repeat_interleave(HEADS // KV_HEADS, 1)
     with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.FLASH_ATTENTION):
-        row["sdpa_causal_s"] = timed(lambda: torch.nn.functional.scaled_dot_product_attention(
-            q, kr, vr, is_causal=True), seconds)
+        row["sdpa_causal_s"] = sustained(lambda: torch.nn.functional.scaled_dot_product_attention(
+            q, kr, vr, is_causal=True), seconds, 5)
     print(row, flush=True)
     return row
 

@@ -148,18 +148,11 @@ def test_the_data_file_is_the_tools_output():
 def test_grouped_experts_match_the_h100_run():
     """lab/grouped_moe.py on an H100 (lab/data/h100-grouped-moe-2026-12-06): torch._grouped_mm over 8-128 experts
     of 8-2,048 rows each, against kernels.grouped_gemm_time at the H100's datasheet figures as the estimator takes
-    them: every shape within 0.8x-1.25x (0.81x-1.00x on 2026-12-06)."""
-    from bench import REPO
-    from bench.models import hardware
-    from gpuadvisor.estimate.hardware import Efficiency
+    them (bench.moe): every shape within 0.8x-1.25x (0.81x-1.00x on 2026-12-06)."""
+    from bench import moe
 
-    run = json.loads((REPO / "lab/data/h100-grouped-moe-2026-12-06/grouped_moe.json").read_text())
-    figures = hardware()
-    mfu, bandwidth_efficiency = Efficiency().validate().for_hardware(figures)
-    rate, bandwidth = figures.peak_tflops("bf16") * 1e12 * mfu, figures.bandwidth_gbs * 1e9 * bandwidth_efficiency
-    ratios = [kernels.grouped_gemm_time(r["experts"], r["m"], r["n"], r["k"], rate=rate, bandwidth=bandwidth,
-                                        sms=figures.compute_units) / r["grouped_s"] for r in run["rows"]]
-    assert len(ratios) == 13 and run["env"]["device"] == "NVIDIA H100 80GB HBM3"
+    ratios = moe.grouped_ratios()
+    assert len(ratios) == 13 and moe.run()["env"]["device"] == "NVIDIA H100 80GB HBM3"
     assert all(0.8 <= x <= 1.25 for x in ratios), ratios
 
 

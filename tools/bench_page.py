@@ -102,18 +102,10 @@ def probes() -> list[str]:
 
 def _grouped_moe_line() -> str:
     """lab/grouped_moe.py's run: a MoE layer's experts as one grouped GEMM, against kernels.grouped_gemm_time."""
-    import json
+    from bench import moe
 
-    from bench.models import hardware
-    from gpuadvisor.estimate import kernels
-    from gpuadvisor.estimate.hardware import Efficiency
-
-    run = json.loads((ROOT / "lab/data/h100-grouped-moe-2026-12-06/grouped_moe.json").read_text())
-    figures = hardware()
-    mfu, bw_eff = Efficiency().validate().for_hardware(figures)
-    rate, bw = figures.peak_tflops("bf16") * 1e12 * mfu, figures.bandwidth_gbs * 1e9 * bw_eff
-    est = [kernels.grouped_gemm_time(r["experts"], r["m"], r["n"], r["k"], rate=rate, bandwidth=bw,
-                                     sms=figures.compute_units) / r["grouped_s"] for r in run["rows"]]
+    run = moe.run()
+    est = moe.grouped_ratios()
     loop = [r["grouped_s"] / r["loop_s"] for r in run["rows"]]
     return (f"MoE experts as one grouped GEMM (`torch._grouped_mm`, {len(est)} gpt-oss/Mixtral shapes, H100, "
             f"driver {run['env']['driver']}, {run['env']['date'][:10]}): {min(loop):.2f}-{max(loop):.2f}x an mm per "
