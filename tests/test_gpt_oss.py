@@ -185,5 +185,5 @@ def test_a_windowed_layer_costs_what_the_h100_run_says_against_a_causal_one():
         measured = row["flex_window_s"] / row["flex_causal_s"]
         with_tile = seconds(windowed.attended_pairs(0, seq, cal.ATTN_WINDOW_TILE), seq) / seconds(seq * seq / 2, seq)
         without = seconds(windowed.attended_pairs(0, seq), seq) / seconds(seq * seq / 2, seq)
-        assert 0.7 <= with_tile / measured <= 1.3, (seq, with_tile, measured)
+        assert 0.72 <= with_tile / measured <= 1.3, (seq, with_tile, measured)  # a 96-token tile: 0.70x-0.71x
         assert abs(math.log(with_tile / measured)) < abs(math.log(without / measured))
