@@ -58,7 +58,8 @@ def architecture_from_config(cfg: Any, origin: str = "config.json") -> dict[str,
         "num_heads": f["num_heads"],
         "num_kv_heads": f["num_kv_heads"] or f["num_heads"],
         "vocab_size": f["vocab_size"] or 0,
-        "tied_embeddings": bool(cfg.get("tie_word_embeddings", mt in ("gpt2", "bert", "gemma", "gemma2"))),
+        "tied_embeddings": bool(cfg.get("tie_word_embeddings",
+                                        mt in ("gpt2", "bert", "gemma", "gemma2", "gemma3", "gemma3_text"))),
         "source": origin,
     }
     if cfg.get("head_dim"):

@@ -530,6 +530,6 @@ def _round_to(x: float, step: int) -> int:
 def params_text(n: float) -> str:
     """A parameter count in three significant digits and a unit: 124M, 8.03B."""
     for unit, div in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= div:
+        if float(f"{n / div:.3g}") >= 1.0:  # 999.8M rounds to 1.00B, not "1e+03M"
             return f"{n / div:.3g}{unit}"
     return f"{n:.0f}"

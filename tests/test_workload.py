@@ -235,3 +235,24 @@ def test_a_quantized_checkpoints_config_is_costed_in_its_format(tmp_path, quant,
     p.write_text(json.dumps(cfg))
     assert make_workload(str(p), quant=None).quant_format == expect
     assert make_workload(str(p), quant="none").quant_format == "none"
+
+
+def test_gemma_3_presets_and_configs():
+    """Gemma 3: tied embeddings by default (its config omits the key), five of six layers windowed; the 1B at
+    Google's 999,885,952 parameters less its q/k norms, the 4B's text model at 3.88B."""
+    one, four = resolve_model("gemma-3-1b"), resolve_model("gemma-3-4b")
+    assert one.num_params == pytest.approx(999_885_952, rel=1e-3)
+    assert four.num_params == pytest.approx(3.88e9, rel=0.01)
+    assert (one.sliding_window, one.sliding_layers, four.sliding_window, four.sliding_layers) == (512, 22, 1024, 29)
+    cfg = {"model_type": "gemma3_text", "num_hidden_layers": 26, "hidden_size": 1152, "num_attention_heads": 4,
+           "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 6912, "vocab_size": 262144,
+           "sliding_window": 512, "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}
+    assert spec_from_config(cfg).num_params == one.num_params
+
+
+@pytest.mark.parametrize(("count", "text"), [(999_812_736, "1B"), (999_400_000, "999M"), (8.03e9, "8.03B"),
+                                             (532, "532")])
+def test_parameter_counts_read_as_people_write_them(count, text):
+    from gpuadvisor.modelspec import params_text
+
+    assert params_text(count) == text
