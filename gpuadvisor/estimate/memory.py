@@ -257,6 +257,9 @@ def estimate_memory(workload: Workload, capacity_bytes: float | None = None) -> 
                      + (" (matmul weights; embeddings, head and norms 16-bit)"
                         if workload.quant_scope == "linear" else ""))
 
+    if m.windowed and workload.mode in (Mode.INFERENCE, Mode.SCORING) and m.kind == "decoder":
+        notes.append(f"KV cache: {m.sliding_layers} of {m.num_layers} layers keep only the last {m.sliding_window:,} "
+                     "tokens (sliding-window attention)")
     if workload.mode == Mode.INFERENCE:
         items["weights"] = weight_bytes(workload)
         items["KV cache"] = kv_cache_bytes(workload)
