@@ -105,10 +105,11 @@ class DisaggSetup:
         return self.prefill_instances * self.prefill.layout.tp + self.decode_instances * self.decode.layout.tp
 
     def kv_bytes(self, tokens: np.ndarray | float) -> Any:
-        """Bytes of a prompt's KV cache (every layer, every KV head) in the prefill pool's KV format."""
+        """Bytes of a prompt's KV cache (every layer, every KV head) in the prefill pool's KV format; a sliding-window
+        layer sends its window's (ModelSpec.kv_tokens)."""
         c = self.prefill.cost
         per_token = c.kv_per_token_layer * min(c.tp, c.model.num_kv_heads) * c.model.num_layers
-        return np.asarray(tokens, float) * per_token
+        return c.model.kv_tokens(np.asarray(tokens, float)) * per_token
 
     def transfer_s(self, tokens: np.ndarray, prefill_s: np.ndarray | None = None) -> np.ndarray:
         """Seconds a prompt's KV cache takes from a prefill to a decode instance (module docstring, step 3)."""
