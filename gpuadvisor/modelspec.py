@@ -147,6 +147,13 @@ class ModelSpec:
         head_extra = self.vocab_size * self.hidden_size if self.tied_embeddings and self.kind == "decoder" else 0
         return self.active_params - self.embedding_params + head_extra
 
+    def experts_reached(self, tokens: float) -> float:
+        """The share of a MoE layer's experts that at least one of `tokens` tokens routes to (expected value under
+        uniform routing; 1 for a dense layer): the expert weights a step reads."""
+        if self.num_experts <= 1:
+            return 1.0
+        return 1.0 - (1.0 - self.experts_per_token / self.num_experts) ** max(tokens, 1.0)
+
     @property
     def windowed(self) -> bool:
         """Some layers attend over a sliding window (their KV cache and attention stop growing past it)."""
@@ -157,9 +164,7 @@ class ModelSpec:
         less what the sliding-window layers have let go. Works on numbers and numpy arrays alike."""
         if not self.windowed:
             return context
-        full = self.num_layers - self.sliding_layers
-        held = context - (context - self.sliding_window) * (context > self.sliding_window)  # min(context, window)
-        return (full * context + self.sliding_layers * held) / self.num_layers
+        return windowed_tokens(context, self.sliding_window, self.sliding_layers / self.num_layers)
 
     def attended_pairs(self, start: float, tokens: float, tile: float = 0.0) -> float:
         """Causal query-key pairs of `tokens` new tokens after `start` cached ones, per layer on average: each
@@ -525,6 +530,14 @@ def _did_you_mean(value: object, choices: tuple[str, ...]) -> str:
 
 def _round_to(x: float, step: int) -> int:
     return max(step, round(x / step) * step)
+
+
+def windowed_tokens(context: Any, window: float, share: float) -> Any:
+    """Tokens of K/V a sequence at `context` holds per layer on average when `share` of the layers keep only the
+    last `window` tokens (numbers and numpy arrays alike): the one rule ModelSpec.kv_tokens and the serving
+    simulation's KV blocks (serve/sim.SimConfig.blocks_for) follow."""
+    held = context - (context - window) * (context > window)  # min(context, window)
+    return context * (1.0 - share) + held * share
 
 
 def params_text(n: float) -> str:

@@ -101,7 +101,7 @@ def _gemm_times(workload: Workload, gpu_figures: HardwareFigures, rate: float, b
         weights of the experts some token reached), anything else one product after another."""
         if not expert or expert_fp32:
             return count * gt(mm, n, k, expert)
-        reached = count * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** max(tokens, 1.0))
+        reached = count * m.experts_reached(tokens)
         return kernels.grouped_gemm_time(count, mm, n, k, rate=rate, bandwidth=bw, sms=sms, elem_bytes=eb,
                                          weight_groups=reached, weight_bytes=weight_bytes)
 

@@ -191,8 +191,7 @@ def _touched_weight_bytes(workload: Workload, batch: int) -> float:
         return wb
     per_param = wb / m.num_params
     experts = m.num_layers * m.num_experts * m.expert_params
-    p_idle = (1.0 - m.experts_per_token / m.num_experts) ** max(1, batch)
-    return per_param * (m.num_params - experts + experts * (1.0 - p_idle))
+    return per_param * (m.num_params - experts + experts * m.experts_reached(batch))
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ import numpy as np
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate.serve.stepcost import StepCost, decode_steps_s
+from gpuadvisor.modelspec import windowed_tokens
 
 # The most scheduler steps one run computes one at a time (a run of decode-only iterations that differ only in
 # their context is one step): ~20 us of CPU each, so a run stays within about 5 s; past it, SimulationBoundError.
@@ -95,7 +96,7 @@ class SimConfig:
         its sliding-window layers let go."""
         block = int(cal.KV_BLOCK_TOKENS)
         if self.window and self.window_share:
-            tokens = tokens * (1.0 - self.window_share) + np.minimum(tokens, self.window + block) * self.window_share
+            tokens = windowed_tokens(np.asarray(tokens, dtype=float), self.window + block, self.window_share)
         return np.ceil(np.asarray(tokens, dtype=float) / block).astype(np.int64)
 
 

@@ -180,7 +180,7 @@ class RooflineStepCost:
             rows = share * t
             wbytes = n * k * count * self.wbytes * self.passes
             if expert:  # experts that at least one of the t tokens routes to
-                wbytes *= 1.0 - (1.0 - m.experts_per_token / m.num_experts) ** max(t, 1)
+                wbytes *= m.experts_reached(t)
             rate = self.rate * (self.expert_rate_scale if expert else 1.0)
             comp = 2.0 * rows * n * k * count / (rate * k / (k + cal.K_RAMP)) if rows else 0.0
             mem = (wbytes + 2.0 * rows * (n + k) * count) / self.bw
