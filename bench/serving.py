@@ -29,6 +29,9 @@ from gpuadvisor.estimate.serve.lengths import Lengths
 from gpuadvisor.layout import Layout
 
 DATA = TESTS_DATA / "published-serving.json"
+#: the published gpt-oss runs (tools/published_gpt_oss.py), kept apart from the gated tables above: the fit of
+#: physics mxfp4_moe_eff (tools/fit_mxfp4_moe.py) and its held-out check (tests/test_gpt_oss.py)
+GPT_OSS = TESTS_DATA / "published-gpt-oss.json"
 MAX_SIM_REQUESTS = 3000
 IN_BAND = (0.8, 1.25)
 OUTER_BAND = (0.67, 1.5)
@@ -53,6 +56,13 @@ class Check:
 
 def load_entries(path: Path = DATA) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text())["results"])
+
+
+def gpt_oss_throughput_ratios(*, held_out: bool | None = None) -> dict[str, float]:
+    """Tool / published output throughput of the gpt-oss runs (GPT_OSS) by id: the held-out ones, the fitted ones,
+    or all (None)."""
+    return {e["id"]: tool_value(e) / e["value"] for e in load_entries(GPT_OSS)
+            if e["metric"] == "output_tps" and held_out in (None, e["held_out"])}
 
 
 @cache

@@ -100,34 +100,25 @@ def test_moe_experts_are_one_grouped_launch():
 HELD_OUT_THROUGHPUT = (11, 6, 9)
 
 
-@pytest.fixture(scope="module")
-def gpt_oss_ratios() -> dict[str, float]:
+def test_the_held_out_gpt_oss_throughputs_keep_todays_bounds():
     from bench import serving as P
 
-    return {e["id"]: P.tool_value(e) / e["value"] for e in P.load_entries(P.TESTS_DATA / "published-gpt-oss.json")
-            if e["metric"] == "output_tps"}
-
-
-def test_the_held_out_gpt_oss_throughputs_keep_todays_bounds(gpt_oss_ratios):
-    from bench import serving as P
-
-    held = {e["id"] for e in P.load_entries(P.TESTS_DATA / "published-gpt-oss.json") if e["held_out"]}
-    ratios = [r for k, r in gpt_oss_ratios.items() if k in held]
+    ratios = list(P.gpt_oss_throughput_ratios(held_out=True).values())
     rows, within, outer = HELD_OUT_THROUGHPUT
     assert len(ratios) == rows
     assert sum(0.8 <= r <= 1.25 for r in ratios) >= within, ratios
     assert sum(0.67 <= r <= 1.5 for r in ratios) >= outer, ratios
 
 
-def test_the_fitted_rows_are_what_the_constant_was_fitted_to(gpt_oss_ratios):
+def test_the_fitted_rows_are_what_the_constant_was_fitted_to():
     """gpt-oss-20b's four GPU-bound runs on the H100 within 0.8x-1.25x each at the shipped mxfp4_moe_eff, their mean
     |log error| under 9 % (8.8 % at the fit)."""
     from bench import serving as P
 
-    fitted = [e["id"] for e in P.load_entries(P.TESTS_DATA / "published-gpt-oss.json") if not e["held_out"]]
+    fitted = list(P.gpt_oss_throughput_ratios(held_out=False).values())
     assert len(fitted) == 4
-    assert all(0.8 <= gpt_oss_ratios[k] <= 1.25 for k in fitted)
-    assert sum(abs(math.log(gpt_oss_ratios[k])) for k in fitted) / len(fitted) < 0.09
+    assert all(0.8 <= r <= 1.25 for r in fitted)
+    assert sum(abs(math.log(r)) for r in fitted) / len(fitted) < 0.09
 
 
 @pytest.mark.slow

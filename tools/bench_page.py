@@ -529,9 +529,7 @@ def _gpt_oss_line() -> str:
     """The published gpt-oss runs (MXFP4 experts, sliding windows): the held-out throughputs' shares."""
     from bench import serving as P
 
-    rows = [e for e in P.load_entries(P.TESTS_DATA / "published-gpt-oss.json")
-            if e["held_out"] and e["metric"] == "output_tps"]
-    ratios = [P.tool_value(e) / e["value"] for e in rows]
+    ratios = list(P.gpt_oss_throughput_ratios(held_out=True).values())
     return (f"gpt-oss, held out (`tests/data/published-gpt-oss.json`): throughput "
             f"{sum(0.8 <= x <= 1.25 for x in ratios)}/{len(ratios)} within 0.8x-1.25x, "
             f"{sum(0.67 <= x <= 1.5 for x in ratios)}/{len(ratios)} within 0.67x-1.5x.")

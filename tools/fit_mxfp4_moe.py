@@ -13,11 +13,9 @@ import math
 from bench import serving as P
 from gpuadvisor.estimate.serve.profiles import _raw_physics
 
-DATA = P.TESTS_DATA / "published-gpt-oss.json"
-
 
 def rows() -> list[dict]:
-    return [e for e in P.load_entries(DATA) if not e["held_out"] and e["metric"] == "output_tps"]
+    return [e for e in P.load_entries(P.GPT_OSS) if not e["held_out"] and e["metric"] == "output_tps"]
 
 
 def error(eff: float, fitted: list[dict]) -> float:
