@@ -41,6 +41,13 @@ def money(usd: float | None, digits: int = 2) -> str:
     return f"${usd:,.0f}" if abs(usd) >= 1000 else f"${usd:,.{digits}f}"
 
 
+def weight_format(workload: Any) -> str:
+    """A quantized workload's weights and compute ("mxfp4 weights (4.25 bits/weight), bf16 compute"): the words
+    `estimate`'s header and the report's workload table share."""
+    return (f"{workload.quant_format} weights ({workload.quant_bits_per_weight:g} bits/weight), "
+            f"{workload.compute_dtype} compute")
+
+
 def workload_shape(workload: Any, users: int | None = None) -> str:
     """One label for a workload's size, the same in `estimate`, `recommend`, `run`, the report and
     the TUI: a served decoder by its users and prompt + answer tokens (the context each user holds),

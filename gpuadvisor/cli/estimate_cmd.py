@@ -240,8 +240,9 @@ def describe_workload(workload: Any, users: int | None = None) -> str:
         parts.append(f"{workload.dtype} {precision}")
         parts.append(workload.optimizer)
     elif workload.quant_format != "none":
-        parts.append(f"{workload.quant_format} weights ({workload.quant_bits_per_weight:g} bits/weight), "
-                     f"{workload.compute_dtype} compute")
+        from gpuadvisor.presentation import weight_format
+
+        parts.append(weight_format(workload))
     else:
         parts.append(workload.weight_dtype)
     if workload.mode in ("lora", "qlora"):

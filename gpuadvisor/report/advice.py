@@ -25,8 +25,7 @@ def model_rows(workload: Any, users: int | None = None) -> list[tuple[str, str]]
         ),
         ("mode", w.mode),
         ("precision", f"{w.dtype} (weights {w.weight_dtype}, compute {w.compute_dtype})" if w.is_training
-         else f"{w.quant_format} weights ({w.quant_bits_per_weight:g} bits), {w.compute_dtype} compute"
-         if w.quant_format != "none" else w.dtype),
+         else pres.weight_format(w) if w.quant_format != "none" else w.dtype),
         ("size", pres.workload_shape(w, users)),
     ]
     if w.is_training:
