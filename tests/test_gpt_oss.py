@@ -153,28 +153,10 @@ def test_a_windowed_layer_costs_what_the_h100_run_says_against_a_causal_one():
     attended_pairs with ATTN_WINDOW_TILE (a query tile computes the window and its own tile's keys), is 0.75x-0.77x
     of the measured one at 4,096 and 16,384 tokens; without the tile 0.55x (at 1,024 tokens both kernels sit at
     their floor, 0.93 measured, and are not compared)."""
-    from dataclasses import replace
+    from bench import windows
 
-    from bench import REPO
-    from bench.models import hardware
-    from gpuadvisor.estimate import calibration as cal
-    from gpuadvisor.estimate.hardware import Efficiency
-
-    run = json.loads((REPO / "lab/data/h100-sliding-window-2026-12-06/sliding_window_attention.json").read_text())
-    figures = hardware()
-    rate = figures.peak_tflops("bf16") * 1e12 * Efficiency().validate().for_hardware(figures)[0]
-    m = make_workload("gpt-oss-20b").model
-    windowed = replace(m, sliding_layers=m.num_layers)
-
-    def seconds(pairs: float, seq: int) -> float:
-        return 4 * pairs * m.q_dim / kernels.attention_rate(max(2 * pairs / seq, 1.0), m.head_dim, rate)
-
-    for row in run["rows"]:
-        seq = row["seq"]
-        if seq < 4096:
-            continue
-        measured = row["flex_window_s"] / row["flex_causal_s"]
-        with_tile = seconds(windowed.attended_pairs(0, seq, cal.ATTN_WINDOW_TILE), seq) / seconds(seq * seq / 2, seq)
-        without = seconds(windowed.attended_pairs(0, seq), seq) / seconds(seq * seq / 2, seq)
+    with_tiles, without = windows.ratios(), windows.ratios(tile=0.0)
+    assert sorted(with_tiles) == [4096, 16384]
+    for seq, (with_tile, measured) in with_tiles.items():
         assert 0.72 <= with_tile / measured <= 1.3, (seq, with_tile, measured)  # a 96-token tile: 0.70x-0.71x
-        assert abs(math.log(with_tile / measured)) < abs(math.log(without / measured))
+        assert abs(math.log(with_tile / measured)) < abs(math.log(without[seq][0] / measured))

@@ -96,21 +96,32 @@ def probes() -> list[str]:
             f"{a['tensor.int8'].ratio_to_reference:.2f}-{b['tensor.int8'].ratio_to_reference:.2f}x. "
             "Pageable copies (the host's) "
             "and FP32/FP64 FMA rates (within 3 % of peak) have no reference.", "", _fp8_reach_line(), "",
-            _grouped_moe_line(), ""]
+            _gpt_oss_kernels_line(), ""]
     return out
 
 
-def _grouped_moe_line() -> str:
-    """lab/grouped_moe.py's run: a MoE layer's experts as one grouped GEMM, against kernels.grouped_gemm_time."""
-    from bench import moe
+def _gpt_oss_kernels_line() -> str:
+    """lab/grouped_moe.py's and lab/sliding_window_attention.py's runs (on the FP8 run's card and driver, checked):
+    a MoE layer's experts as one grouped GEMM, and a windowed layer's attention over a causal one, tool and
+    measured."""
+    import json
 
-    run = moe.run()
+    from bench import moe, windows
+
+    fp8 = json.loads((ROOT / "lab/data/h100-fp8-reach-2026-12-06/fp8_reach_shapes.json").read_text())["env"]
+    grouped, window = moe.run(), windows.run()
+    for env in (grouped["env"], window["env"]):
+        assert (env["device"], env["driver"]) == (fp8["device"], fp8["driver"]), env  # "same card and driver"
     est = moe.grouped_ratios()
-    loop = [r["grouped_s"] / r["loop_s"] for r in run["rows"]]
-    return (f"MoE experts as one grouped GEMM (`torch._grouped_mm`, {len(est)} gpt-oss/Mixtral shapes, H100, "
-            f"driver {run['env']['driver']}, {run['env']['date'][:10]}): {min(loop):.2f}-{max(loop):.2f}x an mm per "
-            "expert; tool "
-            f"{min(est):.2f}-{max(est):.2f}x.")
+    loop = [r["grouped_s"] / r["loop_s"] for r in grouped["rows"]]
+    r = windows.ratios()
+    return (f"Same card and driver, {grouped['env']['date'][:10]}: grouped MoE experts "
+            f"(`torch._grouped_mm`, {len(est)} gpt-oss/Mixtral shapes) {min(loop):.2f}-{max(loop):.2f}x an mm per "
+            f"expert, tool {min(est):.2f}-{max(est):.2f}x; a 128-token window over causal (FlexAttention, "
+            f"{'/'.join(f'{s:,}' for s in r)} tokens"
+            + (f", {window['env']['date'][:10]}" if window["env"]["date"][:10] != grouped["env"]["date"][:10] else "")
+            + ") "
+            + f"{', '.join(f'{m:.3f}' for _, m in r.values())}, tool {', '.join(f'{t:.3f}' for t, _ in r.values())}.")
 
 
 def _fp8_reach_line() -> str:
@@ -127,9 +138,8 @@ def _fp8_reach_line() -> str:
     _, ratios = unfused_fp8_prefill_ratios()
     return (f"FP8 over bf16, 1.5 s each, {len(reach)} prefill GEMMs (70B, 8B; H100, "
             f"driver {run['env']['driver']}, {run['env']['date'][:10]}): median {statistics.median(reach):.2f} of the "
-            f"peaks' 2x ({min(reach):.2f}-{max(reach):.2f}); FP8_REACH {cal.FP8_REACH:g}, the pair above. "
-            f"A 70B FP8 layer, unfused, same day: {ratios[3000]:.2f}x the tool's GPU time at 3,000 tokens "
-            "(docs/serving.md).")
+            f"peaks' 2x ({min(reach):.2f}-{max(reach):.2f}); FP8_REACH {cal.FP8_REACH:g}. "
+            f"A 70B FP8 layer, unfused, same day: {ratios[3000]:.2f}x the tool's GPU time at 3,000 tokens.")
 
 
 def node() -> list[str]:
@@ -484,7 +494,7 @@ def advisor() -> list[str]:
             f"docs/prices.md); source: {snap.describe()}.", "",
             f"Start-up of `{cold['command']}` (whole process, {len(t)} runs, {cold['date']}, "
             f"{cold['machine'].split(',')[0]}): "
-            f"median {t[len(t) // 2]:.2f} s, min {t[0]:.2f} s ({_rel(COLD_START)}). "
+            f"median {t[len(t) // 2]:.2f} s ({_rel(COLD_START)}). "
             f"`{traced['command'].removeprefix('gpuadvisor ')}`, empty cache, no PyTorch: median "
             f"{tt[len(tt) // 2]:.2f} s.", ""]
 
@@ -519,8 +529,7 @@ def serving() -> list[str]:
     return [*_summary(markdown_section(), "Serving against published engine results", SERVING_PAGE),
             f"H100 check ({_rel(serve_gpu_check.DATA)}; table on the same page): generate() TTFT/TPOT vs `--engine hf` "
             f"{min(e2e):.2f}-{max(e2e):.2f}x; prefill step cost vs eager PyTorch kernels "
-            f"{min(gpu):.2f}-{max(gpu):.2f}x "
-            "(engines fuse kernels).", "", _gpt_oss_line(), "",
+            f"{min(gpu):.2f}-{max(gpu):.2f}x.", "", _gpt_oss_line(), "",
             f"Simulation speed ({speed['date']}, 2 cores, {_rel(SERVING_SPEED)}): 1,000 8B requests in "
             f"{min(r['seconds'] for r in speed['runs']):.2f}-{max(r['seconds'] for r in speed['runs']):.2f} s.", ""]
 
