@@ -58,6 +58,18 @@ def load_entries(path: Path = DATA) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text())["results"])
 
 
+def gpt_oss_markdown() -> str:
+    """Every published gpt-oss figure (GPT_OSS) beside the tool's, and whether mxfp4_moe_eff was fitted on it."""
+    rows = ["| run | metric | published | tool | tool / published | fitted on |", "|---|---|---:|---:|---:|---|"]
+    for e in load_entries(GPT_OSS):
+        tool = tool_value(e)
+        card = "H100" if "H100" in e["gpu"] else "A100"
+        case = e["id"].split("-mxfp4-")[1].removesuffix("-" + e["metric"])
+        rows.append(f"| {e['model']} {card} (vLLM {e['engine_version']}), {case} | {e['metric']} | {e['value']:,.2f} | "
+                    f"{tool:,.2f} | {tool / e['value']:.2f}x | {'held out' if e['held_out'] else 'yes'} |")
+    return "\n".join(rows) + "\n"
+
+
 def gpt_oss_throughput_ratios(*, held_out: bool | None = None) -> dict[str, float]:
     """Tool / published output throughput of the gpt-oss runs (GPT_OSS) by id: the held-out ones, the fitted ones,
     or all (None)."""

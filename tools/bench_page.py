@@ -580,8 +580,13 @@ def main(argv: list[str] | None = None) -> int:
     from bench.training import markdown_section as training_section
 
     def serving_section() -> str:
+        from bench.serving import gpt_oss_markdown
+
         return (markdown_section().rstrip() + "\n\n## GPU check: Hugging Face generate() and prefill kernels\n\n"
-                + serve_gpu_check.markdown(found=_gpu_checks()))
+                + serve_gpu_check.markdown(found=_gpu_checks())
+                + "\n## gpt-oss: MXFP4 experts, sliding windows (`tests/data/published-gpt-oss.json`)\n\n"
+                "Kept out of the tables above; why the fit is on the runs it is on: docs/serving.md \"gpt-oss\".\n\n"
+                + gpt_oss_markdown())
 
     four = ("# Four GPUs (4x H200, 2026-11-27)\n\nWritten by `python3 -m tools.bench_page` (summary in "
             "BENCHMARKS.md).\n\n" + "\n".join(four_gpu()[2:]).rstrip() + "\n")
