@@ -115,7 +115,7 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
         # Gemma2Config defaults final_logit_softcapping to 30.0; an explicit null turns it off
         kw["logit_softcap"] = cfg.get("final_logit_softcapping", 30.0 if mt == "gemma2" else None) is not None
     _refuse_unmodelled(cfg, mt, origin)
-    kw.update(_sliding_window(cfg, mt, f["num_layers"]))
+    kw.update(_sliding_window(cfg, mt, f["num_layers"], origin))
     if mt == "gpt_oss":  # its experts carry biases (gate_up_proj_bias, down_proj_bias)
         kw["mlp_bias"] = True
     checkpoint = checkpoint_format(cfg.get("quantization_config"))
@@ -129,7 +129,7 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
             kw["intermediate_size"] = int(cfg["moe_intermediate_size"])
 
 
-def _sliding_window(cfg: dict[str, Any], mt: str, layers: int) -> dict[str, int]:
+def _sliding_window(cfg: dict[str, Any], mt: str, layers: int, origin: str) -> dict[str, int]:
     """sliding_window and sliding_layers: the layers `layer_types` names "sliding_attention" (gpt-oss, newer
     Gemma and Qwen configs); Gemma 2's every other layer (its modeling code: even layers slide); Gemma 3's all but
     every `sliding_window_pattern`-th; Mistral's every layer where its config sets a window (7B v0.1). Other
@@ -143,7 +143,10 @@ def _sliding_window(cfg: dict[str, Any], mt: str, layers: int) -> dict[str, int]
     elif mt == "gemma2":
         sliding = (layers + 1) // 2
     elif mt in ("gemma3", "gemma3_text"):
-        sliding = layers - layers // int(cfg.get("sliding_window_pattern") or 6)
+        pattern = cfg.get("sliding_window_pattern", 6)
+        if not isinstance(pattern, int) or isinstance(pattern, bool) or pattern <= 0:
+            raise UserError(f"{origin}: sliding_window_pattern must be a positive integer, got {pattern!r}")
+        sliding = layers - layers // pattern
     elif mt in ("mistral", "mixtral"):
         sliding = layers
     else:

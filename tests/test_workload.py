@@ -256,3 +256,17 @@ def test_parameter_counts_read_as_people_write_them(count, text):
     from gpuadvisor.modelspec import params_text
 
     assert params_text(count) == text
+
+
+@pytest.mark.parametrize("pattern", ["x", 0, -2, True])
+def test_a_bad_sliding_window_pattern_is_one_line(tmp_path, capsys, pattern):
+    cfg = {"model_type": "gemma3_text", "num_hidden_layers": 26, "hidden_size": 1152, "num_attention_heads": 4,
+           "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 6912, "vocab_size": 262144,
+           "sliding_window": 512, "sliding_window_pattern": pattern}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "sliding_window_pattern must be a positive integer" in err[0]
