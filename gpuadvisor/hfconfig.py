@@ -172,8 +172,9 @@ def checkpoint_format(quant: Any) -> str:
         return "int8" if quant.get("load_in_8bit") else ""
     if method == "compressed-tensors":
         groups = quant.get("config_groups")
-        weights = [g.get("weights") or {} for g in groups.values()] if isinstance(groups, dict) else []
-        if weights and all(w.get("type") == "float" and w.get("num_bits") == 8 for w in weights):
+        weights = [g.get("weights") for g in groups.values() if isinstance(g, dict)] if isinstance(groups, dict) else []
+        if weights and all(isinstance(w, dict) and w.get("type") == "float" and w.get("num_bits") == 8
+                           for w in weights):
             return "fp8"
     return ""
 

@@ -224,6 +224,8 @@ def test_quant_and_optimizer_aliases_normalise():
     ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"type": "float",
                                                                                       "num_bits": 8}}}}, "fp8"),
     ({"quant_method": "hqq"}, "none"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": "not a group"}}, "none"),
+    ("not a mapping", "none"),
 ])
 def test_a_quantized_checkpoints_config_is_costed_in_its_format(tmp_path, quant, expect):
     """A config.json of a quantized checkpoint (Qwen3-8B-FP8, an AWQ export) had been costed in bf16: twice or
