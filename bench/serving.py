@@ -32,6 +32,7 @@ DATA = TESTS_DATA / "published-serving.json"
 #: the published gpt-oss runs (tools/published_gpt_oss.py), kept apart from the gated tables above: the fit of
 #: physics mxfp4_moe_eff (tools/fit_mxfp4_moe.py) and its held-out check (tests/test_gpt_oss.py)
 GPT_OSS = TESTS_DATA / "published-gpt-oss.json"
+DEEPSEEK = TESTS_DATA / "published-deepseek.json"
 MAX_SIM_REQUESTS = 3000
 IN_BAND = (0.8, 1.25)
 OUTER_BAND = (0.67, 1.5)
@@ -68,6 +69,23 @@ def gpt_oss_markdown() -> str:
         rows.append(f"| {e['model']} {card} (vLLM {e['engine_version']}), {case} | {e['metric']} | {e['value']:,.2f} | "
                     f"{tool:,.2f} | {tool / e['value']:.2f}x | {'held out' if e['held_out'] else 'yes'} |")
     return "\n".join(rows) + "\n"
+
+
+def deepseek_markdown() -> str:
+    """Every published DeepSeek-R1 figure (DEEPSEEK) beside the tool's; nothing was fitted on them."""
+    rows = ["| engine | run | metric | published | tool | tool / published |", "|---|---|---|---:|---:|---:|"]
+    for e in load_entries(DEEPSEEK):
+        tool = tool_value(e)
+        case = e["id"].split("-fp8-")[1].removesuffix("-" + e["metric"])
+        rows.append(f"| {e['engine']} {e['engine_version']} | {case} | {e['metric']} | {e['value']:,.2f} | "
+                    f"{tool:,.2f} | {tool / e['value']:.2f}x |")
+    return "\n".join(rows) + "\n"
+
+
+def deepseek_ratios() -> dict[tuple[str, str, str], float]:
+    """Tool / published of every DeepSeek-R1 figure (DEEPSEEK) by (engine, case, metric)."""
+    return {(e["engine"], e["id"].split("-fp8-")[1].removesuffix("-" + e["metric"]), e["metric"]):
+            tool_value(e) / e["value"] for e in load_entries(DEEPSEEK)}
 
 
 def gpt_oss_throughput_ratios(*, held_out: bool | None = None) -> dict[str, float]:

@@ -121,12 +121,61 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
     checkpoint = checkpoint_format(cfg.get("quantization_config"))
     if checkpoint:
         kw["checkpoint_quant"] = checkpoint
+    if cfg.get("kv_lora_rank"):
+        kw.update(_latent_attention(cfg, origin))
     experts = _first(cfg, ("num_local_experts", "num_experts", "n_routed_experts"))
     if experts and int(experts) > 1:
         kw["num_experts"] = int(experts)
         kw["experts_per_token"] = int(_first(cfg, ("num_experts_per_tok", "top_k", "moe_topk")) or 2)
         if cfg.get("moe_intermediate_size"):
-            kw["intermediate_size"] = int(cfg["moe_intermediate_size"])
+            kw["intermediate_size"] = _positive(cfg, "moe_intermediate_size", origin)
+        kw.update(_moe_extras(cfg, f["num_layers"], f["intermediate_size"], kw["intermediate_size"], origin))
+
+
+def _positive(cfg: dict[str, Any], key: str, origin: str) -> int:
+    value = cfg.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise UserError(f"{origin}: {key} must be a positive integer, got {value!r}")
+    return value
+
+
+def _latent_attention(cfg: dict[str, Any], origin: str) -> dict[str, int]:
+    """DeepSeek-V2/V3's multi-head latent attention: the latent's rank, the query latent's (none in V2-Lite), the
+    rotary and plain parts of a query/key head and the value head."""
+    rope = _positive(cfg, "qk_rope_head_dim", origin)
+    out = {"kv_lora_rank": _positive(cfg, "kv_lora_rank", origin), "rope_head_dim": rope,
+           "head_dim": _positive(cfg, "qk_nope_head_dim", origin) + rope,
+           "v_head_dim": _positive(cfg, "v_head_dim", origin)}
+    if cfg.get("q_lora_rank") is not None:
+        out["q_lora_rank"] = _positive(cfg, "q_lora_rank", origin)
+    return out
+
+
+def _moe_extras(cfg: dict[str, Any], layers: int, dense_size: int, expert_size: int, origin: str) -> dict[str, int]:
+    """A MoE config's shared experts (DeepSeek's n_shared_experts of the experts' width, Qwen2-MoE's one of
+    shared_expert_intermediate_size) and its layers without experts (DeepSeek's first_k_dense_replace and
+    moe_layer_freq, Qwen2-MoE's mlp_only_layers and decoder_sparse_step), whose MLP has intermediate_size."""
+    out: dict[str, int] = {}
+    if cfg.get("n_shared_experts"):
+        out["shared_expert_size"] = _positive(cfg, "n_shared_experts", origin) * expert_size
+    elif cfg.get("shared_expert_intermediate_size"):
+        out["shared_expert_size"] = _positive(cfg, "shared_expert_intermediate_size", origin)
+    first = cfg.get("first_k_dense_replace") or 0
+    freq = cfg.get("moe_layer_freq") or cfg.get("decoder_sparse_step") or 1
+    only = cfg.get("mlp_only_layers") or []
+    if not (isinstance(first, int) and isinstance(freq, int) and freq > 0 and isinstance(only, list)
+            and all(isinstance(i, int) for i in only)):
+        raise UserError(f"{origin}: first_k_dense_replace, moe_layer_freq / decoder_sparse_step and "
+                        "mlp_only_layers must be integers (and a list of them)")
+    if "first_k_dense_replace" in cfg:  # DeepSeek's rule (modeling_deepseek): i >= k and i % freq == 0
+        sparse = sum(i >= first and i % freq == 0 for i in range(layers))
+    else:  # Qwen2-MoE's: (i + 1) % step == 0 and i not in mlp_only_layers
+        sparse = sum((i + 1) % freq == 0 and i not in only for i in range(layers))
+    if sparse < layers:
+        if sparse == 0:
+            raise UserError(f"{origin}: no layer has experts under its first_k_dense_replace / sparse-step keys")
+        out.update(dense_layers=layers - sparse, dense_intermediate_size=dense_size)
+    return out
 
 
 def _sliding_window(cfg: dict[str, Any], mt: str, layers: int, origin: str) -> dict[str, int]:
@@ -180,22 +229,17 @@ def checkpoint_format(quant: Any) -> str:
 
 
 #: config keys of architecture parts ModelSpec has no figures for -> what they are: read as a plain llama-like
-#: model, such a config would be costed wrong without a word (DeepSeek-V3's KV cache as multi-head attention's,
-#: about 25x too large; its shared experts and dense first layers left out of the weights)
+#: model, such a config would be costed wrong without a word (Llama 4 Maverick's dense layers as expert ones)
 _UNMODELLED = {
-    "kv_lora_rank": "multi-head latent attention (a compressed KV cache)",
-    "n_shared_experts": "shared experts beside the routed ones",
-    "shared_expert_intermediate_size": "shared experts beside the routed ones",
-    "first_k_dense_replace": "dense layers before the expert layers",
     "interleave_moe_layer_step": "expert layers interleaved with dense ones",
 }
 
 
 def _refuse_unmodelled(cfg: dict[str, Any], mt: str, origin: str) -> None:
     """One line naming the part of the architecture that is not modelled, rather than an answer that leaves it out."""
-    if mt.startswith("llama4"):  # every expert layer has a shared expert that its config names no key for
-        raise UserError(f"{origin}: shared experts beside the routed ones (model_type {mt!r}): not modelled yet, "
-                        "so this architecture cannot be costed")
+    if mt.startswith("llama4"):  # chunked attention in three layers of four, no position encoding in the fourth
+        raise UserError(f"{origin}: chunked local attention and a shared expert no config key names (model_type "
+                        f"{mt!r}): not modelled yet, so this architecture cannot be costed")
     for key, what in _UNMODELLED.items():
         value = cfg.get(key)
         if value and not (key == "interleave_moe_layer_step" and value == 1):

@@ -142,7 +142,7 @@ class Layout:
         shards the KV heads evenly or replicates them) divides or is divided by the KV heads."""
         if model.num_heads % self.tp:
             raise UserError(f"TP {self.tp} does not divide {model.name}'s {model.num_heads} attention heads")
-        if kv_heads and model.num_kv_heads % self.tp and self.tp % model.num_kv_heads:
+        if kv_heads and not model.mla and model.num_kv_heads % self.tp and self.tp % model.num_kv_heads:
             raise UserError(f"TP {self.tp} and {model.name}'s {model.num_kv_heads} KV heads: neither divides the "
                             "other")
 

@@ -59,6 +59,20 @@ class ModelSpec:
     # the weight format the published checkpoint ships in where it is not 16-bit (gpt-oss: "mxfp4"): inference and
     # scoring take it unless another --quant is asked (workload.make_workload)
     checkpoint_quant: str = ""
+    # multi-head latent attention (DeepSeek-V2/V3, Kimi K2): every head's K and V are projected up from one latent
+    # of `kv_lora_rank` elements a token, which is what the engines cache (with `rope_head_dim` rotary key elements
+    # shared by the heads); queries pass through a latent of `q_lora_rank` where set. head_dim is then the query and
+    # key head's (its rotary part included) and v_head_dim the value head's
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    rope_head_dim: int = 0
+    v_head_dim: int = 0
+    # more of a MoE layer: a shared expert MLP of `shared_expert_size` beside the routed ones, which every token runs
+    # (DeepSeek, Qwen2-MoE); and `dense_layers` of the layers with one dense MLP of `dense_intermediate_size` instead
+    # of experts (DeepSeek-V3's first three)
+    shared_expert_size: int = 0
+    dense_layers: int = 0
+    dense_intermediate_size: int = 0
     image_size: int = 0  # vision transformers: tokens = (image/patch)^2 + 1
     patch_size: int = 0
     params: int = 0  # given count (opaque models); computed for transformers
@@ -86,7 +100,58 @@ class ModelSpec:
 
     @property
     def kv_dim(self) -> int:
+        """Key (and value) elements a token has per layer in the attention kernel: with latent attention, every
+        head's, up-projected from the latent (the cache holds the latent: kv_cache_width)."""
         return self.num_kv_heads * self.head_dim
+
+    @property
+    def mla(self) -> bool:
+        """Multi-head latent attention: the KV cache holds one latent a token, not each head's keys and values."""
+        return self.kv_lora_rank > 0
+
+    @property
+    def value_dim(self) -> int:
+        return self.num_heads * (self.v_head_dim or self.head_dim)
+
+    @property
+    def attention_width(self) -> float:
+        """The mean of the query-key and value widths: a query-key pair costs 4 x this in FLOPs (QK^T and PV),
+        q_dim where values are as wide as keys."""
+        return (self.q_dim + self.value_dim) / 2.0
+
+    def pair_flops(self, *, decoding: bool = False) -> float:
+        """FLOPs of one query-key pair of one layer, every head: QK^T and PV, 4 x attention_width. A decoding query
+        under latent attention is absorbed into the latent (DeepSeek-V2's and FlashMLA's decode): it scores the
+        cached latent and rotary key and sums the latent, 2 x heads x (kv_cache_width + kv_lora_rank)."""
+        if decoding and self.mla:
+            return 2.0 * self.num_heads * (self.kv_cache_width + self.kv_lora_rank)
+        return 4.0 * self.attention_width
+
+    @property
+    def kv_cache_width(self) -> int:
+        """Elements a token keeps in one layer's KV cache: its keys and values, or with latent attention its
+        latent and its rotary key (DeepSeek-V3: 576 against 32,768 for 128 heads' keys and values)."""
+        return self.kv_lora_rank + self.rope_head_dim if self.mla else 2 * self.kv_dim
+
+    def kv_shards(self, tp: int) -> int:
+        """Tensor-parallel ranks the KV cache is split over: the KV heads, as far as they go; a latent cache is one
+        per token, which every rank keeps whole (vLLM's and SGLang's MLA under tensor parallelism)."""
+        return 1 if self.mla else max(1, min(tp, self.num_kv_heads))
+
+    @property
+    def active_mlp_width(self) -> float:
+        """Intermediate features a token passes through in the mean layer's MLP: its routed experts' and the
+        shared expert's in an expert layer, the dense MLP's elsewhere."""
+        if self.num_experts <= 1:
+            return float(self.intermediate_size)
+        moe = self.expert_layers / self.num_layers
+        routed = self.intermediate_size * self.experts_per_token + self.shared_expert_size
+        return moe * routed + (1.0 - moe) * self.dense_intermediate_size
+
+    @property
+    def expert_layers(self) -> int:
+        """Layers with routed experts (0 for a dense model)."""
+        return self.num_layers - self.dense_layers if self.num_experts > 1 else 0
 
     @property
     def gated(self) -> bool:
@@ -111,16 +176,40 @@ class ModelSpec:
     @cached_property  # asked thousands of times per `recommend`; the spec is frozen
     def attention_params(self) -> int:
         h = self.hidden_size
+        if self.mla:  # DeepSeek's projections: q (through its latent and norm), the KV latent with the rotary key
+            # and its norm, the latent's up-projection to every head's key (less its rotary part) and value, o
+            q = (h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * self.q_dim if self.q_lora_rank
+                 else h * self.q_dim)
+            nope = self.head_dim - self.rope_head_dim
+            kv = (h * self.kv_cache_width + self.kv_lora_rank
+                  + self.kv_lora_rank * self.num_heads * (nope + (self.v_head_dim or self.head_dim)))
+            return q + kv + self.value_dim * h
         w = h * self.q_dim + 2 * h * self.kv_dim + self.q_dim * h
         b = self.q_dim + 2 * self.kv_dim + (h if self.mlp_bias else 0) if self.attn_bias else 0
         return w + b
 
+    def _mlp_params(self, inter: int) -> int:
+        """One MLP of width `inter`, biases as the model's."""
+        h = self.hidden_size
+        bias = (2 * inter if self.gated else inter) + h if self.mlp_bias else 0
+        return (3 if self.gated else 2) * h * inter + bias
+
+    @cached_property  # asked thousands of times per `recommend`; the spec is frozen
+    def block_params(self) -> int:
+        """Parameters of all transformer blocks: attention and norms in each, a MoE layer's experts with their
+        router and shared expert, a dense layer's MLP."""
+        norms = 2 * self.hidden_size * (2 if self.norm == "layernorm" else 1)
+        moe = self.expert_layers
+        expert_mlp = (self.num_experts * self.expert_params + self.hidden_size * self.num_experts
+                      + (self._mlp_params(self.shared_expert_size) if self.shared_expert_size else 0))
+        dense_mlp = self._mlp_params(self.dense_intermediate_size) if moe else self.expert_params
+        return (self.num_layers * (self.attention_params + norms) + moe * expert_mlp
+                + (self.num_layers - moe) * dense_mlp)
+
     @cached_property  # asked thousands of times per `recommend`; the spec is frozen
     def layer_params(self) -> int:
-        """Parameters of one transformer block (all experts)."""
-        norms = 2 * self.hidden_size * (2 if self.norm == "layernorm" else 1)
-        router = self.hidden_size * self.num_experts if self.num_experts > 1 else 0
-        return self.attention_params + self.num_experts * self.expert_params + router + norms
+        """Parameters of one transformer block (all experts), the mean block where layers differ."""
+        return round(self.block_params / self.num_layers) if self.num_layers else 0
 
     @cached_property  # asked thousands of times per `recommend`; the spec is frozen
     def total_params(self) -> int:
@@ -128,7 +217,13 @@ class ModelSpec:
             return self.params
         head = 0 if self.tied_embeddings or self.vocab_size == 0 else self.vocab_size * self.hidden_size
         final_norm = self.hidden_size * (2 if self.norm == "layernorm" else 1)
-        return self.num_layers * self.layer_params + self.embedding_params + head + final_norm
+        return self.block_params + self.embedding_params + head + final_norm
+
+    @property
+    def routed_expert_params(self) -> int:
+        """Parameters of every routed expert of every layer (0 for a dense model): what a step reads only where
+        some token routes to it."""
+        return self.expert_layers * self.num_experts * self.expert_params
 
     @property
     def active_params(self) -> int:
@@ -136,7 +231,7 @@ class ModelSpec:
         if not self.is_transformer or self.num_experts <= 1:
             return self.total_params
         idle = (self.num_experts - self.experts_per_token) * self.expert_params
-        return self.total_params - self.num_layers * idle
+        return self.total_params - self.expert_layers * idle
 
     @property
     def matmul_params(self) -> int:
@@ -289,6 +384,16 @@ class ModelSpec:
             raise UserError(f"model {self.name!r}: norm must be one of {', '.join(NORMS)}")
         if self.mlp_act not in MLP_ACTS:
             raise UserError(f"model {self.name!r}: mlp_act must be one of {', '.join(MLP_ACTS)}")
+        if self.mla and not (0 <= self.rope_head_dim < self.head_dim and self.v_head_dim > 0
+                             and self.q_lora_rank >= 0):
+            raise UserError(f"model {self.name!r}: latent attention needs rope_head_dim below head_dim "
+                            f"({self.head_dim}) and a positive v_head_dim, got {self.rope_head_dim} and "
+                            f"{self.v_head_dim}")
+        if min(self.shared_expert_size, self.dense_layers, self.dense_intermediate_size) < 0 or (
+                self.num_experts > 1 and self.dense_layers and (self.dense_layers >= self.num_layers
+                                                                or not self.dense_intermediate_size)):
+            raise UserError(f"model {self.name!r}: dense_layers must be fewer than num_layers ({self.num_layers}) "
+                            f"with a dense_intermediate_size, and shared_expert_size >= 0")
         if self.sliding_window < 0 or not 0 <= self.sliding_layers <= self.num_layers:
             raise UserError(f"model {self.name!r}: sliding_window must be >= 0 and sliding_layers between 0 and "
                             f"num_layers ({self.num_layers}), got {self.sliding_window} and {self.sliding_layers}")

@@ -111,28 +111,20 @@ def test_config_families(cfg, expect):
     assert spec_from_config(cfg).num_params == pytest.approx(expect, rel=0.01)
 
 
-#: DeepSeek-V3's config (huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json), the keys that matter here
-DEEPSEEK_V3 = {"model_type": "deepseek_v3", "num_hidden_layers": 61, "hidden_size": 7168, "num_attention_heads": 128,
-               "num_key_value_heads": 128, "intermediate_size": 18432, "moe_intermediate_size": 2048,
-               "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 3,
-               "kv_lora_rank": 512, "qk_rope_head_dim": 64, "vocab_size": 129280}
+#: Llama 4's text configs (huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json, Maverick's), the
+#: keys that matter here
+LLAMA4 = {"model_type": "llama4_text", "num_hidden_layers": 48, "hidden_size": 5120, "num_attention_heads": 40,
+          "intermediate_size": 8192, "num_local_experts": 16, "num_experts_per_tok": 1, "vocab_size": 202048}
 
 
 @pytest.mark.parametrize(
     ("cfg", "names"),
-    [(DEEPSEEK_V3, "multi-head latent attention"),
-     ({**DEEPSEEK_V3, "kv_lora_rank": None}, "shared experts"),
-     ({**DEEPSEEK_V3, "kv_lora_rank": None, "n_shared_experts": 0}, "dense layers before the expert layers"),
-     ({"model_type": "qwen2_moe", "num_hidden_layers": 24, "hidden_size": 2048, "num_attention_heads": 16,
-       "intermediate_size": 5632, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
-       "num_experts": 60, "num_experts_per_tok": 4, "vocab_size": 151936}, "shared experts"),
-     ({"model_type": "llama4_text", "num_hidden_layers": 48, "hidden_size": 5120, "num_attention_heads": 40,
-       "intermediate_size": 8192, "num_local_experts": 16, "num_experts_per_tok": 1, "vocab_size": 202048},
-      "shared experts")],
+    [(LLAMA4, "chunked local attention"),
+     ({**LLAMA4, "model_type": "custom_moe", "interleave_moe_layer_step": 2}, "expert layers interleaved")],
 )
 def test_a_config_with_parts_not_modelled_is_refused_by_name(tmp_path, capsys, cfg, names):
-    """Read as a plain llama-like model, DeepSeek-V3 came out at 702B parameters (it has 671B) with a KV cache
-    costed as 128 heads' full keys and values: a wrong answer given without a word. Each such part is named."""
+    """Read as a plain llama-like model, such a config would be costed wrong without a word (Llama 4's chunked
+    attention as full attention, Maverick's dense layers as expert ones). Each such part is named."""
     with pytest.raises(UserError, match=names):
         spec_from_config(cfg)
     p = tmp_path / "config.json"

@@ -115,13 +115,24 @@ def _gpt_oss_kernels_line() -> str:
     est = moe.grouped_ratios()
     loop = [r["grouped_s"] / r["loop_s"] for r in grouped["rows"]]
     r = windows.ratios()
-    return (f"Same card and driver, {grouped['env']['date'][:10]}: grouped MoE experts "
-            f"(`torch._grouped_mm`, {len(est)} gpt-oss/Mixtral shapes) {min(loop):.2f}-{max(loop):.2f}x an mm per "
-            f"expert, tool {min(est):.2f}-{max(est):.2f}x; a 128-token window over causal (FlexAttention, "
-            f"{'/'.join(f'{s:,}' for s in r)} tokens"
-            + (f", {window['env']['date'][:10]}" if window["env"]["date"][:10] != grouped["env"]["date"][:10] else "")
-            + ") "
-            + f"{', '.join(f'{m:.3f}' for _, m in r.values())}, tool {', '.join(f'{t:.3f}' for t, _ in r.values())}.")
+    return (f"Same card and driver, {grouped['env']['date'][:10]}, tool / measured: grouped MoE experts "
+            f"({len(est)} shapes; {min(loop):.2f}-{max(loop):.2f}x an mm per expert) "
+            f"{min(est):.2f}-{max(est):.2f}x; 128-token window / causal at "
+            f"{'/'.join(f'{s // 1024}k' for s in r)} tokens "
+            + (f"({window['env']['date'][:10]}) " if window["env"]["date"][:10] != grouped["env"]["date"][:10] else "")
+            + f"{'/'.join(f'{m:.3f}' for _, m in r.values())}, tool {'/'.join(f'{t:.3f}' for t, _ in r.values())}; "
+            + _mla_layer_text(fp8))
+
+
+def _mla_layer_text(fp8_env: dict[str, str]) -> str:
+    """lab/mla_layer.py's run: DeepSeek layers kernel by kernel, the tool over each layer's sum."""
+    from bench import mla
+
+    run = mla.run()
+    assert (run["env"]["device"], run["env"]["driver"]) == (fp8_env["device"], fp8_env["driver"])  # same card
+    ratios = [r["layer_ratio"] for r in mla.layer_ratios()]
+    return (f"DeepSeek layers (`lab/mla_layer.py`, {len(ratios)}) {min(ratios):.2f}-{max(ratios):.2f}x "
+            f"(ref GEMM {2 * 8192**3 / run['env']['reference_gemm_s'] / 1e12:.0f} TF/s).")
 
 
 def _fp8_reach_line() -> str:
@@ -146,14 +157,14 @@ def node() -> list[str]:
     run = load(H200_NODE)
     ms = {m.key: m for p in run.node_probes for m in p.measurements}
     out = ["## Between two GPUs", "",
-           f"`gpuadvisor probe --full` node probe on 2x {run.devices[0].name} (NVLink through NVSwitch, "
-           f"{_rel(H200_NODE)}, {_when(run)}). The reference is PyTorch in the same processes: `tensor.copy_` "
-           "across devices and `torch.distributed` (NCCL); bus bandwidth as nccl-tests defines it.", "",
+           f"`probe --full` on 2x {run.devices[0].name} (NVSwitch, {_rel(H200_NODE)}, "
+           f"{_when(run)}). Reference, same processes: `tensor.copy_` across devices, `torch.distributed` (NCCL); "
+           "bus bandwidth as nccl-tests defines it.", "",
            "| figure | probe | % ds | x ref |", "|---|---:|---:|---:|"]
     out += [f"| {ms[k].label} | {_cell(ms[k])} |" for k in NODE_KEYS if k in ms]
     r = [m.ratio_to_reference for m in ms.values() if m.ratio_to_reference is not None]
     out += ["", f"Over the whole sweep (1 MiB to 4 GiB): {min(r):.3f}-{max(r):.3f}x the reference; lowest at "
-            "16 MiB (launch and set-up).", ""]
+            "16 MiB (launch, set-up).", ""]
     return out
 
 
@@ -389,7 +400,7 @@ def host_kinds_line() -> str:
             f"{host_kinds.view_ratio():.2f}x (fit {cal.HOST_VIEW_OPS / cal.HOST_FWD_OPS_INFERENCE:.2f}x), GEMM "
             f"{span('linear', 'bmm')}, conv {span('conv3x3', 'conv1x1', 'conv_depthwise', 'conv3d', 'conv_transpose')}"
             ", "
-            f"BN {r['batch_norm']:.1f}x; as weights: worse, unused.")
+            f"BN {r['batch_norm']:.1f}x.")
 
 
 def four_gpu() -> list[str]:
@@ -529,7 +540,7 @@ def serving() -> list[str]:
     return [*_summary(markdown_section(), "Serving against published engine results", SERVING_PAGE),
             f"H100 check ({_rel(serve_gpu_check.DATA)}; table on the same page): generate() TTFT/TPOT vs `--engine hf` "
             f"{min(e2e):.2f}-{max(e2e):.2f}x; prefill step cost vs eager PyTorch kernels "
-            f"{min(gpu):.2f}-{max(gpu):.2f}x.", "", _gpt_oss_line(), "",
+            f"{min(gpu):.2f}-{max(gpu):.2f}x.", "", _gpt_oss_line() + " " + _deepseek_line(), "",
             f"Simulation speed ({speed['date']}, 2 cores, {_rel(SERVING_SPEED)}): 1,000 8B requests in "
             f"{min(r['seconds'] for r in speed['runs']):.2f}-{max(r['seconds'] for r in speed['runs']):.2f} s.", ""]
 
@@ -539,9 +550,21 @@ def _gpt_oss_line() -> str:
     from bench import serving as P
 
     ratios = list(P.gpt_oss_throughput_ratios(held_out=True).values())
-    return (f"gpt-oss, held out (`tests/data/published-gpt-oss.json`): throughput "
-            f"{sum(0.8 <= x <= 1.25 for x in ratios)}/{len(ratios)} within 0.8x-1.25x, "
-            f"{sum(0.67 <= x <= 1.5 for x in ratios)}/{len(ratios)} within 0.67x-1.5x.")
+    return (f"Held out: gpt-oss (`tests/data/published-gpt-oss.json`) throughput "
+            f"{sum(0.8 <= x <= 1.25 for x in ratios)}/{len(ratios)} in 0.8x-1.25x, "
+            f"{sum(0.67 <= x <= 1.5 for x in ratios)}/{len(ratios)} in 0.67x-1.5x;")
+
+
+def _deepseek_line() -> str:
+    """The published DeepSeek-R1 runs (latent attention, shared experts): output throughput and TPOT."""
+    from bench import serving as P
+
+    ratios = P.deepseek_ratios()
+    tps = [r for (_e, _c, m), r in ratios.items() if m == "output_tps"]
+    tpot = [r for (_e, _c, m), r in ratios.items() if m == "tpot_ms"]
+    return (f"DeepSeek-R1, 8x H200 (`published-deepseek.json`): tok/s "
+            f"{sum(0.8 <= x <= 1.25 for x in tps)}/{len(tps)}, {sum(0.67 <= x <= 1.5 for x in tps)}/{len(tps)}; "
+            f"TPOT {sum(0.8 <= x <= 1.25 for x in tpot)}/{len(tpot)} in 0.8x-1.25x.")
 
 
 def training() -> list[str]:
@@ -552,9 +575,8 @@ def training() -> list[str]:
 
 def page() -> str:
     head = ["# Benchmarks", "",
-            "What gpuadvisor measures and how far its estimates are from measurements, by "
-            "`python3 -m tools.bench_page` from the result files each section names (a test checks it). "
-            "Older runs: `lab/history/`.", ""]
+            "What gpuadvisor measures and how far its estimates are from it, by `python3 -m tools.bench_page` "
+            "from the result files each section names (a test checks it); older runs: `lab/history/`.", ""]
     parts = [head, probes(), node(), ["Probe speed and repeatability: "
                                       f"{_rel(PROBE_PAGE)}.", ""], bench_models.section(per_case=False).splitlines(),
              [""], unseen_summary(), cross_card_summary(), nchw_summary(), llm_time(), llm_memory(), serving(),
@@ -580,13 +602,16 @@ def main(argv: list[str] | None = None) -> int:
     from bench.training import markdown_section as training_section
 
     def serving_section() -> str:
-        from bench.serving import gpt_oss_markdown
+        from bench.serving import deepseek_markdown, gpt_oss_markdown
 
         return (markdown_section().rstrip() + "\n\n## GPU check: Hugging Face generate() and prefill kernels\n\n"
                 + serve_gpu_check.markdown(found=_gpu_checks())
                 + "\n## gpt-oss: MXFP4 experts, sliding windows (`tests/data/published-gpt-oss.json`)\n\n"
                 "Kept out of the tables above; why the fit is on the runs it is on: docs/serving.md \"gpt-oss\".\n\n"
-                + gpt_oss_markdown())
+                + gpt_oss_markdown()
+                + "\n## DeepSeek-R1: latent attention, shared experts, dense first layers "
+                "(`tests/data/published-deepseek.json`)\n\nGPUStack's DeepSeek-R1-0528 on 8x H200 (FP8, TP8), nothing "
+                "fitted on them; what the outliers are: docs/serving.md \"DeepSeek\".\n\n" + deepseek_markdown())
 
     four = ("# Four GPUs (4x H200, 2026-11-27)\n\nWritten by `python3 -m tools.bench_page` (summary in "
             "BENCHMARKS.md).\n\n" + "\n".join(four_gpu()[2:]).rstrip() + "\n")

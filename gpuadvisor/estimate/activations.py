@@ -70,7 +70,7 @@ def layer_activation_bytes(workload: Workload) -> tuple[float, float]:
     m = workload.model
     a = _act_bytes(workload)
     h, q, kv = m.hidden_size, m.q_dim, m.kv_dim
-    inter = m.intermediate_size * m.experts_per_token
+    inter = m.active_mlp_width
     attn_in = 1 if m.fused_qkv else 3
     mlp_in = 1 if (m.num_experts > 1 or not m.gated) else 2  # MoE: the router's cast; experts get routed copies
     norms = (_norm_saved(workload, attn_in) + _norm_saved(workload, mlp_in)) * h
@@ -147,7 +147,7 @@ def _inference_transient(workload: Workload, last_logits: bool = True) -> float:
         return m.act_elems_per_sample * _act_bytes(workload) * b * cal.OPAQUE_TRANSIENT_FRACTION
     a = _act_bytes(workload)
     tokens = b * s
-    inter = m.intermediate_size * m.experts_per_token / tp
+    inter = m.active_mlp_width / tp
     mlp = (3 if m.gated else 4 if m.mlp_act == "gelu_tanh" else 2) * inter * a
     if m.num_experts > 1:  # routed copies of the tokens and their expert outputs
         mlp += 2 * m.experts_per_token * m.hidden_size * a

@@ -53,21 +53,41 @@ __getattr__ = cal.aliases(__name__, (
 
 
 def _layer_gemms(m: Any, tp: int) -> list[tuple[float, float, float, float, bool]]:
-    """Matrix products of one layer as (token share, n, k, count, expert), per tensor-parallel rank:
-    column-parallel projections split n, row-parallel ones split k; MoE experts see top-k/E of the tokens."""
+    """Matrix products of the mean layer as (token share, n, k, count, expert), per tensor-parallel rank:
+    column-parallel projections split n, row-parallel ones split k; MoE experts see top-k/E of the tokens. Where
+    layers differ (DeepSeek-V3's dense first layers) a product's count is its share of the layers."""
     d, q, kv, inter = m.hidden_size, m.q_dim, m.kv_dim, m.intermediate_size
     g: list[tuple[float, float, float, float, bool]] = []
-    if m.fused_qkv:
+    if m.mla:  # latent attention: the latents are replicated over the ranks, the heads split; the latent's up-
+        # projection runs once per token either way (on the prompt's keys, or absorbed into a decoding query)
+        if m.q_lora_rank:
+            g += [(1.0, m.q_lora_rank, d, 1, False), (1.0, q / tp, m.q_lora_rank, 1, False)]
+        else:
+            g.append((1.0, q / tp, d, 1, False))
+        g.append((1.0, m.kv_cache_width, d, 1, False))
+        nope = m.head_dim - m.rope_head_dim
+        g.append((1.0, m.num_heads * nope / tp + m.value_dim / tp, m.kv_lora_rank, 1, False))
+        g.append((1.0, d, m.value_dim / tp, 1, False))
+    elif m.fused_qkv:
         g.append((1.0, (q + 2 * kv) / tp, d, 1, False))
     else:
         g += [(1.0, q / tp, d, 1, False), (1.0, kv / tp, d, 2, False)]
-    g.append((1.0, d, q / tp, 1, False))
-    share, count, expert = 1.0, 1.0, m.num_experts > 1
-    if expert:
-        share, count = m.experts_per_token / m.num_experts, float(m.num_experts)
-        g.append((1.0, m.num_experts, d, 1, False))  # router
-    g.append((share, inter / tp, d, count * (2 if m.gated else 1), expert))
-    g.append((share, d, inter / tp, count, expert))
+    if not m.mla:
+        g.append((1.0, d, q / tp, 1, False))
+    mats = 2 if m.gated else 1
+    if m.num_experts <= 1:
+        g += [(1.0, inter / tp, d, mats, False), (1.0, d, inter / tp, 1, False)]
+        return g
+    moe = m.expert_layers / m.num_layers  # the layers with experts; the rest have one dense MLP
+    share, count = m.experts_per_token / m.num_experts, float(m.num_experts)
+    g.append((1.0, m.num_experts, d, moe, False))  # router
+    g.append((share, inter / tp, d, count * mats * moe, True))
+    g.append((share, d, inter / tp, count * moe, True))
+    if m.shared_expert_size:
+        g += [(1.0, m.shared_expert_size / tp, d, mats * moe, False), (1.0, d, m.shared_expert_size / tp, moe, False)]
+    if moe < 1.0:
+        dense = m.dense_intermediate_size / tp
+        g += [(1.0, dense, d, mats * (1 - moe), False), (1.0, d, dense, 1 - moe, False)]
     return g
 
 
@@ -207,11 +227,12 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
         if m.is_transformer:
             fwd, bwd = _gemm_times(workload, gpu_figures, rate, bw, tokens_gpu, tokens_gpu, train=True)
             layers = m.num_layers * m.attention_share(workload.seq, cal.ATTN_WINDOW_TILE)  # sliding windows
-            attn = kernels.attention_time(tokens_gpu, workload.seq, m.q_dim // tp, hd, layers, causal=causal,
+            width = int(m.attention_width) // tp
+            attn = kernels.attention_time(tokens_gpu, workload.seq, width, hd, layers, causal=causal,
                                           rate=rate, backward=True)
             if workload.checkpointing:
                 fwd *= 2
-                attn += kernels.attention_time(tokens_gpu, workload.seq, m.q_dim // tp, hd, layers,
+                attn += kernels.attention_time(tokens_gpu, workload.seq, width, hd, layers,
                                                causal=causal, rate=rate)
             t_compute = fwd + bwd + attn
         else:
@@ -259,7 +280,8 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
     if m.is_transformer:
         fwd, _ = _gemm_times(workload, gpu_figures, rate, bw, tokens, tokens if scoring else b, train=False)
         windowed = m.num_layers * m.attention_share(workload.seq, cal.ATTN_WINDOW_TILE)
-        attn = kernels.attention_time(tokens, workload.seq, m.q_dim // tp, hd, windowed, causal=causal, rate=rate)
+        attn = kernels.attention_time(tokens, workload.seq, int(m.attention_width) // tp, hd, windowed,
+                                      causal=causal, rate=rate)
         pf_compute = fwd + attn
         pf_bytes = _elementwise_fwd(workload, tokens)
         if scoring and m.kind == "decoder":

@@ -190,7 +190,7 @@ def _touched_weight_bytes(workload: Workload, batch: int) -> float:
     if not m.is_transformer or m.num_experts <= 1 or not m.num_params:
         return wb
     per_param = wb / m.num_params
-    experts = m.num_layers * m.num_experts * m.expert_params
+    experts = m.routed_expert_params
     return per_param * (m.num_params - experts + experts * m.experts_reached(batch))
 
 

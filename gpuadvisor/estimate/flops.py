@@ -18,7 +18,7 @@ def training_flops_per_token(workload: Workload) -> float:
     if workload.is_adapter:
         mult = 6.0 if workload.checkpointing else 4.0  # no weight gradients for the frozen base
     causal = 0.5 if m.kind == "decoder" else 1.0
-    attn = mult * m.num_layers * workload.seq * m.q_dim * causal  # 2*S*d per token for QK^T and AV each
+    attn = mult / 4.0 * m.num_layers * workload.seq * m.pair_flops() * causal  # 2*S*d per token for QK^T and AV each
     return mult * m.matmul_params + attn
 
 
@@ -29,4 +29,4 @@ def forward_flops_per_token(workload: Workload, context: int | None = None) -> f
         return m.fwd_flops_per_sample or 2.0 * m.num_params
     causal = 0.5 if m.kind == "decoder" and context is None else 1.0
     ctx = workload.seq if context is None else context
-    return 2.0 * m.matmul_params + 4.0 * m.num_layers * ctx * m.q_dim * causal
+    return 2.0 * m.matmul_params + m.num_layers * ctx * m.pair_flops(decoding=context is not None) * causal

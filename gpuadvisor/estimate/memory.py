@@ -77,8 +77,8 @@ def linear_fraction(m: Any) -> float:
     quantization stores in few bits); embeddings, the LM head and norms are the rest."""
     if not m.is_transformer:
         return 1.0
-    router = m.hidden_size * m.num_experts if m.num_experts > 1 else 0
-    lin = m.num_layers * (m.attention_params + m.num_experts * m.expert_params + router)
+    norms = 2 * m.hidden_size * (2 if m.norm == "layernorm" else 1)
+    lin = m.block_params - m.num_layers * norms
     return min(1.0, lin / max(1, m.total_params))
 
 
@@ -101,7 +101,7 @@ def matmul_weight_params(m: Any) -> float:
     """Parameters whose 16-bit copies autocast makes and keeps for backward (the tied LM head
     included). MoE experts are not among them: transformers 5 runs them as grouped GEMMs, which
     autocast does not touch, so under mixed precision they compute in the fp32 of their weights."""
-    experts = m.num_layers * m.experts_per_token * m.expert_params if m.num_experts > 1 else 0
+    experts = m.expert_layers * m.experts_per_token * m.expert_params
     return float(m.matmul_params - experts)
 
 
@@ -127,7 +127,7 @@ def moe_lora_merged_bytes(workload: Workload) -> float:
     if workload.checkpointing:  # merged weights live only while one layer is recomputed, after the logits peak
         return 0.0
     ab = 2.0 if workload.mixed_precision and workload.compute_dtype != "fp32" else 4.0
-    return m.num_layers * m.num_experts * m.expert_params * ab / workload.tensor_parallel
+    return m.routed_expert_params * ab / workload.tensor_parallel
 
 
 def root_params(m: Any) -> float:
@@ -136,7 +136,7 @@ def root_params(m: Any) -> float:
     backward), so these stay gathered from the forward to the end of backward."""
     if not m.is_transformer:
         return 0.0
-    return max(0.0, float(m.num_params - m.num_layers * m.layer_params))
+    return max(0.0, float(m.num_params - m.block_params))
 
 
 def shard_ranks(workload: Workload) -> int:
@@ -223,15 +223,16 @@ def _fsdp2_training(workload: Workload, items: dict[str, float], notes: list[str
 
 
 def kv_cache_bytes(workload: Workload, context: int | None = None) -> float:
-    """2 x layers x kv_heads x head_dim x tokens x batch x bytes, per GPU (TP splits KV heads); a sliding-window
-    layer keeps its window's tokens only (ModelSpec.kv_tokens)."""
+    """2 x layers x kv_heads x head_dim x tokens x batch x bytes, per GPU (TP splits KV heads; a latent cache,
+    ModelSpec.kv_cache_width, is whole on every rank); a sliding-window layer keeps its window's tokens only
+    (ModelSpec.kv_tokens)."""
     m = workload.model
     if m.kind != "decoder":
         return 0.0
     ctx = workload.seq + workload.gen_tokens if context is None else context
     kvb = {"fp32": 4.0, "fp8": 1.0}.get(workload.dtype, 2.0)
-    shards = min(workload.tensor_parallel, m.num_kv_heads)
-    return 2.0 * m.num_layers * m.kv_dim * m.kv_tokens(ctx) * workload.micro_batch * kvb / shards
+    shards = m.kv_shards(workload.tensor_parallel)
+    return m.num_layers * m.kv_cache_width * m.kv_tokens(ctx) * workload.micro_batch * kvb / shards
 
 
 def estimate_memory(workload: Workload, capacity_bytes: float | None = None) -> MemoryBreakdown:
@@ -260,6 +261,10 @@ def estimate_memory(workload: Workload, capacity_bytes: float | None = None) -> 
     if m.windowed and workload.mode in (Mode.INFERENCE, Mode.SCORING) and m.kind == "decoder":
         notes.append(f"KV cache: {m.sliding_layers} of {m.num_layers} layers keep only the last {m.sliding_window:,} "
                      "tokens (sliding-window attention)")
+    if m.mla and workload.mode in (Mode.INFERENCE, Mode.SCORING) and m.kind == "decoder":
+        notes.append(f"KV cache: a {m.kv_lora_rank}-element latent and a {m.rope_head_dim}-element rotary key a token "
+                     f"and layer (multi-head latent attention, as vLLM and SGLang cache it), whole on every "
+                     "tensor-parallel rank; Hugging Face transformers caches every head's keys and values instead")
     if workload.mode == Mode.INFERENCE:
         items["weights"] = weight_bytes(workload)
         items["KV cache"] = kv_cache_bytes(workload)

@@ -43,7 +43,7 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
     """Bytes the elementwise kernels of one layer's forward move per token (module docstring)."""
     r = 4.0 if mixed else a
     d, q, kv = m.hidden_size, m.q_dim / tp, m.kv_dim / tp
-    inter = m.intermediate_size * m.experts_per_token / tp
+    inter = m.active_mlp_width / tp
     rope = m.max_positions == 0
     b = getattr(m, "norms_per_layer", 2) * _norm_bytes(m.norm, r, a, mixed) * d
     if mixed:  # autocast casts each linear's fp32 input to bf16 (q/k/v share one when fused)
@@ -55,9 +55,10 @@ def forward_bytes_per_token_layer(m: Any, *, a: float, mixed: bool, tp: int = 1)
            "gelu_tanh": 40.0 if mixed else 18 * a}.get(m.mlp_act, 2 * a)
     b += act * inter
     b += 2 * 3 * r * d  # residual adds
-    if m.num_experts > 1:
-        b += cal.MOE_ROUTED_BYTES * m.experts_per_token * (m.intermediate_size / tp)
-        b += 12 * a * d * m.experts_per_token  # gather, weighting, un-permute, sum: the hidden state 6x
+    if m.num_experts > 1:  # in the layers with experts
+        moe = m.expert_layers / m.num_layers
+        b += cal.MOE_ROUTED_BYTES * m.experts_per_token * (m.intermediate_size / tp) * moe
+        b += 12 * a * d * m.experts_per_token * moe  # gather, weighting, un-permute, sum: the hidden state 6x
     return b
 
 
@@ -82,7 +83,7 @@ def _linear_shapes(m: Any, tp: int, inter: float | None) -> list[tuple[float, fl
 
 def int8_linear_bytes_per_token_layer(m: Any, tp: int = 1) -> float:
     """Bytes bitsandbytes' LLM.int8() linears of one layer move per token, beyond the product itself."""
-    lin = _linear_shapes(m, tp, m.intermediate_size * m.experts_per_token / tp)
+    lin = _linear_shapes(m, tp, m.active_mlp_width / tp)
     return sum(cal.INT8_IN_BYTES * k + cal.INT8_OUT_BYTES * n for k, n in lin)
 
 

@@ -116,7 +116,7 @@ class AnalyticCost:
                 cast += count * t * (k + n) * cal.FP8_CAST_BYTES
         hd = m.head_dim or 64
         causal = m.kind == "decoder"
-        q = m.q_dim // tp
+        q = int(m.attention_width) // tp
         brate = self._bf16_rate * attention_kernel_eff(self.fw.attention_eff, self.gpu_figures.compute_capability)
         share = m.attention_share(seq, cal.ATTN_WINDOW_TILE)  # a mean layer's: sliding windows attend to fewer
         a_fwd = kernels.attention_time(tokens, seq, q, hd, share, causal=causal, rate=brate)

@@ -39,8 +39,8 @@ def stage_params(workload: Workload, lay: Layout) -> float:
     m = workload.model
     if not m.is_transformer:
         return float(m.num_params)
-    experts = m.num_layers * m.num_experts * m.expert_params if m.num_experts > 1 else 0
-    dense_layers = m.num_layers * m.layer_params - experts
+    experts = m.routed_expert_params
+    dense_layers = m.block_params - experts
     table = m.vocab_size * m.hidden_size
     tables = table if (lay.pp > 1 or m.tied_embeddings) else 2 * table
     return (dense_layers / lay.pp + experts / lay.pp / lay.ep) / lay.tp + tables / lay.tp

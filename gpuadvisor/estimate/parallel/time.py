@@ -118,7 +118,7 @@ def estimate_training(workload: Workload, lay: Layout, gpu_figures: HardwareFigu
     # context parallel: each GPU passes its K/V chunk around the ring (forward), K/V and their gradients (backward)
     cp_comm = 0.0
     if lay.cp > 1:
-        kv = 2 * m.kv_dim / min(lay.tp, m.num_kv_heads) * tokens * a
+        kv = m.kv_cache_width / m.kv_shards(lay.tp) * tokens * a
         link = _link(gpu_figures, cluster, lay.cp, lay.tp)
         fwd_c = (lay.cp - 1) * kv / link
         cp_comm = max(0.0, fwd_c - lt.attn_fwd) + max(0.0, 2 * fwd_c - lt.attn_bwd)

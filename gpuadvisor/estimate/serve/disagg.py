@@ -108,13 +108,13 @@ class DisaggSetup:
         """Bytes of a prompt's KV cache (every layer, every KV head) in the prefill pool's KV format; a sliding-window
         layer sends its window's (ModelSpec.kv_tokens)."""
         c = self.prefill.cost
-        per_token = c.kv_per_token_layer * min(c.tp, c.model.num_kv_heads) * c.model.num_layers
+        per_token = c.kv_per_token_layer * c.model.kv_shards(c.tp) * c.model.num_layers
         return c.model.kv_tokens(np.asarray(tokens, float)) * per_token
 
     def transfer_s(self, tokens: np.ndarray, prefill_s: np.ndarray | None = None) -> np.ndarray:
         """Seconds a prompt's KV cache takes from a prefill to a decode instance (module docstring, step 3)."""
         m = self.prefill.cost.model
-        lanes = max(1, min(self.prefill.layout.tp, self.decode.layout.tp, m.num_kv_heads))
+        lanes = m.kv_shards(min(self.prefill.layout.tp, self.decode.layout.tp))
         rate = self.link.gbs * 1e9 * cal.KV_TRANSFER_EFFICIENCY * lanes
         wire = self.kv_bytes(tokens) / rate
         if self.decode.engine.kv_transfer_layerwise and prefill_s is not None:

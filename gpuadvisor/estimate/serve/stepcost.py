@@ -140,7 +140,7 @@ class RooflineStepCost:
         self.layers = m.num_layers / self.pp  # a mean stage's
         self.stage_layers = pipeline_split(m.num_layers, self.pp)
         self.gemms = _layer_gemms(m, self.tp)
-        self.kv_per_token_layer = 2.0 * m.kv_dim * KV_BYTES[self.kv_dtype] / min(self.tp, m.num_kv_heads)
+        self.kv_per_token_layer = m.kv_cache_width * KV_BYTES[self.kv_dtype] / m.kv_shards(self.tp)
         self.kv_per_token = self.kv_per_token_layer * self.layers
         self.elem_per_token_layer = (traffic.forward_bytes_per_token_layer(m, a=2.0, mixed=False, tp=self.tp)
                                      * self.phys["elementwise_share"])
@@ -148,7 +148,10 @@ class RooflineStepCost:
         self.head_bytes = (m.vocab_size * m.hidden_size / self.tp) * (0.8 if w in GGUF else 2.0)
         self.link = link_bytes_s(self.gpu_figures, efficiencies.interconnect)
         self.hd = m.head_dim or 64
-        self.q_dim_gpu = m.q_dim / self.tp
+        self.q_dim_gpu = m.attention_width / self.tp
+        # a decoding sequence's attention FLOPs per cached token and layer on one rank (latent attention's
+        # absorbed decode is compute-heavy enough to matter: ModelSpec.pair_flops)
+        self.decode_pair_flops = m.pair_flops(decoding=True) / self.tp if m.mla else 0.0
         self.mixed_decode_rows = self.engine.decode_rows_on(self.gpu_figures.compute_capability)
         # the step engine's host time (0 where decode replays CUDA graphs); the scheduler's own comes on top
         launch = self.engine.launch
@@ -229,6 +232,8 @@ class RooflineStepCost:
         kernel that gives every query head of a decoding sequence a tile of its own (ServeEngine.decode_query_rows),
         that tile's multiply-adds where they take longer (QK^T and PV over the context, 4 FLOP per row, position
         and head dimension)."""
+        if self.decode_pair_flops and decode_context > 0:  # latent attention: FlashMLA's scores over the latent
+            kv_read_s = max(kv_read_s, self.decode_pair_flops * decode_context * layers / self.attn_rate)
         if not (self.mixed_decode_rows and prefill_tokens and decode_seqs and decode_context > 0):
             return kv_read_s
         flops = 4.0 * self.mixed_decode_rows * decode_context * self.q_dim_gpu * layers
