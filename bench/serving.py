@@ -77,7 +77,8 @@ def deepseek_markdown() -> str:
     for e in load_entries(DEEPSEEK):
         tool = tool_value(e)
         case = e["id"].split("-fp8-")[1].removesuffix("-" + e["metric"])
-        rows.append(f"| {e['engine']} {e['engine_version']} | {case} | {e['metric']} | {e['value']:,.2f} | "
+        release = e["engine_version"] or "(its blog)"
+        rows.append(f"| {e['engine']} {release} | {case} | {e['metric']} | {e['value']:,.2f} | "
                     f"{tool:,.2f} | {tool / e['value']:.2f}x |")
     return "\n".join(rows) + "\n"
 
@@ -133,6 +134,7 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
         return _speculative_tg(s, e)
     if metric == "tg_tps":
         return llama_bench(s, gen=e["output_len"])
+    knobs = {**(e.get("engine_knobs") or {}), **knobs}  # the run's own settings (max_batch_size, ...)
     if e.get("frontend_ms") is not None and "frontend_s_per_request" not in knobs:
         # the source measured its host's front-end: taken as serve-check --calibration on that host gives it
         knobs = {**knobs, "frontend_s_per_request": e["frontend_ms"] / 1e3}
@@ -144,7 +146,8 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
     spec = tuple(sorted((e.get("speculative") or {}).items()))
     f = _latency_run(e["model"], e["gpu"], engine_spec(e), e["weights"], e["kv_dtype"], e["tp"], e["pp"],
                      e["input_len"], e["output_len"], e["lengths"], users, requests, phys,
-                     tuple(sorted({**knobs, "served": bool(e["client_measured"])}.items())), spec, rate)
+                     tuple(sorted({**knobs, "served": bool(e["client_measured"])}.items())), spec, rate,
+                     bool(e.get("dp_attention")))
     figure: dict[str, Callable[[], float]] = {
         "output_tps": lambda: f["output_tokens_per_s"], "max_output_tps": lambda: f["output_tokens_per_s"],
         "ttft_ms": lambda: f["ttft_s"]["mean"] * 1e3, "ttft_ms_p50": lambda: f["ttft_s"]["p50"] * 1e3,
@@ -184,12 +187,12 @@ def _speculative_tg(s: Any, e: dict[str, Any]) -> float:
 def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: int, pp: int, isl: int, osl: int,
                  lengths: str, users: int | None, requests: int, phys: dict[str, float] | None,
                  knobs: tuple[tuple[str, Any], ...], spec: tuple[tuple[str, Any], ...] = (),
-                 rate: float | None = None) -> dict[str, Any]:
+                 rate: float | None = None, dp_attention: bool = False) -> dict[str, Any]:
     """One simulation (closed loop of `users`, Poisson arrivals at `rate` req/s, or all queued), shared by the
     TTFT, TPOT and throughput figures of the same conditions; `lengths` sharegpt: ShareGPT-shaped lengths with means
     `isl` and `osl`; `spec`: the entry's `speculative` (method, draft_tokens, accept_length, topk, verify_tokens)."""
     key = (model, gpu, engine, weights, kv, tp, pp, isl, osl, lengths, users, requests,
-           tuple(sorted((phys or {}).items())), knobs, spec, rate)
+           tuple(sorted((phys or {}).items())), knobs, spec, rate, dp_attention)
     if key not in _SIMS:
         from gpuadvisor.estimate.serve.speculative import speculation
 
@@ -197,7 +200,8 @@ def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: i
         run_spec = speculation(sp["method"], draft_tokens=sp["draft_tokens"], accept_length=sp["accept_length"],
                                topk=sp.get("topk"), verify_tokens=sp.get("verify_tokens")) if sp else None
         s = serve_setup(_model(model), card_figures(_catalog().get(gpu)), engine, weights=weights, kv_dtype=kv,
-                        layout=Layout(tp=tp, pp=pp), phys=phys, speculation=run_spec, **dict(knobs))
+                        layout=Layout(tp=tp, pp=pp, dp_attention=dp_attention), phys=phys, speculation=run_spec,
+                        **dict(knobs))
         drawn = (Lengths("sharegpt", isl, osl, means=(float(isl), float(osl))) if lengths == "sharegpt"
                  else Lengths("fixed", isl, osl))
         _SIMS[key] = estimate_load(s, drawn, users=users, rate=rate, requests=requests)["figures"]

@@ -283,7 +283,7 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     if q.disaggregated:
         return _disaggregated(request, q, hardware)
     weights = serving_weights(w, q)
-    lay = Layout(tp=w.tensor_parallel, pp=q.pipeline_parallel, replicas=q.replicas)
+    lay = Layout(tp=w.tensor_parallel, pp=q.pipeline_parallel, replicas=q.replicas, dp_attention=q.dp_attention)
     overrides: dict[str, Any] = dict(q.engine_overrides)
     setup = serve_setup(w.model, card_figures(card), q.engine, weights=weights, kv_dtype=q.kv_dtype, layout=lay,
                         efficiency=None, speculation=_speculation(q), served=not q.in_process, **overrides)

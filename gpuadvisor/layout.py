@@ -70,7 +70,10 @@ class Layout:
     data- and context-parallel GPUs; serving: as tensor parallelism splits the dense layers). `replicas` are the
     data-parallel copies of the model: None takes as many as the GPUs hold (`dp(gpus)`: gpus / (tp x pp x cp)),
     as a training layout does; the serving simulation gives them. `micro_batch`, `sharding` and `checkpointing`
-    apply to training (the defaults are Megatron's: ZeRO-1 optimizer sharding, no recomputation)."""
+    apply to training (the defaults are Megatron's: ZeRO-1 optimizer sharding, no recomputation). `dp_attention`
+    (serving): the tensor-parallel ranks run attention data-parallel, each on its own requests with the whole
+    attention weights and only its requests' KV cache, and the MLPs or experts tensor-parallel over all the tokens
+    (SGLang's --enable-dp-attention, TensorRT-LLM's enable_attention_dp, vLLM's data-parallel attention)."""
 
     tp: int = 1
     pp: int = 1
@@ -81,6 +84,7 @@ class Layout:
     micro_batch: int = 1
     sharding: Sharding = Sharding.ZERO1
     checkpointing: Checkpointing = Checkpointing.NONE
+    dp_attention: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sharding", Sharding.coerce(self.sharding))
@@ -112,7 +116,8 @@ class Layout:
     def describe(self) -> str:
         """A serving deployment in one line: TP2 x PP2, 3 replicas."""
         parts = [f"TP{self.tp}"] + ([f"PP{self.pp}"] if self.pp > 1 else []) + ([f"EP{self.ep}"] if self.ep > 1 else [])
-        return " x ".join(parts) + (f", {self.dp()} replicas" if self.dp() > 1 else "")
+        return (" x ".join(parts) + (" (data-parallel attention)" if self.dp_attention else "")
+                + (f", {self.dp()} replicas" if self.dp() > 1 else ""))
 
     # --- validation: every check of a degree, for every estimate that reads a layout -------------------------
 
@@ -152,6 +157,8 @@ def check_layout(m: ModelSpec, gpus: int, global_batch: int, seq: int, lay: Layo
     accumulation steps (micro-batches per data-parallel rank and step)."""
     lay.check_degrees()
     lay.check_split(gpus)
+    if lay.dp_attention:
+        raise UserError("data-parallel attention is a serving layout; training layouts split attention by TP")
     if not m.is_transformer:
         if lay.model_parallel > 1 or lay.ep > 1:
             raise UserError(f"{m.name}: tensor, pipeline, context and expert parallelism need a transformer's shape")
@@ -193,6 +200,9 @@ def check_serving_layout(m: ModelSpec, lay: Layout) -> Layout:
     if lay.pp > m.num_layers:
         raise UserError(f"PP {lay.pp} is more than {m.name}'s {m.num_layers} layers")
     lay.check_heads(m, kv_heads=False)  # the simulation gives each GPU min(tp, KV heads)' share
+    if lay.dp_attention and (lay.tp < 2 or lay.pp > 1):
+        raise UserError("--dp-attention runs attention data-parallel over the tensor-parallel ranks: it needs --tp 2 "
+                        "or more and no --pp")
     return lay
 
 

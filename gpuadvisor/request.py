@@ -91,6 +91,7 @@ class ServingLoad:
     kv_dtype: str | None = None
     pipeline_parallel: int = 1
     replicas: int = 1
+    dp_attention: bool = False  # attention data-parallel over the TP ranks (Layout.dp_attention)
     p99_ttft_s: float | None = None
     p99_tpot_s: float | None = None
     # engine-profile figures replaced for this estimate, e.g. fitted to a measured endpoint (servecheck/calibrate.py,
@@ -329,7 +330,7 @@ APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
     "mfu": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates"),
     "bandwidth_efficiency": (_kind(Question.STEP, Question.TRAINING), "step and training-layout estimates"),
     **{k: (_kind(Question.SERVING), "the serving simulation (--rate, or --engine vllm|sglang|trtllm|llamacpp|hf)")
-       for k in ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft_s",
+       for k in ("rate", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "dp_attention", "p99_ttft_s",
                  "p99_tpot_s", "engine_overrides", "speculative", "spec_tokens", "spec_accept", "spec_topk",
                  "spec_verify", "draft_model", "prefill_gpus", "in_process")},
     **{k: (lambda r: isinstance(r.question, ServingLoad) and r.question.disaggregated,

@@ -377,6 +377,14 @@ def _kv_transfer() -> dict[str, float]:
     return {"KV_TRANSFER_EFFICIENCY": fit_kv_transfer_efficiency()}
 
 
+@fit("GROUPED_STREAM_K_RAMP")
+def _grouped_stream() -> dict[str, float]:
+    """A grouped GEMM's streaming reach by its inner dimension, from DeepSeek-V3's TP8 experts on an H100."""
+    from tools.fit_grouped_stream import fit as fit_ramp
+
+    return {"GROUPED_STREAM_K_RAMP": float(fit_ramp()[0])}
+
+
 def test_every_measured_or_fitted_constant_has_a_recomputation():
     reproducible = {c.name for c in calibration.constants() if c.method.reproducible}
     assert reproducible == set(FITS), "measured/fitted constants need a recomputation here (or another method)"

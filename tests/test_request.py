@@ -97,7 +97,7 @@ VALUES = {"--seq": "512", "--input-len": "500", "--output-len": "50", "--optimiz
           "--pp": "2", "--micro-batch": "2", "--vp": "2", "--cp": "2", "--ep": "2", "--framework": "megatron",
           "--layout": "auto", "--recompute": "full", "--gpus-per-node": "4", "--net-gbs": "25",
           "--samples-seen": "1e6", "--restart-overhead": "0.05",
-          "--calibration": "tests/data/serve-check-tiny-llama.json", "--in-process": None}
+          "--calibration": "tests/data/serve-check-tiny-llama.json", "--in-process": None, "--dp-attention": None}
 
 # each kind of request, as the CLI builds it from these flags alone
 BASES = {

@@ -113,12 +113,11 @@ def _gpt_oss_kernels_line() -> str:
     for env in (grouped["env"], window["env"]):
         assert (env["device"], env["driver"]) == (fp8["device"], fp8["driver"]), env  # "same card and driver"
     est = moe.grouped_ratios()
-    loop = [r["grouped_s"] / r["loop_s"] for r in grouped["rows"]]
     r = windows.ratios()
-    return (f"Same card and driver, {grouped['env']['date'][:10]}, tool / measured: grouped MoE experts "
-            f"({len(est)} shapes; {min(loop):.2f}-{max(loop):.2f}x an mm per expert) "
-            f"{min(est):.2f}-{max(est):.2f}x; 128-token window / causal at "
-            f"{'/'.join(f'{s // 1024}k' for s in r)} tokens "
+    return (f"Same card, driver, {grouped['env']['date'][:10]} (tool / measured): grouped MoE experts "
+            f"({len(est)} shapes) "
+            f"{min(est):.2f}-{max(est):.2f}x; 128-token window / causal, "
+            f"{'/'.join(f'{s // 1024}k' for s in r)} "
             + (f"({window['env']['date'][:10]}) " if window["env"]["date"][:10] != grouped["env"]["date"][:10] else "")
             + f"{'/'.join(f'{m:.3f}' for _, m in r.values())}, tool {'/'.join(f'{t:.3f}' for t, _ in r.values())}; "
             + _mla_layer_text(fp8))
@@ -126,13 +125,18 @@ def _gpt_oss_kernels_line() -> str:
 
 def _mla_layer_text(fp8_env: dict[str, str]) -> str:
     """lab/mla_layer.py's run: DeepSeek layers kernel by kernel, the tool over each layer's sum."""
-    from bench import mla
+    from bench import mla, moe
 
     run = mla.run()
     assert (run["env"]["device"], run["env"]["driver"]) == (fp8_env["device"], fp8_env["driver"])  # same card
     ratios = [r["layer_ratio"] for r in mla.layer_ratios()]
+    stream = moe.stream_run()["env"]
+    assert (stream["device"], stream["driver"]) == (fp8_env["device"], fp8_env["driver"])  # same card
+    held, block = list(moe.deepseek_grouped_ratios(held_out=True).values()), moe.block_fp8_ratios()
     return (f"DeepSeek layers (`lab/mla_layer.py`, {len(ratios)}) {min(ratios):.2f}-{max(ratios):.2f}x "
-            f"(ref GEMM {2 * 8192**3 / run['env']['reference_gemm_s'] / 1e12:.0f} TF/s).")
+            f"(ref GEMM {2 * 8192**3 / run['env']['reference_gemm_s'] / 1e12:.0f} TF/s); TP8 experts "
+            f"(`lab/fp8_block_gemm.py`) {min(held):.2f}-{max(held):.2f}x; block-scaled FP8 "
+            f"{min(block):.2f}-{max(block):.2f}x per-tensor.")
 
 
 def _fp8_reach_line() -> str:
@@ -313,13 +317,13 @@ def nchw_summary() -> list[str]:
 
     moved = [x for _, x in nchw_transposes.ratios(held=True)]
     return ["## NCHW and few channels (2026-12-05, -06)", "",
-            f"H200, driver 580.159.04: six timm steps NCHW took {min(rel):.2f}-{max(rel):.2f}x "
+            f"H200, driver 580.159.04: six timm steps NCHW {min(rel):.2f}-{max(rel):.2f}x "
             f"channels-last; tool {min(tool):.2f}-{max(tool):.2f}x (capped {ratio:.2f}x). H100: ResNet "
             f"stem ({stems.versus_line()}) tool "
             f"{min(stem):.2f}-{max(stem):.2f}x; "
-            f"pools (held out) {min(held):.2f}-{max(held):.2f}x; NCHW transposes (held out) "
-            f"{sum(0.8 <= x <= 1.25 for x in moved)} of {len(moved)} within. "
-            "[docs/nchw.md](docs/nchw.md).",
+            f"held out: pools {min(held):.2f}-{max(held):.2f}x, NCHW transposes "
+            f"{sum(0.8 <= x <= 1.25 for x in moved)}/{len(moved)} within. "
+            "[docs/nchw.md](docs/nchw.md)",
             ""]
 
 
@@ -550,7 +554,7 @@ def _gpt_oss_line() -> str:
     from bench import serving as P
 
     ratios = list(P.gpt_oss_throughput_ratios(held_out=True).values())
-    return (f"Held out: gpt-oss (`tests/data/published-gpt-oss.json`) throughput "
+    return (f"Held out: gpt-oss (`tests/data/published-gpt-oss.json`) tok/s "
             f"{sum(0.8 <= x <= 1.25 for x in ratios)}/{len(ratios)} in 0.8x-1.25x, "
             f"{sum(0.67 <= x <= 1.5 for x in ratios)}/{len(ratios)} in 0.67x-1.5x;")
 
@@ -562,7 +566,7 @@ def _deepseek_line() -> str:
     ratios = P.deepseek_ratios()
     tps = [r for (_e, _c, m), r in ratios.items() if m == "output_tps"]
     tpot = [r for (_e, _c, m), r in ratios.items() if m == "tpot_ms"]
-    return (f"DeepSeek-R1, 8x H200 (`published-deepseek.json`): tok/s "
+    return (f"DeepSeek-R1 (8x H200): tok/s "
             f"{sum(0.8 <= x <= 1.25 for x in tps)}/{len(tps)}, {sum(0.67 <= x <= 1.5 for x in tps)}/{len(tps)}; "
             f"TPOT {sum(0.8 <= x <= 1.25 for x in tpot)}/{len(tpot)} in 0.8x-1.25x.")
 
@@ -610,8 +614,10 @@ def main(argv: list[str] | None = None) -> int:
                 "Kept out of the tables above; why the fit is on the runs it is on: docs/serving.md \"gpt-oss\".\n\n"
                 + gpt_oss_markdown()
                 + "\n## DeepSeek-R1: latent attention, shared experts, dense first layers "
-                "(`tests/data/published-deepseek.json`)\n\nGPUStack's DeepSeek-R1-0528 on 8x H200 (FP8, TP8), nothing "
-                "fitted on them; what the outliers are: docs/serving.md \"DeepSeek\".\n\n" + deepseek_markdown())
+                "(`tests/data/published-deepseek.json`)\n\nDeepSeek-R1 on 8x H200 in FP8: GPUStack's runs (TP8) and "
+                "TensorRT-LLM's "
+                "max-throughput run (data-parallel attention); nothing fitted on them; what the outliers are: "
+                "docs/serving.md \"DeepSeek\".\n\n" + deepseek_markdown())
 
     four = ("# Four GPUs (4x H200, 2026-11-27)\n\nWritten by `python3 -m tools.bench_page` (summary in "
             "BENCHMARKS.md).\n\n" + "\n".join(four_gpu()[2:]).rstrip() + "\n")

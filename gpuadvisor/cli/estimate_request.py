@@ -49,6 +49,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "weights": ("weights", "--weights"),
     "kv_dtype": ("kv_dtype", "--kv-dtype"),
     "replicas": ("replicas", "--replicas"),
+    "dp_attention": ("dp_attention", "--dp-attention"),
     "p99_ttft": ("p99_ttft_s", "--p99-ttft"),
     "p99_tpot": ("p99_tpot_s", "--p99-tpot"),
     "calibration": ("engine_overrides", "--calibration"),
@@ -79,9 +80,9 @@ FLAGS: dict[str, tuple[str, str]] = {
 
 _TRAINING_LAYOUT = ("micro_batch", "vp", "cp", "ep", "framework", "layout", "recompute", "gpus_per_node", "net_gbs",
                     "samples_seen", "restart_overhead")
-_SERVING = ("rate", "concurrency", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "p99_ttft",
-            "p99_tpot", "calibration", "speculative", "spec_tokens", "spec_accept", "spec_topk", "spec_verify",
-            "draft_model", "prefill_gpus", "prefill_tp", "prefill_gpu", "kv_link", "in_process")
+_SERVING = ("rate", "concurrency", "lengths", "requests", "seed", "weights", "kv_dtype", "replicas", "dp_attention",
+            "p99_ttft", "p99_tpot", "calibration", "speculative", "spec_tokens", "spec_accept", "spec_topk",
+            "spec_verify", "draft_model", "prefill_gpus", "prefill_tp", "prefill_gpu", "kv_link", "in_process")
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, str]:
@@ -134,6 +135,7 @@ def request_from(args: argparse.Namespace, calibration: Any = None) -> EstimateR
             concurrency=args.concurrency, lengths=args.lengths, requests=args.requests or ServingLoad.requests,
             seed=args.seed,
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
+            dp_attention=args.dp_attention,
             p99_ttft_s=args.p99_ttft, p99_tpot_s=args.p99_tpot,
             engine_overrides=calibration.overrides if calibration else (), speculative=args.speculative,
             spec_tokens=args.spec_tokens, spec_accept=args.spec_accept, spec_topk=args.spec_topk,

@@ -54,6 +54,11 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
                         "it, else 16-bit)")
     g.add_argument("--pp", type=arg_type("pp"), default=1, help="pipeline-parallel stages (default 1)")
     g.add_argument("--replicas", type=arg_type("replicas"), default=1, help="data-parallel replicas (default 1)")
+    if not recommend:
+        g.add_argument("--dp-attention", action="store_true", default=False,
+                       help="attention data-parallel over the --tp ranks, each with its own requests' KV cache, the "
+                            "MLPs and experts tensor-parallel (SGLang --enable-dp-attention, TensorRT-LLM "
+                            "enable_attention_dp, vLLM --data-parallel-size): DeepSeek's high-throughput layout")
     g.add_argument("--p99-ttft", type=seconds, metavar="DURATION", help="SLO: P99 time to first token (1s, 300ms)")
     g.add_argument("--p99-tpot", type=seconds, metavar="DURATION", help="SLO: P99 time per output token (50ms)")
     if not recommend:

@@ -52,37 +52,47 @@ __getattr__ = cal.aliases(__name__, (
     "HOST_OPS_DEQUANT", "HOST_OPS_MOE", "DTENSOR_HOST_FACTOR"))
 
 
-def _layer_gemms(m: Any, tp: int) -> list[tuple[float, float, float, float, bool]]:
+Gemm = tuple[float, float, float, float, bool]  # (token share, n, k, count, expert)
+
+
+def _layer_gemms(m: Any, tp: int, *, dp_attention: bool = False) -> list[Gemm]:
     """Matrix products of the mean layer as (token share, n, k, count, expert), per tensor-parallel rank:
     column-parallel projections split n, row-parallel ones split k; MoE experts see top-k/E of the tokens. Where
-    layers differ (DeepSeek-V3's dense first layers) a product's count is its share of the layers."""
-    d, q, kv, inter = m.hidden_size, m.q_dim, m.kv_dim, m.intermediate_size
-    g: list[tuple[float, float, float, float, bool]] = []
+    layers differ (DeepSeek-V3's dense first layers) a product's count is its share of the layers. `dp_attention`:
+    each rank runs the attention's projections whole over its 1/tp of the tokens (Layout.dp_attention)."""
+    if dp_attention:
+        return [*((share / tp, n, k, count, expert) for share, n, k, count, expert in _attention_gemms(m, 1)),
+                *_mlp_gemms(m, tp)]
+    return _attention_gemms(m, tp) + _mlp_gemms(m, tp)
+
+
+def _attention_gemms(m: Any, tp: int) -> list[Gemm]:
+    """The attention block's projections (_layer_gemms)."""
+    d, q, kv = m.hidden_size, m.q_dim, m.kv_dim
     if m.mla:  # latent attention: the latents are replicated over the ranks, the heads split; the latent's up-
         # projection runs once per token either way (on the prompt's keys, or absorbed into a decoding query)
-        if m.q_lora_rank:
-            g += [(1.0, m.q_lora_rank, d, 1, False), (1.0, q / tp, m.q_lora_rank, 1, False)]
-        else:
-            g.append((1.0, q / tp, d, 1, False))
-        g.append((1.0, m.kv_cache_width, d, 1, False))
+        g: list[Gemm] = ([(1.0, m.q_lora_rank, d, 1, False), (1.0, q / tp, m.q_lora_rank, 1, False)]
+                         if m.q_lora_rank else [(1.0, q / tp, d, 1, False)])
         nope = m.head_dim - m.rope_head_dim
-        g.append((1.0, m.num_heads * nope / tp + m.value_dim / tp, m.kv_lora_rank, 1, False))
-        g.append((1.0, d, m.value_dim / tp, 1, False))
-    elif m.fused_qkv:
-        g.append((1.0, (q + 2 * kv) / tp, d, 1, False))
-    else:
-        g += [(1.0, q / tp, d, 1, False), (1.0, kv / tp, d, 2, False)]
-    if not m.mla:
-        g.append((1.0, d, q / tp, 1, False))
+        return [*g, (1.0, m.kv_cache_width, d, 1, False),
+                (1.0, m.num_heads * nope / tp + m.value_dim / tp, m.kv_lora_rank, 1, False),
+                (1.0, d, m.value_dim / tp, 1, False)]
+    if m.fused_qkv:
+        return [(1.0, (q + 2 * kv) / tp, d, 1, False), (1.0, d, q / tp, 1, False)]
+    return [(1.0, q / tp, d, 1, False), (1.0, kv / tp, d, 2, False), (1.0, d, q / tp, 1, False)]
+
+
+def _mlp_gemms(m: Any, tp: int) -> list[Gemm]:
+    """The MLP's products, or a MoE layer's router, experts and shared expert and the dense layers' MLP, each
+    counted at its share of the layers (_layer_gemms)."""
+    d, inter = m.hidden_size, m.intermediate_size
     mats = 2 if m.gated else 1
     if m.num_experts <= 1:
-        g += [(1.0, inter / tp, d, mats, False), (1.0, d, inter / tp, 1, False)]
-        return g
+        return [(1.0, inter / tp, d, mats, False), (1.0, d, inter / tp, 1, False)]
     moe = m.expert_layers / m.num_layers  # the layers with experts; the rest have one dense MLP
     share, count = m.experts_per_token / m.num_experts, float(m.num_experts)
-    g.append((1.0, m.num_experts, d, moe, False))  # router
-    g.append((share, inter / tp, d, count * mats * moe, True))
-    g.append((share, d, inter / tp, count * moe, True))
+    g: list[Gemm] = [(1.0, m.num_experts, d, moe, False),  # router
+                     (share, inter / tp, d, count * mats * moe, True), (share, d, inter / tp, count * moe, True)]
     if m.shared_expert_size:
         g += [(1.0, m.shared_expert_size / tp, d, mats * moe, False), (1.0, d, m.shared_expert_size / tp, moe, False)]
     if moe < 1.0:

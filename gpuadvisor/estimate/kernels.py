@@ -93,7 +93,7 @@ def grouped_gemm_time(groups: float, m: float, n: float, k: float, *, rate: floa
     every group's tiles, so the waves are counted over all of them, not per expert (which priced 128 experts of
     32 tokens each as 128 launches of a third of an H100's SMs); `weight_groups` of the weights are read (the
     experts that got a token; default all), at `weight_bytes` an element (quantized experts; default
-    `elem_bytes`)."""
+    `elem_bytes`), at grouped_stream_reach of the bandwidth."""
     if groups <= 0 or m <= 0 or n <= 0 or k <= 0:
         return 0.0
     tiles = groups * math.ceil(m / cal.TILE_M) * math.ceil(n / cal.TILE_N)
@@ -101,8 +101,15 @@ def grouped_gemm_time(groups: float, m: float, n: float, k: float, *, rate: floa
     t_compute = 2.0 * groups * m * n * k / (rate * reach)
     weights = groups if weight_groups is None else weight_groups
     per_weight = elem_bytes if weight_bytes is None else weight_bytes
-    t_memory = (elem_bytes * (groups * m * k + groups * m * n) + per_weight * weights * n * k) / bandwidth
+    t_memory = ((elem_bytes * (groups * m * k + groups * m * n) + per_weight * weights * n * k) / bandwidth
+                / grouped_stream_reach(k))
     return max(t_compute, t_memory)
+
+
+def grouped_stream_reach(k: float) -> float:
+    """The share of the bandwidth a grouped GEMM streams its experts' weights at, by their inner dimension
+    (GROUPED_STREAM_K_RAMP: a short slice ends each tile's loads before the pipeline is full)."""
+    return k / (k + cal.GROUPED_STREAM_K_RAMP)
 
 
 def attention_rate(seq: float, head_dim: int, rate: float, *, backward: bool = False,

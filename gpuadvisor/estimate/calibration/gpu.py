@@ -63,6 +63,15 @@ CONSTANTS = (
              "efficiency k / (k + K_RAMP)", f"{DECODE_A} (GEMM sweep)", Method.FITTED,
              "log-space least squares of rate and K_RAMP over the 21 GEMMs of >= 1024 rows that took over 150 us "
              "(each within +-20 % after the fit), rounded to 100"),
+    Constant("GROUPED_STREAM_K_RAMP", 100, "inner steps", "a grouped (MoE) GEMM that streams its experts' weights "
+             "reads them at k / (k + GROUPED_STREAM_K_RAMP) of the bandwidth: an expert's slice a short inner "
+             "dimension deep (DeepSeek-V3's down projection on one of eight TP ranks: k 256) ends each tile's loads "
+             "before the pipeline is full (kernels.grouped_gemm_time; the serving step's experts)",
+             "lab/data/h100-fp8-block-2026-12-06/fp8_block_gemm.json (torch._grouped_mm, H100)", Method.FITTED,
+             "the value on a 10-step grid with the least mean |log(tool / measured)| over the run's bf16 grouped rows "
+             "at 1, 16 and 256 rows an expert (tools/fit_grouped_stream.py: 0.15 -> 0.06); held out: its rows at 4 "
+             "and 64 (the down projection 0.68x, 0.81x -> 0.94x, 1.13x) and lab/grouped_moe.py's 13 gpt-oss and "
+             "Mixtral shapes (0.81x-1.00x -> 0.82x-1.01x)"),
     Constant("SPLIT_K_MIN", 512, "inner steps", "the least inner dimension one split of a split-K GEMM gets",
              "tests/data/models-h100.json (GEMM class of the profiled training steps)", Method.ASSUMPTION,
              "cuBLAS's heuristics are not public; set where weight-gradient GEMMs of ViT and ConvNeXt training match "

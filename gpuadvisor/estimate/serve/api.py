@@ -55,8 +55,9 @@ class ServeSetup:
         host["stream_s_per_sequence"] = e.stream_s_per_seq  # the front-end's, per running sequence per iteration
         return {"engine": e.spec, "engine_label": e.label, "served": self.served,
                 "frontend_s_per_request": e.frontend_s_per_request,
-                "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": e.max_batched_tokens,
-                "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": e.max_seqs,
+                # the scheduler's limits (data-parallel attention: every rank's, summed)
+                "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": self.cfg.max_batched_tokens,
+                "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": self.cfg.max_seqs,
                 "prefill_first": e.prefill_first, "cuda_graphs": e.decode_graphs,
                 # the large-GEMM rate the steps are priced at, and the figures it rests on
                 "gemm_tflops": self.cost.rate / 1e12, "gemm_rate_basis": self.cost.rate_basis,
@@ -117,8 +118,11 @@ def serve_setup(model: Any, gpu_figures: HardwareFigures, engine: str | ServeEng
     if kv == "fp8" and not eng.fp8_kv:
         raise UserError(f"{eng.name}: no FP8 KV cache in this engine's profile")
     lay = check_serving_layout(model, layout or Layout())
+    if lay.dp_attention and not eng.dp_attention:
+        raise UserError(f"{eng.name}: no data-parallel attention in this engine (SGLang, TensorRT-LLM and vLLM "
+                        "have it)")
     cost = RooflineStepCost(model, gpu_figures, eng, weights=weights, kv_dtype=kv, tp=lay.tp, pp=lay.pp,
-                            efficiency=efficiency, phys=phys or _raw_physics())
+                            efficiency=efficiency, phys=phys or _raw_physics(), dp_attention=lay.dp_attention)
     tokens = cost.kv_tokens_capacity()
     spec_cost = None
     if speculation is not None:
@@ -132,7 +136,9 @@ def serve_setup(model: Any, gpu_figures: HardwareFigures, engine: str | ServeEng
                         f"{eng.name} (weights {cost.weight_bytes_per_gpu() / 2**30:.1f} GiB per GPU)")
     # pipeline stages: pp micro-batches in flight, one scheduler each, with 1/pp of the replica's KV tokens; an
     # iteration's time is the micro-batch's period through the stages (stepcost.py, serve/__init__.py)
-    cfg = SimConfig(max_batched_tokens=eng.max_batched_tokens, max_seqs=eng.max_seqs,
+    # each data-parallel attention rank schedules its own requests, within its own limits or a share of the engine's
+    ranks = lay.tp if lay.dp_attention and eng.dp_attention_limits_per_rank else 1
+    cfg = SimConfig(max_batched_tokens=eng.max_batched_tokens * ranks, max_seqs=eng.max_seqs * ranks,
                     kv_blocks=tokens // lay.pp // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
                     prefill_first=eng.prefill_first,
                     reserve_output=eng.reserve_output, frontend_s=eng.frontend_s_per_request,

@@ -115,6 +115,12 @@ class ServeEngine:
     kv_transfer_latency_s: float = 0.0
     kv_transfer_layerwise: bool = False
     disagg_sources: tuple[str, ...] = ()
+    # attention data-parallel over the tensor-parallel ranks (Layout.dp_attention): whether the engine runs it
+    dp_attention: bool = False
+    # whether the engine's sequence and token limits are each rank's under data-parallel attention (vLLM's
+    # --max-num-seqs, TensorRT-LLM's max_batch_size), or the whole replica's, divided among the ranks (SGLang's)
+    dp_attention_limits_per_rank: bool = False
+    dp_attention_sources: tuple[str, ...] = ()
     # the limits the engine sets itself on a large card (None: the same on every card), and the knobs the user
     # set, which a card's defaults never replace
     large_card: CardDefaults | None = None
@@ -179,6 +185,7 @@ class ServeEngine:
         d["sources"] = list(self.sources)
         d["client_sources"] = list(self.client_sources)
         d["disagg_sources"] = list(self.disagg_sources)
+        d["dp_attention_sources"] = list(self.dp_attention_sources)
         d["speculative_sources"] = list(self.speculative_sources)
         d["packed_attention_cc"] = list(self.packed_attention_cc)
         d["attention_sources"] = list(self.attention_sources)
@@ -259,6 +266,7 @@ def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
     d["sources"] = tuple(d["sources"])
     d["client_sources"] = tuple(d.get("client_sources", ()))
     d["disagg_sources"] = tuple(d.get("disagg_sources", ()))
+    d["dp_attention_sources"] = tuple(d.get("dp_attention_sources", ()))
     d["speculative_sources"] = tuple(d.get("speculative_sources", ()))
     d["packed_attention_cc"] = tuple(d.get("packed_attention_cc", ()))
     d["attention_sources"] = tuple(d.get("attention_sources", ()))

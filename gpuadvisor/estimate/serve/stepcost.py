@@ -15,6 +15,10 @@ Roofline of one iteration on one GPU (a tensor-parallel rank, 1/pp of the layers
 * elementwise kernels: the eager byte count of traffic.py x ELEMENTWISE_SHARE (the engines fuse them);
 * the LM head for the rows that sample a token; kernel floors per layer; tensor-parallel all-reduces (two a layer,
   ring bytes over the link plus a latency); the engine's host time per iteration.
+* data-parallel attention (`dp_attention`): each rank keeps only its requests' KV cache and runs the attention's
+  projections with whole weights on its 1/tp of the tokens; the MLPs stay tensor-parallel over all of them (an
+  all-gather and a reduce-scatter a layer, the all-reduces' bytes). The ranks' schedulers are one of tp times the
+  engine's limits (api.serve_setup), loads assumed balanced.
 * the host time of the step engine the serving engine launches its steps with (`ServeEngine.launch`,
   estimate/engines.py): none for CUDA graphs; for eager dispatch (Hugging Face generate()) added to a decode
   iteration's GPU time (generate() synchronizes every step) and overlapped with a prefill's (dispatch.overlap), as
@@ -92,6 +96,9 @@ class RooflineStepCost:
     pp: int = 1
     efficiency: Efficiency | None = None
     phys: dict[str, float] = field(default_factory=physics)
+    # attention data-parallel over the tensor-parallel ranks (Layout.dp_attention): each rank keeps its own
+    # requests' KV cache and runs the attention's projections whole on its share of the tokens
+    dp_attention: bool = False
     _gemm_cache: dict[int, float] = field(default_factory=dict, repr=False)
     expert_rate_scale: float = field(default=1.0, init=False)  # the MoE experts' GEMM rate against `rate`
 
@@ -139,8 +146,9 @@ class RooflineStepCost:
         self.passes = self.engine.int4_dequant_passes if w in WEIGHT_ONLY_INT4 else 1.0
         self.layers = m.num_layers / self.pp  # a mean stage's
         self.stage_layers = pipeline_split(m.num_layers, self.pp)
-        self.gemms = _layer_gemms(m, self.tp)
-        self.kv_per_token_layer = m.kv_cache_width * KV_BYTES[self.kv_dtype] / m.kv_shards(self.tp)
+        self.gemms = _layer_gemms(m, self.tp, dp_attention=self.dp_attention)
+        kv_shards = self.tp if self.dp_attention else m.kv_shards(self.tp)  # a rank holds its requests' only
+        self.kv_per_token_layer = m.kv_cache_width * KV_BYTES[self.kv_dtype] / kv_shards
         self.kv_per_token = self.kv_per_token_layer * self.layers
         self.elem_per_token_layer = (traffic.forward_bytes_per_token_layer(m, a=2.0, mixed=False, tp=self.tp)
                                      * self.phys["elementwise_share"])
@@ -187,6 +195,8 @@ class RooflineStepCost:
             rate = self.rate * (self.expert_rate_scale if expert else 1.0)
             comp = 2.0 * rows * n * k * count / (rate * k / (k + cal.K_RAMP)) if rows else 0.0
             mem = (wbytes + 2.0 * rows * (n + k) * count) / self.bw
+            if expert:  # short expert slices stream below the bandwidth (kernels.grouped_stream_reach)
+                mem /= kernels.grouped_stream_reach(k)
             if self.gguf:  # quantized blocks are unpacked in the kernel: the unpacking does not hide under the reads
                 extra = (t - 1) * n * k * count * self.mmvq_s_per_weight if t <= 8 else comp
                 total += mem + extra
