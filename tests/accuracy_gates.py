@@ -515,6 +515,20 @@ def op_class_time(classes: tuple[str, ...]) -> Callable[[], Verdict]:
     return check
 
 
+def grouped_experts() -> Verdict:
+    """MoE experts as one grouped launch on an H100 (bench.moe): lab/grouped_moe.py's 13 gpt-oss and Mixtral shapes and
+    lab/fp8_block_gemm.py's 10 DeepSeek-V3 TP8 expert rows, all within 0.8x-1.25x, the DeepSeek rows' mean |log
+    error| at most 0.058 (0.056 at GROUPED_STREAM_K_RAMP 100; 0.061 at 75, 0.066 at 125, 0.153 without it)."""
+    from bench import moe
+
+    deepseek = list(moe.deepseek_grouped_ratios().values())
+    ratios = deepseek + moe.grouped_ratios()
+    err = sum(abs(math.log(x)) for x in deepseek) / len(deepseek)
+    inside = sum(0.8 <= x <= 1.25 for x in ratios)
+    return Verdict(len(ratios) == 23 and inside == 23 and err <= 0.058,
+                   f"{inside} of {len(ratios)} within 0.8x-1.25x, DeepSeek rows' mean |log error| {err:.4f}")
+
+
 def published_resnet50() -> Verdict:
     """NVIDIA's published ResNet-50 throughput (never used to calibrate): 0.6-1.5x today (0.61-0.80x)."""
     from bench import models as validation
@@ -1285,6 +1299,8 @@ GATES: tuple[Gate, ...] = (
     Gate("gemm_sweep_measured", "MFU_VS_MEASURED on its own GEMM sweep: each large GEMM from the run's measured "
          "matmul ceiling within 20 % (the fit's own bound, tests/test_calibration_fits.py)", gemm_sweep_measured(20.0)),
     Gate("published_resnet50", "BENCHMARKS.md: NVIDIA's ResNet-50 results, 0.61-0.80x", published_resnet50),
+    Gate("grouped_experts", "BENCHMARKS.md probe section: grouped MoE experts and DeepSeek's TP8 experts on an H100",
+         grouped_experts),
     Gate("published_serving", "BENCHMARKS.md 'Serving against published engine results'", published_serving),
     *(Gate(f"unseen_{family}", f"BENCHMARKS.md 'Models nobody here measured before' ({family}): "
            f"{within} of {cases} within 0.8x-1.25x, none past {worst}x", unseen(family))

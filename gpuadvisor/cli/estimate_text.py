@@ -191,7 +191,7 @@ def print_serving(con: Any, s: Any, lay: Any) -> None:
               f"{a.get('host_fixed_s', eng.get('host_fixed_s', 0)) * 1e3:.1f} ms/step + "
               + (f"{plan * 1e3:.0f} ms attention plan/step + " if plan else "")
               + f"{a.get('host_layer_s', eng.get('host_per_layer_s', 0)) * 1e3:.2f} ms/layer, "
-              f"{eng.get('kernels_per_layer', 0):g} kernels/layer, "
+              f"{round(step.get('kernels_per_layer') or eng.get('kernels_per_layer', 0), 1):g} kernels/layer, "
               f"KV read x{step.get('kv_multiplier', 1):.0f}; step = memory {fmt_time(step.get('memory_s'))}, "
               f"kernel floors {fmt_time(step.get('kernel_floor_s'))}, host {fmt_time(step.get('host_s'))}")
 

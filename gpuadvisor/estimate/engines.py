@@ -194,6 +194,17 @@ def _touched_weight_bytes(workload: Workload, batch: int) -> float:
     return per_param * (m.num_params - experts + experts * m.experts_reached(batch))
 
 
+def architecture_kernels(m: Any) -> float:
+    """Kernels the mean layer of a decode step launches beyond a dense Llama layer's (what the engine profiles'
+    kernels a layer were counted on): a MoE layer's routing (MOE_LAYER_KERNELS) and shared expert
+    (SHARED_EXPERT_KERNELS), latent attention's extra products and norms (MLA_LAYER_KERNELS)."""
+    if not getattr(m, "is_transformer", False):
+        return 0.0
+    moe = m.expert_layers / m.num_layers if m.num_experts > 1 else 0.0
+    extra = moe * (cal.MOE_LAYER_KERNELS + (cal.SHARED_EXPERT_KERNELS if m.shared_expert_size else 0))
+    return extra + (cal.MLA_LAYER_KERNELS if m.mla else 0)
+
+
 @dataclass(frozen=True)
 class DecodeStep:
     """One decode step's time and its parts (seconds), per GPU group of the tensor-parallel degree."""
@@ -206,6 +217,7 @@ class DecodeStep:
     host_s: float
     comm_s: float
     kv_multiplier: float = 1.0  # times the engine moves the KV cache per step
+    kernels_per_layer: float = 0.0  # the engine's, and the architecture's beyond a Llama layer's (architecture_kernels)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -233,7 +245,8 @@ def decode_step(workload: Workload, gpu_figures: HardwareFigures, *, batch: int,
     t_comp = forward_flops_per_token(workload, context=context) * batch / tp / (
         peak * 1e12 * mfu * gpu_figures.dtype_reach(workload.compute_dtype))
     layers = m.num_layers if m.is_transformer else 1
-    floor = (prof.kernels_per_layer * layers + prof.kernels_fixed) * cal.KERNEL_FLOOR_S
+    kernels = prof.kernels_per_layer + architecture_kernels(m)
+    floor = (kernels * layers + prof.kernels_fixed) * cal.KERNEL_FLOOR_S
     comm = 0.0
     if tp > 1 and m.is_transformer:
         link = link_bytes_s(gpu_figures, efficiencies.interconnect)
@@ -252,7 +265,7 @@ def decode_step(workload: Workload, gpu_figures: HardwareFigures, *, batch: int,
         bound = "overhead"
     else:
         bound = "memory" if t_mem >= t_comp else "compute"
-    return DecodeStep(step, bound, t_mem, t_comp, floor, host, comm, kv_mult)
+    return DecodeStep(step, bound, t_mem, t_comp, floor, host, comm, kv_mult, kernels)
 
 
 def decode_notes(workload: Workload, gpu_figures: HardwareFigures, *, batch: int, context: int, engine: str,

@@ -129,6 +129,22 @@ CONSTANTS = (
     Constant("GRAPHS_KERNELS_PER_LAYER", 17, "kernels", "GPU kernels per layer of a decode step captured in a "
              "CUDA graph", f"{DECODE_A} (graphs_own)", Method.NOT_REPRODUCIBLE,
              "counted in a profile of the captured step, which is not stored"),
+    Constant("MOE_LAYER_KERNELS", 4, "kernels", "kernels an expert layer of a decode step launches beyond a dense "
+             "layer's MLP: the router's product, the top-k routing, the tokens' alignment for the grouped GEMM and the "
+             "weighted sum of the experts' outputs (the experts' two grouped GEMMs and their activation stand in for "
+             "the MLP's own)", "vLLM vllm/model_executor/layers/fused_moe (select_experts, moe_align_block_size, "
+             "fused_experts, moe_sum)", Method.ASSUMPTION,
+             "counted from the code path, not from a profile; DeepSeek-R1's 4-user TPOT on 8x H200 0.47x -> 0.60x "
+             "with the next two (tests/test_deepseek.py)"),
+    Constant("SHARED_EXPERT_KERNELS", 3, "kernels", "a shared expert's kernels in a decode step: its gate/up "
+             "product, activation and down product", "vLLM vllm/model_executor/models/deepseek_v2.py "
+             "(DeepseekV2MoE.shared_experts, a DeepseekV2MLP)", Method.ASSUMPTION, "counted from the code path"),
+    Constant("MLA_LAYER_KERNELS", 6, "kernels", "kernels a latent-attention layer of a decode step launches beyond a "
+             "Llama attention block: the query latent's up-projection and the two latents' norms, the up-projections "
+             "absorbed on either side of the attention (two batched GEMMs) and FlashMLA's split-KV combine",
+             "vLLM vllm/model_executor/models/deepseek_v2.py (DeepseekV2MLAAttention: fused_qkv_a_proj, "
+             "q_a_layernorm, kv_a_layernorm, q_b_proj) and its MLA backend (W_UK / W_UV bmm, flash_mla_with_kvcache)",
+             Method.ASSUMPTION, "counted from the code path, not from a profile"),
     Constant("GRAPHS_KERNELS_FIXED", 6, "kernels", "GPU kernels per decode step outside the layers, CUDA graph",
              f"{DECODE_A} (graphs_own)", Method.NOT_REPRODUCIBLE,
              "counted in a profile of the captured step, which is not stored"),

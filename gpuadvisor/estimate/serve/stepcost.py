@@ -53,7 +53,7 @@ from gpuadvisor.estimate import kernels, traffic
 from gpuadvisor.estimate.collectives import link_bytes_s
 from gpuadvisor.estimate.compute import _layer_gemms
 from gpuadvisor.estimate.dispatch import overlap
-from gpuadvisor.estimate.engines import engine_profile, prefill_dispatch_s
+from gpuadvisor.estimate.engines import architecture_kernels, engine_profile, prefill_dispatch_s
 from gpuadvisor.estimate.hardware import Efficiency, HardwareFigures
 from gpuadvisor.estimate.serve.profiles import ServeEngine
 from gpuadvisor.workload import QUANT_FORMATS
@@ -161,6 +161,9 @@ class RooflineStepCost:
         # absorbed decode is compute-heavy enough to matter: ModelSpec.pair_flops)
         self.decode_pair_flops = m.pair_flops(decoding=True) / self.tp if m.mla else 0.0
         self.mixed_decode_rows = self.engine.decode_rows_on(self.gpu_figures.compute_capability)
+        # kernels a layer beyond the dense Llama layer the engine's kernels_per_layer counts (MoE routing, shared
+        # experts, latent attention)
+        self.arch_kernels = architecture_kernels(m)
         # the step engine's host time (0 where decode replays CUDA graphs); the scheduler's own comes on top
         launch = self.engine.launch
         self.decode_host = engine_profile(launch).host_step_s(math.ceil(self.layers), self.gpu_figures)
@@ -229,7 +232,7 @@ class RooflineStepCost:
         s += t * (self.elem_per_token_layer * layers + kv_per_token) / self.bw
         if head_share:
             s += self._head_s(decode_seqs * decode_width + (1 if prefill_tokens else 0)) * head_share
-        s += (self.engine.kernels_per_layer * layers + 8) * cal.KERNEL_FLOOR_S
+        s += ((self.engine.kernels_per_layer + self.arch_kernels) * layers + 8) * cal.KERNEL_FLOOR_S
         if self.tp > 1:
             nbytes = t * self.model.hidden_size * 2.0
             ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.link
