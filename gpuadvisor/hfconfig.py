@@ -114,7 +114,6 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
         kw["norms_per_layer"] = 4
         # Gemma2Config defaults final_logit_softcapping to 30.0; an explicit null turns it off
         kw["logit_softcap"] = cfg.get("final_logit_softcapping", 30.0 if mt == "gemma2" else None) is not None
-    _refuse_unmodelled(cfg, mt, origin)
     kw.update(_sliding_window(cfg, mt, f["num_layers"], origin))
     if mt == "gpt_oss":  # its experts carry biases (gate_up_proj_bias, down_proj_bias)
         kw["mlp_bias"] = True
@@ -129,7 +128,10 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
         kw["experts_per_token"] = int(_first(cfg, ("num_experts_per_tok", "top_k", "moe_topk")) or 2)
         if cfg.get("moe_intermediate_size"):
             kw["intermediate_size"] = _positive(cfg, "moe_intermediate_size", origin)
-        kw.update(_moe_extras(cfg, f["num_layers"], f["intermediate_size"], kw["intermediate_size"], origin))
+        dense_size = int(cfg["intermediate_size_mlp"]) if cfg.get("intermediate_size_mlp") else f["intermediate_size"]
+        kw.update(_moe_extras(cfg, f["num_layers"], dense_size, kw["intermediate_size"], origin))
+        if mt.startswith("llama4"):  # every expert layer has one shared expert of the experts' width (Llama4TextMoe)
+            kw["shared_expert_size"] = kw["intermediate_size"]
 
 
 def _positive(cfg: dict[str, Any], key: str, origin: str) -> int:
@@ -154,22 +156,28 @@ def _latent_attention(cfg: dict[str, Any], origin: str) -> dict[str, int]:
 def _moe_extras(cfg: dict[str, Any], layers: int, dense_size: int, expert_size: int, origin: str) -> dict[str, int]:
     """A MoE config's shared experts (DeepSeek's n_shared_experts of the experts' width, Qwen2-MoE's one of
     shared_expert_intermediate_size) and its layers without experts (DeepSeek's first_k_dense_replace and
-    moe_layer_freq, Qwen2-MoE's mlp_only_layers and decoder_sparse_step), whose MLP has intermediate_size."""
+    moe_layer_freq, Qwen2-MoE's mlp_only_layers and decoder_sparse_step, Llama 4's moe_layers or
+    interleave_moe_layer_step), whose MLP has `dense_size` (Llama 4's intermediate_size_mlp)."""
     out: dict[str, int] = {}
     if cfg.get("n_shared_experts"):
         out["shared_expert_size"] = _positive(cfg, "n_shared_experts", origin) * expert_size
     elif cfg.get("shared_expert_intermediate_size"):
         out["shared_expert_size"] = _positive(cfg, "shared_expert_intermediate_size", origin)
     first = cfg.get("first_k_dense_replace") or 0
-    freq = cfg.get("moe_layer_freq") or cfg.get("decoder_sparse_step") or 1
+    freq = next((cfg[k] for k in ("moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step")
+                 if cfg.get(k) is not None), 1)
     only = cfg.get("mlp_only_layers") or []
+    moe_layers = cfg.get("moe_layers")
     if not (isinstance(first, int) and isinstance(freq, int) and freq > 0 and isinstance(only, list)
-            and all(isinstance(i, int) for i in only)):
-        raise UserError(f"{origin}: first_k_dense_replace, moe_layer_freq / decoder_sparse_step and "
-                        "mlp_only_layers must be integers (and a list of them)")
+            and all(isinstance(i, int) for i in only)
+            and (moe_layers is None or (isinstance(moe_layers, list) and all(isinstance(i, int) for i in moe_layers)))):
+        raise UserError(f"{origin}: first_k_dense_replace, moe_layer_freq / decoder_sparse_step / "
+                        "interleave_moe_layer_step, mlp_only_layers and moe_layers must be integers (or lists of them)")
     if "first_k_dense_replace" in cfg:  # DeepSeek's rule (modeling_deepseek): i >= k and i % freq == 0
         sparse = sum(i >= first and i % freq == 0 for i in range(layers))
-    else:  # Qwen2-MoE's: (i + 1) % step == 0 and i not in mlp_only_layers
+    elif moe_layers is not None:  # Llama 4's list of the expert layers
+        sparse = len({i for i in moe_layers if 0 <= i < layers})
+    else:  # Qwen2-MoE's and Llama 4's: (i + 1) % step == 0 and i not in mlp_only_layers
         sparse = sum((i + 1) % freq == 0 and i not in only for i in range(layers))
     if sparse < layers:
         if sparse == 0:
@@ -183,6 +191,8 @@ def _sliding_window(cfg: dict[str, Any], mt: str, layers: int, origin: str) -> d
     Gemma and Qwen configs); Gemma 2's every other layer (its modeling code: even layers slide); Gemma 3's all but
     every `sliding_window_pattern`-th; Mistral's every layer where its config sets a window (7B v0.1). Other
     configs' windows are not read: Qwen's is off unless `use_sliding_window`, and Phi-3's runs past its context."""
+    if mt.startswith("llama4") and cfg.get("attention_chunk_size"):
+        return _chunked_attention(cfg, layers, origin)
     window = cfg.get("sliding_window")
     if not isinstance(window, int) or isinstance(window, bool) or window <= 0 or cfg.get("use_sliding_window") is False:
         return {}
@@ -201,6 +211,24 @@ def _sliding_window(cfg: dict[str, Any], mt: str, layers: int, origin: str) -> d
     else:
         return {}
     return {"sliding_window": window, "sliding_layers": sliding} if sliding else {}
+
+
+def _chunked_attention(cfg: dict[str, Any], layers: int, origin: str) -> dict[str, int]:
+    """Llama 4's chunked local attention, read as a sliding window of the chunk: a layer that uses rotary positions
+    (`no_rope_layers` 1; by default three of every four) attends within its `attention_chunk_size`-token chunk, and
+    vLLM keeps that chunk's K/V only. A chunk's queries see half a chunk on average where a window's see all of it:
+    the window is the upper bound of its attention and its cache."""
+    chunk = _positive(cfg, "attention_chunk_size", origin)
+    rope = cfg.get("no_rope_layers")
+    if rope is None:
+        interval = cfg.get("no_rope_layer_interval", 4)
+        if not isinstance(interval, int) or isinstance(interval, bool) or interval <= 0:
+            raise UserError(f"{origin}: no_rope_layer_interval must be a positive integer, got {interval!r}")
+        rope = [int((i + 1) % interval != 0) for i in range(layers)]
+    if not isinstance(rope, list) or not all(isinstance(x, int) for x in rope):
+        raise UserError(f"{origin}: no_rope_layers must be a list of 0 and 1, got {rope!r}")
+    chunked = sum(1 for x in rope[:layers] if x)
+    return {"sliding_window": chunk, "sliding_layers": chunked} if chunked else {}
 
 
 def checkpoint_format(quant: Any) -> str:
@@ -226,25 +254,6 @@ def checkpoint_format(quant: Any) -> str:
                            for w in weights):
             return "fp8"
     return ""
-
-
-#: config keys of architecture parts ModelSpec has no figures for -> what they are: read as a plain llama-like
-#: model, such a config would be costed wrong without a word (Llama 4 Maverick's dense layers as expert ones)
-_UNMODELLED = {
-    "interleave_moe_layer_step": "expert layers interleaved with dense ones",
-}
-
-
-def _refuse_unmodelled(cfg: dict[str, Any], mt: str, origin: str) -> None:
-    """One line naming the part of the architecture that is not modelled, rather than an answer that leaves it out."""
-    if mt.startswith("llama4"):  # chunked attention in three layers of four, no position encoding in the fourth
-        raise UserError(f"{origin}: chunked local attention and a shared expert no config key names (model_type "
-                        f"{mt!r}): not modelled yet, so this architecture cannot be costed")
-    for key, what in _UNMODELLED.items():
-        value = cfg.get(key)
-        if value and not (key == "interleave_moe_layer_step" and value == 1):
-            raise UserError(f"{origin}: {what} ({key} {value!r}, model_type {mt or 'unknown'!r}): not modelled "
-                            "yet, so this architecture cannot be costed")
 
 
 # model_type -> how its config maps to ModelSpec keywords; anything else is read as llama-like

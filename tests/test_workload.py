@@ -111,31 +111,6 @@ def test_config_families(cfg, expect):
     assert spec_from_config(cfg).num_params == pytest.approx(expect, rel=0.01)
 
 
-#: Llama 4's text configs (huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json, Maverick's), the
-#: keys that matter here
-LLAMA4 = {"model_type": "llama4_text", "num_hidden_layers": 48, "hidden_size": 5120, "num_attention_heads": 40,
-          "intermediate_size": 8192, "num_local_experts": 16, "num_experts_per_tok": 1, "vocab_size": 202048}
-
-
-@pytest.mark.parametrize(
-    ("cfg", "names"),
-    [(LLAMA4, "chunked local attention"),
-     ({**LLAMA4, "model_type": "custom_moe", "interleave_moe_layer_step": 2}, "expert layers interleaved")],
-)
-def test_a_config_with_parts_not_modelled_is_refused_by_name(tmp_path, capsys, cfg, names):
-    """Read as a plain llama-like model, such a config would be costed wrong without a word (Llama 4's chunked
-    attention as full attention, Maverick's dense layers as expert ones). Each such part is named."""
-    with pytest.raises(UserError, match=names):
-        spec_from_config(cfg)
-    p = tmp_path / "config.json"
-    p.write_text(json.dumps(cfg))
-    from gpuadvisor.cli import main
-
-    assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "not modelled yet" in err[0]
-
-
 @pytest.mark.parametrize(
     "text",
     ["{not json", "[1, 2]", '{"model_type": "resnet", "depths": [3, 4]}', '{"num_hidden_layers": -3, "hidden_size": 8, '

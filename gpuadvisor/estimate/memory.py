@@ -260,7 +260,7 @@ def estimate_memory(workload: Workload, capacity_bytes: float | None = None) -> 
 
     if m.windowed and workload.mode in (Mode.INFERENCE, Mode.SCORING) and m.kind == "decoder":
         notes.append(f"KV cache: {m.sliding_layers} of {m.num_layers} layers keep only the last {m.sliding_window:,} "
-                     "tokens (sliding-window attention)")
+                     "tokens (sliding-window attention; a chunked-attention layer, Llama 4's, at most its chunk)")
     if m.mla and workload.mode in (Mode.INFERENCE, Mode.SCORING) and m.kind == "decoder":
         notes.append(f"KV cache: a {m.kv_lora_rank}-element latent and a {m.rope_head_dim}-element rotary key a token "
                      f"and layer (multi-head latent attention, as vLLM and SGLang cache it), whole on every "
