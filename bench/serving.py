@@ -33,6 +33,7 @@ DATA = TESTS_DATA / "published-serving.json"
 #: physics mxfp4_moe_eff (tools/fit_mxfp4_moe.py) and its held-out check (tests/test_gpt_oss.py)
 GPT_OSS = TESTS_DATA / "published-gpt-oss.json"
 DEEPSEEK = TESTS_DATA / "published-deepseek.json"
+LLAMA4 = TESTS_DATA / "published-llama4.json"
 MAX_SIM_REQUESTS = 3000
 IN_BAND = (0.8, 1.25)
 OUTER_BAND = (0.67, 1.5)
@@ -81,6 +82,20 @@ def deepseek_markdown() -> str:
         rows.append(f"| {e['engine']} {release} | {case} | {e['metric']} | {e['value']:,.2f} | "
                     f"{tool:,.2f} | {tool / e['value']:.2f}x |")
     return "\n".join(rows) + "\n"
+
+
+def llama4_markdown() -> str:
+    """Every published Llama 4 figure (LLAMA4) beside the tool's; nothing was fitted on them."""
+    rows = ["| run | published tok/s | tool | tool / published |", "|---|---:|---:|---:|"]
+    for e in load_entries(LLAMA4):
+        tool = tool_value(e)
+        rows.append(f"| {e['table']} | {e['value']:,.0f} | {tool:,.0f} | {tool / e['value']:.2f}x |")
+    return "\n".join(rows) + "\n"
+
+
+def llama4_ratios() -> dict[str, float]:
+    """Tool / published of every Llama 4 figure (LLAMA4) by id."""
+    return {e["id"]: tool_value(e) / e["value"] for e in load_entries(LLAMA4)}
 
 
 def deepseek_ratios() -> dict[tuple[str, str, str], float]:

@@ -58,3 +58,20 @@ def test_a_malformed_llama4_config_is_one_line_and_exit_2(tmp_path, capsys, bad)
 
     assert main(["estimate", str(p), "--gpu", "H200 SXM 141GB"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_the_published_llama4_runs():
+    """TensorRT-LLM's maximum-throughput figures for Llama 4 (tests/data/published-llama4.json, nothing fitted on
+    them): on the H200 all eight within 0.8x-1.25x (0.84x-1.23x), the B200's four within 0.67x-1.5x (0.75x-1.46x).
+    The H100's come out 1.30x-2.51x, Maverick's the worst: the page has Maverick at 3.0x-3.7x the H100's throughput on
+    the H200, where bandwidth and memory give about 1.4x-2.3x (docs/serving.md "DeepSeek")."""
+    from bench import serving
+
+    ratios = serving.llama4_ratios()
+    assert len(ratios) == 20
+    by_card: dict[str, list[float]] = {}
+    for key, r in ratios.items():
+        by_card.setdefault(key.split("-")[-5], []).append(r)
+    assert len(by_card["h200"]) == 8 and all(0.8 <= r <= 1.25 for r in by_card["h200"])
+    assert len(by_card["b200"]) == 4 and all(0.67 <= r <= 1.5 for r in by_card["b200"])
+    assert len(by_card["h100"]) == 8 and all(1.0 <= r <= 2.6 for r in by_card["h100"])

@@ -554,7 +554,7 @@ def _gpt_oss_line() -> str:
     from bench import serving as P
 
     ratios = list(P.gpt_oss_throughput_ratios(held_out=True).values())
-    return (f"Held out: gpt-oss (`tests/data/published-gpt-oss.json`) tok/s "
+    return (f"Held out: gpt-oss tok/s "
             f"{sum(0.8 <= x <= 1.25 for x in ratios)}/{len(ratios)} in 0.8x-1.25x, "
             f"{sum(0.67 <= x <= 1.5 for x in ratios)}/{len(ratios)} in 0.67x-1.5x;")
 
@@ -566,9 +566,12 @@ def _deepseek_line() -> str:
     ratios = P.deepseek_ratios()
     tps = [r for (_e, _c, m), r in ratios.items() if m == "output_tps"]
     tpot = [r for (_e, _c, m), r in ratios.items() if m == "tpot_ms"]
+    llama4 = list(P.llama4_ratios().values())
     return (f"DeepSeek-R1 (8x H200): tok/s "
             f"{sum(0.8 <= x <= 1.25 for x in tps)}/{len(tps)}, {sum(0.67 <= x <= 1.5 for x in tps)}/{len(tps)}; "
-            f"TPOT {sum(0.8 <= x <= 1.25 for x in tpot)}/{len(tpot)} in 0.8x-1.25x.")
+            f"TPOT {sum(0.8 <= x <= 1.25 for x in tpot)}/{len(tpot)} in 0.8x-1.25x; Llama 4 tok/s "
+            f"{sum(0.8 <= x <= 1.25 for x in llama4)}/{len(llama4)}, {sum(0.67 <= x <= 1.5 for x in llama4)}/"
+            f"{len(llama4)}.")
 
 
 def training() -> list[str]:
@@ -606,7 +609,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench.training import markdown_section as training_section
 
     def serving_section() -> str:
-        from bench.serving import deepseek_markdown, gpt_oss_markdown
+        from bench.serving import deepseek_markdown, gpt_oss_markdown, llama4_markdown
 
         return (markdown_section().rstrip() + "\n\n## GPU check: Hugging Face generate() and prefill kernels\n\n"
                 + serve_gpu_check.markdown(found=_gpu_checks())
@@ -617,7 +620,12 @@ def main(argv: list[str] | None = None) -> int:
                 "(`tests/data/published-deepseek.json`)\n\nDeepSeek-R1 on 8x H200 in FP8: GPUStack's runs (TP8) and "
                 "TensorRT-LLM's "
                 "max-throughput run (data-parallel attention); nothing fitted on them; what the outliers are: "
-                "docs/serving.md \"DeepSeek\".\n\n" + deepseek_markdown())
+                "docs/serving.md \"DeepSeek\".\n\n" + deepseek_markdown()
+                + "\n## Llama 4: shared expert, dense layers, chunked attention "
+                "(`tests/data/published-llama4.json`)\n\n"
+                "TensorRT-LLM's performance overview (v1.0 data, maximum throughput, trtllm-bench); nothing fitted on "
+                "them; docs/serving.md \"DeepSeek\" (its last paragraph) says what is read as what.\n\n"
+                + llama4_markdown())
 
     four = ("# Four GPUs (4x H200, 2026-11-27)\n\nWritten by `python3 -m tools.bench_page` (summary in "
             "BENCHMARKS.md).\n\n" + "\n".join(four_gpu()[2:]).rstrip() + "\n")
