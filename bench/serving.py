@@ -72,12 +72,17 @@ def gpt_oss_markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
+def deepseek_case(e: dict[str, Any]) -> str:
+    """A DeepSeek entry's run, from its id: the card and format, then the case ("h200x8-fp8-random-4k")."""
+    return str(e["id"]).split("deepseek-r1-", 1)[1].removesuffix("-" + e["metric"])
+
+
 def deepseek_markdown() -> str:
     """Every published DeepSeek-R1 figure (DEEPSEEK) beside the tool's; nothing was fitted on them."""
     rows = ["| engine | run | metric | published | tool | tool / published |", "|---|---|---|---:|---:|---:|"]
     for e in load_entries(DEEPSEEK):
         tool = tool_value(e)
-        case = e["id"].split("-fp8-")[1].removesuffix("-" + e["metric"])
+        case = deepseek_case(e)
         release = e["engine_version"] or "(its blog)"
         rows.append(f"| {e['engine']} {release} | {case} | {e['metric']} | {e['value']:,.2f} | "
                     f"{tool:,.2f} | {tool / e['value']:.2f}x |")
@@ -100,7 +105,7 @@ def llama4_ratios() -> dict[str, float]:
 
 def deepseek_ratios() -> dict[tuple[str, str, str], float]:
     """Tool / published of every DeepSeek-R1 figure (DEEPSEEK) by (engine, case, metric)."""
-    return {(e["engine"], e["id"].split("-fp8-")[1].removesuffix("-" + e["metric"]), e["metric"]):
+    return {(e["engine"], deepseek_case(e), e["metric"]):
             tool_value(e) / e["value"] for e in load_entries(DEEPSEEK)}
 
 
@@ -157,7 +162,7 @@ def tool_value(e: dict[str, Any], phys: dict[str, float] | None = None, **knobs:
     # a closed loop runs the published request count (at least 8 rounds of the users); Poisson arrivals and all
     # queued: the published count
     requests = min(max(8 * users, 40, e["num_requests"] or 0) if users else (e["num_requests"] or MAX_SIM_REQUESTS),
-                   MAX_SIM_REQUESTS)
+                   max(MAX_SIM_REQUESTS, 3 * (users or 0)))  # three rounds at least of a closed loop's users
     spec = tuple(sorted((e.get("speculative") or {}).items()))
     f = _latency_run(e["model"], e["gpu"], engine_spec(e), e["weights"], e["kv_dtype"], e["tp"], e["pp"],
                      e["input_len"], e["output_len"], e["lengths"], users, requests, phys,

@@ -617,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
                 "Kept out of the tables above; why the fit is on the runs it is on: docs/serving.md \"gpt-oss\".\n\n"
                 + gpt_oss_markdown()
                 + "\n## DeepSeek-R1: latent attention, shared experts, dense first layers "
-                "(`tests/data/published-deepseek.json`)\n\nDeepSeek-R1 on 8x H200 in FP8: GPUStack's runs (TP8) and "
+                "(`tests/data/published-deepseek.json`)\n\nDeepSeek-R1 on 8x H200 in FP8 and 8x B200 in NVFP4: GPUStack's runs (TP8) and "
                 "TensorRT-LLM's "
                 "max-throughput run (data-parallel attention); nothing fitted on them; what the outliers are: "
                 "docs/serving.md \"DeepSeek\".\n\n" + deepseek_markdown()

@@ -114,6 +114,22 @@ def trtllm_entries() -> list[dict[str, Any]]:
         "table": "H200 max-throughput: Total Output Throughput (tokens/sec) 11489.2671",
         "notes": "experts split over the GPUs by expert parallelism (EP8), estimated as tensor-parallel experts (the "
                  "same bytes and FLOPs a GPU; no all-to-all or expert imbalance priced)",
+        "held_out": True}, {
+        "id": "trtllm-blog-deepseek-r1-b200x8-nvfp4-max-throughput-dpa-output_tps", "model": "deepseek-r1",
+        "engine": "trtllm", "engine_version": None, "gpu": "B200", "gpus": 8, "weights": "nvfp4",
+        "kv_dtype": "bf16", "metric": "output_tps", "value": 36384.0838, "input_len": 1024, "output_len": 2048,
+        "tp": 8, "pp": 1, "dp_attention": True, "concurrency": 3072, "request_rate": None, "num_requests": 49152,
+        "ubatch": None, "lengths": "fixed", "client_measured": False, "speculative": None, "disaggregated": None,
+        "frontend_ms": None, "engine_knobs": {"max_seqs": 384, "max_batched_tokens": 1536, "kv_mem_fraction": 0.85},
+        "source": {"url": f"https://github.com/{repo}/blob/{commit}/{path}", "repo": repo, "path": path,
+                   "commit": commit,
+                   "document": "TensorRT-LLM blog, Best performance practice on DeepSeek-R1 in TensorRT-LLM: "
+                               "B200 max-throughput for R1 with FP16 KV cache (nvidia/DeepSeek-R1-FP4, trtllm-bench "
+                               "throughput --tp 8 --ep 8, enable_attention_dp, --max_batch_size 384 --max_num_tokens "
+                               "1536 --kv_cache_free_gpu_mem_fraction 0.85 --concurrency 3072)"},
+        "table": "B200 max-throughput for R1 with FP16 KV cache: Total Output Throughput (tokens/sec) 36384.0838",
+        "notes": "NVFP4 weights (nvidia/DeepSeek-R1-FP4); experts by EP8, estimated as tensor-parallel experts; "
+                 "the simulation runs 3 rounds of the 3,072 users (9,216 requests), not the 49,152",
         "held_out": True}]
 
 
