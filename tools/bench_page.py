@@ -617,10 +617,9 @@ def main(argv: list[str] | None = None) -> int:
                 "Kept out of the tables above; why the fit is on the runs it is on: docs/serving.md \"gpt-oss\".\n\n"
                 + gpt_oss_markdown()
                 + "\n## DeepSeek-R1: latent attention, shared experts, dense first layers "
-                "(`tests/data/published-deepseek.json`)\n\nDeepSeek-R1 on 8x H200 in FP8 and 8x B200 in NVFP4: GPUStack's runs (TP8) and "
-                "TensorRT-LLM's "
-                "max-throughput run (data-parallel attention); nothing fitted on them; what the outliers are: "
-                "docs/serving.md \"DeepSeek\".\n\n" + deepseek_markdown()
+                "(`tests/data/published-deepseek.json`)\n\nDeepSeek-R1 on 8x H200 in FP8 (GPUStack's runs, TP8) and "
+                "TensorRT-LLM's max-throughput runs on 8x H200 and 8x B200 (data-parallel attention); nothing fitted "
+                "on them; what the outliers are: docs/serving.md \"DeepSeek\".\n\n" + deepseek_markdown()
                 + "\n## Llama 4: shared expert, dense layers, chunked attention "
                 "(`tests/data/published-llama4.json`)\n\n"
                 "TensorRT-LLM's performance overview (v1.0 data, maximum throughput, trtllm-bench); nothing fitted on "
