@@ -21,6 +21,9 @@ KNOWN = {
     "gpt2": 124.4e6, "llama-2-7b": 6.738e9, "llama-2-70b": 68.98e9, "llama-3-8b": 8.03e9, "mistral-7b": 7.24e9,
     "mixtral-8x7b": 46.7e9, "qwen2.5-0.5b": 0.494e9, "qwen2.5-7b": 7.62e9, "gemma-2-2b": 2.61e9,
     "phi-3-mini": 3.82e9, "falcon-7b": 7.22e9, "bert-base": 109.5e6, "vit-base-16": 86.6e6, "resnet-50": 25.6e6,
+    # the model cards' counts: Qwen3-235B-A22B 235B, Qwen3-0.6B 0.6B, Phi-4 14.7B, Gemma 3 27B (its vision tower of
+    # about 0.4B not counted)
+    "qwen3-235b-a22b": 235e9, "qwen3-0.6b": 0.6e9, "phi-4": 14.7e9, "gemma-3-27b": 27.0e9,
 }
 
 
