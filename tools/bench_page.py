@@ -567,7 +567,7 @@ def _deepseek_line() -> str:
     tps = [r for (_e, _c, m), r in ratios.items() if m == "output_tps"]
     tpot = [r for (_e, _c, m), r in ratios.items() if m == "tpot_ms"]
     llama4 = list(P.llama4_ratios().values())
-    return (f"DeepSeek-R1 (8x H200): tok/s "
+    return (f"DeepSeek-R1 (8 GPUs): tok/s "
             f"{sum(0.8 <= x <= 1.25 for x in tps)}/{len(tps)}, {sum(0.67 <= x <= 1.5 for x in tps)}/{len(tps)}; "
             f"TPOT {sum(0.8 <= x <= 1.25 for x in tpot)}/{len(tpot)} in 0.8x-1.25x; Llama 4 tok/s "
             f"{sum(0.8 <= x <= 1.25 for x in llama4)}/{len(llama4)}, {sum(0.67 <= x <= 1.5 for x in llama4)}/"
