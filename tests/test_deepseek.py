@@ -194,3 +194,20 @@ def test_block_scaled_fp8_keeps_most_of_the_per_tensor_rate():
     ratios = moe.block_fp8_ratios()
     assert len(ratios) == 13 and min(ratios) >= 0.7 and max(ratios) <= 1.0
     assert sorted(ratios)[len(ratios) // 2] >= 0.9
+
+
+def test_an_fp8_checkpoint_needs_a_card_that_serves_fp8_weights(capsys):
+    """The support matrix's `fp8-weights` (vLLM's supported-hardware table: Marlin's FP8 weight-only kernels on Ampere
+    and newer, W8A8 on Ada and Hopper, AMD where the datasheet gives an fp8 rate): DeepSeek-R1's FP8 checkpoint is
+    refused in one line on an MI250 or a V100, and priced on an A100 (where it does not fit eight cards) or an H200."""
+    from gpuadvisor.advisor.support import QUANT_FEATURE, load_matrix
+    from gpuadvisor.cli import main
+
+    assert QUANT_FEATURE["fp8"] == "fp8-weights" and load_matrix().feature("fp8-weights").sources
+    for card in ("Instinct MI250", "Tesla V100 SXM2 32GB"):
+        assert main(["estimate", "deepseek-r1", "--gpu", card, "--gpus", "8", "--tp", "8"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "cannot run" in err[0] and "FP8 checkpoints" in err[0], err
+    for card in ("A100 SXM4 80GB", "H200 SXM 141GB"):
+        assert main(["estimate", "deepseek-r1", "--gpu", card, "--gpus", "8", "--tp", "8"]) == 0
+        capsys.readouterr()

@@ -38,8 +38,8 @@ SERVE_ENGINE_FEATURE = {"vllm": VLLM, "sglang": "sglang", "trtllm": "trtllm", "l
 #: the step engine `graphs` (recommend's and estimate's default) is the vLLM-class engine: vLLM's rule, the least
 #: demanding of the three it stands for (vLLM, SGLang, TensorRT-LLM)
 STEP_ENGINE_FEATURE = {"graphs": VLLM, "eager": None}
-#: weight formats (workload.QUANT_FORMATS) whose kernels are bitsandbytes'
-QUANT_FEATURE = {"nf4": BNB_4BIT, "nf4-dq": BNB_4BIT, "int8": BNB_8BIT, "mxfp4": MXFP4}
+#: weight formats (workload.QUANT_FORMATS) whose kernels need a feature of their own (bitsandbytes', MXFP4's, FP8's)
+QUANT_FEATURE = {"nf4": BNB_4BIT, "nf4-dq": BNB_4BIT, "int8": BNB_8BIT, "mxfp4": MXFP4, "fp8": "fp8-weights"}
 
 _CC = re.compile(r"\d+\.\d+$")
 
