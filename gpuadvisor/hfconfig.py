@@ -114,6 +114,7 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
         kw["norms_per_layer"] = 4
         # Gemma2Config defaults final_logit_softcapping to 30.0; an explicit null turns it off
         kw["logit_softcap"] = cfg.get("final_logit_softcapping", 30.0 if mt == "gemma2" else None) is not None
+    _refuse_unmodelled(cfg, mt, origin)
     kw.update(_sliding_window(cfg, mt, f["num_layers"], origin))
     if mt == "gpt_oss":  # its experts carry biases (gate_up_proj_bias, down_proj_bias)
         kw["mlp_bias"] = True
@@ -254,6 +255,23 @@ def checkpoint_format(quant: Any) -> str:
                            for w in weights):
             return "fp8"
     return ""
+
+
+#: layers that are not attention (linear attention, state-space / Mamba mixers): read as a plain llama-like model, such
+#: a config would be costed as full attention in every layer without a word (Qwen3-Next, Jamba, Falcon-H1, Nemotron-H)
+_NOT_ATTENTION = ("linear_attention", "mamba", "ssm", "deltanet")
+
+
+def _refuse_unmodelled(cfg: dict[str, Any], mt: str, origin: str) -> None:
+    """One line naming the layers this tool has no figures for, rather than an answer that costs them as attention."""
+    types = cfg.get("layer_types")
+    odd = sorted({str(t) for t in types if any(k in str(t).lower() for k in _NOT_ATTENTION)}) if isinstance(
+        types, list) else []
+    keys = sorted(k for k in cfg if k.startswith(("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")))
+    if odd or keys or any(k in mt for k in ("mamba", "jamba", "qwen3_next", "falcon_h1", "nemotron_h")):
+        what = ", ".join(odd or keys[:3]) or mt
+        raise UserError(f"{origin}: layers that are not attention ({what}; model_type {mt or 'unknown'!r}): not "
+                        "modelled yet, so this architecture cannot be costed")
 
 
 # model_type -> how its config maps to ModelSpec keywords; anything else is read as llama-like

@@ -242,3 +242,24 @@ def test_a_bad_sliding_window_pattern_is_one_line(tmp_path, capsys, pattern):
     assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "sliding_window_pattern must be a positive integer" in err[0]
+
+
+@pytest.mark.parametrize(("cfg", "names"), [
+    ({"model_type": "qwen3_next", "num_hidden_layers": 48, "hidden_size": 2048, "num_attention_heads": 16,
+      "num_key_value_heads": 2, "intermediate_size": 5120, "vocab_size": 151936, "linear_num_value_heads": 32,
+      "linear_num_key_heads": 16, "layer_types": ["linear_attention", "linear_attention", "linear_attention",
+                                                  "full_attention"] * 12}, "linear_attention"),
+    ({"model_type": "jamba", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+      "intermediate_size": 14336, "vocab_size": 65536, "mamba_d_state": 16, "mamba_expand": 2}, "mamba_")])
+def test_a_config_with_layers_that_are_not_attention_is_refused_by_name(tmp_path, capsys, cfg, names):
+    """Read as a llama-like model, Qwen3-Next's linear-attention layers or Jamba's Mamba mixers would be costed as full
+    attention without a word: one line that names them, exit 2."""
+    with pytest.raises(UserError, match=names):
+        spec_from_config(cfg)
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not modelled yet" in err[0]
