@@ -124,9 +124,13 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
     if cfg.get("kv_lora_rank"):
         kw.update(_latent_attention(cfg, origin))
     experts = _first(cfg, ("num_local_experts", "num_experts", "n_routed_experts"))
-    if experts and int(experts) > 1:
-        kw["num_experts"] = int(experts)
-        kw["experts_per_token"] = int(_first(cfg, ("num_experts_per_tok", "top_k", "moe_topk")) or 2)
+    top_k = _first(cfg, ("num_experts_per_tok", "top_k", "moe_topk"))
+    for key, value in (("the expert count", experts), ("num_experts_per_tok", top_k)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise UserError(f"{origin}: {key} must be a non-negative integer, got {value!r}")
+    if experts and experts > 1:
+        kw["num_experts"] = experts
+        kw["experts_per_token"] = top_k or 2
         if cfg.get("moe_intermediate_size"):
             kw["intermediate_size"] = _positive(cfg, "moe_intermediate_size", origin)
         dense_size = int(cfg["intermediate_size_mlp"]) if cfg.get("intermediate_size_mlp") else f["intermediate_size"]

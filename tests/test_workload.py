@@ -263,3 +263,18 @@ def test_a_config_with_layers_that_are_not_attention_is_refused_by_name(tmp_path
     assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not modelled yet" in err[0]
+
+
+@pytest.mark.parametrize("bad", [{"num_local_experts": "x"}, {"num_local_experts": 8, "num_experts_per_tok": "x"},
+                                 {"num_local_experts": 8.5}, {"num_local_experts": 8, "num_experts_per_tok": -1}])
+def test_an_expert_count_that_is_not_an_integer_is_one_line_and_exit_2(tmp_path, capsys, bad):
+    """It raised ValueError through int() (an internal error, exit 3) before."""
+    cfg = {"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+           "intermediate_size": 128, "vocab_size": 100, **bad}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "integer" in err[0]
