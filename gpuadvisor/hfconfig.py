@@ -63,7 +63,7 @@ def architecture_from_config(cfg: Any, origin: str = "config.json") -> dict[str,
         "source": origin,
     }
     if cfg.get("head_dim"):
-        kw["head_dim"] = int(cfg["head_dim"])
+        kw["head_dim"] = _positive(cfg, "head_dim", origin)
     family = next((fn for types, fn in _FAMILIES if mt in types), _llama_like)
     family(kw, cfg, f, mt, origin)
     return kw
@@ -81,14 +81,15 @@ def _gpt_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: st
     kw.update(norm="layernorm", mlp_act="gelu_tanh" if mt == "gpt2" else "gelu", attn_bias=True,
               mlp_bias=True, fused_qkv=mt in ("gpt2", "gpt_neox"))
     kw["intermediate_size"] = f["intermediate_size"] or 4 * f["hidden_size"]
-    kw["max_positions"] = int(_first(cfg, ("n_positions", "max_position_embeddings")) or 0) if mt in (
+    kw["max_positions"] = _count(cfg, ("n_positions", "max_position_embeddings"), 0, origin) if mt in (
         "gpt2", "opt", "gpt_neo") else 0
 
 
 def _encoder(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: str, origin: str) -> None:
     kw.update(kind="encoder", norm="layernorm", mlp_act="gelu", attn_bias=True, mlp_bias=True)
     kw["intermediate_size"] = f["intermediate_size"] or 4 * f["hidden_size"]
-    kw["max_positions"] = int(cfg.get("max_position_embeddings") or 512) + int(cfg.get("type_vocab_size") or 0)
+    kw["max_positions"] = (_count(cfg, ("max_position_embeddings",), 512, origin)
+                           + _count(cfg, ("type_vocab_size",), 0, origin))
     kw["tied_embeddings"] = True
 
 
@@ -96,8 +97,8 @@ def _vision(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: str,
     kw.update(kind="vision", norm="layernorm", mlp_act="gelu", attn_bias=True, mlp_bias=True, vocab_size=0,
               tied_embeddings=True)
     kw["intermediate_size"] = f["intermediate_size"] or 4 * f["hidden_size"]
-    kw["image_size"] = int(cfg.get("image_size") or 224)
-    kw["patch_size"] = int(cfg.get("patch_size") or 16)
+    kw["image_size"] = _count(cfg, ("image_size",), 224, origin)
+    kw["patch_size"] = _count(cfg, ("patch_size",), 16, origin)
     kw["max_positions"] = (kw["image_size"] // kw["patch_size"]) ** 2 + 1
 
 
@@ -133,10 +134,22 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
         kw["experts_per_token"] = top_k or 2
         if cfg.get("moe_intermediate_size"):
             kw["intermediate_size"] = _positive(cfg, "moe_intermediate_size", origin)
-        dense_size = int(cfg["intermediate_size_mlp"]) if cfg.get("intermediate_size_mlp") else f["intermediate_size"]
+        dense_size = (_positive(cfg, "intermediate_size_mlp", origin) if cfg.get("intermediate_size_mlp") is not None
+                      else f["intermediate_size"])
         kw.update(_moe_extras(cfg, f["num_layers"], dense_size, kw["intermediate_size"], origin))
         if mt.startswith("llama4"):  # every expert layer has one shared expert of the experts' width (Llama4TextMoe)
             kw["shared_expert_size"] = kw["intermediate_size"]
+
+
+def _count(cfg: dict[str, Any], keys: tuple[str, ...], default: int, origin: str) -> int:
+    """The first of `keys` the config sets, a non-negative integer (`default` where none is set or it is 0)."""
+    value = _first(cfg, keys)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise UserError(f"{origin}: {next(k for k in keys if cfg.get(k) is not None)} must be a non-negative integer, "
+                        f"got {value!r}")
+    return value or default
 
 
 def _positive(cfg: dict[str, Any], key: str, origin: str) -> int:

@@ -278,3 +278,21 @@ def test_an_expert_count_that_is_not_an_integer_is_one_line_and_exit_2(tmp_path,
     assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "integer" in err[0]
+
+
+@pytest.mark.parametrize("bad", [{"head_dim": "x"}, {"model_type": "gpt2", "max_position_embeddings": "x"},
+                                 {"model_type": "vit", "image_size": "big"},
+                                 {"model_type": "bert", "type_vocab_size": -1},
+                                 {"model_type": "llama4_text", "num_local_experts": 4, "num_experts_per_tok": 1,
+                                  "intermediate_size_mlp": "x", "interleave_moe_layer_step": 2}])
+def test_a_size_that_is_not_an_integer_is_one_line_and_exit_2(tmp_path, capsys, bad):
+    """Each raised ValueError through int() (an internal error, exit 3) before."""
+    cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+           "intermediate_size": 128, "vocab_size": 100, **bad}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "integer" in err[0]
