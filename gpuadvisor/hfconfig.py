@@ -124,14 +124,10 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
         kw["checkpoint_quant"] = checkpoint
     if cfg.get("kv_lora_rank"):
         kw.update(_latent_attention(cfg, origin))
-    experts = _first(cfg, ("num_local_experts", "num_experts", "n_routed_experts"))
-    top_k = _first(cfg, ("num_experts_per_tok", "top_k", "moe_topk"))
-    for key, value in (("the expert count", experts), ("num_experts_per_tok", top_k)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise UserError(f"{origin}: {key} must be a non-negative integer, got {value!r}")
-    if experts and experts > 1:
+    experts = _count(cfg, ("num_local_experts", "num_experts", "n_routed_experts"), 0, origin)
+    if experts > 1:
         kw["num_experts"] = experts
-        kw["experts_per_token"] = top_k or 2
+        kw["experts_per_token"] = _count(cfg, ("num_experts_per_tok", "top_k", "moe_topk"), 2, origin)
         if cfg.get("moe_intermediate_size"):
             kw["intermediate_size"] = _positive(cfg, "moe_intermediate_size", origin)
         dense_size = (_positive(cfg, "intermediate_size_mlp", origin) if cfg.get("intermediate_size_mlp") is not None
@@ -152,8 +148,9 @@ def _count(cfg: dict[str, Any], keys: tuple[str, ...], default: int, origin: str
     return value or default
 
 
-def _positive(cfg: dict[str, Any], key: str, origin: str) -> int:
-    value = cfg.get(key)
+def _positive(cfg: dict[str, Any], key: str, origin: str, default: int | None = None) -> int:
+    """`key`'s value (`default` where the config leaves it out), a positive integer, else one line."""
+    value = cfg.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise UserError(f"{origin}: {key} must be a positive integer, got {value!r}")
     return value
@@ -220,10 +217,7 @@ def _sliding_window(cfg: dict[str, Any], mt: str, layers: int, origin: str) -> d
     elif mt == "gemma2":
         sliding = (layers + 1) // 2
     elif mt in ("gemma3", "gemma3_text"):
-        pattern = cfg.get("sliding_window_pattern", 6)
-        if not isinstance(pattern, int) or isinstance(pattern, bool) or pattern <= 0:
-            raise UserError(f"{origin}: sliding_window_pattern must be a positive integer, got {pattern!r}")
-        sliding = layers - layers // pattern
+        sliding = layers - layers // _positive(cfg, "sliding_window_pattern", origin, 6)
     elif mt in ("mistral", "mixtral"):
         sliding = layers
     else:
@@ -239,9 +233,7 @@ def _chunked_attention(cfg: dict[str, Any], layers: int, origin: str) -> dict[st
     chunk = _positive(cfg, "attention_chunk_size", origin)
     rope = cfg.get("no_rope_layers")
     if rope is None:
-        interval = cfg.get("no_rope_layer_interval", 4)
-        if not isinstance(interval, int) or isinstance(interval, bool) or interval <= 0:
-            raise UserError(f"{origin}: no_rope_layer_interval must be a positive integer, got {interval!r}")
+        interval = _positive(cfg, "no_rope_layer_interval", origin, 4)
         rope = [int((i + 1) % interval != 0) for i in range(layers)]
     if not isinstance(rope, list) or not all(isinstance(x, int) for x in rope):
         raise UserError(f"{origin}: no_rope_layers must be a list of 0 and 1, got {rope!r}")

@@ -168,10 +168,12 @@ class ModelSpec:
     @property
     def expert_params(self) -> int:
         """Parameters of one expert's MLP (the whole MLP of a dense layer)."""
-        h, i = self.hidden_size, self.intermediate_size
-        mats = 3 if self.gated else 2
-        bias = (2 * i if self.gated else i) + h if self.mlp_bias else 0
-        return mats * h * i + bias
+        return self._mlp_params(self.intermediate_size)
+
+    @property
+    def norm_params(self) -> int:
+        """Parameters of one norm (LayerNorm's bias beside its weight)."""
+        return self.hidden_size * (2 if self.norm == "layernorm" else 1)
 
     @cached_property  # asked thousands of times per `recommend`; the spec is frozen
     def attention_params(self) -> int:
@@ -198,7 +200,7 @@ class ModelSpec:
     def block_params(self) -> int:
         """Parameters of all transformer blocks: attention and norms in each, a MoE layer's experts with their
         router and shared expert, a dense layer's MLP."""
-        norms = 2 * self.hidden_size * (2 if self.norm == "layernorm" else 1)
+        norms = 2 * self.norm_params
         moe = self.expert_layers
         expert_mlp = (self.num_experts * self.expert_params + self.hidden_size * self.num_experts
                       + (self._mlp_params(self.shared_expert_size) if self.shared_expert_size else 0))
@@ -216,8 +218,7 @@ class ModelSpec:
         if not self.is_transformer or self.params > 0:
             return self.params
         head = 0 if self.tied_embeddings or self.vocab_size == 0 else self.vocab_size * self.hidden_size
-        final_norm = self.hidden_size * (2 if self.norm == "layernorm" else 1)
-        return self.block_params + self.embedding_params + head + final_norm
+        return self.block_params + self.embedding_params + head + self.norm_params
 
     @property
     def routed_expert_params(self) -> int:

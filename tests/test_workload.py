@@ -244,6 +244,17 @@ def test_a_bad_sliding_window_pattern_is_one_line(tmp_path, capsys, pattern):
     assert len(err) == 1 and "sliding_window_pattern must be a positive integer" in err[0]
 
 
+def _refused_in_one_line(tmp_path, capsys, cfg, *words) -> None:
+    """`estimate CONFIG` answers exit 2 and one line of stderr holding each of `words`."""
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and all(w in err[0] for w in words), err
+
+
 @pytest.mark.parametrize(("cfg", "names"), [
     ({"model_type": "qwen3_next", "num_hidden_layers": 48, "hidden_size": 2048, "num_attention_heads": 16,
       "num_key_value_heads": 2, "intermediate_size": 5120, "vocab_size": 151936, "linear_num_value_heads": 32,
@@ -256,43 +267,21 @@ def test_a_config_with_layers_that_are_not_attention_is_refused_by_name(tmp_path
     attention without a word: one line that names them, exit 2."""
     with pytest.raises(UserError, match=names):
         spec_from_config(cfg)
-    p = tmp_path / "config.json"
-    p.write_text(json.dumps(cfg))
-    from gpuadvisor.cli import main
-
-    assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "not modelled yet" in err[0]
+    _refused_in_one_line(tmp_path, capsys, cfg, "not modelled yet")
 
 
-@pytest.mark.parametrize("bad", [{"num_local_experts": "x"}, {"num_local_experts": 8, "num_experts_per_tok": "x"},
-                                 {"num_local_experts": 8.5}, {"num_local_experts": 8, "num_experts_per_tok": -1}])
-def test_an_expert_count_that_is_not_an_integer_is_one_line_and_exit_2(tmp_path, capsys, bad):
-    """It raised ValueError through int() (an internal error, exit 3) before."""
-    cfg = {"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-           "intermediate_size": 128, "vocab_size": 100, **bad}
-    p = tmp_path / "config.json"
-    p.write_text(json.dumps(cfg))
-    from gpuadvisor.cli import main
-
-    assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "integer" in err[0]
-
-
-@pytest.mark.parametrize("bad", [{"head_dim": "x"}, {"model_type": "gpt2", "max_position_embeddings": "x"},
-                                 {"model_type": "vit", "image_size": "big"},
-                                 {"model_type": "bert", "type_vocab_size": -1},
-                                 {"model_type": "llama4_text", "num_local_experts": 4, "num_experts_per_tok": 1,
-                                  "intermediate_size_mlp": "x", "interleave_moe_layer_step": 2}])
-def test_a_size_that_is_not_an_integer_is_one_line_and_exit_2(tmp_path, capsys, bad):
-    """Each raised ValueError through int() (an internal error, exit 3) before."""
+@pytest.mark.parametrize("bad", [
+    {"model_type": "mixtral", "num_local_experts": "x"},
+    {"model_type": "mixtral", "num_local_experts": 8, "num_experts_per_tok": "x"},
+    {"model_type": "mixtral", "num_local_experts": 8.5},
+    {"model_type": "mixtral", "num_local_experts": 8, "num_experts_per_tok": -1},
+    {"head_dim": "x"}, {"model_type": "gpt2", "max_position_embeddings": "x"},
+    {"model_type": "vit", "image_size": "big"}, {"model_type": "bert", "type_vocab_size": -1},
+    {"model_type": "llama4_text", "num_local_experts": 4, "num_experts_per_tok": 1, "intermediate_size_mlp": "x",
+     "interleave_moe_layer_step": 2}])
+def test_a_count_or_size_that_is_not_an_integer_is_one_line_and_exit_2(tmp_path, capsys, bad):
+    """An expert count, top-k or size that is not an integer raised ValueError through int() (an internal error,
+    exit 3) before."""
     cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
            "intermediate_size": 128, "vocab_size": 100, **bad}
-    p = tmp_path / "config.json"
-    p.write_text(json.dumps(cfg))
-    from gpuadvisor.cli import main
-
-    assert main(["estimate", str(p), "--gpu", "H100 SXM5 80GB"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "integer" in err[0]
+    _refused_in_one_line(tmp_path, capsys, cfg, "integer")

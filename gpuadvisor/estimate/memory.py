@@ -77,8 +77,7 @@ def linear_fraction(m: Any) -> float:
     quantization stores in few bits); embeddings, the LM head and norms are the rest."""
     if not m.is_transformer:
         return 1.0
-    norms = 2 * m.hidden_size * (2 if m.norm == "layernorm" else 1)
-    lin = m.block_params - m.num_layers * norms
+    lin = m.block_params - m.num_layers * 2 * m.norm_params
     return min(1.0, lin / max(1, m.total_params))
 
 
