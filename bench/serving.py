@@ -94,7 +94,8 @@ def llama4_markdown() -> str:
     rows = ["| run | published tok/s | tool | tool / published |", "|---|---:|---:|---:|"]
     for e in load_entries(LLAMA4):
         tool = tool_value(e)
-        rows.append(f"| {e['table']} | {e['value']:,.0f} | {tool:,.0f} | {tool / e['value']:.2f}x |")
+        rows.append(f"| {e['table']}, {e['input_len']}/{e['output_len']} | {e['value']:,.0f} | {tool:,.0f} | "
+                    f"{tool / e['value']:.2f}x |")
     return "\n".join(rows) + "\n"
 
 

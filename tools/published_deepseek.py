@@ -19,8 +19,11 @@ data-parallel (trtllm_entries), which checks `--dp-attention`.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+from tools.published_serving import Result
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "published-deepseek.json"
 COMMIT = "a5c9fafc3022e81779c2c5ade32c5b703ce2248c"
@@ -65,28 +68,30 @@ LAUNCH = {"vllm": "vllm serve deepseek-ai/DeepSeek-R1-0528 -tp 8",
                         "--enable-dp-attention"}
 
 
+def _row(*, dp_attention: bool = False, engine_knobs: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+    """One published figure of DeepSeek-R1 on eight GPUs at TP8, in published-serving.json's schema (its Result) with
+    the serving layout's data-parallel attention and the engine knobs the run set; held out, as every row here."""
+    row = Result(model="deepseek-r1", gpus=8, tp=8, **fields)
+    return {**asdict(row), "dp_attention": dp_attention, "engine_knobs": engine_knobs, "held_out": True}
+
+
 def entries() -> list[dict[str, Any]]:
     out = []
     url = f"https://github.com/gpustack/gpustack/blob/{COMMIT}/{PATH}"
     for engine, release, case, n, total_in, total_out, users, metrics, block in RUNS:
+        launch = LAUNCH[engine + ("-opt" if case.endswith("-opt") else "")]
         for metric, value in metrics.items():
-            out.append({
-                "id": f"gpustack-{engine}-{release}-deepseek-r1-h200x8-fp8-{case}-{metric}",
-                "model": "deepseek-r1", "engine": engine, "engine_version": release, "gpu": "H200 SXM 141GB",
-                "gpus": 8, "weights": "fp8", "kv_dtype": "bf16", "metric": metric, "value": value,
-                "input_len": round(total_in / n, 3), "output_len": round(total_out / n, 3), "tp": 8, "pp": 1,
-                "dp_attention": False, "concurrency": users, "request_rate": None, "num_requests": n, "ubatch": None,
-                "lengths": "sharegpt" if case.startswith("sharegpt") else "fixed", "client_measured": True,
-                "speculative": None, "disaggregated": None, "frontend_ms": None,
-                "source": {"url": url, "repo": "gpustack/gpustack", "path": PATH, "commit": COMMIT,
-                           "document": f"GPUStack performance lab, DeepSeek-R1-0528 on 8x H200 ({engine} {release}: "
-                                       f"{LAUNCH[engine + ('-opt' if case.endswith('-opt') else '')]}; vllm bench "
-                                       "serve, openai-chat backend)"},
-                "table": block,
-                "notes": "random prompts (vllm bench serve --dataset-name random, seed 42)" if case.startswith("random")
-                         else "ShareGPT prompts: input_len and output_len are the run's means",
-                "held_out": True,
-            })
+            out.append(_row(
+                id=f"gpustack-{engine}-{release}-deepseek-r1-h200x8-fp8-{case}-{metric}", engine=engine,
+                engine_version=release, gpu="H200 SXM 141GB", weights="fp8", kv_dtype="bf16", metric=metric,
+                value=value, input_len=round(total_in / n, 3), output_len=round(total_out / n, 3), concurrency=users,
+                num_requests=n, lengths="sharegpt" if case.startswith("sharegpt") else "fixed", client_measured=True,
+                source={"url": url, "repo": "gpustack/gpustack", "path": PATH, "commit": COMMIT,
+                        "document": f"GPUStack performance lab, DeepSeek-R1-0528 on 8x H200 ({engine} {release}: "
+                                    f"{launch}; vllm bench serve, openai-chat backend)"},
+                table=block,
+                notes="random prompts (vllm bench serve --dataset-name random, seed 42)" if case.startswith("random")
+                else "ShareGPT prompts: input_len and output_len are the run's means"))
     return out
 
 
@@ -100,37 +105,27 @@ TRTLLM_BLOG = ("NVIDIA/TensorRT-LLM", "docs/source/blogs/Best_perf_practice_on_D
 
 def trtllm_entries() -> list[dict[str, Any]]:
     repo, path, commit = TRTLLM_BLOG
-    return [{
-        "id": "trtllm-blog-deepseek-r1-h200x8-fp8-max-throughput-dpa-output_tps", "model": "deepseek-r1",
-        "engine": "trtllm", "engine_version": None, "gpu": "H200 SXM 141GB", "gpus": 8, "weights": "fp8",
-        "kv_dtype": "bf16", "metric": "output_tps", "value": 11489.2671, "input_len": 1024, "output_len": 2048,
-        "tp": 8, "pp": 1, "dp_attention": True, "concurrency": 1024, "request_rate": None, "num_requests": 5120,
-        "ubatch": None, "lengths": "fixed", "client_measured": False, "speculative": None, "disaggregated": None,
-        "frontend_ms": None, "engine_knobs": {"max_seqs": 128, "max_batched_tokens": 1151, "kv_mem_fraction": 0.8},
-        "source": {"url": f"https://github.com/{repo}/blob/{commit}/{path}", "repo": repo, "path": path,
-                   "commit": commit,
-                   "document": "TensorRT-LLM blog, Best performance practice on DeepSeek-R1 in TensorRT-LLM: "
-                               "H200 max-throughput (trtllm-bench throughput --tp 8 --ep 8, enable_attention_dp)"},
-        "table": "H200 max-throughput: Total Output Throughput (tokens/sec) 11489.2671",
-        "notes": "experts split over the GPUs by expert parallelism (EP8), estimated as tensor-parallel experts (the "
-                 "same bytes and FLOPs a GPU; no all-to-all or expert imbalance priced)",
-        "held_out": True}, {
-        "id": "trtllm-blog-deepseek-r1-b200x8-nvfp4-max-throughput-dpa-output_tps", "model": "deepseek-r1",
-        "engine": "trtllm", "engine_version": None, "gpu": "B200", "gpus": 8, "weights": "nvfp4",
-        "kv_dtype": "bf16", "metric": "output_tps", "value": 36384.0838, "input_len": 1024, "output_len": 2048,
-        "tp": 8, "pp": 1, "dp_attention": True, "concurrency": 3072, "request_rate": None, "num_requests": 49152,
-        "ubatch": None, "lengths": "fixed", "client_measured": False, "speculative": None, "disaggregated": None,
-        "frontend_ms": None, "engine_knobs": {"max_seqs": 384, "max_batched_tokens": 1536, "kv_mem_fraction": 0.85},
-        "source": {"url": f"https://github.com/{repo}/blob/{commit}/{path}", "repo": repo, "path": path,
-                   "commit": commit,
-                   "document": "TensorRT-LLM blog, Best performance practice on DeepSeek-R1 in TensorRT-LLM: "
-                               "B200 max-throughput for R1 with FP16 KV cache (nvidia/DeepSeek-R1-FP4, trtllm-bench "
-                               "throughput --tp 8 --ep 8, enable_attention_dp, --max_batch_size 384 --max_num_tokens "
-                               "1536 --kv_cache_free_gpu_mem_fraction 0.85 --concurrency 3072)"},
-        "table": "B200 max-throughput for R1 with FP16 KV cache: Total Output Throughput (tokens/sec) 36384.0838",
-        "notes": "NVFP4 weights (nvidia/DeepSeek-R1-FP4); experts by EP8, estimated as tensor-parallel experts; "
-                 "the simulation runs 3 rounds of the 3,072 users (9,216 requests), not the 49,152",
-        "held_out": True}]
+    blog = "TensorRT-LLM blog, Best performance practice on DeepSeek-R1 in TensorRT-LLM: "
+    ep = "experts split over the GPUs by expert parallelism (EP8), estimated as tensor-parallel experts"
+    #: (card slug, gpu, weights, Total Output Throughput, concurrency, requests, engine knobs, the run, notes)
+    runs = [("h200x8-fp8", "H200 SXM 141GB", "fp8", 11489.2671, 1024, 5120,
+             {"max_seqs": 128, "max_batched_tokens": 1151, "kv_mem_fraction": 0.8},
+             "H200 max-throughput (trtllm-bench throughput --tp 8 --ep 8, enable_attention_dp)", "H200 max-throughput",
+             f"{ep} (the same bytes and FLOPs a GPU; no all-to-all or expert imbalance priced)"),
+            ("b200x8-nvfp4", "B200", "nvfp4", 36384.0838, 3072, 49152,
+             {"max_seqs": 384, "max_batched_tokens": 1536, "kv_mem_fraction": 0.85},
+             "B200 max-throughput for R1 with FP16 KV cache (nvidia/DeepSeek-R1-FP4, trtllm-bench throughput --tp 8 "
+             "--ep 8, enable_attention_dp, --max_batch_size 384 --max_num_tokens 1536 --kv_cache_free_gpu_mem_fraction "
+             "0.85 --concurrency 3072)", "B200 max-throughput for R1 with FP16 KV cache",
+             "NVFP4 weights (nvidia/DeepSeek-R1-FP4); experts by EP8, estimated as tensor-parallel experts; the "
+             "simulation runs 3 rounds of the 3,072 users (9,216 requests), not the 49,152")]
+    return [_row(id=f"trtllm-blog-deepseek-r1-{slug}-max-throughput-dpa-output_tps", engine="trtllm",
+                 engine_version=None, gpu=gpu, weights=weights, kv_dtype="bf16", metric="output_tps", value=value,
+                 input_len=1024, output_len=2048, concurrency=users, num_requests=requests, dp_attention=True,
+                 engine_knobs=knobs, table=f"{section}: Total Output Throughput (tokens/sec) {value}", notes=notes,
+                 source={"url": f"https://github.com/{repo}/blob/{commit}/{path}", "repo": repo, "path": path,
+                         "commit": commit, "document": blog + run})
+            for slug, gpu, weights, value, users, requests, knobs, run, section, notes in runs]
 
 
 def main() -> None:

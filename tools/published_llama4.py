@@ -4,7 +4,8 @@ from its performance overview, the page and commit its other rows in published-s
 synthetic fixed lengths, every request queued at once, Total Output Throughput over all GPUs. Scout at TP4 on H100
 and H200 in FP8 and at TP1 on a B200 in NVFP4; Maverick at TP8 on H100 and H200 in FP8 and on B200 in NVFP4. The page
 names no expert-parallel size for these tables (estimated as experts split by tensor parallelism) and the KV cache
-is taken in the checkpoint's format, as for the page's other models (tools/published_serving.py).
+is taken in the checkpoint's format, as for the page's other models (tools/published_serving.trt_rows, which builds
+both).
 
 Nothing is fitted on these rows: they check Llama 4's shared expert, Maverick's dense layers and the chunked
 attention read as a sliding window, out of sample.
@@ -15,59 +16,37 @@ attention read as a sliding window, out of sample.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "published-llama4.json"
-REPO, PATH, COMMIT = "NVIDIA/TensorRT-LLM", "docs/source/performance/perf-overview.md", \
-    "00f37686aa854010d68bcbd0f4ab000221541ca6"
-CARDS = {"H100": "H100 SXM5 80GB", "H200": "H200 SXM 141GB", "B200": "B200"}
+from tools.published_serving import TRT_V1, trt_rows
 
-#: (model, card, tp, weights, input, output, requests, Total Output Throughput tok/s)
-ROWS: list[tuple[str, str, int, str, int, int, int, float]] = [
-    ("llama-4-scout", "H200", 4, "fp8", 128, 2048, 3000, 34316),
-    ("llama-4-scout", "H100", 4, "fp8", 128, 2048, 3000, 15130),
-    ("llama-4-scout", "H200", 4, "fp8", 1000, 1000, 3000, 21636),
-    ("llama-4-scout", "H100", 4, "fp8", 1000, 1000, 3000, 12129),
-    ("llama-4-scout", "H200", 4, "fp8", 2048, 2048, 1500, 14949),
-    ("llama-4-scout", "H100", 4, "fp8", 2048, 2048, 1500, 7972),
-    ("llama-4-scout", "H200", 4, "fp8", 5000, 500, 1500, 4605),
-    ("llama-4-scout", "H100", 4, "fp8", 5000, 500, 1500, 3342),
-    ("llama-4-scout", "B200", 1, "nvfp4", 1000, 1000, 3000, 10591),
-    ("llama-4-scout", "B200", 1, "nvfp4", 2048, 2048, 1500, 7152),
-    ("llama-4-maverick", "H200", 8, "fp8", 128, 2048, 3000, 40572),
-    ("llama-4-maverick", "H100", 8, "fp8", 128, 2048, 3000, 10829),
-    ("llama-4-maverick", "H200", 8, "fp8", 1000, 1000, 3000, 31782),
-    ("llama-4-maverick", "H100", 8, "fp8", 1000, 1000, 3000, 9677),
-    ("llama-4-maverick", "B200", 8, "nvfp4", 1000, 1000, 3000, 79617),
-    ("llama-4-maverick", "H200", 8, "fp8", 2048, 2048, 1500, 20957),
-    ("llama-4-maverick", "H100", 8, "fp8", 2048, 2048, 1500, 6916),
-    ("llama-4-maverick", "B200", 8, "nvfp4", 2048, 2048, 1500, 52195),
-    ("llama-4-maverick", "H200", 8, "fp8", 5000, 500, 1500, 8456),
-    ("llama-4-maverick", "H100", 8, "fp8", 5000, 500, 1500, 3457),
-]
+OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "published-llama4.json"
+H100, H200, B200 = "H100 SXM5 80GB", "H200 SXM 141GB", "B200"
+NOTE = "no expert-parallel size stated (estimated as experts split by TP); KV cache in the checkpoint's format, as " \
+       "the page's other models"
+
+#: (model, the page's table) -> (card, TP, weights) -> (input, output) -> Total Output Throughput tok/s
+TABLES: dict[tuple[str, str], dict[tuple[str, int, str], dict[tuple[int, int], float]]] = {
+    ("llama-4-scout", "Llama 4 Scout"): {
+        (H200, 4, "fp8"): {(128, 2048): 34316, (1000, 1000): 21636, (2048, 2048): 14949, (5000, 500): 4605},
+        (H100, 4, "fp8"): {(128, 2048): 15130, (1000, 1000): 12129, (2048, 2048): 7972, (5000, 500): 3342},
+        (B200, 1, "fp4"): {(1000, 1000): 10591, (2048, 2048): 7152}},
+    ("llama-4-maverick", "Llama 4 Maverick"): {
+        (H200, 8, "fp8"): {(128, 2048): 40572, (1000, 1000): 31782, (2048, 2048): 20957, (5000, 500): 8456},
+        (H100, 8, "fp8"): {(128, 2048): 10829, (1000, 1000): 9677, (2048, 2048): 6916, (5000, 500): 3457},
+        (B200, 8, "fp4"): {(1000, 1000): 79617, (2048, 2048): 52195}},
+}
 
 
 def entries() -> list[dict[str, Any]]:
-    out = []
-    for model, card, tp, weights, isl, osl, n, value in ROWS:
-        out.append({
-            "id": f"trtllm-1.0-{model}-{card.lower()}-tp{tp}-{weights}-{isl}-{osl}", "model": model,
-            "engine": "trtllm", "engine_version": "1.0", "gpu": CARDS[card], "gpus": tp, "weights": weights,
-            "kv_dtype": "fp8", "metric": "max_output_tps", "value": value, "input_len": isl, "output_len": osl,
-            "tp": tp, "pp": 1, "concurrency": None, "request_rate": None, "num_requests": n, "ubatch": None,
-            "lengths": "fixed", "client_measured": False, "speculative": None, "disaggregated": None,
-            "frontend_ms": None,
-            "source": {"url": f"https://github.com/{REPO}/blob/{COMMIT}/{PATH}", "repo": REPO, "path": PATH,
-                       "commit": COMMIT,
-                       "document": "TensorRT-LLM performance overview (v1.0 data, PyTorch backend, trtllm-bench "
-                                   "throughput, infinite request rate, Total Output Throughput)"},
-            "table": f"{'Llama 4 Scout' if 'scout' in model else 'Llama 4 Maverick'}, column {card} TP{tp} "
-                     f"({'FP4' if weights == 'nvfp4' else 'FP8'}), {isl}/{osl}",
-            "notes": "no expert-parallel size stated (estimated as experts split by TP); KV cache in the checkpoint's "
-                     "format, as the page's other models",
-            "held_out": True})
-    return out
+    rows = []
+    for (model, table), columns in TABLES.items():
+        for (gpu, tp, weights), figures in columns.items():
+            col = f"{gpu.split()[0]} TP{tp} ({weights.upper()})"
+            rows += trt_rows(model, gpu, tp, weights, col, figures, src=TRT_V1, table=table, version="1.0")
+    return [{**asdict(replace(r, notes=NOTE)), "held_out": True} for r in rows]
 
 
 def main() -> None:

@@ -102,9 +102,10 @@ class Result:
     notes: str = ""
 
 
-def _trt(model: str, gpu: str, tp: int, weights: str, col: str, rows: dict[tuple[int, int], float], *, src: dict[str,
-                                                                                                                 str],
-         table: str, version: str) -> list[Result]:
+def trt_rows(model: str, gpu: str, tp: int, weights: str, col: str, rows: dict[tuple[int, int], float], *,
+             src: dict[str, str], table: str, version: str) -> list[Result]:
+    """One column of a TensorRT-LLM performance-overview table: trtllm-bench's maximum throughput at each
+    (input, output) length, its request count the page's for that length."""
     n_req = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500, (2048, 128): 3000,
              (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000, (500, 2000): 3000, (20000, 2000): 1000}
     out = []
@@ -142,27 +143,27 @@ def _bench_serve(model: str, gpu: str, engine: str, version: str, weights: str, 
 
 def results() -> list[Result]:
     r: list[Result] = []
-    r += _trt("llama-3.1-8b", "H100 SXM5 80GB", 1, "fp8", "H100 TP1 (FP8)", {
+    r += trt_rows("llama-3.1-8b", "H100 SXM5 80GB", 1, "fp8", "H100 TP1 (FP8)", {
         (128, 128): 28312, (128, 2048): 22714, (128, 4096): 14325, (500, 2000): 17660, (1000, 1000): 15220,
         (1000, 2000): 13899, (2048, 128): 3450, (2048, 2048): 9305, (5000, 500): 3459, (20000, 2000): 1351},
         src=TRT_V1, table="Llama 3.1 8B", version="1.0")
-    r += _trt("llama-3.1-8b", "H200 SXM 141GB", 1, "fp8", "H200 TP1 (FP8)", {
+    r += trt_rows("llama-3.1-8b", "H200 SXM 141GB", 1, "fp8", "H200 TP1 (FP8)", {
         (128, 128): 27911, (128, 2048): 26221, (128, 4096): 18027, (500, 2000): 20770, (1000, 1000): 17744,
         (1000, 2000): 16828, (2048, 128): 3538, (2048, 2048): 12194, (5000, 500): 3902, (20000, 2000): 1804},
         src=TRT_V1, table="Llama 3.1 8B", version="1.0")
-    r += _trt("llama-3.3-70b", "H200 SXM 141GB", 1, "fp8", "H200 TP1 (FP8)", {
+    r += trt_rows("llama-3.3-70b", "H200 SXM 141GB", 1, "fp8", "H200 TP1 (FP8)", {
         (128, 128): 3803, (128, 2048): 4336, (1000, 1000): 2909, (2048, 128): 442, (5000, 500): 566},
         src=TRT_V1, table="Llama 3.3 70B", version="1.0")
-    r += _trt("llama-3.3-70b", "H100 SXM5 80GB", 2, "fp8", "H100 TP2 (FP8)", {
+    r += trt_rows("llama-3.3-70b", "H100 SXM5 80GB", 2, "fp8", "H100 TP2 (FP8)", {
         (128, 128): 6378, (128, 2048): 6651, (1000, 1000): 4205, (2048, 128): 762, (5000, 500): 898},
         src=TRT_V1, table="Llama 3.3 70B", version="1.0")
-    r += _trt("llama-3.3-70b", "B200", 1, "fp4", "B200 TP1 (FP4)", {
+    r += trt_rows("llama-3.3-70b", "B200", 1, "fp4", "B200 TP1 (FP4)", {
         (128, 128): 11147, (128, 2048): 9922, (1000, 1000): 7007, (2048, 128): 1339},
         src=TRT_V1, table="Llama 3.3 70B", version="1.0")
-    r += _trt("llama-3.1-8b", "L40S", 1, "fp8", "L40S (FP8)", {
+    r += trt_rows("llama-3.1-8b", "L40S", 1, "fp8", "L40S (FP8)", {
         (128, 128): 9104.61, (128, 2048): 5365.81, (1000, 1000): 4054.71, (2048, 128): 1066.52},
         src=TRT_V017, table="Throughput (tokens / sec), LLaMA v3.1 8B, TP 1", version="0.17")
-    r += _trt("llama-3.1-8b", "A100 SXM4 80GB", 1, "fp16", "A100-SXM4-80GB (FP16)", {
+    r += trt_rows("llama-3.1-8b", "A100 SXM4 80GB", 1, "fp16", "A100-SXM4-80GB (FP16)", {
         (128, 128): 6627.27, (128, 2048): 5255.99, (1000, 1000): 3786.83, (2048, 128): 799.61},
         src=TRT_V017, table="Throughput (tokens / sec), LLaMA v3.1 8B, TP 1", version="0.17")
     # NIM: Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, 5000 input / 500 output tokens
