@@ -26,16 +26,13 @@ def run() -> dict[str, Any]:
 def layer_ratios() -> list[dict[str, Any]]:
     """Each measured layer: the tool's GEMM time and attention time over the measured sums (the run pads values to
     192 for flash attention, so the tool's attention is priced at the padded width here)."""
-    from bench.models import hardware
+    from bench.models import bf16_rates, hardware
     from gpuadvisor.estimate import kernels
     from gpuadvisor.estimate.compute import _layer_gemms
-    from gpuadvisor.estimate.hardware import Efficiency
     from gpuadvisor.modelspec import resolve_model
 
     figures = hardware()
-    mfu, bandwidth_efficiency = Efficiency().validate().for_hardware(figures)
-    rate = figures.peak_tflops("bf16") * 1e12 * mfu * figures.dtype_reach("bf16")
-    bandwidth = figures.bandwidth_gbs * 1e9 * bandwidth_efficiency
+    rate, bandwidth = bf16_rates(figures)
     sms = figures.compute_units
     out = []
     for r in run()["rows"]:

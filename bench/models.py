@@ -60,6 +60,16 @@ def hardware(card: str = CARD) -> Any:
     return HardwareFigures.from_card(find(load_catalog(use_env=False), card)[0])
 
 
+def bf16_rates(figures: Any) -> tuple[float, float]:
+    """(large-GEMM bf16 FLOP/s, achieved bytes/s) of a card's datasheet figures as the op pricer takes them (the
+    default efficiencies): what the kernel checks of bench/ price a measured kernel at."""
+    from gpuadvisor.estimate.hardware import Efficiency
+
+    mfu, bandwidth_efficiency = Efficiency().validate().for_hardware(figures)
+    return (figures.peak_tflops("bf16") * 1e12 * mfu * figures.dtype_reach("bf16"),
+            figures.bandwidth_gbs * 1e9 * bandwidth_efficiency)
+
+
 def workload(case: dict[str, Any]) -> Any:
     from gpuadvisor.workload import make_workload
 

@@ -18,14 +18,11 @@ def run() -> dict[str, Any]:
 
 def grouped_ratios() -> list[float]:
     """The tool's grouped-expert time over the measured `torch._grouped_mm`'s, shape by shape."""
-    from bench.models import hardware
+    from bench.models import bf16_rates, hardware
     from gpuadvisor.estimate import kernels
-    from gpuadvisor.estimate.hardware import Efficiency
 
     figures = hardware()
-    mfu, bandwidth_efficiency = Efficiency().validate().for_hardware(figures)
-    rate = figures.peak_tflops("bf16") * 1e12 * mfu
-    bandwidth = figures.bandwidth_gbs * 1e9 * bandwidth_efficiency
+    rate, bandwidth = bf16_rates(figures)
     return [kernels.grouped_gemm_time(r["experts"], r["m"], r["n"], r["k"], rate=rate, bandwidth=bandwidth,
                                       sms=figures.compute_units) / r["grouped_s"] for r in run()["rows"]]
 
@@ -45,14 +42,11 @@ def stream_run() -> dict[str, Any]:
 def deepseek_grouped_ratios(*, held_out: bool | None = None) -> dict[str, float]:
     """The tool's grouped-expert time over torch._grouped_mm's (bf16) at DeepSeek-V3's TP8 expert shapes, by
     "GEMM m=rows": the rows the fit read (held_out False), the others (True), or all (None)."""
-    from bench.models import hardware
+    from bench.models import bf16_rates, hardware
     from gpuadvisor.estimate import kernels
-    from gpuadvisor.estimate.hardware import Efficiency
 
     figures = hardware()
-    mfu, bandwidth_efficiency = Efficiency().validate().for_hardware(figures)
-    rate = figures.peak_tflops("bf16") * 1e12 * mfu
-    bandwidth = figures.bandwidth_gbs * 1e9 * bandwidth_efficiency
+    rate, bandwidth = bf16_rates(figures)
     return {f"{r['gemm']} m={r['m']}": kernels.grouped_gemm_time(
         r["experts"], r["m"], r["n"], r["k"], rate=rate, bandwidth=bandwidth, sms=figures.compute_units)
         / r["grouped_bf16_s"] for r in stream_run()["rows"]

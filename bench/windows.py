@@ -23,14 +23,12 @@ def run() -> dict[str, Any]:
 def ratios(tile: float | None = None) -> dict[int, tuple[float, float]]:
     """Sequence length -> (the tool's windowed / causal time with a key tile of `tile` (ATTN_WINDOW_TILE unless
     given), the measured one), from MIN_SEQ tokens on; gpt-oss-20b's heads, every layer windowed."""
-    from bench.models import hardware
+    from bench.models import bf16_rates, hardware
     from gpuadvisor.estimate import calibration as cal
     from gpuadvisor.estimate import kernels
-    from gpuadvisor.estimate.hardware import Efficiency
     from gpuadvisor.workload import make_workload
 
-    figures = hardware()
-    rate = figures.peak_tflops("bf16") * 1e12 * Efficiency().validate().for_hardware(figures)[0]
+    rate, _ = bf16_rates(hardware())
     m = make_workload("gpt-oss-20b").model
     windowed = replace(m, sliding_layers=m.num_layers)
     tile = cal.ATTN_WINDOW_TILE if tile is None else tile
