@@ -152,7 +152,9 @@ def _step(request: EstimateRequest, q: Step, hardware: Resolved) -> Answer:
         serving = estimate_serving(w.with_(batch=w.data_parallel), gpu_figures, concurrency=w.micro_batch,
                                    prompt_tokens=w.seq, output_tokens=w.gen_tokens, engine=q.engine,
                                    efficiency=efficiencies)
-    fits = lay.fits if lay is not None else card.memory_gib is not None and mem.total / GiB <= card.memory_gib
+    # with --offload the plan is the answer: it fits the card by construction (plan_offload refuses otherwise)
+    fits = True if plan is not None else (
+        lay.fits if lay is not None else card.memory_gib is not None and mem.total / GiB <= card.memory_gib)
     graph = _op_graph(w, gpu_figures, efficiencies, comp)
     fixes = tuple(way_forward(w, gpu_figures, lay, efficiencies, q.engine))
     parts = StepParts(w, card, gpu_figures, efficiencies, q.engine, decoder_serving, mem, comp, plan, serving, lay,
@@ -169,6 +171,9 @@ def _step_answer(request: EstimateRequest, p: StepParts) -> Answer:
     else:
         mem_parts = {k: float(v) for k, v in mem.items if v}
         per_gpu = float(mem.total)
+    if p.plan is not None:  # offloaded: what stays on the GPU (the whole model's table is detail.memory)
+        mem_parts = {"on the GPU: its layers, their KV cache, head, buffers, context": float(p.plan.gpu_bytes)}
+        per_gpu = float(p.plan.gpu_bytes)
     capacity = p.gpu_figures.memory_gib * GiB if p.gpu_figures.memory_gib is not None else None
     step_s = comp.step_time_s if comp.step_time_s is not None else (
         comp.decode_step_s if w.mode == "inference" and comp.decode_step_s else comp.prefill_time_s)
@@ -186,6 +191,8 @@ def _step_answer(request: EstimateRequest, p: StepParts) -> Answer:
     unit = f"{comp.unit}/s" if comp.unit else "tokens/s"
     value = comp.samples_per_s if comp.unit else (
         comp.tokens_per_s or comp.decode_tokens_per_s or comp.prefill_tokens_per_s)
+    if p.plan is not None and not p.plan.fits_entirely:  # decode reads the host's layers: the plan's rate
+        step_s, value, unit = p.plan.decode_step_s, p.plan.decode_tokens_per_s, "tokens/s"
     serving = None
     if p.serving is not None and lay is not None:
         s = p.serving
@@ -260,7 +267,7 @@ def way_forward(workload: Any, gpu_figures: Any, lay: Any, efficiencies: Any, en
         t = Targets(tokens=float(workload.train_tokens or workload.train_samples) or None)
         base = workload.with_(batch=workload.micro_batch)
     return list(remedies(base, gpu_figures, workload.num_gpus, t, engine=engine, efficiency=efficiencies, current=lay,
-                         global_batch=True))
+                         exact=True))
 
 
 # --- SERVING: a simulated request stream --------------------------------------------------------------------

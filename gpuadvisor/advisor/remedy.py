@@ -17,6 +17,7 @@ from gpuadvisor.advisor.figures import Figures, figures
 from gpuadvisor.advisor.targets import Targets
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate import DEFAULT_ENGINE, Efficiency, HardwareFigures
+from gpuadvisor.layout import Sharding
 from gpuadvisor.units import duration
 from gpuadvisor.workload import Workload
 
@@ -62,58 +63,95 @@ def _cc(gpu_figures: HardwareFigures) -> tuple[int, ...] | None:
         return None
 
 
+def _training_candidates(workload: Workload, gpus: int, t: Targets, *,
+                         exact: bool) -> list[tuple[str, str, Workload, int, Targets]]:
+    """Training's changes, cheapest first. `workload.batch` is per GPU; every flag carries the whole change
+    as `estimate` reads it (--batch a global batch), so that running it gives the figures the line quotes.
+    `exact`: each change is costed in the workload's own layout (its sharding and tensor parallelism, as
+    `estimate` costs the flags), and more GPUs are also tried with FSDP where the layout has no sharding."""
+    out: list[tuple[str, str, Workload, int, Targets]] = []
+    tp = max(1, workload.tensor_parallel)
+    dp = max(1, gpus // tp)
+    if not workload.checkpointing:
+        out.append(("activation checkpointing", "--checkpointing", workload.with_(checkpointing=True), gpus, t))
+    b = workload.batch
+    while b > 1:
+        b //= 2
+        smaller = f"global batch {b * dp} ({b} per GPU)"
+        keep = f"; accumulate {workload.batch // b} steps for a batch of {workload.batch * dp}"
+        if not workload.checkpointing:
+            out.append((f"{smaller}{keep}", f"--batch {b * dp}", workload.with_(batch=b), gpus, t))
+        out.append((f"{smaller} and checkpointing{keep}", f"--batch {b * dp} --checkpointing",
+                    workload.with_(batch=b, checkpointing=True), gpus, t))
+    # a traced model is traced with fused AdamW: another optimizer is not modelled for it (Workload refuses it)
+    if workload.mode == "training" and workload.optimizer not in ("adamw8bit",
+                                                                  "sgd") and not workload.model.is_traced:
+        out.append(("8-bit AdamW, checkpointing and micro-batch 1", f"--optimizer adamw8bit --checkpointing "
+                    f"--batch {dp}", workload.with_(batch=1, checkpointing=True, optimizer="adamw8bit"), gpus, t))
+    if workload.mode == "lora":
+        out.append(("QLoRA: the frozen base in 4 bits, checkpointing and micro-batch 1",
+                    f"--mode qlora --checkpointing --batch {dp}",
+                    workload.with_(mode="qlora", batch=1, checkpointing=True), gpus, t))
+    lean = workload.with_(batch=1, checkpointing=True)
+    shard_ways = [workload.sharding]
+    if exact and workload.sharding == Sharding.NONE and not workload.model.is_traced:  # traced: data parallel only
+        shard_ways.append(Sharding.FSDP)  # a replica that does not fit one GPU fits sharded over more
+    global_batch = workload.batch * dp
+    for g in MORE_GPUS_TRAINING:
+        if g <= gpus or (exact and g % tp):
+            continue
+        g_dp = g // tp if exact else g
+        per_gpu = global_batch // g_dp if global_batch % g_dp == 0 else 0  # the user's global batch, split wider
+        for sharding in shard_ways:
+            wl = workload.with_(sharding=sharding)
+            shard_flag = f" --sharding {sharding}" if sharding != workload.sharding else ""
+            name = f"{g} GPUs" + (" with FSDP" if shard_flag else "")
+            if per_gpu:
+                out.append((f"{name}, the same global batch", f"--gpus {g}{shard_flag}", wl.with_(batch=per_gpu), g,
+                            t))
+                if not workload.checkpointing:
+                    out.append((f"{name}, the same global batch and checkpointing",
+                                f"--gpus {g}{shard_flag} --checkpointing",
+                                wl.with_(batch=per_gpu, checkpointing=True), g, t))
+            if lean.with_(sharding=sharding) != wl.with_(batch=per_gpu or workload.batch, checkpointing=True):
+                out.append((f"{name}, checkpointing and micro-batch 1", f"--gpus {g}{shard_flag} --checkpointing "
+                            f"--batch {g_dp}", lean.with_(sharding=sharding), g, t))
+    return out
+
+
 def _candidates(workload: Workload, gpus: int, targets: Targets, f: Figures, gpu_figures: HardwareFigures,
-                global_batch: bool) -> list[tuple[str, str, Workload, int, Targets]]:
+                exact: bool) -> list[tuple[str, str, Workload, int, Targets]]:
     """(change, flag, workload, gpus, targets) to try, cheapest first."""
+    if workload.mode != "inference":
+        return _training_candidates(workload, gpus, targets, exact=exact)
     out: list[tuple[str, str, Workload, int, Targets]] = []
     t = targets
-    if workload.mode == "inference":
-        if workload.model.kind == "decoder":
-            if f.max_users and f.max_users < t.users:
-                out.append((f"serve {f.max_users} users at once instead of {t.users}", f"--users {f.max_users}",
-                            workload, gpus, t.with_(users=f.max_users)))
-            if workload.quant == "none" and workload.dtype in ("bf16", "fp16"):
-                cc = _cc(gpu_figures)
-                if cc is not None and cc >= FP8_MIN_CC:
-                    out.append(("fp8 weights", "--quant fp8", workload.with_(quant="fp8"), gpus, t))
-                out.append(("int4 weights (AWQ)", "--quant awq", workload.with_(quant="awq"), gpus, t))
-        elif workload.batch > 1:
-            out.append(("a batch of 1", "--batch 1", workload.with_(batch=1), gpus, t))
-    else:
-        if not workload.checkpointing:
-            out.append(("activation checkpointing", "--checkpointing", workload.with_(checkpointing=True), gpus, t))
-        b = workload.batch
-        while b > 1:
-            b //= 2
-            out.append((f"micro-batch {b} per GPU with gradient accumulation",
-                        f"--batch {b * gpus if global_batch else b} --checkpointing",
-                        workload.with_(batch=b, checkpointing=True), gpus, t))
-        # a traced model is traced with fused AdamW: another optimizer is not modelled for it (Workload refuses it)
-        if workload.mode == "training" and workload.optimizer not in ("adamw8bit",
-                                                                      "sgd") and not workload.model.is_traced:
-            out.append(("8-bit AdamW and checkpointing", "--optimizer adamw8bit --checkpointing",
-                        workload.with_(batch=1, checkpointing=True, optimizer="adamw8bit"), gpus, t))
-        if workload.mode == "lora":
-            out.append(("QLoRA: the frozen base in 4 bits", "--mode qlora",
-                        workload.with_(mode="qlora", batch=1, checkpointing=True), gpus, t))
-    lean = None if workload.mode == "inference" else workload.with_(batch=1, checkpointing=True)
-    for g in (MORE_GPUS if workload.mode == "inference" else MORE_GPUS_TRAINING):
+    if workload.model.kind == "decoder":
+        if f.max_users and f.max_users < t.users:
+            out.append((f"serve {f.max_users} users at once instead of {t.users}", f"--users {f.max_users}",
+                        workload, gpus, t.with_(users=f.max_users)))
+        if workload.quant == "none" and workload.dtype in ("bf16", "fp16"):
+            cc = _cc(gpu_figures)
+            if cc is not None and cc >= FP8_MIN_CC:
+                out.append(("fp8 weights", "--quant fp8", workload.with_(quant="fp8"), gpus, t))
+            out.append(("int4 weights (AWQ)", "--quant awq", workload.with_(quant="awq"), gpus, t))
+    elif workload.batch > 1:
+        out.append(("a batch of 1", "--batch 1", workload.with_(batch=1), gpus, t))
+    for g in MORE_GPUS:
         if g > gpus:
-            keep = f" --batch {workload.batch * g}" if global_batch and workload.mode != "inference" else ""
-            out.append((f"{g} GPUs", f"--gpus {g}{keep}", workload, g, t))
-            if lean is not None and lean != workload:
-                out.append((f"{g} GPUs, checkpointing and micro-batch 1",
-                            f"--gpus {g} --checkpointing --batch {g if global_batch else 1}", lean, g, t))
+            out.append((f"{g} GPUs", f"--gpus {g}", workload, g, t))
     return out
 
 
 def way_forward(workload: Workload, gpu_figures: HardwareFigures, gpus: int, targets: Targets, *,
                 engine: str = DEFAULT_ENGINE,
                 efficiency: Efficiency | None = None, current: Figures | None = None,
-                global_batch: bool = True) -> list[Remedy]:
+                exact: bool = False) -> list[Remedy]:
     """The cheapest change that makes `gpus` x `gpu_figures` fit (and the cheapest with more GPUs when the
     first needs none), each with its figures; empty when nothing tried fits. Training: `workload.batch`
-    is per GPU; `global_batch` writes the --batch flag as a global batch (as `estimate` reads it)."""
+    is per GPU, the --batch flag a global batch (as `estimate` and `recommend` read it). `exact`: each
+    change costed in the workload's own layout, as `estimate` costs the flags it names (recommend's options
+    search the layouts instead)."""
     targets = targets.for_workload(workload)
     f = current or figures(workload, gpu_figures, gpus, targets, engine=engine, efficiency=efficiency)
     if f.fits:
@@ -121,13 +159,14 @@ def way_forward(workload: Workload, gpu_figures: HardwareFigures, gpus: int, tar
     out: list[Remedy] = []
     off = _offload(workload, gpu_figures, gpus,
                    targets) if workload.mode == "inference" and workload.model.kind == "decoder" else None
-    for change, flag, wl, g, t in _candidates(workload, gpus, targets, f, gpu_figures, global_batch):
+    for change, flag, wl, g, t in _candidates(workload, gpus, targets, f, gpu_figures, exact):
         if off is not None and g > gpus and not out:
             out.append(off)  # free but slow: before buying more GPUs
         if out and g == gpus:
             continue  # one free change is enough; keep looking only for the more-GPU one
         try:
-            ff = figures(wl.validate(), gpu_figures, g, t, engine=engine, efficiency=efficiency)
+            ff = figures(wl.validate(), gpu_figures, g, t, engine=engine, efficiency=efficiency,
+                         exact=exact and workload.mode != "inference")
         except UserError:
             continue
         if ff.fits:
@@ -161,7 +200,7 @@ def _offload(workload: Workload, gpu_figures: HardwareFigures, gpus: int, t: Tar
                 binds_note=f"host memory bandwidth: {plan.host_bytes / GiB:,.1f} GiB of layers in host memory",
                 per_user=plan.decode_tokens_per_s, aggregate=plan.decode_tokens_per_s, max_users=1,
                 memory_parts=(("on the GPU", plan.gpu_bytes / GiB),), usable_gib=gpu_figures.memory_gib)
-    flag = ("--quant q4_k_m " if quant else "") + "--offload (estimate)"
+    flag = ("--quant q4_k_m " if quant else "") + ("--users 1 " if t.users > 1 else "") + "--offload (estimate)"
     return Remedy(f"one user{quant}, {plan.host_bytes / GiB:,.0f} GiB of layers in host memory (llama.cpp)",
                   flag, 1, f)
 

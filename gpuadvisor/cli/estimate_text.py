@@ -51,12 +51,13 @@ def print_memory(con: Any, a: StepParts) -> None:
         t.add_row(k, f"{v:,.2f}")
     t.add_row("[bold]total[/bold]", f"[bold]{need:,.2f}[/bold]")
     con.print(t)
-    verdict = "fits" if a.fits else "does NOT fit"
+    verdict = "fits" if a.fits and (a.plan is None or a.plan.fits_entirely) else "does NOT fit"
     room = (f"{lay.usable_gib:.1f} GiB usable of {gpu_figures.memory_gib:g} (a serving engine keeps "
             f"{1 - lay.usable_gib / gpu_figures.memory_gib:.0%} free)" if a.decoder_serving and lay and lay.usable_gib
             and gpu_figures.memory_gib else f"{gpu_figures.memory_gib or 0:g} GiB on the card")
     con.print(f"{card.name}: {verdict} ({need:.1f} GiB needed per GPU, {room})"
-              + ("" if a.fits or lay is None else f": {lay.why_not}"))
+              + ("" if a.fits or lay is None else f": {lay.why_not}")
+              + ("; --offload keeps on the GPU the layers that fit (below)" if verdict != "fits" and a.plan else ""))
     if gpu_figures.memory_gib is not None and card.memory_gib is not None and gpu_figures.memory_gib < card.memory_gib:
         con.print(f"  note: {card.name} shares its {card.memory_gib:g} GiB with the OS and CPU: "
                   f"{gpu_figures.memory_gib:g} GiB taken as free for the GPU")
