@@ -338,3 +338,16 @@ def test_any_csv_reads_or_fails_with_one_user_error(rows, with_header):
     for r in parsed:
         assert r.region and (r.instance_type or r.accelerator)
         assert all(p is None or p > 0 for p in (r.price, r.spot))
+
+
+def test_a_region_with_an_empty_part_reads_as_words():
+    """SkyPilot's vast rows give ', CN, AS' where the city is unknown: the pick reads 'in CN, AS', not 'in , CN'."""
+    from gpuadvisor.advisor.options import Hardware
+    from gpuadvisor.prices.model import region_label
+
+    assert region_label(", CN, AS") == "CN, AS"
+    assert region_label("us-east-1") == "us-east-1"
+    assert region_label(None) == ""
+    rent = Hardware(kind="rent", card="GeForce RTX 3090", gpus=4, provider="vast", instance_type="4x-RTX_3090",
+                    region=", CN, AS")
+    assert rent.label == "4x GeForce RTX 3090 (vast 4x-RTX_3090 in CN, AS)"

@@ -56,7 +56,9 @@ class Hardware:
     def label(self) -> str:
         n = f"{self.gpus}x {self.card}" if self.gpus > 1 else self.card
         if self.kind == "rent":
-            where = f" in {self.region}" if self.region else ""
+            from gpuadvisor.prices.model import region_label
+
+            where = f" in {region_label(self.region)}" if region_label(self.region) else ""
             return f"{n} ({self.provider} {self.instance_type}{where}{', spot' if self.spot else ''})"
         if self.kind == "buy":
             return f"buy {n}"

@@ -8,6 +8,7 @@ from typing import Any
 
 from gpuadvisor.cli.common import console, fmt, positive_int, print_json
 from gpuadvisor.core.errors import UserError
+from gpuadvisor.prices.model import region_label
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -137,7 +138,7 @@ def run_list(args: argparse.Namespace) -> int:
     for o in offers:
         od, spot = o.price_usd_h(False, args.region), o.price_usd_h(True, args.region)
         row = [o.provider, o.instance_type, _card_label(o), str(o.gpu_count), fmt(_mul(od, rate), 2),
-               fmt(_mul(spot, rate), 2), args.region or (_spot_region(o) if args.spot else o.region)]
+               fmt(_mul(spot, rate), 2), args.region or region_label(_spot_region(o) if args.spot else o.region)]
         if flagged:
             row.append(flag_kinds(o))
         table.add_row(*row)
@@ -214,14 +215,14 @@ def run_show(args: argparse.Namespace) -> int:
         share = f" ({o.gpu_memory_gib:g} GiB of GPU memory)" if o.fractional and o.gpu_memory_gib else ""
         count = "" if o.fractional else f"{o.gpu_count}x "
         print(f"\n{o.provider} {o.instance_type}: {count}{_card_label(o)}{share} ({o.accelerator}), {cpu}")
-        print(f"  cheapest {fmt(o.on_demand_usd_h, 3)} USD/h in {o.region}; median region "
+        print(f"  cheapest {fmt(o.on_demand_usd_h, 3)} USD/h in {region_label(o.region)}; median region "
               f"{fmt(o.median_on_demand_usd_h, 3)}; cheapest spot {fmt(o.spot_usd_h, 3)}")
         if o.note:
             print(f"  note: {o.note}")
         for flag in o.flags:
             print(f"  SUSPECT PRICE: {flag} (set aside by the advisor)")
         for region, (od, spot) in sorted(o.regions.items(), key=lambda kv: (kv[1][0] or 1e9, kv[0])):
-            print(f"    {region:<28} on-demand {fmt(od, 3):>8}   spot {fmt(spot, 3):>8}")
+            print(f"    {region_label(region):<28} on-demand {fmt(od, 3):>8}   spot {fmt(spot, 3):>8}")
     return 0
 
 

@@ -374,6 +374,12 @@ def _region_hint(all_offers: Sequence[Offer], offers: Sequence[Offer]) -> str:
     return f"known regions: {shown}"
 
 
+def region_label(region: str | None) -> str:
+    """A region as words: the catalog's text without its empty parts (SkyPilot's vast rows read ', CN, AS' where
+    the city is unknown); the data keeps the text it came with."""
+    return ", ".join(part.strip() for part in (region or "").split(",") if part.strip())
+
+
 def median_or_none(values: Iterable[float | None]) -> float | None:
     import statistics  # only the build needs it; loading stays lean
 
