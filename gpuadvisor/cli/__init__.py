@@ -12,6 +12,7 @@ import gc
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from gpuadvisor import __version__
 from gpuadvisor.core.errors import UserError
@@ -39,7 +40,12 @@ def refuse_renamed(argv: Sequence[str]) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors are one line (the usage text stays behind --help)."""
+    """argparse, but usage errors are one line (the usage text stays behind --help), and a flag is taken only by
+    its whole name: argparse's prefix matching had read `tui --mode training` as `--model training`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UserError(f"{message} (see '{self.prog} --help')")
