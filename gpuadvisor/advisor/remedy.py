@@ -77,7 +77,7 @@ def _training_candidates(workload: Workload, gpus: int, t: Targets, *,
     b = workload.batch
     while b > 1:
         b //= 2
-        smaller = f"global batch {b * dp} ({b} per GPU)"
+        smaller = f"batch {b}" if dp == 1 else f"global batch {b * dp} ({b} per GPU)"
         keep = f"; accumulate {workload.batch // b} steps for a batch of {workload.batch * dp}"
         if not workload.checkpointing:
             out.append((f"{smaller}{keep}", f"--batch {b * dp}", workload.with_(batch=b), gpus, t))
@@ -113,7 +113,7 @@ def _training_candidates(workload: Workload, gpus: int, t: Targets, *,
                     out.append((f"{name}, the same global batch and checkpointing",
                                 f"--gpus {g}{shard_flag} --checkpointing",
                                 wl.with_(batch=per_gpu, checkpointing=True), g, t))
-            if lean.with_(sharding=sharding) != wl.with_(batch=per_gpu or workload.batch, checkpointing=True):
+            if per_gpu != 1:  # one sequence a GPU (a larger global batch where yours has fewer than the GPUs)
                 out.append((f"{name}, checkpointing and micro-batch 1", f"--gpus {g}{shard_flag} --checkpointing "
                             f"--batch {g_dp}", lean.with_(sharding=sharding), g, t))
     return out

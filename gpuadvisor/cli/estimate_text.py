@@ -160,8 +160,12 @@ def print_way_forward(con: Any, a: StepParts) -> None:
     con.print("  no run time: this layout does not fit")
     fixes = a.way_forward
     if not fixes:
-        con.print("  way forward: none of checkpointing, a smaller micro-batch, a quantized format or up to 8 "
-                  "GPUs makes it fit; a card with more memory")
+        from gpuadvisor.advisor.remedy import MORE_GPUS, MORE_GPUS_TRAINING
+
+        tried = ("checkpointing, a smaller micro-batch, 8-bit AdamW" if a.workload.is_training
+                 else "a quantized format, fewer users")
+        most = MORE_GPUS_TRAINING[-1] if a.workload.is_training else MORE_GPUS[-1]
+        con.print(f"  way forward: none of {tried} or up to {most} GPUs makes it fit; a card with more memory")
     for r in fixes:
         con.print(f"  way forward: {r.line}", soft_wrap=True)
 
