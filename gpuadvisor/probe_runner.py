@@ -215,6 +215,9 @@ class ProbeSession:
     def _select_devices(self) -> list[int]:
         """Every GPU found, or the one --device names (UserError when there is none such)."""
         indices = [dev.index for dev in self.d.devices]
+        if not self.d.found and self.opts.device != "all":  # a GPU asked for by index on a machine without one
+            raise UserError(f"--device {self.opts.device}: no GPU on this machine ({self.d.message}); without "
+                            "--device the host is probed alone")
         if self.d.found and self.opts.device != "all":
             if self.opts.device not in indices:
                 raise UserError(f"--device {self.opts.device}: no such GPU (found {len(indices)}: "

@@ -204,3 +204,14 @@ def test_sample_results_load():
         if p.exists():
             r = load(p)
             assert r.gpu_found and r.devices[0].measurement("memory.triad").value > 0
+
+
+
+def test_a_gpu_index_on_a_machine_without_a_gpu_is_refused():
+    """`probe --device 3` where no GPU is found had probed the host and dropped the flag: it names a GPU, so it is
+    refused in one line (without it the host alone is probed, as `run` does)."""
+    from gpuadvisor.core.errors import UserError
+
+    with pytest.raises(UserError, match="--device 3: no GPU on this machine"):
+        run_probes(RunOptions(only=["host"], probe_options=SMALL, device=3), discovery=no_gpu())
+    assert run_probes(RunOptions(only=["host"], probe_options=SMALL), discovery=no_gpu()).gpu_found is False
