@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_a_flag_is_taken_by_its_whole_name_only(capsys):
     """argparse's prefix matching had read `tui --mode training` as `--model training` (the TUI has no --mode):
@@ -12,3 +14,18 @@ def test_a_flag_is_taken_by_its_whole_name_only(capsys):
     err = capsys.readouterr().err
     assert "unrecognized arguments: --mode training" in err and len(err.strip().splitlines()) == 1
     assert main(["estimate", "llama-3.1-8b", "--output-l", "64"]) == 2
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["recommend", "llama-3.1-8b", "--deadline", "2h"], "--deadline applies to training"),
+    (["recommend", "llama-3.1-8b", "--tok-s", "30", "--tokens", "1b"], "--tokens is a training budget"),
+    (["recommend", "llama-3.1-8b", "--mode", "training", "--tokens", "1b", "--ttft", "1"], "--ttft is a serving"),
+    (["recommend", "llama-3.1-8b", "--mode", "lora", "--tokens", "1b", "--users", "4"], "--users is a serving"),
+])
+def test_a_target_of_the_other_kind_of_job_is_refused(argv, named, capsys):
+    """recommend had taken --deadline for serving and --ttft or --users for training and ignored them: a target the
+    job does not have is refused in one line, exit 2, before anything is priced."""
+    from gpuadvisor.cli import main
+
+    assert main(argv) == 2
+    assert named in capsys.readouterr().err

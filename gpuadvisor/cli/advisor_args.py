@@ -105,6 +105,22 @@ def check_combinations(args: argparse.Namespace) -> None:
         raise UserError("give --budget-per-job or --budget-per-month, not --budget as well")
     if getattr(args, "max_card_price", None) is not None and getattr(args, "rent_only", False):
         raise UserError("--max-card-price caps cards to buy, and --rent-only leaves none: drop one of them")
+    training = getattr(args, "mode", "inference") in ("training", "lora", "qlora")
+    if training:  # the serving targets: a training job has none of them
+        given = [flag for flag, value in (("--tok-s", getattr(args, "tok_s", None)),
+                                          ("--ttft", getattr(args, "ttft", None))) if value is not None]
+        if getattr(args, "users", 1) != 1:
+            given.append("--users")
+        if given:
+            raise UserError(f"{' and '.join(given)} {'is a' if len(given) == 1 else 'are'} serving target"
+                            f"{'' if len(given) == 1 else 's'} (--mode inference); a training job takes --tokens "
+                            "and --deadline")
+    if serving and getattr(args, "deadline", None) is not None:
+        raise UserError("--deadline applies to training, LoRA and QLoRA (the --tokens budget's wall time); serving "
+                        "takes --tok-s, --users and --ttft")
+    if serving and getattr(args, "tokens", None):
+        raise UserError("--tokens is a training budget (--mode training, lora or qlora); serving takes --tok-s, "
+                        "--users and --ttft")
     if getattr(args, "price_per_hour", None) is not None and not getattr(args, "rank", False):
         raise UserError("--price-per-hour applies to --rank only; without it the rental prices come from the price "
                         "snapshot (use --budget-per-hour for a cap)")
