@@ -29,3 +29,12 @@ def test_a_target_of_the_other_kind_of_job_is_refused(argv, named, capsys):
 
     assert main(argv) == 2
     assert named in capsys.readouterr().err
+
+
+def test_list_models_takes_no_workload(capsys):
+    """`estimate --list-models --mode training` had listed every preset and dropped --mode: refused, as a model is."""
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", "--list-models", "--mode", "training"]) == 2
+    assert "drop --mode" in capsys.readouterr().err
+    assert main(["estimate", "--list-models", "--json"]) == 0

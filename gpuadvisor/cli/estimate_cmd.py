@@ -266,6 +266,14 @@ def describe_workload(workload: Any, users: int | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
+        from gpuadvisor.cli.estimate_request import given_flags
+
+        basics = {"--mode": args.mode != "inference", "--dtype": args.dtype is not None, "--batch": args.batch != 1,
+                  "--gpus": args.gpus != 1, "--tp": args.tp != 1, "--gpu": args.gpu != "H100 SXM5 80GB"}
+        others = sorted((set(given_flags(args).values()) | {f for f, given in basics.items() if given}) - {"--json"})
+        if others or args.model or getattr(args, "model_opt", None):
+            raise UserError(f"--list-models lists the presets and takes no workload: drop "
+                            f"{', '.join(others) or 'the model'}")
         return print_presets(args.json)
     from gpuadvisor.cli.estimate_request import calibration_from, request_from
     from gpuadvisor.estimator import estimate
