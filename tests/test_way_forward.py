@@ -65,3 +65,12 @@ def test_an_offloaded_answer_fits_with_what_stays_on_the_gpu(capsys: pytest.Capt
     assert d["memory"]["per_gpu_bytes"] / 2**30 == pytest.approx(plan["gpu_gib"], abs=0.01)
     assert d["memory"]["per_gpu_bytes"] < d["memory"]["capacity_bytes"]
     assert d["rate"]["value"] == pytest.approx(plan["decode_tokens_per_s"])
+
+
+def test_a_change_the_workload_refuses_is_not_offered(capsys: pytest.CaptureFixture[str]) -> None:
+    """An fp32 LoRA that does not fit had failed with QLoRA's error ('QLoRA ... not fp32'): the way forward tried to
+    build a QLoRA variant of it, which the workload refuses. Such a change is left out; the answer still comes."""
+    d = _estimate(["gemma-3-4b", "--gpu", "RTX-3060", "--mode", "lora", "--dtype", "fp32", "--batch", "64", "--seq",
+                   "8192"], capsys)
+    assert not d["fits"]
+    assert all("qlora" not in fix["flag"] for fix in d["detail"]["way_forward"])

@@ -10,6 +10,7 @@ The first change that fits is named, with the flag that asks for it.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,34 +69,38 @@ def _training_candidates(workload: Workload, gpus: int, t: Targets, *,
     """Training's changes, cheapest first. `workload.batch` is per GPU; every flag carries the whole change
     as `estimate` reads it (--batch a global batch), so that running it gives the figures the line quotes.
     `exact`: each change is costed in the workload's own layout (its sharding and tensor parallelism, as
-    `estimate` costs the flags), and more GPUs are also tried with FSDP where the layout has no sharding."""
+    `estimate` costs the flags), and more GPUs are also tried with FSDP where the layout has no sharding. A
+    change the workload refuses (QLoRA of an fp32 LoRA) is not offered."""
     out: list[tuple[str, str, Workload, int, Targets]] = []
+
+    def add(change: str, flag: str, on_gpus: int, **changes: Any) -> None:
+        with contextlib.suppress(UserError):
+            out.append((change, flag, workload.with_(**changes), on_gpus, t))
+
     tp = max(1, workload.tensor_parallel)
     dp = max(1, gpus // tp)
     if not workload.checkpointing:
-        out.append(("activation checkpointing", "--checkpointing", workload.with_(checkpointing=True), gpus, t))
+        add("activation checkpointing", "--checkpointing", gpus, checkpointing=True)
     b = workload.batch
     while b > 1:
         b //= 2
         smaller = f"batch {b}" if dp == 1 else f"global batch {b * dp} ({b} per GPU)"
         keep = f"; accumulate {workload.batch // b} steps for a batch of {workload.batch * dp}"
         if not workload.checkpointing:
-            out.append((f"{smaller}{keep}", f"--batch {b * dp}", workload.with_(batch=b), gpus, t))
-        out.append((f"{smaller} and checkpointing{keep}", f"--batch {b * dp} --checkpointing",
-                    workload.with_(batch=b, checkpointing=True), gpus, t))
+            add(f"{smaller}{keep}", f"--batch {b * dp}", gpus, batch=b)
+        add(f"{smaller} and checkpointing{keep}", f"--batch {b * dp} --checkpointing", gpus, batch=b,
+            checkpointing=True)
     # a traced model is traced with fused AdamW: another optimizer is not modelled for it (Workload refuses it)
     if workload.mode == "training" and workload.optimizer not in ("adamw8bit",
                                                                   "sgd") and not workload.model.is_traced:
-        out.append(("8-bit AdamW, checkpointing and micro-batch 1", f"--optimizer adamw8bit --checkpointing "
-                    f"--batch {dp}", workload.with_(batch=1, checkpointing=True, optimizer="adamw8bit"), gpus, t))
+        add("8-bit AdamW, checkpointing and micro-batch 1", f"--optimizer adamw8bit --checkpointing --batch {dp}",
+            gpus, batch=1, checkpointing=True, optimizer="adamw8bit")
     if workload.mode == "lora":
-        out.append(("QLoRA: the frozen base in 4 bits, checkpointing and micro-batch 1",
-                    f"--mode qlora --checkpointing --batch {dp}",
-                    workload.with_(mode="qlora", batch=1, checkpointing=True), gpus, t))
-    lean = workload.with_(batch=1, checkpointing=True)
+        add("QLoRA: the frozen base in 4 bits, checkpointing and micro-batch 1",
+            f"--mode qlora --checkpointing --batch {dp}", gpus, mode="qlora", batch=1, checkpointing=True)
     shard_ways = [workload.sharding]
-    if exact and workload.sharding == Sharding.NONE and not workload.model.is_traced:  # traced: data parallel only
-        shard_ways.append(Sharding.FSDP)  # a replica that does not fit one GPU fits sharded over more
+    if exact and workload.sharding in (Sharding.NONE, Sharding.ZERO1, Sharding.ZERO2) and not workload.model.is_traced:
+        shard_ways.append(Sharding.FSDP)  # weights that do not fit one GPU fit sharded over more (traced: DP only)
     global_batch = workload.batch * dp
     for g in MORE_GPUS_TRAINING:
         if g <= gpus or (exact and g % tp):
@@ -103,19 +108,17 @@ def _training_candidates(workload: Workload, gpus: int, t: Targets, *,
         g_dp = g // tp if exact else g
         per_gpu = global_batch // g_dp if global_batch % g_dp == 0 else 0  # the user's global batch, split wider
         for sharding in shard_ways:
-            wl = workload.with_(sharding=sharding)
             shard_flag = f" --sharding {sharding}" if sharding != workload.sharding else ""
-            name = f"{g} GPUs" + (" with FSDP" if shard_flag else "")
+            name = f"{g} GPUs" + (f" with {sharding.upper() if sharding != 'fsdp' else 'FSDP'}" if shard_flag else "")
             if per_gpu:
-                out.append((f"{name}, the same global batch", f"--gpus {g}{shard_flag}", wl.with_(batch=per_gpu), g,
-                            t))
+                add(f"{name}, the same global batch", f"--gpus {g}{shard_flag}", g, sharding=sharding, batch=per_gpu)
                 if not workload.checkpointing:
-                    out.append((f"{name}, the same global batch and checkpointing",
-                                f"--gpus {g}{shard_flag} --checkpointing",
-                                wl.with_(batch=per_gpu, checkpointing=True), g, t))
+                    add(f"{name}, the same global batch and checkpointing", f"--gpus {g}{shard_flag} --checkpointing",
+                        g, sharding=sharding, batch=per_gpu, checkpointing=True)
             if per_gpu != 1:  # one sequence a GPU (a larger global batch where yours has fewer than the GPUs)
-                out.append((f"{name}, checkpointing and micro-batch 1", f"--gpus {g}{shard_flag} --checkpointing "
-                            f"--batch {g_dp}", lean.with_(sharding=sharding), g, t))
+                add(f"{name}, checkpointing and micro-batch 1",
+                    f"--gpus {g}{shard_flag} --checkpointing --batch {g_dp}", g, sharding=sharding, batch=1,
+                    checkpointing=True)
     return out
 
 

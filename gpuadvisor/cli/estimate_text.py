@@ -162,7 +162,8 @@ def print_way_forward(con: Any, a: StepParts) -> None:
     if not fixes:
         from gpuadvisor.advisor.remedy import MORE_GPUS, MORE_GPUS_TRAINING
 
-        tried = ("checkpointing, a smaller micro-batch, 8-bit AdamW" if a.workload.is_training
+        extra = {"training": ", 8-bit AdamW", "lora": ", QLoRA"}.get(str(a.workload.mode), "")
+        tried = (f"checkpointing, a smaller micro-batch{extra}" if a.workload.is_training
                  else "a quantized format, fewer users")
         most = MORE_GPUS_TRAINING[-1] if a.workload.is_training else MORE_GPUS[-1]
         con.print(f"  way forward: none of {tried} or up to {most} GPUs makes it fit; a card with more memory")
