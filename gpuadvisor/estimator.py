@@ -109,7 +109,26 @@ def _refuse_what_cannot_run(request: EstimateRequest, card: Any) -> None:
         layout = adapter_layout_blocker(w, tp=w.tensor_parallel)
     why = cannot_run(card, features) or layout
     if why:
-        raise UserError(f"{card.name} {why} (docs/support.md)")
+        raise UserError(f"{card.name} {why} (docs/support.md){_engines_that_run(request, card)}")
+
+
+def _engines_that_run(request: EstimateRequest, card: Any) -> str:
+    """Where the engine is what the card cannot run: the engines of the same question that it does run, as a hint
+    ('; --engine eager runs on it'), else ''. A P40 asked about with the default engine (vLLM-class) is told that
+    Hugging Face's generate() runs there, rather than only that vLLM does not."""
+    from gpuadvisor.advisor.support import cannot_run, needs
+
+    w, q = request.workload, request.question
+    if w.mode != "inference" or isinstance(q, TrainingLayout):
+        return ""
+    if isinstance(q, ServingLoad):
+        others = [e for e in ("llamacpp", "hf", "vllm", "sglang", "trtllm") if e != str(q.engine).split("@")[0]]
+        runs = [e for e in others if not cannot_run(card, needs(w, serve_engine=e))]
+    else:
+        runs = [e for e in ("graphs", "eager") if e != str(q.engine) and not cannot_run(card, needs(w, step_engine=e))]
+    if not runs:
+        return ""
+    return f"; --engine {' or '.join(runs[:2])} {'runs' if len(runs) == 1 else 'run'} on it"
 
 
 # --- STEP: the calibrated step in the workload's own layout -------------------------------------------------

@@ -38,3 +38,15 @@ def test_list_models_takes_no_workload(capsys):
     assert main(["estimate", "--list-models", "--mode", "training"]) == 2
     assert "drop --mode" in capsys.readouterr().err
     assert main(["estimate", "--list-models", "--json"]) == 0
+
+
+def test_an_engine_the_card_cannot_run_names_one_it_can(capsys):
+    """A Tesla P40 (compute capability 6.1) asked about with the default engine (vLLM-class) is refused, and the line
+    says what does run there, where it had said only what does not."""
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", "llama-3.1-8b", "--gpu", "P40"]) == 2
+    assert "--engine eager runs on it" in capsys.readouterr().err
+    assert main(["estimate", "llama-3.1-8b", "--gpu", "P40", "--engine", "vllm", "--concurrency", "2"]) == 2
+    assert "--engine llamacpp or hf run on it" in capsys.readouterr().err
+    assert main(["estimate", "llama-3.1-8b", "--gpu", "P40", "--engine", "eager"]) == 0
