@@ -50,3 +50,14 @@ def test_an_engine_the_card_cannot_run_names_one_it_can(capsys):
     assert main(["estimate", "llama-3.1-8b", "--gpu", "P40", "--engine", "vllm", "--concurrency", "2"]) == 2
     assert "--engine llamacpp or hf run on it" in capsys.readouterr().err
     assert main(["estimate", "llama-3.1-8b", "--gpu", "P40", "--engine", "eager"]) == 0
+
+
+def test_a_one_token_answer_simulates_without_an_inter_token_latency(capsys):
+    """--output-len 1 has no second token: the simulation's printout had multiplied its missing inter-token latency
+    (internal error, exit 3); it now says there is none."""
+    from gpuadvisor.cli import main
+
+    argv = ["estimate", "gemma-3-12b", "--gpu", "B200", "--engine", "sglang", "--rate", "4", "--requests", "20",
+            "--input-len", "128", "--output-len", "1"]
+    assert main(argv) == 0
+    assert "no inter-token latency" in capsys.readouterr().out

@@ -226,13 +226,18 @@ def print_simulation(con: Any, p: ServingParts) -> None:
     spread = f.get("draw_range") or {}
     if spread:
         lo, hi = spread.get("ttft_s.p50", (0.0, 0.0))
-        tlo, thi = spread.get("tpot_s.p50", (0.0, 0.0))
+        tpot = ""
+        if (f.get("tpot_s") or {}).get("p50") is not None:  # no second token (--output-len 1): no TPOT
+            tlo, thi = spread.get("tpot_s.p50", (0.0, 0.0))
+            tpot = f", time per output token P50 {tlo * 1e3:,.1f}-{thi * 1e3:,.1f} ms"
         con.print(f"  over the {f['arrival_draws']} draws of the arrivals: TTFT P50 {lo * 1e3:,.1f}-{hi * 1e3:,.1f} "
-                  f"ms, time per output token P50 {tlo * 1e3:,.1f}-{thi * 1e3:,.1f} ms")
+                  f"ms{tpot}")
     if f.get("frontend_s"):
         median = f" (median gap {f['itl_p50_s'] * 1e3:,.1f} ms)" if f.get("itl_p50_s") else ""
+        itl = (f"; mean inter-token latency {f['itl_s'] * 1e3:,.1f} ms{median}" if f.get("itl_s") is not None
+               else "; one token a request: no inter-token latency")
         con.print(f"  front-end per request (HTTP, tokenization, first chunk streamed): {f['frontend_s'] * 1e3:.0f} ms "
-                  f"({a['engine']} profile); mean inter-token latency {f['itl_s'] * 1e3:,.1f} ms{median}")
+                  f"({a['engine']} profile){itl}")
     if p.slo:
         con.print(f"  goodput under the SLOs: {f['goodput_requests_per_s']:,.2f} req/s "
                   f"({f['slo_attainment']:.0%} of requests meet them)")
