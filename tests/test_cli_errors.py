@@ -61,3 +61,21 @@ def test_a_one_token_answer_simulates_without_an_inter_token_latency(capsys):
             "--input-len", "128", "--output-len", "1"]
     assert main(argv) == 0
     assert "no inter-token latency" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, gpus", [
+    (["llama-3.1-70b", "--tp", "4"], 4),
+    (["llama-3.1-70b", "--tp", "4", "--pp", "2", "--engine", "vllm", "--concurrency", "2", "--requests", "20"], 8),
+    (["llama-3.1-8b", "--engine", "vllm", "--tp", "2", "--prefill-gpus", "2", "--prefill-tp", "2", "--rate", "1",
+      "--requests", "20"], 4),
+])
+def test_the_parallel_degrees_given_set_the_gpus(argv, gpus, capsys):
+    """`--tp 4` without --gpus had been refused ('1 GPUs cannot be split into tensor-parallel groups of 4'): the
+    degrees given are the GPUs asked for; an explicit --gpus that contradicts them is still refused."""
+    import json
+
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", *argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["hardware"]["gpus"] == gpus
+    assert main(["estimate", "llama-3.1-70b", "--gpus", "1", "--tp", "4"]) == 2

@@ -75,8 +75,9 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
                    help="training: weights, grads and optimizer states in --dtype (default: fp32 weights + autocast);"
                         " LoRA/QLoRA: no autocast (default: bf16 autocast, as Trainer(bf16=True))")
     g.add_argument("--checkpointing", action="store_true", help="activation checkpointing")
-    g.add_argument("--gpus", type=arg_type("gpus"), default=1,
-                   help="number of GPUs (estimate; recommend tries 1/2/4/8)")
+    g.add_argument("--gpus", type=arg_type("gpus"), default=None,
+                   help="number of GPUs (estimate; default: the product of the parallel degrees given, e.g. --tp 4 "
+                        "--pp 2 is 8, else 1; recommend tries 1/2/4/8)")
     g.add_argument("--sharding", default="none",
                    help="none | zero1 | zero2 | zero3 | fsdp | hsdp (FSDP inside each node, replicas across nodes)")
     g.add_argument("--tp", type=arg_type("tp"), default=1, help="tensor-parallel degree")
@@ -138,13 +139,24 @@ def workload_from(args: argparse.Namespace) -> Any:
     w = make_workload(
         spec, mode=args.mode, dtype=dtype, batch=args.batch, seq_len=seq, gen_tokens=gen,
         mixed_precision=not args.pure, checkpointing=args.checkpointing,
-        num_gpus=args.gpus, sharding=args.sharding, tensor_parallel=args.tp, lora_rank=args.lora_rank,
+        num_gpus=args.gpus or degrees_gpus(args), sharding=args.sharding, tensor_parallel=args.tp,
+        lora_rank=args.lora_rank,
         lora_targets=args.lora_targets, train_tokens=args.tokens, quant=args.quant, scoring=args.scoring,
         offload=bool(getattr(args, "offload", False)), channels_last=args.channels_last,
         freeze=tuple(args.freeze), trainable=tuple(args.trainable), input_shape=tuple(args.input),
         train_samples=args.samples, **extra,
     )
     return check_workload_flags(w, args)
+
+
+def degrees_gpus(args: argparse.Namespace) -> int:
+    """The GPUs the parallel degrees given ask for where --gpus is not given: --tp x --pp x --cp x --replicas, plus
+    --prefill-gpus (a user who writes --tp 4 means four GPUs; '1 GPUs cannot be split into tensor-parallel groups
+    of 4' had answered it)."""
+    gpus = 1
+    for name in ("tp", "pp", "cp", "replicas"):
+        gpus *= int(getattr(args, name, None) or 1)
+    return gpus + int(getattr(args, "prefill_gpus", None) or 0)
 
 
 MAX_PARAMS = 1e14  # 100T parameters: well beyond any published model; a larger count is a typo
@@ -269,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
         from gpuadvisor.cli.estimate_request import given_flags
 
         basics = {"--mode": args.mode != "inference", "--dtype": args.dtype is not None, "--batch": args.batch != 1,
-                  "--gpus": args.gpus != 1, "--tp": args.tp != 1, "--gpu": args.gpu != "H100 SXM5 80GB"}
+                  "--gpus": args.gpus is not None, "--tp": args.tp != 1, "--gpu": args.gpu != "H100 SXM5 80GB"}
         others = sorted((set(given_flags(args).values()) | {f for f, given in basics.items() if given}) - {"--json"})
         if others or args.model or getattr(args, "model_opt", None):
             raise UserError(f"--list-models lists the presets and takes no workload: drop "
