@@ -199,10 +199,10 @@ class EstimateRequest:
             if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
                                 "in --mode inference")
-            gpus = w.tensor_parallel * q.pipeline_parallel * q.replicas
+            decode_gpus = gpus = w.tensor_parallel * q.pipeline_parallel * q.replicas
             if q.disaggregated:
                 gpus += _check_disaggregated(q, w.tensor_parallel)
-            if w.num_gpus not in (1, gpus):
+            if w.num_gpus not in (1, gpus, decode_gpus):  # all of them, or the decode pool's (the degrees given)
                 what = "--tp x --pp x --replicas" + (" + --prefill-gpus" if q.disaggregated else "")
                 raise UserError(f"the serving simulation runs on {what} = {gpus} GPUs; --gpus "
                                 f"{w.num_gpus} does not match (drop --gpus, or set the degrees)")

@@ -150,13 +150,13 @@ def workload_from(args: argparse.Namespace) -> Any:
 
 
 def degrees_gpus(args: argparse.Namespace) -> int:
-    """The GPUs the parallel degrees given ask for where --gpus is not given: --tp x --pp x --cp x --replicas, plus
-    --prefill-gpus (a user who writes --tp 4 means four GPUs; '1 GPUs cannot be split into tensor-parallel groups
-    of 4' had answered it)."""
+    """The GPUs the parallel degrees given ask for where --gpus is not given: --tp x --pp x --cp x --replicas (a
+    user who writes --tp 4 means four GPUs; '1 GPUs cannot be split into tensor-parallel groups of 4' had answered
+    it). A disaggregated deployment's prefill pool is apart: these are its decode GPUs (request.py)."""
     gpus = 1
     for name in ("tp", "pp", "cp", "replicas"):
         gpus *= int(getattr(args, name, None) or 1)
-    return gpus + int(getattr(args, "prefill_gpus", None) or 0)
+    return gpus
 
 
 MAX_PARAMS = 1e14  # 100T parameters: well beyond any published model; a larger count is a typo
