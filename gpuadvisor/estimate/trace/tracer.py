@@ -238,7 +238,10 @@ def _trace(ref: ModelRef, opts: TraceOptions, batch: int, *, log: bool) -> tuple
     except UserError:
         raise
     except Exception as e:
-        raise UserError(f"{ref.text} cannot be traced: {_why(e)} (on fake tensors: {_why(first)})") from None
+        hint = ""
+        if "expected scalar type" in str(e) and str(opts.dtype) != "fp32":  # an op fed two dtypes by the model's code
+            hint = f"; the model mixes dtypes in {opts.dtype}: --dtype fp32 traces it as written"
+        raise UserError(f"{ref.text} cannot be traced: {_why(e)} (on fake tensors: {_why(first)}){hint}") from None
 
 
 def _why(e: BaseException) -> str:
