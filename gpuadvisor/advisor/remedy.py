@@ -109,7 +109,7 @@ def _training_candidates(workload: Workload, gpus: int, t: Targets, *,
         per_gpu = global_batch // g_dp if global_batch % g_dp == 0 else 0  # the user's global batch, split wider
         for sharding in shard_ways:
             shard_flag = f" --sharding {sharding}" if sharding != workload.sharding else ""
-            name = f"{g} GPUs" + (f" with {sharding.upper() if sharding != 'fsdp' else 'FSDP'}" if shard_flag else "")
+            name = f"{g} GPUs" + (" with FSDP" if shard_flag else "")  # the one sharding added (shard_ways)
             if per_gpu:
                 add(f"{name}, the same global batch", f"--gpus {g}{shard_flag}", g, sharding=sharding, batch=per_gpu)
                 if not workload.checkpointing:
