@@ -79,3 +79,20 @@ def test_the_parallel_degrees_given_set_the_gpus(argv, gpus, capsys):
     assert main(["estimate", *argv, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["hardware"]["gpus"] == gpus
     assert main(["estimate", "llama-3.1-70b", "--gpus", "1", "--tp", "4"]) == 2
+
+
+def test_the_slo_search_refuses_what_it_does_not_use_and_honours_only(capsys):
+    """`recommend --rate R --p99-ttft T` searches rentals of one serving engine: --mode training, --buy-only and the
+    steady-state targets had been taken and ignored (refused now); --only had been ignored too (honoured now)."""
+    from gpuadvisor.cli import main
+
+    slo = ["recommend", "llama-3.1-8b", "--rate", "2", "--p99-ttft", "1s", "--p99-tpot", "50ms"]
+    assert main([*slo, "--mode", "training"]) == 2
+    assert "--mode training: not used by the search" in capsys.readouterr().err
+    assert main([*slo, "--buy-only"]) == 2
+    capsys.readouterr()
+    assert main([*slo, "--only", "geforce", "--json"]) == 0
+    import json
+
+    evaluated = json.loads(capsys.readouterr().out)["evaluated"]
+    assert evaluated and all("GeForce" in e["card"] for e in evaluated)

@@ -376,7 +376,8 @@ def _buy_counts(card: Any, override: dict[str, tuple[int, ...]] | None) -> tuple
     return counts
 
 
-def _wanted(card: Any, only: tuple[str, ...]) -> bool:
+def wanted(card: Any, only: tuple[str, ...]) -> bool:
+    """`--only`: a card whose name contains one of the words, or of one of the families (jetson, geforce, ...)."""
     if not only:
         return True
     name = card.name.casefold()
@@ -437,12 +438,12 @@ def not_for_sale(opts: list[Option], catalog: Any, only: tuple[str, ...] = ()) -
     here: those with an option (rented or local) or named by `only`. Their purchase is never offered."""
     shown = {o.hardware.card for o in opts}
     return {c.name: c.not_sold for c in catalog.cards if getattr(c, "not_sold", None) is not None
-            and (c.name in shown or (only and _wanted(c, only)))}
+            and (c.name in shown or (only and wanted(c, only)))}
 
 
 def _cards_for(workload: Workload, catalog: Any, only: tuple[str, ...]) -> dict[str, Any]:
     """The catalog cards to consider: those `only` names, that run the workload's precision well."""
-    cards = {c.name: c for c in catalog.cards if _wanted(c, only)}
+    cards = {c.name: c for c in catalog.cards if wanted(c, only)}
     if only and not cards:
         raise UserError(f"no catalog card matches {', '.join(only)} (a name part such as 'orin' or a family)")
     return {n: c for n, c in cards.items() if runs_sixteen_bit_well(c, workload, only)}

@@ -111,6 +111,29 @@ def _model(args: argparse.Namespace) -> Any:
     return m, w
 
 
+def _refuse_steady_state_flags(args: argparse.Namespace) -> None:
+    """The SLO search prices rentals of one serving engine against a simulated request stream: the steady-state
+    targets, purchases and budgets of `recommend` do not apply to it, and are refused rather than ignored."""
+    given = [flag for flag, on in (
+        ("--mode " + str(args.mode), str(args.mode) not in ("inference", "infer")),
+        ("--tok-s", args.tok_s is not None), ("--users", args.users != 1), ("--ttft", args.ttft is not None),
+        ("--deadline", args.deadline is not None), ("--tokens", bool(getattr(args, "tokens", None))),
+        ("--buy-only", args.buy_only), ("--max-card-price", args.max_card_price is not None),
+        ("--price-basis", args.price_basis is not None), ("--rank", bool(getattr(args, "rank", False))),
+        ("--budget-per-hour", args.budget_per_hour is not None), ("--budget-per-job", args.budget_per_job is not None),
+        ("--budget-per-month", args.budget_per_month is not None), ("--budget", args.budget is not None),
+        ("--use-hours", args.use_hours is not None), ("--use-months", args.use_months is not None),
+        ("--hours-per-month", args.hours_per_month is not None), ("--hours-per-day", args.hours_per_day is not None),
+        ("--currency " + str(args.currency), str(args.currency).upper() != "USD")) if on]
+    if given:
+        raise UserError(f"{', '.join(given)}: not used by the search for the cheapest rental that meets --p99-ttft / "
+                        "--p99-tpot at --rate (drop them, or drop --rate and the P99 targets for the steady-state "
+                        "advice)")
+    if args.engine != "graphs":
+        raise UserError(f"--engine {args.engine}: the search at --rate simulates --serve-engine (vllm, sglang, trtllm, "
+                        "llamacpp or hf; default vllm)")
+
+
 def run_recommend(args: argparse.Namespace) -> int:
     """`recommend MODEL --rate 5 --p99-ttft 1s --p99-tpot 50ms`: the cheapest rental meeting the SLOs."""
     from gpuadvisor.advisor.market import offers_for
@@ -122,9 +145,15 @@ def run_recommend(args: argparse.Namespace) -> int:
 
     if args.rate is None:
         raise UserError("--p99-ttft / --p99-tpot need a load: --rate REQ/S")
+    _refuse_steady_state_flags(args)
     serve_engine(args.serve_engine)  # one-line error on an unknown engine
     m, w = _model(args)  # built once: its weight format and lengths are the request's, as `estimate` reads them
     offers, _ = offers_for(args.provider, args.region, spot=args.spot)
+    if args.only:  # --only: the offers of the cards asked for
+        from gpuadvisor.advisor.options import wanted
+
+        cards = {c.name: c for c in catalog_from(args).cards}
+        offers = [o for o in offers if o.card in cards and wanted(cards[o.card], tuple(args.only))]
     if not offers:
         raise UserError("no rental offers to choose from (price snapshot empty after the filters)")
     weights = serving_weights(w, ServingLoad(weights=args.weights))
