@@ -96,3 +96,15 @@ def test_the_slo_search_refuses_what_it_does_not_use_and_honours_only(capsys):
 
     evaluated = json.loads(capsys.readouterr().out)["evaluated"]
     assert evaluated and all("GeForce" in e["card"] for e in evaluated)
+
+
+def test_steady_state_advice_refuses_the_flags_of_the_rate_search_and_of_rank(capsys):
+    """Without --rate, recommend had taken --serve-engine, --lengths, --pp (the search at a rate's) and --gpu-counts
+    (--rank's) and ignored them."""
+    from gpuadvisor.cli import main
+
+    assert main(["recommend", "llama-3.1-8b", "--serve-engine", "sglang"]) == 2
+    assert "flags of the search at a request rate" in capsys.readouterr().err
+    assert main(["recommend", "llama-3.1-8b", "--gpu-counts", "1,2"]) == 2
+    assert "--rank" in capsys.readouterr().err
+    assert main(["recommend", "llama-3.1-8b", "--rate", "2", "--p99-ttft", "1s", "--pp", "2"]) == 2

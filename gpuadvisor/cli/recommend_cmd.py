@@ -49,6 +49,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _refuse_unused(args: argparse.Namespace) -> None:
+    """The steady-state advice (no --rate): the serving simulation's flags and --rank's are not read by it, so they
+    are refused in one line rather than ignored."""
+    simulation = [flag for flag, on in (
+        ("--serve-engine", args.serve_engine != "vllm"), ("--lengths", args.lengths is not None),
+        ("--requests", args.requests is not None), ("--seed", args.seed != 0), ("--weights", args.weights is not None),
+        ("--kv-dtype", args.kv_dtype is not None), ("--pp", args.pp != 1), ("--replicas", args.replicas != 1)) if on]
+    if simulation:
+        raise UserError(f"{', '.join(simulation)}: flags of the search at a request rate (--rate with --p99-ttft / "
+                        "--p99-tpot); the steady-state advice takes --quant, --users, --tok-s and --ttft")
+    if not args.rank and (args.gpu_counts != [1, 2, 4, 8] or args.sort != "time"):
+        raise UserError("--gpu-counts and --sort order the --rank table; without --rank they are not used")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_models:
         return print_presets(args.json)
@@ -58,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         from gpuadvisor.cli.serve_args import run_recommend
 
         return run_recommend(args)
+    _refuse_unused(args)
     from gpuadvisor.cli.advisor_args import check_combinations
     from gpuadvisor.cli.common import catalog_from
 

@@ -132,6 +132,9 @@ def _refuse_steady_state_flags(args: argparse.Namespace) -> None:
     if args.engine != "graphs":
         raise UserError(f"--engine {args.engine}: the search at --rate simulates --serve-engine (vllm, sglang, trtllm, "
                         "llamacpp or hf; default vllm)")
+    if getattr(args, "pp", 1) != 1 or getattr(args, "replicas", 1) != 1:
+        raise UserError("--pp and --replicas: the search at --rate picks each option's layout itself (the fewest "
+                        "tensor-parallel GPUs that hold the model, replicas of them on larger offers)")
 
 
 def run_recommend(args: argparse.Namespace) -> int:
