@@ -108,3 +108,16 @@ def test_steady_state_advice_refuses_the_flags_of_the_rate_search_and_of_rank(ca
     assert main(["recommend", "llama-3.1-8b", "--gpu-counts", "1,2"]) == 2
     assert "--rank" in capsys.readouterr().err
     assert main(["recommend", "llama-3.1-8b", "--rate", "2", "--p99-ttft", "1s", "--pp", "2"]) == 2
+
+
+def test_flags_that_need_what_is_not_given_are_refused(capsys, tmp_path):
+    """--force without the file it overwrites (probe --out, check --junit), and a workload's flags on a report of
+    probe results alone, had been taken and dropped."""
+    from gpuadvisor.cli import main
+
+    probe = "tests/data/h100-probe.json"
+    assert main(["probe", "--quick", "--force"]) == 2
+    assert main(["check", "--rules", "rules/training-node.yaml", "--probe", probe, "--force"]) == 2
+    assert main(["report", "--probe", probe, "--mode", "training", "-o", str(tmp_path / "r.html")]) == 2
+    assert "a workload's flags" in capsys.readouterr().err
+    assert main(["report", "--probe", probe, "-o", str(tmp_path / "r.html")]) == 0

@@ -11,6 +11,7 @@ from typing import Any
 
 from gpuadvisor.cli.common import console as make_console
 from gpuadvisor.cli.common import print_json
+from gpuadvisor.core.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
         from gpuadvisor.core.fileio import ensure_writable
 
         ensure_writable(args.junit, force=args.force)  # a bad --junit fails now, not after a probe run
+    elif args.force:
+        raise UserError("--force overwrites the --junit file; without --junit there is none")
     run_result = results.load(args.probe) if args.probe else _probe_now(args)
     report = checks.evaluate(rules, run_result)
     if args.junit:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.cli.common import add_refresh_host, catalog_from, fmt
 from gpuadvisor.cli.common import console as make_console
+from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.fileio import ensure_writable
 from probes import ALL_PROBES
 
@@ -52,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.out:
         ensure_writable(args.out, force=args.force)
+    elif args.force:
+        raise UserError("--force overwrites the --out file; without --out there is none")
     catalog_from(args)  # a broken --catalog is an error now, not a note in the results
     progress = Progress()
     try:

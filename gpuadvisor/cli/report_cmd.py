@@ -42,6 +42,25 @@ def default_output(run: Any, workload: Any) -> Path:
     return Path(DEFAULT_DIR) / f"{slug}.html"
 
 
+def _refuse_workload_flags(args: argparse.Namespace) -> None:
+    """A report of probe results alone has no workload: the workload's, targets' and prices' flags would be dropped,
+    so they are refused (`report --probe FILE --mode training` had written the probe report without a word)."""
+    given = {flag for flag, on in (("--mode", args.mode != "inference"), ("--batch", args.batch != 1),
+                                    ("--gpus", args.gpus is not None), ("--tp", args.tp != 1),
+                                    ("--tok-s", args.tok_s is not None), ("--users", args.users != 1),
+                                    ("--ttft", args.ttft is not None), ("--deadline", args.deadline is not None),
+                                    ("--only", bool(args.only)), ("--provider", bool(args.provider)),
+                                    ("--region", args.region is not None), ("--spot", args.spot),
+                                    ("--budget-per-hour", args.budget_per_hour is not None),
+                                    ("--max-card-price", args.max_card_price is not None),
+                                    ("--checkpointing", args.checkpointing), ("--tokens", bool(args.tokens)),
+                                    ("--seq", args.seq is not None), ("--quant", args.quant is not None),
+                                    ("--dtype", args.dtype is not None)) if on}
+    if given:
+        raise UserError(f"{', '.join(sorted(given))}: a workload's flags; give --model PRESET (the report of probe "
+                        "results alone has no workload)")
+
+
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor.core import results
 
@@ -50,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     has_model = bool(args.model or args.model_opt)
     if not args.probe and not has_model:
         raise UserError("nothing to report: give --probe RESULTS.json, --model PRESET, or both")
+    if not has_model:
+        _refuse_workload_flags(args)
     run_result = results.load(args.probe) if args.probe else None
     workload = workload_from(args) if has_model else None
     catalog = catalog_from(args)

@@ -369,7 +369,7 @@ def _is_sha(text: str) -> bool:
 
 
 def _region_hint(all_offers: Sequence[Offer], offers: Sequence[Offer]) -> str:
-    pool = sorted({r for o in (offers or all_offers) for r in o.regions})
+    pool = sorted({region_label(r) for o in (offers or all_offers) for r in o.regions} - {""})
     shown = ", ".join(pool[:12]) + (f" and {len(pool) - 12} more" if len(pool) > 12 else "")
     return f"known regions: {shown}"
 
