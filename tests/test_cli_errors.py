@@ -121,3 +121,13 @@ def test_flags_that_need_what_is_not_given_are_refused(capsys, tmp_path):
     assert main(["report", "--probe", probe, "--mode", "training", "-o", str(tmp_path / "r.html")]) == 2
     assert "a workload's flags" in capsys.readouterr().err
     assert main(["report", "--probe", probe, "-o", str(tmp_path / "r.html")]) == 0
+
+
+def test_catalog_show_refuses_a_name_that_means_several_cards(capsys):
+    """`catalog show Jetson` had shown the Jetson Nano, one of eight Jetsons; a name several cards match equally is
+    refused with them, as --gpu refuses it."""
+    from gpuadvisor.cli import main
+
+    assert main(["catalog", "show", "Jetson"]) == 2
+    assert "matches several cards" in capsys.readouterr().err
+    assert main(["catalog", "show", "4090"]) == 0

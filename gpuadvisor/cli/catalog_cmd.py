@@ -67,7 +67,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    card = catalog_from(args).get(args.name)
+    from gpuadvisor.catalog import resolve_card
+
+    card = resolve_card(catalog_from(args), args.name)  # 'Jetson' names eight cards: refused, as --gpu does
     if args.json:
         print_json(card.model_dump())
         return 0
