@@ -131,3 +131,12 @@ def test_catalog_show_refuses_a_name_that_means_several_cards(capsys):
     assert main(["catalog", "show", "Jetson"]) == 2
     assert "matches several cards" in capsys.readouterr().err
     assert main(["catalog", "show", "4090"]) == 0
+
+
+def test_a_simulated_engine_given_to_the_steady_state_advice_is_pointed_to_its_flags(capsys):
+    """recommend --engine sglang had answered only "invalid choice ... graphs, eager": it now says where SGLang is
+    simulated (recommend --rate ... --serve-engine, estimate --engine)."""
+    from gpuadvisor.cli import main
+
+    assert main(["recommend", "llama-3.1-8b", "--engine", "sglang"]) == 2
+    assert "--serve-engine sglang" in capsys.readouterr().err

@@ -26,6 +26,19 @@ def _kwh(text: str) -> float:
     return non_negative_float(text)
 
 
+def _advice_engine(text: str) -> str:
+    """graphs or eager; a simulated engine's name (vllm, sglang, ...) is told where it applies."""
+    if text in ("graphs", "eager"):
+        return text
+    from gpuadvisor.request import SERVE_ENGINES
+
+    if text.split("@")[0] in SERVE_ENGINES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is simulated, not priced in steady state: recommend --rate R --p99-ttft T --serve-engine "
+            f"{text} searches rentals with it, estimate --engine {text} simulates it; here graphs or eager")
+    raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from 'graphs', 'eager')")
+
+
 def _list(text: str) -> list[str]:
     out = [x.strip() for x in text.split(",") if x.strip()]
     if not out:
@@ -84,7 +97,7 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
                          "prices (a card without one keeps its new price, and says so)")
     pr.add_argument("--only", type=_list, action="extend", default=[], metavar="CARD[,CARD]",
                     help="only cards whose name contains this, or of this family (jetson, geforce, ...)")
-    pr.add_argument("--engine", default="graphs", choices=["graphs", "eager"],
+    pr.add_argument("--engine", default="graphs", type=_advice_engine, metavar="{graphs,eager}",
                     help="serving engine: graphs = vLLM-class, CUDA graphs (default); eager = HF generate()")
 
 
