@@ -196,6 +196,9 @@ class EstimateRequest:
                                         ("--draft-model", q.draft_model)) if v is not None]
                 if given:
                     raise UserError(f"{', '.join(given)}: speculative decoding needs --speculative draft|eagle|mtp")
+            if q.p99_tpot_s is not None and w.gen_tokens <= 1 and q.lengths in (None, "fixed"):
+                raise UserError("--p99-tpot: an answer of one token (--output-len 1) has no time per output token; "
+                                "give --p99-ttft")
             if w.mode != Mode.INFERENCE or w.model.kind != "decoder" or not w.model.is_transformer:
                 raise UserError(f"{w.model.name} ({w.mode}): the serving simulation needs a decoder transformer "
                                 "in --mode inference")

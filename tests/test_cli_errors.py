@@ -140,3 +140,13 @@ def test_a_simulated_engine_given_to_the_steady_state_advice_is_pointed_to_its_f
 
     assert main(["recommend", "llama-3.1-8b", "--engine", "sglang"]) == 2
     assert "--serve-engine sglang" in capsys.readouterr().err
+
+
+def test_a_time_per_token_target_for_one_token_answers_is_refused(capsys):
+    """--p99-tpot with --output-len 1 had been met at 'P99 TPOT 0.0 ms' by every option: there is no second token."""
+    from gpuadvisor.cli import main
+
+    assert main(["recommend", "llama-3.1-8b", "--rate", "2", "--p99-tpot", "50ms", "--output-len", "1"]) == 2
+    assert main(["estimate", "llama-3.1-8b", "--engine", "vllm", "--rate", "2", "--output-len", "1",
+                 "--p99-tpot", "50ms"]) == 2
+    assert "no time per output token" in capsys.readouterr().err

@@ -160,6 +160,9 @@ def run_recommend(args: argparse.Namespace) -> int:
     if not offers:
         raise UserError("no rental offers to choose from (price snapshot empty after the filters)")
     weights = serving_weights(w, ServingLoad(weights=args.weights))
+    if args.p99_tpot is not None and w.gen_tokens <= 1 and args.lengths in (None, "fixed"):
+        raise UserError("--p99-tpot: an answer of one token (--output-len 1) has no time per output token; give "
+                        "--p99-ttft")
     lengths = parse_lengths(args.lengths, w.seq, max(1, w.gen_tokens))  # as the estimator's serving question
     from gpuadvisor.advisor.serve_slo import serving_picks
 
