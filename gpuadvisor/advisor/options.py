@@ -58,7 +58,8 @@ class Hardware:
         if self.kind == "rent":
             from gpuadvisor.prices.model import region_label
 
-            where = f" in {region_label(self.region)}" if region_label(self.region) else ""
+            region = region_label(self.region)
+            where = f" in {region}" if region else ""
             return f"{n} ({self.provider} {self.instance_type}{where}{', spot' if self.spot else ''})"
         if self.kind == "buy":
             return f"buy {n}"

@@ -26,6 +26,21 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
     return load_catalog(extra)
 
 
+def record_flags(p: argparse.ArgumentParser) -> None:
+    """Keep the parser's own defaults and flag names on the parsed arguments, so that a command can tell the flags
+    a user gave from those left at their defaults (`given`) without writing the defaults out again."""
+    p.set_defaults(flag_defaults={a.dest: a.default for a in p._actions},
+                   flag_names={a.dest: max(a.option_strings, key=len) for a in p._actions if a.option_strings})
+
+
+def given(args: argparse.Namespace, *dests: str) -> list[str]:
+    """The flags, by name and in the order of `dests`, whose value differs from the parser's default (record_flags);
+    a default typed out is harmless."""
+    defaults, names = getattr(args, "flag_defaults", {}), getattr(args, "flag_names", {})
+    return [names.get(d, "--" + d.replace("_", "-")) for d in dests
+            if (value := getattr(args, d, None)) != defaults.get(d) and value not in (None, [], ())]
+
+
 def add_refresh_host(p: argparse.ArgumentParser) -> None:
     """`probe` and `run` both run the probes, so both can renew the host cache (probes/hostcache.py)."""
     p.add_argument("--refresh-host", action="store_true",

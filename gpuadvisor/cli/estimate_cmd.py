@@ -6,7 +6,7 @@ import argparse
 import math
 from typing import Any
 
-from gpuadvisor.cli.common import positive_float, positive_int
+from gpuadvisor.cli.common import given, positive_float, positive_int, record_flags
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.limits import arg_type
 from gpuadvisor.modelspec import params_text
@@ -218,7 +218,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     from gpuadvisor.cli.training_cmd import add_training_args
 
     add_training_args(p)
-    p.set_defaults(func=run, flag_defaults={a.dest: a.default for a in p._actions})
+    p.set_defaults(func=run)
+    record_flags(p)
 
 
 def print_presets(as_json: bool) -> int:
@@ -280,9 +281,8 @@ def run(args: argparse.Namespace) -> int:
     if args.list_models:
         from gpuadvisor.cli.estimate_request import given_flags
 
-        basics = {"--mode": args.mode != "inference", "--dtype": args.dtype is not None, "--batch": args.batch != 1,
-                  "--gpus": args.gpus is not None, "--tp": args.tp != 1, "--gpu": args.gpu != "H100 SXM5 80GB"}
-        others = sorted((set(given_flags(args).values()) | {f for f, given in basics.items() if given}) - {"--json"})
+        basics = given(args, "mode", "dtype", "batch", "gpus", "tp", "gpu")
+        others = sorted((set(given_flags(args).values()) | set(basics)) - {"--json"})
         if others or args.model or getattr(args, "model_opt", None):
             raise UserError(f"--list-models lists the presets and takes no workload: drop "
                             f"{', '.join(others) or 'the model'}")

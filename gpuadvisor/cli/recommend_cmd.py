@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from gpuadvisor.cli.advisor_args import add_target_args, advice_from
-from gpuadvisor.cli.common import gpu_counts_arg, non_negative_float, positive_int
+from gpuadvisor.cli.common import given, gpu_counts_arg, non_negative_float, positive_int, record_flags
 from gpuadvisor.cli.estimate_cmd import (
     add_workload_args,
     describe_workload,
@@ -47,19 +47,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--rank: rental price per GPU-hour (cost = price x GPUs x time)")
     r.add_argument("--sort", default="time", choices=["time", "cost", "energy", "memory"], help="--rank order")
     p.set_defaults(func=run)
+    record_flags(p)
 
 
 def _refuse_unused(args: argparse.Namespace) -> None:
     """The steady-state advice (no --rate): the serving simulation's flags and --rank's are not read by it, so they
     are refused in one line rather than ignored."""
-    simulation = [flag for flag, on in (
-        ("--serve-engine", args.serve_engine != "vllm"), ("--lengths", args.lengths is not None),
-        ("--requests", args.requests is not None), ("--seed", args.seed != 0), ("--weights", args.weights is not None),
-        ("--kv-dtype", args.kv_dtype is not None), ("--pp", args.pp != 1), ("--replicas", args.replicas != 1)) if on]
+    simulation = given(args, "serve_engine", "lengths", "requests", "seed", "weights", "kv_dtype", "pp", "replicas")
     if simulation:
         raise UserError(f"{', '.join(simulation)}: flags of the search at a request rate (--rate with --p99-ttft / "
                         "--p99-tpot); the steady-state advice takes --quant, --users, --tok-s and --ttft")
-    if not args.rank and (args.gpu_counts != [1, 2, 4, 8] or args.sort != "time"):
+    if not args.rank and given(args, "gpu_counts", "sort"):
         raise UserError("--gpu-counts and --sort order the --rank table; without --rank they are not used")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.cli.advisor_args import add_target_args
-from gpuadvisor.cli.common import catalog_from
+from gpuadvisor.cli.common import catalog_from, given, record_flags
 from gpuadvisor.cli.estimate_cmd import add_workload_args, print_presets, workload_from
 from gpuadvisor.core.errors import UserError
 
@@ -30,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--title", help="report title")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.set_defaults(func=run)
+    record_flags(p)
 
 
 def default_output(run: Any, workload: Any) -> Path:
@@ -45,19 +46,11 @@ def default_output(run: Any, workload: Any) -> Path:
 def _refuse_workload_flags(args: argparse.Namespace) -> None:
     """A report of probe results alone has no workload: the workload's, targets' and prices' flags would be dropped,
     so they are refused (`report --probe FILE --mode training` had written the probe report without a word)."""
-    given = {flag for flag, on in (("--mode", args.mode != "inference"), ("--batch", args.batch != 1),
-                                    ("--gpus", args.gpus is not None), ("--tp", args.tp != 1),
-                                    ("--tok-s", args.tok_s is not None), ("--users", args.users != 1),
-                                    ("--ttft", args.ttft is not None), ("--deadline", args.deadline is not None),
-                                    ("--only", bool(args.only)), ("--provider", bool(args.provider)),
-                                    ("--region", args.region is not None), ("--spot", args.spot),
-                                    ("--budget-per-hour", args.budget_per_hour is not None),
-                                    ("--max-card-price", args.max_card_price is not None),
-                                    ("--checkpointing", args.checkpointing), ("--tokens", bool(args.tokens)),
-                                    ("--seq", args.seq is not None), ("--quant", args.quant is not None),
-                                    ("--dtype", args.dtype is not None)) if on}
-    if given:
-        raise UserError(f"{', '.join(sorted(given))}: a workload's flags; give --model PRESET (the report of probe "
+    flags = given(args, "mode", "batch", "gpus", "tp", "tok_s", "users", "ttft", "deadline", "only", "provider",
+                  "region", "spot", "budget_per_hour", "max_card_price", "checkpointing", "tokens", "seq", "quant",
+                  "dtype")
+    if flags:
+        raise UserError(f"{', '.join(sorted(flags))}: a workload's flags; give --model PRESET (the report of probe "
                         "results alone has no workload)")
 
 

@@ -7,6 +7,7 @@ import argparse
 import math
 from typing import Any
 
+from gpuadvisor.cli.common import given
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.limits import arg_type
 from gpuadvisor.request import SERVE_ENGINES
@@ -114,25 +115,19 @@ def _model(args: argparse.Namespace) -> Any:
 def _refuse_steady_state_flags(args: argparse.Namespace) -> None:
     """The SLO search prices rentals of one serving engine against a simulated request stream: the steady-state
     targets, purchases and budgets of `recommend` do not apply to it, and are refused rather than ignored."""
-    given = [flag for flag, on in (
-        ("--mode " + str(args.mode), str(args.mode) not in ("inference", "infer")),
-        ("--tok-s", args.tok_s is not None), ("--users", args.users != 1), ("--ttft", args.ttft is not None),
-        ("--deadline", args.deadline is not None), ("--tokens", bool(getattr(args, "tokens", None))),
-        ("--buy-only", args.buy_only), ("--max-card-price", args.max_card_price is not None),
-        ("--price-basis", args.price_basis is not None), ("--rank", bool(getattr(args, "rank", False))),
-        ("--budget-per-hour", args.budget_per_hour is not None), ("--budget-per-job", args.budget_per_job is not None),
-        ("--budget-per-month", args.budget_per_month is not None), ("--budget", args.budget is not None),
-        ("--use-hours", args.use_hours is not None), ("--use-months", args.use_months is not None),
-        ("--hours-per-month", args.hours_per_month is not None), ("--hours-per-day", args.hours_per_day is not None),
-        ("--currency " + str(args.currency), str(args.currency).upper() != "USD")) if on]
-    if given:
-        raise UserError(f"{', '.join(given)}: not used by the search for the cheapest rental that meets --p99-ttft / "
+    unused = ([f"--mode {args.mode}"] if str(args.mode) not in ("inference", "infer") else []) + given(
+        args, "tok_s", "users", "ttft", "deadline", "tokens", "buy_only", "max_card_price", "price_basis", "rank",
+        "budget_per_hour", "budget_per_job", "budget_per_month", "budget", "use_hours", "use_months",
+        "hours_per_month", "hours_per_day") + ([f"--currency {args.currency}"] if str(args.currency).upper() != "USD"
+                                               else [])
+    if unused:
+        raise UserError(f"{', '.join(unused)}: not used by the search for the cheapest rental that meets --p99-ttft / "
                         "--p99-tpot at --rate (drop them, or drop --rate and the P99 targets for the steady-state "
                         "advice)")
     if args.engine != "graphs":
         raise UserError(f"--engine {args.engine}: the search at --rate simulates --serve-engine (vllm, sglang, trtllm, "
                         "llamacpp or hf; default vllm)")
-    if getattr(args, "pp", 1) != 1 or getattr(args, "replicas", 1) != 1:
+    if given(args, "pp", "replicas"):
         raise UserError("--pp and --replicas: the search at --rate picks each option's layout itself (the fewest "
                         "tensor-parallel GPUs that hold the model, replicas of them on larger offers)")
 
