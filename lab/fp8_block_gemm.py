@@ -12,13 +12,12 @@ on one of eight ranks as one grouped launch, bf16 and FP8, at 1-256 rows an expe
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 
-from lab.results import write_rows
+from lab.results import bench_args, write_rows
 from lab.timing import sustained
 
 #: (layer GEMM, n, k) of DeepSeek-V3 at TP8 (and TP1's o and shared gate_up)
@@ -95,10 +94,7 @@ def measure_grouped(gemm: str, experts: int, n: int, k: int, m: int, seconds: fl
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--seconds", type=float, default=0.5)
-    args = ap.parse_args()
+    args = bench_args(__doc__, 0.5)
     rows = [measure(g, m, n, k, args.seconds) for g, n, k in SHAPES
             for m in ((8192,) if g == "square" else (2048, 8192))]
     rows += [measure_grouped(g, e, n, k, m, args.seconds) for g, e, n, k in GROUPED for m in GROUPED_ROWS]

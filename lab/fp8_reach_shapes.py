@@ -9,11 +9,9 @@ FP8 through torch._scaled_mm (cuBLASLt, per-tensor scales, bf16 out), as vLLM's 
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 
-from lab.results import write_rows
+from lab.results import bench_args, write_rows
 from lab.timing import sustained
 
 #: (model, layer GEMM, n, k): n output features, k input features
@@ -41,10 +39,7 @@ def measure(model: str, gemm: str, m: int, n: int, k: int, seconds: float) -> di
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--seconds", type=float, default=1.5)
-    args = ap.parse_args()
+    args = bench_args(__doc__, 1.5)
     rows = [measure(model, gemm, m, n, k, args.seconds) for model, gemm, n, k in SHAPES
             for m in ((8192,) if model == "square" else (1024, 3000, 8192))]
     write_rows(args.out, rows)

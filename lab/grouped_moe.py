@@ -13,11 +13,9 @@ warm-up.
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 
-from lab.results import write_rows
+from lab.results import bench_args, write_rows
 from lab.timing import sustained as timed
 
 #: (model, GEMM, experts, n, k, rows an expert)
@@ -48,10 +46,7 @@ def measure(model: str, gemm: str, experts: int, n: int, k: int, m: int, seconds
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--seconds", type=float, default=0.3)
-    args = ap.parse_args()
+    args = bench_args(__doc__, 0.3)
     rows = [measure(*shape, args.seconds) for shape in SHAPES]
     write_rows(args.out, rows, seconds=args.seconds)
     return 0

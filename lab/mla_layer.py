@@ -15,12 +15,10 @@ Shapes: DeepSeek-V3's (7,168 hidden, 128 heads, 256 experts of 2,048, top 8, one
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 import torch.nn.functional as F
 
-from lab.results import write_rows
+from lab.results import bench_args, write_rows
 from lab.timing import sustained as timed
 
 #: name -> (hidden, heads, q_lora, kv_lora, nope, rope, v, experts, top_k, expert width, shared width)
@@ -72,10 +70,7 @@ def measure(model: str, tokens: int, seconds: float) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--seconds", type=float, default=0.3)
-    args = ap.parse_args()
+    args = bench_args(__doc__, 0.3)
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     reference = timed(lambda a=a, b=b: a @ b, args.seconds)

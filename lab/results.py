@@ -3,6 +3,7 @@ date, and whatever the script adds: a dispatch probe), one JSON file the bench/ 
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import subprocess
@@ -31,3 +32,12 @@ def environment(**extra: Any) -> dict[str, Any]:
 def write_rows(path: str, rows: list[dict[str, Any]], **env: Any) -> None:
     with open(path, "w") as f:
         json.dump({"env": environment(**env), "rows": rows}, f, indent=1)
+
+
+def bench_args(doc: str | None, seconds: float) -> argparse.Namespace:
+    """A micro-benchmark's command line: --out (the JSON file of write_rows) and --seconds (how long each timing runs,
+    default `seconds`), its description the first paragraph of the script's docstring."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0] or None)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seconds", type=float, default=seconds)
+    return ap.parse_args()

@@ -9,12 +9,10 @@ SDPA kernel on the full causal problem as the reference measured in the same run
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
-from lab.results import write_rows
+from lab.results import bench_args, write_rows
 from lab.timing import sustained
 
 HEADS, KV_HEADS, HEAD_DIM, WINDOW = 64, 8, 64, 128
@@ -46,10 +44,7 @@ def measure(seq: int, flex, seconds: float) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--seconds", type=float, default=0.5)
-    args = ap.parse_args()
+    args = bench_args(__doc__, 0.5)
     flex = torch.compile(flex_attention)
     rows = [measure(seq, flex, args.seconds) for seq in (1024, 4096, 16384)]
     write_rows(args.out, rows, seconds=args.seconds)
