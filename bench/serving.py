@@ -337,8 +337,7 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         "",
         f"Data ({date}): "
         "`tests/data/published-serving.json` (`tools/published_serving.py`), each figure with its source. "
-        "Tool = the scheduler simulation (`estimate/serve/`), the profiles of `engines.json` (per "
-        "release), the card's datasheet. Gated: tests/test_serve_accuracy.py.",
+        "Gated: tests/test_serve_accuracy.py.",
         "",
         "Fixed-length tables (maximum throughput, NIM's fixed concurrency, llama-bench):",
         "",

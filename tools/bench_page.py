@@ -282,6 +282,16 @@ def four_gpu_summary() -> list[str]:
             "on 2x H200: `lab/data/two-gpu-h200x2-2026-11-27/`): [docs/four-gpu.md](docs/four-gpu.md).", ""]
 
 
+def vidur_line() -> str:
+    """One line on the op pricer's GEMMs against microsoft/vidur's measured linear layers (docs/gemm-waves.md)."""
+    from bench import vidur_gemm
+
+    groups = vidur_gemm.by_group(vidur_gemm.evaluate())
+    shares = [s["in_band"] for (_, regime, split), s in groups.items() if regime == "prefill" and split == "all"]
+    return (f"GEMMs vidur measured (fp16; A100, A40, H100): {min(shares):.0%}-{max(shares):.0%} within at 64+ tokens "
+            "([docs/gemm-waves.md](docs/gemm-waves.md)).")
+
+
 def cross_card_summary() -> list[str]:
     """BENCHMARKS.md's lines on the cross-card published set: per card family; every row on its own page."""
     from bench import cross_card
@@ -293,13 +303,13 @@ def cross_card_summary() -> list[str]:
            "(timm, llm-foundry, TensorRT-LLM, GPUStack, "
            "NVIDIA's ResNet-50), each with its source: "
            f"{s['in_band']:.0%} within 0.8x-1.25x (target 85 %), geometric mean {s['geomean']:.2f}x (tool / "
-           "published). Rows, sources: [docs/cross-card.md](docs/cross-card.md).", "",
+           "published): [docs/cross-card.md](docs/cross-card.md).", "",
            "| family | rows | within 0.8x-1.25x | within 0.67x-1.5x | geometric mean | worst |",
            "|---|---:|---:|---:|---:|---:|"]
     for fam, f in cross_card.per_family(rows).items():
         out.append(f"| {fam} | {f['n']} | {f['in_band']:.0%} | {f['in_outer']:.0%} | {f['geomean']:.2f} | "
                    f"{f['worst']:.2f} |")
-    return [*out, ""]
+    return [*out, "", vidur_line(), ""]
 
 
 def nchw_summary() -> list[str]:
