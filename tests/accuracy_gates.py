@@ -138,12 +138,15 @@ TIME_SETS: tuple[tuple[str, str, str, bool, int, int, float], ...] = (
     ("time_encode_under_1b", "phase", "encode", True, 2, 1, 31.4),  # 31.32
     # 7.59 and 12.27 before a MoE layer's experts were priced as one grouped launch (2026-12-06: the Mixtral-shaped
     # rows' prefill 0.2-0.5 points faster than measured)
-    ("time_prefill", "phase", "prefill", False, 24, 24, 7.7),  # 7.63
-    ("time_prefill_under_1b", "phase", "prefill", True, 9, 9, 12.4),  # 12.32
-    ("time_scoring", "phase", "scoring", False, 13, 13, 6.3),  # 6.25
-    ("time_scoring_under_1b", "phase", "scoring", True, 6, 6, 9.3),  # 9.25 (12.23 before GPT-2's head cost 5x)
-    ("time_training_steps", "phase", "training step", False, 55, 54, 5.2),  # 5.15
-    ("time_training_steps_under_1b", "phase", "training step", True, 30, 27, 13.2),  # 13.13 (14.33 before)
+    # a GEMM's part-filled last wave at half-size tiles (2026-12-07, kernels._waves, docs/gemm-waves.md): prefill
+    # 7.63 -> 7.84, its < 1B rows 12.32 -> 11.95, scoring 6.25 -> 6.69 and 9.25 -> 9.31, training steps 5.15 -> 5.01
+    ("time_prefill", "phase", "prefill", False, 24, 24, 7.85),  # 7.84
+    ("time_prefill_under_1b", "phase", "prefill", True, 9, 9, 11.96),  # 11.95
+    ("time_scoring", "phase", "scoring", False, 13, 13, 6.7),  # 6.69
+    ("time_scoring_under_1b", "phase", "scoring", True, 6, 6, 9.32),  # 9.31 (12.23 before GPT-2's head cost 5x)
+    ("time_training_steps", "phase", "training step", False, 55, 54, 5.02),  # 5.01
+    ("time_training_steps_under_1b", "phase", "training step", True, 30, 27, 13.1),  # 13.07 (13.13 before the
+    # half-size last wave, 14.33 before)
 )
 
 
@@ -425,7 +428,8 @@ def op_graph(group: str) -> Callable[[], Verdict]:
 #: out to 11.38 (wav2vec2's 1-D convolutions, held out, 1.08x -> 1.15x: they run the transposes too, and its group
 #: norm is priced 2x its profile); CONV_EFF 1.1 the rest. Out of sample the unseen models went 34 -> 35 of 54 (R3D-18
 #: in NCHW) and the H200's NCHW VGG-16 inference 0.81x-0.83x -> 0.88x-0.90x (docs/nchw.md)
-OP_GRAPH_STEP_ERROR = {"calibration": 8.21, "held out": 11.28, "all": 9.24}  # 8.68, 12.16, 9.84 (the LSTM classifier
+# 7.89, 11.45, 9.07 with a GEMM's part-filled last wave at half-size tiles (2026-12-07; gates 8.21, 11.28, 9.24 before)
+OP_GRAPH_STEP_ERROR = {"calibration": 7.91, "held out": 11.46, "all": 9.09}  # 8.68, 12.16, 9.84 (the LSTM classifier
 # priced as cuDNN runs it, 2026-11-27; before: 8.94, 12.16, 10.01); calibration 8.64 today, its gate to 0.02 above:
 # HOST_TRAINING_STEP, fitted on this objective, moves it to 8.70 (x0.75) and 8.73 (x1.25), which the 8.7 of one
 # decimal let through once the out-of-sample recurrent cases, re-measured on 2026-12-05, stopped binding it. (8.60
@@ -460,8 +464,10 @@ def op_graph_step(group: str) -> Callable[[], Verdict]:
 
 #: op classes -> the mean |log(estimate / profiled)| GPU time of the class over the calibration split today (the
 #: objective validation.fit_gpu_constants minimises): the gate lets it grow by OP_CLASS_SLACK at most
-OP_CLASS_ERROR = {("conv",): 0.0987, ("norm",): 0.2322, ("reduction",): 0.4837, ("elementwise",): 0.1578,
-                  ("gemm",): 0.1912}
+OP_CLASS_ERROR = {("conv",): 0.0869, ("norm",): 0.2322, ("reduction",): 0.4837, ("elementwise",): 0.1578,
+                  ("gemm",): 0.1609}
+# gemm 0.1912 -> 0.1609 and conv 0.0987 -> 0.0869 (CONV_EFF refitted 1.1 -> 1.0) once a GEMM's part-filled last wave
+# ran at half-size tiles (2026-12-07, kernels._waves; microsoft/vidur's measured linear layers, docs/gemm-waves.md)
 # conv 0.1486 -> 0.0987 once the H100's NCHW convolutions were priced as profiled (three transposes a pass around
 # each wider than 1x1, and unaligned 1x1 maps; lab/data/h100-nchw-transposes-2026-12-06) and CONV_EFF refitted
 # 0.9 -> 1.1 (2026-12-06)
@@ -563,7 +569,8 @@ def published_training(group: str) -> Callable[[], Verdict]:
 #: group -> the mean |log(estimate / published)| tokens/s per GPU, in %: today's rounded up to one decimal (today's in
 #: the comment; the framework efficiencies are fitted to the calibration runs, tools/fit_training.py)
 # FP8 GEMMs at FP8_REACH and the frameworks refit (2026-12-06): 9.83, 7.48, 9.07 -> 9.35, 6.84, 8.53
-TRAINING_MEAN_LOG = {"calibration": 9.4, "held out": 6.9, "all": 8.6}  # 9.35, 6.84, 8.53
+TRAINING_MEAN_LOG = {"calibration": 9.27, "held out": 7.01, "all": 8.53}  # 9.26, 7.00, 8.52 (9.35, 6.84, 8.53 before
+# a GEMM's part-filled last wave was charged at half-size tiles, 2026-12-07)
 
 
 def published_training_mean(group: str) -> Callable[[], Verdict]:
@@ -832,7 +839,7 @@ def unseen(family: str) -> Callable[[], Verdict]:
 #: bench.recurrent.read_persist_kernels): the small-hidden step its own floor, the backward's bias gradient by the
 #: rows, and a launched training step the host's issuing, one floor each way
 #: 76 -> 75 of 80 (9.8 -> 9.5 %) with the small-hidden step growing with the hidden size
-RNN_CALL_GATES = {"inference": (256, 80, 69, 11.0), "training": (256, 80, 75, 9.5)}
+RNN_CALL_GATES = {"inference": (256, 80, 69, 11.0), "training": (256, 80, 75, 9.51)}  # 9.50 with the half-size tail
 
 
 #: The calls of the sweeps no constant was read off (bench.recurrent.calls_check), each priced with its host's
@@ -938,7 +945,8 @@ def rnn_calls(phase: str) -> Callable[[], Verdict]:
 #: FP8 GEMMs at FP8_REACH (0.89) of a bf16 GEMM's share of the peak, measured by the probe (2026-12-06): the FP8
 #: serving rows come down (Hopper's geomean 1.042 -> 0.987, data-center Blackwell's 1.099 -> 1.083, the L40S's FP8
 #: rows 1.04-1.11x -> 0.97-1.04x, pulling Ada's 0.982 -> 0.976), the share within the band unchanged: all 0.991 -> 0.988
-TODAY_SPLITS = {"all": (0.95, 1.5, 1.013), "calibration": (0.96, 1.44, 1.01), "held out": (0.93, 1.5, 1.03)}
+# the half-size last wave of a GEMM (2026-12-07): calibration 96 % -> 95.5 %, held out 93 % -> 94.7 % within the band
+TODAY_SPLITS = {"all": (0.95, 1.5, 1.013), "calibration": (0.95, 1.44, 1.01), "held out": (0.94, 1.5, 1.03)}
 TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # timm's RTX 3090 vision about 1.0x (was 0.87x: 0.58, 1.89, 1.15; 0.68x before the matmul reach)
     # (0.84, 1.55, 1.02) before NCHW depthwise and batch norm were measured; (0.92, 1.55, 1.01) before NCHW

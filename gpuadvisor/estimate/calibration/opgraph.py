@@ -63,13 +63,15 @@ CONSTANTS = (
     Constant("OP_KERNEL_FLOOR_S", 2.5e-6, "s", "GPU time of the smallest kernel of an eager step (launch, ramp, tail)",
              "gpu.KERNEL_FLOOR_S (3.4 us inside a CUDA graph, H100)", Method.ASSUMPTION,
              "a graph's floor less its gaps; not measured on its own"),
-    Constant("CONV_EFF", 1.1, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
+    Constant("CONV_EFF", 1.0, "fraction", "implicit-GEMM convolutions against the large-GEMM rate", MODELS,
              Method.FITTED, CONV_FIT + "; 0.6 -> 0.9 with CONV_PASS_FIXED_S, once a convolution's bias add was "
              "traced as the elementwise kernel it is (2026-12-05): VGG-16's convolutions, priced 1.6-1.9x of their "
              "profiled time, had hidden it; 0.9 -> 1.1 (and CONV_PASS_FIXED_S 6 -> 7 us) once the H100's NCHW "
              "transposes were profiled (2026-12-06, NCHW_TRANSPOSE_BW_EFF): the NCHW UNets' convolutions, priced "
              "one pass of transposes where their 3x3 ones run about three, had held it down (the fit is flat from "
-             "1.05 to 1.1: 0.0994 against 0.0987), and an image stem's rate was taken off it (stem_slowdown)"),
+             "1.05 to 1.1: 0.0994 against 0.0987), and an image stem's rate was taken off it (stem_slowdown); 1.1 -> 1.0 "
+             "once a GEMM's part-filled last wave was charged at half-size tiles (2026-12-07, TAIL_WAVE_SHARE): the "
+             "implicit GEMMs' tails had been charged whole waves"),
     Constant("CONV_PASS_FIXED_S", 7e-6, "s", "each implicit-GEMM pass of a convolution (forward, input or weight "
              "gradient): its kernel's fixed time beside its FLOPs (launch, prologue, the last wave's tail)", MODELS,
              Method.FITTED, CONV_FIT),
