@@ -73,7 +73,8 @@ CONSTANTS = (
              "and 64 (the down projection 0.68x, 0.81x -> 0.94x, 1.13x) and lab/grouped_moe.py's 13 gpt-oss and "
              "Mixtral shapes (0.81x-1.00x -> 0.82x-1.01x)"),
     Constant("TAIL_WAVE_SHARE", 0.5, "waves", "the size of the tiles a GEMM's partial last wave runs at, past its "
-             "first wave, over TILE_M x TILE_N: the tail costs its fill rounded up to this share (kernels._waves)", "TILE_N / 2 over TILE_N: cuBLAS's next tile down, 128 x 128",
+             "first wave, over TILE_M x TILE_N: the tail costs its fill rounded up to this share (kernels._waves)",
+             "TILE_N / 2 over TILE_N: cuBLAS's next tile down, 128 x 128",
              Method.ASSUMPTION, "cuBLAS picks the tile that best fills the last wave; checked on microsoft/vidur's "
              "measured fp16 linear layers (tests/data/published-vidur-gemm.json, tests/test_vidur_gemm.py)"),
     Constant("SPLIT_K_MIN", 512, "inner steps", "the least inner dimension one split of a split-K GEMM gets",
