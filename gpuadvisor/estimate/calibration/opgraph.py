@@ -70,8 +70,8 @@ CONSTANTS = (
              "transposes were profiled (2026-12-06, NCHW_TRANSPOSE_BW_EFF): the NCHW UNets' convolutions, priced "
              "one pass of transposes where their 3x3 ones run about three, had held it down (the fit is flat from "
              "1.05 to 1.1: 0.0994 against 0.0987), and an image stem's rate was taken off it (stem_slowdown); "
-             "1.1 -> 1.0 once a GEMM's part-filled last wave was charged at half-size tiles (2026-12-07, TAIL_WAVE_SHARE): the "
-             "implicit GEMMs' tails had been charged whole waves"),
+             "1.1 -> 1.0 once a GEMM's part-filled last wave was charged at half-size tiles (2026-12-07, "
+             "TAIL_WAVE_SHARE): the implicit GEMMs' tails had been charged whole waves"),
     Constant("CONV_PASS_FIXED_S", 7e-6, "s", "each implicit-GEMM pass of a convolution (forward, input or weight "
              "gradient): its kernel's fixed time beside its FLOPs (launch, prologue, the last wave's tail)", MODELS,
              Method.FITTED, CONV_FIT),
