@@ -68,3 +68,10 @@ def test_a_part_filled_second_wave_runs_at_half_size_tiles():
     assert kernels._waves(60, 100) == pytest.approx(0.6)  # a single partial wave: a whole one (split-K fills it)
     ratio = V.estimate_s(row["card"], row["m"], row["n"], row["k"]) / row["measured_s"]
     assert 0.9 <= ratio <= 1.1, ratio
+
+
+def test_the_doc_table_is_what_the_set_gives():
+    """docs/gemm-waves.md's table is bench.vidur_gemm.markdown() of today's pricer, not a copy kept by hand."""
+    from bench import REPO
+
+    assert V.markdown().strip() in (REPO / "docs" / "gemm-waves.md").read_text()
