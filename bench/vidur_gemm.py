@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from bench import TESTS_DATA
+from bench import REPO, TESTS_DATA
 
 DATA = TESTS_DATA / "published-vidur-gemm.json"
+# the same widths measured on our H100 (lab/gemm_tail_waves.py, 2026-12-07): fp16 and bf16, 128-4,096 tokens
+H100_SWEEP = REPO / "lab" / "data" / "h100-gemm-tail-waves-2026-12-07" / "tail-waves.json"
 IN_BAND = (0.8, 1.25)
 DECODE_MAX_TOKENS = 16
 
@@ -65,6 +67,23 @@ def estimate_s(card: str, m: int, n: int, k: int) -> float:
     op = Op("linear", OpClass.GEMM, Phase.FORWARD, "fp16", 2.0 * m * n * k, 2.0 * (m * k + n * k), 2.0 * m * n,
             (1.0, float(m), float(n), float(k)))
     return op_time(op, _rates(card))
+
+
+def h100_sweep_ratios() -> list[tuple[str, str, int, float]]:
+    """(dtype, product, tokens, estimate / measured) of lab/gemm_tail_waves.py's run on our H100: Llama-3-8B's down,
+    output and gate-and-up projections over 128-4,096 tokens in steps of 128, every wave boundary crossed."""
+    from gpuadvisor.estimate.graph import Op, OpClass, Phase
+    from gpuadvisor.estimate.opcost import op_time
+
+    data = json.loads(H100_SWEEP.read_text())
+    card = "H100 SXM5 80GB"
+    out = []
+    for r in data["rows"]:
+        m, n, k = r["m"], r["n"], r["k"]
+        op = Op("linear", OpClass.GEMM, Phase.FORWARD, r["dtype"], 2.0 * m * n * k, 2.0 * (m * k + n * k),
+                2.0 * m * n, (1.0, float(m), float(n), float(k)))
+        out.append((r["dtype"], r["product"], m, op_time(op, _rates(card)) / r["s"]))
+    return out
 
 
 def evaluate() -> list[Row]:

@@ -75,3 +75,13 @@ def test_the_doc_table_is_what_the_set_gives():
     from bench import REPO
 
     assert V.markdown().strip() in (REPO / "docs" / "gemm-waves.md").read_text()
+
+
+def test_our_h100_sweep_across_wave_boundaries():
+    """lab/gemm_tail_waves.py on our H100 (2026-12-07, driver 580.159.04, PyTorch 2.11): Llama-3-8B's three widths over
+    128-4,096 tokens in steps of 128, fp16 and bf16, 192 products. With whole waves 152 were within 0.8x-1.25x
+    (mean |log error| 0.137); with the tail at half-size tiles 174 (0.093)."""
+    ratios = [x for *_, x in V.h100_sweep_ratios()]
+    assert len(ratios) == 192
+    assert sum(0.8 <= x <= 1.25 for x in ratios) >= 174
+    assert sum(abs(math.log(x)) for x in ratios) / len(ratios) <= 0.093
