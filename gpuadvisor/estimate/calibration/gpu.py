@@ -76,7 +76,8 @@ CONSTANTS = (
              "first wave, over TILE_M x TILE_N: the tail costs its fill rounded up to this share (kernels._waves)",
              "TILE_N / 2 over TILE_N: cuBLAS's next tile down, 128 x 128",
              Method.ASSUMPTION, "cuBLAS picks the tile that best fills the last wave; checked on microsoft/vidur's "
-             "measured fp16 linear layers (tests/data/published-vidur-gemm.json, tests/test_vidur_gemm.py)"),
+             "measured fp16 linear layers (tests/data/published-vidur-gemm.json) and our H100's sweep across wave "
+             "boundaries (lab/data/h100-gemm-tail-waves-2026-12-07), gated by tests/test_vidur_gemm.py"),
     Constant("SPLIT_K_MIN", 512, "inner steps", "the least inner dimension one split of a split-K GEMM gets",
              "tests/data/models-h100.json (GEMM class of the profiled training steps)", Method.ASSUMPTION,
              "cuBLAS's heuristics are not public; set where weight-gradient GEMMs of ViT and ConvNeXt training match "
