@@ -55,8 +55,9 @@ def workload_view(advice: Any) -> dict[str, Any]:
     if first is not None and first.memory_parts:
         parts = list(first.memory_parts)
         total = sum(v for _, v in parts)
-        title = (f"Memory per GPU of the first pick, {first.label} ({first.layout}): {total:,.1f} GiB of "
-                 f"{first.memory_gib_per_gpu or 0:,.0f}")
+        # two lines: an option's label and layout run past the chart's width on one (Plotly's <br>)
+        title = (f"Memory per GPU of the first pick: {total:,.1f} GiB of {first.memory_gib_per_gpu or 0:,.0f}<br>"
+                 f"<span style='font-size:12px'>{first.label} ({first.layout})</span>")
         cap = first.memory_gib_per_gpu
     else:
         parts = memory_parts(breakdown)
