@@ -59,12 +59,12 @@ def _rates(card: str) -> Any:
     return Rates.of(card_figures(load_catalog().get(card)))
 
 
-def estimate_s(card: str, m: int, n: int, k: int) -> float:
-    """The op pricer's seconds for one fp16 (m x k) @ (k x n) product on `card`'s datasheet figures."""
+def estimate_s(card: str, m: int, n: int, k: int, dtype: str = "fp16") -> float:
+    """The op pricer's seconds for one (m x k) @ (k x n) product in `dtype` on `card`'s datasheet figures."""
     from gpuadvisor.estimate.graph import Op, OpClass, Phase
     from gpuadvisor.estimate.opcost import op_time
 
-    op = Op("linear", OpClass.GEMM, Phase.FORWARD, "fp16", 2.0 * m * n * k, 2.0 * (m * k + n * k), 2.0 * m * n,
+    op = Op("linear", OpClass.GEMM, Phase.FORWARD, dtype, 2.0 * m * n * k, 2.0 * (m * k + n * k), 2.0 * m * n,
             (1.0, float(m), float(n), float(k)))
     return op_time(op, _rates(card))
 
@@ -72,18 +72,9 @@ def estimate_s(card: str, m: int, n: int, k: int) -> float:
 def h100_sweep_ratios() -> list[tuple[str, str, int, float]]:
     """(dtype, product, tokens, estimate / measured) of lab/gemm_tail_waves.py's run on our H100: Llama-3-8B's down,
     output and gate-and-up projections over 128-4,096 tokens in steps of 128, every wave boundary crossed."""
-    from gpuadvisor.estimate.graph import Op, OpClass, Phase
-    from gpuadvisor.estimate.opcost import op_time
-
-    data = json.loads(H100_SWEEP.read_text())
-    card = "H100 SXM5 80GB"
-    out = []
-    for r in data["rows"]:
-        m, n, k = r["m"], r["n"], r["k"]
-        op = Op("linear", OpClass.GEMM, Phase.FORWARD, r["dtype"], 2.0 * m * n * k, 2.0 * (m * k + n * k),
-                2.0 * m * n, (1.0, float(m), float(n), float(k)))
-        out.append((r["dtype"], r["product"], m, op_time(op, _rates(card)) / r["s"]))
-    return out
+    rows = json.loads(H100_SWEEP.read_text())["rows"]
+    return [(r["dtype"], r["product"], r["m"], estimate_s("H100 SXM5 80GB", r["m"], r["n"], r["k"], r["dtype"])
+             / r["s"]) for r in rows]
 
 
 def evaluate() -> list[Row]:
