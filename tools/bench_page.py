@@ -290,9 +290,10 @@ def vidur_line() -> str:
     shares = [s["in_band"] for (_, regime, split), s in groups.items() if regime == "prefill" and split == "all"]
     ours = [x for *_, x in vidur_gemm.h100_sweep_ratios()]
     lo, hi = vidur_gemm.IN_BAND
-    return (f"GEMMs, vidur's fp16 (A100, A40, H100): {min(shares):.0%}-{max(shares):.0%} within at 64+ tokens; our "
-            f"H100 2026-12-07: {sum(lo <= x <= hi for x in ours)}/{len(ours)} ([docs/gemm-waves.md]"
-            "(docs/gemm-waves.md)).")
+    run = json.loads(vidur_gemm.H100_SWEEP.read_text())["env"]
+    return (f"GEMMs vidur timed (A100, A40, H100): {min(shares):.0%}-{max(shares):.0%} within, 64+ tokens; our H100 "
+            f"(driver {run['driver']}, {run['date'][:10]}): {sum(lo <= x <= hi for x in ours)}/{len(ours)}: "
+            "[docs/gemm-waves.md](docs/gemm-waves.md).")
 
 
 def cross_card_summary() -> list[str]:
@@ -596,7 +597,7 @@ def training() -> list[str]:
 def page() -> str:
     head = ["# Benchmarks", "",
             "What gpuadvisor measures and how far its estimates are from it, by `python3 -m tools.bench_page` "
-            "from the result files each section names (a test checks it); older runs: `lab/history/`.", ""]
+            "from the result files each section names; older runs: `lab/history/`.", ""]
     parts = [head, probes(), node(), ["Probe speed and repeatability: "
                                       f"{_rel(PROBE_PAGE)}.", ""], bench_models.section(per_case=False).splitlines(),
              [""], unseen_summary(), cross_card_summary(), nchw_summary(), llm_time(), llm_memory(), serving(),
