@@ -326,8 +326,9 @@ def load_file(path: Path) -> list[Card]:
         raise UserError(_format_error(path, data, err)) from None
 
 
-#: YAML files beside the card files that describe something else (architectures, published matmul reach)
-NOT_CARD_FILES = (ARCHITECTURES_FILE, "matmul-reach.yaml")
+#: YAML files beside the card files that describe something else (architectures, published matmul and bandwidth
+#: reach)
+NOT_CARD_FILES = (ARCHITECTURES_FILE, "matmul-reach.yaml", "bandwidth-reach.yaml")
 
 
 def _yaml_files(directory: Path) -> list[Path]:

@@ -65,7 +65,7 @@ def efficiency_for(mfu: float | None = None, bandwidth_efficiency: float | None 
         kw.update(mfu=mfu, mfu_vs_measured=min(1.0, mfu / default.mfu * default.mfu_vs_measured), mfu_given=True)
     if bandwidth_efficiency:
         kw.update(bandwidth=bandwidth_efficiency, bandwidth_vs_measured=min(
-            1.0, bandwidth_efficiency / default.bandwidth * default.bandwidth_vs_measured))
+            1.0, bandwidth_efficiency / default.bandwidth * default.bandwidth_vs_measured), bandwidth_given=True)
     return Efficiency(**{**default.__dict__, **kw}).validate()
 
 

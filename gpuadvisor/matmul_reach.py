@@ -1,13 +1,15 @@
 """How much of its datasheet tensor peak a large 16-bit matmul reaches on a card: published measurements
 (catalog/matmul-reach.yaml, built by tools/matmul_reach.py), else the median of the published cards that run their
-tensor cores the same way.
+tensor cores the same way (`group`).
 
 Why it differs by card, and why it is not a per-card fudge: a card that runs 16-bit tensor operations with FP32
 accumulate at half rate (GeForce) needs half the operand bandwidth per FLOP from shared memory and registers, so
-its kernels keep the tensor cores fed and its boost clock holds above the listed one: its matmuls reach about 1.1x
+its kernels keep the tensor cores fed and its boost clock holds above the listed one: its matmuls reach about 1.06x
 the listed peak. A full-rate card (A100, H100, L40S, the professional cards) is fed at its limit and reaches about
-0.8x. The estimator's large-GEMM efficiency (calibration MFU) was fitted on the H100, so a card's matmul rate is
-MFU x (its reach / the H100's): the H100 itself is unchanged, every other card moves by what was measured on it."""
+0.8x. AMD's Instinct cards list their peak at a boost clock that dense matrix work never holds under their power
+limit (the MI300X: a median 1,207 of 2,100 MHz, AMD's own measurement): 0.54-0.65x. The estimator's large-GEMM
+efficiency (calibration MFU) was fitted on the H100, so a card's matmul rate is MFU x (its reach / the H100's): the
+H100 itself is unchanged, every other card moves by what was measured on it."""
 
 from __future__ import annotations
 
@@ -47,26 +49,55 @@ def _path() -> Path:
 
 
 @lru_cache(maxsize=1)
-def published() -> dict[str, float]:
-    """Card name -> the published reach (empty where the file is missing)."""
+def _table() -> dict[str, tuple[float, str]]:
+    """Card name -> (the published reach, the label of the sources its rows come from); empty where the file is
+    missing."""
     path = _path()
     if not path.is_file():
         return {}
     import yaml
 
-    return {name: float(e["reach"]) for name, e in yaml.safe_load(path.read_text())["cards"].items()}
+    data = yaml.safe_load(path.read_text())
+    labels = {key: str(src.get("label", key)) for key, src in data.get("sources", {}).items()}
+    return {name: (float(e["reach"]), "; ".join(sorted({labels.get(r.get("source", ""), "") for r in e["rows"]} - {""})))
+            for name, e in data["cards"].items()}
+
+
+def published() -> dict[str, float]:
+    """Card name -> the published reach (empty where the file is missing)."""
+    return {name: reach for name, (reach, _) in _table().items()}
+
+
+#: group -> how a Reach's basis names its cards
+GROUP_NAMES = {"half-rate": "half-rate FP32-accumulate", "full-rate": "full-rate", "amd-instinct": "AMD Instinct",
+               "amd-radeon": "AMD Radeon"}
+
+
+def group(card: Any) -> str | None:
+    """Which cards' median reach a card without a measurement takes: NVIDIA's by how their tensor cores accumulate
+    in FP32 ("half-rate", "full-rate"), AMD's by product line ("amd-instinct", CDNA, power-limited clocks under
+    matrix work; "amd-radeon", RDNA); None for a card without tensor (matrix) rates or of another vendor."""
+    if not card.tensor_tflops("bf16") and not card.tensor_tflops("fp16"):
+        return None
+    if card.vendor == "nvidia":
+        return "half-rate" if half_rate(card) else "full-rate"
+    if card.vendor == "amd":
+        return "amd-instinct" if str(getattr(card, "arch_id", "") or "").startswith("cdna") else "amd-radeon"
+    return None
 
 
 @lru_cache(maxsize=1)
-def _group_medians() -> dict[bool, float]:
-    """Half-rate FP32 accumulate (True) or not -> the median published reach of such cards."""
+def _group_medians() -> dict[str, float]:
+    """`group` -> the median published reach of its cards."""
     from gpuadvisor.catalog import load_catalog
 
     catalog = load_catalog(use_env=False)
-    groups: dict[bool, list[float]] = {True: [], False: []}
+    groups: dict[str, list[float]] = {}
     for name, reach in published().items():
-        groups[half_rate(catalog.get(name))].append(reach)
-    return {k: statistics.median(v) for k, v in groups.items() if v}
+        key = group(catalog.get(name))
+        if key is not None:
+            groups.setdefault(key, []).append(reach)
+    return {k: statistics.median(v) for k, v in groups.items()}
 
 
 def half_rate(card: Any) -> bool:
@@ -106,7 +137,7 @@ def _measured_sibling(card: Any, table: dict[str, float], catalog: Any) -> Reach
     found = []
     for name, reach in table.items():
         other = catalog.get(name)
-        if other is not None and _same_chip(card, other) and half_rate(other) == half_rate(card) \
+        if other is not None and _same_chip(card, other) and group(other) == group(card) \
                 and other.tdp_w and other.tdp_w <= power:
             found.append((other.tdp_w, name, reach))
     if not found:
@@ -154,11 +185,11 @@ def _shipped_reaches() -> dict[str, tuple[float | None, tuple[float, str] | None
 def reach_of_uncached(card: Any) -> Reach | None:
     """The card's reach: published, else that of a published card on the same silicon at the same clock and power
     (the A100 SXM4 40GB takes the 80GB's), else that of the same chip at the nearest power limit not above its own
-    (_measured_sibling), else its group's median; None for cards outside all four (AMD, no tensor cores), which keep
-    the calibration MFU."""
+    (_measured_sibling), else its group's median (`group`); None for cards outside them all (no tensor or matrix
+    rates, or no published card of their group), which keep the calibration MFU."""
     table = published()
     if card.name in table:
-        return Reach(table[card.name], "published matmul measurement")
+        return Reach(table[card.name], f"published matmul measurement, {_table()[card.name][1]}")
     from gpuadvisor.catalog import load_catalog
 
     catalog = load_catalog(use_env=False)
@@ -169,11 +200,8 @@ def reach_of_uncached(card: Any) -> Reach | None:
     sibling = _measured_sibling(card, table, catalog)
     if sibling is not None:
         return sibling
-    if card.vendor != "nvidia" or (not card.tensor_tflops("bf16") and not card.tensor_tflops("fp16")):
+    key = group(card)
+    median = _group_medians().get(key) if key is not None else None
+    if key is None or median is None:
         return None
-    group = half_rate(card)
-    median = _group_medians().get(group)
-    if median is None:
-        return None
-    kind = "half-rate FP32-accumulate" if group else "full-rate"
-    return Reach(median, f"median of the published {kind} cards")
+    return Reach(median, f"median of the published {GROUP_NAMES[key]} cards")

@@ -287,12 +287,12 @@ def test_the_qwen3_32b_table_on_a_pcie_card_docs_serving_reports():
 
 def test_queued_throughput_on_a_pcie_card_needs_no_per_sequence_time():
     """docs/serving.md: the Qwen3-14B page's queued ShareGPT runs on an H100 PCIe, without the fitted per-sequence
-    times, give 0.86x-1.09x of the published output throughput."""
+    times, give 0.86x-1.10x of the published output throughput."""
     rows = [e for e in P.load_entries() if "qwen3-14b-h100" in e["id"] and e["metric"] == "max_output_tps"]
     assert len(rows) == 4
     ratios = [P.tool_value({**e, "gpu": "H100 PCIe 80GB"}, host_s_per_seq=0.0, stream_s_per_seq=0.0) / e["value"]
               for e in rows]
-    assert min(ratios) >= 0.855 and max(ratios) <= 1.095, ratios
+    assert min(ratios) >= 0.855 and max(ratios) <= 1.1, ratios
 
 
 @pytest.mark.slow  # a grid search per engine (about 15 s): data sync of a fit, run in CI

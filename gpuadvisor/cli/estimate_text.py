@@ -85,7 +85,8 @@ def print_time(con: Any, a: StepParts) -> None:
     src = "measured (probe)" if a.gpu_figures.source == "measured" else "datasheet"
     eng = f", engine {comp.engine}" if w.mode in ("inference", "scoring") else ", eager PyTorch"
     con.print(f"[bold]time on {w.num_gpus} x {a.card.name}[/bold] (estimate; {src} figures{eng}, "
-              f"large matmuls at {comp.mfu:.0%} of peak, bandwidth efficiency {comp.bandwidth_efficiency:.0%})")
+              f"large matmuls at {comp.mfu:.0%} of peak{a.gpu_figures.matmul_reach_note()}, bandwidth efficiency "
+              f"{comp.bandwidth_efficiency:.0%}{a.gpu_figures.bandwidth_reach_note()})")
     if comp.time_s is None:
         con.print("  no throughput figures for this card")
     elif w.model.is_traced:

@@ -40,6 +40,7 @@ class Efficiency:
         return self
 
     mfu_given: bool = False  # `mfu` is the user's (--mfu): a card's published matmul reach does not rescale it
+    bandwidth_given: bool = False  # `bandwidth` is the user's (--bw-eff): nor does its published bandwidth reach
 
     def for_source(self, source: str) -> tuple[float, float]:
         """(matmul, bandwidth) efficiency for figures from the datasheet or measured by a probe."""
@@ -50,10 +51,15 @@ class Efficiency:
     def for_hardware(self, gpu_figures: HardwareFigures) -> tuple[float, float]:
         """(matmul, bandwidth) efficiency for these figures: a probe's measured ones, else the datasheet's with
         the calibration MFU scaled by the card's large-matmul reach over the calibration card's
-        (gpuadvisor.matmul_reach: a GeForce card's half-rate tensor cores reach more of their listed peak)."""
+        (gpuadvisor.matmul_reach: a GeForce card's half-rate tensor cores reach more of their listed peak), and
+        BANDWIDTH by its published copy bandwidth's reach over the calibration card's (gpuadvisor.bandwidth_reach:
+        an A100's HBM2e copies at 0.79 of its figure, the H100's HBM3 at 0.87)."""
         mfu, bandwidth = self.for_source(gpu_figures.source)
         if gpu_figures.source != "measured" and gpu_figures.matmul_reach_scale is not None and not self.mfu_given:
             mfu *= gpu_figures.matmul_reach_scale
+        if gpu_figures.source != "measured" and gpu_figures.bandwidth_reach_scale is not None \
+                and not self.bandwidth_given:
+            bandwidth = min(1.0, bandwidth * gpu_figures.bandwidth_reach_scale)
         return mfu, bandwidth
 
 
@@ -96,12 +102,32 @@ class HardwareFigures:
     # what it rests on; None: the calibration MFU as it is
     matmul_reach_scale: float | None = None
     matmul_reach_basis: str = ""
+    # its streaming copy's reach of the datasheet bandwidth over the calibration card's (gpuadvisor.bandwidth_reach),
+    # and what it rests on; None: the calibration BANDWIDTH as it is
+    bandwidth_reach_scale: float | None = None
+    bandwidth_reach_basis: str = ""
     # whether cuDNN's convolutions run on the architecture's own full-rate MMA (catalog/architectures.yaml
     # `conv_mma`); None where the architecture is unknown: the calibration card's CONV_EFF then
     conv_native_mma: bool | None = None
     # whether cuDNN's 16-bit NCHW convolutions on this architecture were profiled as transposed around NHWC kernels
     # (catalog/architectures.yaml `nchw_conv`): opcost.nchw_transpose_s prices them, else NCHW_TRANSPOSE_PASSES
     nchw_convs_transposed: bool = False
+
+    def matmul_reach_note(self) -> str:
+        """What this card's large-matmul rate rests on beside the calibration MFU, for an answer: " (x 0.68: ...)"
+        where a published reach moves it, "" on a probe's measured figures or where nothing moves it."""
+        scale = self.matmul_reach_scale
+        if self.source == "measured" or scale is None or abs(scale - 1.0) < 0.005 or not self.matmul_reach_basis:
+            return ""
+        return f" (x {scale:.2f}, its matmul reach over the H100's: {self.matmul_reach_basis})"
+
+    def bandwidth_reach_note(self) -> str:
+        """What this card's achieved bandwidth rests on beside the calibration BANDWIDTH (matmul_reach_note's
+        twin): " (x 0.91, ...)" where a published copy bandwidth moves it, else ""."""
+        scale = self.bandwidth_reach_scale
+        if self.source == "measured" or scale is None or abs(scale - 1.0) < 0.005 or not self.bandwidth_reach_basis:
+            return ""
+        return f" (x {scale:.2f}, its copy bandwidth's reach over the H100's: {self.bandwidth_reach_basis})"
 
     @classmethod
     def from_card(cls, card: Any) -> HardwareFigures:
@@ -277,9 +303,14 @@ def apply_measured(gpu_figures: HardwareFigures, figures: dict[str, float]) -> H
 
 
 def _reach_fields(card: Any) -> dict[str, Any]:
+    from gpuadvisor.bandwidth_reach import scale_of
     from gpuadvisor.matmul_reach import reach_of
 
+    out: dict[str, Any] = {}
     reach = reach_of(card)
-    if reach is None:
-        return {}
-    return {"matmul_reach_scale": reach.relative_to_calibration(), "matmul_reach_basis": reach.basis}
+    if reach is not None:
+        out.update(matmul_reach_scale=reach.relative_to_calibration(), matmul_reach_basis=reach.basis)
+    bandwidth = scale_of(card)
+    if bandwidth is not None:
+        out.update(bandwidth_reach_scale=bandwidth[0], bandwidth_reach_basis=bandwidth[1])
+    return out
