@@ -59,8 +59,11 @@ def _table() -> dict[str, tuple[float, str]]:
 
     data = yaml.safe_load(path.read_text())
     labels = {key: str(src.get("label", key)) for key, src in data.get("sources", {}).items()}
-    return {name: (float(e["reach"]), "; ".join(sorted({labels.get(r.get("source", ""), "") for r in e["rows"]} - {""})))
-            for name, e in data["cards"].items()}
+    out = {}
+    for name, e in data["cards"].items():
+        sources = sorted({labels.get(r.get("source", ""), "") for r in e["rows"]} - {""})
+        out[name] = (float(e["reach"]), "; ".join(sources))
+    return out
 
 
 def published() -> dict[str, float]:

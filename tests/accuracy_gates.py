@@ -634,10 +634,12 @@ SERVING_IN_BAND = 0.85  # share of each group within 0.8-1.25x; every result wit
 # -> 1.50x with its front-end refitted (32 -> 33 ms): ITL/TPOT within 0.8-1.25x 0.92 -> 0.94, highest 1.35 -> 1.21
 # then FP8 GEMMs at the probe's FP8 reach (FP8_REACH 0.89 of bf16's share of the peak): NIM's 5-user TTFT 0.76x ->
 # 0.83x (TTFT within 0.76 -> 0.79), SGLang FP8's queued throughput 0.63x -> 0.626x
-# then each card's published copy bandwidth (gpuadvisor.bandwidth_reach: the A100 x 0.91 of the H100's share):
-# GPUStack's SGLang A100 burst throughput 0.82x -> 0.80x, out of the band (throughput within 0.92 -> 0.89)
-SERVING_ONLINE = {"ttft": (0.78, 0.92, 0.19, 1.5), "itl/tpot": (0.94, 1.0, 0.69, 1.21),
-                  "output throughput": (0.88, 0.97, 0.62, 1.23)}
+# then each card's published copy bandwidth (gpuadvisor.bandwidth_reach: the A100 x 0.91 of the H100's share) and
+# sglang@0.5's per-sequence host time refitted on it (260 -> 250 us; the fit's objective 0.4200 -> 0.4196, flat): on
+# GPUStack's SGLang bursts the A100's TTFT 0.806x -> 0.800x and the H100's TPOT 0.81x -> 0.78x leave the band, the
+# A100's throughput (0.82x -> 0.81x) stays: TTFT within 0.79 -> 0.76, TPOT 0.94 -> 0.92, throughput 0.92 -> 0.92
+SERVING_ONLINE = {"ttft": (0.76, 0.92, 0.19, 1.5), "itl/tpot": (0.91, 1.0, 0.68, 1.21),
+                  "output throughput": (0.91, 0.97, 0.62, 1.23)}
 #: before sglang@0.5's per-sequence host time, SGLang's admission and trtllm-serve's streaming: TTFT (0.50, 0.62, 0.19,
 #: 1.20), TPOT (0.68, 0.75, 0.22, 1.16), throughput (0.75, 0.93, 0.79, 1.56)
 #: what issue 29 asks of each metric (the xfail(strict) tests flip when it is met)
@@ -955,7 +957,9 @@ def rnn_calls(phase: str) -> Callable[[], Verdict]:
 # H200 x 0.96): all 95.2 % -> 94.8 % within the band (one row, GPUStack's SGLang A100 burst throughput 0.82x ->
 # 0.80x), geomean 0.990 -> 0.986 (calibration 0.992 -> 0.989); TensorRT-LLM's A100 tables come to 0.95x-1.08x from
 # 0.99x-1.13x, and vidur's A100 decode GEMMs 60 % -> 77 % within (tests/test_vidur_gemm.py)
-TODAY_SPLITS = {"all": (0.948, 1.5, 1.015), "calibration": (0.948, 1.44, 1.012), "held out": (0.94, 1.5, 1.03)}
+# and with sglang@0.5's per-sequence host time refitted beside it (250 us): the calibration's worst is SGLang's A100
+# burst TPOT, 0.70x -> 0.68x
+TODAY_SPLITS = {"all": (0.948, 1.5, 1.015), "calibration": (0.948, 1.47, 1.012), "held out": (0.94, 1.5, 1.03)}
 TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # timm's RTX 3090 vision about 1.0x (was 0.87x: 0.58, 1.89, 1.15; 0.68x before the matmul reach)
     # (0.84, 1.55, 1.02) before NCHW depthwise and batch norm were measured; (0.92, 1.55, 1.01) before NCHW
@@ -982,7 +986,8 @@ TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # geomean 0.964 -> 0.945 (1.058 either way) with the A100's published copy bandwidth (0.79 of its figure, the
     # H100's 0.87: gpuadvisor.bandwidth_reach): TensorRT-LLM's 8B tables 1.02x-1.13x -> 0.95x-1.08x, llm-foundry's
     # small MPTs 0.83x-0.90x -> 0.81x-0.87x, GPUStack's SGLang burst throughput 0.82x -> 0.80x (out of the band)
-    "Ampere GA100": (0.90, 1.44, 1.06),
+    # worst 1.44 -> 1.47 (SGLang's A100 burst TPOT 0.70x -> 0.68x) with sglang@0.5's host time refitted on it
+    "Ampere GA100": (0.90, 1.47, 1.06),
     "Hopper": (1.00, 1.13, 1.02),  # GH200 serving; (1.00, 1.17, 1.05) before FP8_REACH
     # DeepLearningExamples ResNet-50 about 1.0x (was 0.80x: 0.50, 1.29, 1.25); geomean 0.98 with the convolutions
     # refitted (1.00 before)

@@ -217,7 +217,8 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
     mfu, bw_eff = efficiencies.for_hardware(gpu_figures)
     peak = gpu_figures.peak_tflops(workload.compute_dtype)
     notes = [f"estimate: large matmuls at {mfu:.0%} of {gpu_figures.source} peak{gpu_figures.matmul_reach_note()}, "
-             f"{bw_eff:.0%} of {gpu_figures.source} bandwidth{gpu_figures.bandwidth_reach_note()}; smaller ones lose to wave quantization and launch costs"]
+             f"{bw_eff:.0%} of {gpu_figures.source} bandwidth{gpu_figures.bandwidth_reach_note()}; smaller ones lose "
+             "to wave quantization and launch costs"]
     if not peak or not gpu_figures.bandwidth_gbs:
         return ComputeEstimate(mode=workload.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
                                hardware_source=gpu_figures.source,
