@@ -50,11 +50,30 @@ def published() -> dict[str, float]:
     return _table()[0]
 
 
+def _same_memory(card: Any, other: Any) -> bool:
+    """The same chip's memory system: architecture, memory type and bus width all known and equal (the H200 NVL is
+    the H200 SXM's HBM3e on 6,144 bits, the MI300A the MI300X's eight HBM3 stacks; the H100 PCIe's HBM2e is not the
+    SXM's HBM3)."""
+    keys = ("arch_id", "memory_type", "memory_bus_width_bits")
+    values = [(getattr(card, k, None), getattr(other, k, None)) for k in keys]
+    return all(a is not None and str(a).lower() == str(b).lower() for a, b in values)
+
+
 def scale_of(card: Any) -> tuple[float, str] | None:
-    """(the card's reach over the calibration card's, what it rests on) for a card the table measured at the
-    catalog's own bandwidth figure; None for every other card (BANDWIDTH as it is)."""
+    """(the card's reach over the calibration card's, what it rests on) for a card the table measured, or one with
+    the same memory system as a measured card (_same_memory: the reach is the memory's, whatever the clock or power
+    limit); None for every other card (BANDWIDTH as it is)."""
     table, label = _table()
-    reach, reference = table.get(card.name), table.get(CALIBRATION_CARD)
-    if reach is None or not reference:
+    reference = table.get(CALIBRATION_CARD)
+    if not reference:
         return None
-    return reach / reference, f"published copy bandwidth, {label}"
+    if card.name in table:
+        return table[card.name] / reference, f"published copy bandwidth, {label}"
+    from gpuadvisor.catalog import load_catalog
+
+    catalog = load_catalog(use_env=False)
+    for name, reach in sorted(table.items()):
+        other = catalog.get(name)
+        if other is not None and _same_memory(card, other):
+            return reach / reference, f"published copy bandwidth of the {name} (the same memory), {label}"
+    return None
