@@ -187,7 +187,10 @@ def _closest(opts: list[Option], workload: Workload, catalog: Any, targets: Targ
 def _notes(workload: Workload, targets: Targets, targets_in: Targets | None, opts: list[Option], *, engine: str,
            rent: bool, buy: bool, price_basis: str) -> list[str]:
     """What the answer assumes and leaves out, in the user's terms (defaults taken, cards left out, prices)."""
-    notes = ["estimates from datasheet figures and calibrated efficiencies (BENCHMARKS.md), not measurements"]
+    notes = ["estimates from datasheet figures and calibrated efficiencies (BENCHMARKS.md), not measurements; each "
+             "card's matmul and memory rates at what published measurements say it reaches where one exists "
+             "(docs/card-reach.md: an MI300X's large matmuls at 0.54 of its bf16 peak, an A100's copies at 0.79 of its "
+             "bandwidth)"]
     decoder = workload.mode == "inference" and workload.model.kind == "decoder"
     if decoder:
         notes.append(f"serving engine: {engine} (vLLM-class continuous batching with CUDA graphs)"
