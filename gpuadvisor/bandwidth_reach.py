@@ -50,18 +50,36 @@ def published() -> dict[str, float]:
     return _table()[0]
 
 
-def _same_memory(card: Any, other: Any) -> bool:
-    """The same chip's memory system: architecture, memory type and bus width all known and equal (the H200 NVL is
-    the H200 SXM's HBM3e on 6,144 bits, the MI300A the MI300X's eight HBM3 stacks; the H100 PCIe's HBM2e is not the
-    SXM's HBM3)."""
-    keys = ("arch_id", "memory_type", "memory_bus_width_bits")
-    values = [(getattr(card, k, None), getattr(other, k, None)) for k in keys]
-    return all(a is not None and str(a).lower() == str(b).lower() for a, b in values)
+MEMORY_KEYS = ("arch_id", "memory_type", "memory_bus_width_bits")
+
+
+def _memory_of(card: Any) -> tuple[str, ...] | None:
+    """A card's memory system: architecture, memory type and bus width, None where any is unknown (the H200 NVL is
+    the H200 SXM's HBM3e on 6,144 bits, the MI300A the MI300X's eight HBM3 stacks; the H100 PCIe's HBM2e is not
+    the SXM's HBM3)."""
+    values = [getattr(card, k, None) for k in MEMORY_KEYS]
+    return None if any(v is None for v in values) else tuple(str(v).lower() for v in values)
+
+
+@lru_cache(maxsize=1)
+def _measured_memories() -> dict[tuple[str, ...], tuple[str, float]]:
+    """Memory system -> (the measured card, its reach), for the table's cards (the first by name where several
+    share one)."""
+    from gpuadvisor.catalog import load_catalog
+
+    catalog = load_catalog(use_env=False)
+    out: dict[tuple[str, ...], tuple[str, float]] = {}
+    for name, reach in sorted(published().items()):
+        card = catalog.get(name)
+        memory = _memory_of(card) if card is not None else None
+        if memory is not None:
+            out.setdefault(memory, (name, reach))
+    return out
 
 
 def scale_of(card: Any) -> tuple[float, str] | None:
     """(the card's reach over the calibration card's, what it rests on) for a card the table measured, or one with
-    the same memory system as a measured card (_same_memory: the reach is the memory's, whatever the clock or power
+    the same memory system as a measured card (_memory_of: the reach is the memory's, whatever the clock or power
     limit); None for every other card (BANDWIDTH as it is)."""
     table, label = _table()
     reference = table.get(CALIBRATION_CARD)
@@ -69,11 +87,9 @@ def scale_of(card: Any) -> tuple[float, str] | None:
         return None
     if card.name in table:
         return table[card.name] / reference, f"published copy bandwidth, {label}"
-    from gpuadvisor.catalog import load_catalog
-
-    catalog = load_catalog(use_env=False)
-    for name, reach in sorted(table.items()):
-        other = catalog.get(name)
-        if other is not None and _same_memory(card, other):
-            return reach / reference, f"published copy bandwidth of the {name} (the same memory), {label}"
-    return None
+    memory = _memory_of(card)
+    sibling = _measured_memories().get(memory) if memory is not None else None
+    if sibling is None:
+        return None
+    name, reach = sibling
+    return reach / reference, f"published copy bandwidth of the {name} (the same memory), {label}"
