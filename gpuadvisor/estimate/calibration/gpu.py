@@ -10,7 +10,9 @@ DECODE_B = "tools/data/decode-h100-host.json"
 H100_DATASHEET = "catalog H100 SXM5 80GB (989.4 TFLOP/s dense bf16, 3,350 GB/s)"
 
 CONSTANTS = (
-    Constant("MFU", 0.75, "fraction", "large-GEMM FLOP/s as a fraction of the datasheet dense tensor peak",
+    Constant("MFU", 0.75, "fraction", "large-GEMM FLOP/s as a fraction of the datasheet dense tensor peak, on the "
+             "H100 it was fitted on (another card's: x its published matmul reach over the H100's, "
+             "gpuadvisor.matmul_reach, docs/card-reach.md)",
              f"{DECODE_A} (GEMM sweep); {H100_DATASHEET}", Method.FITTED,
              "log-space least squares of rate and K_RAMP over the 21 GEMMs of >= 1024 rows that took over 150 us: "
              "741 TFLOP/s, / 989.4 = 0.75"),
@@ -19,7 +21,9 @@ CONSTANTS = (
              Method.FITTED, "the fitted large-GEMM rate (741 TFLOP/s, as for MFU) over the same run's 8192^3 "
              "product (790 TFLOP/s): 0.94"),
     Constant("BANDWIDTH", 0.86, "fraction", "achieved memory bandwidth (decode weight streaming) as a fraction of "
-             "the datasheet", f"{DECODE_A} (graphs_own decode steps); {H100_DATASHEET}", Method.FITTED,
+             "the datasheet, on the H100 it was fitted on (another card's: x its published copy bandwidth's reach over "
+             "the H100's where measured, gpuadvisor.bandwidth_reach, docs/card-reach.md)",
+             f"{DECODE_A} (graphs_own decode steps); {H100_DATASHEET}", Method.FITTED,
              "least squares (seconds) of step = bytes / bandwidth + kernels x KERNEL_FLOOR_S over the decode file's 10 "
              "calibration points: 2.87 TB/s, / 3,350 = 0.86"),
     Constant("BANDWIDTH_VS_MEASURED", 0.97, "fraction", "achieved memory bandwidth as a fraction of a measured "
