@@ -157,10 +157,9 @@ def markdown_section(cases: list[Case] | None = None) -> str:
     s = summary(cases)
     lines = ["## Training at scale: published results (parallel layouts, frameworks, LoRA)", "",
              f"{len(cases)} published training runs (`tests/data/published-training.json`, "
-             "by `tools/published_training.py`), estimated by `gpuadvisor.estimate.parallel` on the "
-             "card's datasheet. Every third run is held out of the "
-             "fitted framework efficiencies (`tools/fit_training.py`). Ratio = estimated / published tokens/s per GPU; "
-             "gated at today's shares.", "",
+             "by `tools/published_training.py`), estimated by `gpuadvisor.estimate.parallel` from datasheets; every "
+             "third held out of the fitted framework efficiencies (`tools/fit_training.py`). Ratio = estimated / "
+             "published tokens/s per GPU.", "",
              f"| split | runs | within {BAND[0]}-{BAND[1]}x | within {WIDE[0]}-{WIDE[1]}x | lowest | highest |",
              "|---|---:|---:|---:|---:|---:|"]
     for g in ("calibration", "held out", "all"):

@@ -81,9 +81,8 @@ def probes() -> list[str]:
            f"`gpuadvisor probe --quick` on an {h100.devices[0].name} ({_rel(H100_PROBE)}, {_when(h100)}) and an "
            f"{h200.devices[0].name} (GPU 0 of two, {_rel(H200_PROBE)}, {_when(h200)}); driver "
            f"{h100.host.driver_version}, CUDA runtime {h100.host.cuda_runtime_version}, CuPy {h100.host.cupy_version}, "
-           f"PyTorch {h100.host.torch_version}. \"% ds\": of the catalog's datasheet figure; \"x ref\": the probe over "
-           "the vendor library on the same work in the same run (cudaMemcpy, PyTorch copies, torch.matmul, "
-           "torch._scaled_mm, torch._int_mm).", "",
+           f"PyTorch {h100.host.torch_version}. \"% ds\": of the datasheet; \"x ref\": over the vendor library in "
+           "the same run (cudaMemcpy, PyTorch copies, torch.matmul, _scaled_mm, _int_mm).", "",
            "| figure | H100 | % ds | x ref | H200 | % ds | x ref |", "|---|---:|---:|---:|---:|---:|---:|"]
     ratios = []
     for key in PROBE_KEYS:
@@ -227,10 +226,10 @@ def llm_time() -> list[str]:
     drows, prows, _ = validate_time.collect()
     scored = [r for r in drows if "not scored" not in r["engine"]]
     return ["## LLM time estimates", "",
-            "The analytic time model against H100 and H200 runs (PyTorch 2.11, transformers 5.17, random weights "
-            "from published configs): decode per engine (`tools/data/decode-h100*.json`, `lab/data/`), prefill, "
-            "scoring and training steps. Error = estimate / measurement - 1; held-out points set no constant. "
-            "Per case: `python3 -m tools.validate_time`.", "",
+            "The time model against H100 and H200 runs (PyTorch 2.11, transformers 5.17, random weights from "
+            "published configs): decode per engine (`tools/data/decode-h100*.json`, `lab/data/`), prefill, scoring, "
+            "training. Error = estimate / measured - 1; held-out points set no constant. `python3 -m "
+            "tools.validate_time`.", "",
             *validate_time.summary(scored, "engine"), "", *validate_time.summary(prows), "",
             "Eager decode depends on the host: `probe --full` measures it; estimates without it say low confidence.",
             ""]
@@ -241,9 +240,9 @@ def llm_memory() -> list[str]:
     rows = [validate_estimates.estimate_row(r) for r in data["records"] if r.get("measured", {}).get("peak_bytes")]
     env = data.get("env", {})
     return ["## LLM memory estimates", "",
-            f"Peak `torch.cuda.max_memory_allocated` of {len(rows)} cases (15 models of 9 architectures, 0.1B-8B; "
-            f"every workload kind) on an H100 ({_rel(MEMORY_V2)}, {env.get('date', '2026-11-23')[:10]}; "
-            "`python3 -m tools.validate_estimates`), against the estimate. Held out: case id % 3 == 0.", "",
+            f"Peak `torch.cuda.max_memory_allocated`, {len(rows)} cases (15 models, 9 architectures, 0.1B-8B, every "
+            f"workload kind), H100 ({_rel(MEMORY_V2)}, {env.get('date', '2026-11-23')[:10]}; "
+            "`python3 -m tools.validate_estimates`). Held out: case id % 3 == 0.", "",
             validate_estimates.summary_markdown(rows), ""]
 
 
@@ -313,7 +312,28 @@ def cross_card_summary() -> list[str]:
     for fam, f in cross_card.per_family(rows).items():
         out.append(f"| {fam} | {f['n']} | {f['in_band']:.0%} | {f['in_outer']:.0%} | {f['geomean']:.2f} | "
                    f"{f['worst']:.2f} |")
-    return [*out, "", vidur_line(), ""]
+    return [*out, "", vidur_line(), "", reach_line(), ""]
+
+
+def reach_line() -> str:
+    """One line on the published matmul and copy-bandwidth reach each card's rates take (docs/card-reach.md), and
+    how our own probes' copy compares with the published one on the cards both measured."""
+    import yaml
+
+    matmul = yaml.safe_load((ROOT / "catalog" / "matmul-reach.yaml").read_text())["cards"]
+    copy = yaml.safe_load((ROOT / "catalog" / "bandwidth-reach.yaml").read_text())["cards"]
+    ours = []
+    for name, path in (("H100 SXM5 80GB", H100_PROBE), ("H200 SXM 141GB", H200_PROBE)):
+        runs = json.loads(path.read_text())["devices"]
+        values = [m["value"] for d in runs for p in d["probes"] for m in p.get("measurements", ())
+                  if m.get("key") == "memory.copy"]
+        ours.append(max(abs(v / copy[name]["copy_gbs"] - 1) for v in values))
+    def share(name: str) -> str:
+        return f"{copy[name]['copy_gbs'] / copy[name]['datasheet_gbs']:.2f}"
+
+    return (f"Reach: MI300X matmuls {matmul['Instinct MI300X']['reach']:.2f} of peak (AMD); copy A100 "
+            f"{share('A100 SXM4 80GB')}, H200 {share('H200 SXM 141GB')}, H100 {share('H100 SXM5 80GB')} (Azure; our "
+            f"probes within {max(ours):.0%}): [docs/card-reach.md](docs/card-reach.md).")
 
 
 def nchw_summary() -> list[str]:
