@@ -93,3 +93,11 @@ def scale_of(card: Any) -> tuple[float, str] | None:
         return None
     name, reach = sibling
     return reach / reference, f"published copy bandwidth of the {name} (the same memory), {label}"
+
+
+def reach_of(card: Any) -> tuple[float, str] | None:
+    """(the card's copy bandwidth over its datasheet figure, what it rests on), as scale_of finds it; None where
+    nothing was measured."""
+    scaled = scale_of(card)
+    reference = published().get(CALIBRATION_CARD)
+    return None if scaled is None or not reference else (scaled[0] * reference, scaled[1])

@@ -134,3 +134,15 @@ def test_the_same_memory_takes_the_measured_cards_reach(catalog):
         assert got.bandwidth_reach_scale == figures(catalog, measured).bandwidth_reach_scale, card
         assert measured in got.bandwidth_reach_basis
     assert figures(catalog, "H100 PCIe 80GB").bandwidth_reach_scale is None
+
+
+def test_catalog_show_says_what_a_card_is_taken_to_reach(capsys):
+    """`catalog show` prints the reach the estimates take and its source; a card with neither prints neither."""
+    from gpuadvisor.cli import main
+
+    assert main(["catalog", "show", "MI300X"]) == 0
+    out = capsys.readouterr().out
+    assert "matmul reach             0.54 of the 16-bit tensor peak (published matmul measurement, AMD's" in out
+    assert "bandwidth reach          0.78 of the memory bandwidth (published copy bandwidth, Azure" in out
+    assert main(["catalog", "show", "Tesla P40"]) == 0
+    assert "reach" not in capsys.readouterr().out

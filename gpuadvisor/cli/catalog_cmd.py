@@ -99,6 +99,7 @@ def describe(card: Card) -> list[str]:
     lines.append(f"  {'tensor_dense_tflops':<24} {tensor}  (int8 in TOPS){basis}")
     if t.get("note"):
         lines.append(f"  {'tensor note':<24} {t['note']}")
+    lines += _reach_lines(card)
     for field, url in card.sources.items():
         lines.append(f"  source for {field}: {url}")
     for what, entry in (("purchase", card.purchase), ("street", card.street), ("not_sold", card.not_sold)):
@@ -125,3 +126,17 @@ def run_validate(args: argparse.Namespace) -> int:
     else:
         print(f"catalog valid: {len(catalog)} cards in {len(files)} files")
     return 0
+
+
+def _reach_lines(card: Card) -> list[str]:
+    """What the estimates take this card to reach of its datasheet figures, and on what (docs/card-reach.md)."""
+    from gpuadvisor import bandwidth_reach, matmul_reach
+
+    lines = []
+    matmul = matmul_reach.reach_of(card)
+    if matmul is not None:
+        lines.append(f"  {'matmul reach':<24} {matmul.value:.2f} of the 16-bit tensor peak ({matmul.basis})")
+    copy = bandwidth_reach.reach_of(card)
+    if copy is not None:
+        lines.append(f"  {'bandwidth reach':<24} {copy[0]:.2f} of the memory bandwidth ({copy[1]})")
+    return lines
