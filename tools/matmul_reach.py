@@ -23,12 +23,10 @@ The measured figure of a card is the median of its rows.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
 from pathlib import Path
 
-import yaml
+from tools.shipped_yaml import write_or_check
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "catalog" / "matmul-reach.yaml"
@@ -120,18 +118,8 @@ def build() -> dict:
             "sources": SOURCES, "cards": dict(sorted(cards.items()))}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--check", action="store_true", help="fail if the file differs from what this script writes")
-    a = ap.parse_args()
-    text = yaml.safe_dump(build(), sort_keys=False, allow_unicode=True, width=110)
-    if a.check:
-        same = OUT.is_file() and OUT.read_text() == text
-        print("up to date" if same else f"{OUT} is stale: run python3 -m tools.matmul_reach", file=sys.stderr)
-        return 0 if same else 1
-    OUT.write_text(text)
-    print(f"wrote {OUT}")
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    return write_or_check(build, OUT, "tools.matmul_reach", argv)
 
 
 if __name__ == "__main__":
