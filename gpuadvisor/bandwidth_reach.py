@@ -77,27 +77,23 @@ def _measured_memories() -> dict[tuple[str, ...], tuple[str, float]]:
     return out
 
 
-def scale_of(card: Any) -> tuple[float, str] | None:
-    """(the card's reach over the calibration card's, what it rests on) for a card the table measured, or one with
-    the same memory system as a measured card (_memory_of: the reach is the memory's, whatever the clock or power
-    limit); None for every other card (BANDWIDTH as it is)."""
+def reach_of(card: Any) -> tuple[float, str] | None:
+    """(the card's copy bandwidth over its datasheet figure, what it rests on) for a card the table measured, or one
+    with the same memory system as a measured card (_memory_of: the reach is the memory's, whatever the clock or
+    power limit); None for every other card."""
     table, label = _table()
-    reference = table.get(CALIBRATION_CARD)
-    if not reference:
-        return None
     if card.name in table:
-        return table[card.name] / reference, f"published copy bandwidth, {label}"
+        return table[card.name], f"published copy bandwidth, {label}"
     memory = _memory_of(card)
     sibling = _measured_memories().get(memory) if memory is not None else None
     if sibling is None:
         return None
     name, reach = sibling
-    return reach / reference, f"published copy bandwidth of the {name} (the same memory), {label}"
+    return reach, f"published copy bandwidth of the {name} (the same memory), {label}"
 
 
-def reach_of(card: Any) -> tuple[float, str] | None:
-    """(the card's copy bandwidth over its datasheet figure, what it rests on), as scale_of finds it; None where
-    nothing was measured."""
-    scaled = scale_of(card)
-    reference = published().get(CALIBRATION_CARD)
-    return None if scaled is None or not reference else (scaled[0] * reference, scaled[1])
+def scale_of(card: Any) -> tuple[float, str] | None:
+    """(reach_of's reach over the calibration card's, what it rests on): what scales BANDWIDTH; None where nothing
+    was measured (BANDWIDTH as it is)."""
+    found, reference = reach_of(card), published().get(CALIBRATION_CARD)
+    return None if found is None or not reference else (found[0] / reference, found[1])

@@ -116,18 +116,16 @@ class HardwareFigures:
     def matmul_reach_note(self) -> str:
         """What this card's large-matmul rate rests on beside the calibration MFU, for an answer: " (x 0.68: ...)"
         where a published reach moves it, "" on a probe's measured figures or where nothing moves it."""
-        scale = self.matmul_reach_scale
-        if self.source == "measured" or scale is None or abs(scale - 1.0) < 0.005 or not self.matmul_reach_basis:
-            return ""
-        return f" (x {scale:.2f}, its matmul reach over the H100's: {self.matmul_reach_basis})"
+        return self._reach_note(self.matmul_reach_scale, "matmul reach", self.matmul_reach_basis)
 
     def bandwidth_reach_note(self) -> str:
-        """What this card's achieved bandwidth rests on beside the calibration BANDWIDTH (matmul_reach_note's
-        twin): " (x 0.91, ...)" where a published copy bandwidth moves it, else ""."""
-        scale = self.bandwidth_reach_scale
-        if self.source == "measured" or scale is None or abs(scale - 1.0) < 0.005 or not self.bandwidth_reach_basis:
+        """matmul_reach_note's twin for the achieved bandwidth beside the calibration BANDWIDTH."""
+        return self._reach_note(self.bandwidth_reach_scale, "copy bandwidth's reach", self.bandwidth_reach_basis)
+
+    def _reach_note(self, scale: float | None, what: str, basis: str) -> str:
+        if self.source == "measured" or scale is None or abs(scale - 1.0) < 0.005 or not basis:
             return ""
-        return f" (x {scale:.2f}, its copy bandwidth's reach over the H100's: {self.bandwidth_reach_basis})"
+        return f" (x {scale:.2f}, its {what} over the H100's: {basis})"
 
     @classmethod
     def from_card(cls, card: Any) -> HardwareFigures:
