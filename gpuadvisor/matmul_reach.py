@@ -66,6 +66,7 @@ def _table() -> dict[str, tuple[float, str]]:
     return out
 
 
+@lru_cache(maxsize=1)
 def published() -> dict[str, float]:
     """Card name -> the published reach (empty where the file is missing)."""
     return {name: reach for name, (reach, _) in _table().items()}

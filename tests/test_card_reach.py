@@ -84,9 +84,9 @@ def test_the_a100_streams_at_its_published_copy_bandwidth(catalog):
 
 
 def _probe_copy_gbs(path: Path) -> list[float]:
-    data = json.loads(path.read_text())
-    return [m["value"] for d in data["devices"] for p in d["probes"] for m in p.get("measurements", ())
-            if m.get("key") == "memory.copy"]
+    from gpuadvisor.core.results import load
+
+    return [m.value for d in load(path).devices if (m := d.measurement("memory.copy")) and m.value]
 
 
 def test_our_own_probes_agree_with_the_published_copy_figures():

@@ -324,9 +324,7 @@ def reach_line() -> str:
     copy = yaml.safe_load((ROOT / "catalog" / "bandwidth-reach.yaml").read_text())["cards"]
     ours = []
     for name, path in (("H100 SXM5 80GB", H100_PROBE), ("H200 SXM 141GB", H200_PROBE)):
-        runs = json.loads(path.read_text())["devices"]
-        values = [m["value"] for d in runs for p in d["probes"] for m in p.get("measurements", ())
-                  if m.get("key") == "memory.copy"]
+        values = [m.value for d in load(path).devices if (m := d.measurement("memory.copy")) and m.value]
         ours.append(max(abs(v / copy[name]["copy_gbs"] - 1) for v in values))
     def share(name: str) -> str:
         return f"{copy[name]['copy_gbs'] / copy[name]['datasheet_gbs']:.2f}"
