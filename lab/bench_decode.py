@@ -36,6 +36,7 @@ from lab.bench_kernels import (
     Timer,
     attention_sweep,
     ceilings,
+    cuda_device_env,
     elementwise_sweep,
     gemm_sweep,
     host_info,
@@ -496,18 +497,7 @@ def main() -> int:
     env = {"torch": torch.__version__, "transformers": transformers.__version__,
            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "host": host_info()}
     if args.device == "cuda":
-        p = torch.cuda.get_device_properties(0)
-        env.update(device_name=p.name, sms=p.multi_processor_count, memory_gib=p.total_memory / 2**30)
-        try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            hnd = pynvml.nvmlDeviceGetHandleByIndex(0)
-            env["driver"] = pynvml.nvmlSystemGetDriverVersion()
-            env["sm_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(hnd, pynvml.NVML_CLOCK_SM)
-            env["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(hnd, pynvml.NVML_CLOCK_SM)
-        except Exception as e:
-            env["nvml_error"] = repr(e)
+        env.update(cuda_device_env())
     result: dict = {"env": env, "prompt": PROMPT, "gen": GEN}
 
     def save():

@@ -41,6 +41,26 @@ class Timer:
 # ---------------------------------------------------------------- host and ceilings
 
 
+def cuda_device_env() -> dict:
+    """GPU 0 as a run records it: its name, SMs and memory (PyTorch), the driver and SM clocks (NVML, where it
+    answers; else the error)."""
+    import torch
+
+    p = torch.cuda.get_device_properties(0)
+    env: dict = {"device_name": p.name, "sms": p.multi_processor_count, "memory_gib": p.total_memory / 2**30}
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        hnd = pynvml.nvmlDeviceGetHandleByIndex(0)
+        env["driver"] = pynvml.nvmlSystemGetDriverVersion()
+        env["sm_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(hnd, pynvml.NVML_CLOCK_SM)
+        env["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(hnd, pynvml.NVML_CLOCK_SM)
+    except Exception as e:
+        env["nvml_error"] = repr(e)
+    return env
+
+
 def host_info() -> dict:
     info = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
     try:

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 
 from lab.bench_decode import BATCHES, GEN, MODELS, PROMPT, ceilings, own_graph_decode
-from lab.bench_kernels import host_info, log
+from lab.bench_kernels import cuda_device_env, host_info, log
 
 
 def main() -> int:
@@ -28,17 +28,8 @@ def main() -> int:
 
     out = Path(os.environ.get("OUT") or "./out")
     out.mkdir(parents=True, exist_ok=True)
-    p = torch.cuda.get_device_properties(0)
     env = {"torch": torch.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-           "host": host_info(), "device_name": p.name, "sms": p.multi_processor_count,
-           "memory_gib": p.total_memory / 2**30}
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        env["driver"] = pynvml.nvmlSystemGetDriverVersion()
-    except Exception as e:  # the driver is recorded where NVML answers
-        env["nvml_error"] = repr(e)
+           "host": host_info(), **cuda_device_env()}
     result: dict = {"env": env, "prompt": PROMPT, "gen": GEN, "ceilings": ceilings("cuda"), "decode": []}
     log("ceilings", result["ceilings"])
     for name, cfg in MODELS.items():
