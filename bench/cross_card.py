@@ -2,15 +2,15 @@
 through the same paths a user's question takes, ratio = estimate / published, summarised per row, card, card family
 and task, with a Markdown section for BENCHMARKS.md.
 
-The set: tests/data/published-cross-card.json and published-cross-card-2.json (new rows, built with their sources by
-tools/published_cross_card.py; the second holds rows collected after the first's split was fixed) plus the rows of
-the older published files that lie on cards besides the H100/H200 (REUSED: read from those files, not copied). The
-H100/H200 rows stay out: the op pricer and the engine profiles are fitted on those cards, and their own gates
-(tests/test_*_accuracy.py) cover them.
+The set: tests/data/published-cross-card.json, -2.json and -3.json (new rows, built with their sources by
+tools/published_cross_card.py; each later file holds rows collected after the one before's split was fixed) plus the
+rows of the older published files that lie on cards besides the H100/H200 (REUSED: read from those files, not
+copied). The H100/H200 rows stay out: the op pricer and the engine profiles are fitted on those cards, and their own
+gates (tests/test_*_accuracy.py) cover them.
 
-Estimates: vision rows through `gpuadvisor.api.estimate(api.request(...))` (the shipped traced graphs, the card's
-datasheet figures); serving rows through bench.serving.tool_value (the scheduler simulation); LLM training rows
-through bench.training (the parallel training model with the row's layout and framework profile).
+Estimates: vision and encoder (BERT) rows through `gpuadvisor.api.estimate(api.request(...))` (the shipped traced
+graphs, the card's datasheet figures); serving rows through bench.serving.tool_value (the scheduler simulation); LLM
+training rows through bench.training (the parallel training model with the row's layout and framework profile).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from bench import TESTS_DATA
 
 DATA = TESTS_DATA / "published-cross-card.json"
 DATA2 = TESTS_DATA / "published-cross-card-2.json"  # rows collected after DATA's split was fixed
+DATA3 = TESTS_DATA / "published-cross-card-3.json"  # rows collected after DATA2's split was fixed
 IN_BAND = (0.8, 1.25)  # the issue's target band for most rows ...
 OUTER_BAND = (0.67, 1.5)  # ... and the band every row must reach
 GEOMEAN_BAND = (0.9, 1.1)  # ... and the geometric mean of every card family
@@ -59,7 +60,7 @@ REUSED = [
 ]
 
 
-TASKS = ("vision-training", "vision-inference", "llm-serving", "llm-training")
+TASKS = ("vision-training", "vision-inference", "encoder-training", "llm-serving", "llm-training")
 FAMILIES = ("Volta", "Turing", "Ampere GA100", "Ampere GA10x", "Ada", "Hopper", "Blackwell (data center)",
             "Blackwell (GeForce/professional)")
 
@@ -130,15 +131,16 @@ class Row:
 
 
 def _vision_estimate(e: dict[str, Any]) -> tuple[float, str]:
-    """The answer's images/s; where the answer says the batch does not fit the card (it has no rate then), the same
-    op-graph compute estimate without the memory verdict, and a note saying so: the published run did fit."""
+    """The answer's images/s (sequences/s for an encoder row, at its seq_len); where the answer says the batch does
+    not fit the card (it has no rate then), the same op-graph compute estimate without the memory verdict, and a note
+    saying so: the published run did fit."""
     from gpuadvisor import api
     from gpuadvisor.estimate import HardwareFigures, estimate_compute
 
     card = card_name(e["card"])
     dtype = {"AMP float16": "fp16"}.get(str(e.get("precision")), "bf16")  # what the run's autocast ran in
-    w = api.workload(e["model"], mode=e["mode"], batch=int(e["batch"]), channels_last=bool(e["channels_last"]),
-                     dtype=dtype)
+    w = api.workload(e["model"], mode=e["mode"], batch=int(e["batch"]), channels_last=bool(e.get("channels_last")),
+                     dtype=dtype, seq_len=int(e.get("seq_len") or 0))
     answer = api.estimate(api.request(w, card))
     if answer.rate.value is not None:
         return float(answer.rate.value), ""
@@ -169,6 +171,11 @@ def _vision_conditions(e: dict[str, Any]) -> str:
             f"{e['precision']}; {e['framework']}")
 
 
+def _encoder_conditions(e: dict[str, Any]) -> str:
+    return (f"{e['published_model']} (tool: {e['model']}) {e['mode']}, batch {e['batch']}, {e['seq_len']} tokens, "
+            f"{e['precision']}; {e['framework']}")
+
+
 def _serving_conditions(e: dict[str, Any]) -> str:
     load = (f"{e['concurrency']} users" if e.get("concurrency") else
             f"ubatch {e['ubatch']}" if e.get("ubatch") else "all requests queued")
@@ -183,15 +190,15 @@ def _training_conditions(e: dict[str, Any]) -> str:
             f"{e['sharding']}, checkpointing {e['checkpointing']}")
 
 
-def load_raw(path: Path = DATA, later: Path = DATA2) -> list[dict[str, Any]]:
+def load_raw(path: Path = DATA, later: Path = DATA2, latest: Path = DATA3) -> list[dict[str, Any]]:
     """Every row of the set as a record with `task`, `card`, `metric`, `value`, `held_out`, `origin` added to its
     file's own fields (the new files' rows, then REUSED's in its order). `later`: the rows collected after `path`'s
     split was fixed, split within their own file (tools/published_cross_card.py)."""
     out: list[dict[str, Any]] = []
-    for source in (path, later):
+    for source in (path, later, latest):
         for r in json.loads(source.read_text())["rows"]:
             kind = r["kind"]
-            task = f"vision-{r['mode']}" if kind == "vision" else kind
+            task = f"{kind}-{r['mode']}" if kind in ("vision", "encoder") else kind
             out.append({**r, "task": task, "card": card_name(r.get("card") or r["gpu"]), "origin": source.name})
 
     resnet = json.loads((TESTS_DATA / "published-resnet50.json").read_text())
@@ -225,6 +232,7 @@ def load_raw(path: Path = DATA, later: Path = DATA2) -> list[dict[str, Any]]:
 ESTIMATORS: dict[str, tuple[Callable[[dict[str, Any]], tuple[float, str]], Callable[[dict[str, Any]], str]]] = {
     "vision-training": (_vision_estimate, _vision_conditions),
     "vision-inference": (_vision_estimate, _vision_conditions),
+    "encoder-training": (_vision_estimate, _encoder_conditions),
     "llm-serving": (_serving_estimate, _serving_conditions),
     "llm-training": (_training_estimate, _training_conditions),
 }

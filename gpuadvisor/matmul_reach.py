@@ -13,6 +13,7 @@ H100 itself is unchanged, every other card moves by what was measured on it."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from functools import lru_cache
@@ -153,6 +154,56 @@ def _measured_sibling(card: Any, table: dict[str, float], catalog: Any) -> Reach
                         f"{nearest:g} W, this card {power:g} W)")
 
 
+#: the groups whose cards hold less of their boost clock under dense matrix work the less power they have for it:
+#: NVIDIA's full-rate tensor cores and AMD's Instinct cards (the half-rate GeForce cards run above their listed
+#: boost, their reach over 1: not held back by their power limit)
+POWER_LIMITED_GROUPS = ("full-rate", "amd-instinct")
+
+
+def power_coefficient(card: Any) -> float | None:
+    """The card's power limit per SM (compute unit) and per GHz cubed of its boost clock: how much of the power its
+    tensor cores need to hold that clock it has (dynamic power grows as the clock cubed); None where a figure is
+    missing."""
+    power, units, clock = (getattr(card, k, None) for k in ("tdp_w", "compute_units", "boost_clock_mhz"))
+    if not (power and units and clock):
+        return None
+    return float(power) / float(units) / (float(clock) / 1e3) ** 3
+
+
+def _power_limited(card: Any, table: dict[str, float], catalog: Any) -> Reach | None:
+    """The reach of the measured card of the same architecture and group nearest in power_coefficient, at the clock
+    this card's power limit holds. With less power for its SMs and clock than that card: x (this card's coefficient /
+    the measured card's) ^ POWER_CLOCK_EXPONENT (the H100 PCIe at 350 W against the H100 SXM's 700 W, the A10 at
+    150 W against the RTX A6000). With more: the measured reach itself, a lower bound (more power holds the clock at
+    least as well; the Quadro RTX 8000 takes the 70 W T4's), where it had another architecture's median. Only the
+    groups whose clocks fall under dense matrix work (POWER_LIMITED_GROUPS); None where a figure is missing or no
+    card of the architecture is measured."""
+    from gpuadvisor.estimate import calibration as cal
+
+    key, own = group(card), power_coefficient(card)
+    arch = getattr(card, "arch_id", None)
+    if key not in POWER_LIMITED_GROUPS or own is None or arch is None:
+        return None
+    found = []
+    for name, reach in table.items():
+        other = catalog.get(name)
+        theirs = power_coefficient(other) if other is not None else None
+        if theirs and other.arch_id == arch and group(other) == key:
+            found.append((abs(math.log(own / theirs)), own / theirs, name, reach))
+    if not found:
+        return None
+    distance, share = min((d, s) for d, s, _, _ in found)  # the nearest; the median of cards that share its figures
+    names = sorted(n for d, s, n, _ in found if (d, s) == (distance, share))
+    reach = statistics.median(r for d, s, _, r in found if (d, s) == (distance, share))
+    which = f"published matmul measurement of the {' and the '.join(names)}"
+    if share >= 1.0:
+        return Reach(reach, f"{which} (its architecture at {1 / share:.2f}x this card's power per SM and GHz cubed: "
+                            "a lower bound)")
+    clock = share ** cal.POWER_CLOCK_EXPONENT
+    return Reach(reach * clock, f"{which}, at the clock this card's lower power limit holds (x {clock:.2f}: "
+                                f"{share:.2f}x their power per SM and GHz cubed)")
+
+
 def reach_of(card: Any) -> Reach | None:
     """The card's reach (reach_of_uncached), for a shipped card from a table cached with the catalog's files
     (datacache: a cold `recommend` parses no YAML)."""
@@ -172,7 +223,9 @@ def _shipped_reaches() -> dict[str, tuple[float | None, tuple[float, str] | None
     from gpuadvisor.datacache import cached
 
     base = shipped_catalog_dir()
-    inputs = [*sorted(base.glob("*.yaml")), base / ARCHITECTURES_FILE, Path(__file__)]
+    from gpuadvisor.estimate.calibration import gpu as gpu_constants
+
+    inputs = [*sorted(base.glob("*.yaml")), base / ARCHITECTURES_FILE, Path(__file__), Path(gpu_constants.__file__)]
 
     def build() -> dict[str, tuple[float | None, tuple[float, str] | None]]:
         from gpuadvisor.catalog import load_catalog
@@ -189,8 +242,9 @@ def _shipped_reaches() -> dict[str, tuple[float | None, tuple[float, str] | None
 def reach_of_uncached(card: Any) -> Reach | None:
     """The card's reach: published, else that of a published card on the same silicon at the same clock and power
     (the A100 SXM4 40GB takes the 80GB's), else that of the same chip at the nearest power limit not above its own
-    (_measured_sibling), else its group's median (`group`); None for cards outside them all (no tensor or matrix
-    rates, or no published card of their group), which keep the calibration MFU."""
+    (_measured_sibling), else that of the measured card of its architecture nearest in power for its SMs and clock,
+    at the clock this card's power holds (_power_limited), else its group's median (`group`); None for cards outside
+    them all (no tensor or matrix rates, or no published card of their group), which keep the calibration MFU."""
     table = published()
     if card.name in table:
         return Reach(table[card.name], f"published matmul measurement, {_table()[card.name][1]}")
@@ -201,7 +255,7 @@ def reach_of_uncached(card: Any) -> Reach | None:
         other = catalog.get(name)
         if other is not None and _same_silicon(card, other):
             return Reach(reach, f"published matmul measurement of the {name} (same chip, SMs, clock and power)")
-    sibling = _measured_sibling(card, table, catalog)
+    sibling = _measured_sibling(card, table, catalog) or _power_limited(card, table, catalog)
     if sibling is not None:
         return sibling
     key = group(card)

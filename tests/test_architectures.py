@@ -198,14 +198,39 @@ def test_catalog_validate_refuses_a_user_card_naming_an_unknown_architecture(cat
 
 def test_a_card_without_a_matmul_measurement_takes_that_of_the_same_silicon():
     """The A100 SXM4 40GB is the 80GB's GA100 at the same 108 SMs, 1,410 MHz and 400 W: it takes the 80GB's published
-    matmul reach; the A100 PCIe (250-300 W) does not, it keeps the full-rate cards' median."""
+    matmul reach; the A100 PCIe (250-300 W) does not take it whole: its clock falls under its lower power limit."""
     from gpuadvisor.matmul_reach import published, reach_of
 
     catalog = load_catalog(use_env=False)
     sxm40 = reach_of(catalog.get("A100 SXM4 40GB"))
     assert sxm40 is not None and sxm40.value == published()["A100 SXM4 80GB"] and "A100 SXM4 80GB" in sxm40.basis
     pcie = reach_of(catalog.get("A100 PCIe 80GB"))
-    assert pcie is not None and pcie.value != sxm40.value and "median" in pcie.basis
+    assert pcie is not None and pcie.value < sxm40.value and "lower power limit" in pcie.basis
+
+
+def test_a_lower_power_card_reaches_its_architectures_measurement_at_the_clock_its_power_holds():
+    """Cube-law clocks (POWER_CLOCK_EXPONENT): the H100 PCIe (350 W, 114 SMs, 1,755 MHz) has 0.83x the H100 SXM's
+    power per SM and GHz cubed, so it reaches the SXM's 0.795 x 0.83^(1/3); the A100 PCIe 40GB at 250 W falls further
+    than the 80GB at 300 W; a full-rate card with more power than its architecture's measured card takes that card's
+    reach as a lower bound (the Quadro RTX 8000 the T4's), and a half-rate GeForce card is never scaled (its clocks
+    run above the listed boost)."""
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.matmul_reach import power_coefficient, published, reach_of
+
+    catalog = load_catalog(use_env=False)
+    pcie, sxm = catalog.get("H100 PCIe 80GB"), catalog.get("H100 SXM5 80GB")
+    share = power_coefficient(pcie) / power_coefficient(sxm)
+    assert 0.8 < share < 0.86
+    h100_pcie = reach_of(pcie)
+    assert h100_pcie is not None
+    assert h100_pcie.value == pytest.approx(published()["H100 SXM5 80GB"] * share ** cal.POWER_CLOCK_EXPONENT)
+    a40, a80 = reach_of(catalog.get("A100 PCIe 40GB")), reach_of(catalog.get("A100 PCIe 80GB"))
+    assert a40 is not None and a80 is not None and a40.value < a80.value < published()["A100 SXM4 80GB"]
+    quadro = reach_of(catalog.get("Quadro RTX 8000"))
+    assert quadro is not None and quadro.value == published()["Tesla T4"] and "lower bound" in quadro.basis
+    for name in ("GeForce RTX 4080", "GeForce RTX 3070"):
+        r = reach_of(catalog.get(name))
+        assert r is not None and "median" in r.basis, name
 
 
 def test_the_same_chip_at_a_higher_power_limit_takes_the_measured_chips_reach():
@@ -221,4 +246,4 @@ def test_the_same_chip_at_a_higher_power_limit_takes_the_measured_chips_reach():
     ti = reach_of(catalog.get("GeForce RTX 3090 Ti"))
     assert ti is not None and "RTX A6000" not in ti.basis
     h100_pcie = reach_of(catalog.get("H100 PCIe 80GB"))
-    assert h100_pcie is not None and "median" in h100_pcie.basis
+    assert h100_pcie is not None and "H100 SXM5 80GB" in h100_pcie.basis and "lower power limit" in h100_pcie.basis

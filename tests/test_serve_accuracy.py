@@ -267,8 +267,8 @@ def test_the_kv_cache_docs_serving_states_for_that_check():
 
 #: docs/serving.md, "What card the lab's Qwen3 throughput pages measured": tool / published median ITL per card
 DECODE_SIGNATURES_STATED = {"H100 SXM5 80GB": (0.65, 0.62, 0.67), "H100 PCIe 80GB": (1.03, 1.01, 1.06)}
-STATED_PCIE = {("vllm", "0.11.0", "bf16"): (0.94, 0.90, 0.87), ("sglang", "0.5.5.post1", "bf16"): (0.67, 0.97, 1.25),
-               ("trtllm", "1.2.0rc1", "bf16"): (0.86, 0.88, 0.97), ("sglang", "0.5.5.post1", "fp8"): (0.58, 0.58, 1.12)}
+STATED_PCIE = {("vllm", "0.11.0", "bf16"): (0.95, 0.91, 0.86), ("sglang", "0.5.5.post1", "bf16"): (0.68, 0.98, 1.24),
+               ("trtllm", "1.2.0rc1", "bf16"): (0.87, 0.89, 0.96), ("sglang", "0.5.5.post1", "fp8"): (0.59, 0.59, 1.11)}
 
 
 @pytest.mark.parametrize("gpu", sorted(DECODE_SIGNATURES_STATED))
@@ -287,12 +287,12 @@ def test_the_qwen3_32b_table_on_a_pcie_card_docs_serving_reports():
 
 def test_queued_throughput_on_a_pcie_card_needs_no_per_sequence_time():
     """docs/serving.md: the Qwen3-14B page's queued ShareGPT runs on an H100 PCIe, without the fitted per-sequence
-    times, give 0.86x-1.10x of the published output throughput."""
+    times, give 0.84x-1.07x of the published output throughput."""
     rows = [e for e in P.load_entries() if "qwen3-14b-h100" in e["id"] and e["metric"] == "max_output_tps"]
     assert len(rows) == 4
     ratios = [P.tool_value({**e, "gpu": "H100 PCIe 80GB"}, host_s_per_seq=0.0, stream_s_per_seq=0.0) / e["value"]
               for e in rows]
-    assert min(ratios) >= 0.855 and max(ratios) <= 1.1, ratios
+    assert min(ratios) >= 0.835 and max(ratios) <= 1.075, ratios
 
 
 @pytest.mark.slow  # a grid search per engine (about 15 s): data sync of a fit, run in CI

@@ -303,7 +303,7 @@ def cross_card_summary() -> list[str]:
     s = cross_card.splits(rows)["all"]
     out = ["## Across cards: published results nobody here fitted (2026-11-27)", "",
            f"{s['n']} published results on {len(cross_card.per_card(rows))} cards besides the H100/H200 "
-           "(timm, llm-foundry, TensorRT-LLM, GPUStack, "
+           "(timm, Lambda, llm-foundry, TensorRT-LLM, GPUStack, "
            "NVIDIA's ResNet-50), each with its source: "
            f"{s['in_band']:.0%} within 0.8x-1.25x (target 85 %), geometric mean {s['geomean']:.2f}x (tool / "
            "published): [docs/cross-card.md](docs/cross-card.md).", "",

@@ -32,6 +32,14 @@ Second file (read 2026-12-05):
   config's seq_length); 7B and 13B under HSDP (sharded inside a node, replicated across), 34B and 70B under FSDP
   with activation checkpointing. Shapes from fms_fsdp/utils/config_utils.py.
 
+Third file (read 2026-12-07):
+
+* Lambda's deeplearning-benchmark (lambdal/deeplearning-benchmark): one-GPU training throughput of NVIDIA's
+  DeepLearningExamples in NGC pytorch:22.09-py3 and later (pytorch/README.md), fp16 table: ResNet-50 v1.5 (AMP,
+  synthetic data, NCHW, images/s) and BERT-base SQuAD fine-tuning (fp16, 384 tokens, sequences/s) on eleven cards
+  besides the H100 SXM, at the batch of each card's memory template (pytorch/pytorch-train-bs-fp16.csv). Its other
+  models (SSD, GNMT, NCF, Tacotron 2, WaveGlow, Transformer-XL) have no graph the tool ships.
+
 Left out, with the reason: MLPerf Training (time to train, no per-GPU rate without the epoch count per submission)
 and MLPerf Inference (INT8 TensorRT engines the tool does not price for vision); L4 (no published result found that
 the tool can estimate); torchtitan's A100 figures (its docs/performance.md publishes H100 runs only).
@@ -56,8 +64,10 @@ from tools.published_training import Entry  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "published-cross-card.json"
 OUT2 = ROOT / "tests" / "data" / "published-cross-card-2.json"
+OUT3 = ROOT / "tests" / "data" / "published-cross-card-3.json"
 READ = "2026-11-27"
 READ2 = "2026-12-05"
+READ3 = "2026-12-07"
 
 # ---- timm: RTX 3090 (training, inference) and RTX 4090 (inference) ------------------------------------------------
 TIMM_REPO = "huggingface/pytorch-image-models"
@@ -306,6 +316,75 @@ def _trt_rows() -> list[dict[str, Any]]:
     return out
 
 
+# ---- Lambda's single-GPU training throughput (NVIDIA DeepLearningExamples, third file) ------------------------------
+LAMBDA_REPO = "lambdal/deeplearning-benchmark"
+LAMBDA_THROUGHPUT = ("pytorch/pytorch-train-throughput-fp16.csv", "0551cb70ffdc155dc4cb2c10dddebb65651c3883")
+LAMBDA_BATCHES = ("pytorch/pytorch-train-bs-fp16.csv", "08d77c41c42f48de5598b48c77f3fbd1b6252348")
+LAMBDA_24GB = ("pytorch/scripts/config_v1/config_pytorch_24GB.sh", "188936494f1fd432758a4a462b94d0a805999c85")
+LAMBDA_README = ("pytorch/README.md", "044be4b04cf4348cc321c9fccaa338f98bae1d9f")
+#: the throughput file's name_gpu (its one-GPU rows) -> (the catalog's card, the batch file's name_gpu or None where
+#: the batch is the 24 GB template's, resnet50 images/s, bert_base_squad sequences/s, ResNet-50 batch, BERT batch).
+#: The H100 SXM rows are left out (the tool's efficiencies were fitted on that card); so is the second H100 PCIe row
+#: (Lambda Cloud's, 1,851 and 558: one row a card).
+LAMBDA_ROWS = {
+    "Quadro RTX 8000": ("Quadro RTX 8000", "Quadro RTX 8000", 651.0, 146.0, 928, 192),
+    "LambdaCloud V100 16GB": ("Tesla V100 SXM2 16GB", "LambdaCloud V100 16GB", 833.0, 189.0, 256, 48),
+    "RTX 3090": ("GeForce RTX 3090", "RTX 3090", 905.0, 172.0, 448, 96),
+    "LambdaCloud A10": ("A10", None, 638.0, 135.0, 448, 96),
+    "LambdaCloud A100 40GB PCIe": ("A100 PCIe 40GB", "Lambda Cloud A100 40GB PCIe", 1396.0, 368.0, 720, 160),
+    "A100 80GB PCIe": ("A100 PCIe 80GB", "A100 80GB PCIe", 1527.0, 415.0, 1280, 320),
+    "A100 80GB SXM4": ("A100 SXM4 80GB", "A100 80GB SXM4", 1582.0, 443.0, 1280, 320),
+    "RTX 6000 Ada": ("RTX 6000 Ada Generation", "Ada A6000", 1146.0, 255.0, 928, 192),
+    "RTX A6000": ("RTX A6000", "RTX A6000", 916.0, 198.0, 928, 192),
+    "RTX 4090": ("GeForce RTX 4090", "RTX 4090", 1301.0, 297.0, 448, 96),
+    "H100 80GB PCIe Gen5": ("H100 PCIe 80GB", "H100 80GB PCIe Gen5", 1866.0, 567.0, 1280, 320),
+}
+LAMBDA_STACK = ("NVIDIA DeepLearningExamples (Lambda's fork, branch lambda/benchmark) in NGC pytorch:22.09-py3 or "
+                "later, one GPU")
+
+
+def _lambda_src(path_commit: tuple[str, str], document: str) -> dict[str, str]:
+    path, commit = path_commit
+    return {"url": f"https://github.com/{LAMBDA_REPO}/blob/{commit}/{path}", "repo": LAMBDA_REPO, "path": path,
+            "commit": commit, "document": document, "read": READ3}
+
+
+def _lambda_rows() -> list[dict[str, Any]]:
+    """ResNet-50 and BERT-base (SQuAD fine-tuning) training throughput, one GPU, from Lambda's table; each row names
+    the batch file (or the 24 GB template, for the A10, which the batch file lacks) its batch was read from."""
+    out = []
+    throughput = _lambda_src(LAMBDA_THROUGHPUT, "Lambda deeplearning-benchmark, PyTorch training throughput (fp16)")
+    for name, (card, bs_name, images, sequences, rn_batch, bert_batch) in LAMBDA_ROWS.items():
+        batch_src = (f"{LAMBDA_BATCHES[0]} @ {LAMBDA_BATCHES[1][:12]}, row {bs_name}" if bs_name else
+                     f"{LAMBDA_24GB[0]} @ {LAMBDA_24GB[1][:12]} (the 24 GB template; the batch file has no A10 row)")
+        slug = card.lower().replace(" ", "-")
+        v100 = ("; Lambda Cloud's V100 16GB taken as the SXM2 card (its 8x V100 instances are SXM2 servers)"
+                if card.startswith("Tesla V100") else "")
+        out.append({
+            "id": f"lambda-resnet50-{slug}-train-b{rn_batch}", "kind": "vision", "card": card,
+            "model": "torchvision:resnet50", "published_model": "ResNet-50 v1.5 (DLE ConvNets)", "mode": "training",
+            "batch": rn_batch, "channels_last": False, "img_size": 224,
+            "framework": f"{LAMBDA_STACK}, ConvNets main.py --amp --static-loss-scale 256, synthetic data",
+            "precision": "AMP float16", "metric": "images_per_s", "value": images,
+            "source": {**throughput, "table": f"row name_gpu={name}, column resnet50"},
+            "notes": (f"batch from {batch_src}; NCHW: Lambda's configs pass no --memory-format, whose default in "
+                      f"DLE's ConvNets is nchw ({LAMBDA_README[0]} @ {LAMBDA_README[1][:12]} gives the stack); "
+                      "ResNet-50 v1.5 is torchvision's resnet50 (stride 2 in the 3x3 convolutions)" + v100),
+        })
+        out.append({
+            "id": f"lambda-bert-base-squad-{slug}-train-b{bert_batch}", "kind": "encoder", "card": card,
+            "model": "hf:bert-base-uncased-qa", "published_model": "BERT-base uncased (DLE run_squad.py)",
+            "mode": "training", "batch": bert_batch, "seq_len": 384,
+            "framework": f"{LAMBDA_STACK}, BERT scripts/run_squad.sh train fp16, SQuAD v1.1",
+            "precision": "AMP float16", "metric": "sequences_per_s", "value": sequences,
+            "source": {**throughput, "table": f"row name_gpu={name}, column bert_base_squad"},
+            "notes": (f"batch from {batch_src}; DLE's SQuAD fine-tuning pads every feature to its max_seq_length "
+                      "default, 384; DLE's BERT runs apex's fused LayerNorm and fused Adam, the tool's graph is "
+                      "transformers' BertForQuestionAnswering in eager PyTorch (SDPA attention)" + v100),
+        })
+    return out
+
+
 def _flagged(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows of one file, each with its held_out flag by the rule within that file."""
     ids = [r["id"] for r in out]
@@ -323,6 +402,11 @@ def rows() -> list[dict[str, Any]]:
 def rows2() -> list[dict[str, Any]]:
     """Every row of the second file (module docstring), flagged by the same rule within it."""
     return _flagged(_fms_rows())
+
+
+def rows3() -> list[dict[str, Any]]:
+    """Every row of the third file (Lambda's table, module docstring), flagged by the same rule within it."""
+    return _flagged(_lambda_rows())
 
 
 ABOUT = ("Published results on cards besides the H100/H200, none used to fit any constant. Ratio = the tool's "
@@ -345,11 +429,19 @@ def document2() -> str:
     return json.dumps(doc, indent=1) + "\n"
 
 
+def document3() -> str:
+    doc = {"built_by": "tools/published_cross_card.py", "read": READ3,
+           "about": ABOUT + " Rows collected after published-cross-card-2.json's split was fixed, split by the same "
+                            "rule within this file.",
+           "held_out_card": HELD_OUT_CARD, "held_out_rule": HELD_OUT_RULE, "rows": rows3()}
+    return json.dumps(doc, indent=1) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="exit 1 if the stored file is not what this script writes")
     args = ap.parse_args()
-    files = ((OUT, document()), (OUT2, document2()))
+    files = ((OUT, document()), (OUT2, document2()), (OUT3, document3()))
     if args.check:
         stale = [path for path, text in files if not (path.exists() and path.read_text() == text)]
         print("up to date" if not stale else f"{', '.join(map(str, stale))} differ: run tools/published_cross_card.py")

@@ -102,6 +102,8 @@ def print_time(con: Any, a: StepParts) -> None:
         print_inference_time(con, a)
     else:
         rate = (f"{comp.samples_per_s:,.0f} {comp.unit}/s" if comp.unit else f"{comp.tokens_per_s:,.0f} tokens/s")
+        if comp.unit and comp.tokens_per_s:  # a text model's sequences, and their tokens
+            rate += f", {comp.tokens_per_s:,.0f} tokens/s"
         con.print(f"  step: {fmt_time(comp.step_time_s)} ({rate}, {comp.bound} bound)")
         print_op_graph(con, a.graph, "step")
         if w.train_tokens:
@@ -146,7 +148,7 @@ def print_traced(con: Any, workload: Any, comp: Any) -> None:
     what = "training step" if workload.is_training else "forward pass"
     con.print(f"  {what}: {fmt_time(comp.step_time_s)} for a batch of {workload.batch}, "
               f"{comp.samples_per_s:,.0f} {comp.unit}/s"
-              + (f" ({comp.tokens_per_s:,.0f} tokens/s)" if comp.tokens_per_s and comp.unit != "tokens" else "")
+              + (f" ({comp.tokens_per_s:,.0f} tokens/s)" if comp.tokens_per_s else "")
               + f", {comp.bound} bound")
     if comp.breakdown:
         parts = sorted(comp.breakdown.items(), key=lambda kv: -kv[1])

@@ -53,7 +53,7 @@ class ComputeEstimate:
     notes: tuple[str, ...] = ()  # everything worth saying, the low-confidence reasons included
     low_confidence_reasons: tuple[str, ...] = field(default=(), compare=False)  # the notes that lower confidence
     samples_per_s: float | None = None  # traced models: samples (images, clips, ...) a second, all GPUs
-    unit: str | None = None  # traced models: what a sample is ("images", "samples", "tokens")
+    unit: str | None = None  # traced models: what a sample is ("images", "samples", "sequences" of tokens)
     breakdown: dict[str, float] | None = None  # traced models: GPU seconds a step per op class
 
     def to_dict(self) -> dict[str, Any]:

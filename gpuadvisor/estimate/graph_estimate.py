@@ -156,6 +156,7 @@ def graph_compute(workload: Workload, gpu_figures: HardwareFigures,
         bandwidth_efficiency=bw_eff, hardware_source=gpu_figures.source,
         achieved_mfu=g.flops / step / (peak * 1e12) if step else None, host_time_s=st.host_s,
         confidence=Confidence.of(reasons), engine=StepEngineName.EAGER, notes=tuple(notes),
-        low_confidence_reasons=reasons, samples_per_s=rate, unit=g.unit,
+        # a text model's sample is a sequence of tokens_per_sample tokens: its rate in sequences/s, tokens_per_s beside
+        low_confidence_reasons=reasons, samples_per_s=rate, unit="sequences" if g.unit == "tokens" else g.unit,
         breakdown={k: v for k, v in st.by_class.items()}, prefill_time_s=None if workload.is_training else step,
     )

@@ -20,6 +20,15 @@ CONSTANTS = (
              "(tensor.bf16 probe, large square GEMM)", f"{DECODE_A} (GEMM sweep, ceilings.bf16_matmul_tflops)",
              Method.FITTED, "the fitted large-GEMM rate (741 TFLOP/s, as for MFU) over the same run's 8192^3 "
              "product (790 TFLOP/s): 0.94"),
+    Constant("POWER_CLOCK_EXPONENT", 1 / 3, "exponent", "how the clock a card holds under dense matrix work falls "
+             "with its power limit: a card with less power per SM and per GHz cubed of boost clock than a measured "
+             "card of its architecture reaches that card's matmul reach x (its power coefficient / the measured "
+             "card's) ^ this (gpuadvisor.matmul_reach, docs/card-reach.md)",
+             "-", Method.ASSUMPTION, "CMOS dynamic power P = C V^2 f with the voltage rising in step with the clock "
+             "in the DVFS range, so P ~ f^3 and f ~ P^(1/3); not fitted. AMD's two measured power limits of one chip "
+             "(the MI300X at 750 W, 0.542 of its peak; the MI325X at 1,000 W, 0.645) fall faster, as P^0.60, so "
+             "1/3 is the milder assumption; checked out of sample on Lambda's single-GPU training results "
+             "(tests/data/published-cross-card-3.json: the H100 PCIe, A100 PCIe, A10 and RTX 6000 Ada)"),
     Constant("BANDWIDTH", 0.86, "fraction", "achieved memory bandwidth (decode weight streaming) as a fraction of "
              "the datasheet, on the H100 it was fitted on (another card's: x its published copy bandwidth's reach over "
              "the H100's where measured, gpuadvisor.bandwidth_reach, docs/card-reach.md)",
