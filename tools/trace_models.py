@@ -41,8 +41,9 @@ POPULAR = ["torchvision:resnet50", "torchvision:vit_b_16", "hf:bert-base-uncased
 
 #: settings of published results the project checks against (bench/cross_card.py) that no default setting covers:
 #: Lambda's BERT-base SQuAD fine-tuning (the question-answering head) at DLE's 384 tokens
-#: (tests/data/published-cross-card-3.json)
-PUBLISHED = [("hf:bert-base-uncased-qa", TraceOptions(mode=GraphMode.TRAINING, seq=384))]
+#: (tests/data/published-cross-card-3.json), and its forward at that length (lab/model_cases.UNSEEN)
+PUBLISHED = [("hf:bert-base-uncased-qa", TraceOptions(mode=mode, seq=384))
+             for mode in (GraphMode.TRAINING, GraphMode.INFERENCE)]
 
 
 def case_options(case: dict) -> TraceOptions:
