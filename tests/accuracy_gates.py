@@ -639,7 +639,9 @@ SERVING_IN_BAND = 0.85  # share of each group within 0.8-1.25x; every result wit
 # GPUStack's SGLang bursts the A100's TTFT 0.806x -> 0.800x and the H100's TPOT 0.81x -> 0.78x leave the band, the
 # A100's throughput (0.82x -> 0.81x) stays: TTFT within 0.79 -> 0.76, TPOT 0.94 -> 0.92, throughput 0.92 -> 0.92
 # the L4's matmuls at the clock its 72 W holds (0.73 of its peak, the L40S's measured 0.743 x 0.98; was the full-rate
-# median 0.798, 2026-12-07): its vLLM TTFT at 16 users 0.78x -> 0.81x, into the band (TTFT within 0.76 -> 0.79)
+# median 0.798, 2026-12-07): its vLLM TTFT at 16 users 0.78x -> 0.81x, into the band (TTFT within 0.76 -> 0.79), and
+# the current vLLM's front-end refitted on the L4's rows (tools/fit_frontend.py: 33 -> 32 ms): its one-user TTFT
+# (held out) 1.50x -> 1.46x
 SERVING_ONLINE = {"ttft": (0.785, 0.92, 0.19, 1.5), "itl/tpot": (0.91, 1.0, 0.68, 1.21),
                   "output throughput": (0.91, 0.97, 0.62, 1.23)}
 #: before sglang@0.5's per-sequence host time, SGLang's admission and trtllm-serve's streaming: TTFT (0.50, 0.62, 0.19,
@@ -985,7 +987,7 @@ TODAY_FAMILIES = {  # after the native-MMA convolutions; before, in comments
     # rows take their host's measured 6.65 ms): the L4's one-user TTFT 1.22x -> 1.48x, its 16-user one 0.71x -> 0.78x
     # worst 1.48x -> 1.50x: the L4's one-user TTFT once its front-end was refitted beside async scheduling (33 ms)
     # (0.95, 1.5, 1.04) before Lambda's RTX 4090 (held out, 1.00x-1.02x) and RTX 6000 Ada rows (its BERT 1.40x)
-    "Ada": (0.97, 1.5, 1.013),  # 0.90 before the fp16 ResNet stem's own slowdown
+    "Ada": (0.97, 1.5, 1.015),  # 0.90 before the fp16 ResNet stem's own slowdown
     # llm-foundry MPT about 0.92x (0.82x while eager FSDP2's loss was a share of the step: 0.69, 2.14, 1.12);
     # TensorRT-LLM about 1.0x; GPUStack all-queued 0.64x-1.06x; NVIDIA's ResNet-50 about 1.0x (was 0.81x: 0.69, 2.14,
     # 1.13)

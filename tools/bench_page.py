@@ -400,9 +400,10 @@ def unseen_summary() -> list[str]:
     rs = unseen.evaluate()
     env = json.loads(unseen.MEASURED.read_text())["env"]
     runs = [len(r.case["runs"]) for r in rs if r.case.get("runs")]
-    # the models whose estimates were committed before their runs: lab/data/*/predicted.json
+    # the measured models whose estimates were committed before their runs: lab/data/*/predicted.json
+    measured = {r.case["spec"] for r in rs}
     predicted = {row["spec"] for path in (ROOT / "lab" / "data").glob("*/predicted.json")
-                 for row in json.loads(path.read_text())["rows"]}
+                 for row in json.loads(path.read_text())["rows"]} & measured
     out = ["## Models nobody here measured before (H100, 2026-11-27 to 2026-12-06)", "",
            f"{env['device']}, driver {env['driver']}, PyTorch {env['torch']}, `lab/measure_models.py --unseen`, read "
            f"by no fit; median of {min(runs)}-{max(runs)} runs, {len(predicted)} models estimated before they ran:",
