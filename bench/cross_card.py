@@ -138,7 +138,7 @@ def _vision_estimate(e: dict[str, Any]) -> tuple[float, str]:
     from gpuadvisor.estimate import HardwareFigures, estimate_compute
 
     card = card_name(e["card"])
-    dtype = {"AMP float16": "fp16"}.get(str(e.get("precision")), "bf16")  # what the run's autocast ran in
+    dtype = {"AMP float16": "fp16", "FP32": "fp32"}.get(str(e.get("precision")), "bf16")  # what the run computed in
     w = api.workload(e["model"], mode=e["mode"], batch=int(e["batch"]), channels_last=bool(e.get("channels_last")),
                      dtype=dtype, seq_len=int(e.get("seq_len") or 0))
     answer = api.estimate(api.request(w, card))

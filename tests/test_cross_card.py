@@ -130,8 +130,6 @@ def test_every_family_is_gated(rows):
     assert set(X.per_family(rows)) == set(TODAY_FAMILIES)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 34: the Turing family's geometric mean is 1.13 (Lambda's Quadro RTX "
-                   "8000 rows, 1.28x and 1.32x), out of 0.9x-1.1x; every other part of the target holds")
 def test_the_issue_target(rows):
     """>= 85 % within 0.8x-1.25x, every row within 0.67x-1.5x (the held-out RTX 4090 included), every family's
     geometric mean within 0.9x-1.1x."""
@@ -142,17 +140,6 @@ def test_the_issue_target(rows):
     off = {f: round(v["geomean"], 2) for f, v in X.per_family(rows).items()
            if not X.GEOMEAN_BAND[0] <= v["geomean"] <= X.GEOMEAN_BAND[1]}
     assert not off, off
-
-
-def test_the_issue_target_holds_but_for_turings_geometric_mean(rows):
-    """What of the target holds today (test_the_issue_target xfails on one family): the share within the band, every
-    row within 0.67x-1.5x, and every family's geometric mean within 0.9x-1.1x but Turing's, which stays under 1.14."""
-    s = X.stats(rows)
-    assert s["in_band"] >= X.TARGET_SHARE, s
-    assert all(X.OUTER_BAND[0] <= r.ratio <= X.OUTER_BAND[1] for r in rows)
-    families = X.per_family(rows)
-    off = {f for f, v in families.items() if not X.GEOMEAN_BAND[0] <= v["geomean"] <= X.GEOMEAN_BAND[1]}
-    assert off == {"Turing"} and families["Turing"]["geomean"] < 1.14, off
 
 
 def test_markdown_section(rows):

@@ -37,7 +37,10 @@ Third file (read 2026-12-07):
 * Lambda's deeplearning-benchmark (lambdal/deeplearning-benchmark): one-GPU training throughput of NVIDIA's
   DeepLearningExamples in NGC pytorch:22.09-py3 and later (pytorch/README.md), fp16 table: ResNet-50 v1.5 (AMP,
   synthetic data, NCHW, images/s) and BERT-base SQuAD fine-tuning (fp16, 384 tokens, sequences/s) on eleven cards
-  besides the H100 SXM, at the batch of each card's memory template (pytorch/pytorch-train-bs-fp16.csv). Its other
+  besides the H100 SXM, at the batch of each card's memory template (pytorch/pytorch-train-bs-fp16.csv); and the
+  FP32 table's ResNet-50 (pytorch-train-throughput-fp32.csv: cuDNN's TF32 convolutions where the card has them). Its
+  FP32 BERT is left out: NGC's containers turn TF32 on for matmuls too (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE), which
+  the tool has no setting for (PyTorch's own default keeps matmuls in FP32). Its other
   models (SSD, GNMT, NCF, Tacotron 2, WaveGlow, Transformer-XL) have no graph the tool ships.
 
 Left out, with the reason: MLPerf Training (time to train, no per-GPU rate without the epoch count per submission)
@@ -322,6 +325,15 @@ LAMBDA_THROUGHPUT = ("pytorch/pytorch-train-throughput-fp16.csv", "0551cb70ffdc1
 LAMBDA_BATCHES = ("pytorch/pytorch-train-bs-fp16.csv", "08d77c41c42f48de5598b48c77f3fbd1b6252348")
 LAMBDA_24GB = ("pytorch/scripts/config_v1/config_pytorch_24GB.sh", "188936494f1fd432758a4a462b94d0a805999c85")
 LAMBDA_README = ("pytorch/README.md", "044be4b04cf4348cc321c9fccaa338f98bae1d9f")
+LAMBDA_THROUGHPUT_FP32 = ("pytorch/pytorch-train-throughput-fp32.csv", "0551cb70ffdc155dc4cb2c10dddebb65651c3883")
+LAMBDA_BATCHES_FP32 = ("pytorch/pytorch-train-bs-fp32.csv", "08d77c41c42f48de5598b48c77f3fbd1b6252348")
+#: the FP32 table's resnet50 column: name_gpu -> (images/s, batch); the A10's batch is the 24 GB template's
+LAMBDA_FP32_RESNET = {
+    "Quadro RTX 8000": (274.0, 496), "LambdaCloud V100 16GB": (369.0, 128), "RTX 3090": (513.0, 224),
+    "LambdaCloud A10": (349.0, 224), "LambdaCloud A100 40GB PCIe": (882.0, 360), "A100 80GB PCIe": (1014.0, 640),
+    "A100 80GB SXM4": (1066.0, 640), "RTX 6000 Ada": (647.0, 496), "RTX A6000": (514.0, 496),
+    "RTX 4090": (721.0, 224), "H100 80GB PCIe Gen5": (1197.0, 640),
+}
 #: the throughput file's name_gpu (its one-GPU rows) -> (the catalog's card, the batch file's name_gpu or None where
 #: the batch is the 24 GB template's, resnet50 images/s, bert_base_squad sequences/s, ResNet-50 batch, BERT batch).
 #: The H100 SXM rows are left out (the tool's efficiencies were fitted on that card); so is the second H100 PCIe row
@@ -370,6 +382,21 @@ def _lambda_rows() -> list[dict[str, Any]]:
             "notes": (f"batch from {batch_src}; NCHW: Lambda's configs pass no --memory-format, whose default in "
                       f"DLE's ConvNets is nchw ({LAMBDA_README[0]} @ {LAMBDA_README[1][:12]} gives the stack); "
                       "ResNet-50 v1.5 is torchvision's resnet50 (stride 2 in the 3x3 convolutions)" + v100),
+        })
+        images32, batch32 = LAMBDA_FP32_RESNET[name]
+        batch32_src = (f"{LAMBDA_BATCHES_FP32[0]} @ {LAMBDA_BATCHES_FP32[1][:12]}, row {bs_name}" if bs_name else
+                       f"{LAMBDA_24GB[0]} @ {LAMBDA_24GB[1][:12]} (the 24 GB template)")
+        out.append({
+            "id": f"lambda-resnet50-fp32-{slug}-train-b{batch32}", "kind": "vision", "card": card,
+            "model": "torchvision:resnet50", "published_model": "ResNet-50 v1.5 (DLE ConvNets)", "mode": "training",
+            "batch": batch32, "channels_last": False, "img_size": 224,
+            "framework": f"{LAMBDA_STACK}, ConvNets main.py without --amp, synthetic data",
+            "precision": "FP32", "metric": "images_per_s", "value": images32,
+            "source": {**_lambda_src(LAMBDA_THROUGHPUT_FP32, "Lambda deeplearning-benchmark, PyTorch training "
+                                     "throughput (fp32)"), "table": f"row name_gpu={name}, column resnet50"},
+            "notes": (f"batch from {batch32_src}; FP32 weights and activations: cuDNN runs the convolutions on TF32 "
+                      "tensor cores where the card has them (PyTorch's torch.backends.cudnn.allow_tf32 defaults to "
+                      "True), true FP32 on Volta and Turing; NCHW as the AMP row" + v100),
         })
         out.append({
             "id": f"lambda-bert-base-squad-{slug}-train-b{bert_batch}", "kind": "encoder", "card": card,

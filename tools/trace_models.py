@@ -42,8 +42,10 @@ POPULAR = ["torchvision:resnet50", "torchvision:vit_b_16", "hf:bert-base-uncased
 #: settings of published results the project checks against (bench/cross_card.py) that no default setting covers:
 #: Lambda's BERT-base SQuAD fine-tuning (the question-answering head) at DLE's 384 tokens
 #: (tests/data/published-cross-card-3.json), and its forward at that length (lab/model_cases.UNSEEN)
-PUBLISHED = [("hf:bert-base-uncased-qa", TraceOptions(mode=mode, seq=384))
-             for mode in (GraphMode.TRAINING, GraphMode.INFERENCE)]
+PUBLISHED = [*(("hf:bert-base-uncased-qa", TraceOptions(mode=mode, seq=384))
+               for mode in (GraphMode.TRAINING, GraphMode.INFERENCE)),
+             # and its FP32 ResNet-50 training (NCHW, no autocast)
+             ("torchvision:resnet50", TraceOptions(mode=GraphMode.TRAINING, dtype="fp32", mixed_precision=False))]
 
 
 def case_options(case: dict) -> TraceOptions:

@@ -137,7 +137,7 @@ class Rates:
         gemm = {}
         for dt in ("fp32", "bf16", "fp16", "fp8", "tf32"):
             peak = gpu_figures.peak_tflops(dt)
-            if peak:
+            if peak and (dt != "tf32" or gpu_figures.tflops.get("tf32")):  # TF32 only on tensor cores that have it
                 # fp32 is the FMA rate: CUDA-core GEMMs reach it as well
                 gemm[dt] = peak * 1e12 * mfu * gpu_figures.dtype_reach(dt)
         conv = {dt: x for dt in ("bf16", "fp16") if (x := gpu_figures.op_scale(f"conv_eff.{dt}_nhwc"))}
@@ -167,6 +167,13 @@ class Rates:
 
     def rate(self, dtype: str) -> float:
         return self.gemm.get(dtype) or self.gemm.get("bf16") or self.gemm.get("fp32") or 0.0
+
+    def conv_rate(self, dtype: str) -> float:
+        """The GEMM rate a convolution of `dtype` runs its implicit GEMMs at: an FP32 convolution at the TF32 tensor
+        rate where the card has one, since cuDNN may use TF32 for FP32 convolutions unless told not to
+        (torch.backends.cudnn.allow_tf32 defaults to True, where torch.backends.cuda.matmul.allow_tf32, matmuls',
+        defaults to False)."""
+        return (self.gemm.get("tf32") if dtype == "fp32" else None) or self.rate(dtype)
 
     def cuda_core_rate(self, tensor_rate: float) -> float:
         """The FP32 FMA rate that kernels off the tensor cores run against; a card with no FP32 figure, a
@@ -308,8 +315,8 @@ def gemm_time(op: Op, shape: GemmShape | None, r: Rates, training: bool) -> floa
 
 @prices(OpClass.CONV)
 def conv_time(op: Op, shape: ConvShape | None, r: Rates, training: bool) -> float:
-    """An implicit GEMM per pass (module docstring; _conv_s)."""
-    rate = r.rate(op.dtype)
+    """An implicit GEMM per pass (module docstring; _conv_s), FP32 ones on TF32 tensor cores (Rates.conv_rate)."""
+    rate = r.conv_rate(op.dtype)
     if shape is None or not rate:
         return _without_compute_rate_s(op, r)
     return max(_conv_s(op, shape, r, rate, _bytes_s(op, r)), cal.OP_KERNEL_FLOOR_S)
