@@ -322,3 +322,19 @@ def test_a_grouped_convolution_takes_a_kernels_fixed_time_a_pass():
         bare = (opcost.op_time(fwd, r), opcost.op_time(bwd, r))
     assert opcost.op_time(fwd, r) - bare[0] == pytest.approx(cal.CONV_PASS_FIXED_S)
     assert opcost.op_time(bwd, r) - bare[1] == pytest.approx(2 * cal.CONV_PASS_FIXED_S)
+
+
+def test_fp32_convolutions_run_at_the_tf32_rate_where_the_card_has_one():
+    """cuDNN may use TF32 for FP32 convolutions unless told not to (torch.backends.cudnn.allow_tf32 defaults to True),
+    while matmuls stay FP32 (torch.backends.cuda.matmul.allow_tf32 defaults to False): an A100's FP32 convolutions
+    at its 156 TFLOP/s TF32 rate, its FP32 matmuls at the 19.5 FMA rate; a V100 (no TF32) at its FMA rate both ways.
+    Lambda's FP32 ResNet-50 on A100s had come out at 0.31x-0.34x of the published rate, 1.01x-1.10x since."""
+    from gpuadvisor.catalog import load_catalog
+    from gpuadvisor.estimate import HardwareFigures
+
+    catalog = load_catalog(use_env=False)
+    a100 = opcost.Rates.of(HardwareFigures.from_card(catalog.get("A100 SXM4 80GB")))
+    assert a100.conv_rate("fp32") == a100.gemm["tf32"] > 7 * a100.rate("fp32")
+    assert a100.conv_rate("bf16") == a100.rate("bf16")
+    v100 = opcost.Rates.of(HardwareFigures.from_card(catalog.get("Tesla V100 SXM2 16GB")))
+    assert "tf32" not in v100.gemm and v100.conv_rate("fp32") == v100.rate("fp32") == v100.gemm["fp32"]

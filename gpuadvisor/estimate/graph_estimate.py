@@ -145,9 +145,13 @@ def graph_compute(workload: Workload, gpu_figures: HardwareFigures,
                      f"{st.device_s * 1e3:.1f} ms of GPU time is its NCHW layout (cuDNN's transposes around 16-bit "
                      "convolutions, unaligned 1x1 GEMMs, NCHW batch norms and pools); channels-last tensors "
                      "(model.to(memory_format=torch.channels_last) and the inputs; --channels-last here) would save it")
-    if workload.dtype == "fp32" and gpu_figures.tflops.get("tf32") and any(op.cls.value == "conv" for op in g.ops):
-        notes.append("fp32: convolutions on TF32 tensor cores (cuDNN's default, torch.backends.cudnn.allow_tf32), "
-                     "matmuls in full FP32 (PyTorch's default: torch.backends.cuda.matmul.allow_tf32 is off)")
+    tf32_convs = workload.dtype == "fp32" and bool(gpu_figures.tflops.get("tf32")) \
+        and any(op.cls.value == "conv" for op in g.ops)
+    if tf32_convs:  # achieved MFU then against the TF32 peak the convolutions run at
+        peak = gpu_figures.tflops["tf32"]
+        notes.append(f"{StepEngineName.EAGER.value}: fp32 convolutions on TF32 tensor cores (cuDNN's default, "
+                     "torch.backends.cudnn.allow_tf32), matmuls in full FP32 (PyTorch's default: "
+                     "torch.backends.cuda.matmul.allow_tf32 is off)")
     per_sample = g.tokens_per_sample if g.unit == "tokens" else 1
     rate = samples / step
     reasons = (host_dispatch_note(gpu_figures),) if st.host_s > cal.LOW_CONFIDENCE_HOST_SHARE * step else ()
