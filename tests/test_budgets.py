@@ -76,3 +76,14 @@ def test_rental_hosts_are_checked():
     assert flagged, "no small-memory instance was flagged for 70B QLoRA"
     assert all(not o.meets for o in flagged)
     assert any("host needs (defaults)" in n for n in a.notes)
+
+
+def test_only_an_image_model_asks_for_vision_data_loading_vcpus():
+    """A traced model whose samples are images decodes and augments them on the host (6 vCPUs a GPU); BERT's
+    tokenized samples ask for what any training launcher does (2): the BERT fine-tuning advice had flagged 10-vCPU
+    V100 instances as short of CPUs "for vision training"."""
+    vision = api.workload("torchvision:resnet50", mode="training", batch=64)
+    text = api.workload("hf:bert-base-uncased-qa", mode="training", batch=32, seq_len=384)
+    assert host_needs(vision, 2)[0] == 12 and "vision" in host_needs(vision, 2)[2]
+    cpus, _, why = host_needs(text, 2)
+    assert cpus == 4 and "vision" not in why

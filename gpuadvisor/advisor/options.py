@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from gpuadvisor.advisor.figures import Figures, ServingMemo, figures
@@ -327,12 +328,26 @@ MIN_HOST_GIB = 16
 QLORA_LOAD_SHARE = 0.5  # QLoRA: the 16-bit checkpoint is read and quantized while loading (page cache)
 
 
+@lru_cache(maxsize=64)
+def trains_on_images(workload: Workload) -> bool:
+    """Whether the traced model's samples are images (its graph's unit), whose loading decodes and augments them on
+    the host; a text, audio or tabular model's samples are not. Where the graph cannot be had, by its library."""
+    from gpuadvisor.estimate.graph_estimate import workload_graph
+
+    try:
+        return workload_graph(workload).unit == "images"
+    except UserError:
+        return workload.model.trace.split(":", 1)[0] in ("torchvision", "timm")
+
+
 def host_needs(workload: Workload, gpus: int) -> tuple[int, float, str]:
     """(vCPUs, host memory GiB, why) an instance needs for the workload on `gpus` GPUs."""
     m = workload.model
     ckpt = m.num_params * 2 / 2**30  # the 16-bit checkpoint
-    if workload.mode != "inference" and m.is_traced:
+    if workload.mode != "inference" and m.is_traced and trains_on_images(workload):
         return VISION_VCPUS_PER_GPU * gpus, float(MIN_HOST_GIB), "data loading for vision training"
+    if workload.mode != "inference" and m.is_traced:
+        return VCPUS_PER_GPU * gpus, float(MIN_HOST_GIB), "data loading and the launcher"
     if workload.mode == "qlora":
         return VCPUS_PER_GPU * gpus, max(MIN_HOST_GIB, QLORA_LOAD_SHARE * ckpt), "loading and quantizing the base"
     if workload.mode in ("training", "lora"):
