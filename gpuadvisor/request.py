@@ -318,6 +318,7 @@ APPLIES: dict[str, tuple[Callable[[EstimateRequest], bool], str]] = {
     "quant": (lambda r: r.workload.mode in (Mode.INFERENCE, Mode.SCORING, Mode.QLORA) and not _traced(r),
               "inference, scoring and QLoRA of a language model"),
     "channels_last": (_traced, "traced models (torchvision:, timm:, hf:, file.py:build)"),
+    "tf32": (lambda r: r.workload.compute_dtype == "fp32", "--dtype fp32 (TF32 matmuls)"),
     "freeze": (lambda r: _traced(r) and _training(r), "training a traced model"),
     "trainable": (lambda r: _traced(r) and _training(r), "training a traced model"),
     "input": (_traced, "traced models"),

@@ -147,6 +147,9 @@ class Workload:
     scoring: str = "logprobs"  # scoring: "logprobs" (lm-eval: log-softmax of 16-bit logits) or "loss" (fp32 CE)
     # traced models (model.kind "traced") only:
     channels_last: bool = False  # images in NHWC (torch.channels_last), as cuDNN runs 16-bit convolutions
+    # fp32 matmuls on TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32, set_float32_matmul_precision("high"),
+    # NGC's containers); fp32 convolutions take TF32 whatever this says (cuDNN's default)
+    tf32: bool = False
     freeze: tuple[str, ...] = ()  # parameter-name globs that do not train (transfer learning)
     trainable: tuple[str, ...] = ()  # parameter-name globs that train; all others are frozen
     input_shape: tuple[int, ...] = ()  # per-sample input shape (3x224x224) where the model has no example batch
@@ -233,6 +236,12 @@ class Workload:
             return "bf16" if self.dtype in ("int4", "bf16", "int8") else self.dtype
         return COMPUTE_DTYPE[self.dtype]
 
+    @property
+    def math_dtype(self) -> str:
+        """The rate its matmuls run at: compute_dtype, or "tf32" for fp32 with TF32 matmuls (--tf32). Memory and
+        bytes go by compute_dtype: TF32 keeps FP32 tensors."""
+        return "tf32" if self.tf32 and self.compute_dtype == "fp32" else self.compute_dtype
+
     def with_(self, **changes: Any) -> Workload:
         """A validated copy with `changes`. Each instance keeps the copies it made (the workload is frozen,
         so a copy is a pure function of the changes): ranking every card asks the estimators for the same
@@ -273,6 +282,8 @@ class Workload:
             raise UserError(f"unknown dtype {self.dtype!r}{_did_you_mean(self.dtype, DTYPES)}")
         if self.optimizer not in OPTIMIZERS:
             raise UserError(f"unknown optimizer {self.optimizer!r}{_did_you_mean(self.optimizer, OPTIMIZERS)}")
+        if self.tf32 and self.compute_dtype != "fp32":
+            raise UserError(f"--tf32 is for FP32 math (--dtype fp32); {self.compute_dtype} compute does not use it")
         if self.sharding not in SHARDINGS:
             raise UserError(f"unknown sharding {self.sharding!r}{_did_you_mean(self.sharding, SHARDINGS)}")
 
@@ -407,6 +418,7 @@ class Workload:
         d["micro_batch"] = self.micro_batch
         d["weight_dtype"] = self.weight_dtype
         d["compute_dtype"] = self.compute_dtype
+        d["math_dtype"] = self.math_dtype
         d["quant"] = self.quant_format
         d["quant_bits_per_weight"] = self.quant_bits_per_weight
         return d

@@ -85,7 +85,7 @@ def test_api_serving_and_training_questions():
 # a value for each flag that differs from its default
 VALUES = {"--seq": "512", "--input-len": "500", "--output-len": "50", "--optimizer": "sgd", "--pure": None,
           "--checkpointing": None, "--tokens": "1e9", "--samples": "1e6", "--sharding": "fsdp", "--lora-rank": "8",
-          "--lora-targets": "attn", "--scoring": "loss", "--quant": "awq", "--channels-last": None,
+          "--lora-targets": "attn", "--scoring": "loss", "--quant": "awq", "--channels-last": None, "--tf32": None,
           "--freeze": "fc.*", "--trainable": "fc.*", "--input": "3x192x192", "--engine": "eager", "--users": "4",
           "--concurrency": "4",
           "--offload": None, "--host-bw": "40", "--probe": "tests/data/h100-probe.json", "--mfu": "0.5",

@@ -39,8 +39,9 @@ Third file (read 2026-12-07):
   synthetic data, NCHW, images/s) and BERT-base SQuAD fine-tuning (fp16, 384 tokens, sequences/s) on eleven cards
   besides the H100 SXM, at the batch of each card's memory template (pytorch/pytorch-train-bs-fp16.csv); and the
   FP32 table's ResNet-50 (pytorch-train-throughput-fp32.csv: cuDNN's TF32 convolutions where the card has them). Its
-  FP32 BERT is left out: NGC's containers turn TF32 on for matmuls too (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE), which
-  the tool has no setting for (PyTorch's own default keeps matmuls in FP32). Its other
+  FP32 BERT is left out: whether its matmuls ran on TF32 (NGC's containers turn it on, TORCH_ALLOW_TF32_CUBLAS_OVERRIDE)
+  is not in the table, and the condition decides it: with `--tf32` the tool gives 1.29x-1.63x on every card, the same
+  table's H100 SXM 1.59x, without it 0.19x-0.29x on the cards that have TF32. Its other
   models (SSD, GNMT, NCF, Tacotron 2, WaveGlow, Transformer-XL) have no graph the tool ships.
 
 Left out, with the reason: MLPerf Training (time to train, no per-GPU rate without the epoch count per submission)

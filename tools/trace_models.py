@@ -44,8 +44,10 @@ POPULAR = ["torchvision:resnet50", "torchvision:vit_b_16", "hf:bert-base-uncased
 #: (tests/data/published-cross-card-3.json), and its forward at that length (lab/model_cases.UNSEEN)
 PUBLISHED = [*(("hf:bert-base-uncased-qa", TraceOptions(mode=mode, seq=384))
                for mode in (GraphMode.TRAINING, GraphMode.INFERENCE)),
-             # and its FP32 ResNet-50 training (NCHW, no autocast)
-             ("torchvision:resnet50", TraceOptions(mode=GraphMode.TRAINING, dtype="fp32", mixed_precision=False))]
+             # and its FP32 ResNet-50 training (NCHW, no autocast); BERT's FP32 training (tests/test_tf32.py)
+             ("torchvision:resnet50", TraceOptions(mode=GraphMode.TRAINING, dtype="fp32", mixed_precision=False)),
+             ("hf:bert-base-uncased-qa", TraceOptions(mode=GraphMode.TRAINING, dtype="fp32", mixed_precision=False,
+                                                      seq=384))]
 
 
 def case_options(case: dict) -> TraceOptions:

@@ -282,7 +282,7 @@ def _training_figures(workload: Workload, gpu_figures: HardwareFigures, gpus: in
                                f"interconnect: {comp.comm_time_s / comp.step_time_s:.0%} of each step "
                                "is communication over PCIe", fits=True)
         b = comp.bound or "unknown"
-        peak = gpu_figures.peak_tflops(wl.compute_dtype) or 0.0
+        peak = gpu_figures.peak_tflops(wl.math_dtype) or 0.0
         model_mfu = (training_flops_per_token(wl) * (comp.tokens_per_s or 0.0) / (peak * 1e12 * gpus)) if peak else 0
         notes = {"compute": f"compute: matmuls at {comp.mfu:.0%} of {peak:,.0f} TFLOP/s per GPU; {model_mfu:.0%} "
                             "model-FLOPs utilisation over the whole step",

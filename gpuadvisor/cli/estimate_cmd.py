@@ -52,6 +52,10 @@ def add_workload_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> 
     g.add_argument("--mode", default="inference",
                    help="inference | scoring (evaluation forward, logits of every position) | training | lora | qlora")
     g.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 | fp8 | int8 | int4 (default bf16)")
+    g.add_argument("--tf32", action="store_true",
+                   help="--dtype fp32: matmuls on TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32 = True or "
+                        "torch.set_float32_matmul_precision('high'), NGC's containers); fp32 convolutions use TF32 "
+                        "anyway, cuDNN's default")
     g.add_argument("--batch", type=arg_type("batch"), default=1, help="global batch, sequences (default 1)")
     g.add_argument("--seq", type=arg_type("seq"), default=None, metavar="TOKENS",
                    help="training, LoRA, QLoRA and scoring: tokens per sequence (default: the model's, e.g. 2048, or "
@@ -142,7 +146,7 @@ def workload_from(args: argparse.Namespace) -> Any:
         num_gpus=args.gpus or degrees_gpus(args), sharding=args.sharding, tensor_parallel=args.tp,
         lora_rank=args.lora_rank,
         lora_targets=args.lora_targets, train_tokens=args.tokens, quant=args.quant, scoring=args.scoring,
-        offload=bool(getattr(args, "offload", False)), channels_last=args.channels_last,
+        offload=bool(getattr(args, "offload", False)), channels_last=args.channels_last, tf32=args.tf32,
         freeze=tuple(args.freeze), trainable=tuple(args.trainable), input_shape=tuple(args.input),
         train_samples=args.samples, **extra,
     )

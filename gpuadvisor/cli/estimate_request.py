@@ -31,6 +31,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "scoring": ("scoring", "--scoring"),
     "quant": ("quant", "--quant"),
     "channels_last": ("channels_last", "--channels-last"),
+    "tf32": ("tf32", "--tf32"),
     "freeze": ("freeze", "--freeze"),
     "trainable": ("trainable", "--trainable"),
     "input": ("input", "--input"),

@@ -116,7 +116,7 @@ def _gemm_times(workload: Workload, gpu_figures: HardwareFigures, rate: float, b
     frozen = workload.is_adapter
     expert_fp32 = _regime(workload) == "mixed" and m.num_experts > 1
     fp32_peak = gpu_figures.peak_tflops("fp32")
-    peak = gpu_figures.peak_tflops(workload.compute_dtype)
+    peak = gpu_figures.peak_tflops(workload.math_dtype)
     expert_rate = rate * fp32_peak / peak if expert_fp32 and fp32_peak and peak else rate
 
     def gt(mm: float, n: float, k: float, expert: bool = False) -> float:
@@ -215,7 +215,7 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
     engine = engine_profile(engine or DEFAULT_ENGINE).name
     efficiencies = (efficiency or Efficiency()).validate()
     mfu, bw_eff = efficiencies.for_hardware(gpu_figures)
-    peak = gpu_figures.peak_tflops(workload.compute_dtype)
+    peak = gpu_figures.peak_tflops(workload.math_dtype)
     notes = [f"estimate: large matmuls at {mfu:.0%} of {gpu_figures.source} peak{gpu_figures.matmul_reach_note()}, "
              f"{bw_eff:.0%} of {gpu_figures.source} bandwidth{gpu_figures.bandwidth_reach_note()}; smaller ones lose "
              "to wave quantization and launch costs"]
@@ -223,7 +223,7 @@ def estimate_compute(workload: Workload, gpu_figures: HardwareFigures, efficienc
         return ComputeEstimate(mode=workload.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
                                hardware_source=gpu_figures.source,
                                notes=(f"{gpu_figures.name}: no throughput figures in the catalog",))
-    rate = peak * 1e12 * mfu * gpu_figures.dtype_reach(workload.compute_dtype)  # large-GEMM FLOP/s per GPU
+    rate = peak * 1e12 * mfu * gpu_figures.dtype_reach(workload.math_dtype)  # large-GEMM FLOP/s per GPU
     bw = gpu_figures.bandwidth_gbs * 1e9 * bw_eff
     link = link_bytes_s(gpu_figures, efficiencies.interconnect)
     m = workload.model

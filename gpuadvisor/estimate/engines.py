@@ -230,7 +230,7 @@ def decode_step(workload: Workload, gpu_figures: HardwareFigures, *, batch: int,
     prof = engine_profile(engine)
     efficiencies = (efficiency or Efficiency()).validate()
     mfu, bw_eff = efficiencies.for_hardware(gpu_figures)
-    peak = gpu_figures.peak_tflops(workload.compute_dtype)
+    peak = gpu_figures.peak_tflops(workload.math_dtype)
     if not peak or not gpu_figures.bandwidth_gbs:
         return None
     m = workload.model
@@ -243,7 +243,7 @@ def decode_step(workload: Workload, gpu_figures: HardwareFigures, *, batch: int,
         kv = kv_cache_bytes(workload.with_(batch=batch * workload.data_parallel), context=context) * kv_mult
     t_mem = (weights + kv) / bw
     t_comp = forward_flops_per_token(workload, context=context) * batch / tp / (
-        peak * 1e12 * mfu * gpu_figures.dtype_reach(workload.compute_dtype))
+        peak * 1e12 * mfu * gpu_figures.dtype_reach(workload.math_dtype))
     layers = m.num_layers if m.is_transformer else 1
     kernels = prof.kernels_per_layer + architecture_kernels(m)
     floor = (kernels * layers + prof.kernels_fixed) * cal.KERNEL_FLOOR_S

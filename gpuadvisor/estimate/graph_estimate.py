@@ -114,13 +114,13 @@ def graph_compute(workload: Workload, gpu_figures: HardwareFigures,
 
     efficiencies = (efficiency or Efficiency()).validate()
     mfu, bw_eff = efficiencies.for_hardware(gpu_figures)
-    peak = gpu_figures.peak_tflops(workload.compute_dtype)
+    peak = gpu_figures.peak_tflops(workload.math_dtype)
     if not peak or not gpu_figures.bandwidth_gbs:
         return ComputeEstimate(mode=workload.mode, time_s=None, mfu=mfu, bandwidth_efficiency=bw_eff,
                                hardware_source=gpu_figures.source,
                                notes=(f"{gpu_figures.name}: no throughput figures in the catalog",))
     g = workload_graph(workload)
-    st = step_time(g, gpu_figures, efficiencies)
+    st = step_time(g, gpu_figures, efficiencies, matmul_tf32=workload.tf32)
     comm = 0.0
     dp = workload.data_parallel
     if workload.is_training:  # DDP all-reduces the gradients in the weights' dtype (fp32 under autocast)
@@ -145,7 +145,7 @@ def graph_compute(workload: Workload, gpu_figures: HardwareFigures,
                      f"{st.device_s * 1e3:.1f} ms of GPU time is its NCHW layout (cuDNN's transposes around 16-bit "
                      "convolutions, unaligned 1x1 GEMMs, NCHW batch norms and pools); channels-last tensors "
                      "(model.to(memory_format=torch.channels_last) and the inputs; --channels-last here) would save it")
-    tf32_convs = workload.dtype == "fp32" and bool(gpu_figures.tflops.get("tf32")) \
+    tf32_convs = workload.dtype == "fp32" and not workload.tf32 and bool(gpu_figures.tflops.get("tf32")) \
         and any(op.cls.value == "conv" for op in g.ops)
     if tf32_convs:  # achieved MFU then against the TF32 peak the convolutions run at
         peak = gpu_figures.tflops["tf32"]

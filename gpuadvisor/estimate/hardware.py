@@ -159,6 +159,8 @@ class HardwareFigures:
         (PyTorch's default for matmul is still strict fp32, so fp32 is taken as the FMA rate)."""
         if dtype == "fp32":
             return self.tflops.get("fp32")
+        if dtype == "tf32":  # a card without TF32 tensor cores runs TF32-allowed math in FP32
+            return self.tflops.get("tf32") or self.tflops.get("fp32")
         if dtype == "fp8":
             return self.tflops.get("fp8") or self.tflops.get("bf16") or self.tflops.get("fp16")
         return self.tflops.get(dtype) or self.tflops.get("fp16") or self.tflops.get("bf16") or self.tflops.get("fp32")

@@ -130,6 +130,8 @@ class Rates:
     conv_room: float = math.inf
     # NVIDIA's "major.minor": which of cuDNN's RNN algorithms PyTorch picks (kernels.rnn_runs_persistent)
     compute_capability: str | None = None
+    # FP32 matmuls on TF32 tensor cores (Workload.tf32: torch.backends.cuda.matmul.allow_tf32), where the card has them
+    matmul_tf32: bool = False
 
     @classmethod
     def of(cls, gpu_figures: HardwareFigures, efficiencies: Efficiency | None = None) -> Rates:
@@ -166,6 +168,8 @@ class Rates:
         return min(cal.STREAM_BW_EFF, calibration_efficiency * self.sm_headroom)
 
     def rate(self, dtype: str) -> float:
+        if dtype == "fp32" and self.matmul_tf32 and self.gemm.get("tf32"):
+            return self.gemm["tf32"]
         return self.gemm.get(dtype) or self.gemm.get("bf16") or self.gemm.get("fp32") or 0.0
 
     def conv_rate(self, dtype: str) -> float:
@@ -723,9 +727,12 @@ def _nchw_grouped_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: floa
 
 
 def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency | None = None, *,
-              eager: bool = True) -> StepTime:
-    """The time of one step of `g` on one GPU: each op costed by class, the host's dispatch on top."""
+              eager: bool = True, matmul_tf32: bool = False) -> StepTime:
+    """The time of one step of `g` on one GPU: each op costed by class, the host's dispatch on top; `matmul_tf32`:
+    FP32 matmuls on TF32 tensor cores (Rates.matmul_tf32)."""
     r = Rates.of(gpu_figures, efficiencies)
+    if matmul_tf32:
+        r = replace(r, matmul_tf32=True)
     if any(isinstance(shape := op.named_shape, ConvShape) and shape.layout is TensorLayout.NCHW for op in g.ops):
         r = replace(r, nchw_norms=True, conv_room=conv_fallback.room_bytes(g, gpu_figures.memory_bytes))
     st = StepTime()
