@@ -362,6 +362,16 @@ def _lambda_src(path_commit: tuple[str, str], document: str) -> dict[str, str]:
             "commit": commit, "document": document, "read": READ3}
 
 
+def _lambda_resnet(row_id: str, card: str, batch: int, images: float, precision: str, flags: str,
+                   source: dict[str, str], notes: str) -> dict[str, Any]:
+    """One of Lambda's ResNet-50 rows: DLE's ConvNets in NCHW on synthetic data, at `precision` (its `flags`)."""
+    return {"id": row_id, "kind": "vision", "card": card, "model": "torchvision:resnet50",
+            "published_model": "ResNet-50 v1.5 (DLE ConvNets)", "mode": "training", "batch": batch,
+            "channels_last": False, "img_size": 224,
+            "framework": f"{LAMBDA_STACK}, ConvNets main.py {flags}, synthetic data",
+            "precision": precision, "metric": "images_per_s", "value": images, "source": source, "notes": notes}
+
+
 def _lambda_rows() -> list[dict[str, Any]]:
     """ResNet-50 and BERT-base (SQuAD fine-tuning) training throughput, one GPU, from Lambda's table; each row names
     the batch file (or the 24 GB template, for the A10, which the batch file lacks) its batch was read from."""
@@ -373,32 +383,22 @@ def _lambda_rows() -> list[dict[str, Any]]:
         slug = card.lower().replace(" ", "-")
         v100 = ("; Lambda Cloud's V100 16GB taken as the SXM2 card (its 8x V100 instances are SXM2 servers)"
                 if card.startswith("Tesla V100") else "")
-        out.append({
-            "id": f"lambda-resnet50-{slug}-train-b{rn_batch}", "kind": "vision", "card": card,
-            "model": "torchvision:resnet50", "published_model": "ResNet-50 v1.5 (DLE ConvNets)", "mode": "training",
-            "batch": rn_batch, "channels_last": False, "img_size": 224,
-            "framework": f"{LAMBDA_STACK}, ConvNets main.py --amp --static-loss-scale 256, synthetic data",
-            "precision": "AMP float16", "metric": "images_per_s", "value": images,
-            "source": {**throughput, "table": f"row name_gpu={name}, column resnet50"},
-            "notes": (f"batch from {batch_src}; NCHW: Lambda's configs pass no --memory-format, whose default in "
-                      f"DLE's ConvNets is nchw ({LAMBDA_README[0]} @ {LAMBDA_README[1][:12]} gives the stack); "
-                      "ResNet-50 v1.5 is torchvision's resnet50 (stride 2 in the 3x3 convolutions)" + v100),
-        })
+        out.append(_lambda_resnet(
+            f"lambda-resnet50-{slug}-train-b{rn_batch}", card, rn_batch, images, "AMP float16",
+            "--amp --static-loss-scale 256", {**throughput, "table": f"row name_gpu={name}, column resnet50"},
+            f"batch from {batch_src}; NCHW: Lambda's configs pass no --memory-format, whose default in DLE's ConvNets "
+            f"is nchw ({LAMBDA_README[0]} @ {LAMBDA_README[1][:12]} gives the stack); ResNet-50 v1.5 is torchvision's "
+            "resnet50 (stride 2 in the 3x3 convolutions)" + v100))
         images32, batch32 = LAMBDA_FP32_RESNET[name]
         batch32_src = (f"{LAMBDA_BATCHES_FP32[0]} @ {LAMBDA_BATCHES_FP32[1][:12]}, row {bs_name}" if bs_name else
                        f"{LAMBDA_24GB[0]} @ {LAMBDA_24GB[1][:12]} (the 24 GB template)")
-        out.append({
-            "id": f"lambda-resnet50-fp32-{slug}-train-b{batch32}", "kind": "vision", "card": card,
-            "model": "torchvision:resnet50", "published_model": "ResNet-50 v1.5 (DLE ConvNets)", "mode": "training",
-            "batch": batch32, "channels_last": False, "img_size": 224,
-            "framework": f"{LAMBDA_STACK}, ConvNets main.py without --amp, synthetic data",
-            "precision": "FP32", "metric": "images_per_s", "value": images32,
-            "source": {**_lambda_src(LAMBDA_THROUGHPUT_FP32, "Lambda deeplearning-benchmark, PyTorch training "
-                                     "throughput (fp32)"), "table": f"row name_gpu={name}, column resnet50"},
-            "notes": (f"batch from {batch32_src}; FP32 weights and activations: cuDNN runs the convolutions on TF32 "
-                      "tensor cores where the card has them (PyTorch's torch.backends.cudnn.allow_tf32 defaults to "
-                      "True), true FP32 on Volta and Turing; NCHW as the AMP row" + v100),
-        })
+        out.append(_lambda_resnet(
+            f"lambda-resnet50-fp32-{slug}-train-b{batch32}", card, batch32, images32, "FP32", "without --amp",
+            {**_lambda_src(LAMBDA_THROUGHPUT_FP32, "Lambda deeplearning-benchmark, PyTorch training throughput (fp32)"),
+             "table": f"row name_gpu={name}, column resnet50"},
+            f"batch from {batch32_src}; FP32 weights and activations: cuDNN runs the convolutions on TF32 tensor "
+            "cores where the card has them (PyTorch's torch.backends.cudnn.allow_tf32 defaults to True), true FP32 on "
+            "Volta and Turing; NCHW as the AMP row" + v100))
         out.append({
             "id": f"lambda-bert-base-squad-{slug}-train-b{bert_batch}", "kind": "encoder", "card": card,
             "model": "hf:bert-base-uncased-qa", "published_model": "BERT-base uncased (DLE run_squad.py)",
@@ -449,20 +449,21 @@ def document() -> str:
     return json.dumps(doc, indent=1) + "\n"
 
 
-def document2() -> str:
-    doc = {"built_by": "tools/published_cross_card.py", "read": READ2,
-           "about": ABOUT + " Rows collected after published-cross-card.json's split was fixed, split by the same rule "
-                            "within this file.",
-           "held_out_card": HELD_OUT_CARD, "held_out_rule": HELD_OUT_RULE, "rows": rows2()}
+def _later_document(read: str, after: str, rows_of_file: list[dict[str, Any]]) -> str:
+    """A file of rows collected after `after`'s split was fixed, split by the same rule within itself."""
+    doc = {"built_by": "tools/published_cross_card.py", "read": read,
+           "about": ABOUT + f" Rows collected after {after}'s split was fixed, split by the same rule within this "
+                            "file.",
+           "held_out_card": HELD_OUT_CARD, "held_out_rule": HELD_OUT_RULE, "rows": rows_of_file}
     return json.dumps(doc, indent=1) + "\n"
+
+
+def document2() -> str:
+    return _later_document(READ2, "published-cross-card.json", rows2())
 
 
 def document3() -> str:
-    doc = {"built_by": "tools/published_cross_card.py", "read": READ3,
-           "about": ABOUT + " Rows collected after published-cross-card-2.json's split was fixed, split by the same "
-                            "rule within this file.",
-           "held_out_card": HELD_OUT_CARD, "held_out_rule": HELD_OUT_RULE, "rows": rows3()}
-    return json.dumps(doc, indent=1) + "\n"
+    return _later_document(READ3, "published-cross-card-2.json", rows3())
 
 
 def main() -> int:
