@@ -43,3 +43,19 @@ def test_tf32_without_fp32_math_is_refused_in_one_line(capsys):
     assert main(["estimate", "llama-3.2-1b", "--mode", "training", "--tf32"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--tf32" in err[0]
+
+
+def test_the_h100s_fp32_steps_hold_todays_ratios():
+    """lab/fp32_convs.py on an H100 (2026-12-07): FP32 ResNet-50 with cuDNN's default TF32 ran 37.4 and 70.7 ms (batch
+    64 and 128), 0.52x of the step with TF32 off; the tool, convolutions at the TF32 rate, 1.10x and 1.13x (2.25x and
+    2.29x at the FMA rate before). BERT-QA's FP32 step with TF32 matmuls took 0.37x of the step without: the tool
+    0.74x with --tf32 and 1.52x without, recorded here as today's (FP32 and TF32 GEMMs at BERT's shapes are not
+    measured on their own)."""
+    from bench import tf32
+
+    got = {(r["model"], r["batch"], r["matmul_allow_tf32"]): r["ratio"] for r in tf32.rows()}
+    assert 0.8 <= got[("torchvision:resnet50", 64, False)] <= 1.25
+    assert 0.8 <= got[("torchvision:resnet50", 128, False)] <= 1.25
+    assert got[("hf:bert-base-uncased-qa", 32, True)] == pytest.approx(0.74, abs=0.02)
+    assert got[("hf:bert-base-uncased-qa", 32, False)] == pytest.approx(1.52, abs=0.03)
+    assert tf32.off_share()[("torchvision:resnet50", 64)] == pytest.approx(0.52, abs=0.01)

@@ -28,10 +28,9 @@ def section(per_case: bool = True) -> str:
     out = [HEADING, "",
            f"Measured on an {env['device']} (driver {env['driver']}, PyTorch {env['torch']}, cuDNN {env['cudnn']}, "
            f"CUDA {env['cuda']}), {env['date'][:10]}, by `lab/measure_models.py`: "
-           "training as a practitioner's loop runs it (fp32 "
-           "weights under bf16 autocast, fused AdamW, cudnn.benchmark, channels-last for CNNs) and inference as one "
-           "bf16 forward under inference_mode; the median of 2-3 "
-           "sessions' medians. Raw: `lab/data/h100-models/` (`tools/collect_model_runs.py`).", "",
+           "training under bf16 autocast (fused AdamW, channels-last CNNs), inference one bf16 forward; the median "
+           "of 2-3 "
+           "sessions' medians. Raw: `lab/data/h100-models/`.", "",
            "Estimates from the shipped graphs and the H100 SXM's datasheet (no probe). Every third model (all its "
            "cases) is held out "
            "of the fits (`tools/fit_opcost.py`). Ratio = estimate / measured.", "",

@@ -82,7 +82,7 @@ def probes() -> list[str]:
            f"{h200.devices[0].name} (GPU 0 of two, {_rel(H200_PROBE)}, {_when(h200)}); driver "
            f"{h100.host.driver_version}, CUDA runtime {h100.host.cuda_runtime_version}, CuPy {h100.host.cupy_version}, "
            f"PyTorch {h100.host.torch_version}. \"% ds\": of the datasheet; \"x ref\": over the vendor library in "
-           "the same run (cudaMemcpy, PyTorch copies, torch.matmul, _scaled_mm, _int_mm).", "",
+           "the same run.", "",
            "| figure | H100 | % ds | x ref | H200 | % ds | x ref |", "|---|---:|---:|---:|---:|---:|---:|"]
     ratios = []
     for key in PROBE_KEYS:
@@ -312,7 +312,9 @@ def cross_card_summary() -> list[str]:
     for fam, f in cross_card.per_family(rows).items():
         out.append(f"| {fam} | {f['n']} | {f['in_band']:.0%} | {f['in_outer']:.0%} | {f['geomean']:.2f} | "
                    f"{f['worst']:.2f} |")
-    return [*out, "", vidur_line(), "", reach_line(), ""]
+    from bench import tf32
+
+    return [*out, "", vidur_line(), "", reach_line(), "", tf32.line(), ""]
 
 
 def reach_line() -> str:
