@@ -32,18 +32,16 @@ def rows(path: Path = RUN) -> list[dict[str, Any]]:
 
 
 def off_share(path: Path = RUN) -> dict[tuple[str, int], float]:
-    """(model, batch) -> the TF32-on step over the step without TF32, in the same run (the reference)."""
-    data = json.loads(path.read_text())["rows"]
-    out = {}
-    for r in data:
-        on = r["cudnn_allow_tf32"] and (r["matmul_allow_tf32"] or r["model"].startswith("torchvision"))
-        if not on:
-            continue
-        off = [o for o in data if o["model"] == r["model"] and o["batch"] == r["batch"] and o is not r
-               and not (o["cudnn_allow_tf32"] and o["matmul_allow_tf32"]) and o["step_s"] > r["step_s"]]
-        if off:
-            out[(r["model"], r["batch"])] = r["step_s"] / max(o["step_s"] for o in off)
-    return out
+    """(model, batch) -> its step with TF32 on over the same step with it off, in the same run (the reference): each
+    pair differs in one setting, cuDNN's for ResNet-50, the matmuls' for BERT."""
+    pairs: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in json.loads(path.read_text())["rows"]:
+        pairs.setdefault((r["model"], r["batch"]), []).append(r)
+
+    def tf32(r: dict[str, Any]) -> tuple[bool, bool]:
+        return r["cudnn_allow_tf32"], r["matmul_allow_tf32"]
+
+    return {k: max(p, key=tf32)["step_s"] / min(p, key=tf32)["step_s"] for k, p in pairs.items()}
 
 
 def line(path: Path = RUN) -> str:
@@ -55,7 +53,7 @@ def line(path: Path = RUN) -> str:
     bert_on, bert_off = rs[("bert-base-uncased-qa", 32, True)], rs[("bert-base-uncased-qa", 32, False)]
     resnet_share = shares[("torchvision:resnet50", 64)]
     date = env["date"][:10]
-    return (f"FP32, H100 {date}, `lab/fp32_convs.py`: ResNet-50, cuDNN TF32 (default), "
+    return (f"FP32, H100 {date}, driver {env['driver']}, lab/fp32_convs.py: ResNet-50, cuDNN TF32 (default), "
             f"{rn[0]['step_s'] * 1e3:.1f}/{rn[1]['step_s'] * 1e3:.1f} ms b64/128, x{resnet_share:.2f} "
             f"TF32 off; tool {rn[0]['ratio']:.2f}/{rn[1]['ratio']:.2f}x. BERT, TF32 matmuls "
             f"x{shares[('hf:bert-base-uncased-qa', 32)]:.2f}: tool {bert_on['ratio']:.2f}x (`--tf32`), "

@@ -145,11 +145,11 @@ class Workload:
     quant_bits: float = 0.0  # quant "custom": bits per weight of every tensor (e.g. a GGUF file's average)
     offload: bool = False  # inference: layers that do not fit stay in host memory (llama.cpp -ngl)
     scoring: str = "logprobs"  # scoring: "logprobs" (lm-eval: log-softmax of 16-bit logits) or "loss" (fp32 CE)
-    # traced models (model.kind "traced") only:
-    channels_last: bool = False  # images in NHWC (torch.channels_last), as cuDNN runs 16-bit convolutions
     # fp32 matmuls on TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32, set_float32_matmul_precision("high"),
     # NGC's containers); fp32 convolutions take TF32 whatever this says (cuDNN's default)
     tf32: bool = False
+    # traced models (model.kind "traced") only:
+    channels_last: bool = False  # images in NHWC (torch.channels_last), as cuDNN runs 16-bit convolutions
     freeze: tuple[str, ...] = ()  # parameter-name globs that do not train (transfer learning)
     trainable: tuple[str, ...] = ()  # parameter-name globs that train; all others are frozen
     input_shape: tuple[int, ...] = ()  # per-sample input shape (3x224x224) where the model has no example batch

@@ -304,9 +304,9 @@ def cross_card_summary() -> list[str]:
     out = ["## Across cards: published results nobody here fitted (2026-11-27)", "",
            f"{s['n']} published results on {len(cross_card.per_card(rows))} cards besides the H100/H200 "
            "(timm, Lambda, llm-foundry, TensorRT-LLM, GPUStack, "
-           "NVIDIA's ResNet-50), each with its source: "
-           f"{s['in_band']:.0%} within 0.8x-1.25x (target 85 %), geometric mean {s['geomean']:.2f}x (tool / "
-           "published): [docs/cross-card.md](docs/cross-card.md).", "",
+           "NVIDIA's ResNet-50): "
+           f"{s['in_band']:.0%} within 0.8x-1.25x (target 85 %), geometric mean {s['geomean']:.2f}x "
+           "(tool/published), rows in [docs/cross-card.md](docs/cross-card.md).", "",
            "| family | rows | within 0.8x-1.25x | within 0.67x-1.5x | geometric mean | worst |",
            "|---|---:|---:|---:|---:|---:|"]
     for fam, f in cross_card.per_family(rows).items():
@@ -406,7 +406,8 @@ def unseen_summary() -> list[str]:
     measured = {r.case["spec"] for r in rs}
     predicted = {row["spec"] for path in (ROOT / "lab" / "data").glob("*/predicted.json")
                  for row in json.loads(path.read_text())["rows"]} & measured
-    out = ["## Models nobody here measured before (H100, 2026-11-27 to 2026-12-06)", "",
+    dates = sorted({run["date"] for r in rs for run in r.case.get("runs", [])} | {env["date"][:10]})
+    out = [f"## Models nobody here measured before (H100, {dates[0]} to {dates[-1]})", "",
            f"{env['device']}, driver {env['driver']}, PyTorch {env['torch']}, `lab/measure_models.py --unseen`, read "
            f"by no fit; median of {min(runs)}-{max(runs)} runs, {len(predicted)} models estimated before they ran:",
            ""]
