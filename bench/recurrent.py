@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,9 @@ CALLS_H100_LAYERS = REPO / "lab/data/h100-rnn-layers-2026-12-05/rnn_calls_layers
 #: never fitted. Its inference steps, at 12 us against the H200 sweep's 19, showed a launched step to be the host's
 #: time (opcost._rnn_step_s)
 CALLS_H100_ROWS = REPO / "lab/data/h100-rnn-rows-2026-12-05/rnn_calls_rows.json"
+#: lab/rnn_calls.py --directions 1,2 on an H100 (2026-12-07, a host probing 5.9 us an op): LSTM and GRU of hidden 64
+#: and 128, 1-3 layers, one and two directions, batch 64 and 512, 1 and 64 steps; no constant read off it
+CALLS_H100_DIRECTIONS = REPO / "lab/data/h100-rnn-directions-2026-12-07/rnn_calls_dirs.json"
 
 
 def fit_rnn_call(path: Path = CALLS) -> dict[str, float]:
@@ -129,6 +134,27 @@ def launched_step_on_gpu() -> dict[str, float]:
     return {"RNN_LAUNCHED_STEP_GPU_S": float(cal.RNN_STEP_FLOOR_S)}
 
 
+@contextmanager
+def setup_per_layer() -> Iterator[None]:
+    """Price an RNN call's set-up once per layer whatever its directions, as before 2026-12-07, when a
+    bidirectional layer came to set up per direction (opcost._rnn_setup_s): to reproduce estimates recorded before
+    then. No constant holds the rule, so the function is swapped for the block."""
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate import opcost
+    from gpuadvisor.estimate.graph import Phase
+
+    def per_layer(shape: Any, phase: Any) -> float:
+        setup = shape.layers * cal.RNN_LAYER_CALL_S
+        return setup + cal.RNN_BACKWARD_CALL_S if phase is Phase.BACKWARD else setup
+
+    today = opcost._rnn_setup_s
+    opcost._rnn_setup_s = per_layer
+    try:
+        yield
+    finally:
+        opcost._rnn_setup_s = today
+
+
 def _mean_log_error(values: dict[str, float], path: Path, selected: Any) -> float:
     """Mean |log(estimate / measured)| of the training calls of `path` that `selected` keeps, with `values`."""
     from gpuadvisor.estimate import calibration as cal
@@ -158,6 +184,7 @@ def _call_s(ops: list[Any], rates: Any, *, training: bool, host_scale: float = 1
     from gpuadvisor.estimate.dispatch import overlap
 
     host = sum(opcost.recurrent_host_s(op, rates, training) for op in ops) * host_scale
+
     device = sum(opcost.op_time(op, rates, training=training) for op in ops)
     return overlap(host, device, cal.OP_OVERLAP_P)
 
@@ -200,14 +227,16 @@ def call_ratios(path: Path = CALLS, card: str | None = None) -> list[dict[str, A
     rates, host_scale = opcost.Rates.of(gpu_figures), host_op_scale(gpu_figures)
     out: list[dict[str, Any]] = []
     for r in data["rows"]:
-        shape = (r["batch"], r["steps"], r["hidden"], r["hidden"], r["layers"], 4 if r["mode"] == "LSTM" else 3, 1)
+        shape = (r["batch"], r["steps"], r["hidden"], r["hidden"], r["layers"], 4 if r["mode"] == "LSTM" else 3,
+                 r.get("directions", 1))
         forward = Op("rnn", OpClass.RECURRENT, Phase.FORWARD, "bf16", 0.0, 0.0, 0.0, shape)
         backward = Op("rnn", OpClass.RECURRENT, Phase.BACKWARD, "bf16", 0.0, 0.0, 0.0, shape)
         algo = kernels.rnn_persist_algo(RecurrentShape.from_row(shape), backward=False, dtype="bf16",
                                         compute_capability=rates.compute_capability, sms=rates.sms)
         inference = _call_s([forward], rates, training=False, host_scale=host_scale)
         training = _call_s([forward, backward], rates, training=True, host_scale=host_scale)
-        name = f"{r['mode']} h{r['hidden']} x{r['layers']} b{r['batch']} t{r['steps']}"
+        bidirectional = " bi" if r.get("directions", 1) == 2 else ""
+        name = f"{r['mode']} h{r['hidden']} x{r['layers']}{bidirectional} b{r['batch']} t{r['steps']}"
         for phase, estimate, measured in (("inference", inference, r["inference_s"]),
                                           ("training", training, r["training_s"] - _harness_s(data, r))):
             out.append({"call": name, "steps": r["steps"], "phase": phase, "estimate_s": estimate,

@@ -6,7 +6,7 @@ cell's elementwise kernel, launched one after the other). Wall time per call bet
 after 5 warm-ups; the peak memory of one training call too.
 
   python3 -m lab.rnn_calls --out $OUT/rnn_calls.json [--hidden 128,256,768,1024] [--layers 1,2,3,4]
-      [--batches 64,512] [--steps 1,4,16,64,256] [--kernels]
+      [--batches 64,512] [--steps 1,4,16,64,256] [--directions 1,2] [--kernels]
 
 --kernels adds, per mode and hidden size (1 layer, batch 64, 64 steps), what the profiler saw of one inference and
 one training call: CUDA kernels launched and their summed device time, to tell a call that launches every time step
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import statistics
 import time
@@ -134,8 +135,10 @@ def main() -> int:
     ap.add_argument("--layers", default="1,2", help="layer counts, comma-separated")
     ap.add_argument("--batches", default="64,512", help="batch sizes, comma-separated")
     ap.add_argument("--steps", default="1,4,16,64,256", help="time steps, comma-separated")
+    ap.add_argument("--directions", default="1", help="1 (unidirectional), 2 (bidirectional) or both: 1,2")
     ap.add_argument("--kernels", action="store_true", help="also profile one call per mode and hidden size")
     a = ap.parse_args()
+    direction_counts = tuple(int(x) for x in a.directions.split(","))
     batches = tuple(int(x) for x in a.batches.split(","))
     step_counts = tuple(int(x) for x in a.steps.split(","))
     hiddens = tuple(int(x) for x in a.hidden.split(","))
@@ -144,25 +147,25 @@ def main() -> int:
     rows = []
     for mode in ("LSTM", "GRU"):
         for hidden in hiddens:
-            for layers in layer_counts:
-                for batch in batches:
-                    rnn, infer, train = phases(mode, hidden, layers)
-                    for steps in step_counts:
-                        x = torch.randn(batch, steps, hidden, device="cuda")
-                        xb = x.to(torch.bfloat16)
-                        t_inf, h_inf = time_call(functools.partial(infer, xb))
-                        torch.cuda.reset_peak_memory_stats()
-                        base = torch.cuda.memory_allocated()
-                        t_train, h_train = time_call(functools.partial(train, x))
-                        peak = torch.cuda.max_memory_allocated() - base
-                        rows.append({"mode": mode, "hidden": hidden, "layers": layers, "batch": batch,
-                                     "steps": steps, "inference_s": t_inf, "training_s": t_train,
-                                     "inference_host_s": h_inf, "training_host_s": h_train,
-                                     "training_peak_bytes": peak})
-                        print(f"{mode} h={hidden} L={layers} b={batch} T={steps}: inf {t_inf*1e3:.3f} ms "
-                              f"(host {h_inf*1e3:.3f}), train {t_train*1e3:.3f} ms (host {h_train*1e3:.3f})",
-                              flush=True)
-                    rnn.zero_grad(set_to_none=True)
+            for layers, directions, batch in itertools.product(layer_counts, direction_counts, batches):
+                rnn, infer, train = phases(mode, hidden, layers, bidirectional=directions == 2)
+                for steps in step_counts:
+                    x = torch.randn(batch, steps, hidden, device="cuda")
+                    xb = x.to(torch.bfloat16)
+                    t_inf, h_inf = time_call(functools.partial(infer, xb))
+                    torch.cuda.reset_peak_memory_stats()
+                    base = torch.cuda.memory_allocated()
+                    t_train, h_train = time_call(functools.partial(train, x))
+                    peak = torch.cuda.max_memory_allocated() - base
+                    rows.append({"mode": mode, "hidden": hidden, "layers": layers, "directions": directions,
+                                 "batch": batch,
+                                 "steps": steps, "inference_s": t_inf, "training_s": t_train,
+                                 "inference_host_s": h_inf, "training_host_s": h_train,
+                                 "training_peak_bytes": peak})
+                    print(f"{mode} h={hidden} L={layers} D={directions} b={batch} T={steps}: inf {t_inf*1e3:.3f} ms "
+                          f"(host {h_inf*1e3:.3f}), train {t_train*1e3:.3f} ms (host {h_train*1e3:.3f})",
+                          flush=True)
+                rnn.zero_grad(set_to_none=True)
     harness = harness_calls(hiddens, batches)
     from lab.results import environment
     from probes import dispatch

@@ -777,7 +777,12 @@ def unseen_results_of(family: str) -> list[Any]:
 #: BERT-base SQuAD (hf:bert-base-uncased-qa, 384 tokens, Lambda's batches 96 and 320; estimated before it ran,
 #: lab/data/h100-bert-qa-2026-12-07, one pass of 10 steps, 2026-12-07): 4 of 4 within (1.06x-1.21x), memory 4 of 4
 #: (batch 320's training 47.9 GiB measured, 47.85 estimated), so 53 of 76
-UNSEEN_GATES = {"recurrent": (60, 33, 1.83), "other": (76, 53, 2.0)}
+#: recurrent 33 -> 38 of 60 once a bidirectional layer sets up once per direction (opcost._rnn_setup_s, 2026-12-07:
+#: the directions sweep's bidirectional calls had run 1.5x-2.3x a one-direction call's): the bidirectional tagger's
+#: four 0.59x-0.77x -> 0.87x-1.05x, the sensor LSTM's training at 512 0.80x -> 1.18x, the deep GRU's training at 32
+#: and the speech GRU's inference at 64 into the band; the sensor LSTM's at 64 (training 1.15x -> 1.69x, inference
+#: 1.19x -> 1.32x) out of it
+UNSEEN_GATES = {"recurrent": (60, 38, 1.83), "other": (76, 53, 2.0)}
 
 #: The recurrent cases with each run estimated for the host it ran on (its dispatch probe, as `--probe` gives it;
 #: bench.unseen.probed_ratios): (cases, within 0.8x-1.25x, worst either way). Their steps are host-bound and the
@@ -808,7 +813,12 @@ UNSEEN_GATES = {"recurrent": (60, 33, 1.83), "other": (76, 53, 2.0)}
 #: (the others 38 of 54 with the NCHW transposes priced, 46 of 64 with the five NCHW CNNs: their hosts probed 8-12 us;
 #: 51 of 72 with the four Hugging Face models, whose hosts probed 7.5-10.5 us)
 #: (55 of 76 with BERT-base SQuAD, its host probed 7.6-14 us an op: 1.08x-1.21x)
-UNSEEN_PROBED_GATES = {"recurrent": (60, 56, 1.44), "other": (76, 55, 2.03)}
+#: 56 -> 54 of 60 with a set-up per pseudo-layer (2026-12-07): the bidirectional models' steps rise 5-45 %; with
+#: each run's host (9-16 us an op) the tagger's inference at 128 (1.06x -> 1.26x) and the sensor LSTM's training at
+#: 512 (0.89x -> 1.31x) leave the band, the deep GRU's inference at 128 goes further out (1.26x -> 1.40x): on those
+#: hosts a direction's set-up costs less than the probe scales it to, where the sweep's host (5.9 us) ran it at a full
+#: layer's
+UNSEEN_PROBED_GATES = {"recurrent": (60, 54, 1.44), "other": (76, 55, 2.03)}
 
 
 def unseen_probed(family: str) -> Callable[[], Verdict]:
@@ -867,13 +877,18 @@ RNN_CALL_GATES = {"inference": (256, 80, 69, 11.0), "training": (256, 80, 75, 9.
 #: gradient by the rows, a launched step the host's, one floor each way): 90 -> 100, 56 -> 59, 66 -> 69, 28 -> 53;
 #: with the small-hidden step growing with the hidden size (RNN_PERSIST_SMALL_STEP_UNIT_S, the kernels' own line:
 #: 157 of 180 kernels within 0.8x-1.25x against 96 with one figure) 99, 57, 67 and 52.
+#: The directions sweep of 2026-12-07 (h100-rnn-directions, a host probing 5.9 us an op): with each layer set up once
+#: whatever its directions, training 24 and inference 52 of 96 (its bidirectional calls 0.4x-0.6x at one step); with
+#: a set-up per pseudo-layer (a layer's direction: opcost._rnn_setup_s) 58 and 62 of 96
 #: Inference, once a launched step is the host's issuing (scaled by the probe; opcost._rnn_step_s): 99 -> 103 of 160,
 #: 63 -> 63 of 80, 58 -> 56 of 80, and the small-hidden sweep 34 -> 67 of 72 (its host probed 6.3 us an op)
 RNN_OTHER_SWEEPS = {
     "training": {"h100-rnn-calls-2026-12-05": (160, 99, 23.6), "h100-rnn-layers-2026-12-05": (80, 57, 16.7),
-                 "h200-rnn-calls-2026-12-05": (80, 67, 13.7), "h100-rnn-rows-2026-12-05": (72, 52, 17.9)},
+                 "h200-rnn-calls-2026-12-05": (80, 67, 13.7), "h100-rnn-rows-2026-12-05": (72, 52, 17.9),
+                 "h100-rnn-directions-2026-12-07": (96, 58, 18.1)},
     "inference": {"h100-rnn-calls-2026-12-05": (160, 103, 19.4), "h100-rnn-layers-2026-12-05": (80, 63, 12.4),
-                  "h200-rnn-calls-2026-12-05": (80, 56, 16.3), "h100-rnn-rows-2026-12-05": (72, 67, 7.7)}}
+                  "h200-rnn-calls-2026-12-05": (80, 56, 16.3), "h100-rnn-rows-2026-12-05": (72, 67, 7.7),
+                  "h100-rnn-directions-2026-12-07": (96, 62, 18.6)}}
 
 
 def _spread(ratios: Iterable[float], band: tuple[float, float] = (0.8, 1.25)) -> tuple[int, float]:
@@ -892,7 +907,7 @@ def rnn_other_sweeps(phase: str) -> Callable[[], Verdict]:
 
         ok, parts = True, []
         for path in (recurrent.CALLS_H100, recurrent.CALLS_H100_LAYERS, recurrent.CALLS_H200_HARNESS,
-                     recurrent.CALLS_H100_ROWS):
+                     recurrent.CALLS_H100_ROWS, recurrent.CALLS_H100_DIRECTIONS):
             calls, within, mean_pct = RNN_OTHER_SWEEPS[phase][path.parent.name]
             xs = [float(r["ratio"]) for r in recurrent.call_ratios(path) if r["phase"] == phase]
             inside, mean = _spread(xs)

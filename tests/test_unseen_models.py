@@ -132,10 +132,11 @@ def _as_recorded(predicted: list[dict], floor_s: float | None = 2.8e-6, **consta
     one floor for both persistent kernels and no bias gradient (bench.recurrent.one_persist_floor), where the
     small-hidden kernel's step is now its own floor and the backward's bias gradient walks the rows (both profiled on
     an H100 after these runs), and a launched inference step on the GPU (bench.recurrent.launched_step_on_gpu).
-    `floor_s` None: the row-priced step of 2026-12-05 (ROW_PRICED_S, by the model's one RNN mode). The backward
-    call's set-up as it was then (RNN_BACKWARD_CALL_S 0.5 ms) unless `constants` says otherwise; `constants`: others
-    as they were that day."""
-    from bench.recurrent import launched_step_on_gpu, one_persist_floor
+    `floor_s` None: the row-priced step of 2026-12-05 (ROW_PRICED_S, by the model's one RNN mode). A layer's set-up
+    once whatever its directions (bench.recurrent.setup_per_layer), as until 2026-12-07. The backward call's set-up
+    as it was then (RNN_BACKWARD_CALL_S 0.5 ms) unless `constants` says otherwise; `constants`: others as they were
+    that day."""
+    from bench.recurrent import launched_step_on_gpu, one_persist_floor, setup_per_layer
     from gpuadvisor.estimate import calibration as cal
 
     cases = {(c["spec"], c["mode"], c["batch"]): c for c in unseen.load()}
@@ -148,7 +149,8 @@ def _as_recorded(predicted: list[dict], floor_s: float | None = 2.8e-6, **consta
             row = ROW_PRICED_S["gru" if "gru" in p["spec"] else "lstm"]
             floor = {**one_persist_floor(0.0, p["batch"]), "RNN_PERSIST_STEP_S": float(cal.RNN_PERSIST_STEP_S),
                      "RNN_PERSIST_SMALL_STEP_S": p["batch"] * row}
-        with cal.override(**floor, **launched_step_on_gpu(), **{"RNN_BACKWARD_CALL_S": 5e-4, **constants}):
+        with cal.override(**floor, **launched_step_on_gpu(), **{"RNN_BACKWARD_CALL_S": 5e-4, **constants}), \
+                setup_per_layer():
             out[key] = unseen.evaluate([cases[key]])[0]
     return out
 

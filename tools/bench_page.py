@@ -838,7 +838,13 @@ def main(argv: list[str] | None = None) -> int:
                    "(`lab/data/h100-rnn-rows-2026-12-05/`: hidden 64, 96 and 160, batch 16-1,024, 64 and 256 steps), "
                    "never fitted: " + recurrent.calls_check(recurrent.CALLS_H100_ROWS) + "; its inference steps "
                    "took 12 us a layer-step at every batch, against the first H200's 19: a launched inference step "
-                   "is the host's issuing and is priced so (34 of 72 within before). " + _step_host_line()
+                   "is the host's issuing and is priced so (34 of 72 within before). One and two directions "
+                   "(`lab/data/h100-rnn-directions-2026-12-07/`: LSTM and GRU of hidden 64 and 128, 1-3 layers, "
+                   "batch 64 and 512, 1 and 64 steps, `lab/rnn_calls.py --directions 1,2`), never fitted: "
+                   + recurrent.calls_check(recurrent.CALLS_H100_DIRECTIONS) + "; a bidirectional call's set-up ran "
+                   "1.5x-2.3x a one-direction call's at one step, and a layer is set up per direction since (cuDNN's "
+                   "pseudo-layers, whose weights PyTorch walks one by one): with one set-up a layer, training 24 and "
+                   "inference 52 of 96 within, the bidirectional calls at 0.4x-0.6x. " + _step_host_line()
                    + "\n\n" + recurrent.memory_summary() + "\n")
     cross_page = ("# Across cards\n\nWritten by `python3 -m tools.bench_page`.\n\n" + cross_card.markdown_section()
                   + "\n## Models nobody fitted, on an RTX 4090\n\n"

@@ -420,14 +420,17 @@ def _rnn_step_gemm_s(shape: RecurrentShape, r: Rates, rate: float, elem_bytes: f
 
 
 def _rnn_setup_s(shape: RecurrentShape, phase: Phase) -> float:
-    """Each layer of each call sets up before its first step, in either phase (lab/rnn_calls.py: a 1-step call
-    costs about RNN_LAYER_CALL_S per layer); a backward call has a set-up of its own besides."""
-    setup = shape.layers * cal.RNN_LAYER_CALL_S
+    """Each pseudo-layer (a layer's direction: cuDNN's unit, whose weights PyTorch's get_parameters walks one by one)
+    of each call sets up before its first step, in either phase (lab/rnn_calls.py: a 1-step call costs about
+    RNN_LAYER_CALL_S per layer); a backward call has a set-up of its own besides. A bidirectional layer sets up twice
+    (lab/data/h100-rnn-directions-2026-12-07: its calls ran 1.5x-2.3x a one-direction call's at one step; priced per
+    layer, 2 of 96 of them within 0.8x-1.25x, 64 of 96 per pseudo-layer)."""
+    setup = shape.layers * shape.directions * cal.RNN_LAYER_CALL_S
     return setup + cal.RNN_BACKWARD_CALL_S if phase is Phase.BACKWARD else setup
 
 
 def recurrent_host_s(op: Op, r: Rates, training: bool) -> float:
-    """The part of a cuDNN RNN call the host spends issuing it: each layer's set-up (and the backward call's) and
+    """The part of a cuDNN RNN call the host spends issuing it: each pseudo-layer's set-up (and the backward call's) and
     every launched time step whose GEMM is under RNN_STEP_FLOOR_S, where the step waits on its launches, not its
     math: an inference call's, and a training call's outside cuDNN's persistent kernels, one floor a step each way
     (an H100 sweep's launched training calls ran 33-43 us a step and layer, forward and backward, on a host probing

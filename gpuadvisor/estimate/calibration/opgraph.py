@@ -234,7 +234,8 @@ CONSTANTS = (
              "(GRU_elementWise_bp2)", PERSIST_KERNELS, Method.MEASURED,
              "as RNN_BIAS_GRAD_ROW_S, over the GRU calls: 21.8-24.6 ns; at batch 64 about 11"),
     Constant("RNN_LAYER_CALL_S", 6e-4, "s", "one layer of one cuDNN RNN call, before its first time step "
-             "(descriptors, workspace, set-up launches)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
+             "(descriptors, workspace, set-up launches); a bidirectional layer pays it per direction (cuDNN's "
+             "pseudo-layers; lab/data/h100-rnn-directions-2026-12-07)", "lab/data/h200-rnn-2026-11-27/rnn_calls.json",
              Method.MEASURED, "the per-layer term of a least-squares line through 80 inference calls (LSTM and GRU, "
              "hidden 128 and 1024, 1 and 2 layers, batch 64 and 512, 1-256 steps) on an H200, rounded to 10 us "
              "(bench.recurrent.fit_rnn_call)"),
