@@ -414,6 +414,30 @@ def decode_signature_ratios(gpu: str) -> dict[tuple[str, str, str, str], float]:
     return out
 
 
+#: GPUStack's Qwen3-14B H100 page, "Other Benchmark Cases", "random 128 input": 1,000 prompts of 128 random tokens
+#: with 4 output tokens queued at once (vllm bench serve, openai-chat), the baseline vLLM 0.11.0 (bf16) and the
+#: optimized SGLang 0.5.5.post1 (Qwen3-14B-FP8): (engine, release, weights) -> (mean TTFT ms, benchmark duration s).
+#: In no fit: a check of the front-end's queue (sim.front_end_reach), whose wait is most of these runs
+SHORT_BURST_SOURCE = ("https://github.com/gpustack/gpustack/blob/7ae332aaf05783e657560ef927c527b156e2536d/docs/"
+                      "performance-lab/qwen3-14b/h100.md")
+SHORT_BURST = {("vllm", "0.11.0", "bf16"): (18282.75, 22.72), ("sglang", "0.5.5.post1", "fp8"): (4489.43, 7.80)}
+
+
+def short_burst_ratios(**knobs: Any) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """Tool / published of SHORT_BURST per run: (mean TTFT, benchmark duration); `knobs`: profile what-ifs."""
+    out = {}
+    for (engine, version, weights), (ttft_ms, duration_s) in SHORT_BURST.items():
+        row = {"id": f"gpustack-{engine}-{version}-qwen3-14b-h100-{weights}-random-128-4-inf", "model": "qwen3-14b",
+               "engine": engine, "engine_version": version, "gpu": "H100 SXM5 80GB", "gpus": 1, "weights": weights,
+               "kv_dtype": "bf16", "input_len": 128, "output_len": 4, "tp": 1, "pp": 1, "concurrency": None,
+               "request_rate": None, "num_requests": 1000, "ubatch": None, "lengths": "fixed", "client_measured": True,
+               "speculative": None, "disaggregated": None, "held_out": True}
+        ttft = tool_value({**row, "metric": "ttft_ms"}, **knobs)
+        duration = 1000 * 4 / tool_value({**row, "metric": "max_output_tps"}, **knobs)
+        out[(engine, version, weights)] = (ttft / ttft_ms, duration / duration_s)
+    return out
+
+
 def memory_tight_ratios(gpu: str = "H100 SXM5 80GB") -> dict[tuple[str, str, str], tuple[float, ...]]:
     """Tool / published of QWEN3_32B_H100 on `gpu`, per run: (TTFT, TPOT, output throughput)."""
     out = {}

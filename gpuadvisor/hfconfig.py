@@ -117,8 +117,9 @@ def _llama_like(kw: dict[str, Any], cfg: dict[str, Any], f: dict[str, Any], mt: 
         kw["logit_softcap"] = cfg.get("final_logit_softcapping", 30.0 if mt == "gemma2" else None) is not None
     _refuse_unmodelled(cfg, mt, origin)
     kw.update(_sliding_window(cfg, mt, f["num_layers"], origin))
-    if mt == "gpt_oss":  # its experts carry biases (gate_up_proj_bias, down_proj_bias)
+    if mt == "gpt_oss":  # its experts carry biases (gate_up_proj_bias, down_proj_bias); chats render as harmony
         kw["mlp_bias"] = True
+        kw["chat_format"] = "harmony"
     checkpoint = checkpoint_format(cfg.get("quantization_config"))
     if checkpoint:
         kw["checkpoint_quant"] = checkpoint

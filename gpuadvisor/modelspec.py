@@ -59,6 +59,11 @@ class ModelSpec:
     # the weight format the published checkpoint ships in where it is not 16-bit (gpt-oss: "mxfp4"): inference and
     # scoring take it unless another --quant is asked (workload.make_workload)
     checkpoint_quant: str = ""
+    # how a serving engine's chat endpoint renders a conversation: "template" (the tokenizer's Hugging Face chat
+    # template, in the server's Python) or "harmony" (gpt-oss: vLLM and SGLang render OpenAI's harmony format
+    # instead, `use_harmony` when model_type is gpt_oss); the former is what a burst queues for
+    # (ServeEngine.frontend_serial_s_per_request)
+    chat_format: str = "template"
     # multi-head latent attention (DeepSeek-V2/V3, Kimi K2): every head's K and V are projected up from one latent
     # of `kv_lora_rank` elements a token, which is what the engines cache (with `rope_head_dim` rotary key elements
     # shared by the heads); queries pass through a latent of `q_lora_rank` where set. head_dim is then the query and

@@ -12,7 +12,7 @@ from gpuadvisor.core.errors import UserError
 from gpuadvisor.estimate.serve.api import card_figures, estimate_load, llama_bench, serve_setup
 from gpuadvisor.estimate.serve.lengths import SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, Lengths, parse_lengths
 from gpuadvisor.estimate.serve.profiles import ServeEngineName, engine_names, serve_engine
-from gpuadvisor.estimate.serve.sim import SimConfig, simulate
+from gpuadvisor.estimate.serve.sim import SimConfig, front_end_reach, simulate
 from gpuadvisor.layout import Layout
 from gpuadvisor.workload import make_workload
 
@@ -57,6 +57,33 @@ def test_a_scheduler_that_plans_ahead_takes_an_arrival_one_step_later(plans_ahea
                  arrivals=np.array([0.0, 0.015, 1.0]))
     assert r.first_token[1] == pytest.approx(first_token)
     assert r.first_token[2] == pytest.approx(1.01)
+
+
+def test_a_burst_queues_for_the_front_ends_event_loop():
+    """Four requests sent together through a front-end of 50 ms latency, 10 of them on its one event loop: in line
+    (SGLang's tokenizer manager) they reach the scheduler 10 ms apart; yielding mid-way (vLLM's tokenizer thread) the
+    rest of each waits behind the other three's first parts, so all reach it together; sent far apart, neither
+    queues. The answer's scheduler part starts where a request reached the scheduler."""
+    burst, apart = np.zeros(4), np.array([0.0, 1.0, 2.0, 3.0])
+    assert front_end_reach(burst, 0.01, False, 0.05) == pytest.approx([0.05, 0.06, 0.07, 0.08])
+    assert front_end_reach(burst, 0.01, True, 0.05) == pytest.approx([0.08, 0.08, 0.08, 0.08])
+    for requeues in (False, True):
+        assert front_end_reach(apart, 0.01, requeues, 0.05) == pytest.approx(apart + 0.05)
+    r = simulate(Const(0.01), cfg(frontend_s=0.05, ingest_s=0.01, ingest_requeues=True), np.full(4, 100),
+                 np.full(4, 3))
+    assert r.ttft == pytest.approx(np.full(4, 0.09))  # all four reach it at 80 ms and share one prefill step
+    assert r.summary()["server_ttft_s"]["mean"] == pytest.approx(0.01)
+    one = simulate(Const(0.01), cfg(frontend_s=0.05, ingest_s=0.01), np.array([100]), np.array([3]))
+    assert one.ttft[0] == pytest.approx(0.06)  # alone: the latency, no queue
+
+
+def test_a_closed_loops_later_requests_queue_behind_the_first_round():
+    """Two users, each sending its next request when the last finished: the first round is a burst of two (10 ms
+    apart through an in-line front-end), later sends queue behind what the loop still holds."""
+    r = simulate(Const(0.01), cfg(frontend_s=0.02, ingest_s=0.015), np.full(4, 10), np.full(4, 1), users=2)
+    assert r.arrival[:2] == pytest.approx([0.0, 0.0])
+    assert r.first_token[:2] == pytest.approx([0.03, 0.045])  # reached at 20 and 35 ms, one 10 ms step each
+    assert r.ttft[2:] == pytest.approx([0.03, 0.03])  # each sent when the loop was free again
 
 
 def test_prompts_batch_across_requests_and_chunk_under_the_budget():

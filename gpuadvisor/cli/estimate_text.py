@@ -241,6 +241,11 @@ def print_simulation(con: Any, p: ServingParts) -> None:
                else "; one token a request: no inter-token latency")
         con.print(f"  front-end per request (HTTP, tokenization, first chunk streamed): {f['frontend_s'] * 1e3:.0f} ms "
                   f"({a['engine']} profile){itl}")
+        if a.get("frontend_serial_s_per_request"):
+            after = ("the rest of each waits behind every request queued meanwhile" if a.get("frontend_requeues")
+                     else "each goes on at once")
+            con.print(f"  of which {a['frontend_serial_s_per_request'] * 1e3:.0f} ms on the server's one event loop, a "
+                      f"request at a time: requests sent together queue for it ({after})")
     if p.slo:
         con.print(f"  goodput under the SLOs: {f['goodput_requests_per_s']:,.2f} req/s "
                   f"({f['slo_attainment']:.0%} of requests meet them)")

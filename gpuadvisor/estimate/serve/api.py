@@ -55,6 +55,10 @@ class ServeSetup:
         host["stream_s_per_sequence"] = e.stream_s_per_seq  # the front-end's, per running sequence per iteration
         return {"engine": e.spec, "engine_label": e.label, "served": self.served,
                 "frontend_s_per_request": e.frontend_s_per_request,
+                # the part a burst queues for on the front-end's one event loop, and whether it goes on behind the burst
+                # (the chat template's: a model whose chats render as harmony skips it, ModelSpec.chat_format)
+                "frontend_serial_s_per_request": self.cfg.ingest_s,
+                "frontend_requeues": e.frontend_requeues,
                 # the scheduler's limits (data-parallel attention: every rank's, summed)
                 "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": self.cfg.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": self.cfg.max_seqs,
@@ -107,7 +111,7 @@ def serve_setup(model: Any, gpu_figures: HardwareFigures, engine: str | ServeEng
     eng = (engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)).on_card(gpu_figures.name,
                                                                                                  gpu_figures.memory_gib)
     if not served:
-        eng = replace(eng, stream_s_per_seq=0.0, frontend_s_per_request=0.0)
+        eng = replace(eng, stream_s_per_seq=0.0, frontend_s_per_request=0.0, frontend_serial_s_per_request=0.0)
     if speculation is not None:
         eng = eng.speculating()
     if weights not in WEIGHT_BITS:
@@ -142,6 +146,8 @@ def serve_setup(model: Any, gpu_figures: HardwareFigures, engine: str | ServeEng
                     kv_blocks=tokens // lay.pp // int(cal.KV_BLOCK_TOKENS), chunked_prefill=eng.chunked_prefill,
                     prefill_first=eng.prefill_first,
                     reserve_output=eng.reserve_output, frontend_s=eng.frontend_s_per_request,
+                    ingest_s=eng.frontend_serial_s_per_request if model.chat_format == "template" else 0.0,
+                    ingest_requeues=eng.frontend_requeues,
                     plans_ahead=eng.plans_ahead,
                     decode_tokens=speculation.accept_length if speculation else 1.0,
                     new_token_ratio=eng.new_token_ratio, min_new_token_ratio=eng.min_new_token_ratio,
@@ -186,7 +192,8 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
     load = {"rate": rate, "users": users, "offline": rate is None and users is None, "lengths": lengths.describe(),
             "mean_input_len": float(inp.mean()), "mean_output_len": float(out.mean())}
     caveats = [
-        OVERSUBSCRIBED_CAVEAT if load["offline"] and requests > s.cfg.max_seqs * groups else None,
+        OVERSUBSCRIBED_CAVEAT if load["offline"] and requests > s.cfg.max_seqs * groups
+        and not s.cfg.ingest_s else None,
         _knife_edge(s, inp, out, u, seed, warm, summ["ttft_s"]["mean"])
         if u is not None and u > 1 and lengths.kind == "fixed" else None,
         _past_capacity_of(rate, [res for res, _ in runs]) if rate is not None else None]
@@ -275,8 +282,9 @@ def _past_capacity(rate: float, res: SimResult) -> str | None:
 
 #: what the validation says of a burst larger than the engine runs at once (docs/serving-accuracy.md, issue 29)
 OVERSUBSCRIBED_CAVEAT = ("more requests queued at once than the engine runs together: published runs of this kind "
-                         "through an engine's HTTP server measured a TTFT up to 4x this simulation's (vLLM and "
-                         "TensorRT-LLM on an H100: the front-end's admission, not modelled; docs/serving-accuracy.md); "
+                         "through an engine's HTTP server measured a TTFT up to 4x this simulation's without the "
+                         "front-end's queue (TensorRT-LLM on an H100 0.71x; the queue is modelled only where a "
+                         "release's bursts were published: --engine vllm@0.11, sglang@0.5; docs/serving-accuracy.md); "
                          "read the TTFT as the engine's best case")
 
 

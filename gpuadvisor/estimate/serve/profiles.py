@@ -88,6 +88,11 @@ class ServeEngine:
     sources: tuple[str, ...]
     calibrated_on: str
     frontend_s_per_request: float = 0.0
+    # the part of it the server's one event loop spends on each request in turn (request parsing, chat template,
+    # tokenization), and whether the handling yields there and goes on behind every request queued meanwhile
+    # (sim.front_end_reach): what a burst of requests waits for, a request sent alone never
+    frontend_serial_s_per_request: float = 0.0
+    frontend_requeues: bool = False
     # the scheduler plans the next iteration while the GPU runs this one (SimConfig.plans_ahead)
     plans_ahead: bool = False
     tp_handoff_s_per_iter: float = 0.0

@@ -30,7 +30,9 @@ token) / (output - 1)), throughput and goodput under SLOs come out.
 Client and server: times are a client's (vLLM benchmark_serving, GenAI-Perf): a request is sent at its arrival and
 reaches the scheduler `frontend_s` later (HTTP, tokenization; the first chunk's detokenization and streaming are
 folded into the same figure), so TTFT runs from the send to the first token received and the benchmark's duration
-from the first send to the last token; `server_ttft` is the scheduler's part (TTFT less `frontend_s`).
+from the first send to the last token; `server_ttft` is the scheduler's part (TTFT less `frontend_s`). Part of that
+front-end (`ingest_s`: request parsing, chat template, tokenization) runs on the server's one event loop, a request
+at a time: requests sent together queue for it (front_end_reach), which a request sent alone never sees.
 """
 
 from __future__ import annotations
@@ -69,6 +71,10 @@ class SimConfig:
     time_scale: float = 1.0  # iteration latency multiplier
     reserve_output: bool = False  # admit only with blocks for the whole output (TensorRT-LLM's no-evict)
     frontend_s: float = 0.0  # client send -> scheduler: the engine's front-end per request (module docstring)
+    # the part of frontend_s the server's one event loop spends on each request in turn (front_end_reach), and
+    # whether a request's handling yields to the loop there and goes on behind every request queued meanwhile
+    ingest_s: float = 0.0
+    ingest_requeues: bool = False
     # the scheduler plans iteration k+1 while the GPU runs iteration k (vLLM's async scheduling, SGLang's and
     # TensorRT-LLM's overlap schedulers): a request that arrives during iteration k joins k+2, one step later than
     # with a synchronous scheduler; an idle engine takes it at once
@@ -115,6 +121,9 @@ class SimResult:
     max_running: int
     extra: dict[str, Any] = field(default_factory=dict)
     frontend_s: float = 0.0
+    #: when each request reached the scheduler (after the front-end's latency and, in a burst, its queue); None: sent
+    #: + frontend_s
+    reach: np.ndarray | None = None
     #: the gaps between one sequence's tokens, as (seconds, how many tokens had that gap): one entry per iteration
     #: (a run of decode-only iterations gives its mean step); what a client's ITL percentiles are taken over
     gaps: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
@@ -138,6 +147,8 @@ class SimResult:
         span = float(self.finish[sel].max()) - start if n else 0.0
         out_tok = float(self.output_len[sel].sum())
 
+        # the scheduler's part: from reaching it (the front-end's queue, in a burst, is the front-end's)
+        server = ttft - self.frontend_s if self.reach is None else self.first_token[sel] - self.reach[sel]
         gaps = (self.finish[sel][many] - self.first_token[sel][many]).sum()
         itl = float(gaps / (self.output_len[sel][many] - 1).sum()) if many.any() else None
         itl_p50 = _weighted_median(*self.gaps) if len(self.gaps[0]) else None
@@ -160,7 +171,7 @@ class SimResult:
             "requests_per_s": n / span if span else None,
             "output_tokens_per_s": out_tok / span if span else None,
             "total_tokens_per_s": (out_tok + float(self.input_len[sel].sum())) / span if span else None,
-            "ttft_s": pct(ttft), "server_ttft_s": pct(ttft - self.frontend_s), "frontend_s": self.frontend_s,
+            "ttft_s": pct(ttft), "server_ttft_s": pct(server), "frontend_s": self.frontend_s,
             "tpot_s": pct(tpot), "itl_s": itl, "itl_p50_s": itl_p50,
             "goodput_requests_per_s": float(ok.sum()) / span if span else None,
             "slo_attainment": float(ok.mean()) if n else None,
@@ -189,6 +200,8 @@ def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float 
         raise ValueError(f"time_scale must be positive, got {cfg.time_scale}")
     if not cfg.frontend_s >= 0:
         raise ValueError(f"frontend_s must be >= 0, got {cfg.frontend_s}")
+    if not cfg.ingest_s >= 0:
+        raise ValueError(f"ingest_s must be >= 0, got {cfg.ingest_s}")
     if not cfg.decode_tokens >= 1:
         raise ValueError(f"decode_tokens must be >= 1, got {cfg.decode_tokens}")
     if len(inp) and int(inp.min()) < 1:
@@ -259,6 +272,25 @@ def median_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def front_end_reach(sent: np.ndarray, ingest_s: float, requeues: bool, latency_s: float) -> np.ndarray:
+    """When requests sent at `sent` (ascending) reach the scheduler through a front-end whose one event loop spends
+    `ingest_s` on each in turn (parsing, chat template, tokenization; first come, first served) within a front-end
+    latency of `latency_s` per request (SimConfig.frontend_s). `requeues`: the handling yields after that part (vLLM
+    tokenizes in a worker thread) and goes on behind every request that came meanwhile, so a burst reaches the
+    scheduler together, once the whole burst's first parts are done; else each request goes on at once (SGLang's
+    tokenizer manager tokenizes in line), a burst trickling in one `ingest_s` apart. A request that finds the loop
+    free reaches the scheduler `latency_s` after it is sent, either way."""
+    done = np.empty(len(sent))
+    free = -np.inf
+    for k, t in enumerate(sent):
+        free = max(float(t), free) + ingest_s
+        done[k] = free
+    if requeues and len(sent):
+        # the rest of request k's handling waits behind every first part queued before it was ready
+        done = done[np.searchsorted(sent, done, side="right") - 1]
+    return np.maximum(sent + latency_s, done + latency_s - ingest_s)
+
+
 def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: np.ndarray, *,
              rate: float | None = None, users: int | None = None, seed: int = 0,
              max_steps: int = MAX_STEPS, arrivals: np.ndarray | None = None) -> SimResult:
@@ -308,7 +340,20 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     gap_n: list[int] = []
     budget_full = cfg.max_batched_tokens
     finished = 0
-    fe = cfg.frontend_s  # a request reaches the scheduler this long after it is sent
+    fe = cfg.frontend_s  # a request reaches the scheduler this long after it is sent, the loop free
+    reach = np.full(n, np.inf)  # when each request reaches the scheduler (front_end_reach)
+    known = order[np.isfinite(arrival[order])]  # the requests sent before the run starts: all of an open loop's
+    reach[known] = front_end_reach(arrival[known], cfg.ingest_s, cfg.ingest_requeues, fe)
+    # when the loop is done with the first parts sent so far: a closed loop's next send queues behind them
+    loop_free = float(reach[known].max()) - fe + cfg.ingest_s if len(known) else 0.0
+
+    def send(i: int, at: float) -> None:
+        """A closed loop's user sends request i at `at`: it queues for the loop behind what is there."""
+        nonlocal loop_free
+        arrival[i] = at
+        loop_free = max(at, loop_free) + cfg.ingest_s
+        reach[i] = max(at + fe, loop_free + fe - cfg.ingest_s)
+
     ratio = cfg.new_token_ratio
     ratio_step = (cfg.new_token_ratio - cfg.min_new_token_ratio) / max(1, cfg.new_token_ratio_decay_steps)
 
@@ -411,7 +456,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                 f"{n:,} requests unfinished; simulate fewer requests")
         steps_done += 1
         seen = last_start if cfg.plans_ahead else t
-        while arr_ptr < n and arrival[order[arr_ptr]] + fe <= seen:
+        while arr_ptr < n and reach[order[arr_ptr]] <= seen:
             waiting.append(int(order[arr_ptr]))
             arr_ptr += 1
         if cfg.prefilled:
@@ -435,8 +480,8 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
                     raise ValueError("a request does not fit in the KV cache")
                 preempt_newest()
                 continue
-            if arr_ptr < n and np.isfinite(arrival[order[arr_ptr]]):
-                t = max(t, float(arrival[order[arr_ptr]]) + fe)
+            if arr_ptr < n and np.isfinite(reach[order[arr_ptr]]):
+                t = max(t, float(reach[order[arr_ptr]]))
                 last_start = t  # idle: the request is planned as it arrives
                 continue
             if waiting:  # a prompt that can never fit
@@ -463,7 +508,7 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             ctx = inp[dec] + gen[dec]
             dctx, d = float(_kv_context(cost, ctx).sum()), len(dec)
             grow = float(_kv_context(cost, ctx + per_step).sum()) - dctx  # all sequences' context, one step on
-            next_t = float(arrival[order[arr_ptr]]) + fe if arr_ptr < n else np.inf
+            next_t = float(reach[order[arr_ptr]]) if arr_ptr < n else np.inf
             if steps > 1 and next_t < np.inf:  # the steps that start before the next arrival
                 lo, hi = 1, steps
                 while lo < hi:
@@ -521,10 +566,10 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
             if users is not None:
                 for _ in ended:
                     if next_arrival < n:
-                        arrival[next_arrival] = t
+                        send(next_arrival, t)
                         next_arrival += 1
     return SimResult(arrival=arrival, first_token=first, finish=finish, input_len=inp, output_len=out,
-                     iterations=iters, preemptions=preempt, makespan=t, max_running=max_run, frontend_s=fe,
+                     iterations=iters, preemptions=preempt, makespan=t, max_running=max_run, frontend_s=fe, reach=reach,
                      gaps=(np.asarray(gap_s), np.asarray(gap_n, float)))
 
 
