@@ -59,6 +59,7 @@ class ServeSetup:
                 # (the chat template's: a model whose chats render as harmony skips it, ModelSpec.chat_format)
                 "frontend_serial_s_per_request": self.cfg.ingest_s,
                 "frontend_requeues": e.frontend_requeues,
+                "frontend_stream_s_per_token": self.cfg.ingest_stream_s_per_token,
                 # the scheduler's limits (data-parallel attention: every rank's, summed)
                 "tp_handoff_s_per_iter": e.tp_handoff_s_per_iter, "max_batched_tokens": self.cfg.max_batched_tokens,
                 "chunk_tokens": e.max_batched_tokens if e.chunked_prefill else None, "max_seqs": self.cfg.max_seqs,
@@ -111,7 +112,8 @@ def serve_setup(model: Any, gpu_figures: HardwareFigures, engine: str | ServeEng
     eng = (engine if isinstance(engine, ServeEngine) else serve_engine(engine, **knobs)).on_card(gpu_figures.name,
                                                                                                  gpu_figures.memory_gib)
     if not served:
-        eng = replace(eng, stream_s_per_seq=0.0, frontend_s_per_request=0.0, frontend_serial_s_per_request=0.0)
+        eng = replace(eng, stream_s_per_seq=0.0, frontend_s_per_request=0.0, frontend_serial_s_per_request=0.0,
+                      frontend_stream_s_per_token=0.0)
     if speculation is not None:
         eng = eng.speculating()
     if weights not in WEIGHT_BITS:
@@ -147,7 +149,7 @@ def serve_setup(model: Any, gpu_figures: HardwareFigures, engine: str | ServeEng
                     prefill_first=eng.prefill_first,
                     reserve_output=eng.reserve_output, frontend_s=eng.frontend_s_per_request,
                     ingest_s=eng.frontend_serial_s_per_request if model.chat_format == "template" else 0.0,
-                    ingest_requeues=eng.frontend_requeues,
+                    ingest_requeues=eng.frontend_requeues, ingest_stream_s_per_token=eng.frontend_stream_s_per_token,
                     plans_ahead=eng.plans_ahead,
                     decode_tokens=speculation.accept_length if speculation else 1.0,
                     new_token_ratio=eng.new_token_ratio, min_new_token_ratio=eng.min_new_token_ratio,

@@ -93,6 +93,8 @@ class ServeEngine:
     # (sim.front_end_reach): what a burst of requests waits for, a request sent alone never
     frontend_serial_s_per_request: float = 0.0
     frontend_requeues: bool = False
+    # an in-line loop's time streaming one token of an answer, which holds back the rest of a burst behind it
+    frontend_stream_s_per_token: float = 0.0
     # the scheduler plans the next iteration while the GPU runs this one (SimConfig.plans_ahead)
     plans_ahead: bool = False
     tp_handoff_s_per_iter: float = 0.0

@@ -75,6 +75,9 @@ class SimConfig:
     # whether a request's handling yields to the loop there and goes on behind every request queued meanwhile
     ingest_s: float = 0.0
     ingest_requeues: bool = False
+    # an in-line loop (not `ingest_requeues`) also streams the answers of the requests it has sent on, which holds
+    # back the rest of a burst: each request costs the loop this much a token of its answer, behind its ingestion
+    ingest_stream_s_per_token: float = 0.0
     # the scheduler plans iteration k+1 while the GPU runs iteration k (vLLM's async scheduling, SGLang's and
     # TensorRT-LLM's overlap schedulers): a request that arrives during iteration k joins k+2, one step later than
     # with a synchronous scheduler; an idle engine takes it at once
@@ -200,8 +203,9 @@ def _check_inputs(cfg: SimConfig, inp: np.ndarray, out: np.ndarray, rate: float 
         raise ValueError(f"time_scale must be positive, got {cfg.time_scale}")
     if not cfg.frontend_s >= 0:
         raise ValueError(f"frontend_s must be >= 0, got {cfg.frontend_s}")
-    if not cfg.ingest_s >= 0:
-        raise ValueError(f"ingest_s must be >= 0, got {cfg.ingest_s}")
+    if not (cfg.ingest_s >= 0 and cfg.ingest_stream_s_per_token >= 0):
+        raise ValueError(f"ingest_s and ingest_stream_s_per_token must be >= 0, got {cfg.ingest_s}, "
+                         f"{cfg.ingest_stream_s_per_token}")
     if not cfg.decode_tokens >= 1:
         raise ValueError(f"decode_tokens must be >= 1, got {cfg.decode_tokens}")
     if len(inp) and int(inp.min()) < 1:
@@ -272,19 +276,22 @@ def median_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def front_end_reach(sent: np.ndarray, ingest_s: float, requeues: bool, latency_s: float) -> np.ndarray:
+def front_end_reach(sent: np.ndarray, ingest_s: float, requeues: bool, latency_s: float,
+                    streamed_s: np.ndarray | None = None) -> np.ndarray:
     """When requests sent at `sent` (ascending) reach the scheduler through a front-end whose one event loop spends
     `ingest_s` on each in turn (parsing, chat template, tokenization; first come, first served) within a front-end
     latency of `latency_s` per request (SimConfig.frontend_s). `requeues`: the handling yields after that part (vLLM
     tokenizes in a worker thread) and goes on behind every request that came meanwhile, so a burst reaches the
     scheduler together, once the whole burst's first parts are done; else each request goes on at once (SGLang's
-    tokenizer manager tokenizes in line), a burst trickling in one `ingest_s` apart. A request that finds the loop
-    free reaches the scheduler `latency_s` after it is sent, either way."""
+    tokenizer manager tokenizes in line), a burst trickling in one `ingest_s` apart, and further apart by
+    `streamed_s` (per request: the loop's time streaming its answer, which holds back the requests behind it). A
+    request that finds the loop free reaches the scheduler `latency_s` after it is sent, either way."""
     done = np.empty(len(sent))
+    after = np.zeros(len(sent)) if streamed_s is None else streamed_s
     free = -np.inf
     for k, t in enumerate(sent):
-        free = max(float(t), free) + ingest_s
-        done[k] = free
+        done[k] = max(float(t), free) + ingest_s
+        free = done[k] + float(after[k])
     if requeues and len(sent):
         # the rest of request k's handling waits behind every first part queued before it was ready
         done = done[np.searchsorted(sent, done, side="right") - 1]
@@ -343,16 +350,18 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     fe = cfg.frontend_s  # a request reaches the scheduler this long after it is sent, the loop free
     reach = np.full(n, np.inf)  # when each request reaches the scheduler (front_end_reach)
     known = order[np.isfinite(arrival[order])]  # the requests sent before the run starts: all of an open loop's
-    reach[known] = front_end_reach(arrival[known], cfg.ingest_s, cfg.ingest_requeues, fe)
-    # when the loop is done with the first parts sent so far: a closed loop's next send queues behind them
-    loop_free = float(reach[known].max()) - fe + cfg.ingest_s if len(known) else 0.0
+    streamed = cfg.ingest_stream_s_per_token * out  # the loop's time streaming each answer (an in-line loop's)
+    reach[known] = front_end_reach(arrival[known], cfg.ingest_s, cfg.ingest_requeues, fe, streamed[known])
+    # when the loop is done with what was sent so far: a closed loop's next send queues behind it
+    loop_free = float(reach[known].max()) - fe + cfg.ingest_s + float(streamed[known][-1]) if len(known) else 0.0
 
     def send(i: int, at: float) -> None:
         """A closed loop's user sends request i at `at`: it queues for the loop behind what is there."""
         nonlocal loop_free
         arrival[i] = at
-        loop_free = max(at, loop_free) + cfg.ingest_s
-        reach[i] = max(at + fe, loop_free + fe - cfg.ingest_s)
+        ingested = max(at, loop_free) + cfg.ingest_s
+        reach[i] = max(at + fe, ingested + fe - cfg.ingest_s)
+        loop_free = ingested + float(streamed[i])
 
     ratio = cfg.new_token_ratio
     ratio_step = (cfg.new_token_ratio - cfg.min_new_token_ratio) / max(1, cfg.new_token_ratio_decay_steps)
