@@ -339,7 +339,8 @@ def test_each_releases_front_end_queue_is_what_tools_fit_frontend_queue_fits(spe
 def test_vllms_front_end_queue_holds_on_the_bursts_it_was_not_fitted_on():
     """docs/serving.md 'A burst larger than the engine runs at once': vLLM 0.11's queue (fitted on the H100's burst
     alone) puts the two held-out A100 bursts' mean TTFT (bf16, AWQ: 1,000 ShareGPT prompts at once) within 0.8x-1.25x,
-    where without it they were 0.83x and 0.73x; SGLang's held-out H100 bf16 burst too (0.90x without)."""
+    where without it they were 0.83x and 0.73x; SGLang's held-out H100 bf16 burst too (0.90x without). The H100
+    burst's median TTFT (GPUStack's qwen3-14b/h100.md gives it beside the mean the fit read) holds too."""
     rows = {e["id"]: e for e in P.load_entries()}
     ids = ["gpustack-vllm-0.11.0-qwen3-14b-a100-bf16-sharegpt-inf-ttft_ms",
            "gpustack-vllm-0.11.0-qwen3-14b-a100-awq-sharegpt-inf-ttft_ms",
@@ -350,6 +351,12 @@ def test_vllms_front_end_queue_holds_on_the_bursts_it_was_not_fitted_on():
                / rows[i]["value"] for i in ids]
     assert all(0.8 <= x <= 1.25 for x in with_queue), with_queue
     assert without[0] < 0.85 and without[1] < 0.8 and without[2] < 0.91, without
+    # the H100 burst the figure was fitted on has the published shape too, not only its mean: its median (21,872 ms
+    # published; the fit read the mean) 1.02x, where without the queue the TTFTs spread from the start (0.25x)
+    h100 = {**rows["gpustack-vllm-0.11.0-qwen3-14b-h100-bf16-sharegpt-inf-ttft_ms"], "metric": "ttft_ms_p50",
+            "value": 21872.31}
+    assert 0.95 <= P.tool_value(h100) / h100["value"] <= 1.1
+    assert P.tool_value(h100, frontend_serial_s_per_request=0.0) / h100["value"] < 0.3
 
 
 def test_the_short_bursts_docs_serving_reports():
