@@ -646,7 +646,7 @@ SERVING_IN_BAND = 0.85  # share of each group within 0.8-1.25x; every result wit
 # front_end_reach; tools/fit_frontend_queue.py on the all-queued calibration runs, 2026-12-07): vLLM 0.11 17 ms a
 # request, each request going on behind the whole burst (its tokenizer's worker thread); SGLang 0.5 8.6 ms in line
 # and 28 us for each token of the answers it streams meanwhile; the per-sequence host times refitted with it
-# (vllm@0.11 170 -> 150 us, sglang@0.5 250 -> 280 us), SGLang's front-end 29 -> 27 ms. The 1,000-prompt bursts'
+# (vllm@0.11 170 -> 150 us, sglang@0.5 250 -> 280 us), SGLang's front-end 29 -> 30 ms. The 1,000-prompt bursts'
 # TTFT: vLLM's H100 0.25x -> 1.02x, its A100 ones (held out, the fit saw neither) 0.83x/0.73x -> 1.20x/1.07x,
 # SGLang's FP8 0.39x -> 1.00x, A100 0.80x -> 0.82x (held-out bf16 0.85x -> 1.09x): TTFT within 0.8-1.25x 0.79 ->
 # 0.88 (37 of 42). Their throughput falls with the wait it adds to the run

@@ -356,12 +356,13 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     loop_free = float(reach[known].max()) - fe + cfg.ingest_s + float(streamed[known][-1]) if len(known) else 0.0
 
     def send(i: int, at: float) -> None:
-        """A closed loop's user sends request i at `at`: it queues for the loop behind what is there."""
+        """A closed loop's user sends request i at `at`: it queues for the loop behind what is there. Its answer's
+        streaming is not charged ahead of the next send: a user sends again once its answer is out, so the
+        answers a loop streams are spread between its sends, not piled ahead of them as in a burst."""
         nonlocal loop_free
         arrival[i] = at
-        ingested = max(at, loop_free) + cfg.ingest_s
-        reach[i] = max(at + fe, ingested + fe - cfg.ingest_s)
-        loop_free = ingested + float(streamed[i])
+        loop_free = max(at, loop_free) + cfg.ingest_s
+        reach[i] = max(at + fe, loop_free + fe - cfg.ingest_s)
 
     ratio = cfg.new_token_ratio
     ratio_step = (cfg.new_token_ratio - cfg.min_new_token_ratio) / max(1, cfg.new_token_ratio_decay_steps)
