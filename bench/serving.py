@@ -423,15 +423,25 @@ SHORT_BURST_SOURCE = ("https://github.com/gpustack/gpustack/blob/7ae332aaf05783e
 SHORT_BURST = {("vllm", "0.11.0", "bf16"): (18282.75, 22.72), ("sglang", "0.5.5.post1", "fp8"): (4489.43, 7.80)}
 
 
-def short_burst_ratios(**knobs: Any) -> dict[tuple[str, str, str], tuple[float, float]]:
-    """Tool / published of SHORT_BURST per run: (mean TTFT, benchmark duration); `knobs`: profile what-ifs."""
+def _queued_run(model: str, engine: str, version: str, weights: str, gpu: str, input_len: int, output_len: int,
+                lengths: str, label: str) -> dict[str, Any]:
+    """An entry (less its metric and value) for one of GPUStack's runs of 1,000 requests queued at once on one GPU
+    through the engine's HTTP server, which no table of tests/data lists (SHORT_BURST, QWEN3_32B_H100)."""
+    return {"id": f"gpustack-{engine}-{version}-{model}-h100-{weights}-{label}-inf", "model": model, "engine": engine,
+            "engine_version": version, "gpu": gpu, "gpus": 1, "weights": weights, "kv_dtype": "bf16",
+            "input_len": input_len, "output_len": output_len, "tp": 1, "pp": 1, "concurrency": None,
+            "request_rate": None, "num_requests": 1000, "ubatch": None, "lengths": lengths, "client_measured": True,
+            "speculative": None, "disaggregated": None, "held_out": True}
+
+
+def short_burst_ratios(runs: Iterable[tuple[str, str, str]] = tuple(SHORT_BURST), **knobs: Any
+                       ) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """Tool / published of SHORT_BURST's `runs` (all by default): (mean TTFT, benchmark duration); `knobs`: profile
+    what-ifs."""
     out = {}
-    for (engine, version, weights), (ttft_ms, duration_s) in SHORT_BURST.items():
-        row = {"id": f"gpustack-{engine}-{version}-qwen3-14b-h100-{weights}-random-128-4-inf", "model": "qwen3-14b",
-               "engine": engine, "engine_version": version, "gpu": "H100 SXM5 80GB", "gpus": 1, "weights": weights,
-               "kv_dtype": "bf16", "input_len": 128, "output_len": 4, "tp": 1, "pp": 1, "concurrency": None,
-               "request_rate": None, "num_requests": 1000, "ubatch": None, "lengths": "fixed", "client_measured": True,
-               "speculative": None, "disaggregated": None, "held_out": True}
+    for engine, version, weights in runs:
+        ttft_ms, duration_s = SHORT_BURST[(engine, version, weights)]
+        row = _queued_run("qwen3-14b", engine, version, weights, "H100 SXM5 80GB", 128, 4, "fixed", "random-128-4")
         ttft = tool_value({**row, "metric": "ttft_ms"}, **knobs)
         duration = 1000 * 4 / tool_value({**row, "metric": "max_output_tps"}, **knobs)
         out[(engine, version, weights)] = (ttft / ttft_ms, duration / duration_s)
@@ -444,12 +454,8 @@ def memory_tight_ratios(gpu: str = "H100 SXM5 80GB") -> dict[tuple[str, str, str
     for (engine, version, weights), published in QWEN3_32B_H100.items():
         ratios = []
         for metric, value in zip(MEMORY_TIGHT_METRICS, published, strict=True):
-            row = {"id": f"gpustack-{engine}-{version}-qwen3-32b-h100-{weights}-sharegpt-inf-{metric}",
-                   "model": "qwen3-32b", "engine": engine, "engine_version": version, "gpu": gpu,
-                   "gpus": 1, "weights": weights, "kv_dtype": "bf16", "metric": metric, "value": value,
-                   "input_len": 217, "output_len": 201, "tp": 1, "pp": 1, "concurrency": None, "num_requests": 1000,
-                   "ubatch": None, "lengths": "sharegpt", "client_measured": True, "speculative": None,
-                   "disaggregated": None, "held_out": True}
+            row = {**_queued_run("qwen3-32b", engine, version, weights, gpu, 217, 201, "sharegpt", "sharegpt"),
+                   "metric": metric, "value": value}
             ratios.append(tool_value(row) / value)
         out[(engine, version, weights)] = tuple(ratios)
     return out

@@ -34,7 +34,7 @@ def rows_of(spec: str) -> list[dict]:
 
 
 def _short_burst_error(run: tuple[str, str, str], per_request: float) -> float:
-    ttft, duration = P.short_burst_ratios(frontend_serial_s_per_request=per_request,
+    ttft, duration = P.short_burst_ratios((run,), frontend_serial_s_per_request=per_request,
                                           frontend_stream_s_per_token=0.0)[run]
     return math.log(ttft) ** 2 + math.log(duration) ** 2
 

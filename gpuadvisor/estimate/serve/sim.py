@@ -276,26 +276,40 @@ def median_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+@dataclass
+class FrontEndLoop:
+    """The serving front-end's one event loop (module docstring): it spends `ingest_s` on each request in turn
+    (parsing, chat template, tokenization; first come, first served) within a front-end latency of `latency_s` per
+    request (SimConfig.frontend_s); `free`: when it can take the next request."""
+
+    ingest_s: float
+    latency_s: float
+    free: float = -np.inf
+
+    def reach(self, sent: np.ndarray, requeues: bool = False, streamed_s: np.ndarray | None = None) -> np.ndarray:
+        """When requests sent at `sent` (ascending, after any the loop took before) reach the scheduler.
+        `requeues`: the handling yields after the loop's part (vLLM tokenizes in a worker thread) and goes on behind
+        every request that came meanwhile, so a burst reaches the scheduler together, once the whole burst's first
+        parts are done; else each request goes on at once (SGLang's tokenizer manager tokenizes in line), a burst
+        trickling in one `ingest_s` apart, and further apart by `streamed_s` (per request: the loop's time streaming
+        its answer, which holds back the requests behind it). A request that finds the loop free reaches the
+        scheduler `latency_s` after it is sent, either way."""
+        done = np.empty(len(sent))
+        after = np.zeros(len(sent)) if streamed_s is None else streamed_s
+        for k, t in enumerate(sent):
+            done[k] = max(float(t), self.free) + self.ingest_s
+            self.free = done[k] + float(after[k])
+        if requeues and len(sent):
+            # the rest of request k's handling waits behind every first part queued before it was ready
+            done = done[np.searchsorted(sent, done, side="right") - 1]
+        return np.maximum(sent + self.latency_s, done + self.latency_s - self.ingest_s)
+
+
 def front_end_reach(sent: np.ndarray, ingest_s: float, requeues: bool, latency_s: float,
                     streamed_s: np.ndarray | None = None) -> np.ndarray:
-    """When requests sent at `sent` (ascending) reach the scheduler through a front-end whose one event loop spends
-    `ingest_s` on each in turn (parsing, chat template, tokenization; first come, first served) within a front-end
-    latency of `latency_s` per request (SimConfig.frontend_s). `requeues`: the handling yields after that part (vLLM
-    tokenizes in a worker thread) and goes on behind every request that came meanwhile, so a burst reaches the
-    scheduler together, once the whole burst's first parts are done; else each request goes on at once (SGLang's
-    tokenizer manager tokenizes in line), a burst trickling in one `ingest_s` apart, and further apart by
-    `streamed_s` (per request: the loop's time streaming its answer, which holds back the requests behind it). A
-    request that finds the loop free reaches the scheduler `latency_s` after it is sent, either way."""
-    done = np.empty(len(sent))
-    after = np.zeros(len(sent)) if streamed_s is None else streamed_s
-    free = -np.inf
-    for k, t in enumerate(sent):
-        done[k] = max(float(t), free) + ingest_s
-        free = done[k] + float(after[k])
-    if requeues and len(sent):
-        # the rest of request k's handling waits behind every first part queued before it was ready
-        done = done[np.searchsorted(sent, done, side="right") - 1]
-    return np.maximum(sent + latency_s, done + latency_s - ingest_s)
+    """When requests sent at `sent` (ascending) reach the scheduler through a front-end loop found free
+    (FrontEndLoop.reach)."""
+    return FrontEndLoop(ingest_s, latency_s).reach(sent, requeues, streamed_s)
 
 
 def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: np.ndarray, *,
@@ -348,21 +362,18 @@ def simulate(cost: StepCost, cfg: SimConfig, input_len: np.ndarray, output_len: 
     budget_full = cfg.max_batched_tokens
     finished = 0
     fe = cfg.frontend_s  # a request reaches the scheduler this long after it is sent, the loop free
-    reach = np.full(n, np.inf)  # when each request reaches the scheduler (front_end_reach)
+    reach = np.full(n, np.inf)  # when each request reaches the scheduler (FrontEndLoop.reach)
+    front = FrontEndLoop(cfg.ingest_s, fe)
     known = order[np.isfinite(arrival[order])]  # the requests sent before the run starts: all of an open loop's
     streamed = cfg.ingest_stream_s_per_token * out  # the loop's time streaming each answer (an in-line loop's)
-    reach[known] = front_end_reach(arrival[known], cfg.ingest_s, cfg.ingest_requeues, fe, streamed[known])
-    # when the loop is done with what was sent so far: a closed loop's next send queues behind it
-    loop_free = float(reach[known].max()) - fe + cfg.ingest_s + float(streamed[known][-1]) if len(known) else 0.0
+    reach[known] = front.reach(arrival[known], cfg.ingest_requeues, streamed[known])
 
     def send(i: int, at: float) -> None:
         """A closed loop's user sends request i at `at`: it queues for the loop behind what is there. Its answer's
         streaming is not charged ahead of the next send: a user sends again once its answer is out, so the
         answers a loop streams are spread between its sends, not piled ahead of them as in a burst."""
-        nonlocal loop_free
         arrival[i] = at
-        loop_free = max(at, loop_free) + cfg.ingest_s
-        reach[i] = max(at + fe, loop_free + fe - cfg.ingest_s)
+        reach[i] = front.reach(np.array([at]))[0]
 
     ratio = cfg.new_token_ratio
     ratio_step = (cfg.new_token_ratio - cfg.min_new_token_ratio) / max(1, cfg.new_token_ratio_decay_steps)
