@@ -334,7 +334,7 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     assumptions = {k: a[k] for k in ("engine", "engine_label", "weights", "kv_dtype", "kv_block_tokens",
                                      "max_batched_tokens", "chunk_tokens", "max_seqs", "cuda_graphs", "layout",
                                      "frontend_s_per_request", "frontend_serial_s_per_request", "frontend_requeues",
-                                     "tp_handoff_s_per_iter", "speculation")
+                                     "frontend_stream_s_per_token", "tp_handoff_s_per_iter", "speculation")
                    if k in a}
     notes: tuple[str, ...] = ()
     if "speculation" in a:
