@@ -53,7 +53,7 @@ def line(path: Path = RUN) -> str:
     bert_on, bert_off = rs[("bert-base-uncased-qa", 32, True)], rs[("bert-base-uncased-qa", 32, False)]
     resnet_share = shares[("torchvision:resnet50", 64)]
     date = env["date"][:10]
-    return (f"FP32, H100 {date}, driver {env['driver']}, lab/fp32_convs.py: ResNet-50, cuDNN TF32 (default), "
+    return (f"FP32, H100 {date}, driver {env['driver']}, lab/fp32_convs.py: ResNet-50, cuDNN TF32 "
             f"{rn[0]['step_s'] * 1e3:.1f}/{rn[1]['step_s'] * 1e3:.1f} ms b64/128, x{resnet_share:.2f} "
             f"TF32 off; tool {rn[0]['ratio']:.2f}/{rn[1]['ratio']:.2f}x. BERT, TF32 matmuls "
             f"x{shares[('hf:bert-base-uncased-qa', 32)]:.2f}: tool {bert_on['ratio']:.2f}x (`--tf32`), "

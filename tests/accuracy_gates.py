@@ -700,30 +700,10 @@ def published_kv_transfer() -> Verdict:
 #: set), the Qwen3-14B page's 128-token bursts (bench.serving.SHORT_BURST: vLLM's in no fit, SGLang's the one its
 #: loop's time a request is read off), each within 0.8x-1.25x: 12 of 12 today. Scaled by 0.75 or 1.25 on its own
 #: engine's rows, vLLM's figure leaves 11 and 9 of them within, SGLang's time a request 11 and 9; SGLang's time a
-#: token binds from above only (1.25x: 11, 0.75x: 12)
-QUEUE_BURST_IDS = ("gpustack-vllm-0.11.0-qwen3-14b-a100-bf16-sharegpt-inf-ttft_ms",
-                   "gpustack-vllm-0.11.0-qwen3-14b-a100-awq-sharegpt-inf-ttft_ms",
-                   "gpustack-sglang-0.5.5.post1-qwen3-14b-h100-bf16-sharegpt-inf-ttft_ms")
-
-
-def queue_burst_ratios(**knobs: Any) -> dict[str, float]:
-    """QUEUE_BURST_IDS, DeepSeek-R1's burst TTFTs and bench.serving.SHORT_BURST's, tool / published; `knobs`:
-    profile what-ifs applied to every row."""
-    from bench import serving as published
-
-    rows = {e["id"]: e for e in published.load_entries()}
-    out = {i: published.tool_value(rows[i], **knobs) / rows[i]["value"] for i in QUEUE_BURST_IDS}
-    for e in published.load_entries(published.DEEPSEEK):
-        case = published.deepseek_case(e)
-        if e["metric"] == "ttft_ms" and (case.endswith(("-sharegpt", "-sharegpt-opt")) or "random-128" in case):
-            out[e["id"]] = published.tool_value(e, **knobs) / e["value"]
-    for (engine, release, weights), (ttft, duration) in published.short_burst_ratios(**knobs).items():
-        out[f"short burst {engine} {release} {weights} ttft"] = ttft
-        out[f"short burst {engine} {release} {weights} duration"] = duration
-    return out
-
-
+#: token binds from above only (1.25x: 11, 0.75x: 12). The bursts: bench.serving.queue_burst_ratios
 def front_end_queue() -> Verdict:
+    from bench.serving import queue_burst_ratios
+
     ratios = queue_burst_ratios()
     outside = {k: round(v, 2) for k, v in ratios.items() if not 0.8 <= v <= 1.25}
     return Verdict(len(ratios) == 12 and not outside, f"{len(ratios) - len(outside)} of {len(ratios)} within "

@@ -342,7 +342,7 @@ def test_vllms_front_end_queue_holds_on_the_bursts_it_was_not_fitted_on():
     where without it they were 0.83x and 0.73x; SGLang's held-out H100 bf16 burst too (0.90x without). The H100
     burst's median TTFT (GPUStack's qwen3-14b/h100.md gives it beside the mean the fit read) holds too."""
     rows = {e["id"]: e for e in P.load_entries()}
-    ids = G.QUEUE_BURST_IDS  # vLLM's A100 bf16 and AWQ bursts, SGLang's H100 bf16 one
+    ids = P.QUEUE_BURST_IDS  # vLLM's A100 bf16 and AWQ bursts, SGLang's H100 bf16 one
     assert all(rows[i]["held_out"] for i in ids)
     with_queue = [P.tool_value(rows[i]) / rows[i]["value"] for i in ids]
     without = [P.tool_value(rows[i], frontend_serial_s_per_request=0.0, frontend_stream_s_per_token=0.0)

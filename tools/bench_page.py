@@ -412,7 +412,7 @@ def unseen_summary() -> list[str]:
            f"by no fit; median of {min(runs)}-{max(runs)} runs, {len(predicted)} models estimated before they ran:",
            ""]
     for family, test in (("recurrent (LSTM, GRU, 1-3 layers)", lambda c: unseen.family(c) == "recurrent"),
-                         ("others (unfitted models, layouts)",
+                         ("other models and layouts",
                           lambda c: unseen.family(c) != "recurrent")):
         sub = [r for r in rs if test(r.case["spec"])]
         inside = sum(0.8 <= r.time_ratio <= 1.25 for r in sub)
@@ -422,11 +422,18 @@ def unseen_summary() -> list[str]:
                    f"{mem}; time {min(r.time_ratio for r in sub):.2f}-{max(r.time_ratio for r in sub):.2f}x{probed}")
     steps, bias = recurrent.persist_kernel_ratios()
     backward = [x for _, x in recurrent.backward_workspace_ratios()]
-    return [*out, "", "RNN sweeps (H200 calls 2026-12-05; H100 memory, kernels 2026-12-06; driver 580.159.04): "
-            f"kernels' step {sum(0.8 <= x <= 1.25 for x in steps)} of {len(steps)} within 0.8x-1.25x, bias gradient "
-            f"{sum(0.9 <= x <= 1.1 for x in bias)} of {len(bias)} and backward workspace "
-            f"{sum(0.9 <= x <= 1.1 for x in backward)} of {len(backward)} within 10 %: "
-            "[docs/unseen-models.md](docs/unseen-models.md).", "", host_kinds_line(), ""]
+    directions = recurrent.call_ratios(recurrent.CALLS_H100_DIRECTIONS)
+
+    def within(phase: str) -> int:
+        return sum(0.8 <= r["ratio"] <= 1.25 for r in directions if r["phase"] == phase)
+
+    return [*out, "", "RNN sweeps (driver 580.159.04; H200 calls 2026-12-05; H100 memory, kernels -06, directions "
+            f"-07), in 0.8x-1.25x: kernel steps {sum(0.8 <= x <= 1.25 for x in steps)}/{len(steps)}, 1-2 directions "
+            f"{within('training')}/{len(directions) // 2} training, {within('inference')}/{len(directions) // 2} "
+            f"inference; within 10 %: bias gradient {sum(0.9 <= x <= 1.1 for x in bias)}/"
+            f"{len(bias)}, backward workspace {sum(0.9 <= x <= 1.1 for x in backward)}/{len(backward)}: "
+            "[docs/unseen-models.md](docs/unseen-models.md).", "",
+            host_kinds_line(), ""]
 
 
 def host_kinds_line() -> str:
