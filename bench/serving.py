@@ -210,8 +210,8 @@ def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: i
                  knobs: tuple[tuple[str, Any], ...], spec: tuple[tuple[str, Any], ...] = (),
                  rate: float | None = None, dp_attention: bool = False) -> dict[str, Any]:
     """One simulation (closed loop of `users`, Poisson arrivals at `rate` req/s, or all queued), shared by the
-    TTFT, TPOT and throughput figures of the same conditions; `lengths` sharegpt: ShareGPT-shaped lengths with means
-    `isl` and `osl`; `spec`: the entry's `speculative` (method, draft_tokens, accept_length, topk, verify_tokens)."""
+    TTFT, TPOT and throughput figures of the same conditions; `lengths` sharegpt or sharegpt-vllm (vLLM's benchmark
+    sample, its filter applied): ShareGPT-shaped lengths with means `isl` and `osl`; `spec`: the entry's `speculative` (method, draft_tokens, accept_length, topk, verify_tokens)."""
     key = (model, gpu, engine, weights, kv, tp, pp, isl, osl, lengths, users, requests,
            tuple(sorted((phys or {}).items())), knobs, spec, rate, dp_attention)
     if key not in _SIMS:
@@ -223,7 +223,7 @@ def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: i
         s = serve_setup(_model(model), card_figures(_catalog().get(gpu)), engine, weights=weights, kv_dtype=kv,
                         layout=Layout(tp=tp, pp=pp, dp_attention=dp_attention), phys=phys, speculation=run_spec,
                         **dict(knobs))
-        drawn = (Lengths("sharegpt", isl, osl, means=(float(isl), float(osl))) if lengths == "sharegpt"
+        drawn = (Lengths(lengths, isl, osl, means=(float(isl), float(osl))) if lengths in ("sharegpt", "sharegpt-vllm")
                  else Lengths("fixed", isl, osl))
         _SIMS[key] = estimate_load(s, drawn, users=users, rate=rate, requests=requests)["figures"]
     return _SIMS[key]
@@ -260,6 +260,22 @@ def unfused_fp8_prefill_ratios(path: Path = FP8_LAYER_RUN) -> tuple[dict[str, An
     cost = disagg_setup(e).prefill.cost
     return run["env"], {r["tokens"]: r["prefill_s"] / cost._stage_gpu_s(r["tokens"], r["tokens"] ** 2 / 2, 0, 0,
                                                                        cost.layers, 1.0) for r in run["rows"]}
+
+
+#: lab/bf16_layer_prefill.py's H100 run: Qwen3-14B's layer in bf16 at a burst's prefill iterations (38 prompts of 216
+#: tokens, 34 of them beside 848 decode rows, one 8,192-token prompt, about 2,000 tokens), held back to back
+BF16_LAYER_RUN = REPO / "lab" / "data" / "h100-bf16-prefill-2026-12-07" / "bf16_layer_prefill.json"
+
+
+def prefill_linear_ratios(path: Path = BF16_LAYER_RUN) -> tuple[dict[str, Any], list[tuple[dict[str, Any], float]]]:
+    """(the run's env, each row and the estimator's linears (serve/stepcost.py, vLLM 0.11 on the H100) over the
+    measured ones for its 40 layers at its token count): whether a sustained prefill iteration's GEMMs run at the
+    rate the serving step prices them."""
+    run = json.loads(path.read_text())
+    e = next(x for x in load_entries() if x["id"] == "gpustack-vllm-0.11.0-qwen3-14b-h100-bf16-sharegpt-inf-ttft_ms")
+    cost = serve_setup(_model(e["model"]), card_figures(_catalog().get(e["gpu"])), engine_spec(e),
+                       weights=e["weights"], kv_dtype=e["kv_dtype"]).cost
+    return run["env"], [(r, cost._linear_s(r["tokens"]) * cost.layers / r["gemms_step_s"]) for r in run["rows"]]
 
 
 def _disaggregated(e: dict[str, Any], phys: dict[str, float] | None, knobs: tuple[tuple[str, Any], ...]) -> float:
@@ -454,7 +470,7 @@ def memory_tight_ratios(gpu: str = "H100 SXM5 80GB") -> dict[tuple[str, str, str
     for (engine, version, weights), published in QWEN3_32B_H100.items():
         ratios = []
         for metric, value in zip(MEMORY_TIGHT_METRICS, published, strict=True):
-            row = {**_queued_run("qwen3-32b", engine, version, weights, gpu, 217, 201, "sharegpt", "sharegpt"),
+            row = {**_queued_run("qwen3-32b", engine, version, weights, gpu, 217, 201, "sharegpt-vllm", "sharegpt"),
                    "metric": metric, "value": value}
             ratios.append(tool_value(row) / value)
         out[(engine, version, weights)] = tuple(ratios)

@@ -113,7 +113,7 @@ def _gpt_oss_kernels_line() -> str:
         assert (env["device"], env["driver"]) == (fp8["device"], fp8["driver"]), env  # "same card and driver"
     est = moe.grouped_ratios()
     r = windows.ratios()
-    return (f"Same card, driver, {grouped['env']['date'][:10]} (tool / measured): grouped MoE experts "
+    return (f"Same card, {grouped['env']['date'][:10]}, tool / measured: grouped MoE experts "
             f"({len(est)} shapes) "
             f"{min(est):.2f}-{max(est):.2f}x; 128-token window / causal, "
             f"{'/'.join(f'{s // 1024}k' for s in r)} "
@@ -132,9 +132,9 @@ def _mla_layer_text(fp8_env: dict[str, str]) -> str:
     stream = moe.stream_run()["env"]
     assert (stream["device"], stream["driver"]) == (fp8_env["device"], fp8_env["driver"])  # same card
     held, block = list(moe.deepseek_grouped_ratios(held_out=True).values()), moe.block_fp8_ratios()
-    return (f"DeepSeek layers (`lab/mla_layer.py`, {len(ratios)}) {min(ratios):.2f}-{max(ratios):.2f}x "
+    return (f"DeepSeek layers ({len(ratios)}) {min(ratios):.2f}-{max(ratios):.2f}x "
             f"(ref GEMM {2 * 8192**3 / run['env']['reference_gemm_s'] / 1e12:.0f} TF/s); TP8 experts "
-            f"(`lab/fp8_block_gemm.py`) {min(held):.2f}-{max(held):.2f}x; block-scaled FP8 "
+            f"{min(held):.2f}-{max(held):.2f}x; block-scaled FP8 "
             f"{min(block):.2f}-{max(block):.2f}x per-tensor.")
 
 
@@ -147,13 +147,16 @@ def _fp8_reach_line() -> str:
 
     run = json.loads((ROOT / "lab/data/h100-fp8-reach-2026-12-06/fp8_reach_shapes.json").read_text())
     reach = [r["fp8_tflops"] / r["bf16_tflops"] / 2 for r in run["rows"]]
-    from bench.serving import unfused_fp8_prefill_ratios
+    from bench.serving import prefill_linear_ratios, unfused_fp8_prefill_ratios
 
     _, ratios = unfused_fp8_prefill_ratios()
-    return (f"FP8 over bf16, 1.5 s each, {len(reach)} prefill GEMMs (70B, 8B; H100, "
-            f"driver {run['env']['driver']}, {run['env']['date'][:10]}): median {statistics.median(reach):.2f} of the "
-            f"peaks' 2x ({min(reach):.2f}-{max(reach):.2f}); FP8_REACH {cal.FP8_REACH:g}. "
-            f"A 70B FP8 layer, unfused, same day: {ratios[3000]:.2f}x the tool's GPU time at 3,000 tokens.")
+    bf16_env, bf16 = prefill_linear_ratios()
+    linear = [x for _, x in bf16]
+    return (f"H100, driver {run['env']['driver']}, {run['env']['date'][:10]}: FP8 over bf16 at {len(reach)} prefill "
+            f"GEMMs (70B, 8B; 1.5 s each) median {statistics.median(reach):.2f} of the peaks' 2x "
+            f"({min(reach):.2f}-{max(reach):.2f}), FP8_REACH {cal.FP8_REACH:g}; a 70B FP8 layer, unfused, "
+            f"{ratios[3000]:.2f}x the tool at 3,000 tokens. {bf16_env['date'][:10]}, 4 s at 700 W: Qwen3-14B bf16 "
+            f"prefill linears, tool {min(linear):.2f}-{max(linear):.2f}x.")
 
 
 def node() -> list[str]:

@@ -66,7 +66,7 @@ def entries() -> list[dict[str, Any]]:
                 "weights": "mxfp4", "kv_dtype": "bf16", "metric": metric, "value": value,
                 "input_len": round(total_in / n, 3), "output_len": round(total_out / n, 3), "tp": 1, "pp": 1,
                 "concurrency": users, "request_rate": None, "num_requests": n, "ubatch": None,
-                "lengths": "sharegpt" if case.startswith("sharegpt") else "fixed", "client_measured": True,
+                "lengths": "sharegpt-vllm" if case.startswith("sharegpt") else "fixed", "client_measured": True,
                 "speculative": None, "disaggregated": None, "frontend_ms": None,
                 "source": {"url": url, "repo": "gpustack/gpustack", "path": f"docs/performance-lab/{path}",
                            "commit": commit,

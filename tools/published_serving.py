@@ -85,7 +85,7 @@ class Result:
     request_rate: float | None = None  # Poisson arrivals at this many requests/s (vllm bench serve --request-rate)
     num_requests: int | None = None
     ubatch: int | None = None
-    lengths: str = "fixed"  # fixed | sharegpt (input_len / output_len then are the run's mean lengths)
+    lengths: str = "fixed"  # fixed | sharegpt-vllm (vLLM's benchmark sample: input_len / output_len its means)
     client_measured: bool = False  # TTFT / TPOT / throughput measured by a benchmark client (AIPerf, vllm bench)
     # speculative decoding: method, draft_model, draft_tokens, accept_length (mean tokens a verify step keeps, from
     # the run's own counts) and host_sampling_s (the run's host sampling time per sampled token, where it samples)
@@ -134,10 +134,10 @@ def _bench_serve(model: str, gpu: str, engine: str, version: str, weights: str, 
             id=f"gpustack-{engine}-{version}-{model}-{gpu_key}-{weights}-sharegpt-{load}-{metric}", model=model,
             engine=engine, engine_version=version, gpu=gpu, gpus=1, weights=weights, kv_dtype=kv_dtype,
             metric=metric, value=v, input_len=input_len, output_len=output_len, concurrency=concurrency,
-            num_requests=num_requests, lengths="sharegpt", client_measured=True, source=src, table=table,
+            num_requests=num_requests, lengths="sharegpt-vllm", client_measured=True, source=src, table=table,
             notes="ShareGPT prompts (vllm bench serve --dataset-name sharegpt, openai-chat backend); input_len and "
                   "output_len are the run's means (total input / generated tokens over the requests): the tool "
-                  "draws ShareGPT-shaped lengths scaled to those means. " + notes))
+                  "draws ShareGPT-shaped lengths through vLLM's benchmark filter, scaled so the kept ones have those means. " + notes))
     return out
 
 
@@ -322,7 +322,7 @@ def _eagle_rows() -> list[Result]:
                 id=f"gpustack-sglang-0.5.3.post3-qwen3-8b-h100-fp8-eagle3-sharegpt-c{users}-{metric}",
                 model="qwen3-8b", engine="sglang", engine_version="0.5.3.post3", gpu="H100 SXM5 80GB", gpus=1,
                 weights="fp8", kv_dtype="bf16", metric=metric, value=value, input_len=233, output_len=221,
-                concurrency=users, num_requests=100, lengths="sharegpt", client_measured=True, source=src,
+                concurrency=users, num_requests=100, lengths="sharegpt-vllm", client_measured=True, source=src,
                 table=f"Other Benchmark Cases, Optimized benchmark results (sglang.launch_server --model "
                       f"Qwen/Qwen3-8B-FP8 --speculative-algorithm EAGLE3 --speculative-draft-model-path "
                       f"Tengyunw/qwen3_8b_eagle3 --speculative-num-steps 4 --speculative-eagle-topk 4 "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,9 @@ from gpuadvisor.core.errors import UserError
 SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, SHAREGPT_SIGMA = 227.0, 188.0, 0.9
 SHAREGPT_VLLM_MEAN_IN, SHAREGPT_VLLM_MEAN_OUT = 202.0, 179.0  # vLLM blog 2024-09-05 (module docstring)
 VLLM_FILTER = (4, 1024, 4, 2048)  # min prompt, max prompt, min output, max prompt + output (benchmark_serving.py)
+#: rounds of scaling the draw before vLLM's filter until the kept requests have the stated means (each round cuts
+#: the gap about tenfold: the filter drops a few per cent of the draws)
+FILTER_MEAN_ROUNDS = 6
 NAMED = ("fixed", "sharegpt", "sharegpt-vllm", "uniform:A-B")
 
 
@@ -63,6 +67,19 @@ class Lengths:
             return f"uniform inputs {self.lo}-{self.hi} tokens, {self.output_len} output tokens"
         return f"{len(self.pairs)} (input, output) pairs from {self.path}"
 
+    @staticmethod
+    def _filtered(ln: Callable[[float, int], np.ndarray], mean_in: float, mean_out: float,
+                  n: int) -> tuple[np.ndarray, np.ndarray]:
+        """`n` requests through vLLM's benchmark filter (VLLM_FILTER): what it drops is drawn again."""
+        inp, out = ln(mean_in, n), ln(mean_out, n)
+        lo_in, hi_in, lo_out, hi_total = VLLM_FILTER
+        for _ in range(100):  # a few per cent a round
+            bad = (inp < lo_in) | (inp > hi_in) | (out < lo_out) | (inp + out > hi_total)
+            if not bad.any():
+                break
+            inp[bad], out[bad] = ln(mean_in, int(bad.sum())), ln(mean_out, int(bad.sum()))
+        return np.clip(inp, lo_in, hi_in), np.clip(out, lo_out, hi_total - np.clip(inp, lo_in, hi_in))
+
     def draw(self, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.default_rng(seed)
         if self.kind == "fixed":
@@ -73,15 +90,16 @@ class Lengths:
             def ln(mean: float, size: int) -> np.ndarray:
                 mu = math.log(mean) - SHAREGPT_SIGMA ** 2 / 2
                 return np.clip(np.rint(rng.lognormal(mu, SHAREGPT_SIGMA, size)), 4, 4096).astype(np.int64)
-            inp, out = ln(mean_in, n), ln(mean_out, n)
-            if self.kind == "sharegpt-vllm":
-                lo_in, hi_in, lo_out, hi_total = VLLM_FILTER
-                for _ in range(100):  # redraw what vLLM's filter drops (a few per cent a round)
-                    bad = (inp < lo_in) | (inp > hi_in) | (out < lo_out) | (inp + out > hi_total)
-                    if not bad.any():
-                        break
-                    inp[bad], out[bad] = ln(mean_in, int(bad.sum())), ln(mean_out, int(bad.sum()))
-                inp, out = np.clip(inp, lo_in, hi_in), np.clip(out, lo_out, hi_total - inp)
+            if self.kind == "sharegpt":
+                return ln(mean_in, n), ln(mean_out, n)
+            # the means are a filtered sample's (vLLM's blog, a published run's totals): the draw before the filter
+            # is scaled until the kept requests have them (the filter drops long prompts, so its mean falls)
+            want_in, want_out = mean_in, mean_out
+            for _ in range(FILTER_MEAN_ROUNDS):
+                rng = np.random.default_rng(seed)
+                inp, out = self._filtered(ln, mean_in, mean_out, n)
+                mean_in *= want_in / float(inp.mean())
+                mean_out *= want_out / float(out.mean())
             return inp, out
         if self.kind == "uniform":
             return rng.integers(self.lo, self.hi + 1, n).astype(np.int64), np.full(n, self.output_len, np.int64)
