@@ -211,7 +211,8 @@ def _latency_run(model: str, gpu: str, engine: str, weights: str, kv: str, tp: i
                  rate: float | None = None, dp_attention: bool = False) -> dict[str, Any]:
     """One simulation (closed loop of `users`, Poisson arrivals at `rate` req/s, or all queued), shared by the
     TTFT, TPOT and throughput figures of the same conditions; `lengths` sharegpt or sharegpt-vllm (vLLM's benchmark
-    sample, its filter applied): ShareGPT-shaped lengths with means `isl` and `osl`; `spec`: the entry's `speculative` (method, draft_tokens, accept_length, topk, verify_tokens)."""
+    sample, its filter applied): ShareGPT-shaped lengths with means `isl` and `osl`; `spec`: the entry's `speculative`
+    (method, draft_tokens, accept_length, topk, verify_tokens)."""
     key = (model, gpu, engine, weights, kv, tp, pp, isl, osl, lengths, users, requests,
            tuple(sorted((phys or {}).items())), knobs, spec, rate, dp_attention)
     if key not in _SIMS:

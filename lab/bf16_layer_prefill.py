@@ -82,7 +82,7 @@ def clocks() -> dict[str, float]:
         h = pynvml.nvmlDeviceGetHandleByIndex(0)
         return {"sm_clock_mhz": float(pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)),
                 "power_w": pynvml.nvmlDeviceGetPowerUsage(h) / 1e3}
-    except Exception:  # noqa: BLE001 - a reading, not a requirement
+    except Exception:
         return {}
 
 

@@ -85,7 +85,8 @@ def entries() -> list[dict[str, Any]]:
                 id=f"gpustack-{engine}-{release}-deepseek-r1-h200x8-fp8-{case}-{metric}", engine=engine,
                 engine_version=release, gpu="H200 SXM 141GB", weights="fp8", kv_dtype="bf16", metric=metric,
                 value=value, input_len=round(total_in / n, 3), output_len=round(total_out / n, 3), concurrency=users,
-                num_requests=n, lengths="sharegpt-vllm" if case.startswith("sharegpt") else "fixed", client_measured=True,
+                num_requests=n, lengths="sharegpt-vllm" if case.startswith("sharegpt") else "fixed",
+                client_measured=True,
                 source={"url": url, "repo": "gpustack/gpustack", "path": PATH, "commit": COMMIT,
                         "document": f"GPUStack performance lab, DeepSeek-R1-0528 on 8x H200 ({engine} {release}: "
                                     f"{launch}; vllm bench serve, openai-chat backend)"},

@@ -137,7 +137,8 @@ def _bench_serve(model: str, gpu: str, engine: str, version: str, weights: str, 
             num_requests=num_requests, lengths="sharegpt-vllm", client_measured=True, source=src, table=table,
             notes="ShareGPT prompts (vllm bench serve --dataset-name sharegpt, openai-chat backend); input_len and "
                   "output_len are the run's means (total input / generated tokens over the requests): the tool "
-                  "draws ShareGPT-shaped lengths through vLLM's benchmark filter, scaled so the kept ones have those means. " + notes))
+                  "draws ShareGPT-shaped lengths through vLLM's benchmark filter, scaled so the kept ones have those "
+                  "means. " + notes))
     return out
 
 
