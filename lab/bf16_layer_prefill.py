@@ -14,24 +14,18 @@ which this script writes unfused (fp32 norms, rotary by concatenation) where an 
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 import torch.nn.functional as F
 
-from lab.results import write_rows
+from lab import decoder_ops
+from lab.results import bench_args, write_rows
 from lab.timing import sustained
 
 HIDDEN, HEADS, KV_HEADS, DIM, FFN, LAYERS = 5120, 40, 8, 128, 17408, 40
 
 
 def rms(x: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
-    return (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * gamma
-
-
-def rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    a, b = x[..., : DIM // 2], x[..., DIM // 2:]
-    return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+    return decoder_ops.rms(x, gamma, 1e-6)
 
 
 def make_layer() -> dict[str, torch.Tensor]:
@@ -52,8 +46,8 @@ def decoder_layer(x: torch.Tensor, p: dict[str, torch.Tensor], prompts: int, cos
     q, k, v = qkv.split((HEADS * DIM, KV_HEADS * DIM, KV_HEADS * DIM), dim=-1)
     length = cos.shape[0]
     n = prompts * length
-    q = rotary(rms(q[:n].view(prompts, length, HEADS, DIM), p["q_norm"]), cos, sin).transpose(1, 2)
-    k = rotary(rms(k[:n].view(prompts, length, KV_HEADS, DIM), p["k_norm"]), cos, sin).transpose(1, 2)
+    q = decoder_ops.rotary(rms(q[:n].view(prompts, length, HEADS, DIM), p["q_norm"]), cos, sin).transpose(1, 2)
+    k = decoder_ops.rotary(rms(k[:n].view(prompts, length, KV_HEADS, DIM), p["k_norm"]), cos, sin).transpose(1, 2)
     v = v[:n].reshape(prompts, length, KV_HEADS, DIM).transpose(1, 2)
     attn = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
     attn = attn.transpose(1, 2).reshape(n, HEADS * DIM)
@@ -86,7 +80,8 @@ def clocks() -> dict[str, float]:
         return {}
 
 
-def measure(prompts: int, length: int, decode_rows: int, layer: dict[str, torch.Tensor]) -> dict[str, float]:
+def measure(prompts: int, length: int, decode_rows: int, layer: dict[str, torch.Tensor],
+            seconds: float) -> dict[str, float]:
     tokens = prompts * length + decode_rows
     x = torch.randn(tokens, HIDDEN, device="cuda", dtype=torch.bfloat16)
     angle = torch.arange(length, device="cuda")[:, None] * 1e-4 ** (torch.arange(DIM // 2, device="cuda") / DIM)
@@ -97,14 +92,14 @@ def measure(prompts: int, length: int, decode_rows: int, layer: dict[str, torch.
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             decoder_layer(x, layer, prompts, cos, sin)
-        layer_s = sustained(graph.replay, 4.0, 40)
+        layer_s = sustained(graph.replay, seconds, 40)
         during = clocks()
         attn = torch.randn(tokens, HEADS * DIM, device="cuda", dtype=torch.bfloat16)
         act = torch.randn(tokens, FFN, device="cuda", dtype=torch.bfloat16)
         gemm_graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(gemm_graph):
             gemms_only(x, layer, attn, act)
-        gemm_s = sustained(gemm_graph.replay, 4.0, 40)
+        gemm_s = sustained(gemm_graph.replay, seconds, 40)
         during_gemms = {f"gemms_{k}": v for k, v in clocks().items()}
     row = {"prompts": prompts, "prompt_len": length, "decode_rows": decode_rows, "tokens": tokens,
            "layer_s": layer_s, "step_s": layer_s * LAYERS, "gemms_layer_s": gemm_s, "gemms_step_s": gemm_s * LAYERS,
@@ -115,13 +110,15 @@ def measure(prompts: int, length: int, decode_rows: int, layer: dict[str, torch.
     return row
 
 
+#: (prompts, prompt length, decode rows) of the iterations timed: a burst's prefill iterations at vLLM's 8,192-token
+#: budget (with and without the running requests' decodes), one long prompt, and iterations of about 2,000 tokens
+SHAPES = ((38, 216, 0), (34, 216, 848), (1, 8192, 0), (9, 216, 0), (4, 512, 0))
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
+    args = bench_args(__doc__, 4.0)
     layer = make_layer()
-    shapes = ((38, 216, 0), (34, 216, 848), (1, 8192, 0), (9, 216, 0), (4, 512, 0))
-    rows = [measure(p, n, d, layer) for p, n, d in shapes]
+    rows = [measure(p, n, d, layer, args.seconds) for p, n, d in SHAPES]
     write_rows(args.out, rows, model="qwen3-14b", weights="bf16", layers=LAYERS)
     return 0
 

@@ -16,6 +16,7 @@ import argparse
 import torch
 import torch.nn.functional as F
 
+from lab import decoder_ops
 from lab.results import write_rows
 from lab.timing import sustained
 
@@ -35,12 +36,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, weight_scale: torch.Tensor) ->
 
 
 def rms(x: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
-    return (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-5)).to(x.dtype) * gamma
-
-
-def rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    a, b = x[..., : DIM // 2], x[..., DIM // 2:]
-    return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+    return decoder_ops.rms(x, gamma, 1e-5)
 
 
 def make_layer() -> dict[str, torch.Tensor]:
@@ -61,8 +57,8 @@ def decoder_layer(x: torch.Tensor, p: dict[str, torch.Tensor], cos: torch.Tensor
     t = x.shape[0]
     qkv = linear(rms(x, p["norm1"]), p["qkv"], p["qkv_scale"])
     q, k, v = qkv.split((HEADS * DIM, KV_HEADS * DIM, KV_HEADS * DIM), dim=-1)
-    q = rotary(q.view(t, HEADS, DIM), cos, sin).transpose(0, 1)[None]
-    k = rotary(k.view(t, KV_HEADS, DIM), cos, sin).transpose(0, 1)[None]
+    q = decoder_ops.rotary(q.view(t, HEADS, DIM), cos, sin).transpose(0, 1)[None]
+    k = decoder_ops.rotary(k.view(t, KV_HEADS, DIM), cos, sin).transpose(0, 1)[None]
     v = v.reshape(t, KV_HEADS, DIM).transpose(0, 1)[None]
     attn = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
     x = x + linear(attn[0].transpose(0, 1).reshape(t, HEADS * DIM), p["o"], p["o_scale"])
