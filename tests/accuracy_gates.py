@@ -851,6 +851,13 @@ UNSEEN_GATES = {"recurrent": (60, 38, 1.83), "other": (76, 53, 2.0)}
 #: 512 (0.89x -> 1.31x) leave the band, the deep GRU's inference at 128 goes further out (1.26x -> 1.40x): on those
 #: hosts a direction's set-up costs less than the probe scales it to, where the sweep's host (5.9 us) ran it at a full
 #: layer's
+#: Tried and not kept (2026-12-07, night): the layers' set-up read off the probed sweeps' one-step inference calls
+#: (0.49 ms at a 10 us host: the two fit sweeps and the two held out agree, 0.49 and 0.50; the 0.6 ms is a line through
+#: an unprobed host's calls of 1-256 steps) and a backward call's own set-up a fixed 0.55 ms (the one-step training
+#: calls ran 0.87x-1.46x of their price from the 5.9 us host to the 9.8 us one while it scaled with the probe). 57 of
+#: 60 here (worst 1.35x) and the held-out sweeps' training calls 209 -> 225 of 328, but the H100 set's LSTM classifier
+#: (calibration, a 10 us host) fell 0.687x -> 0.678x and OP_GRAPH_STEP_ERROR's calibration 7.91 -> 7.97 %: the
+#: sweeps' calls and a model's disagree on a 10 us host
 UNSEEN_PROBED_GATES = {"recurrent": (60, 54, 1.44), "other": (76, 55, 2.03)}
 
 
