@@ -60,6 +60,10 @@ HF = sorted((ROOT / "lab" / "data" / "h100-hf-unseen-2026-12-06").glob("hf-[0-9]
 #: BERT-base SQuAD (hf:bert-base-uncased-qa, 384 tokens: Lambda's batches of 96 and 320), estimated before it ran
 #: (lab/data/h100-bert-qa-2026-12-07/predicted.json), one pass of 10 steps (2026-12-07): cases this file adds
 BERT_QA = sorted((ROOT / "lab" / "data" / "h100-bert-qa-2026-12-07").glob("bert-qa-[0-9].json"))
+#: the fifth batch: BERT-base SQuAD with its attention written out (lab/models/bert_qa_eager.py), estimated before it
+#: ran (lab/data/h100-bert-eager-2026-12-07/predicted.json), one pass of 10 steps beside hf:bert-base-uncased-qa's cases
+#: again, the reference in the same run (2026-12-07): cases this file adds, and one more run of those
+BERT_EAGER = sorted((ROOT / "lab" / "data" / "h100-bert-eager-2026-12-07").glob("bert-eager-[0-9].json"))
 
 
 def _key(case: dict[str, Any]) -> tuple[str, str, int]:
@@ -68,12 +72,13 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
-    POOLS', ROWS', HOST's, KERNELS', RNN_PROBE's, BROAD's, NCHW's, HF's and BERT_QA's) where more than one did (a
+    POOLS', ROWS', HOST's, KERNELS', RNN_PROBE's, BROAD's, NCHW's, HF's, BERT_QA's and BERT_EAGER's) where more than
+    one did (a
     recurrent case and a one-pass batch's always), and ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
     for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS, *RNN_PROBE, *BROAD, *NCHW, *HF,
-                 *BERT_QA):
+                 *BERT_QA, *BERT_EAGER):
         run = json.loads(path.read_text())
         env = run["env"]
         for c in run["results"]:
@@ -83,7 +88,7 @@ def merged(current: dict[str, Any]) -> dict[str, Any]:
                     "file": str(path.relative_to(ROOT)), "date": env["date"][:10], "time_s": c["time_s"],
                     "timed_steps": c["timed_steps"], "dispatch_op_s": c["dispatch_op_s"],
                     "peak_bytes": c["peak_bytes"]})
-    one_pass = {str(p.relative_to(ROOT)) for p in BERT_QA}  # cases measured in one pass keep their run all the same
+    one_pass = {str(p.relative_to(ROOT)) for p in (*BERT_QA, *BERT_EAGER)}  # one-pass cases keep their runs too
     known = {_key(c) for c in current["cases"]}
     out = []
     for c in [*current["cases"], *(first[k] for k in sorted(first) if k not in known)]:
