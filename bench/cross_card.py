@@ -15,6 +15,7 @@ training rows through bench.training (the parallel training model with the row's
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Callable, Iterable
@@ -23,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bench import TESTS_DATA
+from bench import TESTS_DATA, unseen
 
 DATA = TESTS_DATA / "published-cross-card.json"
 DATA2 = TESTS_DATA / "published-cross-card-2.json"  # rows collected after DATA's split was fixed
@@ -138,15 +139,22 @@ def _vision_estimate(e: dict[str, Any]) -> tuple[float, str]:
     from gpuadvisor.estimate import HardwareFigures, estimate_compute
 
     card = card_name(e["card"])
-    dtype = {"AMP float16": "fp16", "FP32": "fp32"}.get(str(e.get("precision")), "bf16")  # what the run computed in
+    precision = str(e.get("precision"))
+    dtype = {"AMP float16": "fp16", "apex AMP O2 float16": "fp16", "FP32": "fp32"}.get(precision, "bf16")
+    # apex's O2 runs a float16 model (float16 activations, its softmax too) with fp32 master weights: no autocast
     w = api.workload(e["model"], mode=e["mode"], batch=int(e["batch"]), channels_last=bool(e.get("channels_last")),
-                     dtype=dtype, seq_len=int(e.get("seq_len") or 0))
-    answer = api.estimate(api.request(w, card))
+                     dtype=dtype, seq_len=int(e.get("seq_len") or 0),
+                     mixed_precision=precision != "apex AMP O2 float16")
+    # a model written for a published run (lab/models/) reads its graph traced where its libraries are
+    stored = unseen.stored_graphs if e["model"].startswith("lab/") else contextlib.nullcontext
+    with stored():
+        answer = api.estimate(api.request(w, card))
     if answer.rate.value is not None:
         return float(answer.rate.value), ""
     from gpuadvisor.catalog import find
 
-    compute = estimate_compute(w, HardwareFigures.from_card(find(_catalog(), card)[0]))
+    with stored():
+        compute = estimate_compute(w, HardwareFigures.from_card(find(_catalog(), card)[0]))
     return float(compute.samples_per_s or math.nan), (
         f"the tool says it does not fit: {answer.memory.per_gpu_bytes / 2**30:.1f} GiB estimated on a "
         f"{(answer.memory.capacity_bytes or 0) / 2**30:.0f} GiB card (the published run fit); time from the op graph")

@@ -320,7 +320,7 @@ def test_bert_with_its_attention_written_out_was_estimated_before_it_was_measure
     before its H100 run; today's estimate is the same figure. Out of sample: time 0.99x-1.05x, peak memory
     1.00x-1.03x; in the same run the SDPA model took 80.97 ms at batch 96 against 153.98 ms written out (the tool
     151.67 ms): the score tensors' traffic and memory are priced as the card runs them, so Lambda's DLE BERT rows
-    (docs/cross-card.md), 1.02x-1.40x with SDPA, are not the attention's cost model."""
+    (docs/card-reach.md) are priced with this model since, as DLE's code runs (float16 under apex's O2)."""
     import json
 
     predicted = json.loads((REPO / "lab/data/h100-bert-eager-2026-12-07/predicted.json").read_text())["rows"]

@@ -401,14 +401,19 @@ def _lambda_rows() -> list[dict[str, Any]]:
             "Volta and Turing; NCHW as the AMP row" + v100))
         out.append({
             "id": f"lambda-bert-base-squad-{slug}-train-b{bert_batch}", "kind": "encoder", "card": card,
-            "model": "hf:bert-base-uncased-qa", "published_model": "BERT-base uncased (DLE run_squad.py)",
+            "model": "lab/models/bert_qa_eager.py:build", "published_model": "BERT-base uncased (DLE run_squad.py)",
             "mode": "training", "batch": bert_batch, "seq_len": 384,
             "framework": f"{LAMBDA_STACK}, BERT scripts/run_squad.sh train fp16, SQuAD v1.1",
-            "precision": "AMP float16", "metric": "sequences_per_s", "value": sequences,
+            "precision": "apex AMP O2 float16", "metric": "sequences_per_s", "value": sequences,
             "source": {**throughput, "table": f"row name_gpu={name}, column bert_base_squad"},
             "notes": (f"batch from {batch_src}; DLE's SQuAD fine-tuning pads every feature to its max_seq_length "
-                      "default, 384; DLE's BERT runs apex's fused LayerNorm and fused Adam, the tool's graph is "
-                      "transformers' BertForQuestionAnswering in eager PyTorch (SDPA attention)" + v100),
+                      "default, 384. The tool's graph is the run's code: DLE's BERT computes attention explicitly "
+                      "(PyTorch/LanguageModeling/BERT/modeling.py BertSelfAttention: matmul, scale, mask, softmax, "
+                      "dropout, matmul), as transformers' eager attention does (lab/models/bert_qa_eager.py), and "
+                      "run_squad.py --fp16 trains under apex amp.initialize(opt_level='O2'): a float16 model, its "
+                      "softmax in float16, fp32 master weights in FusedAdam (NVIDIA/DeepLearningExamples @729963dd) "
+                      "-- priced as float16 training without autocast. Not in the graph: apex's fused LayerNorm"
+                      + v100),
         })
     return out
 
