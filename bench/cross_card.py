@@ -141,19 +141,19 @@ def _vision_estimate(e: dict[str, Any]) -> tuple[float, str]:
     card = card_name(e["card"])
     precision = str(e.get("precision"))
     dtype = {"AMP float16": "fp16", "apex AMP O2 float16": "fp16", "FP32": "fp32"}.get(precision, "bf16")
-    # apex's O2 runs a float16 model (float16 activations, its softmax too) with fp32 master weights: no autocast
-    w = api.workload(e["model"], mode=e["mode"], batch=int(e["batch"]), channels_last=bool(e.get("channels_last")),
-                     dtype=dtype, seq_len=int(e.get("seq_len") or 0),
-                     mixed_precision=precision != "apex AMP O2 float16")
-    # a model written for a published run (lab/models/) reads its graph traced where its libraries are
+    # a model written for a published run (lab/models/) reads its graph traced where its libraries are, from its
+    # parameter count on
     stored = unseen.stored_graphs if e["model"].startswith("lab/") else contextlib.nullcontext
     with stored():
+        # apex's O2 runs a float16 model (float16 activations, its softmax too) with fp32 master weights: no autocast
+        w = api.workload(e["model"], mode=e["mode"], batch=int(e["batch"]), channels_last=bool(e.get("channels_last")),
+                         dtype=dtype, seq_len=int(e.get("seq_len") or 0),
+                         mixed_precision=precision != "apex AMP O2 float16")
         answer = api.estimate(api.request(w, card))
-    if answer.rate.value is not None:
-        return float(answer.rate.value), ""
-    from gpuadvisor.catalog import find
+        if answer.rate.value is not None:
+            return float(answer.rate.value), ""
+        from gpuadvisor.catalog import find
 
-    with stored():
         compute = estimate_compute(w, HardwareFigures.from_card(find(_catalog(), card)[0]))
     return float(compute.samples_per_s or math.nan), (
         f"the tool says it does not fit: {answer.memory.per_gpu_bytes / 2**30:.1f} GiB estimated on a "
