@@ -60,9 +60,11 @@ class Lengths:
             return f"fixed: {self.input_len} input, {self.output_len} output tokens"
         if self.kind in ("sharegpt", "sharegpt-vllm"):
             mean_in, mean_out = self._means()
-            rule = ", vLLM's benchmark filter" if self.kind == "sharegpt-vllm" else ""
-            return (f"sharegpt-like lognormal (mean {mean_in:g} input, {mean_out:g} output tokens, "
-                    f"sigma {SHAREGPT_SIGMA:g}{rule})")
+            sigma = f"sigma {SHAREGPT_SIGMA:g}"
+            if self.kind == "sharegpt-vllm":
+                return (f"sharegpt-like lognormal through vLLM's benchmark filter (the kept requests' means "
+                        f"{mean_in:g} input, {mean_out:g} output tokens; {sigma})")
+            return f"sharegpt-like lognormal (mean {mean_in:g} input, {mean_out:g} output tokens, {sigma})"
         if self.kind == "uniform":
             return f"uniform inputs {self.lo}-{self.hi} tokens, {self.output_len} output tokens"
         return f"{len(self.pairs)} (input, output) pairs from {self.path}"
