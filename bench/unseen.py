@@ -5,6 +5,7 @@ machine may lack) with the H100's datasheet figures. No fit reads these cases.""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,13 +30,20 @@ def family(spec: str) -> str:
     return "recurrent" if spec in RECURRENT_UNSEEN else "other"
 
 
+@functools.cache
+def _stored_rows() -> dict[str, Any]:
+    """GRAPHS as graphstore keeps its shipped rows, read once a process."""
+    from gpuadvisor.estimate.graph import load as load_graphs
+
+    return {k: g.to_dict() for k, g in load_graphs(GRAPHS).items()}
+
+
 @contextlib.contextmanager
 def stored_graphs() -> Iterator[None]:
     """The estimator reads the unseen graphs as if they were shipped (graphstore looks a shipped graph up by key)."""
     from gpuadvisor.estimate import graphstore
-    from gpuadvisor.estimate.graph import load as load_graphs
 
-    rows = {k: g.to_dict() for k, g in load_graphs(GRAPHS).items()}
+    rows = _stored_rows()
     original = graphstore._shipped_rows
     graphstore._shipped_rows = lambda: {**original(), **rows}  # type: ignore[assignment]
     graphstore._shipped_graph.cache_clear()
