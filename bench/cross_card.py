@@ -131,6 +131,10 @@ class Row:
         return self.estimate / self.published
 
 
+#: a row's precision where its run trained under apex's amp O2 (tools/published_cross_card.py: DLE's run_squad.py)
+APEX_O2 = "apex AMP O2 float16"
+
+
 def _vision_estimate(e: dict[str, Any]) -> tuple[float, str]:
     """The answer's images/s (sequences/s for an encoder row, at its seq_len); where the answer says the batch does
     not fit the card (it has no rate then), the same op-graph compute estimate without the memory verdict, and a note
@@ -140,7 +144,7 @@ def _vision_estimate(e: dict[str, Any]) -> tuple[float, str]:
 
     card = card_name(e["card"])
     precision = str(e.get("precision"))
-    dtype = {"AMP float16": "fp16", "apex AMP O2 float16": "fp16", "FP32": "fp32"}.get(precision, "bf16")
+    dtype = {"AMP float16": "fp16", APEX_O2: "fp16", "FP32": "fp32"}.get(precision, "bf16")
     # a model written for a published run (lab/models/) reads its graph traced where its libraries are, from its
     # parameter count on
     stored = unseen.stored_graphs if e["model"].startswith("lab/") else contextlib.nullcontext
@@ -148,7 +152,7 @@ def _vision_estimate(e: dict[str, Any]) -> tuple[float, str]:
         # apex's O2 runs a float16 model (float16 activations, its softmax too) with fp32 master weights: no autocast
         w = api.workload(e["model"], mode=e["mode"], batch=int(e["batch"]), channels_last=bool(e.get("channels_last")),
                          dtype=dtype, seq_len=int(e.get("seq_len") or 0),
-                         mixed_precision=precision != "apex AMP O2 float16")
+                         mixed_precision=precision != APEX_O2)
         answer = api.estimate(api.request(w, card))
         if answer.rate.value is not None:
             return float(answer.rate.value), ""

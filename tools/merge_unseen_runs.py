@@ -73,8 +73,7 @@ def _key(case: dict[str, Any]) -> tuple[str, str, int]:
 def merged(current: dict[str, Any]) -> dict[str, Any]:
     """`current` with each case's time the median over the runs that measured it (FIRST's, LATER's, ADDED's, VISION's
     POOLS', ROWS', HOST's, KERNELS', RNN_PROBE's, BROAD's, NCHW's, HF's, BERT_QA's and BERT_EAGER's) where more than
-    one did (a
-    recurrent case and a one-pass batch's always), and ADDED's cases appended."""
+    one did (a recurrent case and a one-pass batch's always), and ADDED's cases appended."""
     by: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     first: dict[tuple[str, str, int], dict[str, Any]] = {}
     for path in (FIRST, *LATER, *ADDED, *VISION, *POOLS, *ROWS, *HOST, *KERNELS, *RNN_PROBE, *BROAD, *NCHW, *HF,

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,36 +69,39 @@ class Lengths:
         return f"{len(self.pairs)} (input, output) pairs from {self.path}"
 
     @staticmethod
-    def _filtered(ln: Callable[[float, int], np.ndarray], mean_in: float, mean_out: float,
-                  n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _lognormal(rng: np.random.Generator, mean: float, size: int) -> np.ndarray:
+        """ShareGPT-shaped lengths of mean `mean` (SHAREGPT_SIGMA), clipped to 4-4,096 tokens."""
+        mu = math.log(mean) - SHAREGPT_SIGMA ** 2 / 2
+        return np.clip(np.rint(rng.lognormal(mu, SHAREGPT_SIGMA, size)), 4, 4096).astype(np.int64)
+
+    @classmethod
+    def _filtered(cls, seed: int, mean_in: float, mean_out: float, n: int) -> tuple[np.ndarray, np.ndarray]:
         """`n` requests through vLLM's benchmark filter (VLLM_FILTER): what it drops is drawn again."""
-        inp, out = ln(mean_in, n), ln(mean_out, n)
+        rng = np.random.default_rng(seed)
+        inp, out = cls._lognormal(rng, mean_in, n), cls._lognormal(rng, mean_out, n)
         lo_in, hi_in, lo_out, hi_total = VLLM_FILTER
         for _ in range(100):  # a few per cent a round
             bad = (inp < lo_in) | (inp > hi_in) | (out < lo_out) | (inp + out > hi_total)
             if not bad.any():
                 break
-            inp[bad], out[bad] = ln(mean_in, int(bad.sum())), ln(mean_out, int(bad.sum()))
+            k = int(bad.sum())
+            inp[bad], out[bad] = cls._lognormal(rng, mean_in, k), cls._lognormal(rng, mean_out, k)
         return np.clip(inp, lo_in, hi_in), np.clip(out, lo_out, hi_total - np.clip(inp, lo_in, hi_in))
 
     def draw(self, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.default_rng(seed)
         if self.kind == "fixed":
             return np.full(n, self.input_len, np.int64), np.full(n, self.output_len, np.int64)
-        if self.kind in ("sharegpt", "sharegpt-vllm"):
+        if self.kind == "sharegpt":
             mean_in, mean_out = self._means()
-
-            def ln(mean: float, size: int) -> np.ndarray:
-                mu = math.log(mean) - SHAREGPT_SIGMA ** 2 / 2
-                return np.clip(np.rint(rng.lognormal(mu, SHAREGPT_SIGMA, size)), 4, 4096).astype(np.int64)
-            if self.kind == "sharegpt":
-                return ln(mean_in, n), ln(mean_out, n)
+            return self._lognormal(rng, mean_in, n), self._lognormal(rng, mean_out, n)
+        if self.kind == "sharegpt-vllm":
             # the means are a filtered sample's (vLLM's blog, a published run's totals): the draw before the filter
             # is scaled until the kept requests have them (the filter drops long prompts, so its mean falls)
-            want_in, want_out = mean_in, mean_out
+            want_in, want_out = self._means()
+            mean_in, mean_out = want_in, want_out
             for _ in range(FILTER_MEAN_ROUNDS):
-                rng = np.random.default_rng(seed)
-                inp, out = self._filtered(ln, mean_in, mean_out, n)
+                inp, out = self._filtered(seed, mean_in, mean_out, n)
                 mean_in *= want_in / float(inp.mean())
                 mean_out *= want_out / float(out.mean())
             return inp, out
