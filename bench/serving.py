@@ -365,7 +365,7 @@ def markdown_section(checks: list[Check] | None = None, *, date: str = "2026-11-
         f"* held out ({held['n']}): {held['in_band']:.0%} within 0.8x-1.25x, {held['in_outer']:.0%} within "
         f"0.67x-1.5x, ratios {held['min']:.2f}-{held['max']:.2f}",
         "",
-        "Online serving, per metric (client-side, front-end in; means, or the page's medians):",
+        "Online serving, per metric (client-side, front-end in; means and medians):",
         "",
         *(f"* {name} ({m['n']}): {m['in_band']:.0%} within 0.8x-1.25x, {m['in_outer']:.0%} within 0.67x-1.5x, "
           f"ratios {m['min']:.2f}-{m['max']:.2f}" for name, m in per_metric(checks).items()),

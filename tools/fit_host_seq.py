@@ -6,7 +6,9 @@ those rows. Two fields:
 * `host_s_per_seq`: the engine core's scheduling, input preparation and output processing, between GPU steps or
   beside them where the engine overlaps the two (`host_seq_overlap`);
 * `stream_s_per_seq`: the serving front-end's detokenizing and streaming, in a process of its own, in runs a client
-  measures through the engine's HTTP server (its rows: the client-measured ones).
+  measures through the engine's HTTP server (its rows: the client-measured ones);
+* `speculative_host_s_per_seq`: the speculative worker's time per sequence and verify step, on the runs that
+  speculate (the others' rows leave them out).
 
 Prints the figures; engines.json is edited by hand with them (and says so). Run: `python3 -m tools.fit_host_seq`."""
 
@@ -16,13 +18,25 @@ from bench import serving as P
 
 #: (engine spec, field): vLLM v0.8-v0.13, between GPU steps (async scheduling from v0.14); SGLang v0.4-v0.5, beside
 #: them (its overlap scheduler); trtllm-serve's front-end (the offline trtllm-bench tables fit without it)
-FITS = (("vllm@0.11", "host_s_per_seq"), ("sglang@0.5", "host_s_per_seq"), ("trtllm", "stream_s_per_seq"))
+FITS = (("vllm@0.11", "host_s_per_seq"), ("sglang@0.5", "host_s_per_seq"), ("trtllm", "stream_s_per_seq"),
+        ("sglang@0.5", "speculative_host_s_per_seq"))
 
 
-def fit(spec: str, field: str = "host_s_per_seq", grid_us: range = range(0, 410, 10)) -> tuple[float, list[str]]:
+#: the figures of runs that queue every request at once that are not fitted: the mean TTFT (the front-end's queue,
+#: tools/fit_frontend_queue.py) and the mean TPOT, a tail the simulation does not draw (docs/serving.md, "The mean
+#: TPOT of a burst"): those runs' output throughput and median TPOT say what a sequence costs the host
+QUEUED_EXCLUDED = ("ttft_ms", "tpot_ms")
+
+
+def _all_queued(e: dict) -> bool:
+    return e["concurrency"] is None and e.get("request_rate") is None
+
+
+def fit(spec: str, field: str = "host_s_per_seq", grid_us: range = range(0, 1010, 10)) -> tuple[float, list[str]]:
     rows = [e for e in P.load_entries() if P.engine_spec(e) == spec and not e["held_out"]
-            and not (e["concurrency"] is None and e["metric"] == "ttft_ms") and not e.get("disaggregated")
-            and not e.get("speculative")  # a speculating engine's per-sequence work is its speculative worker's
+            and not (_all_queued(e) and e["metric"] in QUEUED_EXCLUDED) and not e.get("disaggregated")
+            # a speculating engine's per-sequence work is its speculative worker's, fitted on those runs alone
+            and bool(e.get("speculative")) == (field == "speculative_host_s_per_seq")
             and (field != "stream_s_per_seq" or e["client_measured"])]
     if not rows:
         return 0.0, []

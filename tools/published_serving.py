@@ -217,8 +217,41 @@ def results() -> list[Result]:
     r += _rotated(_eagle_rows())  # appended
     r += _rotated(_rtx5090_rate_rows())  # appended: cards beyond the H100 and A100, medians
     r += _rotated(_l4_concurrency_rows())  # appended
-    r += _rtx5090_cold_rows()  # appended last
+    r += _rtx5090_cold_rows()  # appended
+    r += _burst_median_rows()  # appended last
     return r
+
+
+def _burst_median_rows() -> list[Result]:
+    """The median TPOT of each GPUStack Qwen3-14B burst already in the set (the same result blocks as their mean
+    TTFT, mean TPOT and throughput in _online_rows): what `estimate` reports first (P50), and what a host's time per
+    sequence shows, where the mean carries a tail of seconds-long stalls of short answers (docs/serving.md)."""
+    runs = [("H100 SXM5 80GB", "vllm", "0.11.0", "bf16", GS_14B_H100, "1. Choosing the Inference Engine, vLLM", 117.46),
+            ("H100 SXM5 80GB", "sglang", "0.5.5.post1", "bf16", GS_14B_H100, "1. Choosing the Inference Engine, SGLang",
+             118.67),
+            ("H100 SXM5 80GB", "trtllm", "1.2.0rc1", "bf16", GS_14B_H100,
+             "1. Choosing the Inference Engine, TensorRT-LLM", 107.16),
+            ("H100 SXM5 80GB", "sglang", "0.5.5.post1", "fp8", GS_14B_H100,
+             "2. Quantization in SGLang, FP8 (Qwen/Qwen3-14B-FP8)", 94.53),
+            ("A100 SXM4 80GB", "vllm", "0.11.0", "bf16", GS_14B_A100, "1. Choosing the Inference Engine, vLLM", 106.15),
+            ("A100 SXM4 80GB", "sglang", "0.5.5.post1", "bf16", GS_14B_A100, "1. Choosing the Inference Engine, SGLang",
+             185.18),
+            ("A100 SXM4 80GB", "trtllm", "1.2.0rc1", "bf16", GS_14B_A100,
+             "1. Choosing the Inference Engine, TensorRT-LLM", 166.55),
+            ("A100 SXM4 80GB", "vllm", "0.11.0", "awq", GS_14B_A100,
+             "2. Quantization in TensorRT-LLM/vLLM, vLLM AWQ (Qwen/Qwen3-14B-AWQ)", 120.87)]
+    a100 = "the page says 'NVIDIA A100 GPUs'; the 80 GB SXM4 card is assumed (one GPU: no TP flag in the commands)"
+    out = []
+    for gpu, engine, version, weights, src, table, median in runs:
+        out.append(Result(
+            id=f"gpustack-{engine}-{version}-qwen3-14b-{gpu.split()[0].lower()}-{weights}-sharegpt-inf-tpot_ms_p50",
+            model="qwen3-14b", engine=engine, engine_version=version, gpu=gpu, gpus=1, weights=weights,
+            kv_dtype="bf16", metric="tpot_ms_p50", value=median, input_len=217, output_len=202, concurrency=None,
+            num_requests=1000, lengths="sharegpt-vllm", client_measured=True, source=src,
+            table=f"{table}: Median TPOT (ms)",
+            notes="the median of the same block's per-request TPOTs; ShareGPT prompts drawn as its mean-TPOT row's"
+                  + (f"; {a100}" if gpu.startswith("A100") else "")))
+    return out
 
 
 OPENINFER_5090 = {"url": "https://github.com/openinfer-project/openinfer/blob/6de4908130fd8a121a54ec09f510f21e5934f584/"

@@ -136,6 +136,9 @@ class ServeEngine:
     # and whether its overlap scheduler stays on (SGLang before its spec v2 turns it off)
     speculative_max_seqs: int = 0
     speculative_overlap: bool = True
+    # the speculative worker's host time per running sequence per verify step (drafting, tree building, verifying
+    # and accepting, in Python), in place of host_s_per_seq while it speculates; 0: host_s_per_seq's
+    speculative_host_s_per_seq: float = 0.0
     speculative_sources: tuple[str, ...] = ()
     # the attention kernel's query tile (rows) that every decoding sequence takes per query head in an iteration
     # that also runs prompt tokens: FlashAttention 2's paged split-KV kernel (kBlockM 64), which packs a KV group's
@@ -177,6 +180,7 @@ class ServeEngine:
         """The profile as the engine configures itself with speculative decoding on (the user's pinned knobs
         kept)."""
         return replace(self, host_seq_overlap=self.host_seq_overlap and self.speculative_overlap,
+                       host_s_per_seq=self.speculative_host_s_per_seq or self.host_s_per_seq,
                        plans_ahead=self.plans_ahead and self.speculative_overlap,
                        max_seqs=self.max_seqs if "max_seqs" in self.pinned or not self.speculative_max_seqs
                        else min(self.max_seqs, self.speculative_max_seqs))
