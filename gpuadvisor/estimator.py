@@ -313,7 +313,7 @@ def _serving(request: EstimateRequest, q: ServingLoad, hardware: Resolved) -> An
     overrides: dict[str, Any] = dict(q.engine_overrides)
     setup = serve_setup(w.model, card_figures(card), q.engine, weights=weights, kv_dtype=q.kv_dtype, layout=lay,
                         efficiency=None, speculation=_speculation(q), served=not q.in_process, **overrides)
-    lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens))
+    lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens), q.lengths_given)
     r = estimate_load(setup, lengths, rate=q.rate, users=q.concurrency, requests=q.requests, seed=q.seed,
                       slo_ttft=q.p99_ttft_s, slo_tpot=q.p99_tpot_s)
     f, a, ld = r["figures"], r["assumptions"], r["load"]
@@ -388,7 +388,7 @@ def _disaggregated(request: EstimateRequest, q: ServingLoad, hardware: Resolved)
                       layout=Layout(tp=w.tensor_parallel), served=not q.in_process, **overrides)
     ds = DisaggSetup(pre, dec, q.prefill_gpus // ptp, q.replicas,
                      kv_link(q.kv_link, phw, dhw, q.prefill_gpus + w.tensor_parallel * q.replicas))
-    lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens))
+    lengths = parse_lengths(q.lengths, w.seq, max(1, w.gen_tokens), q.lengths_given)
     r = estimate_disaggregated(ds, lengths, rate=q.rate, users=q.concurrency, requests=q.requests, seed=q.seed,
                                slo_ttft=q.p99_ttft_s, slo_tpot=q.p99_tpot_s)
     f, a, ld = r["figures"], r["assumptions"], r["load"]

@@ -85,6 +85,9 @@ class ServingLoad:
     concurrency: int | None = None  # closed loop: N clients that start together, each sending its next request
     # when the last one ends (benchmark_serving --max-concurrency)
     lengths: str | None = None  # fixed (default), sharegpt, uniform:A-B, or a file of 'INPUT OUTPUT' lines
+    # whether the prompt and output lengths were given (--input-len, --output-len): a ShareGPT-shaped draw takes
+    # them as its means, a range or a file that draws one itself refuses it (lengths.parse_lengths)
+    lengths_given: tuple[bool, bool] = (False, False)
     requests: int = 1000
     seed: int = 0
     weights: str | None = None  # weight format (default: the workload's quant, else its dtype)

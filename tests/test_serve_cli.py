@@ -46,6 +46,18 @@ def test_estimate_sharegpt_text(capsys):
     assert "sharegpt" in out and "P99" in out and "KV cache fp8" in out and "token budget" in out
 
 
+def test_estimate_takes_the_given_lengths_as_a_sharegpt_draws_means(capsys):
+    """A published ShareGPT run's mean lengths, given as --input-len/--output-len, are the draw's means: the answer
+    says so, where they had been left unread."""
+    rc, out, _ = run(capsys, "estimate", "qwen3-8b", "--engine", "vllm", "--concurrency", "4", "--lengths",
+                     "sharegpt-vllm", "--input-len", "233", "--output-len", "221", "--requests", "40", "--json")
+    assert rc == 0
+    load = json.loads(out)["detail"]["serving_simulation"]["load"]
+    assert "means 233 input, 221 output" in load["lengths"]
+    assert load["mean_input_len"] == pytest.approx(233, rel=0.05) and load["mean_output_len"] == pytest.approx(221,
+                                                                                                             rel=0.1)
+
+
 @pytest.mark.parametrize("argv", [
     ["--engine", "tgi", "--rate", "2"],
     ["--engine", "vllm", "--rate", "0"],

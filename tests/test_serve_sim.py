@@ -258,6 +258,24 @@ def test_sharegpt_vllm_lengths_keep_vllms_filter():
         parse_lengths("openorca", 100, 100)
 
 
+def test_given_lengths_set_a_sharegpt_draws_means_and_are_refused_where_drawn(tmp_path: Path):
+    """--input-len and --output-len, where given, are a ShareGPT-shaped draw's means (a published run's), the other
+    its default; a range that draws the prompts, or a file that gives both, refuses them in one line."""
+    only_out = parse_lengths("sharegpt-vllm", 217, 202, (False, True))
+    assert only_out.means == (202.0, 202.0)
+    inp, out = parse_lengths("sharegpt-vllm", 217, 202, (True, True)).draw(1000, seed=0)
+    assert inp.mean() == pytest.approx(217, rel=0.002) and out.mean() == pytest.approx(202, rel=0.002)
+    assert parse_lengths("sharegpt", 300, 50, (True, False)).means == (300.0, 188.0)
+    assert parse_lengths("sharegpt", 300, 50).means is None  # neither given: the named sample's means
+    with pytest.raises(UserError, match="drop --input-len"):
+        parse_lengths("uniform:100-200", 217, 64, (True, False))
+    assert parse_lengths("uniform:100-200", 217, 64, (False, True)).output_len == 64
+    f = tmp_path / "lengths.txt"
+    f.write_text("10 20\n30 40\n")
+    with pytest.raises(UserError, match="drop --input-len and --output-len"):
+        parse_lengths(str(f), 217, 64, (True, True))
+
+
 @pytest.mark.parametrize("card, tokens, seqs", [
     ("H100 SXM5 80GB", 8192, 1024),  # >= 70 GiB and not an A100: vLLM's large defaults
     ("H200 SXM 141GB", 8192, 1024),

@@ -133,7 +133,9 @@ def request_from(args: argparse.Namespace, calibration: Any = None) -> EstimateR
         engine = calibration.engine if calibration else args.engine if is_serve_engine(args.engine) else "vllm"
         question = ServingLoad(
             engine=engine, rate=args.rate,
-            concurrency=args.concurrency, lengths=args.lengths, requests=args.requests or ServingLoad.requests,
+            concurrency=args.concurrency, lengths=args.lengths,
+            lengths_given=(args.input_len is not None, args.output_len is not None),
+            requests=args.requests or ServingLoad.requests,
             seed=args.seed,
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,
             dp_attention=args.dp_attention,

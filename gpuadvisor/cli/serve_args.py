@@ -40,7 +40,8 @@ def add_serve_args(p: argparse.ArgumentParser, *, recommend: bool = False) -> No
                             "when the last ends (benchmark_serving --max-concurrency), instead of --rate")
     g.add_argument("--lengths", metavar="DIST|FILE",
                    help="request lengths: fixed (default), sharegpt, sharegpt-vllm (vLLM's benchmark sample and "
-                        "filter), uniform:A-B, or a file of 'INPUT OUTPUT' lines")
+                        "filter; --input-len and --output-len, if given, set their means), uniform:A-B, or a file of "
+                        "'INPUT OUTPUT' lines")
     g.add_argument("--requests", type=arg_type("slo_requests" if recommend else "requests"), default=None,
                    metavar="N",
                    help="requests to simulate (default 1000, at most 10,000; recommend: 300, at most 1,000)")
@@ -158,7 +159,8 @@ def run_recommend(args: argparse.Namespace) -> int:
     if args.p99_tpot is not None and w.gen_tokens <= 1 and args.lengths in (None, "fixed"):
         raise UserError("--p99-tpot: an answer of one token (--output-len 1) has no time per output token; give "
                         "--p99-ttft")
-    lengths = parse_lengths(args.lengths, w.seq, max(1, w.gen_tokens))  # as the estimator's serving question
+    given = (getattr(args, "input_len", None) is not None, getattr(args, "output_len", None) is not None)
+    lengths = parse_lengths(args.lengths, w.seq, max(1, w.gen_tokens), given)  # as the estimator's serving question
     from gpuadvisor.advisor.serve_slo import serving_picks
 
     r = serving_picks(m, catalog_from(args), offers, disaggregated=args.disaggregated, engine=args.serve_engine,

@@ -8,6 +8,8 @@
   request over 500 prompts: vLLM blog 2024-09-05 perf-update, vllm-project/vllm-project.github.io
   _posts/2024-09-05-perf-update.md) and vLLM's filter (benchmarks/benchmark_serving.py sample_sharegpt_requests:
   prompts of 4-1,024 tokens, outputs of at least 4, prompt + output at most 2,048; out-of-filter draws redrawn);
+* either ShareGPT shape takes --input-len and --output-len, where given, as its means (a published run's totals
+  over its requests);
 * OpenOrca (MLPerf Inference Llama-2-70B): not provided. mlcommons/inference language/llama2-70b/processorca.py
   gives the filter (inputs and outputs under 1,024 tokens, outputs of at least 3, 24,576 samples) but no published
   summary of the lengths was found to store; give the lengths as a file instead;
@@ -112,14 +114,21 @@ class Lengths:
         return arr[idx, 0], arr[idx, 1]
 
 
-def parse_lengths(spec: str | None, input_len: int, output_len: int) -> Lengths:
-    """`spec` as given to --lengths (None: fixed); UserError with one line on anything else."""
+def parse_lengths(spec: str | None, input_len: int, output_len: int,
+                  given: tuple[bool, bool] = (False, False)) -> Lengths:
+    """`spec` as given to --lengths (None: fixed); UserError with one line on anything else. `given`: whether the
+    user gave --input-len and --output-len: a ShareGPT-shaped draw takes them as its means (a published run's), the
+    other its named default; a range or a file that draws a length itself refuses its flag."""
     if input_len < 1 or output_len < 1:
         raise UserError(f"input and output lengths must be at least 1 token, got {input_len} and {output_len}")
     if spec is None or spec == "fixed":
         return Lengths("fixed", input_len, output_len)
     if spec in ("sharegpt", "sharegpt-vllm"):
-        return Lengths(spec, input_len, output_len)
+        if not any(given):
+            return Lengths(spec, input_len, output_len)
+        default_in, default_out = Lengths(spec, input_len, output_len)._means()
+        means = (float(input_len) if given[0] else default_in, float(output_len) if given[1] else default_out)
+        return Lengths(spec, input_len, output_len, means=means)
     if spec == "openorca":
         raise UserError("--lengths openorca: no published summary of MLPerf's OpenOrca lengths is stored (see "
                         "gpuadvisor/estimate/serve/lengths.py); give the lengths as a file of 'INPUT OUTPUT' lines")
@@ -131,10 +140,15 @@ def parse_lengths(spec: str | None, input_len: int, output_len: int) -> Lengths:
                 from None
         if not 1 <= a <= b:
             raise UserError(f"--lengths {spec!r}: need 1 <= A <= B")
+        if given[0]:
+            raise UserError(f"--lengths {spec} draws the prompt lengths itself: drop --input-len")
         return Lengths("uniform", input_len, output_len, lo=a, hi=b)
     p = Path(spec)
     if not p.is_file():
         raise UserError(f"--lengths {spec!r}: not a distribution ({', '.join(NAMED)}) nor a file of lengths")
+    if any(given):
+        flags = " and ".join(f for f, g in zip(("--input-len", "--output-len"), given, strict=True) if g)
+        raise UserError(f"--lengths {spec} gives both lengths of every request: drop {flags}")
     pairs = []
     try:
         text = p.read_text()
