@@ -97,6 +97,8 @@ def test_moe_experts_are_one_grouped_launch():
 #: the experts at the bf16 rate (mxfp4_moe_eff 1) 3 and 3 of 11; at the fitted 0.37 (0.36 now), 6 and 9: the A100's
 #: (another card, Marlin's kernels) 0.81x-0.99x but its 32,000-token prompts 1.56x (their attention), gpt-oss-120b's
 #: on the H100 (vLLM 0.10.2, not GPU-bound: tools/published_gpt_oss.py) 1.19x-1.38x, gpt-oss-20b's ShareGPT burst 0.49x
+#: (2026-12-06; 1.18x-1.42x and 0.73x once the host times were fitted without bursts' mean TPOT, 2026-12-07, and
+#: 10 of 11 within 0.67x-1.5x)
 #: (11, 6, 9) -> (11, 5, 9) once short expert slices stream below the bandwidth (GROUPED_STREAM_K_RAMP, measured on an
 #: H100's DeepSeek experts): the A100's ShareGPT burst 0.81x -> 0.80x, just outside
 HELD_OUT_THROUGHPUT = (11, 5, 9)
