@@ -101,7 +101,7 @@ def test_moe_experts_are_one_grouped_launch():
 #: 10 of 11 within 0.67x-1.5x)
 #: (11, 6, 9) -> (11, 5, 9) once short expert slices stream below the bandwidth (GROUPED_STREAM_K_RAMP, measured on an
 #: H100's DeepSeek experts): the A100's ShareGPT burst 0.81x -> 0.80x, just outside
-HELD_OUT_THROUGHPUT = (11, 5, 9)
+HELD_OUT_THROUGHPUT = (11, 5, 10)
 
 
 def test_the_held_out_gpt_oss_throughputs_keep_todays_bounds():
