@@ -440,6 +440,26 @@ SHORT_BURST_SOURCE = ("https://github.com/gpustack/gpustack/blob/7ae332aaf05783e
 SHORT_BURST = {("vllm", "0.11.0", "bf16"): (18282.75, 22.72), ("sglang", "0.5.5.post1", "fp8"): (4489.43, 7.80)}
 
 
+#: A V1 vLLM burst measured by someone else on another host (in no set; docs/serving.md "The mean TPOT of a burst"):
+#: vllm-project/vllm PR #13305, comment by tdoublep of 2025-03-19, "I've been testing these changes on H100" (one
+#: GPU: no TP flag), `vllm serve .../llama3.1-8b/instruct/` built from that branch (V1, VLLM_USE_V1=1), then
+#: benchmarks/benchmark_serving.py --dataset-name sharegpt --ignore-eos (1,000 prompts at an infinite rate, the vllm
+#: backend's /v1/completions): 23.29 s, 215,196 input and 198,343 output tokens, 8,516.11 output tok/s, mean TTFT
+#: 3,961.21 ms. The card is taken as the SXM form
+V1_BURST_SOURCE = "https://github.com/vllm-project/vllm/pull/13305"
+V1_BURST = {"max_output_tps": 8516.11, "ttft_ms": 3961.21}
+
+
+def v1_burst_ratios(**knobs: Any) -> dict[str, float]:
+    """Tool / published of V1_BURST, priced as `vllm@0.11` (the release entry that covers v0.8-v0.13)."""
+    base = {"id": "vllm-pr13305-llama-3.1-8b-h100-sharegpt-inf", "model": "llama-3.1-8b", "engine": "vllm",
+            "engine_version": "0.8.0", "gpu": "H100 SXM5 80GB", "gpus": 1, "weights": "bf16", "kv_dtype": "bf16",
+            "input_len": 215, "output_len": 198, "tp": 1, "pp": 1, "concurrency": None, "request_rate": None,
+            "num_requests": 1000, "ubatch": None, "lengths": "sharegpt-vllm", "client_measured": True,
+            "speculative": None, "disaggregated": None, "frontend_ms": None, "held_out": True}
+    return {m: tool_value({**base, "metric": m, "value": v}, **knobs) / v for m, v in V1_BURST.items()}
+
+
 def _queued_run(model: str, engine: str, version: str, weights: str, gpu: str, input_len: int, output_len: int,
                 lengths: str, label: str) -> dict[str, Any]:
     """An entry (less its metric and value) for one of GPUStack's runs of 1,000 requests queued at once on one GPU
