@@ -132,13 +132,15 @@ def picks(workload: Workload, targets: Targets | None = None, **kw: Any) -> dict
 
 
 def serving_picks(model: Any, *, rate: float, p99_ttft_s: float | None = None, p99_tpot_s: float | None = None,
-                  engine: str = "vllm", input_len: int = 1024, output_len: int = 256, lengths: str | None = None,
+                  engine: str = "vllm", input_len: int | None = None, output_len: int | None = None,
+                  lengths: str | None = None,
                   weights: str = "bf16", kv_dtype: str | None = None, disaggregated: bool = False,
                   providers: Sequence[str] = (), region: str | None = None, spot: bool = False,
                   offers: Sequence[Any] | None = None, requests: int = 300, seed: int = 0) -> Any:
     """The cheapest rental whose simulation at `rate` req/s meets P99 TTFT and time-per-token targets, and with
     `disaggregated` the cheapest prefill and decode pools that do (advisor.serve_slo.ServingPicks: `colocated`,
-    `disaggregated`, `cheaper`, what each search simulated). `lengths`: as `--lengths` (default fixed lengths)."""
+    `disaggregated`, `cheaper`, what each search simulated). `lengths`: as `--lengths` (default fixed lengths of
+    `input_len` and `output_len`, 1,024 and 256 when not given; a ShareGPT shape takes the given ones as its means)."""
     from gpuadvisor.advisor.market import offers_for
     from gpuadvisor.advisor.serve_slo import serving_picks as _serving_picks
     from gpuadvisor.catalog import load_catalog
@@ -147,8 +149,10 @@ def serving_picks(model: Any, *, rate: float, p99_ttft_s: float | None = None, p
 
     m = resolve_model(model) if isinstance(model, str) else model
     offer_list = list(offers) if offers is not None else offers_for(providers, region, spot=spot)[0]
+    drawn = parse_lengths(lengths, 1024 if input_len is None else input_len, 256 if output_len is None else output_len,
+                          (input_len is not None, output_len is not None))
     return _serving_picks(m, load_catalog(), offer_list, disaggregated=disaggregated, engine=engine, weights=weights,
-                          kv_dtype=kv_dtype, lengths=parse_lengths(lengths, input_len, output_len), rate=rate,
+                          kv_dtype=kv_dtype, lengths=drawn, rate=rate,
                           slo_ttft=p99_ttft_s, slo_tpot=p99_tpot_s, requests=requests, seed=seed)
 
 
