@@ -1,7 +1,7 @@
 """Fit an engine's time per running sequence per iteration on the published rows of that engine (or release) that
-are NOT held out (tests/data/published-serving.json), less the TTFT of runs that queue every request at once and
-less the runs that speculate: the value, on a 10 us grid, that minimises the squared log ratio tool / published of
-those rows. Two fields:
+are NOT held out (tests/data/published-serving.json), less the mean TTFT and mean TPOT of runs that queue every
+request at once (QUEUED_EXCLUDED) and, but for the speculative field, less the runs that speculate: the value, on a
+10 us grid, that minimises the squared log ratio tool / published of those rows. Three fields:
 
 * `host_s_per_seq`: the engine core's scheduling, input preparation and output processing, between GPU steps or
   beside them where the engine overlaps the two (`host_seq_overlap`);
