@@ -199,7 +199,8 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         _knife_edge(s, inp, out, u, seed, warm, summ["ttft_s"]["mean"])
         if u is not None and u > 1 and lengths.kind == "fixed" else None,
         _past_capacity_of(rate, [res for res, _ in runs]) if rate is not None else None,
-        BURST_TPOT_CAVEAT if load["offline"] and requests >= BURST_TPOT_REQUESTS else None]
+        BURST_TPOT_CAVEAT if load["offline"] and requests >= BURST_TPOT_REQUESTS
+        and lengths.kind in ("sharegpt", "sharegpt-vllm", "file") else None]
     if any(caveats):
         load["caveat"] = "; ".join(c for c in caveats if c)
     assumptions = s.assumptions()
@@ -285,7 +286,8 @@ def _past_capacity(rate: float, res: SimResult) -> str | None:
 
 #: what the published bursts say of a client's mean TPOT (docs/serving.md, "The mean TPOT of a burst"): GPUStack's
 #: 1,000 queued ShareGPT prompts measured a mean of 1.1x-2.7x the median (P99 up to 18x), a tail of stalled short
-#: answers the simulation does not draw; the estimate's median and throughput match those runs (0.85x-1.10x)
+#: answers the simulation does not draw; the estimate's median and throughput match those runs (0.85x-1.10x). Said of
+#: bursts whose answers vary in length (a ShareGPT shape or a file of lengths), as those runs' did
 BURST_TPOT_REQUESTS = 256
 BURST_TPOT_CAVEAT = ("a client's mean TPOT over a burst this large ran 1.1x-2.7x its median in published runs "
                      "(stalled short answers, which this simulation does not draw): compare the median TPOT and the "
