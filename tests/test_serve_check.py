@@ -222,6 +222,8 @@ def test_nothing_listening_is_one_line_exit_2():
     (("http://127.0.0.1:1", "--model", "7b", "--rate", "1", "--requests", "2", "--engine", "nginx"),
      ("--engine", "unknown engine 'nginx'", "vllm@")),
     (("http://127.0.0.1:1", "--model", "7b", "--requests", "2"), ("--rate", "--concurrency")),
+    (("http://127.0.0.1:1", "--model", "7b", "--rate", "1", "--requests", "2", "--lengths", "uniform:10-20",
+      "--input-len", "64"), ("uniform:10-20", "drop --input-len")),
 ])
 def test_bad_input_is_refused_before_anything_is_sent(argv, words):
     refused(cli("serve-check", *argv), *words)

@@ -127,17 +127,11 @@ def _load(args: argparse.Namespace) -> Any:
     from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
     from gpuadvisor.servecheck.measurement import LoadSpec
 
-    spec = args.lengths
-    if spec not in (None, "fixed"):  # a distribution that draws a length itself leaves that flag unused: refused
-        unused = [flag for flag, given, drawn in (("--input-len", args.input_len, True),
-                                                  ("--output-len", args.output_len, not spec.startswith("uniform:")))
-                  if given is not None and drawn]
-        if unused:
-            raise UserError(f"--lengths {spec} draws the {' and '.join(f.split('-')[2] for f in unused)} lengths "
-                            f"itself: drop {' and '.join(unused)}")
-
+    # a ShareGPT shape takes the given lengths as its means; a range or a file that draws one itself refuses its flag
+    # (lengths.parse_lengths, where the replay and the estimate draw them)
     return LoadSpec(rate=args.rate, concurrency=args.concurrency, input_len=args.input_len or DEFAULT_INPUT_LEN,
-                    output_len=args.output_len or DEFAULT_OUTPUT_LEN, lengths=args.lengths, requests=args.requests,
+                    output_len=args.output_len or DEFAULT_OUTPUT_LEN, lengths=args.lengths,
+                    lengths_given=(args.input_len is not None, args.output_len is not None), requests=args.requests,
                     seed=args.seed, time_limit_s=args.time_limit, prompt=args.prompt)
 
 
@@ -183,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     cat = catalog_from(args)
     request = _estimate_request(args, args.requests)  # bad model, card, engine or lengths: refused before sending
     load = _load(args)
-    lengths = parse_lengths(load.lengths, load.input_len, load.output_len)
+    lengths = parse_lengths(load.lengths, load.input_len, load.output_len, load.lengths_given)
     inputs, outputs = lengths.draw(load.requests, load.seed)  # the lengths the estimate's simulation draws
     vocab = int(request.workload.model.vocab_size or 32000)
     api_key = os.environ.get(API_KEY_ENV) or None

@@ -60,7 +60,7 @@ def estimate_request(m: Measurement, overrides: dict[str, float] | None = None,
                      tensor_parallel=t.gpus)
     count = requests or max(1, m.figures.completed or ld.requests)
     q = api.ServingLoad(engine=t.engine, rate=ld.rate, concurrency=ld.concurrency, lengths=ld.lengths,
-                        requests=count, seed=ld.seed, weights=t.weights,
+                        lengths_given=ld.lengths_given, requests=count, seed=ld.seed, weights=t.weights,
                         engine_overrides=tuple(sorted((overrides or {}).items())))
     return api.request(w, t.card, q)
 

@@ -58,6 +58,8 @@ class LoadSpec(_Strict):
     input_len: int = Field(ge=1)
     output_len: int = Field(ge=1)
     lengths: str | None = Field(description="--lengths spec (None: fixed input_len / output_len)")
+    lengths_given: tuple[bool, bool] = Field((False, False), description="whether --input-len and --output-len were "
+                                             "given: a ShareGPT shape takes them as its means")
     requests: int = Field(ge=1, description="requests asked for")
     seed: int = Field(ge=0)
     time_limit_s: float = Field(gt=0)
