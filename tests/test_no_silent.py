@@ -76,9 +76,13 @@ def test_report_into_a_missing_folder_is_refused(tmp_path):
     assert not (tmp_path / "nonexistent").exists()
 
 
-def test_serve_check_lengths_drawn_by_a_distribution_are_not_also_taken_from_flags():
+def test_serve_check_lengths_drawn_by_a_distribution_are_not_also_taken_from_flags(tmp_path):
+    """A range that draws the prompts refuses --input-len, a file that gives both lengths refuses either flag (a
+    ShareGPT shape takes them as its means: tests/test_serve_sim.py)."""
     url = "http://127.0.0.1:1"
-    refused(cli("serve-check", url, "--model", "7b", "--rate", "1", "--requests", "2", "--lengths", "sharegpt",
-                "--output-len", "100"), "--lengths sharegpt", "--output-len")
     refused(cli("serve-check", url, "--model", "7b", "--rate", "1", "--requests", "2", "--lengths",
                 "uniform:10-20", "--input-len", "100"), "--input-len")
+    lengths = tmp_path / "lengths.txt"
+    lengths.write_text("10 20\n")
+    refused(cli("serve-check", url, "--model", "7b", "--rate", "1", "--requests", "2", "--lengths",
+                str(lengths), "--output-len", "100"), "--output-len")
