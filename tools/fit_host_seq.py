@@ -32,7 +32,9 @@ def _all_queued(e: dict) -> bool:
     return e["concurrency"] is None and e.get("request_rate") is None
 
 
-def fit(spec: str, field: str = "host_s_per_seq", grid_us: range = range(0, 1010, 10)) -> tuple[float, list[str]]:
+def fit(spec: str, field: str = "host_s_per_seq", grid_us: range | None = None) -> tuple[float, list[str]]:
+    """(the value on the grid, the rows read): 0-400 us, the speculative worker's 0-1,000 us."""
+    grid_us = grid_us or (range(0, 1010, 10) if field == "speculative_host_s_per_seq" else range(0, 410, 10))
     rows = [e for e in P.load_entries() if P.engine_spec(e) == spec and not e["held_out"]
             and not (_all_queued(e) and e["metric"] in QUEUED_EXCLUDED) and not e.get("disaggregated")
             # a speculating engine's per-sequence work is its speculative worker's, fitted on those runs alone
