@@ -249,6 +249,7 @@ def test_sglang_admission_raises_the_queued_ttft():
         assert 0.79 <= P.tool_value(r) / r["value"] <= 1.2
 
 
+@pytest.mark.slow  # 8 re-simulations of an engine's rows (about 20 s): a constant's sensitivity, run in CI
 @pytest.mark.parametrize("spec, field", [("vllm@0.11", "host_s_per_seq"), ("sglang@0.5", "host_s_per_seq"),
                                          ("trtllm", "stream_s_per_seq"),
                                          ("sglang@0.5", "speculative_host_s_per_seq")])
