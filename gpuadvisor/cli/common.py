@@ -41,6 +41,12 @@ def given(args: argparse.Namespace, *dests: str) -> list[str]:
             if (value := getattr(args, d, None)) != defaults.get(d) and value not in (None, [], ())]
 
 
+def lengths_given(args: argparse.Namespace) -> tuple[bool, bool]:
+    """Whether --input-len and --output-len were given (request.ServingLoad.lengths_given, lengths.parse_lengths: a
+    ShareGPT shape takes them as its means)."""
+    return getattr(args, "input_len", None) is not None, getattr(args, "output_len", None) is not None
+
+
 def add_refresh_host(p: argparse.ArgumentParser) -> None:
     """`probe` and `run` both run the probes, so both can renew the host cache (probes/hostcache.py)."""
     p.add_argument("--refresh-host", action="store_true",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gpuadvisor.cli.common import lengths_given
 from gpuadvisor.estimate.serve.profiles import is_serve_engine
 from gpuadvisor.request import (
     EstimateRequest,
@@ -134,7 +135,7 @@ def request_from(args: argparse.Namespace, calibration: Any = None) -> EstimateR
         question = ServingLoad(
             engine=engine, rate=args.rate,
             concurrency=args.concurrency, lengths=args.lengths,
-            lengths_given=(args.input_len is not None, args.output_len is not None),
+            lengths_given=lengths_given(args),
             requests=args.requests or ServingLoad.requests,
             seed=args.seed,
             weights=args.weights, kv_dtype=args.kv_dtype, pipeline_parallel=args.pp, replicas=args.replicas,

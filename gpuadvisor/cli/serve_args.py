@@ -7,7 +7,7 @@ import argparse
 import math
 from typing import Any
 
-from gpuadvisor.cli.common import given
+from gpuadvisor.cli.common import given, lengths_given
 from gpuadvisor.core.errors import UserError
 from gpuadvisor.core.limits import arg_type
 from gpuadvisor.request import SERVE_ENGINES
@@ -159,8 +159,8 @@ def run_recommend(args: argparse.Namespace) -> int:
     if args.p99_tpot is not None and w.gen_tokens <= 1 and args.lengths in (None, "fixed"):
         raise UserError("--p99-tpot: an answer of one token (--output-len 1) has no time per output token; give "
                         "--p99-ttft")
-    given = (getattr(args, "input_len", None) is not None, getattr(args, "output_len", None) is not None)
-    lengths = parse_lengths(args.lengths, w.seq, max(1, w.gen_tokens), given)  # as the estimator's serving question
+    # as the estimator's serving question
+    lengths = parse_lengths(args.lengths, w.seq, max(1, w.gen_tokens), lengths_given(args))
     from gpuadvisor.advisor.serve_slo import serving_picks
 
     r = serving_picks(m, catalog_from(args), offers, disaggregated=args.disaggregated, engine=args.serve_engine,

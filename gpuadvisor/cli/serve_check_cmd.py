@@ -124,6 +124,7 @@ def _target(args: argparse.Namespace, served: str) -> Any:
 
 
 def _load(args: argparse.Namespace) -> Any:
+    from gpuadvisor.cli.common import lengths_given
     from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
     from gpuadvisor.servecheck.measurement import LoadSpec
 
@@ -131,7 +132,7 @@ def _load(args: argparse.Namespace) -> Any:
     # (lengths.parse_lengths, where the replay and the estimate draw them)
     return LoadSpec(rate=args.rate, concurrency=args.concurrency, input_len=args.input_len or DEFAULT_INPUT_LEN,
                     output_len=args.output_len or DEFAULT_OUTPUT_LEN, lengths=args.lengths,
-                    lengths_given=(args.input_len is not None, args.output_len is not None), requests=args.requests,
+                    lengths_given=lengths_given(args), requests=args.requests,
                     seed=args.seed, time_limit_s=args.time_limit, prompt=args.prompt)
 
 
