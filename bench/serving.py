@@ -452,12 +452,14 @@ V1_BURST = {"max_output_tps": 8516.11, "ttft_ms": 3961.21}
 
 def v1_burst_ratios(**knobs: Any) -> dict[str, float]:
     """Tool / published of V1_BURST, priced as `vllm@0.11` (the release entry that covers v0.8-v0.13)."""
-    base = {"id": "vllm-pr13305-llama-3.1-8b-h100-sharegpt-inf", "model": "llama-3.1-8b", "engine": "vllm",
-            "engine_version": "0.8.0", "gpu": "H100 SXM5 80GB", "gpus": 1, "weights": "bf16", "kv_dtype": "bf16",
-            "input_len": 215, "output_len": 198, "tp": 1, "pp": 1, "concurrency": None, "request_rate": None,
-            "num_requests": 1000, "ubatch": None, "lengths": "sharegpt-vllm", "client_measured": True,
-            "speculative": None, "disaggregated": None, "frontend_ms": None, "held_out": True}
+    base = {**_queued_run("llama-3.1-8b", "vllm", "0.8.0", "bf16", "H100 SXM5 80GB", 215, 198, "sharegpt-vllm",
+                          "sharegpt"), "id": "vllm-pr13305-llama-3.1-8b-h100-sharegpt-inf"}
     return {m: tool_value({**base, "metric": m, "value": v}, **knobs) / v for m, v in V1_BURST.items()}
+
+
+def all_queued(e: dict[str, Any]) -> bool:
+    """An entry whose requests were all queued at once (no concurrency, no request rate: a burst)."""
+    return e["concurrency"] is None and e.get("request_rate") is None
 
 
 def _queued_run(model: str, engine: str, version: str, weights: str, gpu: str, input_len: int, output_len: int,

@@ -150,8 +150,7 @@ def test_the_burst_tpot_caveat_states_the_published_bursts():
     from gpuadvisor.estimate.serve.lengths import Lengths
 
     rows = {e["id"]: e for e in P.load_entries()}
-    medians = [e for e in rows.values() if e["metric"] == "tpot_ms_p50" and e["concurrency"] is None
-               and e.get("request_rate") is None]
+    medians = [e for e in rows.values() if e["metric"] == "tpot_ms_p50" and P.all_queued(e)]
     spread = [rows[e["id"].removesuffix("_p50")]["value"] / e["value"] for e in medians]
     assert len(spread) == 8 and f"{min(spread):.1f}x-{max(spread):.1f}x" in api.BURST_TPOT_CAVEAT
     throughputs = [rows[e["id"].replace("tpot_ms_p50", "max_output_tps")] for e in medians]

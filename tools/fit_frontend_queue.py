@@ -29,7 +29,7 @@ SHORT_BURST_OF = {"sglang@0.5": ("sglang", "0.5.5.post1", "fp8")}
 def rows_of(spec: str) -> list[dict]:
     """The calibration rows of `spec` that queue every request at once and measure the mean TTFT."""
     return [e for e in P.load_entries() if e["metric"] == "ttft_ms" and not e.get("disaggregated")
-            and e["concurrency"] is None and e.get("request_rate") is None and not e["held_out"]
+            and P.all_queued(e) and not e["held_out"]
             and e["client_measured"] and P.engine_spec(e) == spec]
 
 

@@ -28,15 +28,11 @@ FITS = (("vllm@0.11", "host_s_per_seq"), ("sglang@0.5", "host_s_per_seq"), ("trt
 QUEUED_EXCLUDED = ("ttft_ms", "tpot_ms")
 
 
-def _all_queued(e: dict) -> bool:
-    return e["concurrency"] is None and e.get("request_rate") is None
-
-
 def fit(spec: str, field: str = "host_s_per_seq", grid_us: range | None = None) -> tuple[float, list[str]]:
     """(the value on the grid, the rows read): 0-400 us, the speculative worker's 0-1,000 us."""
     grid_us = grid_us or (range(0, 1010, 10) if field == "speculative_host_s_per_seq" else range(0, 410, 10))
     rows = [e for e in P.load_entries() if P.engine_spec(e) == spec and not e["held_out"]
-            and not (_all_queued(e) and e["metric"] in QUEUED_EXCLUDED) and not e.get("disaggregated")
+            and not (P.all_queued(e) and e["metric"] in QUEUED_EXCLUDED) and not e.get("disaggregated")
             # a speculating engine's per-sequence work is its speculative worker's, fitted on those runs alone
             and bool(e.get("speculative")) == (field == "speculative_host_s_per_seq")
             and (field != "stream_s_per_seq" or e["client_measured"])]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "published-serving.json"
 
@@ -50,6 +51,8 @@ GS_8B_H100 = _gpustack("qwen3-8b/h100-latency.md", "1dbc3b8130da92d31539404545a1
 GS_14B_H100 = _gpustack("qwen3-14b/h100.md", "7ae332aaf05783e657560ef927c527b156e2536d",
                         "GPUStack performance lab, Optimizing Qwen3-14B Throughput on NVIDIA H100 GPUs (vllm bench "
                         "serve, ShareGPT, 1000 prompts at an infinite request rate, one H100 SXM)")
+#: what GPUStack's Qwen3-14B A100 page leaves to assume
+A100_ASSUMED = "the page says 'NVIDIA A100 GPUs'; the 80 GB SXM4 card is assumed (one GPU: no TP flag in the commands)"
 GS_14B_A100 = _gpustack("qwen3-14b/a100.md", "10e9444a07c73556f2ef0d10d2b2766bbf54c9c0",
                         "GPUStack performance lab, Optimizing Qwen3-14B Throughput on NVIDIA A100 GPUs (vllm bench "
                         "serve, ShareGPT, 1000 prompts at an infinite request rate)")
@@ -120,26 +123,29 @@ def trt_rows(model: str, gpu: str, tp: int, weights: str, col: str, rows: dict[t
     return out
 
 
+def _bench_serve_row(model: str, gpu: str, engine: str, version: str, weights: str, src: dict[str, str], table: str,
+                     metric: str, value: float, *, input_len: int, output_len: int, concurrency: int | None,
+                     num_requests: int, kv_dtype: str = "bf16", notes: str = "") -> Result:
+    """One figure of a GPUStack `vllm bench serve` result block on ShareGPT prompts."""
+    load = f"c{concurrency}" if concurrency else "inf"
+    return Result(
+        id=f"gpustack-{engine}-{version}-{model}-{gpu.split()[0].lower()}-{weights}-sharegpt-{load}-{metric}",
+        model=model, engine=engine, engine_version=version, gpu=gpu, gpus=1, weights=weights, kv_dtype=kv_dtype,
+        metric=metric, value=value, input_len=input_len, output_len=output_len, concurrency=concurrency,
+        num_requests=num_requests, lengths="sharegpt-vllm", client_measured=True, source=src, table=table,
+        notes="ShareGPT prompts (vllm bench serve --dataset-name sharegpt, openai-chat backend); input_len and "
+              "output_len are the run's means (total input / generated tokens over the requests): the tool "
+              "draws ShareGPT-shaped lengths through vLLM's benchmark filter, scaled so the kept ones have those "
+              "means. " + notes)
+
+
 def _bench_serve(model: str, gpu: str, engine: str, version: str, weights: str, src: dict[str, str], table: str,
-                 figures: tuple[float, float, float], *, input_len: int, output_len: int, concurrency: int | None,
-                 num_requests: int, kv_dtype: str = "bf16", notes: str = "") -> list[Result]:
+                 figures: tuple[float, float, float], **run: Any) -> list[Result]:
     """One `vllm bench serve` result block: mean TTFT, mean TPOT (ms) and output token throughput."""
     ttft, tpot, tps = figures
-    load = f"c{concurrency}" if concurrency else "inf"
-    gpu_key = gpu.split()[0].lower()
-    out = []
-    for metric, v in (("ttft_ms", ttft), ("tpot_ms", tpot),
-                      ("output_tps" if concurrency else "max_output_tps", tps)):
-        out.append(Result(
-            id=f"gpustack-{engine}-{version}-{model}-{gpu_key}-{weights}-sharegpt-{load}-{metric}", model=model,
-            engine=engine, engine_version=version, gpu=gpu, gpus=1, weights=weights, kv_dtype=kv_dtype,
-            metric=metric, value=v, input_len=input_len, output_len=output_len, concurrency=concurrency,
-            num_requests=num_requests, lengths="sharegpt-vllm", client_measured=True, source=src, table=table,
-            notes="ShareGPT prompts (vllm bench serve --dataset-name sharegpt, openai-chat backend); input_len and "
-                  "output_len are the run's means (total input / generated tokens over the requests): the tool "
-                  "draws ShareGPT-shaped lengths through vLLM's benchmark filter, scaled so the kept ones have those "
-                  "means. " + notes))
-    return out
+    return [_bench_serve_row(model, gpu, engine, version, weights, src, table, metric, v, **run)
+            for metric, v in (("ttft_ms", ttft), ("tpot_ms", tpot),
+                              ("output_tps" if run["concurrency"] else "max_output_tps", tps))]
 
 
 def results() -> list[Result]:
@@ -240,18 +246,11 @@ def _burst_median_rows() -> list[Result]:
              "1. Choosing the Inference Engine, TensorRT-LLM", 166.55),
             ("A100 SXM4 80GB", "vllm", "0.11.0", "awq", GS_14B_A100,
              "2. Quantization in TensorRT-LLM/vLLM, vLLM AWQ (Qwen/Qwen3-14B-AWQ)", 120.87)]
-    a100 = "the page says 'NVIDIA A100 GPUs'; the 80 GB SXM4 card is assumed (one GPU: no TP flag in the commands)"
-    out = []
-    for gpu, engine, version, weights, src, table, median in runs:
-        out.append(Result(
-            id=f"gpustack-{engine}-{version}-qwen3-14b-{gpu.split()[0].lower()}-{weights}-sharegpt-inf-tpot_ms_p50",
-            model="qwen3-14b", engine=engine, engine_version=version, gpu=gpu, gpus=1, weights=weights,
-            kv_dtype="bf16", metric="tpot_ms_p50", value=median, input_len=217, output_len=202, concurrency=None,
-            num_requests=1000, lengths="sharegpt-vllm", client_measured=True, source=src,
-            table=f"{table}: Median TPOT (ms)",
-            notes="the median of the same block's per-request TPOTs; ShareGPT prompts drawn as its mean-TPOT row's"
-                  + (f"; {a100}" if gpu.startswith("A100") else "")))
-    return out
+    return [_bench_serve_row("qwen3-14b", gpu, engine, version, weights, src, f"{table}: Median TPOT (ms)",
+                             "tpot_ms_p50", median, input_len=217, output_len=202, concurrency=None,
+                             num_requests=1000, notes="the median of the same block's per-request TPOTs"
+                             + (f"; {A100_ASSUMED}" if gpu.startswith("A100") else ""))
+            for gpu, engine, version, weights, src, table, median in runs]
 
 
 OPENINFER_5090 = {"url": "https://github.com/openinfer-project/openinfer/blob/6de4908130fd8a121a54ec09f510f21e5934f584/"
@@ -521,7 +520,7 @@ def _online_rows() -> list[Result]:
                       "1. Choosing the Inference Engine, TensorRT-LLM", (10230.91, 161.58, 4000.99), **inf)
     r += _bench_serve("qwen3-14b", "H100 SXM5 80GB", "sglang", "0.5.5.post1", "fp8", GS_14B_H100,
                       "2. Quantization in SGLang, FP8 (Qwen/Qwen3-14B-FP8)", (7320.60, 251.67, 5019.64), **inf)
-    a100 = "the page says 'NVIDIA A100 GPUs'; the 80 GB SXM4 card is assumed (one GPU: no TP flag in the commands)"
+    a100 = A100_ASSUMED
     r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "vllm", "0.11.0", "bf16", GS_14B_A100,
                       "1. Choosing the Inference Engine, vLLM", (41875.09, 114.34, 1887.31), notes=a100, **inf)
     r += _bench_serve("qwen3-14b", "A100 SXM4 80GB", "sglang", "0.5.5.post1", "bf16", GS_14B_A100,
