@@ -258,6 +258,33 @@ def test_sharegpt_vllm_lengths_keep_vllms_filter():
         parse_lengths("openorca", 100, 100)
 
 
+def test_sharegpt_pairs_are_what_the_tool_builds_from_the_published_runs():
+    """sharegpt_lengths.json is tools/build_sharegpt_lengths.py's output on lab/data/sharegpt-vllm-sample-2024-09: the
+    five runs' same 640 prompts, each asked output the longest answer any run gave it, the 2 no run answered left
+    out; every run's source is named."""
+    import json
+
+    from gpuadvisor.estimate.serve.lengths import SHAREGPT_PAIRS, sharegpt_pairs
+    from tools.build_sharegpt_lengths import build
+
+    table, stored = build(), json.loads(SHAREGPT_PAIRS.read_text())
+    assert table["pairs"] == stored["pairs"] and table["runs"] == stored["runs"] and len(stored["runs"]) == 5
+    assert all(r["url"].startswith("https://github.com/") and len(r["commit"]) == 40 for r in stored["runs"])
+    assert sharegpt_pairs().shape == (638, 2)
+
+
+def test_sharegpt_draws_keep_the_measured_shape():
+    """A ShareGPT draw keeps the measured pairs' shape at the means asked: skewed prompts (median about 0.38 of the
+    mean), a tenth of the answers 11 tokens or fewer at the sample's means, long prompts with short answers; the draw
+    a lognormal of sigma 0.9 had given put 0.2 % of the answers at 8 tokens or fewer, the sample 7 %."""
+    inp, out = parse_lengths("sharegpt-vllm", 1, 1).draw(4000, seed=2)
+    assert 0.33 <= np.median(inp) / inp.mean() <= 0.43
+    assert 0.08 <= (out <= 11).mean() <= 0.15 and 0.05 <= (out <= 8).mean() <= 0.09
+    assert np.corrcoef(np.log(inp), np.log(out))[0, 1] < -0.3
+    big_in, big_out = Lengths("sharegpt", 1, 1, means=(2000.0, 100.0)).draw(1000, seed=0)
+    assert big_in.max() <= 4096 and big_out.min() >= 4 and big_out.mean() == pytest.approx(100, rel=0.01)
+
+
 def test_given_lengths_set_a_sharegpt_draws_means_and_are_refused_where_drawn(tmp_path: Path):
     """--input-len and --output-len, where given, are a ShareGPT-shaped draw's means (a published run's), the other
     its default; a range that draws the prompts, or a file that gives both, refuses them in one line."""

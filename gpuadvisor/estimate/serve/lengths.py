@@ -1,14 +1,17 @@
 """Request lengths: fixed, a named distribution, or a file of lengths. Pure functions, seeded.
 
 * `fixed` (default): every request has --input-len and --output-len tokens;
-* `sharegpt`: lognormal inputs and outputs with the means of the ShareGPT V3 set as the engines' benchmark
-  scripts sample it (227 input and 188 output tokens a request: sgl-project/sglang issue #1639, 2,000 prompts,
-  453,502 input and 376,493 output tokens), clipped to 4-4,096 tokens;
-* `sharegpt-vllm`: the same shape with the means of vLLM's benchmark sample (202 input, 179 output tokens a
-  request over 500 prompts: vLLM blog 2024-09-05 perf-update, vllm-project/vllm-project.github.io
-  _posts/2024-09-05-perf-update.md) and vLLM's filter (benchmarks/benchmark_serving.py sample_sharegpt_requests:
-  prompts of 4-1,024 tokens, outputs of at least 4, prompt + output at most 2,048; out-of-filter draws redrawn);
-* either ShareGPT shape takes --input-len and --output-len, where given, as its means (a published run's totals
+* `sharegpt-vllm`: ShareGPT V3 requests as vLLM's benchmark sampler draws them (sharegpt_lengths.json: 638 measured
+  [prompt, output] pairs, built by tools/build_sharegpt_lengths.py from published `--save-result` files, which list
+  every request's lengths), resampled with their means scaled to the sample's (202 input, 179 output tokens a request
+  over 500 prompts: vLLM blog 2024-09-05 perf-update, vllm-project/vllm-project.github.io
+  _posts/2024-09-05-perf-update.md) and vLLM's filter held (benchmarks/benchmark_serving.py sample_sharegpt_requests:
+  prompts of 4-1,024 tokens, outputs of at least 4, prompt + output at most 2,048). The pairs are skewed as the set
+  is: a median prompt of 76 tokens, a tenth of the answers 11 tokens or fewer, long prompts with short answers;
+* `sharegpt`: the same pairs with the means of the set as SGLang's benchmark samples it (227 input and 188 output
+  tokens a request: sgl-project/sglang issue #1639, 2,000 prompts, 453,502 input and 376,493 output tokens), clipped
+  to 4-4,096 tokens;
+* either ShareGPT draw takes --input-len and --output-len, where given, as its means (a published run's totals
   over its requests);
 * OpenOrca (MLPerf Inference Llama-2-70B): not provided. mlcommons/inference language/llama2-70b/processorca.py
   gives the filter (inputs and outputs under 1,024 tokens, outputs of at least 3, 24,576 samples) but no published
@@ -19,20 +22,31 @@
 
 from __future__ import annotations
 
-import math
+import json
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from gpuadvisor.core.errors import UserError
 
-SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT, SHAREGPT_SIGMA = 227.0, 188.0, 0.9
+SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT = 227.0, 188.0  # SGLang issue #1639 (module docstring)
 SHAREGPT_VLLM_MEAN_IN, SHAREGPT_VLLM_MEAN_OUT = 202.0, 179.0  # vLLM blog 2024-09-05 (module docstring)
 VLLM_FILTER = (4, 1024, 4, 2048)  # min prompt, max prompt, min output, max prompt + output (benchmark_serving.py)
-#: rounds of scaling the draw before vLLM's filter until the kept requests have the stated means (each round cuts
-#: the gap about tenfold: the filter drops a few per cent of the draws)
+SHAREGPT_CLIP = (4, 4096)  # `sharegpt`: each length's bounds
+SHAREGPT_PAIRS = Path(__file__).with_name("sharegpt_lengths.json")
+#: rounds of scaling the drawn pairs until, within their bounds, they have the stated means (each round cuts the gap
+#: about tenfold: the bounds clip a few per cent of the draws)
 FILTER_MEAN_ROUNDS = 6
+
+
+@cache
+def sharegpt_pairs() -> np.ndarray:
+    """The measured ShareGPT [prompt, output] pairs (SHAREGPT_PAIRS), one row a request."""
+    return np.array(json.loads(SHAREGPT_PAIRS.read_text())["pairs"], dtype=np.int64)
+
+
 NAMED = ("fixed", "sharegpt", "sharegpt-vllm", "uniform:A-B")
 
 
@@ -61,52 +75,38 @@ class Lengths:
             return f"fixed: {self.input_len} input, {self.output_len} output tokens"
         if self.kind in ("sharegpt", "sharegpt-vllm"):
             mean_in, mean_out = self._means()
-            sigma = f"sigma {SHAREGPT_SIGMA:g}"
+            sample = f"{len(sharegpt_pairs())} measured ShareGPT requests resampled"
             if self.kind == "sharegpt-vllm":
-                return (f"sharegpt-like lognormal through vLLM's benchmark filter (the kept requests' means "
-                        f"{mean_in:g} input, {mean_out:g} output tokens; {sigma})")
-            return f"sharegpt-like lognormal (mean {mean_in:g} input, {mean_out:g} output tokens, {sigma})"
+                return (f"sharegpt-vllm: {sample} through vLLM's benchmark filter (means {mean_in:g} input, "
+                        f"{mean_out:g} output tokens)")
+            return f"sharegpt: {sample} (means {mean_in:g} input, {mean_out:g} output tokens)"
         if self.kind == "uniform":
             return f"uniform inputs {self.lo}-{self.hi} tokens, {self.output_len} output tokens"
         return f"{len(self.pairs)} (input, output) pairs from {self.path}"
 
     @staticmethod
-    def _lognormal(rng: np.random.Generator, mean: float, size: int) -> np.ndarray:
-        """ShareGPT-shaped lengths of mean `mean` (SHAREGPT_SIGMA), clipped to 4-4,096 tokens."""
-        mu = math.log(mean) - SHAREGPT_SIGMA ** 2 / 2
-        return np.clip(np.rint(rng.lognormal(mu, SHAREGPT_SIGMA, size)), 4, 4096).astype(np.int64)
-
-    @classmethod
-    def _filtered(cls, seed: int, mean_in: float, mean_out: float, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """`n` requests through vLLM's benchmark filter (VLLM_FILTER): what it drops is drawn again."""
-        rng = np.random.default_rng(seed)
-        inp, out = cls._lognormal(rng, mean_in, n), cls._lognormal(rng, mean_out, n)
-        lo_in, hi_in, lo_out, hi_total = VLLM_FILTER
-        for _ in range(100):  # a few per cent a round
-            bad = (inp < lo_in) | (inp > hi_in) | (out < lo_out) | (inp + out > hi_total)
-            if not bad.any():
-                break
-            k = int(bad.sum())
-            inp[bad], out[bad] = cls._lognormal(rng, mean_in, k), cls._lognormal(rng, mean_out, k)
-        return np.clip(inp, lo_in, hi_in), np.clip(out, lo_out, hi_total - np.clip(inp, lo_in, hi_in))
+    def _resampled(seed: int, want_in: float, want_out: float, n: int, bounds: tuple[int, int, int, int]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """`n` requests drawn from the measured pairs (sharegpt_pairs), each length scaled by one factor a side until,
+        within `bounds` (min prompt, max prompt, min output, max prompt + output), they have the means wanted."""
+        rows = sharegpt_pairs()[np.random.default_rng(seed).integers(0, len(sharegpt_pairs()), n)]
+        lo_in, hi_in, lo_out, hi_total = bounds
+        scale_in, scale_out = want_in / rows[:, 0].mean(), want_out / rows[:, 1].mean()
+        for _ in range(FILTER_MEAN_ROUNDS):
+            inp = np.clip(np.rint(rows[:, 0] * scale_in), lo_in, hi_in).astype(np.int64)
+            out = np.clip(np.rint(rows[:, 1] * scale_out), lo_out, np.maximum(hi_total - inp, lo_out)).astype(np.int64)
+            scale_in *= want_in / float(inp.mean())
+            scale_out *= want_out / float(out.mean())
+        return inp, out
 
     def draw(self, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.default_rng(seed)
         if self.kind == "fixed":
             return np.full(n, self.input_len, np.int64), np.full(n, self.output_len, np.int64)
-        if self.kind == "sharegpt":
-            mean_in, mean_out = self._means()
-            return self._lognormal(rng, mean_in, n), self._lognormal(rng, mean_out, n)
-        if self.kind == "sharegpt-vllm":
-            # the means are a filtered sample's (vLLM's blog, a published run's totals): the draw before the filter
-            # is scaled until the kept requests have them (the filter drops long prompts, so its mean falls)
-            want_in, want_out = self._means()
-            mean_in, mean_out = want_in, want_out
-            for _ in range(FILTER_MEAN_ROUNDS):
-                inp, out = self._filtered(seed, mean_in, mean_out, n)
-                mean_in *= want_in / float(inp.mean())
-                mean_out *= want_out / float(out.mean())
-            return inp, out
+        if self.kind in ("sharegpt", "sharegpt-vllm"):
+            lo, hi = SHAREGPT_CLIP
+            bounds = VLLM_FILTER if self.kind == "sharegpt-vllm" else (lo, hi, lo, 2 * hi)
+            return self._resampled(seed, *self._means(), n, bounds)
         if self.kind == "uniform":
             return rng.integers(self.lo, self.hi + 1, n).astype(np.int64), np.full(n, self.output_len, np.int64)
         idx = np.arange(n) % len(self.pairs)
