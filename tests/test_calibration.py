@@ -121,6 +121,7 @@ def test_no_module_freezes_a_constant_by_importing_it():
                 assert not frozen, f"{path.relative_to(ROOT)} imports {frozen}: read cal.NAME at call time"
 
 
+@pytest.mark.slow  # a scan of every module's source (about 3 s): code hygiene, run with the slow suite in CI
 def test_every_constant_is_read_by_the_code():
     """Each constant of the table is used somewhere outside the table (cal.NAME or value("NAME"))."""
     code = "\n".join(p.read_text() for p in _python_files(ROOT / "gpuadvisor")
@@ -210,6 +211,7 @@ def _import_each_alone(modules: list[str]) -> list[str]:
         return [f for f in pool.map(imports, modules) if f]
 
 
+@pytest.mark.slow  # a fresh interpreter per module (about 4 s): code hygiene, run with the slow suite in CI
 def test_each_estimate_module_imports_alone():
     """In a fresh interpreter, each module imports first (no partially initialized module on the way)."""
     modules = [m for m in ESTIMATE_MODULES if m.rsplit(".", 1)[-1] not in NEEDS_TORCH]

@@ -392,7 +392,9 @@ def test_every_measured_or_fitted_constant_has_a_recomputation():
 
 #: the fits that take seconds (a cross-card sweep, the recurrent call grids): doc-sync checks of the table against
 #: its files, run with the slow suite (CI runs both) to keep the default suite within its time
-SLOW_FITS = {"CONV_EFF_NATIVE_MMA", "RNN_PERSIST_STEP_S", "RNN_BACKWARD_CALL_S"}
+SLOW_FITS = {"CONV_EFF_NATIVE_MMA", "RNN_PERSIST_STEP_S", "RNN_BACKWARD_CALL_S", "BN_STATS_PASSES",
+             "RNN_WORKSPACE_BIDIR_PASSES", "HOST_BWD_OPS", "RNN_WORKSPACE_FLOOR_BYTES", "RNN_WORKSPACE_STEP_PASSES",
+             "RNN_WORKSPACE_LSTM_BYTES", "RNN_WORKSPACE_GRU_BYTES", "DTENSOR_SP_HOST_FACTOR"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_FITS else n

@@ -162,37 +162,41 @@ async def test_the_first_answer_is_computed_once():
         assert asked == ["llama-3-8b"] and option_rows(app)
 
 
-@pytest.mark.parametrize(
-    ("field", "text", "expect"),
-    [
-        ("#batch", "4z", "batch must be a whole number"),
-        ("#batch", "0", "batch must be >= 1"),
-        ("#seq", "-5", "sequence must be >= 0"),
-        ("#model", "not-a-model-xyz", "unknown model"),
-        ("#model", "", "type a model"),
-        ("#budget", "lots", "budget ($ per hour as 5/h"),
-        ("#budget", "-3/h", "budget ($ per hour as 5/h, or $ in all as 500) must be > 0"),
-        ("#tok_s", "fast", "tok/s per user must be a number"),
-        ("#users", "0", "users must be >= 1"),
-        ("#ttft", "0", "time to first token (seconds) must be > 0"),
-        ("#context", "100", "context length 100 must exceed the output tokens"),
-    ],
-)
+#: (field, text typed, what the form says): each bad input in turn in one session, the form put right after each
+BAD_INPUTS = [
+    ("#batch", "4z", "batch must be a whole number"),
+    ("#batch", "0", "batch must be >= 1"),
+    ("#seq", "-5", "sequence must be >= 0"),
+    ("#model", "not-a-model-xyz", "unknown model"),
+    ("#model", "", "type a model"),
+    ("#budget", "lots", "budget ($ per hour as 5/h"),
+    ("#budget", "-3/h", "budget ($ per hour as 5/h, or $ in all as 500) must be > 0"),
+    ("#tok_s", "fast", "tok/s per user must be a number"),
+    ("#users", "0", "users must be >= 1"),
+    ("#ttft", "0", "time to first token (seconds) must be > 0"),
+    ("#context", "100", "context length 100 must exceed the output tokens"),
+]
+
+
 @sync
-async def test_bad_input_shows_inline_message_and_keeps_running(field, text, expect):
+async def test_bad_input_shows_inline_message_and_keeps_running():
+    """Every bad input, one after another in one running app: its message inline, no options under it, and the
+    answer back as it was once the field is put right (the app never stops between them)."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         good = option_rows(app)
-        app.query_one(field, Input).value = text
-        await settle(pilot)
-        assert expect in message(app)
-        assert app.query_one("#form-msg").has_class("error")
-        assert good and option_rows(app) == {}  # no other workload's options under the error
-        app.query_one(field, Input).value = {"#model": "llama-3-8b", "#users": "1", "#batch": "1"}.get(field, "")
-        await settle(pilot)
-        assert not app.query_one("#form-msg").has_class("error")
-        assert option_rows(app) == good
+        assert good
+        for field, text, expect in BAD_INPUTS:
+            app.query_one(field, Input).value = text
+            await settle(pilot)
+            assert expect in message(app), (field, text, message(app))
+            assert app.query_one("#form-msg").has_class("error"), (field, text)
+            assert option_rows(app) == {}, (field, text)  # no other workload's options under the error
+            app.query_one(field, Input).value = {"#model": "llama-3-8b", "#users": "1", "#batch": "1"}.get(field, "")
+            await settle(pilot)
+            assert not app.query_one("#form-msg").has_class("error"), (field, text, message(app))
+            assert option_rows(app) == good, (field, text)
 
 
 @sync

@@ -138,6 +138,7 @@ def _no_torch_run(code: str) -> subprocess.CompletedProcess[str]:
                           cwd=ROOT, timeout=300)
 
 
+@pytest.mark.slow  # every shipped model twice (about 10 s): run with the slow suite, which CI runs
 def test_trainable_and_freeze_on_every_shipped_model_answer_without_pytorch_within_a_second():
     """For each shipped model: its last parameter's module trainable (a head), and its first one's frozen (an
     embedding or stem), through the CLI's estimate, each within a second of the process's CPU time (wall time on a
