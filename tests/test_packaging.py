@@ -119,13 +119,16 @@ def test_ci_runs_the_readme_set_up_command():
 
 
 def test_ci_runs_the_slow_tests_the_default_run_leaves_out():
-    """A plain `pytest` deselects `slow` (doc sync, wheel, browser) to stay under 5 minutes; .ci/run runs them
-    after the README's command, a run with none collected (exit 5) passing."""
+    """A plain `pytest` deselects `slow` (doc sync, wheel, browser) and runs on two workers to stay under 5 minutes
+    on two cores (pytest-xdist in the [dev] extra); .ci/run runs the slow ones after the README's command, a run with
+    none collected (exit 5) passing."""
     import shlex
 
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # no tomllib on Python 3.10
     addopts = next(line for line in pyproject.splitlines() if line.startswith("addopts = "))
-    assert shlex.split(shlex.split(addopts.removeprefix("addopts = "))[0])[-2:] == ["-m", "not slow"]
+    args = shlex.split(shlex.split(addopts.removeprefix("addopts = "))[0])
+    assert args[args.index("-m") + 1] == "not slow" and args[args.index("-n") + 1] == "2"
+    assert '"pytest-xdist' in pyproject
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     readme_line = next(i for i, line in enumerate(ci) if line.startswith('python3 -m pip install -e ".[dev]"'))
     slow_line = next(i for i, line in enumerate(ci) if line.startswith("python3 -m pytest -m slow"))
