@@ -46,6 +46,20 @@ def test_estimate_sharegpt_text(capsys):
     assert "sharegpt" in out and "P99" in out and "KV cache fp8" in out and "token budget" in out
 
 
+def test_estimate_text_gives_the_mean_beside_the_percentiles(capsys):
+    """A benchmark client reports each latency's mean beside its percentiles (vllm bench serve: Mean, Median, P99
+    TTFT and TPOT): the text answer gives the simulation's mean too, the JSON's figure."""
+    args = ("estimate", "qwen3-8b", "--engine", "vllm", "--concurrency", "4", "--requests", "40")
+    rc, out, _ = run(capsys, *args)
+    assert rc == 0
+    rc, js, _ = run(capsys, *args, "--json")
+    f = json.loads(js)["detail"]["serving_simulation"]["figures"]
+    for label, key in (("TTFT (client: request sent to first token received)", "ttft_s"),
+                       ("time per output token", "tpot_s")):
+        line = next(x for x in out.splitlines() if x.strip().startswith(label))
+        assert f"mean {f[key]['mean'] * 1e3:,.1f} ms, P50 {f[key]['p50'] * 1e3:,.1f} ms" in line, line
+
+
 def test_estimate_takes_the_given_lengths_as_a_sharegpt_draws_means(capsys):
     """A published ShareGPT run's mean lengths, given as --input-len/--output-len, are the draw's means: the answer
     says so, where they had been left unread."""

@@ -223,8 +223,9 @@ def print_simulation(con: Any, p: ServingParts) -> None:
     for key, label in (("ttft_s", "TTFT (client: request sent to first token received)"),
                        ("server_ttft_s", "  of which the scheduler"), ("tpot_s", "time per output token")):
         q = f.get(key)
-        if q and q["p50"] is not None:
-            con.print(f"  {label}: P50 {q['p50'] * 1e3:,.1f} ms, P90 {q['p90'] * 1e3:,.1f} ms, "
+        if q and q["p50"] is not None:  # the mean beside the percentiles, as vllm bench serve reports them
+            mean = f"mean {q['mean'] * 1e3:,.1f} ms, " if q.get("mean") is not None else ""
+            con.print(f"  {label}: {mean}P50 {q['p50'] * 1e3:,.1f} ms, P90 {q['p90'] * 1e3:,.1f} ms, "
                       f"P99 {q['p99'] * 1e3:,.1f} ms")
     spread = f.get("draw_range") or {}
     if spread:
