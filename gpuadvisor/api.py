@@ -140,16 +140,19 @@ def serving_picks(model: Any, *, rate: float, p99_ttft_s: float | None = None, p
     """The cheapest rental whose simulation at `rate` req/s meets P99 TTFT and time-per-token targets, and with
     `disaggregated` the cheapest prefill and decode pools that do (advisor.serve_slo.ServingPicks: `colocated`,
     `disaggregated`, `cheaper`, what each search simulated). `lengths`: as `--lengths` (default fixed lengths of
-    `input_len` and `output_len`, 1,024 and 256 when not given; a ShareGPT shape takes the given ones as its means)."""
+    `input_len` and `output_len`, request.DEFAULT_INPUT_LEN and DEFAULT_OUTPUT_LEN when not given; a ShareGPT shape
+    takes the given ones as its means)."""
     from gpuadvisor.advisor.market import offers_for
     from gpuadvisor.advisor.serve_slo import serving_picks as _serving_picks
     from gpuadvisor.catalog import load_catalog
     from gpuadvisor.estimate.serve.lengths import parse_lengths
     from gpuadvisor.modelspec import resolve_model
+    from gpuadvisor.request import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 
     m = resolve_model(model) if isinstance(model, str) else model
     offer_list = list(offers) if offers is not None else offers_for(providers, region, spot=spot)[0]
-    drawn = parse_lengths(lengths, 1024 if input_len is None else input_len, 256 if output_len is None else output_len,
+    drawn = parse_lengths(lengths, DEFAULT_INPUT_LEN if input_len is None else input_len,
+                          DEFAULT_OUTPUT_LEN if output_len is None else output_len,
                           (input_len is not None, output_len is not None))
     return _serving_picks(m, load_catalog(), offer_list, disaggregated=disaggregated, engine=engine, weights=weights,
                           kv_dtype=kv_dtype, lengths=drawn, rate=rate,

@@ -285,9 +285,10 @@ def _past_capacity(rate: float, res: SimResult) -> str | None:
 
 
 #: what the published bursts say of a client's mean TPOT (docs/serving.md, "The mean TPOT of a burst"): GPUStack's
-#: 1,000 queued ShareGPT prompts measured a mean of 1.1x-2.7x the median (P99 up to 18x), a tail of stalled short
-#: answers the simulation does not draw; the estimate's median and throughput match those runs (0.85x-1.10x). Said of
-#: bursts whose answers vary in length (a ShareGPT shape or a file of lengths), as those runs' did
+#: 1,000 queued ShareGPT prompts measured a mean of 1.1x-2.7x the median (P99 up to 18x), a tail of short answers
+#: stalled behind the burst's prompts; drawn from measured ShareGPT lengths the simulation puts those means at
+#: 0.40x-1.18x, their median and throughput at 0.90x-1.21x. Said of bursts whose answers vary in length (a ShareGPT
+#: shape or a file of lengths), as those runs' did
 BURST_TPOT_REQUESTS = 256
 BURST_TPOT_CAVEAT = ("a client's mean TPOT over a burst this large ran 1.1x-2.7x its median in published runs "
                      "(short answers stalled behind the burst's prompts); drawn from measured ShareGPT lengths, the "

@@ -34,7 +34,7 @@ from gpuadvisor.core.errors import UserError
 SHAREGPT_MEAN_IN, SHAREGPT_MEAN_OUT = 227.0, 188.0  # SGLang issue #1639 (module docstring)
 SHAREGPT_VLLM_MEAN_IN, SHAREGPT_VLLM_MEAN_OUT = 202.0, 179.0  # vLLM blog 2024-09-05 (module docstring)
 VLLM_FILTER = (4, 1024, 4, 2048)  # min prompt, max prompt, min output, max prompt + output (benchmark_serving.py)
-SHAREGPT_CLIP = (4, 4096)  # `sharegpt`: each length's bounds
+SHAREGPT_BOUNDS = (4, 4096, 4, 8192)  # `sharegpt`: each length clipped to 4-4,096 tokens (VLLM_FILTER's order)
 SHAREGPT_PAIRS = Path(__file__).with_name("sharegpt_lengths.json")
 #: rounds of scaling the drawn pairs until, within their bounds, they have the stated means (each round cuts the gap
 #: about tenfold: the bounds clip a few per cent of the draws)
@@ -89,7 +89,8 @@ class Lengths:
                    ) -> tuple[np.ndarray, np.ndarray]:
         """`n` requests drawn from the measured pairs (sharegpt_pairs), each length scaled by one factor a side until,
         within `bounds` (min prompt, max prompt, min output, max prompt + output), they have the means wanted."""
-        rows = sharegpt_pairs()[np.random.default_rng(seed).integers(0, len(sharegpt_pairs()), n)]
+        pairs = sharegpt_pairs()
+        rows = pairs[np.random.default_rng(seed).integers(0, len(pairs), n)]
         lo_in, hi_in, lo_out, hi_total = bounds
         scale_in, scale_out = want_in / rows[:, 0].mean(), want_out / rows[:, 1].mean()
         for _ in range(FILTER_MEAN_ROUNDS):
@@ -104,8 +105,7 @@ class Lengths:
         if self.kind == "fixed":
             return np.full(n, self.input_len, np.int64), np.full(n, self.output_len, np.int64)
         if self.kind in ("sharegpt", "sharegpt-vllm"):
-            lo, hi = SHAREGPT_CLIP
-            bounds = VLLM_FILTER if self.kind == "sharegpt-vllm" else (lo, hi, lo, 2 * hi)
+            bounds = VLLM_FILTER if self.kind == "sharegpt-vllm" else SHAREGPT_BOUNDS
             return self._resampled(seed, *self._means(), n, bounds)
         if self.kind == "uniform":
             return rng.integers(self.lo, self.hi + 1, n).astype(np.int64), np.full(n, self.output_len, np.int64)
