@@ -130,12 +130,20 @@ def _model(name: str) -> Any:
     return make_workload(name).model
 
 
+#: the TensorRT-LLM entry a NIM 1.x row is priced with: NIM's TensorRT-LLM profiles run optimized TensorRT engines
+#: ("The TensorRT-LLM NIM backend includes multiple optimization profiles", docs.nvidia.com/nim/large-language-models/
+#: latest/optimization.html), through the C++ executor, as TensorRT-LLM v0.x ran them (engines.json versions.trtllm)
+NIM_TRTLLM_RELEASE = "0.17"
+
+
 def engine_spec(e: dict[str, Any]) -> str:
     """The --engine a user of that release would give for a published entry: `vllm@0.11` for vLLM 0.11.0 (the
     profile's versions entry that covers it), the bare engine (its current release) where no entry does."""
     from gpuadvisor.estimate.serve.profiles import engine_versions, version_entry
 
     release = str(e.get("engine_version") or "")
+    if e["engine"] == "trtllm" and release.startswith("NIM 1."):
+        release = NIM_TRTLLM_RELEASE  # NIM 1.x's TensorRT-LLM profiles are TensorRT engines
     entry = version_entry(e["engine"], release) if re.fullmatch(r"\d+\.\d+(\.\w+)*", release) else ""
     return f"{e['engine']}@{entry}" if entry in engine_versions(e["engine"]) else e["engine"]
 

@@ -26,6 +26,6 @@ def fit(spec: str, grid_ms: range = range(0, 121)) -> tuple[float, int, list[str
 
 
 if __name__ == "__main__":
-    for name in ("vllm", "vllm@0.11", "sglang@0.5", "trtllm"):
+    for name in ("vllm", "vllm@0.11", "sglang@0.5", "trtllm", "trtllm@0.17"):
         value, n, ids = fit(name)
         print(f"{name}: frontend_s_per_request {value:.3f} from {n} calibration rows: {', '.join(ids)}")
