@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""What a dilated (atrous) convolution costs against the same convolution undilated: DeepLabV3-ResNet50's 3x3
+convolutions at 65x65 (its backbone's layer3 at dilation 2, layer4 at 4, the ASPP head at 12, 24 and 36; a 520x520
+image, output stride 8), and a few others, each bf16 channels-last under cudnn.benchmark: the forward under
+inference_mode and a training call under autocast (forward, then the input's and the weight's gradients), timed
+with CUDA events (median of 15 after 3 warm-ups) at its dilation and at dilation 1 (the same padding rule, so the
+same output size); one more call of each under torch.profiler names its kernels (cuDNN's choice at that dilation).
+
+  python3 -m lab.dilated_convs --out $OUT/dilated_convs.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+from lab.results import write_rows
+
+#: (label, batch, in channels, height = width, out channels, kernel, dilations)
+SHAPES = [
+    ("deeplabv3 layer3 3x3 256", 8, 256, 65, 256, 3, (2,)),
+    ("deeplabv3 layer4 3x3 512", 8, 512, 65, 512, 3, (4,)),
+    ("deeplabv3 aspp 3x3 2048->256", 8, 2048, 65, 256, 3, (12, 24, 36)),
+    ("deeplabv3 aspp 3x3 2048->256 b16", 16, 2048, 65, 256, 3, (12,)),
+    ("generic 3x3 128 @ 128", 8, 128, 128, 128, 3, (2, 4)),
+    ("generic 3x3 64 @ 256", 8, 64, 256, 64, 3, (2,)),
+    ("tcn 1-D k3 512 @ 4096", 16, 512, 4096, 512, 3, (2, 8, 32)),
+]
+REPEATS, WARMUP = 15, 3
+
+
+def _time(fn) -> float:
+    for _ in range(WARMUP):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(REPEATS):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / 1e3)
+    return statistics.median(times)
+
+
+def _kernels(fn) -> list[tuple[str, float]]:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    out = [(e.key, e.device_time_total / 1e6) for e in prof.key_averages() if e.device_time_total > 0]
+    return sorted(out, key=lambda kv: -kv[1])[:6]
+
+
+def one(label: str, batch: int, cin: int, size: int, cout: int, k: int, dilation: int) -> dict:
+    one_d = label.startswith("tcn")
+    shape = (batch, cin, size) if one_d else (batch, cin, size, size)
+    conv = F.conv1d if one_d else F.conv2d
+    fmt = torch.contiguous_format if one_d else torch.channels_last
+    x = torch.randn(shape, device="cuda").to(memory_format=fmt)
+    w = torch.randn((cout, cin, k) if one_d else (cout, cin, k, k), device="cuda").to(memory_format=fmt)
+    pad = dilation * (k - 1) // 2
+
+    def forward():
+        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
+            conv(x, w, padding=pad, dilation=dilation)
+
+    xg, wg = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+
+    def training():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            y = conv(xg, wg, padding=pad, dilation=dilation)
+        y.backward(torch.ones_like(y))
+
+    return {"label": label, "batch": batch, "in_channels": cin, "size": size, "out_channels": cout, "kernel": k,
+            "dilation": dilation, "one_d": one_d, "forward_s": _time(forward), "training_s": _time(training),
+            "forward_kernels": _kernels(forward), "training_kernels": _kernels(training)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    torch.backends.cudnn.benchmark = True
+    rows = []
+    for label, batch, cin, size, cout, k, dilations in SHAPES:
+        for d in (1, *dilations):
+            rows.append(one(label, batch, cin, size, cout, k, d))
+            print(f"{label} d={d}: forward {rows[-1]['forward_s'] * 1e3:.3f} ms, training "
+                  f"{rows[-1]['training_s'] * 1e3:.3f} ms", flush=True)
+    write_rows(args.out, rows)
+
+
+if __name__ == "__main__":
+    main()
