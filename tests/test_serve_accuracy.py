@@ -310,6 +310,22 @@ def test_trtllm_backends_schedule_as_documented():
     assert synchronous < 0.25 and 0.4 < planned < 0.5
 
 
+def test_an_unmeasured_front_end_is_said(capsys):
+    """trtllm-serve's front-end time per request is measured by no run outside the held-out set: a served answer
+    says its TTFT leaves it out; in-process, and NIM's TensorRT engines (trtllm@0.17, measured), it does not."""
+    from gpuadvisor.cli import main
+
+    def caveat(*extra):
+        assert main(["estimate", "qwen3-8b", "--gpu", "H100 SXM5 80GB", "--concurrency", "4", "--requests", "40",
+                     "--lengths", "sharegpt-vllm", "--json", *extra]) == 0
+        return json.loads(capsys.readouterr().out)["detail"]["serving_simulation"]["load"].get("caveat") or ""
+
+    assert "trtllm-serve's front-end" in caveat("--engine", "trtllm")
+    assert "front-end" not in caveat("--engine", "trtllm", "--in-process")
+    assert "front-end" not in caveat("--engine", "trtllm@0.17")
+    assert "front-end" not in caveat("--engine", "vllm")
+
+
 def test_a_wrong_constant_fails_the_gate(checks):
     """TensorRT-LLM's GEMMs priced at half their efficiency (gemm_eff 0.5): the gate must catch it. (Its host time
     per iteration no longer serves: the overlap scheduler runs even 8 ms of it beside these max-throughput steps.)"""

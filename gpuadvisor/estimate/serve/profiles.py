@@ -95,6 +95,9 @@ class ServeEngine:
     frontend_requeues: bool = False
     # an in-line loop's time streaming one token of an answer, which holds back the rest of a burst behind it
     frontend_stream_s_per_token: float = 0.0
+    # where no published run outside the held-out set measures the front-end's time per request: what a served
+    # answer's TTFT leaves out, said beside it (estimate_load's caveat); "" where it is measured
+    frontend_unmeasured: str = ""
     # the scheduler plans the next iteration while the GPU runs this one (SimConfig.plans_ahead)
     plans_ahead: bool = False
     tp_handoff_s_per_iter: float = 0.0
