@@ -12,11 +12,11 @@ same output size); one more call of each under torch.profiler names its kernels 
 from __future__ import annotations
 
 import argparse
-import statistics
 
 import torch
 import torch.nn.functional as F
 
+from lab.nchw_transposes import _kernels, _timed
 from lab.results import write_rows
 
 #: (label, batch, in channels, height = width, out channels, kernel, dilations)
@@ -29,32 +29,11 @@ SHAPES = [
     ("generic 3x3 64 @ 256", 8, 64, 256, 64, 3, (2,)),
     ("tcn 1-D k3 512 @ 4096", 16, 512, 4096, 512, 3, (2, 8, 32)),
 ]
-REPEATS, WARMUP = 15, 3
 
 
-def _time(fn) -> float:
-    for _ in range(WARMUP):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(REPEATS):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(times)
-
-
-def _kernels(fn) -> list[tuple[str, float]]:
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    out = [(e.key, e.device_time_total / 1e6) for e in prof.key_averages() if e.device_time_total > 0]
-    return sorted(out, key=lambda kv: -kv[1])[:6]
+def _top_kernels(fn) -> list[tuple[str, float]]:
+    """The call's six longest kernels (name, seconds): which algorithm cuDNN picked at that dilation."""
+    return sorted(_kernels(fn), key=lambda kv: -kv[1])[:6]
 
 
 def one(label: str, batch: int, cin: int, size: int, cout: int, k: int, dilation: int) -> dict:
@@ -78,8 +57,8 @@ def one(label: str, batch: int, cin: int, size: int, cout: int, k: int, dilation
         y.backward(torch.ones_like(y))
 
     return {"label": label, "batch": batch, "in_channels": cin, "size": size, "out_channels": cout, "kernel": k,
-            "dilation": dilation, "one_d": one_d, "forward_s": _time(forward), "training_s": _time(training),
-            "forward_kernels": _kernels(forward), "training_kernels": _kernels(training)}
+            "dilation": dilation, "one_d": one_d, "forward_s": _timed(forward), "training_s": _timed(training),
+            "forward_kernels": _top_kernels(forward), "training_kernels": _top_kernels(training)}
 
 
 def main() -> None:
