@@ -311,15 +311,22 @@ def test_trtllm_backends_schedule_as_documented():
     assert synchronous < 0.25 and 0.4 < planned < 0.5
 
 
+def _load_caveat(capsys: pytest.CaptureFixture[str], *args: str) -> str | None:
+    """The serving simulation's caveat in `gpuadvisor estimate ARGS --json` (None where it has none)."""
+    from gpuadvisor.cli import main
+
+    assert main(["estimate", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["detail"]["serving_simulation"]["load"].get("caveat")
+
+
 def test_an_unmeasured_front_end_is_said(capsys):
     """trtllm-serve's front-end time per request is measured by no run outside the held-out set: a served answer
     says its TTFT leaves it out; in-process, and NIM's TensorRT engines (trtllm@0.17, measured), it does not."""
-    from gpuadvisor.cli import main
+    base = ("qwen3-8b", "--gpu", "H100 SXM5 80GB", "--concurrency", "4", "--requests", "40", "--lengths",
+            "sharegpt-vllm")
 
-    def caveat(*extra):
-        assert main(["estimate", "qwen3-8b", "--gpu", "H100 SXM5 80GB", "--concurrency", "4", "--requests", "40",
-                     "--lengths", "sharegpt-vllm", "--json", *extra]) == 0
-        return json.loads(capsys.readouterr().out)["detail"]["serving_simulation"]["load"].get("caveat") or ""
+    def caveat(*extra: str) -> str:
+        return _load_caveat(capsys, *base, *extra) or ""
 
     assert "trtllm-serve's front-end" in caveat("--engine", "trtllm")
     assert "front-end" not in caveat("--engine", "trtllm", "--in-process")
@@ -501,15 +508,11 @@ def test_a_closed_loop_of_fixed_lengths_is_on_a_knife_edge():
 def test_an_answer_on_the_knife_edge_says_so(capsys):
     """estimate at NIM's 5,000/500 tokens: 5 clients get the caveat with both states' mean TTFT (452 ms spread out,
     about 1.2 s queued together); 1 client, and 5 clients of varied lengths, do not."""
-    from gpuadvisor.cli import main
+    base = ("llama-3.3-70b", "--gpu", "H100 SXM5 80GB", "--tp", "2", "--gpus", "2", "--engine", "trtllm@0.17",
+            "--weights", "fp8", "--input-len", "5000", "--output-len", "500", "--requests", "40")
 
-    base = ["estimate", "llama-3.3-70b", "--gpu", "H100 SXM5 80GB", "--tp", "2", "--gpus", "2",
-            "--engine", "trtllm@0.17", "--weights", "fp8", "--input-len", "5000", "--output-len", "500",
-            "--requests", "40", "--json"]
-
-    def caveat(*extra):
-        assert main([*base, *extra]) == 0
-        return json.loads(capsys.readouterr().out)["detail"]["serving_simulation"]["load"].get("caveat")
+    def caveat(*extra: str) -> str | None:
+        return _load_caveat(capsys, *base, *extra)
 
     edge = caveat("--concurrency", "5")
     assert edge and "knife edge" in edge and "452 ms" in edge
