@@ -301,7 +301,8 @@ def test_a_row_runs_under_the_release_it_names():
 def test_trtllm_backends_schedule_as_documented():
     """The PyTorch backend's overlap scheduler (on by default in v1.x) plans the next step while the GPU runs this
     one, so a request joins a step later; TensorRT engines (v0.x, NIM 1.x) do not. On GPUStack's trtllm-serve run of
-    Qwen3-8B at 4 users (held out) that step doubles the simulated TTFT (0.20x -> 0.44x of the published 51.6 ms)."""
+    Qwen3-8B at 4 users (held out) that step doubles the simulated TTFT (0.20x -> 0.44x of the published 51.6 ms);
+    on NIM's closed loops at 5-50 users it would queue the clients together (0.83x-1.09x -> 1.40x-1.82x)."""
     from gpuadvisor.estimate.serve.profiles import serve_engine
 
     assert serve_engine("trtllm").plans_ahead and not serve_engine("trtllm@0.18.2").plans_ahead
@@ -309,6 +310,12 @@ def test_trtllm_backends_schedule_as_documented():
     row = next(r for r in P.load_entries() if r["id"] == held_out)
     planned, synchronous = (P.tool_value(row, plans_ahead=ahead) / row["value"] for ahead in (True, False))
     assert synchronous < 0.25 and 0.4 < planned < 0.5
+    # NIM's closed loops at 5-50 users (trtllm@0.17) within the band without the step, queued together with it
+    nim = [r for r in P.load_entries() if r["id"].startswith("nim-1.8.0") and r["metric"] == "ttft_ms"
+           and r["concurrency"] > 1]
+    assert len(nim) == 3 and all(P.engine_spec(r) == "trtllm@0.17" for r in nim)
+    assert all(0.8 <= P.tool_value(r) / r["value"] <= 1.25 < P.tool_value(r, plans_ahead=True) / r["value"]
+               for r in nim)
 
 
 def _load_caveat(capsys: pytest.CaptureFixture[str], *args: str) -> str | None:
