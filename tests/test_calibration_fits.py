@@ -186,6 +186,13 @@ def _wide_stems() -> dict[str, float]:
     return fit_wide_stems()
 
 
+@fit("CONV_DGRAD_MIN_N", "CONV_DGRAD_N_HALF")
+def _dgrad_tiles() -> dict[str, float]:
+    from bench.transposed import fit_dgrad
+
+    return fit_dgrad()
+
+
 @fit("PATCHIFY_SLOWDOWN")
 def _patchify() -> dict[str, float]:
     from bench.stems import fit_patchify

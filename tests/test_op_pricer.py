@@ -58,6 +58,8 @@ SHAPES = [
     GemmShape(2.0, 4096.0, 768.0, 3072.0),
     ConvShape(32.0, 64.0, 56.0, 56.0, 128.0, 3.0, 3.0, 1.0, 28.0, 28.0, TensorLayout.NHWC,
               ConvGradients.INPUT | ConvGradients.BIAS),
+    ConvShape(64.0, 3.0, 64.0, 64.0, 64.0, 4.0, 4.0, 1.0, 32.0, 32.0, TensorLayout.NHWC, ConvGradients.FORWARD,
+              transposed=True),
     AttentionShape(8.0, 12.0, 512.0, 512.0, 64.0, True),
     RecurrentShape(32.0, 256.0, 512.0, 1024.0, 2.0, 4.0, 1.0),
     NormShape(3.1e6, StreamLayout.STRIDED | StreamLayout.BATCH_STATS, 768.0),
@@ -302,6 +304,33 @@ def test_a_depthwise_backward_keeps_the_calibration_cards_bandwidth_share():
     bwd = Op("convolution_backward", OpClass.CONV, Phase.BACKWARD, "bf16", 2e6, 2 * nbytes, nbytes, bwd_shape.to_row())
     assert opcost.op_time(fwd, geforce_like) < opcost.op_time(fwd, base)
     assert opcost.op_time(bwd, geforce_like) == pytest.approx(opcost.op_time(bwd, base))
+
+
+def test_a_transposed_convolution_runs_the_dgrad_forward_and_the_forward_backward():
+    """cuDNN runs a transposed convolution's forward as the data gradient of the convolution it was recorded as, and
+    its input's gradient as that convolution's forward: priced so, pass for pass (stride 1: the same GEMMs; stride
+    2: the dgrad over the recorded input's pixels, each reached by a quarter of the taps, so the same MACs). 256
+    output channels: a tile as wide as the rate was fitted on (opcost._dgrad_reach 1)."""
+    from dataclasses import replace
+
+    from bench.models import hardware
+
+    r = opcost.Rates.of(hardware())
+    for stride in (1, 2):
+        out = 32 // stride
+        plain = ConvShape(64, 256, 32, 32, 128, 3, 3, 1, out, out, TensorLayout.NHWC, ConvGradients.FORWARD)
+        macs = 64.0 * out * out * 128 * 256 * 9
+        fwd = Op("convolution", OpClass.CONV, Phase.FORWARD, "bf16", 2 * macs, 1e6, 1e6, plain.to_row())
+        dgrad = replace(fwd, name="convolution_backward", phase=Phase.BACKWARD,
+                        shape=replace(plain, gradients=ConvGradients.INPUT).to_row())
+        transposed_fwd = replace(fwd, shape=replace(plain, transposed=True).to_row())
+        transposed_dgrad = replace(dgrad, shape=replace(plain, gradients=ConvGradients.INPUT, transposed=True).to_row())
+        assert opcost.op_time(transposed_dgrad, r) == pytest.approx(opcost.op_time(fwd, r))
+        if stride == 1:
+            assert opcost.op_time(transposed_fwd, r) == pytest.approx(opcost.op_time(dgrad, r))
+        else:  # about a quarter of the plain dgrad's GEMM (its kernel's fixed time aside): the zeros it skips
+            with cal.override(CONV_PASS_FIXED_S=0.0):
+                assert opcost.op_time(transposed_fwd, r) < 0.4 * opcost.op_time(dgrad, r)
 
 
 def test_a_grouped_convolution_takes_a_kernels_fixed_time_a_pass():

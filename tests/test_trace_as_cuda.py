@@ -115,3 +115,5 @@ def test_a_transposed_convolution_is_the_convolution_whose_data_gradient_it_is(t
     assert [op.flops for op in backward] == [2.0 * macs]  # the weight's gradient only: the input needs none
     shape = forward[0].named_shape
     assert (shape.in_channels, shape.in_height, shape.out_channels, shape.out_height) == (4, 10, 8, 5)
+    # and says it is transposed, forward and backward (tracer revision 19): cuDNN runs it as that dgrad
+    assert shape.transposed and backward[0].named_shape.transposed

@@ -768,7 +768,10 @@ def main(argv: list[str] | None = None) -> int:
                    "the H100 ran the memory-efficient kernel, which takes it when attention dropout is off: 1.47x) "
                    "and a transposed convolution was counted as a plain one over its output's pixels with its "
                    "channels swapped, 8x the MACs of DCGAN's (1.99x-2.44x; now the convolution whose data gradient "
-                   "it is: 0.60x-0.96x, the strided dgrad kernels slower than a forward's rate). Left: host time "
+                   "it is: 0.60x-0.96x, the strided dgrad kernels slower than a forward's rate; since 2026-12-07 "
+                   "priced as cuDNN runs it, its forward as that convolution's dgrad at the reach of its output "
+                   "channels' tile, measured layer by layer (`bench/transposed.py`, docs/nchw.md): inference at batch "
+                   "1,024 0.57x -> 0.87x, the other three cases 0.74x-1.07x). Left: host time "
                    "overestimated where many small ops run inside few modules (LeViT's inference 1.90x, MaxViT "
                    "1.56x-1.65x, Hugging Face ViT's training 1.74x; a per-module-call term did not improve the "
                    "calibration split's fit, so it is not modelled; nor did weighing each traced op by its kind's "
@@ -877,11 +880,11 @@ def main(argv: list[str] | None = None) -> int:
                   "models' 0.91x (the tool reads the 4090 about 9 % slow in inference). Outside: HGNetV2-B0 1.55x "
                   "(its 16-64-channel stages priced too fast), ReXNet 0.75x, ViT-B/32 0.78x, EfficientNet-B1 0.79x, "
                   "ResNet-34 0.80x. Checked by `tests/test_timm_out_of_sample.py` (slow).\n")
-    from bench import nchw, pools, stems
+    from bench import nchw, pools, stems, transposed
 
     nchw_page = ("# NCHW against channels-last on an H200\n\nWritten by `python3 -m tools.bench_page` (summary in "
                  "BENCHMARKS.md); `bench/nchw.py`.\n\n" + nchw.markdown() + "\n" + stems.markdown() + "\n"
-                 + pools.markdown())
+                 + pools.markdown() + "\n" + transposed.markdown())
     probe_page = "\n".join(["# How long a probe takes, and its repeatability", "",
                              "Written by `python3 -m tools.bench_page` (BENCHMARKS.md links here).", "",
                              *probe_time(), *repeat()]).rstrip() + "\n"

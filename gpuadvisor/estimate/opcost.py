@@ -622,9 +622,14 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
         depthwise_eff = r.streamed_efficiency(cal.DEPTHWISE_BW_EFF) if lifted else cal.DEPTHWISE_BW_EFF
         return max(op.flops / cuda_rate, t_mem / (depthwise_eff * r.depthwise_scale)) + extra
     stem = bool(c % 8)
-    if stem:  # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads; its kernels'
-        # rate is measured against the GEMM rate (stem_slowdown), not the other convolutions' CONV_EFF
+    if stem and not (shape.transposed and op.phase is Phase.FORWARD):  # a 3-channel image stem: channels padded to
+        # 8 for the tensor cores, no 16-byte loads; its kernels' rate is measured against the GEMM rate
+        # (stem_slowdown), not the other convolutions' CONV_EFF. A transposed convolution's forward is a dgrad
+        # whose few channels are its GEMM's N: its narrowest tile is the cost (_dgrad_reach)
         rate /= stem_slowdown(shape, op.dtype)
+    else:
+        stem = False
+    if c % 8:
         c = math.ceil(c / 8) * 8
     # the implicit GEMM's compute only: its A operand is the input read in place (each element once per filter
     # tap from shared memory and L2), never the im2col matrix gemm_time's memory term would charge; the
@@ -681,15 +686,38 @@ def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float,
     image stem's, stem_slowdown)."""
     n, h, w, oh, ow = shape.batch, shape.in_height, shape.in_width, shape.out_height, shape.out_width
     taps = shape.kernel_height * shape.kernel_width
+    fprop = (n * oh * ow, k, c * taps)
     data, weight = (n * h * w, c, k * taps), (k, c * taps, n * oh * ow)  # the input's gradient, the weight's
-    passes = [(n * oh * ow, k, c * taps)] if forward else [
-        p for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight)) if shape.gradients & grad]
+    if shape.transposed:  # cuDNN's dgrad of the recorded convolution, over its input's pixels, each reached by the
+        # taps that land on it (a stride-s one's taps / s^2: its true MACs), K a whole number of its k channels'
+        # 8-wide slices (its alignment is its channels', whatever the taps); its input's gradient is that forward
+        reach = k * taps * oh * ow / (h * w)
+        fprop, data = (n * h * w, c, math.ceil(reach / 8) * 8 if k % 8 == 0 else reach), fprop
+        passes = [(*fprop, True)] if forward else [
+            (*p, False) for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight))
+            if shape.gradients & grad]
+    else:
+        passes = [(*fprop, False)] if forward else [
+            (*p, False) for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight))
+            if shape.gradients & grad]
     conv_rate = rate * (1.0 if of_gemm_rate else r.conv_eff) * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's
     # scale where measured
     # each pass a kernel of fixed time (launch, prologue, the last wave's tail) beside its FLOPs
-    return sum(kernels.gemm_time(m, nn, kk, rate=conv_rate, bandwidth=math.inf, sms=r.sms,
-                                 k_ramp=cal.CONV_K_RAMP * r.ramp_scale) + cal.CONV_PASS_FIXED_S
-               for m, nn, kk in passes)
+    return sum(kernels.gemm_time(m, max(nn, cal.CONV_DGRAD_MIN_N) if dgrad else nn, kk,
+                                 rate=conv_rate * (_dgrad_reach(nn) if dgrad else 1.0), bandwidth=math.inf,
+                                 sms=r.sms, k_ramp=cal.CONV_K_RAMP * r.ramp_scale) + cal.CONV_PASS_FIXED_S
+               for m, nn, kk, dgrad in passes)
+
+
+def _dgrad_reach(n: float) -> float:
+    """The share of the convolutions' rate a transposed convolution's dgrad kernel reaches with N output channels
+    (its GEMM's N, at least its narrowest tile CONV_DGRAD_MIN_N): each tile of the input's gradient reuses its
+    loads over N columns, n / (n + CONV_DGRAD_N_HALF), against the 256-wide tiles the rate was fitted on (an
+    H100's DCGAN layers at 256, 128 and 64 channels ran at 701, 587 and 375 TFLOPS; lab/data/
+    h100-transposed-convs-2026-12-07)."""
+    wide = cal.CONV_DGRAD_WIDE_N / (cal.CONV_DGRAD_WIDE_N + cal.CONV_DGRAD_N_HALF)
+    narrow = max(n, cal.CONV_DGRAD_MIN_N)
+    return min(1.0, narrow / (narrow + cal.CONV_DGRAD_N_HALF) / wide)
 
 
 def _passes(op: Op, shape: ConvShape) -> int:

@@ -47,6 +47,12 @@ NCHW_TRANSPOSES_FIT = ("the grid pair (0.05 steps) with the least mean |log(pric
                        "assumed: the H100 shows three transposes a pass for a filter wider than 1x1 and none for "
                        "a 1x1, whose kernels read NCHW")
 
+TRANSPOSED = "lab/data/h100-transposed-convs-2026-12-07 (lab/transposed_convs.py)"
+TRANSPOSED_FIT = ("the least-squares line of 1 / rate in 1 / n through DCGAN's 256-, 128- and 64-channel layers at "
+                  "batch 1,024 (their dgrad kernels at 701, 587 and 375 TFLOPS: rate = peak x n / (n + c)), c rounded "
+                  "to a channel (bench.transposed.fit_dgrad); the file's 18 other shapes check it (gate "
+                  "transposed_convs)")
+
 #: PyTorch's 2-D pooling kernels on the calibration H100 (opcost.pool_work_s): (kind, direction, layout) ->
 #: (picoseconds an element, picoseconds more per tap it visits); an element is an output of a forward, an input of a
 #: backward. Measured: lab/data/h100-pool-ops-2026-12-05 (lab/pool_ops.py), fitted by bench.pools.fit_pool_kernels
@@ -130,6 +136,17 @@ CONSTANTS = (
              "GEMMs pipeline the filter taps, so short reductions cost less than a cuBLAS GEMM's", MODELS,
              Method.ASSUMPTION, "set by hand: 0-200 move the convolution class's mean |log error| by under 0.02 "
              "(tests/data/models-h100.json, calibration split)"),
+    Constant("CONV_DGRAD_MIN_N", 64, "channels", "the narrowest N tile of cuDNN's dgrad kernels, which run a "
+             "transposed convolution's forward (its output channels are the GEMM's N): fewer channels are padded to "
+             "it (opcost._dgrad_reach)", TRANSPOSED, Method.MEASURED,
+             "the kernels' names: 256x64x64 tiles for 64, 3 and 1 output channels, 128x256 and 256x128 for more"),
+    Constant("CONV_DGRAD_WIDE_N", 256, "channels", "the N tile width at which the convolutions' rate (CONV_EFF) "
+             "holds for a dgrad (opcost._dgrad_reach)", TRANSPOSED, Method.ASSUMPTION,
+             "the widest N tile in the kernels' names (128x256); DCGAN's 256-channel layer ran at 701 TFLOPS, the "
+             "rate the pricer has"),
+    Constant("CONV_DGRAD_N_HALF", 116, "channels", "the N at which a dgrad tile reuses its loads half as well as "
+             "an unbounded one: its rate goes with n / (n + this) (opcost._dgrad_reach)", TRANSPOSED, Method.FITTED,
+             TRANSPOSED_FIT),
     Constant("WIDE_STEM_SLOWDOWN_FP16", 2.25, "x", "rate divisor, against its 8-channel padding, of an fp16 "
              "convolution of 3 input channels with a 7x7 filter or wider (ResNet's stem): cuDNN's fp16 first-layer "
              "kernels (opcost.stem_slowdown)", STEMS, Method.MEASURED, "the grid value (0.5-10 by 0.25) with the least "

@@ -131,7 +131,8 @@ def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> ConvShape:
         groups = args[8] if len(args) > 8 else 1
         y = out if hasattr(out, "shape") else x
     nhwc = len(x.shape) == 4 and x.is_contiguous(memory_format=_channels_last()) and x.shape[1] > 1
-    if is_transposed(name, args) and hasattr(y, "shape") and len(y.shape) == len(x.shape):
+    transposed = is_transposed(name, args) and hasattr(y, "shape") and len(y.shape) == len(x.shape)
+    if transposed:
         x, y = y, x
 
     def dims(t: Any) -> list[float]:
@@ -141,7 +142,7 @@ def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> ConvShape:
     k, _, r, s = dims(w)
     _, _, oh, ow = dims(y)
     return ConvShape(n, c, h, wd, k, r, s, float(groups), oh, ow, TensorLayout.NHWC if nhwc else TensorLayout.NCHW,
-                     conv_grads(name, args))
+                     conv_grads(name, args), transposed)
 
 
 #: the position of the `transposed` flag among the arguments of the convolution ops that take one; the others

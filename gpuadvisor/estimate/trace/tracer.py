@@ -69,11 +69,11 @@ from gpuadvisor.estimate.trace.zoo import (
 #: step's gates, and every RNN call's its input's copies at the input's width; 16: an RNN backward holds the forward's
 #: training workspace again; 17: a float mask that needs its gradient goes to the memory-efficient kernel unless
 #: attention dropout is on, and a transposed convolution is the convolution whose data gradient it
-#: is; 18: a 16-bit NCHW 1x1 convolution of stride 1 on a map whose pixels are a multiple of 8 holds no NHWC copies).
-#: A cached trace is also keyed by the
+#: is; 18: a 16-bit NCHW 1x1 convolution of stride 1 on a map whose pixels are a multiple of 8 holds no NHWC copies;
+#: 19: a transposed convolution's row says so, ConvShape.transposed). A cached trace is also keyed by the
 #: calibration table's values (_constants_digest): the memory a trace records reads some (cuDNN's RNN workspace and
 #: reserve space)
-TRACER_REVISION = 18
+TRACER_REVISION = 19
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
