@@ -771,7 +771,10 @@ def main(argv: list[str] | None = None) -> int:
                    "it is: 0.60x-0.96x, the strided dgrad kernels slower than a forward's rate; since 2026-12-07 "
                    "priced as cuDNN runs it, its forward as that convolution's dgrad at the reach of its output "
                    "channels' tile, measured layer by layer (`bench/transposed.py`, docs/nchw.md): inference at batch "
-                   "1,024 0.57x -> 0.87x, the other three cases 0.74x-1.07x). Left: host time "
+                   "1,024 0.57x -> 0.89x, the other three cases 0.74x-1.07x). DeepLabV3's bilinear upsampling, "
+                   "priced by its bytes until 2026-12-07, took 4 ms of its 50 ms training step (its pooling "
+                   "branch's 1x1 -> 65x65 backward 2.2 ms: atomic adds into one source); priced since by its work "
+                   "(docs/nchw.md): training 0.78x -> 0.82x, inference 0.89x -> 0.92x. Left: host time "
                    "overestimated where many small ops run inside few modules (LeViT's inference 1.90x, MaxViT "
                    "1.56x-1.65x, Hugging Face ViT's training 1.74x; a per-module-call term did not improve the "
                    "calibration split's fit, so it is not modelled; nor did weighing each traced op by its kind's "
@@ -880,11 +883,11 @@ def main(argv: list[str] | None = None) -> int:
                   "models' 0.91x (the tool reads the 4090 about 9 % slow in inference). Outside: HGNetV2-B0 1.55x "
                   "(its 16-64-channel stages priced too fast), ReXNet 0.75x, ViT-B/32 0.78x, EfficientNet-B1 0.79x, "
                   "ResNet-34 0.80x. Checked by `tests/test_timm_out_of_sample.py` (slow).\n")
-    from bench import nchw, pools, stems, transposed
+    from bench import nchw, pools, stems, transposed, upsample
 
     nchw_page = ("# NCHW against channels-last on an H200\n\nWritten by `python3 -m tools.bench_page` (summary in "
                  "BENCHMARKS.md); `bench/nchw.py`.\n\n" + nchw.markdown() + "\n" + stems.markdown() + "\n"
-                 + pools.markdown() + "\n" + transposed.markdown())
+                 + pools.markdown() + "\n" + upsample.markdown() + "\n" + transposed.markdown())
     probe_page = "\n".join(["# How long a probe takes, and its repeatability", "",
                              "Written by `python3 -m tools.bench_page` (BENCHMARKS.md links here).", "",
                              *probe_time(), *repeat()]).rstrip() + "\n"

@@ -68,7 +68,7 @@ from typing import Any, TypeVar
 
 from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import conv_fallback, kernels
-from gpuadvisor.estimate.calibration.opgraph import POOL_KERNELS
+from gpuadvisor.estimate.calibration.opgraph import POOL_KERNELS, UPSAMPLE_KERNELS
 from gpuadvisor.estimate.conv_backend import aligned_map, cudnn_depthwise, pointwise
 from gpuadvisor.estimate.dispatch import host_op_scale, overlap
 from gpuadvisor.estimate.graph import (
@@ -483,8 +483,32 @@ def nchw_batch_norm_s(op: Op, shape: NormShape | None) -> float:
 @prices(OpClass.ELEMENTWISE)
 def elementwise_time(op: Op, shape: StreamShape | None, r: Rates, training: bool) -> float:
     """The traced bytes at elementwise_efficiency of copy bandwidth (vectorized or per-element offsets); a 2-D
-    pooling kernel no faster than its work over its window (pool_work_s)."""
-    return max(_streamed_s(op, r, elementwise_efficiency(op, shape)), pool_work_s(op, shape, r))
+    pooling kernel no faster than its work over its window (pool_work_s), a 2-D upsampling one than its outputs'
+    (upsample_work_s)."""
+    return max(_streamed_s(op, r, elementwise_efficiency(op, shape)), pool_work_s(op, shape, r),
+               upsample_work_s(op, shape, r))
+
+
+#: the 2-D upsampling ops F.interpolate dispatches to, by their mode (calibration.opgraph.UPSAMPLE_KERNELS)
+UPSAMPLE_MODES = {"upsample_bilinear2d": "bilinear", "upsample_nearest2d": "nearest",
+                  "_upsample_nearest_exact2d": "nearest"}
+
+
+def upsample_work_s(op: Op, shape: StreamShape | None, r: Rates) -> float:
+    """A 2-D upsampling kernel's time by its work: PyTorch runs a thread per output, forward and backward; the
+    backward adds each output's gradient into its source pixels atomically, and the adds to one source serialize,
+    so its time per output grows with the fan (the outputs that share a source: outputs over inputs, read off the
+    op's bytes). Per output: the measured line base + per fan x fan of its mode, direction and layout
+    (calibration.opgraph.UPSAMPLE_KERNELS, from lab/data/h100-upsample-ops-2026-12-07); on another card x
+    Rates.thread_scale. 0 for any other op."""
+    backward = op.name.endswith("_backward")
+    mode = UPSAMPLE_MODES.get(op.name.removesuffix("_backward"))
+    if mode is None or shape is None or not op.read or not op.written:
+        return 0.0
+    fan = max(1.0, op.read / op.written if backward else op.written / op.read)
+    layout = "nchw" if r.nchw_norms else "nhwc"
+    base, per_fan = UPSAMPLE_KERNELS[(mode, "backward" if backward else "forward", layout)]
+    return shape.elements * (base + per_fan * fan) * 1e-12 * r.thread_scale
 
 
 def pool_work_s(op: Op, shape: StreamShape | None, r: Rates) -> float:

@@ -65,6 +65,19 @@ POOL_KERNELS: dict[tuple[str, str, str], tuple[float, float]] = {
     ("avg", "backward", "nhwc"): (15.86, 1.95), ("avg", "backward", "nchw"): (16.05, 1.68),
 }
 
+#: PyTorch's 2-D upsampling kernels on the calibration H100 (opcost.upsample_work_s): (mode, direction, layout) ->
+#: (picoseconds an output, picoseconds more per output sharing its source: the fan). Measured:
+#: lab/data/h100-upsample-ops-2026-12-07 (lab/upsample_ops.py), fitted by bench.upsample.fit_upsample_kernels on two
+#: thirds of the shapes (the rest held out; tests/test_upsample.py checks this table against the fit and the
+#: held-out shapes against it). A profile table, not scalar constants: the gate `upsample_kernels` binds it.
+#: Nearest's backward is left to its bytes (0, 0: bench.upsample.UNPRICED).
+UPSAMPLE_KERNELS: dict[tuple[str, str, str], tuple[float, float]] = {
+    ("bilinear", "forward", "nhwc"): (9.126, 0.0), ("bilinear", "forward", "nchw"): (5.719, 0.006),
+    ("bilinear", "backward", "nhwc"): (10.268, 0.037), ("bilinear", "backward", "nchw"): (9.385, 0.615),
+    ("nearest", "forward", "nhwc"): (6.208, 0.0), ("nearest", "forward", "nchw"): (2.843, 0.0),
+    ("nearest", "backward", "nhwc"): (0.0, 0.0), ("nearest", "backward", "nchw"): (0.0, 0.0),
+}
+
 CONSTANTS = (
     Constant("OP_KERNEL_FLOOR_S", 2.5e-6, "s", "GPU time of the smallest kernel of an eager step (launch, ramp, tail)",
              "gpu.KERNEL_FLOOR_S (3.4 us inside a CUDA graph, H100)", Method.ASSUMPTION,
