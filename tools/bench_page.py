@@ -884,11 +884,12 @@ def main(argv: list[str] | None = None) -> int:
                   "models' 0.91x (the tool reads the 4090 about 9 % slow in inference). Outside: HGNetV2-B0 1.55x "
                   "(its 16-64-channel stages priced too fast), ReXNet 0.75x, ViT-B/32 0.78x, EfficientNet-B1 0.79x, "
                   "ResNet-34 0.80x. Checked by `tests/test_timm_out_of_sample.py` (slow).\n")
-    from bench import nchw, pools, stems, transposed, upsample
+    from bench import dilated, nchw, pools, stems, transposed, upsample
 
     nchw_page = ("# NCHW against channels-last on an H200\n\nWritten by `python3 -m tools.bench_page` (summary in "
                  "BENCHMARKS.md); `bench/nchw.py`.\n\n" + nchw.markdown() + "\n" + stems.markdown() + "\n"
-                 + pools.markdown() + "\n" + upsample.markdown() + "\n" + transposed.markdown())
+                 + pools.markdown() + "\n" + upsample.markdown() + "\n" + transposed.markdown() + "\n"
+                 + dilated.markdown())
     probe_page = "\n".join(["# How long a probe takes, and its repeatability", "",
                              "Written by `python3 -m tools.bench_page` (BENCHMARKS.md links here).", "",
                              *probe_time(), *repeat()]).rstrip() + "\n"
