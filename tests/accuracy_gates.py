@@ -1274,6 +1274,15 @@ def pool_kernels_unseen() -> Verdict:
     return Verdict(ok, "; ".join(out))
 
 
+def dilated_convs() -> Verdict:
+    """What dilation costs as priced over what it cost on an H100, each 2-D dilated call within 0.9x-1.1x (today
+    0.97x-1.06x; priced undilated, as before tracer revision 20, the ASPP calls 0.64x-0.68x)."""
+    from bench.dilated import priced_ratios
+
+    xs = [x for *_, x in priced_ratios()]
+    return Verdict(len(xs) == 9 and all(0.9 <= x <= 1.1 for x in xs), f"{min(xs):.2f}x-{max(xs):.2f}x over {len(xs)}")
+
+
 #: upsampling on an H100 (bench.upsample, lab/data/h100-upsample-ops-2026-12-07), the entries UPSAMPLE_KERNELS prices:
 #: direction -> (fitted calls within 0.8x-1.25x at least, of; held-out calls within at least, of). Today forward
 #: 36 of 48 and 18 of 24 (NCHW bilinear on small maps the misses: its kernel loops over batch x channels in a thread
@@ -1587,6 +1596,8 @@ GATES: tuple[Gate, ...] = (
          "within 0.8x-1.25x of the op pricer", wide_stems),
     Gate("pool_kernels", "bench/pools.py: PyTorch's max and average pooling on an H100, forward and backward, "
          "within 0.8x-1.25x of the op pricer (the held-out third: 14 of 16, all within 0.67x-1.5x)", pool_kernels),
+    Gate("dilated_convs", "bench/dilated.py: dilated 2-D convolutions on an H100, the priced slowdown over the "
+         "measured within 0.9x-1.1x", dilated_convs),
     Gate("upsample_kernels", "bench/upsample.py: bilinear and nearest upsampling on an H100 against the op pricer: "
          "forward 18 of 24 held-out calls within 0.8x-1.25x, backward 4 of 6", upsample_kernels),
     Gate("transposed_convs", "bench/transposed.py: transposed convolutions on an H100 against their cuDNN kernels: "

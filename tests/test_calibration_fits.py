@@ -193,6 +193,13 @@ def _dgrad_tiles() -> dict[str, float]:
     return fit_dgrad()
 
 
+@fit("CONV_DILATED_SLOWDOWN")
+def _dilated() -> dict[str, float]:
+    from bench.dilated import aspp_slowdown
+
+    return {"CONV_DILATED_SLOWDOWN": aspp_slowdown()}
+
+
 @fit("PATCHIFY_SLOWDOWN")
 def _patchify() -> dict[str, float]:
     from bench.stems import fit_patchify

@@ -60,6 +60,8 @@ SHAPES = [
               ConvGradients.INPUT | ConvGradients.BIAS),
     ConvShape(64.0, 3.0, 64.0, 64.0, 64.0, 4.0, 4.0, 1.0, 32.0, 32.0, TensorLayout.NHWC, ConvGradients.FORWARD,
               transposed=True),
+    ConvShape(8.0, 2048.0, 65.0, 65.0, 256.0, 3.0, 3.0, 1.0, 65.0, 65.0, TensorLayout.NHWC, ConvGradients.FORWARD,
+              dilation=12.0),
     AttentionShape(8.0, 12.0, 512.0, 512.0, 64.0, True),
     RecurrentShape(32.0, 256.0, 512.0, 1024.0, 2.0, 4.0, 1.0),
     NormShape(3.1e6, StreamLayout.STRIDED | StreamLayout.BATCH_STATS, 768.0),

@@ -97,6 +97,27 @@ def test_a_wide_early_activation_is_a_peak_of_its_own(tmp_path):
     assert phases["forward, most activations"].items["activations"] >= 2 * 4096 * 4 * 2
 
 
+def test_a_dilated_convolution_records_its_dilation(tmp_path):
+    """DeepLabV3's ASPP convolutions (dilation 12 on 2-D, tracer revision 20): forward and backward rows carry it;
+    an undilated one's row stays as it was."""
+    body = """
+    class Two(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(8, 8, 3, padding=12, dilation=12, bias=False)
+            self.b = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        def forward(self, x):
+            return self.b(self.a(x))
+    def build():
+        return Two()
+    def build_batch(b):
+        return torch.randn(b, 8, 30, 30)
+    """
+    convs = [op for op in _trace(tmp_path, body, GraphMode.TRAINING, 2).ops if op.cls.value == "conv"]
+    assert sorted({op.named_shape.dilation for op in convs}) == [1.0, 12.0]
+    assert {len(op.shape) for op in convs if op.named_shape.dilation == 1.0} == {12}
+
+
 def test_a_transposed_convolution_is_the_convolution_whose_data_gradient_it_is(tmp_path):
     """DCGAN's generator (lab/models/dcgan.py): a stride-2 transposed convolution of 8 -> 4 channels, 5x5 -> 10x10,
     costs its input's pixels x the kernel x both channel counts, forward and each gradient; it had been counted over

@@ -127,7 +127,8 @@ class ConvShape:
     """A 2-D convolution (1-D and 3-D ones folded into 2-D: trace.classify.conv_shape). The stride and padding are
     what take the input's height and width to the output's. `transposed`: a transposed convolution, recorded as the
     convolution whose data gradient it is (its input and output swapped): cuDNN runs its forward as that
-    convolution's dgrad and its input's gradient as that convolution's forward (an optional last row field)."""
+    convolution's dgrad and its input's gradient as that convolution's forward; `dilation`: the filter's (its largest
+    over the dimensions). Both optional last row fields, left out at their defaults."""
 
     batch: float
     in_channels: float
@@ -142,9 +143,10 @@ class ConvShape:
     layout: TensorLayout
     gradients: ConvGradients  # FORWARD for a forward
     transposed: bool = False
+    dilation: float = 1.0  # the filter's, the largest over its dimensions
     FIELDS: ClassVar[tuple[str, ...]] = ("batch", "in_channels", "in_height", "in_width", "out_channels",
                                          "kernel_height", "kernel_width", "groups", "out_height", "out_width",
-                                         "nhwc", "gradients", "transposed")
+                                         "nhwc", "gradients", "transposed", "dilation")
 
     @property
     def stride(self) -> int:
@@ -153,14 +155,16 @@ class ConvShape:
 
     @classmethod
     def from_row(cls, row: Sequence[float]) -> ConvShape:
-        n, c, h, w, k, r, s, groups, oh, ow, nhwc, grads, *transposed = _checked(cls, row, optional=1)
+        n, c, h, w, k, r, s, groups, oh, ow, nhwc, grads, *rest = _checked(cls, row, optional=2)
         return cls(n, c, h, w, k, r, s, groups, oh, ow, TensorLayout.NHWC if nhwc else TensorLayout.NCHW,
-                   ConvGradients(int(grads)), bool(transposed and transposed[0]))
+                   ConvGradients(int(grads)), bool(rest and rest[0]), rest[1] if len(rest) > 1 else 1.0)
 
     def to_row(self) -> tuple[float, ...]:
         row = (self.batch, self.in_channels, self.in_height, self.in_width, self.out_channels, self.kernel_height,
                self.kernel_width, self.groups, self.out_height, self.out_width,
                1.0 if self.layout is TensorLayout.NHWC else 0.0, float(self.gradients))
+        if self.dilation != 1.0:
+            return (*row, 1.0 if self.transposed else 0.0, self.dilation)
         return (*row, 1.0) if self.transposed else row  # rows of plain convolutions stay as they were stored
 
 

@@ -655,6 +655,7 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
         stem = False
     if c % 8:
         c = math.ceil(c / 8) * 8
+    rate /= dilated_slowdown(shape, r)
     # the implicit GEMM's compute only: its A operand is the input read in place (each element once per filter
     # tap from shared memory and L2), never the im2col matrix gemm_time's memory term would charge; the
     # convolution's own tensors at bandwidth are the floor below
@@ -664,6 +665,18 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
             and not aligned_map(shape):  # an older GEMM on misaligned rows, or transposes around an NHWC kernel
         t *= cal.NCHW_1X1_UNALIGNED_SLOWDOWN
     return max(t, t_mem) + extra
+
+
+def dilated_slowdown(shape: ConvShape, r: Rates) -> float:
+    """The rate divisor of a widely dilated 2-D convolution on a Hopper card: from CONV_DILATION_SM80_FROM cuDNN
+    leaves its sm90 kernels for sm80 ones (mma.sync fprop and dgrad, an sm80 wgrad), CONV_DILATED_SLOWDOWN slower
+    (DeepLabV3's ASPP head at dilation 12-36 on an H100, lab/data/h100-dilated-convs-2026-12-07: 1.47x-1.57x; to
+    dilation 4 the kernels and times were the undilated ones'). Elsewhere 1: other architectures' kernels were not
+    measured dilated, and a 1-D convolution's fall-off differs (bench/dilated.py, docs/nchw.md)."""
+    if shape.dilation < cal.CONV_DILATION_SM80_FROM or shape.in_width <= 1 \
+            or not (r.compute_capability or "").startswith("9."):
+        return 1.0
+    return cal.CONV_DILATED_SLOWDOWN
 
 
 def nchw_transpose_s(op: Op, shape: ConvShape, r: Rates) -> float:

@@ -47,6 +47,7 @@ NCHW_TRANSPOSES_FIT = ("the grid pair (0.05 steps) with the least mean |log(pric
                        "assumed: the H100 shows three transposes a pass for a filter wider than 1x1 and none for "
                        "a 1x1, whose kernels read NCHW")
 
+DILATED = "lab/data/h100-dilated-convs-2026-12-07 (lab/dilated_convs.py)"
 TRANSPOSED = "lab/data/h100-transposed-convs-2026-12-07 (lab/transposed_convs.py)"
 TRANSPOSED_FIT = ("the least-squares line of 1 / rate in 1 / n through DCGAN's 256-, 128- and 64-channel layers at "
                   "batch 1,024 (their dgrad kernels at 701, 587 and 375 TFLOPS: rate = peak x n / (n + c)), c rounded "
@@ -160,6 +161,15 @@ CONSTANTS = (
     Constant("CONV_DGRAD_N_HALF", 116, "channels", "the N at which a dgrad tile reuses its loads half as well as "
              "an unbounded one: its rate goes with n / (n + this) (opcost._dgrad_reach)", TRANSPOSED, Method.FITTED,
              TRANSPOSED_FIT),
+    Constant("CONV_DILATED_SLOWDOWN", 1.5, "x", "rate divisor of a widely dilated 2-D convolution on a Hopper card, "
+             "whose cuDNN kernels fall back from sm90 to sm80 ones (opcost.dilated_slowdown)", DILATED,
+             Method.MEASURED, "the median, rounded to 0.05, of DeepLabV3's ASPP convolutions at dilation 12, 24 and "
+             "36 (batch 8 and 16), forward and training, over the same convolutions undilated: 1.47x-1.57x "
+             "(bench.dilated.aspp_slowdown)"),
+    Constant("CONV_DILATION_SM80_FROM", 8, "dilation", "the dilation from which a 2-D convolution's cuDNN kernels "
+             "on a Hopper card are sm80 ones (opcost.dilated_slowdown)", DILATED, Method.ASSUMPTION,
+             "between the measured points: dilation 4 ran the sm90 kernels at the undilated time, 12 the sm80 "
+             "ones; no convolution between was timed"),
     Constant("WIDE_STEM_SLOWDOWN_FP16", 2.25, "x", "rate divisor, against its 8-channel padding, of an fp16 "
              "convolution of 3 input channels with a 7x7 filter or wider (ResNet's stem): cuDNN's fp16 first-layer "
              "kernels (opcost.stem_slowdown)", STEMS, Method.MEASURED, "the grid value (0.5-10 by 0.25) with the least "

@@ -142,7 +142,23 @@ def conv_shape(name: str, args: tuple[Any, ...], out: Any) -> ConvShape:
     k, _, r, s = dims(w)
     _, _, oh, ow = dims(y)
     return ConvShape(n, c, h, wd, k, r, s, float(groups), oh, ow, TensorLayout.NHWC if nhwc else TensorLayout.NCHW,
-                     conv_grads(name, args), transposed)
+                     conv_grads(name, args), transposed, conv_dilation(name, args))
+
+
+#: the position of the dilation among the arguments of the convolution ops (aten::convolution's sixth,
+#: convolution_backward's seventh, cuDNN's own after their padding, stride and output padding)
+DILATION_ARG = {"convolution": 5, "_convolution": 5, "convolution_backward": 6, "cudnn_convolution": 4,
+                "cudnn_convolution_transpose": 5}
+
+
+def conv_dilation(name: str, args: tuple[Any, ...]) -> float:
+    """A convolution op's dilation, the largest over its dimensions (1 where the op takes none)."""
+    where = DILATION_ARG.get(name)
+    if where is None or len(args) <= where:
+        return 1.0
+    value = args[where]
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    return float(max((int(v) for v in values), default=1))
 
 
 #: the position of the `transposed` flag among the arguments of the convolution ops that take one; the others

@@ -70,10 +70,11 @@ from gpuadvisor.estimate.trace.zoo import (
 #: training workspace again; 17: a float mask that needs its gradient goes to the memory-efficient kernel unless
 #: attention dropout is on, and a transposed convolution is the convolution whose data gradient it
 #: is; 18: a 16-bit NCHW 1x1 convolution of stride 1 on a map whose pixels are a multiple of 8 holds no NHWC copies;
-#: 19: a transposed convolution's row says so, ConvShape.transposed). A cached trace is also keyed by the
+#: 19: a transposed convolution's row says so, ConvShape.transposed; 20: and a dilated one its dilation). A cached
+#: trace is also keyed by the
 #: calibration table's values (_constants_digest): the memory a trace records reads some (cuDNN's RNN workspace and
 #: reserve space)
-TRACER_REVISION = 19
+TRACER_REVISION = 20
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
