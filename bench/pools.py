@@ -47,7 +47,7 @@ def work(r: dict[str, Any], phase: str) -> tuple[float, float]:
 def fit_pool_kernels(path: Path = POOLS) -> dict[tuple[str, str, str], tuple[float, float]]:
     """POOL_KERNELS: per (kind, direction, layout), the line base + per tap x taps (picoseconds an element) with the
     least squared relative error over the calls not held out, both terms >= 0, to 0.01 ps."""
-    import numpy as np
+    from bench.work_lines import fit_line
 
     out: dict[tuple[str, str, str], tuple[float, float]] = {}
     fit_rows = [r for r in rows(path) if not held_out(r)]
@@ -55,15 +55,8 @@ def fit_pool_kernels(path: Path = POOLS) -> dict[tuple[str, str, str], tuple[flo
         for phase in PHASES:
             for layout in ("nhwc", "nchw"):
                 calls = [r for r in fit_rows if r["kind"] == kind and r["layout"] == layout]
-                a = np.array([work(r, phase) for r in calls])
-                t = np.array([r[f"{phase}_s"] for r in calls]) * 1e12
-                design = np.stack([a[:, 0], a[:, 0] * a[:, 1]], axis=1) / t[:, None]
-                (base, per_tap), *_ = np.linalg.lstsq(design, np.ones(len(t)), rcond=None)
-                if per_tap < 0:  # no growth with the window: a constant per element
-                    base, per_tap = float(np.sum(design[:, 0]) / np.sum(design[:, 0] ** 2)), 0.0
-                if base < 0:
-                    base, per_tap = 0.0, float(np.sum(design[:, 1]) / np.sum(design[:, 1] ** 2))
-                out[(kind, phase, layout)] = (round(float(base), 2), round(float(per_tap), 2))
+                out[(kind, phase, layout)] = fit_line([work(r, phase) for r in calls],
+                                                      [r[f"{phase}_s"] for r in calls], 2)
     return out
 
 

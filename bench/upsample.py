@@ -59,7 +59,7 @@ def calls_of(mode: str, phase: str, layout: str, path: Path = UPSAMPLES) -> list
 def fit_upsample_kernels(path: Path = UPSAMPLES) -> dict[tuple[str, str, str], tuple[float, float]]:
     """UPSAMPLE_KERNELS: per (mode, direction, layout), the line base + per fan x fan (picoseconds an output) with
     the least squared relative error over the calls not held out (calls_of), both terms >= 0, to 0.001 ps."""
-    import numpy as np
+    from bench.work_lines import fit_line
 
     out: dict[tuple[str, str, str], tuple[float, float]] = {}
     for mode in MODES:
@@ -69,15 +69,7 @@ def fit_upsample_kernels(path: Path = UPSAMPLES) -> dict[tuple[str, str, str], t
                     out[(mode, phase, layout)] = (0.0, 0.0)
                     continue
                 calls = [r for r in calls_of(mode, phase, layout, path) if not held_out(r)]
-                a = np.array([work(r) for r in calls])
-                t = np.array([r[f"{phase}_s"] for r in calls]) * 1e12
-                design = np.stack([a[:, 0], a[:, 0] * a[:, 1]], axis=1) / t[:, None]
-                (base, per_fan), *_ = np.linalg.lstsq(design, np.ones(len(t)), rcond=None)
-                if per_fan < 0:  # no growth with the fan: a constant per output
-                    base, per_fan = float(np.sum(design[:, 0]) / np.sum(design[:, 0] ** 2)), 0.0
-                if base < 0:
-                    base, per_fan = 0.0, float(np.sum(design[:, 1]) / np.sum(design[:, 1] ** 2))
-                out[(mode, phase, layout)] = (round(float(base), 3), round(float(per_fan), 3))
+                out[(mode, phase, layout)] = fit_line([work(r) for r in calls], [r[f"{phase}_s"] for r in calls], 3)
     return out
 
 
