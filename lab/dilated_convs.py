@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from lab.nchw_transposes import _kernels, _timed
 from lab.results import write_rows
+from lab.timing import autocast_calls
 
 #: (label, batch, in channels, height = width, out channels, kernel, dilations)
 SHAPES = [
@@ -45,16 +46,7 @@ def one(label: str, batch: int, cin: int, size: int, cout: int, k: int, dilation
     w = torch.randn((cout, cin, k) if one_d else (cout, cin, k, k), device="cuda").to(memory_format=fmt)
     pad = dilation * (k - 1) // 2
 
-    def forward():
-        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
-            conv(x, w, padding=pad, dilation=dilation)
-
-    xg, wg = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
-
-    def training():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            y = conv(xg, wg, padding=pad, dilation=dilation)
-        y.backward(torch.ones_like(y))
+    forward, training = autocast_calls(conv, x, w, padding=pad, dilation=dilation)
 
     return {"label": label, "batch": batch, "in_channels": cin, "size": size, "out_channels": cout, "kernel": k,
             "dilation": dilation, "one_d": one_d, "forward_s": _timed(forward), "training_s": _timed(training),

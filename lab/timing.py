@@ -26,3 +26,23 @@ def sustained(fn: Callable[[], Any], seconds: float, calls_per_check: int = 10) 
         b.record()
         b.synchronize()
     return a.elapsed_time(b) / 1e3 / n
+
+
+def autocast_calls(op: Callable[..., Any], x: Any, w: Any, **kwargs: Any) -> tuple[Callable[[], None],
+                                                                                   Callable[[], None]]:
+    """(forward, training) of `op(x, w, **kwargs)` as a bf16 autocast model runs it: the forward under
+    inference_mode; a training call on copies of x and w that need their gradients, its output's gradient ones."""
+    import torch
+
+    def forward() -> None:
+        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
+            op(x, w, **kwargs)
+
+    xg, wg = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+
+    def training() -> None:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            out = op(xg, wg, **kwargs)
+        out.backward(torch.ones_like(out))
+
+    return forward, training

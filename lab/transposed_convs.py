@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from lab.nchw_transposes import _kernels, _timed
 from lab.results import write_rows
+from lab.timing import autocast_calls
 
 #: (label, batch, in channels, input size (H = W, or length for 1-D), out channels, kernel, stride, padding, 1-D)
 SHAPES = [
@@ -59,16 +60,7 @@ def one(label: str, batch: int, cin: int, size: int, cout: int, k: int, stride: 
         y = tconv(x, w, stride=stride, padding=pad)
     y = y.to(memory_format=fmt)
 
-    def forward():
-        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
-            tconv(x, w, stride=stride, padding=pad)
-
-    xg, wg = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
-
-    def training():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            out = tconv(xg, wg, stride=stride, padding=pad)
-        out.backward(torch.ones_like(out))
+    forward, training = autocast_calls(tconv, x, w, stride=stride, padding=pad)
 
     def equivalent():  # the convolution whose data gradient the transposed one is, run forward
         with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
