@@ -186,7 +186,7 @@ def _wide_stems() -> dict[str, float]:
     return fit_wide_stems()
 
 
-@fit("CONV_DGRAD_MIN_N", "CONV_DGRAD_N_HALF")
+@fit("CONV_DGRAD_MIN_N", "CONV_DGRAD_K_RAMP")
 def _dgrad_tiles() -> dict[str, float]:
     from bench.transposed import fit_dgrad
 

@@ -772,7 +772,7 @@ def main(argv: list[str] | None = None) -> int:
                    "it is: 0.60x-0.96x, the strided dgrad kernels slower than a forward's rate; since 2026-12-07 "
                    "priced as cuDNN runs it, its forward as that convolution's dgrad at the reach of its output "
                    "channels' tile, measured layer by layer (`bench/transposed.py`, docs/nchw.md): inference at batch "
-                   "1,024 0.57x -> 0.89x, the other three cases 0.74x-1.07x). DeepLabV3's bilinear upsampling, "
+                   "1,024 0.57x -> 0.88x, the other three cases 0.74x-1.07x). DeepLabV3's bilinear upsampling, "
                    "priced by its bytes until 2026-12-07, took 4 ms of its 50 ms training step (its pooling "
                    "branch's 1x1 -> 65x65 backward 2.2 ms: atomic adds into one source); priced since by its work "
                    "(docs/nchw.md): training 0.78x -> 0.82x, inference 0.89x -> 0.92x; with its ASPP head's "

@@ -649,7 +649,7 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
     if stem and not (shape.transposed and op.phase is Phase.FORWARD):  # a 3-channel image stem: channels padded to
         # 8 for the tensor cores, no 16-byte loads; its kernels' rate is measured against the GEMM rate
         # (stem_slowdown), not the other convolutions' CONV_EFF. A transposed convolution's forward is a dgrad
-        # whose few channels are its GEMM's N: its narrowest tile is the cost (_dgrad_reach)
+        # whose few channels are its GEMM's N: its narrowest tile is the cost (CONV_DGRAD_MIN_N)
         rate /= stem_slowdown(shape, op.dtype)
     else:
         stem = False
@@ -740,21 +740,13 @@ def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float,
     conv_rate = rate * (1.0 if of_gemm_rate else r.conv_eff) * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's
     # scale where measured
     # each pass a kernel of fixed time (launch, prologue, the last wave's tail) beside its FLOPs
-    return sum(kernels.gemm_time(m, max(nn, cal.CONV_DGRAD_MIN_N) if dgrad else nn, kk,
-                                 rate=conv_rate * (_dgrad_reach(nn) if dgrad else 1.0), bandwidth=math.inf,
-                                 sms=r.sms, k_ramp=cal.CONV_K_RAMP * r.ramp_scale) + cal.CONV_PASS_FIXED_S
-               for m, nn, kk, dgrad in passes)
-
-
-def _dgrad_reach(n: float) -> float:
-    """The share of the convolutions' rate a transposed convolution's dgrad kernel reaches with N output channels
-    (its GEMM's N, at least its narrowest tile CONV_DGRAD_MIN_N): each tile of the input's gradient reuses its
-    loads over N columns, n / (n + CONV_DGRAD_N_HALF), against the 256-wide tiles the rate was fitted on (an
-    H100's DCGAN layers at 256, 128 and 64 channels ran at 701, 587 and 375 TFLOPS; lab/data/
-    h100-transposed-convs-2026-12-07)."""
-    wide = cal.CONV_DGRAD_WIDE_N / (cal.CONV_DGRAD_WIDE_N + cal.CONV_DGRAD_N_HALF)
-    narrow = max(n, cal.CONV_DGRAD_MIN_N)
-    return min(1.0, narrow / (narrow + cal.CONV_DGRAD_N_HALF) / wide)
+    # a transposed convolution's dgrad: its N (the output channels) at least the kernel's narrowest tile, and its
+    # K ramp its own: each stride phase reduces over a few taps of its input channels, and pays the tile's prologue
+    # and epilogue over those short K (CONV_DGRAD_K_RAMP, lab/data/h100-transposed-convs-2026-12-07)
+    return sum(kernels.gemm_time(m, max(nn, cal.CONV_DGRAD_MIN_N) if dgrad else nn, kk, rate=conv_rate,
+                                 bandwidth=math.inf, sms=r.sms,
+                                 k_ramp=(cal.CONV_DGRAD_K_RAMP if dgrad else cal.CONV_K_RAMP) * r.ramp_scale)
+               + cal.CONV_PASS_FIXED_S for m, nn, kk, dgrad in passes)
 
 
 def _passes(op: Op, shape: ConvShape) -> int:

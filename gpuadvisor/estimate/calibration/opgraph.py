@@ -49,10 +49,9 @@ NCHW_TRANSPOSES_FIT = ("the grid pair (0.05 steps) with the least mean |log(pric
 
 DILATED = "lab/data/h100-dilated-convs-2026-12-07 (lab/dilated_convs.py)"
 TRANSPOSED = "lab/data/h100-transposed-convs-2026-12-07 (lab/transposed_convs.py)"
-TRANSPOSED_FIT = ("the least-squares line of 1 / rate in 1 / n through DCGAN's 256-, 128- and 64-channel layers at "
-                  "batch 1,024 (their dgrad kernels at 701, 587 and 375 TFLOPS: rate = peak x n / (n + c)), c rounded "
-                  "to a channel (bench.transposed.fit_dgrad); the file's 18 other shapes check it (gate "
-                  "transposed_convs)")
+TRANSPOSED_FIT = ("the grid value (50-600 by 25) with the least mean |log(priced / profiled)| over two thirds of the "
+                  "file's 21 forwards, every third shape held out (bench.transposed.fit_dgrad): the held-out 5 of 7 "
+                  "within 0.8x-1.25x, mean |log| 0.157; a term in N as well (n / (n + c)) fitted no better")
 
 #: PyTorch's 2-D pooling kernels on the calibration H100 (opcost.pool_work_s): (kind, direction, layout) ->
 #: (picoseconds an element, picoseconds more per tap it visits); an element is an output of a forward, an input of a
@@ -152,15 +151,11 @@ CONSTANTS = (
              "(tests/data/models-h100.json, calibration split)"),
     Constant("CONV_DGRAD_MIN_N", 64, "channels", "the narrowest N tile of cuDNN's dgrad kernels, which run a "
              "transposed convolution's forward (its output channels are the GEMM's N): fewer channels are padded to "
-             "it (opcost._dgrad_reach)", TRANSPOSED, Method.MEASURED,
+             "it (opcost._implicit_gemms_s)", TRANSPOSED, Method.MEASURED,
              "the kernels' names: 256x64x64 tiles for 64, 3 and 1 output channels, 128x256 and 256x128 for more"),
-    Constant("CONV_DGRAD_WIDE_N", 256, "channels", "the N tile width at which the convolutions' rate (CONV_EFF) "
-             "holds for a dgrad (opcost._dgrad_reach)", TRANSPOSED, Method.ASSUMPTION,
-             "the widest N tile in the kernels' names (128x256); DCGAN's 256-channel layer ran at 701 TFLOPS, the "
-             "rate the pricer has"),
-    Constant("CONV_DGRAD_N_HALF", 116, "channels", "the N at which a dgrad tile reuses its loads half as well as "
-             "an unbounded one: its rate goes with n / (n + this) (opcost._dgrad_reach)", TRANSPOSED, Method.FITTED,
-             TRANSPOSED_FIT),
+    Constant("CONV_DGRAD_K_RAMP", 425, "inner steps", "a transposed convolution's dgrad K ramp (kernels.gemm_time): "
+             "each stride phase reduces over a few taps of its input channels and pays the tile's prologue and "
+             "epilogue over those short K (opcost._implicit_gemms_s)", TRANSPOSED, Method.FITTED, TRANSPOSED_FIT),
     Constant("CONV_DILATED_SLOWDOWN", 1.5, "x", "rate divisor of a widely dilated 2-D convolution on a Hopper card, "
              "whose cuDNN kernels fall back from sm90 to sm80 ones (opcost.dilated_slowdown)", DILATED,
              Method.MEASURED, "the median, rounded to 0.05, of DeepLabV3's ASPP convolutions at dilation 12, 24 and "
