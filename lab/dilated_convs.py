@@ -11,13 +11,11 @@ same output size); one more call of each under torch.profiler names its kernels 
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 import torch.nn.functional as F
 
 from lab.nchw_transposes import _kernels, _timed
-from lab.results import write_rows
+from lab.results import measure_and_write
 from lab.timing import autocast_calls
 
 #: (label, batch, in channels, height = width, out channels, kernel, dilations)
@@ -54,17 +52,11 @@ def one(label: str, batch: int, cin: int, size: int, cout: int, k: int, dilation
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
     torch.backends.cudnn.benchmark = True
-    rows = []
-    for label, batch, cin, size, cout, k, dilations in SHAPES:
-        for d in (1, *dilations):
-            rows.append(one(label, batch, cin, size, cout, k, d))
-            print(f"{label} d={d}: forward {rows[-1]['forward_s'] * 1e3:.3f} ms, training "
-                  f"{rows[-1]['training_s'] * 1e3:.3f} ms", flush=True)
-    write_rows(args.out, rows)
+    measure_and_write(__doc__, (lambda a=(label, batch, cin, size, cout, k, d): one(*a)
+                                for label, batch, cin, size, cout, k, dilations in SHAPES for d in (1, *dilations)),
+                      lambda r: f"{r['label']} d={r['dilation']}: forward {r['forward_s'] * 1e3:.3f} ms, training "
+                                f"{r['training_s'] * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import argparse
 import datetime
 import json
 import subprocess
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
@@ -41,3 +42,17 @@ def bench_args(doc: str | None, seconds: float) -> argparse.Namespace:
     ap.add_argument("--out", required=True)
     ap.add_argument("--seconds", type=float, default=seconds)
     return ap.parse_args()
+
+
+def measure_and_write(doc: str | None, calls: Iterable[Callable[[], dict[str, Any]]],
+                      line: Callable[[dict[str, Any]], str]) -> None:
+    """A sweep script's main: `--out FILE` from the command line; each call measured in turn, its `line` printed
+    as it lands (a run cut short still shows what it measured), then every row written with the environment."""
+    ap = argparse.ArgumentParser(description=(doc or "").splitlines()[0] if doc else None)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    rows = []
+    for call in calls:
+        rows.append(call())
+        print(line(rows[-1]), flush=True)
+    write_rows(args.out, rows)

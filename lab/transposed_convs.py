@@ -15,13 +15,11 @@ names its kernels (cuDNN's choice).
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 import torch.nn.functional as F
 
 from lab.nchw_transposes import _kernels, _timed
-from lab.results import write_rows
+from lab.results import measure_and_write
 from lab.timing import autocast_calls
 
 #: (label, batch, in channels, input size (H = W, or length for 1-D), out channels, kernel, stride, padding, 1-D)
@@ -74,17 +72,11 @@ def one(label: str, batch: int, cin: int, size: int, cout: int, k: int, stride: 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
     torch.backends.cudnn.benchmark = True
-    rows = []
-    for shape in SHAPES:
-        rows.append(one(*shape))
-        r = rows[-1]
-        print(f"{r['label']}: forward {r['forward_s'] * 1e3:.3f} ms, training {r['training_s'] * 1e3:.3f} ms, "
-              f"equivalent forward {r['equivalent_forward_s'] * 1e3:.3f} ms", flush=True)
-    write_rows(args.out, rows)
+    measure_and_write(__doc__, (lambda shape=shape: one(*shape) for shape in SHAPES),
+                      lambda r: f"{r['label']}: forward {r['forward_s'] * 1e3:.3f} ms, training "
+                                f"{r['training_s'] * 1e3:.3f} ms, equivalent forward "
+                                f"{r['equivalent_forward_s'] * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":

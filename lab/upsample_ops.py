@@ -11,13 +11,11 @@ kernels named by torch.profiler.
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 import torch.nn.functional as F
 
 from lab.nchw_transposes import _kernels, _timed
-from lab.results import write_rows
+from lab.results import measure_and_write
 
 #: (label, batch, channels, input size, output size)
 SHAPES = [
@@ -59,19 +57,11 @@ def one(label: str, batch: int, channels: int, size: int, out: int, mode: str, l
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
-    rows = []
-    for shape in SHAPES:
-        for mode in ("bilinear", "nearest"):
-            for layout in ("channels_last", "contiguous"):
-                for dtype in (torch.bfloat16, torch.float32):
-                    rows.append(one(*shape, mode, layout, dtype))
-                    r = rows[-1]
-                    print(f"{r['label']} {mode} {layout} {r['dtype']}: forward {r['forward_s'] * 1e6:.1f} us, "
-                          f"backward {r['backward_s'] * 1e6:.1f} us", flush=True)
-    write_rows(args.out, rows)
+    measure_and_write(__doc__, (lambda a=(*shape, mode, layout, dtype): one(*a) for shape in SHAPES
+                                for mode in ("bilinear", "nearest") for layout in ("channels_last", "contiguous")
+                                for dtype in (torch.bfloat16, torch.float32)),
+                      lambda r: f"{r['label']} {r['mode']} {r['layout']} {r['dtype']}: forward "
+                                f"{r['forward_s'] * 1e6:.1f} us, backward {r['backward_s'] * 1e6:.1f} us")
 
 
 if __name__ == "__main__":
