@@ -10,12 +10,12 @@ checks it."""
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bench import REPO
+from bench.work_lines import fit_line, span, table_rows
 
 POOLS = REPO / "lab/data/h100-pool-ops-2026-12-05/pool_ops.json"
 #: (kind, channels, input size, kernel) of the shapes the fit never reads
@@ -47,7 +47,6 @@ def work(r: dict[str, Any], phase: str) -> tuple[float, float]:
 def fit_pool_kernels(path: Path = POOLS) -> dict[tuple[str, str, str], tuple[float, float]]:
     """POOL_KERNELS: per (kind, direction, layout), the line base + per tap x taps (picoseconds an element) with the
     least squared relative error over the calls not held out, both terms >= 0, to 0.01 ps."""
-    from bench.work_lines import fit_line
 
     out: dict[tuple[str, str, str], tuple[float, float]] = {}
     fit_rows = [r for r in rows(path) if not held_out(r)]
@@ -106,10 +105,6 @@ def ps_per_output(layout: str, kind: str, phase: str = "forward") -> list[float]
             if r["layout"] == layout and r["kind"] == kind]
 
 
-def span(xs: list[float]) -> str:
-    return f"{min(xs):.2f}x-{max(xs):.2f}x (median {statistics.median(xs):.2f}x)"
-
-
 def unseen_ratios(layout: str) -> list[float]:
     """The op pricer over the measured time for each unseen call of `layout`, both directions."""
     keep = [r["layout"] == layout for r in rows(UNSEEN)]
@@ -124,7 +119,7 @@ def markdown() -> str:
     avg_nhwc = ps_per_output("nhwc", "avg")
     from gpuadvisor.estimate.calibration.opgraph import POOL_KERNELS
 
-    table = "\n".join(f"| {k} | {d} | {lay} | {b:.2f} | {t:.2f} |" for (k, d, lay), (b, t) in POOL_KERNELS.items())
+    table = table_rows(POOL_KERNELS, 2)
     return ("## Pooling kernels (an H100)\n\n"
             "PyTorch's max (with indices) and average pooling, bf16, batch 128, channels-last and NCHW, forward and "
             "backward (`lab/pool_ops.py`, `lab/data/h100-pool-ops-2026-12-05/`, 2026-12-05): ResNet's stem pool, "

@@ -10,7 +10,6 @@ ConvShape.transposed set (tracer revision 19), and opcost._implicit_gemms_s swap
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,10 @@ def rows(path: Path = TRANSPOSED) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text())["rows"])
 
 
-def ops(r: dict[str, Any]) -> list[Any]:
+def ops(r: dict[str, Any], transposed: bool = True) -> list[Any]:
     """The call's ops as the tracer records them: the transposed forward, and for training its backward (the
-    input's and the weight's gradients), bf16, channels-last where 2-D."""
+    input's and the weight's gradients), bf16, channels-last where 2-D; `transposed` False: as the tracer recorded
+    them before revision 19, the plain convolution they are the transpose of."""
     from gpuadvisor.estimate.graph import ConvGradients, ConvShape, Op, OpClass, Phase, TensorLayout
 
     n, cin, size, cout, k, out = r["batch"], r["in_channels"], r["size"], r["out_channels"], r["kernel"], r["out_size"]
@@ -38,7 +38,7 @@ def ops(r: dict[str, Any]) -> list[Any]:
     flops = 2.0 * n * oh * ow * cin * cout * kh * kw
 
     def shape(grads: ConvGradients) -> tuple[float, ...]:
-        return ConvShape(n, cout, h, w, cin, kh, kw, 1, oh, ow, layout, grads, transposed=True).to_row()
+        return ConvShape(n, cout, h, w, cin, kh, kw, 1, oh, ow, layout, grads, transposed=transposed).to_row()
 
     fwd = Op("convolution", OpClass.CONV, Phase.FORWARD, "bf16", flops, y + wt, x, shape(ConvGradients.FORWARD))
     bwd = Op("convolution_backward", OpClass.CONV, Phase.BACKWARD, "bf16", 2 * flops, x + y + wt, y + wt,
@@ -58,27 +58,19 @@ def kernel_ratios(phase: str, path: Path = TRANSPOSED, *,
     """(label, the op pricer's time over the profiled convolution kernels') for each call: `forward` its forward,
     `training` forward and backward together, on the H100's datasheet figures; `transposed` False: priced as the
     forward convolution it is recorded as (before tracer revision 19)."""
-    from dataclasses import replace
-
     from bench.models import hardware
-    from gpuadvisor.estimate.graph import ConvShape
     from gpuadvisor.estimate.opcost import Rates, op_time
 
     rates = Rates.of(hardware())
     out = []
     for r in rows(path):
-        fwd, bwd = (op if transposed else replace(op, shape=replace(ConvShape.from_row(op.shape),
-                                                                     transposed=False).to_row()) for op in ops(r))
+        fwd, bwd = ops(r, transposed)
         if phase == "forward":
             out.append((r["label"], op_time(fwd, rates) / convolution_s(r["forward_kernels"])))
         else:
             out.append((r["label"], (op_time(fwd, rates) + op_time(bwd, rates, training=True))
                         / convolution_s(r["training_kernels"])))
     return out
-
-
-def span(xs: list[float]) -> str:
-    return f"{min(xs):.2f}x-{max(xs):.2f}x (median {statistics.median(xs):.2f}x)"
 
 
 def markdown() -> str:
@@ -112,9 +104,10 @@ def markdown() -> str:
             "| shape | forward | training |\n|---|---:|---:|\n" + table + "\n")
 
 
-def held_out(label: str, path: Path = TRANSPOSED) -> bool:
-    """Every third shape of the file (its index % 3 == 2), fixed before the fit: never read by fit_dgrad."""
-    return [r["label"] for r in rows(path)].index(label) % 3 == 2
+def held_out(path: Path = TRANSPOSED) -> set[str]:
+    """The labels of every third shape of the file (its index % 3 == 2), fixed before the fit: never read by
+    fit_dgrad."""
+    return {r["label"] for i, r in enumerate(rows(path)) if i % 3 == 2}
 
 
 def _dgrad_kernel(r: dict[str, Any]) -> tuple[str, float]:
@@ -134,9 +127,11 @@ def fit_dgrad(path: Path = TRANSPOSED) -> dict[str, float]:
     tiles = [int(m.group(2)) for r in rows(path) for m in [re.search(r"tilesize(\d+)x(\d+)x", _dgrad_kernel(r)[0])]
              if m]
 
+    held = held_out(path)
+
     def error(ramp: float) -> float:
         with cal.override(CONV_DGRAD_K_RAMP=ramp):
-            xs = [x for label, x in kernel_ratios("forward", path) if not held_out(label, path)]
+            xs = [x for label, x in kernel_ratios("forward", path) if label not in held]
         return sum(abs(math.log(x)) for x in xs) / len(xs)
 
     ramp = min(range(50, 601, 25), key=error)

@@ -12,12 +12,12 @@ shapes in HELD_OUT are never read by the fit and check it."""
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bench import REPO
+from bench.work_lines import fit_line, span, table_rows
 
 UPSAMPLES = REPO / "lab/data/h100-upsample-ops-2026-12-07/upsample_ops.json"
 #: the labels of the shapes the fit never reads: one of each family (a logits head, a 2x decoder, a pooling branch)
@@ -59,7 +59,6 @@ def calls_of(mode: str, phase: str, layout: str, path: Path = UPSAMPLES) -> list
 def fit_upsample_kernels(path: Path = UPSAMPLES) -> dict[tuple[str, str, str], tuple[float, float]]:
     """UPSAMPLE_KERNELS: per (mode, direction, layout), the line base + per fan x fan (picoseconds an output) with
     the least squared relative error over the calls not held out (calls_of), both terms >= 0, to 0.001 ps."""
-    from bench.work_lines import fit_line
 
     out: dict[tuple[str, str, str], tuple[float, float]] = {}
     for mode in MODES:
@@ -111,10 +110,6 @@ def bytes_ratios(phase: str, path: Path = UPSAMPLES) -> list[float]:
             for r in calls_of(mode, phase, layout, path) for op, t in [_op(r, phase)]]
 
 
-def span(xs: list[float]) -> str:
-    return f"{min(xs):.2f}x-{max(xs):.2f}x (median {statistics.median(xs):.2f}x)"
-
-
 def markdown() -> str:
     """A section for docs/nchw.md."""
     from gpuadvisor.estimate.calibration.opgraph import UPSAMPLE_KERNELS
@@ -126,7 +121,7 @@ def markdown() -> str:
                 f"{inside(held)} of {len(held)} ({span(held)}); by their bytes {inside(by_bytes)} of "
                 f"{len(by_bytes)} ({span(by_bytes)})")
 
-    table = "\n".join(f"| {m} | {d} | {lay} | {b:.3f} | {f:.3f} |" for (m, d, lay), (b, f) in UPSAMPLE_KERNELS.items())
+    table = table_rows(UPSAMPLE_KERNELS, 3)
     return ("## Upsampling kernels (an H100)\n\n"
             "F.interpolate's bilinear (align_corners False) and nearest upsampling, forward and backward, from 2x "
             "(U-Net, FPN) to DeepLabV3's 8x logits and its pooling branch's 1x1 -> 65x65, channels-last and "

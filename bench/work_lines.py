@@ -1,9 +1,10 @@
 """The line a kernel that runs a thread per element is priced by: picoseconds an element, base + per unit x units
-(a pool's window taps, an upsampling's fan), fitted on measured calls (bench.pools, bench.upsample)."""
+(a pool's window taps, an upsampling's fan), fitted on measured calls and reported (bench.pools, bench.upsample)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import statistics
+from collections.abc import Mapping, Sequence
 
 
 def fit_line(work: Sequence[tuple[float, float]], times_s: Sequence[float], digits: int) -> tuple[float, float]:
@@ -21,3 +22,14 @@ def fit_line(work: Sequence[tuple[float, float]], times_s: Sequence[float], digi
     if base < 0:
         base, per_unit = 0.0, float(np.sum(design[:, 1]) / np.sum(design[:, 1] ** 2))
     return round(float(base), digits), round(float(per_unit), digits)
+
+
+def span(xs: Sequence[float]) -> str:
+    """The ratios' range and median, as the docs quote them."""
+    return f"{min(xs):.2f}x-{max(xs):.2f}x (median {statistics.median(xs):.2f}x)"
+
+
+def table_rows(lines: Mapping[tuple[str, str, str], tuple[float, float]], digits: int) -> str:
+    """A kernel table's markdown rows: its key's three parts, then base and per unit to `digits`."""
+    return "\n".join(f"| {a} | {b} | {c} | {base:.{digits}f} | {per:.{digits}f} |"
+                     for (a, b, c), (base, per) in lines.items())

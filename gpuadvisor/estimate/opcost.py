@@ -645,16 +645,14 @@ def _conv_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: float) -> fl
         lifted = r.depthwise_scale == 1.0 and op.phase is not Phase.BACKWARD
         depthwise_eff = r.streamed_efficiency(cal.DEPTHWISE_BW_EFF) if lifted else cal.DEPTHWISE_BW_EFF
         return max(op.flops / cuda_rate, t_mem / (depthwise_eff * r.depthwise_scale)) + extra
-    stem = bool(c % 8)
-    if stem and not (shape.transposed and op.phase is Phase.FORWARD):  # a 3-channel image stem: channels padded to
-        # 8 for the tensor cores, no 16-byte loads; its kernels' rate is measured against the GEMM rate
-        # (stem_slowdown), not the other convolutions' CONV_EFF. A transposed convolution's forward is a dgrad
-        # whose few channels are its GEMM's N: its narrowest tile is the cost (CONV_DGRAD_MIN_N)
+    # a 3-channel image stem: channels padded to 8 for the tensor cores, no 16-byte loads; its kernels' rate is
+    # measured against the GEMM rate (stem_slowdown), not the other convolutions' CONV_EFF. A transposed
+    # convolution's forward is a dgrad whose few channels are its GEMM's N: its narrowest tile is the cost
+    # (CONV_DGRAD_MIN_N), not a stem's
+    stem = bool(c % 8) and not (shape.transposed and op.phase is Phase.FORWARD)
+    if stem:
         rate /= stem_slowdown(shape, op.dtype)
-    else:
-        stem = False
-    if c % 8:
-        c = math.ceil(c / 8) * 8
+    c = math.ceil(c / 8) * 8
     rate /= dilated_slowdown(shape, r)
     # the implicit GEMM's compute only: its A operand is the input read in place (each element once per filter
     # tap from shared memory and L2), never the im2col matrix gemm_time's memory term would charge; the
@@ -730,13 +728,10 @@ def _implicit_gemms_s(op: Op, shape: ConvShape, r: Rates, rate: float, c: float,
         # 8-wide slices (its alignment is its channels', whatever the taps); its input's gradient is that forward
         reach = k * taps * oh * ow / (h * w)
         fprop, data = (n * h * w, c, math.ceil(reach / 8) * 8 if k % 8 == 0 else reach), fprop
-        passes = [(*fprop, True)] if forward else [
-            (*p, False) for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight))
-            if shape.gradients & grad]
-    else:
-        passes = [(*fprop, False)] if forward else [
-            (*p, False) for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight))
-            if shape.gradients & grad]
+    # (m, n, k, whether it is a transposed convolution's dgrad)
+    passes = [(*fprop, shape.transposed)] if forward else [
+        (*p, False) for grad, p in ((ConvGradients.INPUT, data), (ConvGradients.WEIGHT, weight))
+        if shape.gradients & grad]
     conv_rate = rate * (1.0 if of_gemm_rate else r.conv_eff) * r.conv_scale.get(op.dtype, 1.0)  # the conv probe's
     # scale where measured
     # each pass a kernel of fixed time (launch, prologue, the last wave's tail) beside its FLOPs
