@@ -350,18 +350,19 @@ def nchw_summary() -> list[str]:
     ratio = nchw.capped_steps()[0][1]
     stem = [x for d in ("fp16", "bf16") for x in stems.forward_ratios(stems.wide_stems(d))]
     held = pools.ratios("forward", held=True) + pools.ratios("backward", held=True)
-    from bench import nchw_transposes, transposed, upsample
+    from bench import dilated, nchw_transposes, transposed, upsample
 
     moved = [x for _, x in nchw_transposes.ratios(held=True)]
     inside = lambda xs: sum(0.8 <= x <= 1.25 for x in xs)  # noqa: E731
     tconv = [x for _, x in transposed.kernel_ratios("forward")]
     ups = [x for phase in upsample.PHASES for x in upsample.ratios(phase, held=True)]
-    return ["## NCHW, few channels, upsampling (2026-12-05 to -07)", "",
-            f"H200, driver 580.159.04: six timm steps NCHW {min(rel):.2f}-{max(rel):.2f}x "
-            f"channels-last; tool {min(tool):.2f}-{max(tool):.2f}x (capped {ratio:.2f}x). H100: ResNet "
+    dil = [x for *_, x in dilated.priced_ratios()]
+    return ["## NCHW, few channels, upsampling (2026-12-05 to 07)", "",
+            f"Driver 580.159.04. H200: 6 timm steps NCHW {min(rel):.2f}-{max(rel):.2f}x "
+            f"NHWC; tool {min(tool):.2f}-{max(tool):.2f}x (cap {ratio:.2f}x). H100: ResNet "
             f"stem tool {min(stem):.2f}-{max(stem):.2f}x; held out: pools {min(held):.2f}-{max(held):.2f}x, "
-            f"NCHW transposes {inside(moved)}/{len(moved)}, upsampling {inside(ups)}/{len(ups)} within; transposed "
-            f"convs {inside(tconv)}/{len(tconv)}. [docs/nchw.md](docs/nchw.md)",
+            f"NCHW transposes {inside(moved)}/{len(moved)}, upsampling {inside(ups)}/{len(ups)} within; -07 transposed "
+            f"convs {inside(tconv)}/{len(tconv)}, dilated {min(dil):.2f}-{max(dil):.2f}x. [docs/nchw.md](docs/nchw.md)",
             ""]
 
 
