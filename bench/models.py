@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,18 +209,40 @@ def fit_gpu_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, fl
     return out
 
 
-def fit_overlap(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
-    """OP_OVERLAP_P: the exponent with the least mean |log(estimate / measured)| step over the calibration split."""
-    from gpuadvisor.estimate import calibration as cal
-    from gpuadvisor.estimate.opcost import step_time
+#: the host constants as fitted with OP_OVERLAP_P 8, before the flow shop (2026-12-08)
+SUMMED_OVERLAP_HOST = {"HOST_FWD_OPS_INFERENCE": 3.5, "HOST_FWD_OPS_TRAINING": 5.5, "HOST_BWD_OPS": 3.0,
+                       "HOST_VIEW_OPS": 0.6, "HOST_TRAINING_STEP": 110.0}
 
-    gpu_figures = hardware()
-    rows = [(c, step_time(g, gpu_figures)) for c, g in _calibration_graphs(cases)]
-    errs = {}
-    for p in (1.5, 2.0, 3.0, 4.0, 8.0):
-        with cal.override(OP_OVERLAP_P=p):
-            errs[p] = sum(abs(math.log(st.step_s / c["time_s"])) for c, st in rows) / len(rows)
-    return {"OP_OVERLAP_P": min(errs, key=errs.__getitem__)}
+
+@contextmanager
+def summed_overlap(p: float = 8.0) -> Iterator[None]:
+    """A step's host and GPU times as they were combined until 2026-12-08: summed over the phases and overlapped as
+    (host^p + GPU^p)^(1/p), every kernel-less op priced, with the host constants fitted then (SUMMED_OVERLAP_HOST):
+    to reproduce estimates recorded before the flow shop (opcost.StepTime.step_s). No constant holds the rule, so
+    the property and the phase split are swapped for the block."""
+    from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate import opcost
+    from gpuadvisor.estimate.dispatch import overlap
+    from gpuadvisor.estimate.graph import Phase
+
+    def summed(st: Any) -> float:
+        return overlap(st.host_s, st.device_s, p)
+
+    def every_view_priced(g: Any) -> dict[str, float]:
+        untracked, recorded, backward, views, steps = opcost.host_counts(g)
+        return {Phase.FORWARD.value: untracked * cal.HOST_FWD_OPS_INFERENCE + recorded * cal.HOST_FWD_OPS_TRAINING
+                + views * cal.HOST_VIEW_OPS, Phase.BACKWARD.value: backward * cal.HOST_BWD_OPS,
+                Phase.OPTIMIZER.value: steps * cal.HOST_TRAINING_STEP}
+
+    step_s, split = opcost.StepTime.step_s, opcost.host_units_by_phase
+    opcost.StepTime.step_s = property(summed)  # type: ignore[assignment,method-assign]
+    opcost.host_units_by_phase = every_view_priced
+    try:
+        with cal.override(**SUMMED_OVERLAP_HOST):
+            yield
+    finally:
+        opcost.StepTime.step_s = step_s  # type: ignore[method-assign]
+        opcost.host_units_by_phase = split
 
 
 #: host constants, in the order of opcost.host_counts's features
@@ -227,37 +251,64 @@ HOST_FITS = ("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", 
 
 def fit_host_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, float]:
     """Host time per op kind and per training step (units of HOST_OP_S, on grids of 0.25, 0.2 for views and 10
-    for the step): the least mean
-    |log(estimate / measured)| step time over the calibration split (the LSTM's left out: its time is cuDNN's
-    recurrence), each step the host's op counts and the GPU time overlapped as in opcost.step_time. A recorded
-    forward op costs at least what an unrecorded one does (autograd's node is work on top): the grid keeps
-    HOST_FWD_OPS_TRAINING >= HOST_FWD_OPS_INFERENCE. Held-out cases are never read."""
+    for the step): the least mean |log(estimate / measured)| step time over the calibration split (the LSTM's left
+    out: its time is cuDNN's recurrence), each step the host's time by phase (opcost.host_units_by_phase) and the
+    GPU's run as the flow shop opcost.step_time takes them in. A recorded forward op costs at least what an
+    unrecorded one does (autograd's node is work on top): the grid keeps HOST_FWD_OPS_TRAINING >=
+    HOST_FWD_OPS_INFERENCE. Held-out cases are never read."""
     import numpy as np
 
     from gpuadvisor.estimate import calibration as cal
+    from gpuadvisor.estimate.graph import Phase
     from gpuadvisor.estimate.opcost import host_counts, step_time
 
     gpu_figures = hardware()
+    phases = (Phase.FORWARD.value, Phase.BACKWARD.value, Phase.OPTIMIZER.value)
     feats, device, times = [], [], []
     for c, g in _calibration_graphs(cases):
         if c["profiled_s_by_class"].get("recurrent"):
             continue
-        feats.append([x * cal.HOST_OP_S for x in host_counts(g)])
-        device.append(step_time(g, gpu_figures, eager=False).device_s)
+        untracked, recorded, backward, views, steps = (x * cal.HOST_OP_S for x in host_counts(g))
+        forward = untracked + recorded
+        views *= forward / (forward + backward) if forward + backward else 1.0  # the forward's (host_units_by_phase)
+        # each phase's host seconds per unit of each constant, in HOST_FITS's order
+        feats.append([[untracked, recorded, 0.0, views, 0.0], [0.0, 0.0, backward, 0.0, 0.0],
+                      [0.0, 0.0, 0.0, 0.0, steps]])
+        by_phase = step_time(g, gpu_figures, eager=False).by_phase
+        device.append([by_phase.get(ph, 0.0) for ph in phases])
         times.append(c["time_s"])
-    f, d, t = np.array(feats), np.array(device), np.array(times)
-    p = cal.OP_OVERLAP_P
+    f, d, t = np.array(feats), np.array(device), np.array(times)  # (cases, 3, 5), (cases, 3), (cases,)
     best: tuple[float, tuple[float, ...]] = (math.inf, ())
     for a in np.arange(2.0, 5.01, 0.25):
         for b in np.arange(a, 8.01, 0.25):
             w = np.stack(np.meshgrid([a], [b], np.arange(1.0, 8.01, 0.25), np.arange(0.0, 1.61, 0.2),
                                      np.arange(0.0, 201.0, 10.0), indexing="ij"), -1).reshape(-1, 5)
-            host = w @ f.T  # (weights, cases)
-            err = np.abs(np.log((host**p + d**p) ** (1 / p) / t)).mean(axis=1)
+            host = np.einsum("cpk,wk->wcp", f, w)  # (weights, cases, phases)
+            # opcost.flow_shop_s: the host through phase j, then the GPU's phases after it
+            issued = np.concatenate([np.zeros((*host.shape[:2], 1)), np.cumsum(host, axis=2)], axis=2)
+            behind = np.concatenate([np.cumsum(d[:, ::-1], axis=1)[:, ::-1], np.zeros((len(d), 1))], axis=1)
+            step = (issued + behind[None]).max(axis=2)
+            err = np.abs(np.log(step / t)).mean(axis=1)
             i = int(np.argmin(err))
             if err[i] < best[0] - 1e-12:
                 best = (float(err[i]), tuple(float(x) for x in w[i]))
     return {name: round(v, 2) for name, v in zip(HOST_FITS, best[1], strict=True)}
+
+
+#: lab/phase_overlap.py on an H100 (2026-12-08): twelve training steps, the host's time to issue each phase (forward
+#: with the loss, backward, optimizer) and each phase's GPU time alone, beside the step: how the two combine
+#: (opcost.StepTime.step_s), never fitted
+PHASE_OVERLAP = REPO / "lab/data/h100-phase-overlap-2026-12-08/phase_overlap.json"
+
+
+def phase_overlap_ratios(path: Path = PHASE_OVERLAP) -> dict[tuple[str, int], tuple[float, float]]:
+    """(spec, batch) -> (the flow shop of the measured phases, opcost.flow_shop_s, over the measured step; the host's
+    and the GPU's times added, as if neither overlapped the other, over the step)."""
+    from gpuadvisor.estimate.opcost import flow_shop_s
+
+    rows = json.loads(path.read_text())["rows"]
+    return {(r["spec"], r["batch"]): (flow_shop_s(r["host_s"], r["gpu_s"]) / r["step_s"],
+                                      (sum(r["host_s"]) + sum(r["gpu_s"])) / r["step_s"]) for r in rows}
 
 
 #: lab/train_step_host.py on an H100, twice (2026-12-05): the host's time for a training step's parts against its

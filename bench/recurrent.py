@@ -177,16 +177,16 @@ def _grid_fit(name: str, values: list[float], path: Path, selected: Any) -> floa
 
 def _call_s(ops: list[Any], rates: Any, *, training: bool, host_scale: float = 1.0) -> float:
     """A call's time as a step of nothing but these ops would take (opcost.step_time): the host's issuing of them
-    (each layer's set-up, launched steps; times `host_scale`, the sweep's host against the calibration host's)
-    overlapped with the GPU's timeline."""
-    from gpuadvisor.estimate import calibration as cal
+    (each layer's set-up, launched steps; times `host_scale`, the sweep's host against the calibration host's) and
+    the GPU's timeline, phase by phase as a flow shop (opcost.flow_shop_s)."""
     from gpuadvisor.estimate import opcost
-    from gpuadvisor.estimate.dispatch import overlap
+    from gpuadvisor.estimate.graph import Phase
 
-    host = sum(opcost.recurrent_host_s(op, rates, training) for op in ops) * host_scale
-
-    device = sum(opcost.op_time(op, rates, training=training) for op in ops)
-    return overlap(host, device, cal.OP_OVERLAP_P)
+    phases = (Phase.FORWARD, Phase.BACKWARD)
+    host = [sum(opcost.recurrent_host_s(op, rates, training) for op in ops if op.phase is ph) * host_scale
+            for ph in phases]
+    device = [sum(opcost.op_time(op, rates, training=training) for op in ops if op.phase is ph) for ph in phases]
+    return opcost.flow_shop_s(host, device)
 
 
 #: lab/rnn_calls.py again on an H200 (2026-12-05, the training harness timed alone): the harness the 2026-11-27 sweep,

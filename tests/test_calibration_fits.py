@@ -280,13 +280,6 @@ def _no_workspace_tile() -> dict[str, float]:
     return {"NO_WORKSPACE_CONV_TILE": fit_no_workspace_tile()}
 
 
-@fit("OP_OVERLAP_P")
-def _op_model_overlap() -> dict[str, float]:
-    from bench.models import fit_overlap
-
-    return fit_overlap()
-
-
 @fit("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS", "HOST_TRAINING_STEP")
 @functools.lru_cache(maxsize=1)
 def _op_model_host() -> dict[str, float]:

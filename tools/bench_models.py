@@ -28,12 +28,10 @@ def section(per_case: bool = True) -> str:
     out = [HEADING, "",
            f"Measured on an {env['device']} (driver {env['driver']}, PyTorch {env['torch']}, cuDNN {env['cudnn']}, "
            f"CUDA {env['cuda']}), {env['date'][:10]}, by `lab/measure_models.py`: "
-           "training under bf16 autocast (fused AdamW, channels-last CNNs), inference one bf16 forward; the median "
-           "of 2-3 "
-           "sessions' medians. Raw: `lab/data/h100-models/`.", "",
-           "Estimates from the shipped graphs and the H100 SXM's datasheet (no probe). Every third model (all its "
-           "cases) is held out "
-           "of the fits (`tools/fit_opcost.py`). Ratio = estimate / measured.", "",
+           "bf16 autocast training (fused AdamW, channels-last CNNs), bf16 inference; median of 2-3 sessions. Raw: "
+           "`lab/data/h100-models/`.", "",
+           "Estimated from the shipped graphs and the H100 SXM's datasheet (no probe); every third model held out "
+           "of the fits (`tools/fit_opcost.py`); ratio = estimate / measured.", "",
            "| group | cases | time within ±25 % | memory within ±10 % | median time error | worst time "
            "| worst memory |",
            "|---|---:|---:|---:|---:|---:|---:|"]
@@ -62,6 +60,18 @@ def gemm_alignment_line() -> str:
     return (f"Unaligned bf16 GEMMs (H100, driver 580.159.04, {run['date_utc'][:10]}, "
             f"`lab/data/h100-gemm-align-*`): odd widths {span(gemm_alignment.ODD_CASES)} their padded twins, "
             f"even {span(gemm_alignment.EVEN_CASES)}.")
+
+
+def phase_overlap_line() -> str:
+    """Twelve training steps against the flow shop of their phases measured apart (bench.models.phase_overlap_ratios),
+    in one line."""
+    from bench import models
+
+    env = json.loads(models.PHASE_OVERLAP.read_text())["env"]  # the section's card and driver
+    ratios = models.phase_overlap_ratios().values()
+    flow, added = [r[0] for r in ratios], [r[1] for r in ratios]
+    return (f"Phases measured apart ({env['date'][:10]}, {len(flow)} training steps): {min(flow):.2f}-"
+            f"{max(flow):.2f}x their flow shop, {min(added):.2f}-{max(added):.2f}x summed.")
 
 
 def main() -> int:

@@ -243,8 +243,8 @@ def llm_memory() -> list[str]:
     rows = [validate_estimates.estimate_row(r) for r in data["records"] if r.get("measured", {}).get("peak_bytes")]
     env = data.get("env", {})
     return ["## LLM memory estimates", "",
-            f"Peak `torch.cuda.max_memory_allocated`, {len(rows)} cases (15 models, 9 architectures, 0.1B-8B, every "
-            f"workload kind), H100 ({_rel(MEMORY_V2)}, {env.get('date', '2026-11-23')[:10]}; "
+            f"Peak `torch.cuda.max_memory_allocated`, {len(rows)} cases (15 models of 9 architectures, 0.1B-8B, all "
+            f"workloads), H100 ({_rel(MEMORY_V2)}, {env.get('date', '2026-11-23')[:10]}; "
             "`python3 -m tools.validate_estimates`). Held out: case id % 3 == 0.", "",
             validate_estimates.summary_markdown(rows), ""]
 
@@ -423,7 +423,7 @@ def unseen_summary() -> list[str]:
         inside = sum(0.8 <= r.time_ratio <= 1.25 for r in sub)
         mem = sum(abs(r.memory_ratio - 1) <= 0.10 for r in sub)
         probed = " (each run's host: " + probed_line("recurrent" in family).replace(" within 0.8x-1.25x", "") + ")"
-        out.append(f"* {family}: time within 0.8x-1.25x on {inside} of {len(sub)}, memory within 10 % on "
+        out.append(f"* {family}: time in 0.8x-1.25x on {inside} of {len(sub)}, memory within 10 % on "
                    f"{mem}; time {min(r.time_ratio for r in sub):.2f}-{max(r.time_ratio for r in sub):.2f}x{probed}")
     steps, bias = recurrent.persist_kernel_ratios()
     backward = [x for _, x in recurrent.backward_workspace_ratios()]
@@ -445,6 +445,7 @@ def host_kinds_line() -> str:
     """The host's issue time per op kind (bench.host_kinds), against the fit's view ratio."""
     from bench import host_kinds
     from gpuadvisor.estimate import calibration as cal
+    from tools.bench_models import phase_overlap_line
 
     r = host_kinds.inference_ratios()
     span = lambda *kinds: f"{min(r[k] for k in kinds):.1f}-{max(r[k] for k in kinds):.1f}x"  # noqa: E731
@@ -452,7 +453,7 @@ def host_kinds_line() -> str:
             f"{host_kinds.view_ratio():.2f}x (fit {cal.HOST_VIEW_OPS / cal.HOST_FWD_OPS_INFERENCE:.2f}x), GEMM "
             f"{span('linear', 'bmm')}, conv {span('conv3x3', 'conv1x1', 'conv_depthwise', 'conv3d', 'conv_transpose')}"
             ", "
-            f"BN {r['batch_norm']:.1f}x.")
+            f"BN {r['batch_norm']:.1f}x. {phase_overlap_line()}")
 
 
 def four_gpu() -> list[str]:

@@ -12,7 +12,7 @@ from gpuadvisor.estimate import calibration as cal
 
 
 def main() -> int:
-    fits = {**models.fit_gpu_constants(), **models.fit_host_constants(), **models.fit_overlap()}
+    fits = {**models.fit_gpu_constants(), **models.fit_host_constants()}
     for name, v in fits.items():
         print(f"{name:22s} fit {v:g}   table {cal.value(name):g}")
     return 0

@@ -132,7 +132,7 @@ def summary_lines(rows: list[dict]) -> list[str]:
 
 def summary_markdown(rows: list[dict]) -> str:
     out = ["| kind | cases | worst error % (case) | held-out cases | worst held-out error % (case) |",
-           "| --- | ---: | ---: | ---: | ---: |"]
+           "|---|---:|---:|---:|---:|"]
     for k, d in sorted(worst_by_kind(rows).items()):
         w = f"{d['worst'][0]:+.1f} (#{d['worst'][1]})" if d["worst"] else "-"
         wh = f"{d['worst_held'][0]:+.1f} (#{d['worst_held'][1]})" if d["worst_held"] else "-"

@@ -161,7 +161,7 @@ def phase_rows(path: Path, gpu_figures: HardwareFigures, source: str) -> tuple[l
 
 def summary(rows: list[dict], key: str = "phase") -> list[str]:
     out = ["| group | size | cases | within +-25% | mean abs error | worst | held-out cases | worst held-out |",
-           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
     groups = sorted({r[key] for r in rows})
     for g in groups:
         for size, test in ((">= 1B", lambda r: r["params_b"] >= 1), ("< 1B", lambda r: r["params_b"] < 1)):

@@ -83,7 +83,7 @@ def overlap(host: float, device: float, p: float | None = None) -> float:
     """Step time when the host dispatches kernels the GPU runs behind it: the larger of the two where
     one dominates, more than either where they are close (the GPU starves whenever the host falls
     behind, and the host stalls on the allocator and on syncs). `p` defaults to the transformer path's
-    exponent; the op graph has its own (OP_OVERLAP_P)."""
+    exponent; the op graph's steps run as a flow shop of their phases (opcost.StepTime.step_s)."""
     if host <= 0 or device <= 0:
         return max(host, device)
     p = cal.OVERLAP_P if p is None else p

@@ -70,7 +70,7 @@ from gpuadvisor.estimate import calibration as cal
 from gpuadvisor.estimate import conv_fallback, kernels
 from gpuadvisor.estimate.calibration.opgraph import POOL_KERNELS, UPSAMPLE_KERNELS
 from gpuadvisor.estimate.conv_backend import aligned_map, cudnn_depthwise, pointwise
-from gpuadvisor.estimate.dispatch import host_op_scale, overlap
+from gpuadvisor.estimate.dispatch import host_op_scale
 from gpuadvisor.estimate.graph import (
     BATCH_STATS,
     BROADCAST,
@@ -198,6 +198,9 @@ class StepTime:
 
     device_s: float = 0.0
     host_s: float = 0.0
+    #: the host's time by phase (forward, backward, optimizer), summing to host_s: what step_s overlaps phase by
+    #: phase with the GPU's by_phase; empty: all of host_s is the forward's
+    host_by_phase: dict[str, float] = field(default_factory=dict)
     #: GPU time that is steps waiting on their own latency (recurrent_latency_s), inside device_s
     latency_s: float = 0.0
     kernels: int = 0
@@ -209,7 +212,15 @@ class StepTime:
 
     @property
     def step_s(self) -> float:
-        return overlap(self.host_s, self.device_s, cal.OP_OVERLAP_P)
+        """The host issues each phase's kernels (forward, backward, optimizer) in turn and the GPU runs each one
+        once it is issued and the one before it is done: a two-stage flow shop, whose step is the longest of the
+        host's time up to a phase boundary plus the GPU's time after it. Where every phase is bound by the same
+        side it is the larger of the two sums (twelve H100 training steps with their phases measured apart: 0.96x-
+        1.07x, bench.models.phase_overlap_ratios); a host-bound phase before a GPU-bound one adds their parts."""
+        if not self.host_by_phase:
+            return flow_shop_s([self.host_s], [self.device_s])
+        return flow_shop_s([self.host_by_phase.get(ph.value, 0.0) for ph in _PHASE_ORDER],
+                           [self.by_phase.get(ph.value, 0.0) for ph in _PHASE_ORDER])
 
     @property
     def bound(self) -> str:
@@ -780,6 +791,15 @@ def _nchw_grouped_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: floa
     t = groups * _implicit_gemms_s(op, shape, r, rate, c / groups, k / groups, forward=False)
     return max(t + _bias_grad_s(op, shape, r), t_mem)
 
+_PHASE_ORDER = (Phase.FORWARD, Phase.BACKWARD, Phase.OPTIMIZER)
+
+
+def flow_shop_s(host: list[float], gpu: list[float]) -> float:
+    """The makespan of stages the host issues in order and the GPU runs behind it (StepTime.step_s): the largest,
+    over every boundary b, of the host's time through stage b plus the GPU's time from stage b + 1 on. Within a
+    stage the two are taken as evenly interleaved, so the largest falls on a boundary."""
+    return max(sum(host[:b]) + sum(gpu[b:]) for b in range(len(host) + 1))
+
 
 def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency | None = None, *,
               eager: bool = True, matmul_tf32: bool = False) -> StepTime:
@@ -791,7 +811,8 @@ def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency
     if any(isinstance(shape := op.named_shape, ConvShape) and shape.layout is TensorLayout.NCHW for op in g.ops):
         r = replace(r, nchw_norms=True, conv_room=conv_fallback.room_bytes(g, gpu_figures.memory_bytes))
     st = StepTime()
-    optimizer_s = issued_s = 0.0
+    optimizer_s = 0.0
+    issued_by_phase: dict[str, float] = {}
     training = g.mode.value == "training"
     channels_last = replace(r, nchw_norms=False)  # the same card's rates for the step's ops on NHWC tensors
     for op in g.ops:
@@ -799,7 +820,8 @@ def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency
             optimizer_s += op_time(op, r, training=training) * op.count
             continue
         if op.cls is OpClass.RECURRENT:
-            issued_s += recurrent_host_s(op, r, training) * op.count
+            issued_by_phase[op.phase.value] = (issued_by_phase.get(op.phase.value, 0.0)
+                                               + recurrent_host_s(op, r, training) * op.count)
             st.latency_s += recurrent_latency_s(op, r, training) * op.count
         one = op_time(op, r, training=training)
         t = one * op.count
@@ -819,7 +841,10 @@ def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency
         st.by_phase[Phase.OPTIMIZER.value] = t_opt
     if eager:  # the probe's op time where measured, the calibration host's otherwise; an RNN call's issuing in line
         # with the other ops', and on the same host
-        st.host_s = (host_units(g) * cal.HOST_OP_S + issued_s) * host_op_scale(gpu_figures)
+        scale = host_op_scale(gpu_figures)
+        units = host_units_by_phase(g)
+        st.host_by_phase = {ph: (units[ph] * cal.HOST_OP_S + issued_by_phase.get(ph, 0.0)) * scale for ph in units}
+        st.host_s = sum(st.host_by_phase.values())
     return st
 
 
@@ -854,6 +879,19 @@ def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:
 
 def host_units(g: OpGraph) -> float:
     """Host time of one eager step in units of HOST_OP_S: each of host_counts's quantities at its own cost."""
-    weights = (cal.HOST_FWD_OPS_INFERENCE, cal.HOST_FWD_OPS_TRAINING, cal.HOST_BWD_OPS, cal.HOST_VIEW_OPS,
-               cal.HOST_TRAINING_STEP)
-    return sum(n * w for n, w in zip(host_counts(g), weights, strict=True))
+    return sum(host_units_by_phase(g).values())
+
+
+def host_units_by_phase(g: OpGraph) -> dict[str, float]:
+    """host_units by the phase the host spends it in: the forward's kernels and kernel-less ops (views, reshapes:
+    the model's Python calls them) in the forward; the backward's kernels in the backward, its kernel-less ops
+    inside autograd's C++ nodes and priced with them (host_counts counts the two phases' together: the forward's
+    share is taken as its share of the kernels); a training step's fixed work (the optimizer's Python, zero_grad) in
+    the optimizer's."""
+    untracked, recorded, backward, views, steps = host_counts(g)
+    forward = untracked + recorded
+    forward_views = views * forward / (forward + backward) if forward + backward else views
+    return {Phase.FORWARD.value: untracked * cal.HOST_FWD_OPS_INFERENCE + recorded * cal.HOST_FWD_OPS_TRAINING
+            + forward_views * cal.HOST_VIEW_OPS,
+            Phase.BACKWARD.value: backward * cal.HOST_BWD_OPS,
+            Phase.OPTIMIZER.value: steps * cal.HOST_TRAINING_STEP}

@@ -285,20 +285,16 @@ CONSTANTS = (
              "steps while the set-up was also charged to the GPU's timeline, 0.9 ms before that"),
     Constant("OPTIMIZER_PARAMS_PER_LAUNCH", 2e7, "params", "parameters one fused-AdamW launch covers", "-",
              Method.ASSUMPTION, "PyTorch's multi-tensor apply chunking, not measured"),
-    Constant("OP_OVERLAP_P", 8, "exponent", "host/GPU overlap of an eager step of a traced model: step = "
-             "(host^p + device^p)^(1/p)", MODELS, Method.FITTED, "the exponent of {1.5, 2, 3, 4, 8} with the "
-             "least mean |log(estimate / measured)| step time over the calibration split, the other constants "
-             "as in the table (bench.models.fit_overlap)"),
     Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel "
              "autograd does not record (inference, a frozen base; module code and Python around it included)",
              MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_FWD_OPS_TRAINING", 5.5, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
+    Constant("HOST_FWD_OPS_TRAINING", 5.0, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
              "recorded by autograd (its node and saved tensors)", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_BWD_OPS", 3.0, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
+    Constant("HOST_BWD_OPS", 3.75, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
              "gradient accumulation and allocator work)", MODELS, Method.FITTED, HOST_FIT),
     Constant("HOST_VIEW_OPS", 0.6, "x HOST_OP_S", "host time of one traced op that launches no kernel (views, "
              "reshapes, detach)", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_TRAINING_STEP", 110, "x HOST_OP_S", "fixed host time of an eager training step whatever the "
+    Constant("HOST_TRAINING_STEP", 120, "x HOST_OP_S", "fixed host time of an eager training step whatever the "
              "model: the optimizer's Python (its parameter loop), zero_grad, handing the backward to autograd's engine",
              MODELS, Method.FITTED, HOST_FIT),
     Constant("WORKSPACE_BYTES", 64 * 2**20, "bytes", "cuBLAS and cuDNN workspaces PyTorch allocates on the first "
