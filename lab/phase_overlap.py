@@ -102,6 +102,16 @@ def measure(spec: str, batch: int, settings: dict[str, Any]) -> dict[str, Any]:
         ev[1].synchronize()
         return [t1 - t0, t2 - t1, t3 - t2], ev[0].elapsed_time(ev[1]) / 1e3
 
+    def run_phase(k: int, loss: Any) -> Any:
+        """Phase k of a step (0 the forward with the loss, 1 the backward, 2 the optimizer): the loss it leaves."""
+        if k == 0:
+            return forward()
+        if k == 1:
+            loss.backward()
+        else:
+            optimize()
+        return loss
+
     def gpu_alone(hold_s: float, cycles_per_s: float) -> list[float]:
         """Each phase's GPU time with the stream held while the host issues it."""
         out = []
@@ -111,12 +121,7 @@ def measure(spec: str, batch: int, settings: dict[str, Any]) -> dict[str, Any]:
             torch.cuda._sleep(int(hold_s * cycles_per_s))
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             a.record()
-            if k == 0:
-                loss = forward()
-            elif k == 1:
-                loss.backward()
-            else:
-                optimize()
+            loss = run_phase(k, loss)
             b.record()
             b.synchronize()
             out.append(a.elapsed_time(b) / 1e3)
@@ -131,16 +136,11 @@ def measure(spec: str, batch: int, settings: dict[str, Any]) -> dict[str, Any]:
     hold = 2.0 * max(host) + 0.01
     gpu_runs = [gpu_alone(hold, cycles_per_s) for _ in range(5)]
     gpu = [statistics.median(r[k] for r in gpu_runs) for k in range(3)]
-    kernels = []
+    kernels, loss = [], None
     for k in range(3):  # kernels each phase launches (the launch queue holds about 1,024)
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            if k == 0:
-                loss = forward()
-            elif k == 1:
-                loss.backward()
-            else:
-                optimize()
+            loss = run_phase(k, loss)
             torch.cuda.synchronize()
         kernels.append(sum(1 for e in prof.events() if e.device_type.name == "CUDA"))
     return {"spec": spec, "batch": batch, **settings, "step_s": statistics.median(s[1] for s in steps),
