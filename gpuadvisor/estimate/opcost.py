@@ -791,6 +791,8 @@ def _nchw_grouped_s(op: Op, shape: ConvShape, r: Rates, rate: float, t_mem: floa
     t = groups * _implicit_gemms_s(op, shape, r, rate, c / groups, k / groups, forward=False)
     return max(t + _bias_grad_s(op, shape, r), t_mem)
 
+
+#: the order the host issues a training step's phases in (StepTime.step_s)
 _PHASE_ORDER = (Phase.FORWARD, Phase.BACKWARD, Phase.OPTIMIZER)
 
 
@@ -877,13 +879,9 @@ def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:
     return (untracked, fwd - untracked, bwd, views, 1.0 if training else 0.0)
 
 
-def host_units(g: OpGraph) -> float:
-    """Host time of one eager step in units of HOST_OP_S: each of host_counts's quantities at its own cost."""
-    return sum(host_units_by_phase(g).values())
-
-
 def host_units_by_phase(g: OpGraph) -> dict[str, float]:
-    """host_units by the phase the host spends it in: the forward's kernels and kernel-less ops (views, reshapes:
+    """Host time of one eager step in units of HOST_OP_S, each of host_counts's quantities at its own cost, by the
+    phase the host spends it in: the forward's kernels and kernel-less ops (views, reshapes:
     the model's Python calls them) in the forward; the backward's kernels in the backward, its kernel-less ops
     inside autograd's C++ nodes and priced with them (host_counts counts the two phases' together: the forward's
     share is taken as its share of the kernels); a training step's fixed work (the optimizer's Python, zero_grad) in
