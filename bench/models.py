@@ -260,7 +260,7 @@ def fit_host_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, f
 
     from gpuadvisor.estimate import calibration as cal
     from gpuadvisor.estimate.graph import Phase
-    from gpuadvisor.estimate.opcost import host_counts, step_time
+    from gpuadvisor.estimate.opcost import host_units_by_phase, step_time
 
     gpu_figures = hardware()
     phases = (Phase.FORWARD.value, Phase.BACKWARD.value, Phase.OPTIMIZER.value)
@@ -268,12 +268,13 @@ def fit_host_constants(cases: list[dict[str, Any]] | None = None) -> dict[str, f
     for c, g in _calibration_graphs(cases):
         if c["profiled_s_by_class"].get("recurrent"):
             continue
-        untracked, recorded, backward, views, steps = (x * cal.HOST_OP_S for x in host_counts(g))
-        forward = untracked + recorded
-        views *= forward / (forward + backward) if forward + backward else 1.0  # the forward's (host_units_by_phase)
-        # each phase's host seconds per unit of each constant, in HOST_FITS's order
-        feats.append([[untracked, recorded, 0.0, views, 0.0], [0.0, 0.0, backward, 0.0, 0.0],
-                      [0.0, 0.0, 0.0, 0.0, steps]])
+        # each phase's host seconds per unit of each constant, in HOST_FITS's order: opcost's own split with that
+        # constant at 1 and the others at 0
+        per_unit = []
+        for name in HOST_FITS:
+            with cal.override(**{other: float(other == name) for other in HOST_FITS}):
+                per_unit.append(host_units_by_phase(g))
+        feats.append([[units[ph] * cal.HOST_OP_S for units in per_unit] for ph in phases])
         by_phase = step_time(g, gpu_figures, eager=False).by_phase
         device.append([by_phase.get(ph, 0.0) for ph in phases])
         times.append(c["time_s"])

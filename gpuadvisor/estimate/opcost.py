@@ -197,9 +197,8 @@ class StepTime:
     """The GPU and host time of one step, with the GPU time per class and per phase."""
 
     device_s: float = 0.0
-    host_s: float = 0.0
-    #: the host's time by phase (forward, backward, optimizer), summing to host_s: what step_s overlaps phase by
-    #: phase with the GPU's by_phase; empty: all of host_s is the forward's
+    #: the host's time by phase (forward, backward, optimizer): what step_s overlaps phase by phase with the GPU's
+    #: by_phase; empty where no host time is priced (step_time's eager=False)
     host_by_phase: dict[str, float] = field(default_factory=dict)
     #: GPU time that is steps waiting on their own latency (recurrent_latency_s), inside device_s
     latency_s: float = 0.0
@@ -211,14 +210,17 @@ class StepTime:
     nchw_s: float = 0.0
 
     @property
+    def host_s(self) -> float:
+        """The host's time over the whole step."""
+        return sum(self.host_by_phase.values())
+
+    @property
     def step_s(self) -> float:
         """The host issues each phase's kernels (forward, backward, optimizer) in turn and the GPU runs each one
         once it is issued and the one before it is done: a two-stage flow shop, whose step is the longest of the
         host's time up to a phase boundary plus the GPU's time after it. Where every phase is bound by the same
         side it is the larger of the two sums (twelve H100 training steps with their phases measured apart: 0.96x-
         1.07x, bench.models.phase_overlap_ratios); a host-bound phase before a GPU-bound one adds their parts."""
-        if not self.host_by_phase:
-            return flow_shop_s([self.host_s], [self.device_s])
         return flow_shop_s([self.host_by_phase.get(ph.value, 0.0) for ph in _PHASE_ORDER],
                            [self.by_phase.get(ph.value, 0.0) for ph in _PHASE_ORDER])
 
@@ -846,7 +848,6 @@ def step_time(g: OpGraph, gpu_figures: HardwareFigures, efficiencies: Efficiency
         scale = host_op_scale(gpu_figures)
         units = host_units_by_phase(g)
         st.host_by_phase = {ph: (units[ph] * cal.HOST_OP_S + issued_by_phase.get(ph, 0.0)) * scale for ph in units}
-        st.host_s = sum(st.host_by_phase.values())
     return st
 
 
