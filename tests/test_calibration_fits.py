@@ -280,13 +280,29 @@ def _no_workspace_tile() -> dict[str, float]:
     return {"NO_WORKSPACE_CONV_TILE": fit_no_workspace_tile()}
 
 
-@fit("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS", "HOST_TRAINING_STEP")
+@fit("HOST_FWD_OPS_INFERENCE", "HOST_FWD_OPS_TRAINING", "HOST_BWD_OPS", "HOST_VIEW_OPS")
 @functools.lru_cache(maxsize=1)
 def _op_model_host() -> dict[str, float]:
     """The op cost model's host fit over the calibration split's host-bound steps."""
     from bench.models import fit_host_constants
 
     return fit_host_constants()
+
+
+@fit("HOST_OPTIMIZER_STEP", "HOST_OPTIMIZER_PER_TENSOR")
+def _optimizer_host() -> dict[str, float]:
+    """The optimizer phase's host time against the parameter tensors, lab/phase_overlap.py's twelve steps."""
+    from bench.models import fit_optimizer_host
+
+    return fit_optimizer_host()
+
+
+@fit("HOST_STEP_FIXED")
+def _step_parts_host() -> dict[str, float]:
+    """A training step's forward and backward beyond their ops, lab/train_step_host.py's Linear stacks."""
+    from bench.models import fit_step_parts
+
+    return fit_step_parts()
 
 
 @fit("MEGATRON_EFF", "FSDP2_ELEMENTWISE", "COMPILE_EFF")

@@ -383,11 +383,11 @@ def _step_host_line() -> str:
             "`lab/data/h100-train-step-host-2026-12-05/`: a stack of N Linear layers, N = 1-512, twice on an H100), in "
             f"units of the host's probe: the forward under autocast {f['forward'][1]:.1f} a layer, its backward "
             f"{f['backward'][1]:.1f}, fused AdamW's step {f['optimizer'][0]:.0f} + {f['optimizer'][1]:.2f} a "
-            f"parameter tensor, zero_grad {f['zero_grad'][0]:.0f} + {f['zero_grad'][1]:.2f}. The op model's host "
-            "constants (HOST_FWD_OPS_TRAINING 6.0 a recorded forward op, two of them a Linear layer; "
-            "HOST_TRAINING_STEP 110) are a joint fit over the calibration models' steps, not these parts one by one; "
-            "a term per parameter tensor at the measured slope, tried in that fit, leaves its error where it was "
-            "(the calibration steps with many tensors are GPU-bound), so it is not modelled.")
+            f"parameter tensor, zero_grad {f['zero_grad'][0]:.0f} + {f['zero_grad'][1]:.2f}; the forward's and "
+            f"backward's intercepts, {f['forward'][0]:.0f} + {f['backward'][0]:.0f}, are the op model's "
+            "HOST_STEP_FIXED. Its optimizer is read off whole models instead (`lab/phase_overlap.py`'s optimizer "
+            "phase, 17 + 0.87 a tensor over 78-364 tensors: HOST_OPTIMIZER_STEP and HOST_OPTIMIZER_PER_TENSOR), "
+            "where HOST_TRAINING_STEP, 120 fitted on whole steps, stood until 2026-12-08.")
 
 
 def probed_line(recurrent: bool = True) -> str:

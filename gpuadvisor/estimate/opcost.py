@@ -869,8 +869,8 @@ def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:
     """(forward kernels autograd does not record, forward kernels it records, backward kernels, views and other
     kernel-less ops, training steps) of one eager step: the host spends a different time on each. Every forward
     kernel of an inference step is unrecorded; in a training step, those of a frozen base (nothing they read needs
-    a gradient) are too, and cost the host what an inference op does. A training step also has fixed host work
-    whatever the model: the optimizer's Python, zero_grad, handing the backward to autograd's engine."""
+    a gradient) are too, and cost the host what an inference op does. A training step also has its optimizer's host work
+    (host_units_by_phase)."""
     fwd = sum(op.count for op in g.ops if op.phase is Phase.FORWARD)
     bwd = sum(op.count for op in g.ops if op.phase is Phase.BACKWARD)
     launched = sum(op.count for op in g.ops)
@@ -880,17 +880,28 @@ def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:
     return (untracked, fwd - untracked, bwd, views, 1.0 if training else 0.0)
 
 
+def param_tensors(g: OpGraph) -> int:
+    """The parameter tensors a training step's optimizer updates. Fused and foreach AdamW keep one fp32 step count
+    per tensor on the device and add 1 to each every step (`_foreach_add` on one-element tensors), so that op's bytes
+    read over 4; 0 where the step has no such op (an inference graph)."""
+    counts = [op.read / 4.0 for op in g.ops if op.phase is Phase.OPTIMIZER and op.name == "_foreach_add"]
+    return round(max(counts, default=0.0))
+
+
 def host_units_by_phase(g: OpGraph) -> dict[str, float]:
     """Host time of one eager step in units of HOST_OP_S, each of host_counts's quantities at its own cost, by the
     phase the host spends it in: the forward's kernels and kernel-less ops (views, reshapes:
     the model's Python calls them) in the forward; the backward's kernels in the backward, its kernel-less ops
     inside autograd's C++ nodes and priced with them (host_counts counts the two phases' together: the forward's
-    share is taken as its share of the kernels); a training step's fixed work (the optimizer's Python, zero_grad) in
-    the optimizer's."""
+    share is taken as its share of the kernels); a training step's own work, measured apart from any model: the
+    fixed part of its forward and backward (HOST_STEP_FIXED: autocast and the loss around the model, autograd's
+    engine taking the graph; in the forward, the phase the host starts the step in) and its optimizer (the step and
+    zero_grad, Python loops over the parameter tensors: HOST_OPTIMIZER_STEP and HOST_OPTIMIZER_PER_TENSOR)."""
     untracked, recorded, backward, views, steps = host_counts(g)
     forward = untracked + recorded
     forward_views = views * forward / (forward + backward) if forward + backward else views
+    optimizer = cal.HOST_OPTIMIZER_STEP + cal.HOST_OPTIMIZER_PER_TENSOR * param_tensors(g)
     return {Phase.FORWARD.value: untracked * cal.HOST_FWD_OPS_INFERENCE + recorded * cal.HOST_FWD_OPS_TRAINING
-            + forward_views * cal.HOST_VIEW_OPS,
+            + forward_views * cal.HOST_VIEW_OPS + steps * cal.HOST_STEP_FIXED,
             Phase.BACKWARD.value: backward * cal.HOST_BWD_OPS,
-            Phase.OPTIMIZER.value: steps * cal.HOST_TRAINING_STEP}
+            Phase.OPTIMIZER.value: steps * optimizer}

@@ -19,6 +19,17 @@ BN_FIT = ("the median per-channel rate of the NCHW shapes at batch 512 that run 
 DEPTHWISE_FIT = ("the median FLOP rate of the shapes PyTorch runs natively among MobileNet-V3 Large's (batch 512) on "
                  "an H200, fp16 and bf16 (bench.nchw.fit_native_depthwise); EfficientNet-B0's shapes (batch 384) "
                  "are held out")
+PHASE_OVERLAP = "lab/data/h100-phase-overlap-2026-12-08/phase_overlap.json"
+TRAIN_STEP_HOST = "lab/data/h100-train-step-host-2026-12-05/"
+STEP_PARTS_FIT = ("the sum of the intercepts of the forward's and the backward's least-squares lines of host time "
+                  "(units of the run's dispatch probe) against the parameter tensors of a stack of 1-512 Linear "
+                  "layers (lab/train_step_host.py), the mean over two runs on an H100, to 1 "
+                  "(bench.models.fit_step_parts); apart, 12 units for the backward moved no gate")
+OPTIMIZER_FIT = ("the least-squares line through the optimizer phase's host time of twelve training steps (78-364 "
+                 "parameter tensors), in units of each run's dispatch probe, against their tensors "
+                 "(bench.models.fit_optimizer_host); was HOST_TRAINING_STEP, 120 fitted on whole steps until 2026-12-08, "
+                 "which the steps of the calibration models, mostly GPU-bound, did not pin: the recurrent models' few "
+                 "tensors and host-bound steps priced 1.3x-1.5x")
 HOST_FIT = ("grid search (0.25 steps, views 0.2, the training step 10) for the least mean |log(estimate / measured)| "
             "step time over the calibration split, opcost.host_counts's four op counts and training step times "
             "HOST_OP_S overlapped with the GPU time as opcost.step_time does, a recorded forward op at least an "
@@ -288,15 +299,21 @@ CONSTANTS = (
     Constant("HOST_FWD_OPS_INFERENCE", 3.5, "x HOST_OP_S", "host time of one forward op that launches a kernel "
              "autograd does not record (inference, a frozen base; module code and Python around it included)",
              MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_FWD_OPS_TRAINING", 5.0, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
+    Constant("HOST_FWD_OPS_TRAINING", 5.25, "x HOST_OP_S", "host time of one forward op that launches a kernel, "
              "recorded by autograd (its node and saved tensors)", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_BWD_OPS", 3.75, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
+    Constant("HOST_BWD_OPS", 3.5, "x HOST_OP_S", "host time of one backward op (the autograd engine's node, its "
              "gradient accumulation and allocator work)", MODELS, Method.FITTED, HOST_FIT),
     Constant("HOST_VIEW_OPS", 0.6, "x HOST_OP_S", "host time of one traced op that launches no kernel (views, "
              "reshapes, detach)", MODELS, Method.FITTED, HOST_FIT),
-    Constant("HOST_TRAINING_STEP", 120, "x HOST_OP_S", "fixed host time of an eager training step whatever the "
-             "model: the optimizer's Python (its parameter loop), zero_grad, handing the backward to autograd's engine",
-             MODELS, Method.FITTED, HOST_FIT),
+    Constant("HOST_STEP_FIXED", 29, "x HOST_OP_S", "an eager training step's forward and backward beyond their "
+             "ops, whatever the model: autocast's context and the loss's call around the model (17 of it), "
+             "autograd's engine taking the graph from loss.backward (12); priced in the forward", TRAIN_STEP_HOST,
+             Method.MEASURED, STEP_PARTS_FIT),
+    Constant("HOST_OPTIMIZER_STEP", 17, "x HOST_OP_S", "an eager training step's optimizer phase (fused AdamW's "
+             "step and zero_grad), whatever the model", PHASE_OVERLAP, Method.MEASURED, OPTIMIZER_FIT),
+    Constant("HOST_OPTIMIZER_PER_TENSOR", 0.87, "x HOST_OP_S", "what each parameter tensor adds to "
+             "HOST_OPTIMIZER_STEP (the step's and zero_grad's Python loops over the tensors)", PHASE_OVERLAP,
+             Method.MEASURED, OPTIMIZER_FIT),
     Constant("WORKSPACE_BYTES", 64 * 2**20, "bytes", "cuBLAS and cuDNN workspaces PyTorch allocates on the first "
              "matmul and convolution (max_memory_allocated counts them)", MODELS, Method.ASSUMPTION,
              "set by hand near the MLP's gap (75 MB measured for 12 MB of weights and inputs); not fitted"),
