@@ -313,14 +313,15 @@ PHASE_OVERLAP = REPO / "lab/data/h100-phase-overlap-2026-12-08/phase_overlap.jso
 
 def _training_graph(spec: str) -> Any:
     """The stored training graph of `spec` (bf16, its own defaults: nothing frozen, no compile), at its low batch."""
-    from gpuadvisor.estimate import graphstore
-
     from bench.unseen import stored_graphs
+    from gpuadvisor.estimate import graphstore
 
     key = f'{spec}|["training", "bf16", true, false, [], [], false, 0, []]'
     with stored_graphs():
         graph = graphstore._shipped_graph(key)
-    return graph.low if hasattr(graph, "low") else graph
+    if graph is None:
+        raise KeyError(f"no stored training graph of {spec}")
+    return graph.low
 
 
 def fit_optimizer_host(path: Path = PHASE_OVERLAP) -> dict[str, float]:
