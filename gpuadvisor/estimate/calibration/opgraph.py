@@ -27,9 +27,9 @@ STEP_PARTS_FIT = ("the sum of the intercepts of the forward's and the backward's
                   "(bench.models.fit_step_parts); apart, 12 units for the backward moved no gate")
 OPTIMIZER_FIT = ("the least-squares line through the optimizer phase's host time of twelve training steps (78-364 "
                  "parameter tensors), in units of each run's dispatch probe, against their tensors "
-                 "(bench.models.fit_optimizer_host); was HOST_TRAINING_STEP, 120 fitted on whole steps until 2026-12-08, "
-                 "which the steps of the calibration models, mostly GPU-bound, did not pin: the recurrent models' few "
-                 "tensors and host-bound steps priced 1.3x-1.5x")
+                 "(bench.models.fit_optimizer_host); was HOST_TRAINING_STEP, 120 fitted on whole steps until "
+                 "2026-12-08, which the steps of the calibration models, mostly GPU-bound, did not pin: the recurrent "
+                 "models' few tensors and host-bound steps priced 1.3x-1.5x")
 HOST_FIT = ("grid search (0.25 steps, views 0.2, the training step 10) for the least mean |log(estimate / measured)| "
             "step time over the calibration split, opcost.host_counts's four op counts and training step times "
             "HOST_OP_S overlapped with the GPU time as opcost.step_time does, a recorded forward op at least an "
