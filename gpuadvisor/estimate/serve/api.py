@@ -201,7 +201,7 @@ def estimate_load(s: ServeSetup, lengths: Lengths, *, rate: float | None = None,
         _past_capacity_of(rate, [res for res, _ in runs]) if rate is not None else None,
         BURST_TPOT_CAVEAT if load["offline"] and requests >= BURST_TPOT_REQUESTS
         and lengths.kind in ("sharegpt", "sharegpt-vllm", "file") else None,
-        s.engine.frontend_unmeasured if s.served and not s.engine.frontend_s_per_request else None]
+        s.engine.frontend_unmeasured if s.served else None]
     if any(caveats):
         load["caveat"] = "; ".join(c for c in caveats if c)
     assumptions = s.assumptions()

@@ -271,6 +271,8 @@ def serve_engine(name: str | ServeEngineName, **overrides: Any) -> ServeEngine:
         d["sources"] = [*delta.pop("sources"), *d["sources"]]
         d["calibrated_on"] = f"{key.value}'s profile with the version's sourced overrides"
         d.update(delta)
+    if "frontend_s_per_request" in overrides:  # a measured (or asked) front-end: the profile's caveat is moot
+        d["frontend_unmeasured"] = ""
     d.update(overrides)
     big = d.pop("large_card", None)
     d["large_card"] = None if big is None else CardDefaults(
