@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench.host_kinds import RUNS, inference_ratios, view_ratio
 from gpuadvisor.estimate import calibration as cal
 
@@ -40,3 +42,26 @@ def test_a_training_step_is_the_flow_shop_of_its_measured_phases():
     assert len(ratios) == 12
     assert all(0.93 <= flow <= 1.08 for flow, _ in ratios.values()), ratios
     assert all(added >= 1.3 for _, added in ratios.values()), ratios
+
+
+def test_a_training_step_counts_its_parameter_tensors_and_prices_its_optimizer_by_them():
+    """opcost.param_tensors reads the tensors off AdamW's per-tensor step counters (`_foreach_add` on one-element
+    tensors), never off a `_foreach_add` over the moments (foreach AdamW's); the optimizer phase is then the
+    measured line, HOST_OPTIMIZER_STEP + HOST_OPTIMIZER_PER_TENSOR a tensor (a DenseNet-121 step 334 units, 341
+    measured on lab/phase_overlap.py's run; a two-layer GRU's ten tensors 26), not one figure for every model."""
+    from dataclasses import replace
+
+    from bench.models import _training_graph
+    from gpuadvisor.estimate import opcost
+    from gpuadvisor.estimate.graph import Op, OpClass, Phase, StreamLayout, StreamShape
+
+    densenet = _training_graph("torchvision:densenet121")
+    assert opcost.param_tensors(densenet) == 364
+    assert opcost.host_units_by_phase(densenet)["optimizer"] == pytest.approx(17 + 0.87 * 364)
+    moments = Op("_foreach_add", OpClass.OPTIMIZER, Phase.OPTIMIZER, "fp32", 0.0, 8e8, 8e8,
+                 StreamShape(1e6, StreamLayout.DENSE).to_row())
+    assert opcost.param_tensors(replace(densenet, ops=(*densenet.ops, moments))) == 364
+    gru = _training_graph("lab/models/gru_keyword.py:build")
+    assert opcost.param_tensors(gru) == 10
+    assert opcost.host_units_by_phase(gru)["optimizer"] == pytest.approx(17 + 0.87 * 10)
+    assert opcost.param_tensors(replace(gru, ops=tuple(op for op in gru.ops if op.phase is not Phase.OPTIMIZER))) == 0

@@ -882,9 +882,11 @@ def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:
 
 def param_tensors(g: OpGraph) -> int:
     """The parameter tensors a training step's optimizer updates. Fused and foreach AdamW keep one fp32 step count
-    per tensor on the device and add 1 to each every step (`_foreach_add` on one-element tensors), so that op's bytes
-    read over 4; 0 where the step has no such op (an inference graph)."""
-    counts = [op.read / 4.0 for op in g.ops if op.phase is Phase.OPTIMIZER and op.name == "_foreach_add"]
+    per tensor and add 1 to each every step (`_foreach_add` on one-element tensors: its largest tensor has one
+    element, where foreach AdamW's other `_foreach_add` runs over the moments), so that op's bytes read over 4; 0
+    where the step has no such op (an inference graph)."""
+    counts = [op.read / 4.0 for op in g.ops if op.phase is Phase.OPTIMIZER and op.name == "_foreach_add"
+              and isinstance(shape := op.named_shape, StreamShape) and shape.elements == 1]
     return round(max(counts, default=0.0))
 
 
