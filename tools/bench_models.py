@@ -64,14 +64,16 @@ def gemm_alignment_line() -> str:
 
 def phase_overlap_line() -> str:
     """Twelve training steps against the flow shop of their phases measured apart (bench.models.phase_overlap_ratios),
-    in one line."""
+    and their optimizer phase's host time per parameter tensor (bench.models.fit_optimizer_host), in one line."""
     from bench import models
 
     env = json.loads(models.PHASE_OVERLAP.read_text())["env"]  # the section's card and driver
     ratios = models.phase_overlap_ratios().values()
     flow, added = [r[0] for r in ratios], [r[1] for r in ratios]
-    return (f"Phases measured apart ({env['date'][:10]}, {len(flow)} training steps): {min(flow):.2f}-"
-            f"{max(flow):.2f}x their flow shop, {min(added):.2f}-{max(added):.2f}x summed.")
+    line = models.fit_optimizer_host()  # the optimizer phase's host time against the parameter tensors
+    return (f"Phases apart ({env['date'][:10]}, {len(flow)} steps): flow shop {min(flow):.2f}-{max(flow):.2f}x, sum "
+            f"{min(added):.2f}-{max(added):.2f}x; optimizer {line['HOST_OPTIMIZER_STEP']:.0f}+"
+            f"{line['HOST_OPTIMIZER_PER_TENSOR']:.2f}/tensor.")
 
 
 def main() -> int:
