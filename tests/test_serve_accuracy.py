@@ -321,6 +321,20 @@ def test_trtllm_backends_schedule_as_documented():
                for r in nim)
 
 
+def test_trtllm_serves_front_end_is_the_assumption_it_states():
+    """trtllm-serve's front-end time per request is assumed, not fitted: the midpoint of vLLM 0.11's and SGLang 0.5's,
+    fitted on the same lab's chat-endpoint runs (engines.json says so); refitting either moves it with them. NIM's
+    front-end (trtllm@0.17) stays its own."""
+    from gpuadvisor.estimate.serve.profiles import serve_engine
+
+    fitted = (serve_engine("vllm@0.11").frontend_s_per_request, serve_engine("sglang@0.5").frontend_s_per_request)
+    assert serve_engine("trtllm").frontend_s_per_request == pytest.approx(sum(fitted) / 2, abs=5e-4)
+    assert serve_engine("trtllm@0.17").frontend_s_per_request == 0.0
+    assert serve_engine("trtllm").frontend_unmeasured and not serve_engine("trtllm@0.17").frontend_unmeasured
+    # a front-end given (serve-check's calibration, a what-if) is no longer the assumption: its caveat goes
+    assert not serve_engine("trtllm", frontend_s_per_request=0.05).frontend_unmeasured
+
+
 def _load_caveat(capsys: pytest.CaptureFixture[str], *args: str) -> str | None:
     """The serving simulation's caveat in `gpuadvisor estimate ARGS --json` (None where it has none)."""
     from gpuadvisor.cli import main
