@@ -30,10 +30,11 @@ OPTIMIZER_FIT = ("the least-squares line through the optimizer phase's host time
                  "(bench.models.fit_optimizer_host); was HOST_TRAINING_STEP, 120 fitted on whole steps until "
                  "2026-12-08, which the steps of the calibration models, mostly GPU-bound, did not pin: the recurrent "
                  "models' few tensors and host-bound steps priced 1.3x-1.5x")
-HOST_FIT = ("grid search (0.25 steps, views 0.2, the training step 10) for the least mean |log(estimate / measured)| "
-            "step time over the calibration split, opcost.host_counts's four op counts and training step times "
-            "HOST_OP_S overlapped with the GPU time as opcost.step_time does, a recorded forward op at least an "
-            "unrecorded one (bench.models.fit_host_constants)")
+HOST_FIT = ("grid search (0.25 steps, views 0.2) for the least mean |log(estimate / measured)| step time over the "
+            "calibration split, opcost.host_counts's four op counts times HOST_OP_S beside a training step's own "
+            "measured work (HOST_STEP_FIXED, HOST_OPTIMIZER_*), overlapped with the GPU time as opcost.step_time "
+            "does, a recorded forward op at least an unrecorded one and a view's cost within 0.8x-1.25x of its "
+            "measured ratio to one (bench.models.fit_host_constants)")
 GPU_FIT = ("grid search against the profiled GPU time of its own op class over the calibration split, least mean "
            "|log(estimate / profiled)| (bench.models.fit_gpu_constants)")
 

@@ -95,8 +95,8 @@ class ServeEngine:
     frontend_requeues: bool = False
     # an in-line loop's time streaming one token of an answer, which holds back the rest of a burst behind it
     frontend_stream_s_per_token: float = 0.0
-    # where no published run outside the held-out set measures the front-end's time per request: what a served
-    # answer's TTFT leaves out, said beside it (estimate_load's caveat); "" where it is measured
+    # where no published run outside the held-out set measures the front-end's time per request: that the figure a
+    # served answer's TTFT takes is assumed, said beside it (estimate_load's caveat); "" where it is measured or given
     frontend_unmeasured: str = ""
     # the scheduler plans the next iteration while the GPU runs this one (SimConfig.plans_ahead)
     plans_ahead: bool = False
