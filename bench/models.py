@@ -315,10 +315,15 @@ def _training_graph(spec: str) -> Any:
     """The stored training graph of `spec` (bf16, its own defaults: nothing frozen, no compile), at its low batch."""
     from bench.unseen import stored_graphs
     from gpuadvisor.estimate import graphstore
+    from gpuadvisor.estimate.graph import GraphMode
+    from gpuadvisor.estimate.trace.tracer import TraceOptions
+    from gpuadvisor.modelref import parse_ref
 
-    key = f'{spec}|["training", "bf16", true, false, [], [], false, 0, []]'
+    ref = parse_ref(spec)
+    if ref is None:
+        raise KeyError(f"not a model reference: {spec}")
     with stored_graphs():
-        graph = graphstore._shipped_graph(key)
+        graph = graphstore._shipped_graph(graphstore.key(ref, TraceOptions(mode=GraphMode.TRAINING)))
     if graph is None:
         raise KeyError(f"no stored training graph of {spec}")
     return graph.low

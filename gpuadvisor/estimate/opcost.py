@@ -869,8 +869,8 @@ def host_counts(g: OpGraph) -> tuple[float, float, float, float, float]:
     """(forward kernels autograd does not record, forward kernels it records, backward kernels, views and other
     kernel-less ops, training steps) of one eager step: the host spends a different time on each. Every forward
     kernel of an inference step is unrecorded; in a training step, those of a frozen base (nothing they read needs
-    a gradient) are too, and cost the host what an inference op does. A training step also has its optimizer's host work
-    (host_units_by_phase)."""
+    a gradient) are too, and cost the host what an inference op does. A training step also has host work of its
+    own, whatever its ops (host_units_by_phase)."""
     fwd = sum(op.count for op in g.ops if op.phase is Phase.FORWARD)
     bwd = sum(op.count for op in g.ops if op.phase is Phase.BACKWARD)
     launched = sum(op.count for op in g.ops)
